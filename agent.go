@@ -1,0 +1,94 @@
+package switchboard
+
+import (
+	"context"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// DeliveryMode says how an agent receives the work sent to its address.
+type DeliveryMode string
+
+// Delivery modes. Later modes (connector, webhook, front) plug in beside
+// inbox without changing how tasks are accepted.
+const (
+	// ModeInbox stores each task as submitted; the agent (or its owner)
+	// reads the inbox and replies through the owner API or the CLI.
+	ModeInbox DeliveryMode = "inbox"
+)
+
+// ValidMode reports whether m is a delivery mode this build supports.
+func ValidMode(m DeliveryMode) bool {
+	return m == ModeInbox
+}
+
+// Agent is a named public address and the card served there.
+type Agent struct {
+	ID          string // UUID, stable for the agent's life
+	AccountID   string // the owning account
+	Handle      string // DNS-label slug: the address is {base}/a/{handle}
+	Name        string
+	Description string
+	Mode        DeliveryMode
+	Version     string           // the card's version field
+	Skills      []a2a.AgentSkill // advertised on the public card
+	// ExtendedSkills are shown only on the extended card, to authenticated
+	// peers. When there are any, the card declares extendedAgentCard.
+	ExtendedSkills []a2a.AgentSkill
+	AcceptsTasks   bool // false: new tasks are refused or wait (see delivery modes)
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+
+	// AccountDisabled is read from the owning account: a disabled account's
+	// agents are not served.
+	AccountDisabled bool
+}
+
+// HasExtendedCard reports whether the agent serves an extended card to
+// authenticated peers.
+func (a *Agent) HasExtendedCard() bool { return len(a.ExtendedSkills) > 0 }
+
+// AgentFilter selects agents. Nil fields match everything.
+type AgentFilter struct {
+	AccountID *string
+}
+
+// AgentUpdate holds the fields to change; nil fields stay as they are.
+type AgentUpdate struct {
+	Name           *string
+	Description    *string
+	Mode           *DeliveryMode
+	Version        *string
+	Skills         *[]a2a.AgentSkill
+	ExtendedSkills *[]a2a.AgentSkill
+	AcceptsTasks   *bool
+}
+
+// AgentStore keeps agents.
+type AgentStore interface {
+	// CreateAgent stores a. It returns ECONFLICT if the handle is taken.
+	CreateAgent(ctx context.Context, a *Agent) error
+
+	// FindAgentByID returns the agent, or ENOTFOUND.
+	FindAgentByID(ctx context.Context, id string) (*Agent, error)
+
+	// FindAgentByHandle returns the agent, or ENOTFOUND.
+	FindAgentByHandle(ctx context.Context, handle string) (*Agent, error)
+
+	// FindAgents returns the agents that match f, ordered by handle.
+	FindAgents(ctx context.Context, f AgentFilter) ([]*Agent, error)
+
+	// UpdateAgent changes an agent and returns it, or ENOTFOUND.
+	UpdateAgent(ctx context.Context, id string, upd AgentUpdate) (*Agent, error)
+
+	// DeleteAgent removes an agent with its tokens, tasks, events and push
+	// configurations, or returns ENOTFOUND.
+	DeleteAgent(ctx context.Context, id string) error
+}
+
+// MaxDescriptionLen is the longest agent description.
+const MaxDescriptionLen = 4000
+
+// MaxSkills is the most skills an agent may list (public plus extended).
+const MaxSkills = 64

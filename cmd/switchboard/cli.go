@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// CLI is the command line: global flags, then one subcommand. Every flag
+// has an environment variable; flags win over the environment, and the
+// environment over defaults.
+type CLI struct {
+	Data       string `name:"data" env:"SWITCHBOARD_DATA" default:"${default_data}" type:"path" help:"Data directory (database, owner token file)."`
+	OwnerToken string `name:"owner-token" env:"SWITCHBOARD_OWNER_TOKEN" help:"Owner token. serve: preset the operator's token. Other commands: authenticate (default: the token file in the data directory)."`
+	Server     string `name:"server" env:"SWITCHBOARD_URL" default:"http://127.0.0.1:8080" help:"URL of the Switchboard server, for management commands."`
+	JSON       bool   `name:"json" help:"Print raw JSON answers."`
+
+	Serve   ServeCmd   `cmd:"" help:"Run a Switchboard server."`
+	Account AccountCmd `cmd:"" help:"Manage owner accounts (operator only)."`
+	Whoami  WhoamiCmd  `cmd:"" help:"Show the account the owner token belongs to."`
+	Agent   AgentCmd   `cmd:"" help:"Manage agents."`
+	Token   TokenCmd   `cmd:"" help:"Manage peer tokens of an agent."`
+	Inbox   InboxCmd   `cmd:"" help:"List tasks waiting for your agents."`
+	Show    ShowCmd    `cmd:"" help:"Show one task."`
+	Reply   ReplyCmd   `cmd:"" help:"Answer a task."`
+	Version VersionCmd `cmd:"" help:"Print the version."`
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// VersionCmd prints the version.
+type VersionCmd struct{}
+
+// Run prints the version.
+func (VersionCmd) Run() error {
+	_, err := os.Stdout.WriteString(version + "\n")
+	return err
+}
+
+// defaultDataDir is $XDG_DATA_HOME/switchboard, ~/.local/share/switchboard,
+// or ./switchboard-data when there is no home directory.
+func defaultDataDir() string {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "switchboard")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "share", "switchboard")
+	}
+	return "switchboard-data"
+}
+
+// ownerTokenFile is the name of the file, in the data directory, that holds
+// the operator's owner token generated at first start.
+const ownerTokenFile = "owner-token"

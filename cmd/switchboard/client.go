@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// client calls the owner API of a server for the management commands.
+type client struct {
+	base  string
+	token string
+	http  *http.Client
+	json  bool      // print raw JSON answers
+	out   io.Writer // where answers are printed
+}
+
+// newClient returns a client for the server and owner token the command
+// line names. Without a token flag or variable it reads the token file that
+// the server wrote in the data directory at first start, which works on the
+// server's own machine.
+func newClient(cli *CLI) (*client, error) {
+	base := strings.TrimRight(cli.Server, "/")
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--server / SWITCHBOARD_URL must be an http(s) URL, got %q", cli.Server)
+	}
+	token := strings.TrimSpace(cli.OwnerToken)
+	if token == "" {
+		path := filepath.Join(cli.Data, ownerTokenFile)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("no owner token: set SWITCHBOARD_OWNER_TOKEN or --owner-token (could not read %s: %w)", path, errors.Unwrap(err))
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	return &client{base: base, token: token, http: &http.Client{Timeout: 60 * time.Second}, json: cli.JSON, out: os.Stdout}, nil
+}
+
+// apiError is an error answer of the owner API.
+type apiError struct {
+	Status  int
+	Message string
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
+}
+
+// do sends a request with an optional JSON body and decodes a JSON answer
+// into out (when out is not nil). Non-2xx answers become *apiError.
+func (c *client) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, c.base+path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("read answer: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(data, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(data))
+		}
+		return &apiError{Status: resp.StatusCode, Message: e.Error}
+	}
+	if out == nil {
+		return nil
+	}
+	if raw, ok := out.(*json.RawMessage); ok {
+		*raw = append((*raw)[:0], data...)
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decode answer: %w", err)
+	}
+	return nil
+}
+
+// printJSON prints v indented.
+func (c *client) printJSON(v any) error {
+	enc := json.NewEncoder(c.out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// call runs a request and, with --json, prints its raw answer. It returns
+// the answer decoded into out for the human-readable printers.
+func (c *client) call(ctx context.Context, method, path string, body, out any) (printed bool, err error) {
+	var raw json.RawMessage
+	if err := c.do(ctx, method, path, body, &raw); err != nil {
+		return false, err
+	}
+	if c.json {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return false, err
+		}
+		return true, c.printJSON(v)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return false, fmt.Errorf("decode answer: %w", err)
+		}
+	}
+	return false, nil
+}
+
+// pathEscape escapes one path segment.
+func pathEscape(s string) string { return url.PathEscape(s) }

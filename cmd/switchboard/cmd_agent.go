@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// agentJSON is an agent as the owner API shows it.
+type agentJSON struct {
+	ID             string            `json:"id"`
+	AccountID      string            `json:"account_id"`
+	Handle         string            `json:"handle"`
+	Name           string            `json:"name"`
+	Description    string            `json:"description"`
+	Mode           string            `json:"mode"`
+	Version        string            `json:"version"`
+	Skills         []json.RawMessage `json:"skills"`
+	ExtendedSkills []json.RawMessage `json:"extended_skills"`
+	AcceptsTasks   bool              `json:"accepts_tasks"`
+	Address        string            `json:"address"`
+	AgentCard      string            `json:"agent_card"`
+	CreatedAt      time.Time         `json:"created_at"`
+}
+
+// AgentCmd groups the agent commands.
+type AgentCmd struct {
+	Create AgentCreateCmd `cmd:"" help:"Create an agent."`
+	List   AgentListCmd   `cmd:"" help:"List your agents (the operator sees all)."`
+	Show   AgentShowCmd   `cmd:"" help:"Show an agent."`
+	Update AgentUpdateCmd `cmd:"" help:"Change an agent."`
+	Delete AgentDeleteCmd `cmd:"" help:"Delete an agent with its tokens and tasks."`
+}
+
+// agentFields are the flags shared by create and update.
+type agentFields struct {
+	Name           *string `name:"name" help:"Display name."`
+	Description    *string `name:"description" help:"What the agent does, shown on its card."`
+	Mode           *string `name:"mode" help:"Delivery mode: inbox."`
+	Version        *string `name:"card-version" help:"The version field of the agent card."`
+	Skills         string  `name:"skills" help:"Skills as a JSON array of A2A AgentSkill objects, or @FILE to read them from a file."`
+	ExtendedSkills string  `name:"extended-skills" help:"Skills shown only to authenticated peers (JSON array or @FILE)."`
+	AcceptsTasks   *bool   `name:"accepts-tasks" negatable:"" help:"Whether the agent takes new tasks."`
+}
+
+func (f *agentFields) body() (map[string]any, error) {
+	b := map[string]any{}
+	if f.Name != nil {
+		b["name"] = *f.Name
+	}
+	if f.Description != nil {
+		b["description"] = *f.Description
+	}
+	if f.Mode != nil {
+		b["mode"] = *f.Mode
+	}
+	if f.Version != nil {
+		b["version"] = *f.Version
+	}
+	if f.AcceptsTasks != nil {
+		b["accepts_tasks"] = *f.AcceptsTasks
+	}
+	for key, v := range map[string]string{"skills": f.Skills, "extended_skills": f.ExtendedSkills} {
+		if v == "" {
+			continue
+		}
+		raw, err := readJSONArg(v)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", strings.ReplaceAll(key, "_", "-"), err)
+		}
+		b[key] = raw
+	}
+	return b, nil
+}
+
+// readJSONArg reads a JSON value given inline or, as @FILE, from a file.
+func readJSONArg(v string) (json.RawMessage, error) {
+	data := []byte(v)
+	if strings.HasPrefix(v, "@") {
+		var err error
+		if data, err = os.ReadFile(v[1:]); err != nil {
+			return nil, err
+		}
+	}
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("not valid JSON")
+	}
+	return json.RawMessage(data), nil
+}
+
+// AgentCreateCmd creates an agent.
+type AgentCreateCmd struct {
+	Handle string `arg:"" help:"Handle: the agent's address is {server}/a/{handle}. Lower-case letters, digits and '-'."`
+	agentFields
+	Account string `name:"account" help:"Create the agent for this account (operator only)."`
+}
+
+// Run creates the agent.
+func (c *AgentCreateCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	body, err := c.body()
+	if err != nil {
+		return err
+	}
+	body["handle"] = c.Handle
+	if c.Account != "" {
+		body["account_id"] = c.Account
+	}
+	var g agentJSON
+	if printed, err := cl.call(ctx, "POST", "/agents", body, &g); err != nil || printed {
+		return err
+	}
+	fmt.Fprintf(cl.out, "created agent %s (%s)\n", g.Handle, g.ID)
+	fmt.Fprintf(cl.out, "address:    %s\n", g.Address)
+	fmt.Fprintf(cl.out, "agent card: %s\n", g.AgentCard)
+	fmt.Fprintf(cl.out, "next: give a peer a token with  switchboard token issue --agent %s PEER-NAME\n", g.Handle)
+	return nil
+}
+
+// AgentListCmd lists agents.
+type AgentListCmd struct{}
+
+// Run lists the agents.
+func (c *AgentListCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	var all []agentJSON
+	if printed, err := cl.call(ctx, "GET", "/agents", nil, &all); err != nil || printed {
+		return err
+	}
+	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "HANDLE\tMODE\tACCEPTS\tNAME\tADDRESS")
+	for _, g := range all {
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\n", g.Handle, g.Mode, g.AcceptsTasks, g.Name, g.Address)
+	}
+	return tw.Flush()
+}
+
+// AgentShowCmd shows an agent.
+type AgentShowCmd struct {
+	Agent string `arg:"" help:"Handle or id."`
+}
+
+// Run shows the agent.
+func (c *AgentShowCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	var g agentJSON
+	if printed, err := cl.call(ctx, "GET", "/agents/"+pathEscape(c.Agent), nil, &g); err != nil || printed {
+		return err
+	}
+	printAgent(cl, &g)
+	return nil
+}
+
+func printAgent(cl *client, g *agentJSON) {
+	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "handle\t%s\n", g.Handle)
+	fmt.Fprintf(tw, "id\t%s\n", g.ID)
+	fmt.Fprintf(tw, "name\t%s\n", g.Name)
+	fmt.Fprintf(tw, "description\t%s\n", g.Description)
+	fmt.Fprintf(tw, "mode\t%s\n", g.Mode)
+	fmt.Fprintf(tw, "accepts tasks\t%v\n", g.AcceptsTasks)
+	fmt.Fprintf(tw, "skills\t%d public, %d extended\n", len(g.Skills), len(g.ExtendedSkills))
+	fmt.Fprintf(tw, "address\t%s\n", g.Address)
+	fmt.Fprintf(tw, "agent card\t%s\n", g.AgentCard)
+	fmt.Fprintf(tw, "account\t%s\n", g.AccountID)
+	fmt.Fprintf(tw, "created\t%s\n", g.CreatedAt.Format(time.RFC3339))
+	_ = tw.Flush()
+}
+
+// AgentUpdateCmd changes an agent.
+type AgentUpdateCmd struct {
+	Agent string `arg:"" help:"Handle or id."`
+	agentFields
+}
+
+// Run changes the agent.
+func (c *AgentUpdateCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	body, err := c.body()
+	if err != nil {
+		return err
+	}
+	if len(body) == 0 {
+		return fmt.Errorf("nothing to change: give at least one of --name, --description, --mode, --card-version, --skills, --extended-skills, --[no-]accepts-tasks")
+	}
+	var g agentJSON
+	if printed, err := cl.call(ctx, "PATCH", "/agents/"+pathEscape(c.Agent), body, &g); err != nil || printed {
+		return err
+	}
+	printAgent(cl, &g)
+	return nil
+}
+
+// AgentDeleteCmd deletes an agent.
+type AgentDeleteCmd struct {
+	Agent string `arg:"" help:"Handle or id."`
+}
+
+// Run deletes the agent.
+func (c *AgentDeleteCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	if printed, err := cl.call(ctx, "DELETE", "/agents/"+pathEscape(c.Agent), nil, nil); err != nil || printed {
+		return err
+	}
+	fmt.Fprintf(cl.out, "deleted agent %s\n", c.Agent)
+	return nil
+}

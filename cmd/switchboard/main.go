@@ -1,0 +1,42 @@
+// Command switchboard runs a Switchboard deployment (serve) and manages one
+// from the command line (accounts, agents, tokens, the inbox).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args and runs the chosen command.
+func run(ctx context.Context, args []string) error {
+	var cli CLI
+	parser, err := kong.New(&cli,
+		kong.Name("switchboard"),
+		kong.Description("Public A2A addresses for AI agents, and the work routed between them."),
+		kong.UsageOnError(),
+		kong.Vars{"default_data": defaultDataDir()},
+		kong.BindTo(ctx, (*context.Context)(nil)),
+	)
+	if err != nil {
+		return err
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		return err
+	}
+	return kctx.Run(&cli)
+}

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/ratelimit"
+	"github.com/switchboard-dev/switchboard/sqlstore"
+)
+
+// ServeCmd runs a server.
+type ServeCmd struct {
+	Addr            string        `name:"addr" env:"SWITCHBOARD_ADDR" default:"127.0.0.1:8080" help:"Listen address."`
+	PublicURL       string        `name:"public-url" env:"SWITCHBOARD_PUBLIC_URL" help:"Base URL the world reaches this server at (default: taken from each request)."`
+	MaxBody         int64         `name:"max-body" env:"SWITCHBOARD_MAX_BODY" default:"1048576" help:"Largest request body, in bytes."`
+	RatePerMinute   int           `name:"rate-per-minute" env:"SWITCHBOARD_RATE_PER_MINUTE" default:"60" help:"Requests per minute one peer may make (0: no limit)."`
+	DefaultAgent    string        `name:"default-agent" env:"SWITCHBOARD_DEFAULT_AGENT" help:"Handle of an agent also served at the root paths."`
+	TrustForwarded  bool          `name:"trust-forwarded" env:"SWITCHBOARD_TRUST_FORWARDED" help:"Derive public URLs from X-Forwarded-Proto/Host (only behind a proxy that sets them)."`
+	LogLevel        string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level."`
+	LogFormat       string        `name:"log-format" env:"SWITCHBOARD_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format."`
+	ShutdownTimeout time.Duration `name:"shutdown-timeout" env:"SWITCHBOARD_SHUTDOWN_TIMEOUT" default:"10s" help:"How long a shutdown waits for requests in flight."`
+}
+
+// Run runs the server until ctx ends (SIGINT or SIGTERM).
+func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
+	m := NewMain(Config{
+		Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
+		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
+		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout,
+	}, newLogger(c.LogLevel, c.LogFormat))
+	if err := m.Run(ctx); err != nil {
+		_ = m.Close()
+		return err
+	}
+	<-ctx.Done()
+	m.Logger.Info("shutting down")
+	return m.Close()
+}
+
+func newLogger(level, format string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+// Config is everything a server needs to start. Zero values mean defaults.
+type Config struct {
+	Addr            string
+	DataDir         string
+	PublicURL       string
+	OwnerToken      string // preset operator token; empty: generate one at first start
+	MaxBody         int64
+	RatePerMinute   int
+	DefaultAgent    string
+	TrustForwarded  bool
+	ShutdownTimeout time.Duration
+}
+
+// Main is a running server: it opens the store, the bus and the HTTP
+// listener in Run, and closes them in the reverse order in Close. Tests use
+// it with Addr ":0" and a temporary data directory.
+type Main struct {
+	Config Config
+	Logger *slog.Logger
+
+	DB    *sqlstore.DB
+	Bus   *membus.Bus
+	Tasks *switchboard.TaskService
+	API   *httpapi.Server
+
+	// GeneratedOwnerToken is the operator token created by this start, if
+	// it created one (first start without a preset token).
+	GeneratedOwnerToken string
+
+	ln         net.Listener
+	httpServer *http.Server
+	served     chan error
+}
+
+// NewMain returns a Main that Run will start.
+func NewMain(cfg Config, logger *slog.Logger) *Main {
+	return &Main{Config: cfg, Logger: logger}
+}
+
+// Run opens everything and starts serving in the background. It returns
+// once the server accepts connections and /healthz answers 200.
+func (m *Main) Run(ctx context.Context) error {
+	cfg := m.Config
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	dbPath := filepath.Join(cfg.DataDir, "switchboard.db")
+	db, err := sqlstore.OpenSQLite(ctx, dbPath)
+	if err != nil {
+		return err
+	}
+	m.DB = db
+	m.Bus = membus.New()
+	m.Tasks = switchboard.NewTaskService(db, db, m.Bus, m.Logger)
+
+	if err := m.bootstrapOperator(ctx); err != nil {
+		return err
+	}
+	if cfg.DefaultAgent != "" {
+		h, err := switchboard.NormalizeHandle(cfg.DefaultAgent)
+		if err != nil {
+			return fmt.Errorf("default agent: %w", err)
+		}
+		cfg.DefaultAgent = h
+	}
+
+	m.API = httpapi.New(httpapi.Deps{
+		Accounts: db, Agents: db, Tokens: db, Tasks: m.Tasks,
+		Limiter: ratelimit.NewMemory(cfg.RatePerMinute, time.Minute),
+		Logger:  m.Logger,
+	}, httpapi.Config{
+		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
+		DefaultAgent: cfg.DefaultAgent, Version: version,
+	})
+
+	addr := cfg.Addr
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	m.ln = ln
+	m.httpServer = &http.Server{
+		Handler:           m.API,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelDebug),
+	}
+	m.httpServer.RegisterOnShutdown(m.API.CloseStreams)
+	m.served = make(chan error, 1)
+	go func() { m.served <- m.httpServer.Serve(ln) }()
+	m.API.SetReady(true)
+
+	m.Logger.Info("switchboard is serving", "url", m.URL(), "data", cfg.DataDir, "database", dbPath)
+	return nil
+}
+
+// URL returns the base URL the server listens on.
+func (m *Main) URL() string {
+	if m.ln == nil {
+		return ""
+	}
+	addr := m.ln.Addr().String()
+	if host, port, err := net.SplitHostPort(addr); err == nil && (host == "::" || host == "0.0.0.0" || host == "") {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	return "http://" + addr
+}
+
+// Close stops the server: it stops accepting, ends open streams, waits up to
+// ShutdownTimeout for requests in flight, then closes the bus and the
+// store. It is safe to call after a failed Run.
+func (m *Main) Close() error {
+	var errs []error
+	if m.httpServer != nil {
+		m.API.SetReady(false)
+		timeout := m.Config.ShutdownTimeout
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		if err := m.httpServer.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shut down http: %w", err))
+			_ = m.httpServer.Close()
+		}
+		cancel()
+		if err := <-m.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("serve http: %w", err))
+		}
+		m.httpServer = nil
+	}
+	if m.Bus != nil {
+		errs = append(errs, m.Bus.Close())
+	}
+	if m.DB != nil {
+		errs = append(errs, m.DB.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// bootstrapOperator makes sure the operator account exists and holds the
+// right owner token. At first start it creates the account; its token is
+// the preset one, or a new one written to a 0600 file in the data
+// directory. At later starts a preset token replaces the operator's token
+// if it differs, which is also how a lost token is recovered.
+func (m *Main) bootstrapOperator(ctx context.Context) error {
+	op, err := m.findOperator(ctx)
+	if err != nil {
+		return err
+	}
+	preset := strings.TrimSpace(m.Config.OwnerToken)
+	if preset != "" && len(preset) < switchboard.MinPresetTokenLen {
+		return fmt.Errorf("owner token: a preset token must be at least %d characters", switchboard.MinPresetTokenLen)
+	}
+	if op == nil {
+		op = &switchboard.Account{ID: switchboard.NewID(), Name: "operator", Role: switchboard.RoleOperator}
+		if err := m.DB.CreateAccount(ctx, op); err != nil {
+			return fmt.Errorf("create operator account: %w", err)
+		}
+		m.Logger.Info("created the operator account", "account_id", op.ID)
+	} else if preset == "" {
+		return nil
+	}
+
+	secret, hash := preset, switchboard.HashToken(preset)
+	if preset == "" {
+		secret, hash = switchboard.NewToken(switchboard.TokenOwner)
+	} else if tok, err := m.DB.FindTokenByHash(ctx, hash); err == nil && tok.Kind == switchboard.TokenOwner && tok.AccountID == op.ID {
+		return nil // the preset token is already the operator's
+	}
+	if err := m.DB.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenOwner, AccountID: op.ID}, true); err != nil {
+		return fmt.Errorf("set operator token: %w", err)
+	}
+	if preset != "" {
+		m.Logger.Info("the operator's owner token is the preset one (SWITCHBOARD_OWNER_TOKEN / --owner-token)")
+		return nil
+	}
+	path := filepath.Join(m.Config.DataDir, ownerTokenFile)
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write owner token file: %w", err)
+	}
+	m.GeneratedOwnerToken = secret
+	m.Logger.Info("generated the operator's owner token; keep it secret", "file", path)
+	return nil
+}
+
+func (m *Main) findOperator(ctx context.Context) (*switchboard.Account, error) {
+	all, err := m.DB.FindAccounts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read accounts: %w", err)
+	}
+	for _, a := range all {
+		if a.IsOperator() {
+			return a, nil
+		}
+	}
+	return nil, nil
+}

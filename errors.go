@@ -1,0 +1,84 @@
+package switchboard
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is the closed set of error classes that callers outside the process
+// see. The edges (httpapi) translate each code once into an HTTP status and a
+// JSON-RPC error code; everything else is an internal error.
+type Code string
+
+// Error codes. The first group is generic; the second group carries the A2A
+// protocol's own error classes so that the JSON-RPC edge can answer with the
+// codes of the specification table.
+const (
+	EINTERNAL     Code = "internal"     // unexpected failure, details logged only
+	EINVALID      Code = "invalid"      // the request is malformed or breaks a rule
+	ENOTFOUND     Code = "not_found"    // missing, or not visible to the caller
+	ECONFLICT     Code = "conflict"     // the resource exists, or is in the wrong state
+	EUNAUTHORIZED Code = "unauthorized" // no valid credential
+	EFORBIDDEN    Code = "forbidden"    // a valid credential without the right
+	ETOOLARGE     Code = "too_large"    // a body or field over its limit
+	ERATELIMITED  Code = "rate_limited" // too many requests in the window
+
+	ENOTCANCELABLE          Code = "task_not_cancelable"
+	EUNSUPPORTED            Code = "unsupported_operation"
+	EPUSHNOTSUPPORTED       Code = "push_not_supported"
+	ECONTENTTYPE            Code = "content_type_not_supported"
+	EINVALIDAGENTRESPONSE   Code = "invalid_agent_response"
+	EEXTENDEDCARDNOTCONFIG  Code = "extended_card_not_configured"
+	EVERSIONNOTSUPPORTED    Code = "version_not_supported"
+	EEXTENSIONSUPPORTNEEDED Code = "extension_support_required"
+)
+
+// Error is an error that is safe to show to the caller: its Message is
+// written for them. Any other error reaching an edge is logged in full and
+// shown as a generic internal error.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	return fmt.Sprintf("switchboard error: code=%s message=%s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err if it is, or wraps, an *Error, and
+// EINTERNAL otherwise. A nil error has no code.
+func ErrorCode(err error) Code {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the caller-facing message of err if it is, or wraps,
+// an *Error, and a generic text otherwise.
+func ErrorMessage(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}
+
+// Sentinel errors for states that callers branch on.
+var (
+	// ErrStoreClosed is returned by a Store after Close.
+	ErrStoreClosed = errors.New("store closed")
+	// ErrBusClosed is returned by a Bus after Close.
+	ErrBusClosed = errors.New("bus closed")
+)

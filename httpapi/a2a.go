@@ -1,0 +1,270 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// rpcCall is one authenticated JSON-RPC call to an agent's address.
+type rpcCall struct {
+	req     *rpcRequest
+	agent   *switchboard.Agent
+	peer    switchboard.Peer
+	version switchboard.ProtocolVersion // decided by the method name
+	addr    string                      // the address URL the call reached
+	// lastEventID is the Last-Event-ID a reconnecting SSE client sent, or -1.
+	lastEventID int64
+}
+
+// rpcMethod handles one JSON-RPC method. Exactly one of unary and stream is
+// set: unary returns the result object, stream writes an SSE response.
+type rpcMethod struct {
+	version switchboard.ProtocolVersion
+	unary   func(ctx context.Context, c *rpcCall) (any, error)
+	stream  func(w http.ResponseWriter, r *http.Request, c *rpcCall)
+}
+
+// methods returns the method table: 1.0 and 0.3 names are disjoint, so the
+// name alone decides the version and the shapes of the answer.
+func (s *Server) methods() map[string]rpcMethod {
+	v1, v03 := switchboard.ProtocolV1, switchboard.ProtocolV03
+	return map[string]rpcMethod{
+		"SendMessage":                      {version: v1, unary: s.v1SendMessage},
+		"SendStreamingMessage":             {version: v1, stream: s.v1SendStreamingMessage},
+		"GetTask":                          {version: v1, unary: s.v1GetTask},
+		"ListTasks":                        {version: v1, unary: s.v1ListTasks},
+		"CancelTask":                       {version: v1, unary: s.v1CancelTask},
+		"SubscribeToTask":                  {version: v1, stream: s.v1SubscribeToTask},
+		"CreateTaskPushNotificationConfig": {version: v1, unary: s.v1CreatePushConfig},
+		"GetTaskPushNotificationConfig":    {version: v1, unary: s.v1GetPushConfig},
+		"ListTaskPushNotificationConfigs":  {version: v1, unary: s.v1ListPushConfigs},
+		"DeleteTaskPushNotificationConfig": {version: v1, unary: s.v1DeletePushConfig},
+		"GetExtendedAgentCard":             {version: v1, unary: s.v1GetExtendedAgentCard},
+
+		"message/send":                        {version: v03, unary: s.v03SendMessage},
+		"message/stream":                      {version: v03, stream: s.v03StreamMessage},
+		"tasks/get":                           {version: v03, unary: s.v03GetTask},
+		"tasks/cancel":                        {version: v03, unary: s.v03CancelTask},
+		"tasks/resubscribe":                   {version: v03, stream: s.v03Resubscribe},
+		"tasks/pushNotificationConfig/set":    {version: v03, unary: s.v03SetPushConfig},
+		"tasks/pushNotificationConfig/get":    {version: v03, unary: s.v03GetPushConfig},
+		"tasks/pushNotificationConfig/list":   {version: v03, unary: s.v03ListPushConfigs},
+		"tasks/pushNotificationConfig/delete": {version: v03, unary: s.v03DeletePushConfig},
+		"agent/getAuthenticatedExtendedCard":  {version: v03, unary: s.v03GetExtendedCard},
+	}
+}
+
+// handleAddress serves an agent's address: the landing page on GET, A2A
+// JSON-RPC on POST.
+func (s *Server) handleAddress(w http.ResponseWriter, r *http.Request) {
+	agent, ok := s.agentFromPath(w, r)
+	if !ok {
+		return
+	}
+	s.serveAgent(w, r, agent)
+}
+
+func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		s.serveLanding(w, r, agent)
+	case http.MethodPost:
+		s.serveRPC(w, r, agent)
+	case http.MethodOptions:
+		setCORS(w)
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST, OPTIONS")
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method not allowed"})
+	}
+}
+
+// agentFromPath finds the agent named by the {handle} of the path, or by the
+// default-agent setting on root paths. It answers 404 itself when there is
+// none, or when its account is disabled.
+func (s *Server) agentFromPath(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, bool) {
+	handle := r.PathValue("handle")
+	if handle == "" {
+		handle = s.cfg.DefaultAgent
+	}
+	if handle == "" {
+		s.handleNotFound(w, r)
+		return nil, false
+	}
+	agent, err := s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(handle))
+	if err == nil && agent.AccountDisabled {
+		err = switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+	}
+	if err != nil {
+		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+			writeJSON(w, http.StatusNotFound, errorBody{Error: "no agent at this address"})
+		} else {
+			s.writeError(w, r, err)
+		}
+		return nil, false
+	}
+	return agent, true
+}
+
+// setCORS lets browser-based A2A clients call addresses. Credentials are
+// bearer tokens, never cookies, so any origin may send them.
+func setCORS(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, A2A-Version, A2A-Extensions, X-A2A-Extensions, Last-Event-ID")
+	h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After")
+	h.Set("Access-Control-Max-Age", "600")
+}
+
+// serveRPC runs the request pipeline of an address, in this order:
+// authentication, rate limit, body limit, envelope, method, version,
+// params, and the method itself. Each step answers with its own error.
+func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
+	setCORS(w)
+	// Until the method is known, errors take the shape the header asks for.
+	shape := switchboard.ProtocolV03
+	if strings.HasPrefix(r.Header.Get("A2A-Version"), "1") {
+		shape = switchboard.ProtocolV1
+	}
+
+	peer, err := s.authenticatePeer(r, agent)
+	if err != nil {
+		s.writeUnauthorized(w, r, err, shape)
+		return
+	}
+	if ok, retry, err := s.Limiter.Allow(r.Context(), peer.Key()); err != nil {
+		s.logInternal(r, fmt.Errorf("rate limit: %w", err))
+	} else if !ok {
+		secs := int(math.Ceil(retry.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		e := rpcErrorFor(switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", max(secs, 1)), shape)
+		e.status = http.StatusTooManyRequests
+		writeRPCError(w, nullID, e)
+		return
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		e := rpcErrorFor(err, shape)
+		e.status = httpStatus(switchboard.ErrorCode(err))
+		writeRPCError(w, nullID, e)
+		return
+	}
+
+	req, rerr := decodeEnvelope(body)
+	if rerr != nil {
+		writeRPCError(w, req.ID, rerr)
+		return
+	}
+	m, ok := s.rpc[req.Method]
+	if !ok {
+		writeRPCError(w, req.ID, &rpcError{Code: rpcMethodNotFound, Message: fmt.Sprintf("Method not found: %s", truncate(req.Method, 64))})
+		return
+	}
+	if _, err := requestedVersion(r); err != nil {
+		writeRPCError(w, req.ID, rpcErrorFor(err, m.version))
+		return
+	}
+	if e := checkParams(req); e != nil {
+		writeRPCError(w, req.ID, e)
+		return
+	}
+	call := &rpcCall{req: req, agent: agent, peer: peer, version: m.version, addr: s.addressURL(r, agent), lastEventID: -1}
+
+	if m.stream != nil {
+		if err := parseLastEventID(r, call); err != nil {
+			writeRPCError(w, req.ID, rpcErrorFor(err, m.version))
+			return
+		}
+		m.stream(w, r, call)
+		return
+	}
+	result, err := m.unary(r.Context(), call)
+	if err != nil {
+		if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
+			s.logInternal(r, err)
+		}
+		writeRPCError(w, req.ID, rpcErrorFor(err, m.version))
+		return
+	}
+	writeRPCResult(w, req.ID, result)
+}
+
+// readBody reads the request body, refusing one over MaxBody: first by its
+// declared length, then by what actually arrives.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	tooLarge := switchboard.Errorf(switchboard.ETOOLARGE, "body too large: the limit is %d bytes", s.cfg.MaxBody)
+	if r.ContentLength > s.cfg.MaxBody {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, tooLarge
+	} else if err != nil {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "read body: %s", err.Error())
+	}
+	return body, nil
+}
+
+// writeUnauthorized answers a call without a valid peer token: HTTP 401, a
+// WWW-Authenticate challenge that tells a missing token from a bad one, and
+// a JSON-RPC error that echoes the request's id when it can be read from
+// the first 64 KiB of the body.
+func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err error, shape switchboard.ProtocolVersion) {
+	if switchboard.ErrorCode(err) != switchboard.EUNAUTHORIZED {
+		s.logInternal(r, err)
+		writeRPCError(w, nullID, &rpcError{Code: rpcInternalError, Message: "internal error", status: http.StatusInternalServerError})
+		return
+	}
+	id := nullID
+	if body, err := io.ReadAll(io.LimitReader(r.Body, unauthenticatedBodyLimit)); err == nil {
+		var env struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(body, &env) == nil && len(env.ID) > 0 && validID(env.ID) {
+			id = env.ID
+		}
+	}
+	challenge := `Bearer realm="a2a"`
+	if bearerToken(r) != "" {
+		challenge += `, error="invalid_token", error_description="the bearer token is not valid (revoked, rotated or mistyped)"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	e := rpcErrorFor(err, shape)
+	e.Message = "Unauthorized: " + switchboard.ErrorMessage(err) + ". Ask this agent's owner for a peer token."
+	e.status = http.StatusUnauthorized
+	writeRPCError(w, id, e)
+}
+
+// parseLastEventID reads the Last-Event-ID header of a reconnecting SSE
+// client: the sequence number of the last event it received.
+func parseLastEventID(r *http.Request, c *rpcCall) error {
+	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return switchboard.Errorf(switchboard.EINVALID, "Last-Event-ID must be the id of an event this server sent")
+	}
+	c.lastEventID = n
+	return nil
+}
+
+// decodeParams decodes a call's params into v.
+func decodeParams(c *rpcCall, v any) error {
+	if err := json.Unmarshal(c.req.Params, v); err != nil {
+		return switchboard.Errorf(switchboard.EINVALID, "Invalid params: %s", err.Error())
+	}
+	return nil
+}

@@ -1,0 +1,259 @@
+package httpapi
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// This file holds the A2A 1.0 methods. Params and results are the a2a-go 1.0
+// wire types; the task service works on the same types.
+
+func (s *Server) v1SendMessage(ctx context.Context, c *rpcCall) (any, error) {
+	var p a2a.SendMessageRequest
+	if err := decodeParams(c, &p); err != nil {
+		return nil, err
+	}
+	t, err := s.sendMessage(ctx, c, &p)
+	if err != nil {
+		return nil, err
+	}
+	return a2a.StreamResponse{Event: switchboard.TrimTask(&t.A2A, sendHistoryLength(&p), true)}, nil
+}
+
+// sendMessage hands a decoded send request of either version to the task
+// service.
+func (s *Server) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (*switchboard.Task, error) {
+	if p.Config != nil && p.Config.PushConfig != nil && !s.cfg.PushNotifications {
+		return nil, errPushNotSupported
+	}
+	return s.Tasks.SendMessage(ctx, c.agent, c.peer, p, c.version)
+}
+
+var errPushNotSupported = switchboard.Errorf(switchboard.EPUSHNOTSUPPORTED, "Push notifications are not supported by this agent")
+
+func sendHistoryLength(p *a2a.SendMessageRequest) *int {
+	if p.Config == nil {
+		return nil
+	}
+	return p.Config.HistoryLength
+}
+
+func (s *Server) v1GetTask(ctx context.Context, c *rpcCall) (any, error) {
+	var p a2a.GetTaskRequest
+	if err := decodeParams(c, &p); err != nil {
+		return nil, err
+	}
+	return s.getTask(ctx, c, p.ID, p.HistoryLength)
+}
+
+// getTask returns the 1.0 wire task for GetTask and tasks/get.
+func (s *Server) getTask(ctx context.Context, c *rpcCall, id a2a.TaskID, historyLength *int) (*a2a.Task, error) {
+	if id == "" {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
+	}
+	if historyLength != nil && *historyLength < 0 {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: historyLength must not be negative")
+	}
+	t, err := s.Tasks.GetTask(ctx, c.peer, id)
+	if err != nil {
+		return nil, err
+	}
+	return switchboard.TrimTask(&t.A2A, historyLength, true), nil
+}
+
+// listTasksParams is ListTasksRequest with the fields whose absence matters
+// kept as pointers or strings, so that an explicit pageSize of 0 or a bad
+// timestamp is an invalid-params error rather than a default or a parse
+// error.
+type listTasksParams struct {
+	Tenant               string `json:"tenant"`
+	ContextID            string `json:"contextId"`
+	Status               string `json:"status"`
+	PageSize             *int   `json:"pageSize"`
+	PageToken            string `json:"pageToken"`
+	HistoryLength        *int   `json:"historyLength"`
+	StatusTimestampAfter string `json:"statusTimestampAfter"`
+	IncludeArtifacts     bool   `json:"includeArtifacts"`
+}
+
+// listTasksResult is ListTasksResponse; Tasks is never null.
+type listTasksResult struct {
+	Tasks         []*a2a.Task `json:"tasks"`
+	NextPageToken string      `json:"nextPageToken"`
+	PageSize      int         `json:"pageSize"`
+	TotalSize     int         `json:"totalSize"`
+}
+
+func (s *Server) v1ListTasks(ctx context.Context, c *rpcCall) (any, error) {
+	var p listTasksParams
+	if err := decodeParams(c, &p); err != nil {
+		return nil, err
+	}
+	q := switchboard.TaskQuery{ContextID: p.ContextID, PageSize: p.PageSize, PageToken: p.PageToken}
+	if p.Status != "" && p.Status != "TASK_STATE_UNSPECIFIED" {
+		st, ok := switchboard.ParseState(p.Status)
+		if !ok || !strings.HasPrefix(p.Status, "TASK_STATE_") {
+			return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: status %q is not a task state", truncate(p.Status, 40))
+		}
+		q.State = st
+	}
+	if p.StatusTimestampAfter != "" {
+		ts, err := time.Parse(time.RFC3339Nano, p.StatusTimestampAfter)
+		if err != nil {
+			return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: statusTimestampAfter must be an RFC 3339 timestamp")
+		}
+		q.StatusAfter = &ts
+	}
+	if p.HistoryLength != nil && *p.HistoryLength < 0 {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: historyLength must not be negative")
+	}
+	page, err := s.Tasks.ListTasks(ctx, c.peer, q)
+	if err != nil {
+		return nil, err
+	}
+	out := listTasksResult{Tasks: make([]*a2a.Task, 0, len(page.Tasks)), NextPageToken: page.NextPageToken,
+		PageSize: page.PageSize, TotalSize: page.TotalSize}
+	for _, t := range page.Tasks {
+		out.Tasks = append(out.Tasks, switchboard.TrimTask(&t.A2A, p.HistoryLength, p.IncludeArtifacts))
+	}
+	return out, nil
+}
+
+func (s *Server) v1CancelTask(ctx context.Context, c *rpcCall) (any, error) {
+	var p a2a.CancelTaskRequest
+	if err := decodeParams(c, &p); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
+	}
+	t, err := s.Tasks.CancelTask(ctx, c.peer, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &t.A2A, nil
+}
+
+// v1PushConfigParams accepts the flat 1.0 TaskPushNotificationConfig and,
+// for clients written against drafts, the config nested under
+// pushNotificationConfig or config (with the task named by taskId or by
+// parent "tasks/{id}").
+type v1PushConfigParams struct {
+	a2a.PushConfig
+	Parent                 string          `json:"parent"`
+	PushNotificationConfig *a2a.PushConfig `json:"pushNotificationConfig"`
+	Config                 *a2a.PushConfig `json:"config"`
+}
+
+func (p *v1PushConfigParams) config() a2a.PushConfig {
+	c := p.PushConfig
+	if nested := p.PushNotificationConfig; nested != nil {
+		c = *nested
+	} else if nested := p.Config; nested != nil {
+		c = *nested
+	}
+	switch {
+	case p.PushConfig.TaskID != "":
+		c.TaskID = p.PushConfig.TaskID
+	case strings.HasPrefix(p.Parent, "tasks/"):
+		c.TaskID = a2a.TaskID(strings.TrimPrefix(p.Parent, "tasks/"))
+	}
+	return c
+}
+
+func (s *Server) v1CreatePushConfig(ctx context.Context, c *rpcCall) (any, error) {
+	if !s.cfg.PushNotifications {
+		return nil, errPushNotSupported
+	}
+	var p v1PushConfigParams
+	if err := decodeParams(c, &p); err != nil {
+		return nil, err
+	}
+	cfg := p.config()
+	if cfg.TaskID == "" {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: taskId is required")
+	}
+	pc, err := s.Tasks.SetPushConfig(ctx, c.peer, cfg, c.version)
+	if err != nil {
+		return nil, err
+	}
+	return &pc.Config, nil
+}
+
+func (s *Server) v1GetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
+	if !s.cfg.PushNotifications {
+		return nil, errPushNotSupported
+	}
+	var p a2a.GetTaskPushConfigRequest
+	if err := decodeParams(c, &p); err != nil {
+		return nil, err
+	}
+	if p.TaskID == "" {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: taskId is required")
+	}
+	pc, err := s.Tasks.GetPushConfig(ctx, c.peer, p.TaskID, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &pc.Config, nil
+}
+
+// listPushConfigsResult is ListTaskPushNotificationConfigsResponse. A task
+// holds at most switchboard.MaxPushConfigsPerTask configurations, so one
+// page always holds them all.
+type listPushConfigsResult struct {
+	Configs       []*a2a.PushConfig `json:"configs"`
+	NextPageToken string            `json:"nextPageToken"`
+}
+
+func (s *Server) v1ListPushConfigs(ctx context.Context, c *rpcCall) (any, error) {
+	if !s.cfg.PushNotifications {
+		return nil, errPushNotSupported
+	}
+	var p a2a.ListTaskPushConfigRequest
+	if err := decodeParams(c, &p); err != nil {
+		return nil, err
+	}
+	if p.TaskID == "" {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: taskId is required")
+	}
+	pcs, err := s.Tasks.ListPushConfigs(ctx, c.peer, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	out := listPushConfigsResult{Configs: make([]*a2a.PushConfig, 0, len(pcs))}
+	for _, pc := range pcs {
+		out.Configs = append(out.Configs, &pc.Config)
+	}
+	return out, nil
+}
+
+func (s *Server) v1DeletePushConfig(ctx context.Context, c *rpcCall) (any, error) {
+	if !s.cfg.PushNotifications {
+		return nil, errPushNotSupported
+	}
+	var p a2a.DeleteTaskPushConfigRequest
+	if err := decodeParams(c, &p); err != nil {
+		return nil, err
+	}
+	if p.TaskID == "" {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: taskId is required")
+	}
+	if err := s.Tasks.DeletePushConfig(ctx, c.peer, p.TaskID, p.ID); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+func (s *Server) v1GetExtendedAgentCard(ctx context.Context, c *rpcCall) (any, error) {
+	if !c.agent.HasExtendedCard() {
+		return nil, errExtendedCardNotConfigured
+	}
+	return s.cardV1(c.agent, c.addr, true), nil
+}
+
+var errExtendedCardNotConfigured = switchboard.Errorf(switchboard.EEXTENDEDCARDNOTCONFIG, "Extended agent card is not configured for this agent")

@@ -1,0 +1,277 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// agentView is an agent in owner-API answers.
+type agentView struct {
+	ID             string           `json:"id"`
+	AccountID      string           `json:"account_id"`
+	Handle         string           `json:"handle"`
+	Name           string           `json:"name"`
+	Description    string           `json:"description"`
+	Mode           string           `json:"mode"`
+	Version        string           `json:"version"`
+	Skills         []a2a.AgentSkill `json:"skills"`
+	ExtendedSkills []a2a.AgentSkill `json:"extended_skills"`
+	AcceptsTasks   bool             `json:"accepts_tasks"`
+	Address        string           `json:"address"`
+	AgentCard      string           `json:"agent_card"`
+	CreatedAt      time.Time        `json:"created_at"`
+	UpdatedAt      time.Time        `json:"updated_at"`
+}
+
+func (s *Server) viewAgent(r *http.Request, g *switchboard.Agent) agentView {
+	addr := s.baseURL(r) + "/a/" + g.Handle
+	return agentView{
+		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Name: g.Name, Description: g.Description,
+		Mode: string(g.Mode), Version: g.Version, Skills: nonNil(g.Skills), ExtendedSkills: nonNil(g.ExtendedSkills),
+		AcceptsTasks: g.AcceptsTasks, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
+		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
+	}
+}
+
+func nonNil(s []a2a.AgentSkill) []a2a.AgentSkill {
+	if s == nil {
+		return []a2a.AgentSkill{}
+	}
+	return s
+}
+
+// agentBody is the body of POST and PATCH /agents. Pointers tell "absent"
+// from "empty" for PATCH.
+type agentBody struct {
+	Handle         *string           `json:"handle"`
+	Name           *string           `json:"name"`
+	Description    *string           `json:"description"`
+	Mode           *string           `json:"mode"`
+	Version        *string           `json:"version"`
+	Skills         *[]a2a.AgentSkill `json:"skills"`
+	ExtendedSkills *[]a2a.AgentSkill `json:"extended_skills"`
+	AcceptsTasks   *bool             `json:"accepts_tasks"`
+	AccountID      *string           `json:"account_id"`
+}
+
+// validate checks the fields present and fills in normalised values.
+func (b *agentBody) validate() error {
+	if b.Name != nil {
+		n := strings.TrimSpace(*b.Name)
+		if len(n) > switchboard.MaxNameLen {
+			return switchboard.Errorf(switchboard.EINVALID, "name is longer than %d characters", switchboard.MaxNameLen)
+		}
+		b.Name = &n
+	}
+	if b.Description != nil && len(*b.Description) > switchboard.MaxDescriptionLen {
+		return switchboard.Errorf(switchboard.EINVALID, "description is longer than %d characters", switchboard.MaxDescriptionLen)
+	}
+	if b.Mode != nil && !switchboard.ValidMode(switchboard.DeliveryMode(*b.Mode)) {
+		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: inbox)", truncate(*b.Mode, 32))
+	}
+	if b.Version != nil && len(*b.Version) > 64 {
+		return switchboard.Errorf(switchboard.EINVALID, "version is longer than 64 characters")
+	}
+	n := 0
+	for _, skills := range []*[]a2a.AgentSkill{b.Skills, b.ExtendedSkills} {
+		if skills == nil {
+			continue
+		}
+		n += len(*skills)
+		for i := range *skills {
+			if err := validateSkill(&(*skills)[i]); err != nil {
+				return err
+			}
+		}
+	}
+	if n > switchboard.MaxSkills {
+		return switchboard.Errorf(switchboard.EINVALID, "an agent lists at most %d skills", switchboard.MaxSkills)
+	}
+	return nil
+}
+
+func validateSkill(sk *a2a.AgentSkill) error {
+	sk.ID = strings.TrimSpace(sk.ID)
+	if !switchboard.ValidRef(sk.ID) {
+		return switchboard.Errorf(switchboard.EINVALID, "skill id %q must be 1-%d characters of A-Z a-z 0-9 . _ : -", truncate(sk.ID, 40), switchboard.MaxRefLen)
+	}
+	if sk.Name == "" {
+		sk.Name = sk.ID
+	}
+	if len(sk.Name) > switchboard.MaxNameLen || len(sk.Description) > switchboard.MaxDescriptionLen {
+		return switchboard.Errorf(switchboard.EINVALID, "skill %q: name or description too long", sk.ID)
+	}
+	if sk.Tags == nil {
+		sk.Tags = []string{}
+	}
+	return nil
+}
+
+func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	var b agentBody
+	if err := s.decodeJSON(w, r, &b); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := b.validate(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if b.Handle == nil {
+		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "handle is required"))
+		return
+	}
+	handle, err := switchboard.NormalizeHandle(*b.Handle)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	owner := acct.ID
+	if b.AccountID != nil && *b.AccountID != acct.ID {
+		if !acct.IsOperator() {
+			s.writeError(w, r, switchboard.Errorf(switchboard.EFORBIDDEN, "only the operator may create agents for another account"))
+			return
+		}
+		if _, err := s.Accounts.FindAccountByID(r.Context(), *b.AccountID); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		owner = *b.AccountID
+	}
+	g := &switchboard.Agent{
+		ID: switchboard.NewID(), AccountID: owner, Handle: handle, Name: handle,
+		Mode: switchboard.ModeInbox, Version: "1.0.0", AcceptsTasks: true,
+	}
+	applyAgentBody(g, &b)
+	if err := s.Agents.CreateAgent(r.Context(), g); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.viewAgent(r, g))
+}
+
+// applyAgentBody copies the fields present in b onto g.
+func applyAgentBody(g *switchboard.Agent, b *agentBody) {
+	if b.Name != nil && *b.Name != "" {
+		g.Name = *b.Name
+	}
+	if b.Description != nil {
+		g.Description = *b.Description
+	}
+	if b.Mode != nil {
+		g.Mode = switchboard.DeliveryMode(*b.Mode)
+	}
+	if b.Version != nil && *b.Version != "" {
+		g.Version = *b.Version
+	}
+	if b.Skills != nil {
+		g.Skills = *b.Skills
+	}
+	if b.ExtendedSkills != nil {
+		g.ExtendedSkills = *b.ExtendedSkills
+	}
+	if b.AcceptsTasks != nil {
+		g.AcceptsTasks = *b.AcceptsTasks
+	}
+}
+
+func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	var f switchboard.AgentFilter
+	if !acct.IsOperator() {
+		f.AccountID = &acct.ID
+	} else if id := r.URL.Query().Get("account"); id != "" {
+		f.AccountID = &id
+	}
+	all, err := s.Agents.FindAgents(r.Context(), f)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]agentView, 0, len(all))
+	for _, g := range all {
+		out = append(out, s.viewAgent(r, g))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// ownedAgent finds the agent named by the {ref} of the path (an id or a
+// handle) if the account may manage it. Another owner's agent is reported
+// as not found, exactly like a missing one.
+func (s *Server) ownedAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
+	ref := r.PathValue("ref")
+	var g *switchboard.Agent
+	var err error
+	if switchboard.IsUUID(ref) {
+		g, err = s.Agents.FindAgentByID(r.Context(), strings.ToLower(ref))
+	} else {
+		g, err = s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(ref))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !acct.IsOperator() && g.AccountID != acct.ID {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+	}
+	return g, nil
+}
+
+func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
+}
+
+func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var b agentBody
+	if err := s.decodeJSON(w, r, &b); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if b.Handle != nil || b.AccountID != nil {
+		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "handle and account_id cannot be changed; create a new agent"))
+		return
+	}
+	if err := b.validate(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	upd := switchboard.AgentUpdate{
+		Name: b.Name, Description: b.Description, Version: b.Version,
+		Skills: b.Skills, ExtendedSkills: b.ExtendedSkills, AcceptsTasks: b.AcceptsTasks,
+	}
+	if b.Mode != nil {
+		m := switchboard.DeliveryMode(*b.Mode)
+		upd.Mode = &m
+	}
+	g, err = s.Agents.UpdateAgent(r.Context(), g.ID, upd)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
+}
+
+func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.Agents.DeleteAgent(r.Context(), g.ID); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": g.ID, "handle": g.Handle})
+}

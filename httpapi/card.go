@@ -1,0 +1,233 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// The agent card is written by hand rather than with a2a.AgentCard, because
+// one document must parse with every client in use: the a2a-go 1.0 parser,
+// the a2a-go 0.3 parser and the @a2a-js/sdk resolver. The 1.0 card is a
+// union: the 1.0 fields, plus the 0.3 fields (url, preferredTransport,
+// additionalInterfaces, protocolVersion, security) that a 0.3 client reads
+// from the same path. Each security scheme is itself a union: the 0.3 "type"
+// fields and the 1.0 wrapper key side by side; a2a-go's 1.0 parser rejects a
+// scheme without the wrapper and its 0.3 parser one without "type".
+
+// cardInterface is a 1.0 AgentInterface.
+type cardInterface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+// legacyInterface is a 0.3 AgentInterface.
+type legacyInterface struct {
+	URL       string `json:"url"`
+	Transport string `json:"transport"`
+}
+
+type cardCapabilities struct {
+	Streaming              bool  `json:"streaming"`
+	PushNotifications      bool  `json:"pushNotifications"`
+	ExtendedAgentCard      *bool `json:"extendedAgentCard,omitempty"`      // 1.0 only
+	StateTransitionHistory *bool `json:"stateTransitionHistory,omitempty"` // 0.3 only
+}
+
+// bearerScheme is the bearer security scheme in both shapes.
+type bearerScheme struct {
+	Type        string         `json:"type,omitempty"`   // 0.3
+	Scheme      string         `json:"scheme,omitempty"` // 0.3
+	Description string         `json:"description"`
+	HTTPAuth    *httpAuthValue `json:"httpAuthSecurityScheme,omitempty"` // 1.0
+}
+
+type httpAuthValue struct {
+	Scheme      string `json:"scheme"`
+	Description string `json:"description"`
+}
+
+// agentCardV1 is the union card served at /.well-known/agent-card.json.
+type agentCardV1 struct {
+	Name                 string                    `json:"name"`
+	Description          string                    `json:"description"`
+	SupportedInterfaces  []cardInterface           `json:"supportedInterfaces"`
+	Version              string                    `json:"version"`
+	Capabilities         cardCapabilities          `json:"capabilities"`
+	SecuritySchemes      map[string]bearerScheme   `json:"securitySchemes"`
+	SecurityRequirements []map[string]any          `json:"securityRequirements"`
+	DefaultInputModes    []string                  `json:"defaultInputModes"`
+	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
+	Skills               []a2a.AgentSkill          `json:"skills"`
+	ProtocolVersion      string                    `json:"protocolVersion"`
+	URL                  string                    `json:"url"`
+	PreferredTransport   string                    `json:"preferredTransport"`
+	AdditionalInterfaces []legacyInterface         `json:"additionalInterfaces"`
+	Security             []map[string][]string     `json:"security"`
+	SupportsExtendedCard bool                      `json:"supportsAuthenticatedExtendedCard"`
+}
+
+// agentCardV03 is the pure 0.3 card served at /.well-known/agent.json.
+type agentCardV03 struct {
+	ProtocolVersion      string                  `json:"protocolVersion"`
+	Name                 string                  `json:"name"`
+	Description          string                  `json:"description"`
+	URL                  string                  `json:"url"`
+	PreferredTransport   string                  `json:"preferredTransport"`
+	AdditionalInterfaces []legacyInterface       `json:"additionalInterfaces"`
+	Version              string                  `json:"version"`
+	Capabilities         cardCapabilities        `json:"capabilities"`
+	SecuritySchemes      map[string]bearerScheme `json:"securitySchemes"`
+	Security             []map[string][]string   `json:"security"`
+	DefaultInputModes    []string                `json:"defaultInputModes"`
+	DefaultOutputModes   []string                `json:"defaultOutputModes"`
+	Skills               []a2a.AgentSkill        `json:"skills"`
+	SupportsExtendedCard bool                    `json:"supportsAuthenticatedExtendedCard"`
+}
+
+const bearerDescription = "A peer token issued by this agent's owner: Authorization: Bearer <token>"
+
+var defaultModes = []string{"text/plain", "application/json"}
+
+// cardV1 returns the union card of an agent whose address is addr. With
+// extended, the skills include the ones shown only to authenticated peers.
+func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool) *agentCardV1 {
+	f := s.cardFacts(agent, extended)
+	return &agentCardV1{
+		Name:        f.name,
+		Description: f.description,
+		SupportedInterfaces: []cardInterface{
+			{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+			{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
+		},
+		Version:      f.version,
+		Capabilities: cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended},
+		SecuritySchemes: map[string]bearerScheme{"bearer": {
+			Type: "http", Scheme: "bearer", Description: bearerDescription,
+			HTTPAuth: &httpAuthValue{Scheme: "Bearer", Description: bearerDescription},
+		}},
+		SecurityRequirements: []map[string]any{{"schemes": map[string][]string{"bearer": {}}}},
+		DefaultInputModes:    defaultModes,
+		DefaultOutputModes:   defaultModes,
+		Skills:               f.skills,
+		ProtocolVersion:      "0.3.0",
+		URL:                  addr,
+		PreferredTransport:   "JSONRPC",
+		AdditionalInterfaces: []legacyInterface{{URL: addr, Transport: "JSONRPC"}},
+		Security:             []map[string][]string{{"bearer": {}}},
+		SupportsExtendedCard: f.extended,
+	}
+}
+
+// cardV03 returns the 0.3 card of an agent whose address is addr.
+func (s *Server) cardV03(agent *switchboard.Agent, addr string, extended bool) *agentCardV03 {
+	f := s.cardFacts(agent, extended)
+	no := false
+	return &agentCardV03{
+		ProtocolVersion:      "0.3.0",
+		Name:                 f.name,
+		Description:          f.description,
+		URL:                  addr,
+		PreferredTransport:   "JSONRPC",
+		AdditionalInterfaces: []legacyInterface{{URL: addr, Transport: "JSONRPC"}},
+		Version:              f.version,
+		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, StateTransitionHistory: &no},
+		SecuritySchemes:      map[string]bearerScheme{"bearer": {Type: "http", Scheme: "bearer", Description: bearerDescription}},
+		Security:             []map[string][]string{{"bearer": {}}},
+		DefaultInputModes:    defaultModes,
+		DefaultOutputModes:   defaultModes,
+		Skills:               f.skills,
+		SupportsExtendedCard: f.extended,
+	}
+}
+
+// cardFacts are the parts of a card that do not depend on its shape.
+type cardFacts struct {
+	name, description, version string
+	skills                     []a2a.AgentSkill
+	extended                   bool
+}
+
+func (s *Server) cardFacts(agent *switchboard.Agent, extended bool) cardFacts {
+	f := cardFacts{name: agent.Name, description: agent.Description, version: agent.Version, extended: agent.HasExtendedCard()}
+	if f.name == "" {
+		f.name = agent.Handle
+	}
+	if f.description == "" {
+		f.description = "An A2A agent reachable through Switchboard."
+	}
+	if f.version == "" {
+		f.version = "1.0.0"
+	}
+	skills := agent.Skills
+	if extended {
+		skills = append(append([]a2a.AgentSkill{}, agent.Skills...), agent.ExtendedSkills...)
+	}
+	f.skills = make([]a2a.AgentSkill, 0, len(skills))
+	for _, sk := range skills {
+		if sk.Tags == nil {
+			sk.Tags = []string{}
+		}
+		f.skills = append(f.skills, sk)
+	}
+	return f
+}
+
+// handleCardV1 serves the 1.0 (union) card of the agent at the path.
+func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
+	agent, ok := s.cardRequest(w, r)
+	if ok {
+		serveCard(w, r, s.cardV1(agent, s.addressURL(r, agent), false))
+	}
+}
+
+// handleCardV03 serves the 0.3 card of the agent at the path.
+func (s *Server) handleCardV03(w http.ResponseWriter, r *http.Request) {
+	agent, ok := s.cardRequest(w, r)
+	if ok {
+		serveCard(w, r, s.cardV03(agent, s.addressURL(r, agent), false))
+	}
+}
+
+func (s *Server) cardRequest(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, bool) {
+	if r.Method == http.MethodOptions {
+		setCORS(w)
+		w.WriteHeader(http.StatusNoContent)
+		return nil, false
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method not allowed"})
+		return nil, false
+	}
+	return s.agentFromPath(w, r)
+}
+
+// serveCard writes a card with the caching headers the spec recommends: a
+// short public max-age and an ETag for revalidation.
+func serveCard(w http.ResponseWriter, r *http.Request, card any) {
+	body, err := json.Marshal(card)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal error"})
+		return
+	}
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+	setCORS(w)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Set("ETag", etag)
+	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}

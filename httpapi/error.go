@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// codes maps each error code to its HTTP status (owner API, and the status
+// of A2A answers that are not JSON-RPC-level), its JSON-RPC error code and
+// the reason string of the A2A 1.0 ErrorInfo detail. This table is the only
+// place where codes are translated.
+var codes = map[switchboard.Code]struct {
+	status int
+	rpc    int
+	reason string
+}{
+	switchboard.EINTERNAL:               {http.StatusInternalServerError, -32603, "INTERNAL_ERROR"},
+	switchboard.EINVALID:                {http.StatusBadRequest, -32602, "INVALID_PARAMS"},
+	switchboard.ENOTFOUND:               {http.StatusNotFound, -32001, "TASK_NOT_FOUND"},
+	switchboard.ECONFLICT:               {http.StatusConflict, -32602, "INVALID_PARAMS"},
+	switchboard.EUNAUTHORIZED:           {http.StatusUnauthorized, -31401, "UNAUTHENTICATED"},
+	switchboard.EFORBIDDEN:              {http.StatusForbidden, -31403, "UNAUTHORIZED"},
+	switchboard.ETOOLARGE:               {http.StatusRequestEntityTooLarge, -32600, "INVALID_REQUEST"},
+	switchboard.ERATELIMITED:            {http.StatusTooManyRequests, -32000, "RATE_LIMITED"},
+	switchboard.ENOTCANCELABLE:          {http.StatusConflict, -32002, "TASK_NOT_CANCELABLE"},
+	switchboard.EPUSHNOTSUPPORTED:       {http.StatusBadRequest, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
+	switchboard.EUNSUPPORTED:            {http.StatusBadRequest, -32004, "UNSUPPORTED_OPERATION"},
+	switchboard.ECONTENTTYPE:            {http.StatusBadRequest, -32005, "CONTENT_TYPE_NOT_SUPPORTED"},
+	switchboard.EINVALIDAGENTRESPONSE:   {http.StatusBadGateway, -32006, "INVALID_AGENT_RESPONSE"},
+	switchboard.EEXTENDEDCARDNOTCONFIG:  {http.StatusBadRequest, -32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
+	switchboard.EEXTENSIONSUPPORTNEEDED: {http.StatusBadRequest, -32008, "EXTENSION_SUPPORT_REQUIRED"},
+	switchboard.EVERSIONNOTSUPPORTED:    {http.StatusBadRequest, -32009, "VERSION_NOT_SUPPORTED"},
+}
+
+// httpStatus returns the HTTP status for an error code.
+func httpStatus(code switchboard.Code) int {
+	if c, ok := codes[code]; ok {
+		return c.status
+	}
+	return http.StatusInternalServerError
+}
+
+// rateLimitedLogger logs at most one message per interval and counts the
+// ones it drops, so that a flood of failing requests cannot flood the log.
+type rateLimitedLogger struct {
+	log      *slog.Logger
+	interval time.Duration
+
+	mu      sync.Mutex
+	last    time.Time // guarded by mu
+	dropped int       // guarded by mu
+}
+
+func newRateLimitedLogger(log *slog.Logger, interval time.Duration) *rateLimitedLogger {
+	return &rateLimitedLogger{log: log, interval: interval}
+}
+
+// Error logs msg unless another message was logged within the interval.
+func (l *rateLimitedLogger) Error(msg string, args ...any) {
+	l.mu.Lock()
+	now := time.Now()
+	if now.Sub(l.last) < l.interval {
+		l.dropped++
+		l.mu.Unlock()
+		return
+	}
+	dropped := l.dropped
+	l.last, l.dropped = now, 0
+	l.mu.Unlock()
+	if dropped > 0 {
+		args = append(args, "dropped_since_last", dropped)
+	}
+	l.log.Error(msg, args...)
+}

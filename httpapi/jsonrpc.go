@@ -1,0 +1,181 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"regexp"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// JSON-RPC 2.0 error codes of the envelope itself.
+const (
+	rpcParseError     = -32700
+	rpcInvalidRequest = -32600
+	rpcMethodNotFound = -32601
+	rpcInvalidParams  = -32602
+	rpcInternalError  = -32603
+)
+
+// rpcRequest is a decoded JSON-RPC 2.0 request envelope.
+type rpcRequest struct {
+	ID     json.RawMessage // a string, a number or null; never empty after decoding
+	Method string
+	Params json.RawMessage // always a JSON object
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+
+	status int // the HTTP status to answer with, 200 unless the envelope itself is refused
+}
+
+// nullID is the id of a response to a request whose id is unknown.
+var nullID = json.RawMessage("null")
+
+// decodeEnvelope checks the JSON-RPC envelope of a request body. On failure
+// it returns the error to answer with and whatever id could be read.
+func decodeEnvelope(body []byte) (*rpcRequest, *rpcError) {
+	req := &rpcRequest{ID: nullID}
+	trimmed := bytes.TrimSpace(body)
+	if !json.Valid(trimmed) {
+		return req, &rpcError{Code: rpcParseError, Message: "Parse error: the body is not valid JSON", status: http.StatusBadRequest}
+	}
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: batch requests are not supported", status: http.StatusBadRequest}
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &fields); err != nil {
+		return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC request object"}
+	}
+	if id, ok := fields["id"]; ok {
+		if !validID(id) {
+			return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: id must be a string, a number or null"}
+		}
+		req.ID = id
+	}
+	if string(fields["jsonrpc"]) != `"2.0"` {
+		return req, &rpcError{Code: rpcInvalidRequest, Message: `Invalid Request: jsonrpc must be "2.0"`}
+	}
+	if err := json.Unmarshal(fields["method"], &req.Method); err != nil || req.Method == "" {
+		return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: method must be a non-empty string"}
+	}
+	req.Params = fields["params"]
+	return req, nil
+}
+
+// checkParams makes sure params is a JSON object; absent or null params
+// count as an empty object.
+func checkParams(req *rpcRequest) *rpcError {
+	p := bytes.TrimSpace(req.Params)
+	if len(p) == 0 || string(p) == "null" {
+		req.Params = json.RawMessage("{}")
+		return nil
+	}
+	if p[0] != '{' {
+		return &rpcError{Code: rpcInvalidParams, Message: "Invalid params: params must be an object"}
+	}
+	return nil
+}
+
+func validID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return false
+	}
+	switch c := id[0]; {
+	case c == '"':
+		return true
+	case c == 'n':
+		return string(id) == "null"
+	case c == '-' || ('0' <= c && c <= '9'):
+		var f float64
+		return json.Unmarshal(id, &f) == nil
+	}
+	return false
+}
+
+// versionPattern matches the A2A-Version values this server speaks: 0.3 and
+// 1.0 (also written 1), optionally with a patch number, which is ignored.
+var versionPattern = regexp.MustCompile(`^(0\.3|1|1\.0)(\.[0-9]+)?$`)
+
+// requestedVersion returns the A2A-Version the request asks for (header, or
+// query parameter as the spec allows), "" when it names none, or an error
+// when it names a version this server does not speak.
+func requestedVersion(r *http.Request) (string, error) {
+	v := r.Header.Get("A2A-Version")
+	if v == "" {
+		v = r.URL.Query().Get("A2A-Version")
+	}
+	if v == "" {
+		return "", nil
+	}
+	if !versionPattern.MatchString(v) {
+		return "", switchboard.Errorf(switchboard.EVERSIONNOTSUPPORTED, "A2A version %q is not supported (supported: 0.3, 1.0)", truncate(v, 32))
+	}
+	return v, nil
+}
+
+// rpcErrorFor translates an error into the JSON-RPC error of the given
+// protocol version. A2A 1.0 errors carry a google.rpc.ErrorInfo detail;
+// 0.3 errors carry no data, since 0.3 clients read data as an object.
+func rpcErrorFor(err error, v switchboard.ProtocolVersion) *rpcError {
+	code := switchboard.ErrorCode(err)
+	c, ok := codes[code]
+	if !ok {
+		c = codes[switchboard.EINTERNAL]
+	}
+	e := &rpcError{Code: c.rpc, Message: switchboard.ErrorMessage(err)}
+	if v == switchboard.ProtocolV1 {
+		e.Data = errorInfo(c.reason)
+	}
+	return e
+}
+
+// errorInfo returns the A2A 1.0 error details: one google.rpc.ErrorInfo.
+func errorInfo(reason string) []map[string]any {
+	return []map[string]any{{
+		"@type":  "type.googleapis.com/google.rpc.ErrorInfo",
+		"reason": reason,
+		"domain": "a2a-protocol.org",
+	}}
+}
+
+// rpcResult is a successful JSON-RPC response. Result is always present.
+type rpcResult struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result"`
+}
+
+// rpcFailure is a failed JSON-RPC response.
+type rpcFailure struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   *rpcError       `json:"error"`
+}
+
+// writeRPCResult writes a successful JSON-RPC response.
+func writeRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
+	writeJSON(w, http.StatusOK, rpcResult{JSONRPC: "2.0", ID: id, Result: result})
+}
+
+// writeRPCError writes a failed JSON-RPC response with the error's status.
+func writeRPCError(w http.ResponseWriter, id json.RawMessage, e *rpcError) {
+	status := e.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, rpcFailure{JSONRPC: "2.0", ID: id, Error: e})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

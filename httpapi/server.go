@@ -1,0 +1,205 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// Defaults for Config fields left at zero.
+const (
+	DefaultMaxBody         = 1 << 20
+	DefaultStreamKeepAlive = 15 * time.Second
+	// unauthenticatedBodyLimit bounds what is read of a request that failed
+	// authentication, only to echo its JSON-RPC id.
+	unauthenticatedBodyLimit = 64 << 10
+)
+
+// Config holds the settings of the HTTP API. Zero values mean defaults.
+type Config struct {
+	// PublicURL is the base URL of the deployment as the world reaches it
+	// (scheme and host, optionally a path). Empty: derived from each request.
+	PublicURL string
+	// TrustForwarded makes request-derived URLs honour X-Forwarded-Proto and
+	// X-Forwarded-Host, for deployments behind a proxy that sets them.
+	TrustForwarded bool
+	// MaxBody is the largest request body accepted, in bytes.
+	MaxBody int64
+	// DefaultAgent is the handle of an agent also served at the root paths.
+	DefaultAgent string
+	// PushNotifications declares on every card that push notifications are
+	// sent, and accepts push configurations. It must be true only when a push
+	// sender is wired in.
+	PushNotifications bool
+	// StreamKeepAlive is the interval of SSE keep-alive comments.
+	StreamKeepAlive time.Duration
+	// Version is the build version shown by /healthz.
+	Version string
+}
+
+// Deps are the components the HTTP API needs.
+type Deps struct {
+	Accounts switchboard.AccountStore
+	Agents   switchboard.AgentStore
+	Tokens   switchboard.TokenStore
+	Tasks    *switchboard.TaskService
+	Limiter  switchboard.RateLimiter
+	Logger   *slog.Logger
+}
+
+// Server serves the A2A addresses of every agent, the owner API and health
+// checks on one http.Handler.
+type Server struct {
+	Deps
+	cfg     Config
+	mux     *http.ServeMux
+	rpc     map[string]rpcMethod
+	ready   atomic.Bool
+	errLogs *rateLimitedLogger
+
+	// streams ends every open SSE stream when cancelled by CloseStreams.
+	streams      context.Context
+	closeStreams context.CancelFunc
+}
+
+// New returns a Server. It answers /healthz with 503 until SetReady(true).
+func New(deps Deps, cfg Config) *Server {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.StreamKeepAlive <= 0 {
+		cfg.StreamKeepAlive = DefaultStreamKeepAlive
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second)}
+	s.streams, s.closeStreams = context.WithCancel(context.Background())
+	s.rpc = s.methods()
+	s.routes()
+	return s
+}
+
+// SetReady sets what /healthz and /readyz answer.
+func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
+
+// CloseStreams ends every open SSE stream, so that a graceful shutdown does
+// not wait for streams that would otherwise last as long as their task.
+// Clients resume with Last-Event-ID on another instance or after a restart.
+func (s *Server) CloseStreams() { s.closeStreams() }
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /healthz", s.handleHealth)
+	m.HandleFunc("GET /readyz", s.handleHealth)
+
+	// Agent addresses: {base}/a/{handle}, with or without a trailing slash.
+	m.HandleFunc("/a/{handle}", s.handleAddress)
+	m.HandleFunc("/a/{handle}/{$}", s.handleAddress)
+	m.HandleFunc("/a/{handle}/.well-known/agent-card.json", s.handleCardV1)
+	m.HandleFunc("/a/{handle}/.well-known/agent.json", s.handleCardV03)
+
+	// The default agent, if any, also lives at the root.
+	m.HandleFunc("/{$}", s.handleRoot)
+	m.HandleFunc("/.well-known/agent-card.json", s.handleCardV1)
+	m.HandleFunc("/.well-known/agent.json", s.handleCardV03)
+
+	// Owner API.
+	m.HandleFunc("GET /account", s.owner(s.handleWhoami))
+	m.HandleFunc("POST /account/rotate", s.owner(s.handleRotateOwnToken))
+	m.HandleFunc("POST /accounts", s.operator(s.handleCreateAccount))
+	m.HandleFunc("GET /accounts", s.operator(s.handleListAccounts))
+	m.HandleFunc("GET /accounts/{id}", s.operator(s.handleGetAccount))
+	m.HandleFunc("PATCH /accounts/{id}", s.operator(s.handleUpdateAccount))
+	m.HandleFunc("POST /accounts/{id}/rotate", s.operator(s.handleRotateAccountToken))
+
+	m.HandleFunc("POST /agents", s.owner(s.handleCreateAgent))
+	m.HandleFunc("GET /agents", s.owner(s.handleListAgents))
+	m.HandleFunc("GET /agents/{ref}", s.owner(s.handleGetAgent))
+	m.HandleFunc("PATCH /agents/{ref}", s.owner(s.handleUpdateAgent))
+	m.HandleFunc("DELETE /agents/{ref}", s.owner(s.handleDeleteAgent))
+	m.HandleFunc("POST /agents/{ref}/tokens", s.owner(s.handleIssueToken))
+	m.HandleFunc("GET /agents/{ref}/tokens", s.owner(s.handleListTokens))
+	m.HandleFunc("DELETE /agents/{ref}/tokens/{label}", s.owner(s.handleRevokeToken))
+	m.HandleFunc("GET /agents/{ref}/inbox", s.owner(s.handleInbox))
+
+	m.HandleFunc("GET /tasks/{id}", s.owner(s.handleGetTask))
+	m.HandleFunc("POST /tasks/{id}/reply", s.owner(s.handleReply))
+
+	m.HandleFunc("/", s.handleNotFound)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if !s.ready.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "status": "starting"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "version": s.cfg.Version})
+}
+
+func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusNotFound, errorBody{Error: "not found"})
+}
+
+// errorBody is the JSON error of the owner API and other non-A2A routes.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// writeJSON writes v as the JSON response with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", "no-store")
+	}
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// writeError writes err as an owner-API error with the status of its code.
+// Internal errors are logged and shown as "internal error".
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := switchboard.ErrorCode(err)
+	if code == switchboard.EINTERNAL {
+		s.logInternal(r, err)
+	}
+	writeJSON(w, httpStatus(code), errorBody{Error: switchboard.ErrorMessage(err)})
+}
+
+// logInternal logs an unexpected error. Errors caused by the client going
+// away are not errors of ours and are logged at debug level.
+func (s *Server) logInternal(r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) || errors.Is(r.Context().Err(), context.Canceled) {
+		s.Logger.Debug("request ended by client", "method", r.Method, "path", r.URL.Path, "err", err)
+		return
+	}
+	s.errLogs.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+}
+
+// decodeJSON reads a JSON request body of at most MaxBody bytes into v.
+func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return switchboard.Errorf(switchboard.ETOOLARGE, "request body is larger than %d bytes", s.cfg.MaxBody)
+		}
+		return switchboard.Errorf(switchboard.EINVALID, "invalid JSON body: %s", err.Error())
+	}
+	return nil
+}

@@ -1,0 +1,263 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// sseWriter writes one text/event-stream response. Each event carries the
+// task event's sequence number as its id, so a client that reconnects with
+// Last-Event-ID resumes exactly where it stopped.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+}
+
+func newSSEWriter(w http.ResponseWriter) *sseWriter {
+	return &sseWriter{w: w, rc: http.NewResponseController(w)}
+}
+
+// start sends the response headers once.
+func (sw *sseWriter) start() error {
+	if sw.started {
+		return nil
+	}
+	sw.started = true
+	h := sw.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no") // let nginx pass events at once
+	sw.w.WriteHeader(http.StatusOK)
+	return sw.rc.Flush()
+}
+
+// event writes one event: an id line when id >= 0, then the data line.
+// JSON without indentation never holds a raw newline, so one data line is
+// always enough.
+func (sw *sseWriter) event(id int64, data []byte) error {
+	if err := sw.start(); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, len(data)+32)
+	if id >= 0 {
+		buf = append(buf, "id: "...)
+		buf = strconv.AppendInt(buf, id, 10)
+		buf = append(buf, '\n')
+	}
+	buf = append(buf, "data: "...)
+	buf = append(buf, data...)
+	buf = append(buf, '\n', '\n')
+	if _, err := sw.w.Write(buf); err != nil {
+		return err
+	}
+	return sw.rc.Flush()
+}
+
+// keepAlive writes a comment line that clients ignore, so that proxies and
+// clients do not close an idle stream.
+func (sw *sseWriter) keepAlive() error {
+	if _, err := sw.w.Write([]byte(": keep-alive\n\n")); err != nil {
+		return err
+	}
+	return sw.rc.Flush()
+}
+
+// rpcEvent writes a JSON-RPC response carrying result as one event.
+func (sw *sseWriter) rpcEvent(id int64, reqID json.RawMessage, result any) error {
+	data, err := json.Marshal(rpcResult{JSONRPC: "2.0", ID: reqID, Result: result})
+	if err != nil {
+		return fmt.Errorf("encode stream event: %w", err)
+	}
+	return sw.event(id, data)
+}
+
+// rpcError writes a JSON-RPC error as one event: once a stream method is
+// accepted, its errors travel inside the stream, as SSE clients expect.
+func (sw *sseWriter) rpcError(reqID json.RawMessage, e *rpcError) error {
+	data, err := json.Marshal(rpcFailure{JSONRPC: "2.0", ID: reqID, Error: e})
+	if err != nil {
+		return fmt.Errorf("encode stream error: %w", err)
+	}
+	return sw.event(-1, data)
+}
+
+// streamPlan says what a stream sends: optionally a task snapshot, then the
+// task's events after a sequence number, until an event ends the turn.
+type streamPlan struct {
+	taskID a2a.TaskID
+	// snapshot is sent first, with its Seq as event id, unless nil.
+	snapshot *switchboard.Task
+	// snapshotEnds: a snapshot already in a final or waiting state ends the
+	// stream (a send stream), rather than waiting for the next turn (a
+	// subscription to an input-required task).
+	snapshotEnds  bool
+	after         int64
+	historyLength *int
+}
+
+// streamEncoder turns a task event into the result object of one stream
+// event in the call's protocol version. final is set on the event that ends
+// the stream.
+type streamEncoder func(ev a2a.Event, final bool) (any, error)
+
+// streamFailed answers a stream method that failed before its stream began.
+func (s *Server) streamFailed(w http.ResponseWriter, r *http.Request, c *rpcCall, err error) {
+	if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
+		s.logInternal(r, err)
+	}
+	_ = newSSEWriter(w).rpcError(c.req.ID, rpcErrorFor(err, c.version))
+}
+
+// runStream sends a stream according to plan. It returns when an event ends
+// the turn, the client goes away, or the server shuts down.
+func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, plan streamPlan, encode streamEncoder) {
+	sw := newSSEWriter(w)
+	send := func(ev *switchboard.TaskEvent, final bool) error {
+		e := ev.Event
+		if t, ok := e.(*a2a.Task); ok {
+			e = switchboard.TrimTask(t, plan.historyLength, true)
+		}
+		result, err := encode(e, final)
+		if err != nil {
+			return err
+		}
+		return sw.rpcEvent(ev.Seq, c.req.ID, result)
+	}
+	if err := sw.start(); err != nil {
+		return
+	}
+	if t := plan.snapshot; t != nil {
+		ends := t.State().Terminal() || (plan.snapshotEnds && switchboard.Interrupted(t.State()))
+		if err := send(&switchboard.TaskEvent{TaskID: t.ID(), Seq: t.Seq, Event: &t.A2A}, ends); err != nil || ends {
+			return
+		}
+	}
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.streams, cancel)()
+	events := make(chan *switchboard.TaskEvent)
+	followErr := make(chan error, 1)
+	go func() {
+		followErr <- s.Tasks.FollowTask(ctx, plan.taskID, plan.after, func(ev *switchboard.TaskEvent) (bool, error) {
+			select {
+			case events <- ev:
+				return !switchboard.EndsTurn(ev.Event), nil
+			case <-ctx.Done():
+				return false, context.Cause(ctx)
+			}
+		})
+		close(events)
+	}()
+	defer func() {
+		cancel()
+		for range events { // let the follower finish before the handler returns
+		}
+	}()
+
+	keepAlive := time.NewTicker(s.cfg.StreamKeepAlive)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				if err := <-followErr; err != nil && ctx.Err() == nil {
+					s.logInternal(r, fmt.Errorf("follow task %s: %w", plan.taskID, err))
+					_ = sw.rpcError(c.req.ID, rpcErrorFor(err, c.version))
+				}
+				return
+			}
+			if err := send(ev, switchboard.EndsTurn(ev.Event)); err != nil {
+				return
+			}
+		case <-keepAlive.C:
+			if err := sw.keepAlive(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// sendStreamPlan plans the stream of a send: the task as it stands, then
+// its events until the turn ends. A client that reconnects to a send stream
+// (the same message again, with Last-Event-ID) gets the events it missed.
+func sendStreamPlan(c *rpcCall, t *switchboard.Task, historyLength *int) streamPlan {
+	plan := streamPlan{taskID: t.ID(), historyLength: historyLength, snapshotEnds: true}
+	if c.lastEventID >= 0 {
+		plan.after = c.lastEventID
+	} else {
+		plan.snapshot, plan.after = t, t.Seq
+	}
+	return plan
+}
+
+// subscribePlan plans a subscription: the task as it stands (which must not
+// be finished), then its events until the next turn ends; or, for a client
+// resuming with Last-Event-ID, the events it missed, even of a task that
+// has finished since.
+func (s *Server) subscribePlan(ctx context.Context, c *rpcCall, id a2a.TaskID) (streamPlan, error) {
+	if id == "" {
+		return streamPlan{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
+	}
+	t, err := s.Tasks.GetTask(ctx, c.peer, id)
+	if err != nil {
+		return streamPlan{}, err
+	}
+	plan := streamPlan{taskID: t.ID()}
+	switch {
+	case c.lastEventID > t.Seq:
+		return streamPlan{}, switchboard.Errorf(switchboard.EINVALID, "Last-Event-ID %d is ahead of the task's last event %d", c.lastEventID, t.Seq)
+	case c.lastEventID >= 0:
+		plan.after = c.lastEventID
+		if t.State().Terminal() && c.lastEventID == t.Seq {
+			plan.snapshot = t // nothing was missed: say how it ended
+		}
+	case t.State().Terminal():
+		return streamPlan{}, switchboard.Errorf(switchboard.EUNSUPPORTED, "task %s is %s; there is nothing to subscribe to", t.ID(), switchboard.ShortState(t.State()))
+	default:
+		plan.snapshot, plan.after = t, t.Seq
+	}
+	return plan, nil
+}
+
+func (s *Server) v1SendStreamingMessage(w http.ResponseWriter, r *http.Request, c *rpcCall) {
+	var p a2a.SendMessageRequest
+	if err := decodeParams(c, &p); err != nil {
+		s.streamFailed(w, r, c, err)
+		return
+	}
+	t, err := s.sendMessage(r.Context(), c, &p)
+	if err != nil {
+		s.streamFailed(w, r, c, err)
+		return
+	}
+	s.runStream(w, r, c, sendStreamPlan(c, t, sendHistoryLength(&p)), encodeV1Event)
+}
+
+func (s *Server) v1SubscribeToTask(w http.ResponseWriter, r *http.Request, c *rpcCall) {
+	var p a2a.SubscribeToTaskRequest
+	if err := decodeParams(c, &p); err != nil {
+		s.streamFailed(w, r, c, err)
+		return
+	}
+	plan, err := s.subscribePlan(r.Context(), c, p.ID)
+	if err != nil {
+		s.streamFailed(w, r, c, err)
+		return
+	}
+	s.runStream(w, r, c, plan, encodeV1Event)
+}
+
+// encodeV1Event wraps an event in a 1.0 StreamResponse.
+func encodeV1Event(ev a2a.Event, _ bool) (any, error) {
+	return a2a.StreamResponse{Event: ev}, nil
+}

@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// inboxItem is one task in an inbox listing. Text is the peer's latest
+// message: untrusted input, to be shown as data and never obeyed.
+type inboxItem struct {
+	ID        a2a.TaskID `json:"id"`
+	ContextID string     `json:"context_id"`
+	From      string     `json:"from"`
+	State     string     `json:"state"`
+	Text      string     `json:"text"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+}
+
+// taskView is a task in owner-API answers, with the A2A 1.0 task inside.
+type taskView struct {
+	ID        a2a.TaskID `json:"id"`
+	AgentID   string     `json:"agent_id"`
+	Agent     string     `json:"agent"`
+	From      string     `json:"from"`
+	ContextID string     `json:"context_id"`
+	State     string     `json:"state"`
+	Protocol  string     `json:"protocol"`
+	Text      string     `json:"text"`
+	Seq       int64      `json:"seq"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	Task      *a2a.Task  `json:"task"`
+}
+
+func viewTask(t *switchboard.Task, g *switchboard.Agent) taskView {
+	return taskView{
+		ID: t.ID(), AgentID: t.AgentID, Agent: g.Handle, From: t.PeerLabel, ContextID: t.A2A.ContextID,
+		State: switchboard.ShortState(t.State()), Protocol: string(t.Protocol), Text: switchboard.LastUserText(&t.A2A),
+		Seq: t.Seq, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Task: &t.A2A,
+	}
+}
+
+func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	tasks, err := s.Tasks.Inbox(r.Context(), g.ID, r.URL.Query().Get("all") != "")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	items := make([]inboxItem, 0, len(tasks))
+	for _, t := range tasks {
+		items = append(items, inboxItem{
+			ID: t.ID(), ContextID: t.A2A.ContextID, From: t.PeerLabel, State: switchboard.ShortState(t.State()),
+			Text: switchboard.LastUserText(&t.A2A), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "tasks": items})
+}
+
+// ownedTask finds the task named by the {id} of the path if the account
+// owns its agent; otherwise it reports the task as not found.
+func (s *Server) ownedTask(r *http.Request, acct *switchboard.Account) (*switchboard.Task, *switchboard.Agent, error) {
+	t, err := s.Tasks.FindTask(r.Context(), a2a.TaskID(r.PathValue("id")))
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := s.Agents.FindAgentByID(r.Context(), t.AgentID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !acct.IsOperator() && g.AccountID != acct.ID {
+		return nil, nil, switchboard.Errorf(switchboard.ENOTFOUND, "task not found")
+	}
+	return t, g, nil
+}
+
+func (s *Server) handleGetTask(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	t, g, err := s.ownedTask(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewTask(t, g))
+}
+
+func (s *Server) handleReply(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	_, g, err := s.ownedTask(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var body struct {
+		Text         string `json:"text"`
+		State        string `json:"state"`
+		Force        bool   `json:"force"`
+		ArtifactName string `json:"artifact_name"`
+	}
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	reply := switchboard.Reply{Text: body.Text, Force: body.Force, ArtifactName: body.ArtifactName}
+	if body.State != "" {
+		st, ok := switchboard.ParseState(body.State)
+		if !ok {
+			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "state must be one of completed, input-required, failed, rejected, working"))
+			return
+		}
+		reply.State = st
+	}
+	t, err := s.Tasks.ReplyToTask(r.Context(), a2a.TaskID(r.PathValue("id")), reply)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewTask(t, g))
+}

@@ -1,0 +1,26 @@
+package switchboard
+
+import (
+	"context"
+	"time"
+)
+
+// Peer is an authenticated outside caller of one agent's address, named by
+// the label of the token it presented. A peer sees only its own tasks and
+// contexts.
+type Peer struct {
+	AgentID string
+	Label   string
+}
+
+// Key returns a string that identifies the peer across agents, for rate
+// limits and logs.
+func (p Peer) Key() string { return p.AgentID + "/" + p.Label }
+
+// RateLimiter counts requests per key in fixed windows.
+type RateLimiter interface {
+	// Allow counts one request for key. It reports whether the request is
+	// within the limit and, when it is not, how long until the window that
+	// refused it ends.
+	Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration, err error)
+}

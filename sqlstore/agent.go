@@ -1,0 +1,196 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+const agentColumns = `g.id, g.account_id, g.handle, g.name, g.description, g.mode, g.version,
+	g.skills, g.extended_skills, g.accepts_tasks, g.created_at, g.updated_at, a.disabled`
+
+const agentFrom = ` FROM agents g JOIN accounts a ON a.id = g.account_id`
+
+// CreateAgent implements switchboard.AgentStore.
+func (db *DB) CreateAgent(ctx context.Context, g *switchboard.Agent) error {
+	now := db.Now().UTC()
+	g.CreatedAt, g.UpdatedAt = now, now
+	skills, ext, err := marshalSkills(g)
+	if err != nil {
+		return err
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO agents (id, account_id, handle, name, description, mode, version,
+			skills, extended_skills, accepts_tasks, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			g.ID, g.AccountID, g.Handle, g.Name, g.Description, string(g.Mode), g.Version,
+			skills, ext, boolInt(g.AcceptsTasks), nanos(now), nanos(now))
+		if db.dialect.uniqueViolation(err) {
+			return switchboard.Errorf(switchboard.ECONFLICT, "the handle %q is taken", g.Handle)
+		}
+		return err
+	})
+}
+
+// FindAgentByID implements switchboard.AgentStore.
+func (db *DB) FindAgentByID(ctx context.Context, id string) (*switchboard.Agent, error) {
+	return db.findAgent(ctx, db.read, `g.id = $1`, id)
+}
+
+// FindAgentByHandle implements switchboard.AgentStore.
+func (db *DB) FindAgentByHandle(ctx context.Context, handle string) (*switchboard.Agent, error) {
+	return db.findAgent(ctx, db.read, `g.handle = $1`, handle)
+}
+
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (db *DB) findAgent(ctx context.Context, q queryer, cond string, arg any) (*switchboard.Agent, error) {
+	g, err := scanAgent(q.QueryRowContext(ctx, `SELECT `+agentColumns+agentFrom+` WHERE `+cond, arg))
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+	}
+	return g, db.formatError(err)
+}
+
+// FindAgents implements switchboard.AgentStore.
+func (db *DB) FindAgents(ctx context.Context, f switchboard.AgentFilter) ([]*switchboard.Agent, error) {
+	w := &where{}
+	if f.AccountID != nil {
+		w.add("g.account_id = ?", *f.AccountID)
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+agentColumns+agentFrom+w.String()+` ORDER BY g.handle`, w.args...)
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	defer rows.Close()
+	var out []*switchboard.Agent
+	for rows.Next() {
+		g, err := scanAgent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// UpdateAgent implements switchboard.AgentStore.
+func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentUpdate) (*switchboard.Agent, error) {
+	var out *switchboard.Agent
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		g, err := db.findAgent(ctx, tx, `g.id = $1`, id)
+		if err != nil {
+			return err
+		}
+		applyAgentUpdate(g, upd)
+		g.UpdatedAt = db.Now().UTC()
+		skills, ext, err := marshalSkills(g)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE agents SET name = $1, description = $2, mode = $3, version = $4,
+			skills = $5, extended_skills = $6, accepts_tasks = $7, updated_at = $8 WHERE id = $9`,
+			g.Name, g.Description, string(g.Mode), g.Version, skills, ext, boolInt(g.AcceptsTasks), nanos(g.UpdatedAt), g.ID)
+		out = g
+		return err
+	})
+	return out, err
+}
+
+func applyAgentUpdate(g *switchboard.Agent, upd switchboard.AgentUpdate) {
+	if upd.Name != nil {
+		g.Name = *upd.Name
+	}
+	if upd.Description != nil {
+		g.Description = *upd.Description
+	}
+	if upd.Mode != nil {
+		g.Mode = *upd.Mode
+	}
+	if upd.Version != nil {
+		g.Version = *upd.Version
+	}
+	if upd.Skills != nil {
+		g.Skills = *upd.Skills
+	}
+	if upd.ExtendedSkills != nil {
+		g.ExtendedSkills = *upd.ExtendedSkills
+	}
+	if upd.AcceptsTasks != nil {
+		g.AcceptsTasks = *upd.AcceptsTasks
+	}
+}
+
+// DeleteAgent implements switchboard.AgentStore.
+func (db *DB) DeleteAgent(ctx context.Context, id string) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM agents WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+		}
+		for _, q := range []string{
+			`DELETE FROM task_events WHERE task_id IN (SELECT id FROM tasks WHERE agent_id = $1)`,
+			`DELETE FROM push_configs WHERE task_id IN (SELECT id FROM tasks WHERE agent_id = $1)`,
+			`DELETE FROM task_messages WHERE agent_id = $1`,
+			`DELETE FROM tasks WHERE agent_id = $1`,
+			`DELETE FROM tokens WHERE agent_id = $1`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func marshalSkills(g *switchboard.Agent) (skills, ext string, err error) {
+	s, err := json.Marshal(nonNilSkills(g.Skills))
+	if err != nil {
+		return "", "", fmt.Errorf("encode skills: %w", err)
+	}
+	e, err := json.Marshal(nonNilSkills(g.ExtendedSkills))
+	if err != nil {
+		return "", "", fmt.Errorf("encode extended skills: %w", err)
+	}
+	return string(s), string(e), nil
+}
+
+func nonNilSkills(s []a2a.AgentSkill) []a2a.AgentSkill {
+	if s == nil {
+		return []a2a.AgentSkill{}
+	}
+	return s
+}
+
+func scanAgent(s scanner) (*switchboard.Agent, error) {
+	var g switchboard.Agent
+	var mode, skills, ext string
+	var accepts, disabled int
+	var created, updated int64
+	if err := s.Scan(&g.ID, &g.AccountID, &g.Handle, &g.Name, &g.Description, &mode, &g.Version,
+		&skills, &ext, &accepts, &created, &updated, &disabled); err != nil {
+		return nil, err
+	}
+	g.Mode = switchboard.DeliveryMode(mode)
+	g.AcceptsTasks = accepts != 0
+	g.AccountDisabled = disabled != 0
+	g.CreatedAt, g.UpdatedAt = fromNanos(created), fromNanos(updated)
+	if err := json.Unmarshal([]byte(skills), &g.Skills); err != nil {
+		return nil, fmt.Errorf("decode skills of agent %s: %w", g.ID, err)
+	}
+	if err := json.Unmarshal([]byte(ext), &g.ExtendedSkills); err != nil {
+		return nil, fmt.Errorf("decode extended skills of agent %s: %w", g.ID, err)
+	}
+	return &g, nil
+}

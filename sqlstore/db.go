@@ -1,0 +1,185 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// DB is the Store on database/sql. It implements every store interface of
+// the root package. Writes go through one pool and reads through another, so
+// that SQLite's single writer never waits behind readers.
+type DB struct {
+	write   *sql.DB
+	read    *sql.DB
+	dialect dialect
+
+	// Now returns the current time for stored timestamps; tests may replace it.
+	Now func() time.Time
+
+	closeOnce sync.Once
+}
+
+// dialect holds what differs between database engines. The SQL text is
+// otherwise the same for all of them.
+type dialect struct {
+	name            string // directory of its migrations
+	forUpdate       string // row lock suffix for read-modify-write, "" where the transaction already locks
+	uniqueViolation func(error) bool
+}
+
+var (
+	_ switchboard.AccountStore    = (*DB)(nil)
+	_ switchboard.AgentStore      = (*DB)(nil)
+	_ switchboard.TokenStore      = (*DB)(nil)
+	_ switchboard.TaskStore       = (*DB)(nil)
+	_ switchboard.PushConfigStore = (*DB)(nil)
+)
+
+// Close closes the database. It is safe to call more than once.
+func (db *DB) Close() error {
+	var err error
+	db.closeOnce.Do(func() {
+		err = errors.Join(db.write.Close(), db.read.Close())
+	})
+	return err
+}
+
+// migrate applies every embedded migration of the dialect that is not yet
+// recorded, in file name order, each in its own transaction. A file is
+// applied by name, not by "everything above the highest number", so a
+// migration added later with a lower number still runs.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		name TEXT PRIMARY KEY,
+		applied_at BIGINT NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	dir := "migrations/" + db.dialect.name
+	entries, err := fs.ReadDir(migrations, dir)
+	if err != nil {
+		return fmt.Errorf("read migrations: %w", err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sql") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		body, err := fs.ReadFile(migrations, dir+"/"+name)
+		if err != nil {
+			return fmt.Errorf("read migration %s: %w", name, err)
+		}
+		if err := db.applyMigration(ctx, name, string(body)); err != nil {
+			return fmt.Errorf("apply migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (db *DB) applyMigration(ctx context.Context, name, body string) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE name = $1`, name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, body); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)`, name, nanos(db.Now()))
+		return err
+	})
+}
+
+// inTx runs fn in a write transaction and commits it if fn returns nil.
+func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return db.formatError(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return db.formatError(err)
+	}
+	return nil
+}
+
+// formatError maps driver errors that callers branch on to root error codes.
+func (db *DB) formatError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return switchboard.Errorf(switchboard.ENOTFOUND, "not found")
+	case errors.Is(err, sql.ErrConnDone), strings.Contains(err.Error(), "sql: database is closed"):
+		return switchboard.ErrStoreClosed
+	}
+	return err
+}
+
+// nanos converts a time to the stored form: Unix nanoseconds.
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+// fromNanos converts a stored time back, in UTC.
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// nullNanos converts a nullable stored time back.
+func nullNanos(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromNanos(n.Int64)
+	return &t
+}
+
+// boolInt is how booleans are stored: as 0 or 1 on every engine.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// where builds a conjunction of conditions with numbered placeholders.
+type where struct {
+	conds []string
+	args  []any
+}
+
+// add appends a condition; each "?" in cond becomes the next $n.
+func (w *where) add(cond string, args ...any) {
+	for _, a := range args {
+		w.args = append(w.args, a)
+		cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(w.args)), 1)
+	}
+	w.conds = append(w.conds, cond)
+}
+
+// String returns the WHERE clause, or "" when there are no conditions.
+func (w *where) String() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}

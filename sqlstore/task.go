@@ -1,0 +1,275 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+const taskColumns = `id, agent_id, peer_label, protocol, seq, created_at, updated_at, data`
+
+// CreateTask implements switchboard.TaskStore.
+func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, push *switchboard.PushConfig) (*switchboard.TaskEvent, error) {
+	snapshot := t.A2A // the first event is the task as created
+	var ev *switchboard.TaskEvent
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		if len(t.A2A.History) > 0 {
+			if err := db.recordMessage(ctx, tx, t, t.A2A.History[0].ID); err != nil {
+				return err
+			}
+		}
+		t.Seq = 0
+		evs, err := db.appendEvents(ctx, tx, t, []a2a.Event{&snapshot})
+		if err != nil {
+			return err
+		}
+		ev = evs[0]
+		if err := db.insertTask(ctx, tx, t); err != nil {
+			return err
+		}
+		if push != nil {
+			return db.savePushConfig(ctx, tx, push)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task) error {
+	data, err := json.Marshal(&t.A2A)
+	if err != nil {
+		return fmt.Errorf("encode task %s: %w", t.ID(), err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, agent_id, peer_label, context_id, state, protocol, seq,
+		status_at, created_at, updated_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		string(t.ID()), t.AgentID, t.PeerLabel, t.A2A.ContextID, string(t.State()), string(t.Protocol), t.Seq,
+		nanos(switchboard.StatusAt(t)), nanos(t.CreatedAt), nanos(t.UpdatedAt), string(data))
+	if db.dialect.uniqueViolation(err) {
+		return switchboard.Errorf(switchboard.ECONFLICT, "task %s already exists", t.ID())
+	}
+	return err
+}
+
+// recordMessage remembers that the task's peer sent messageID to its agent.
+func (db *DB) recordMessage(ctx context.Context, tx *sql.Tx, t *switchboard.Task, messageID string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO task_messages (agent_id, peer_label, message_id, task_id) VALUES ($1, $2, $3, $4)`,
+		t.AgentID, t.PeerLabel, messageID, string(t.ID()))
+	if db.dialect.uniqueViolation(err) {
+		return switchboard.ErrDuplicateMessage
+	}
+	return err
+}
+
+// appendEvents writes events after the task's current sequence number and
+// advances t.Seq past them.
+func (db *DB) appendEvents(ctx context.Context, tx *sql.Tx, t *switchboard.Task, events []a2a.Event) ([]*switchboard.TaskEvent, error) {
+	now := db.Now().UTC()
+	out := make([]*switchboard.TaskEvent, 0, len(events))
+	for _, e := range events {
+		data, err := json.Marshal(a2a.StreamResponse{Event: e})
+		if err != nil {
+			return nil, fmt.Errorf("encode event of task %s: %w", t.ID(), err)
+		}
+		t.Seq++
+		if _, err := tx.ExecContext(ctx, `INSERT INTO task_events (task_id, seq, created_at, data) VALUES ($1, $2, $3, $4)`,
+			string(t.ID()), t.Seq, nanos(now), string(data)); err != nil {
+			return nil, err
+		}
+		out = append(out, &switchboard.TaskEvent{TaskID: t.ID(), Seq: t.Seq, Event: e, CreatedAt: now})
+	}
+	return out, nil
+}
+
+// FindTaskByID implements switchboard.TaskStore.
+func (db *DB) FindTaskByID(ctx context.Context, id a2a.TaskID) (*switchboard.Task, error) {
+	return db.findTask(ctx, db.read, string(id), "")
+}
+
+func (db *DB) findTask(ctx context.Context, q queryer, id, lock string) (*switchboard.Task, error) {
+	t, err := scanTask(q.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1`+lock, id))
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "task not found")
+	}
+	return t, db.formatError(err)
+}
+
+// FindTaskByMessageID implements switchboard.TaskStore.
+func (db *DB) FindTaskByMessageID(ctx context.Context, agentID, peerLabel, messageID string) (*switchboard.Task, error) {
+	t, err := scanTask(db.read.QueryRowContext(ctx, `SELECT `+prefixed("t.", taskColumns)+`
+		FROM task_messages m JOIN tasks t ON t.id = m.task_id
+		WHERE m.agent_id = $1 AND m.peer_label = $2 AND m.message_id = $3`, agentID, peerLabel, messageID))
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "task not found")
+	}
+	return t, db.formatError(err)
+}
+
+// FindTasks implements switchboard.TaskStore.
+func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switchboard.Task, int, error) {
+	w := &where{}
+	if f.AgentID != nil {
+		w.add("agent_id = ?", *f.AgentID)
+	}
+	if f.PeerLabel != nil {
+		w.add("peer_label = ?", *f.PeerLabel)
+	}
+	if f.ContextID != nil {
+		w.add("context_id = ?", *f.ContextID)
+	}
+	if len(f.States) > 0 {
+		cond := "state IN ("
+		args := make([]any, len(f.States))
+		for i, s := range f.States {
+			if i > 0 {
+				cond += ", "
+			}
+			cond += "?"
+			args[i] = string(s)
+		}
+		w.add(cond+")", args...)
+	}
+	if f.StatusAfter != nil {
+		w.add("status_at > ?", nanos(*f.StatusAfter))
+	}
+	var total int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM tasks`+w.String(), w.args...).Scan(&total); err != nil {
+		return nil, 0, db.formatError(err)
+	}
+
+	order := ` ORDER BY status_at DESC, id DESC`
+	if f.OldestFirst {
+		order = ` ORDER BY created_at, id`
+	}
+	if f.After != nil {
+		at := nanos(f.After.StatusAt)
+		w.add("(status_at < ? OR (status_at = ? AND id < ?))", at, at, string(f.After.ID))
+	}
+	limit := ""
+	if f.Limit > 0 {
+		limit = fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks`+w.String()+order+limit, w.args...)
+	if err != nil {
+		return nil, 0, db.formatError(err)
+	}
+	defer rows.Close()
+	var out []*switchboard.Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, t)
+	}
+	return out, total, rows.Err()
+}
+
+// ModifyTask implements switchboard.TaskStore.
+func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboard.Task) (*switchboard.TaskChange, error)) (*switchboard.Task, []*switchboard.TaskEvent, error) {
+	var out *switchboard.Task
+	var events []*switchboard.TaskEvent
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		t, err := db.findTask(ctx, tx, string(id), db.dialect.forUpdate)
+		if err != nil {
+			return err
+		}
+		change, err := fn(t)
+		if err != nil {
+			return err
+		}
+		out = t
+		if change == nil {
+			return nil
+		}
+		if change.MessageID != "" {
+			if err := db.recordMessage(ctx, tx, t, change.MessageID); err != nil {
+				return err
+			}
+		}
+		if events, err = db.appendEvents(ctx, tx, t, change.Events); err != nil {
+			return err
+		}
+		if change.PushConfig != nil {
+			if err := db.savePushConfig(ctx, tx, change.PushConfig); err != nil {
+				return err
+			}
+		}
+		return db.updateTask(ctx, tx, t)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, events, nil
+}
+
+func (db *DB) updateTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task) error {
+	data, err := json.Marshal(&t.A2A)
+	if err != nil {
+		return fmt.Errorf("encode task %s: %w", t.ID(), err)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE tasks SET state = $1, seq = $2, status_at = $3, updated_at = $4, data = $5 WHERE id = $6`,
+		string(t.State()), t.Seq, nanos(switchboard.StatusAt(t)), nanos(t.UpdatedAt), string(data), string(t.ID()))
+	return err
+}
+
+// FindTaskEvents implements switchboard.TaskStore.
+func (db *DB) FindTaskEvents(ctx context.Context, id a2a.TaskID, afterSeq int64, limit int) ([]*switchboard.TaskEvent, error) {
+	q := `SELECT seq, created_at, data FROM task_events WHERE task_id = $1 AND seq > $2 ORDER BY seq`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := db.read.QueryContext(ctx, q, string(id), afterSeq)
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	defer rows.Close()
+	var out []*switchboard.TaskEvent
+	for rows.Next() {
+		ev := &switchboard.TaskEvent{TaskID: id}
+		var created int64
+		var data string
+		if err := rows.Scan(&ev.Seq, &created, &data); err != nil {
+			return nil, err
+		}
+		var sr a2a.StreamResponse
+		if err := json.Unmarshal([]byte(data), &sr); err != nil {
+			return nil, fmt.Errorf("decode event %d of task %s: %w", ev.Seq, id, err)
+		}
+		ev.Event = sr.Event
+		ev.CreatedAt = fromNanos(created)
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+func scanTask(s scanner) (*switchboard.Task, error) {
+	var t switchboard.Task
+	var id, proto, data string
+	var created, updated int64
+	if err := s.Scan(&id, &t.AgentID, &t.PeerLabel, &proto, &t.Seq, &created, &updated, &data); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(data), &t.A2A); err != nil {
+		return nil, fmt.Errorf("decode task %s: %w", id, err)
+	}
+	t.Protocol = switchboard.ProtocolVersion(proto)
+	t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &t, nil
+}
+
+// prefixed qualifies each column of a comma-separated list with p.
+func prefixed(p, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}

@@ -1,0 +1,113 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+const tokenColumns = `hash, kind, account_id, agent_id, label, created_at, revoked_at`
+
+// CreateToken implements switchboard.TokenStore.
+func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace bool) error {
+	t.CreatedAt = db.Now().UTC()
+	t.RevokedAt = nil
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		if replace {
+			if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1
+				WHERE kind = $2 AND account_id = $3 AND agent_id = $4 AND label = $5 AND revoked_at IS NULL`,
+				nanos(t.CreatedAt), string(t.Kind), t.AccountID, t.AgentID, t.Label); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, NULL)`,
+			t.Hash, string(t.Kind), t.AccountID, t.AgentID, t.Label, nanos(t.CreatedAt))
+		if db.dialect.uniqueViolation(err) {
+			if t.Label != "" {
+				return switchboard.Errorf(switchboard.ECONFLICT, "an active token labelled %q already exists", t.Label)
+			}
+			return switchboard.Errorf(switchboard.ECONFLICT, "an active token already exists")
+		}
+		return err
+	})
+}
+
+// FindTokenByHash implements switchboard.TokenStore.
+func (db *DB) FindTokenByHash(ctx context.Context, hash string) (*switchboard.Token, error) {
+	t, err := scanToken(db.read.QueryRowContext(ctx,
+		`SELECT `+tokenColumns+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash))
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "token not found")
+	}
+	return t, db.formatError(err)
+}
+
+// FindTokens implements switchboard.TokenStore.
+func (db *DB) FindTokens(ctx context.Context, f switchboard.TokenFilter) ([]*switchboard.Token, error) {
+	w := &where{}
+	addTokenConds(w, f)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens`+w.String()+` ORDER BY created_at, hash`, w.args...)
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	defer rows.Close()
+	var out []*switchboard.Token
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// RevokeTokens implements switchboard.TokenStore.
+func (db *DB) RevokeTokens(ctx context.Context, f switchboard.TokenFilter) (int, error) {
+	f.Active = true
+	w := &where{args: []any{nanos(db.Now())}} // $1 is the revocation time
+	addTokenConds(w, f)
+	var n int64
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1`+w.String(), w.args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+func addTokenConds(w *where, f switchboard.TokenFilter) {
+	if f.Kind != nil {
+		w.add("kind = ?", string(*f.Kind))
+	}
+	if f.AccountID != nil {
+		w.add("account_id = ?", *f.AccountID)
+	}
+	if f.AgentID != nil {
+		w.add("agent_id = ?", *f.AgentID)
+	}
+	if f.Label != nil {
+		w.add("label = ?", *f.Label)
+	}
+	if f.Active {
+		w.add("revoked_at IS NULL")
+	}
+}
+
+func scanToken(s scanner) (*switchboard.Token, error) {
+	var t switchboard.Token
+	var kind string
+	var created int64
+	var revoked sql.NullInt64
+	if err := s.Scan(&t.Hash, &kind, &t.AccountID, &t.AgentID, &t.Label, &created, &revoked); err != nil {
+		return nil, err
+	}
+	t.Kind = switchboard.TokenKind(kind)
+	t.CreatedAt = fromNanos(created)
+	t.RevokedAt = nullNanos(revoked)
+	return &t, nil
+}

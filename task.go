@@ -1,0 +1,186 @@
+package switchboard
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// ProtocolVersion is the A2A protocol version of a request: it decides the
+// wire shapes of the answer and of anything sent later on the caller's behalf.
+type ProtocolVersion string
+
+// Supported protocol versions.
+const (
+	ProtocolV1  ProtocolVersion = "1.0"
+	ProtocolV03 ProtocolVersion = "0.3"
+)
+
+// Task is an A2A task on one agent, as stored. A2A holds the wire model (the
+// a2a-go 1.0 types, with the full history); the other fields are what the
+// relay knows about it.
+type Task struct {
+	A2A       a2a.Task
+	AgentID   string          // the agent whose address received it
+	PeerLabel string          // the peer that created it; only that peer sees it
+	Protocol  ProtocolVersion // the version of the request that created it
+	Seq       int64           // sequence number of the last event in its log
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ID returns the task's id.
+func (t *Task) ID() a2a.TaskID { return t.A2A.ID }
+
+// State returns the task's current state.
+func (t *Task) State() a2a.TaskState { return t.A2A.Status.State }
+
+// VisibleTo reports whether the peer may see the task: only the peer that
+// created it, on the agent it was sent to.
+func (t *Task) VisibleTo(p Peer) bool {
+	return t.AgentID == p.AgentID && t.PeerLabel == p.Label
+}
+
+// TaskEvent is one entry of a task's event log. Every change to a task is an
+// event, written in the same transaction as the change, with a sequence
+// number that grows by one per task. Streams, replays with Last-Event-ID and
+// blocking waits all read this log.
+type TaskEvent struct {
+	TaskID a2a.TaskID
+	Seq    int64
+	// Event is a *a2a.Task (the snapshot at creation), *a2a.TaskStatusUpdateEvent
+	// or *a2a.TaskArtifactUpdateEvent.
+	Event     a2a.Event
+	CreatedAt time.Time
+}
+
+// TaskChange is what a ModifyTask callback wants written besides the task
+// itself.
+type TaskChange struct {
+	// Events are appended to the task's log in order.
+	Events []a2a.Event
+	// MessageID, when set, records that the task's peer sent a message with
+	// this id, so that the same message sent again is recognised.
+	MessageID string
+	// PushConfig, when set, is saved as by SavePushConfig.
+	PushConfig *PushConfig
+}
+
+// TaskCursor is a position in a newest-first task listing.
+type TaskCursor struct {
+	StatusAt time.Time
+	ID       a2a.TaskID
+}
+
+// TaskFilter selects tasks. Nil and empty fields match everything.
+type TaskFilter struct {
+	AgentID     *string
+	PeerLabel   *string
+	ContextID   *string
+	States      []a2a.TaskState
+	StatusAfter *time.Time  // status timestamp strictly after
+	After       *TaskCursor // continue a listing after this task
+	OldestFirst bool        // order by creation, oldest first (inbox); default newest status first
+	Limit       int         // 0 means no limit
+}
+
+// TaskStore keeps tasks, their event logs and message ids.
+type TaskStore interface {
+	// CreateTask stores a new task, its first event (the task snapshot), the
+	// id of the message that created it and, if push is not nil, a push
+	// configuration, in one transaction. It sets t.Seq and returns the event.
+	// It returns ErrDuplicateMessage if the peer already sent a message with
+	// that id to the agent.
+	CreateTask(ctx context.Context, t *Task, push *PushConfig) (*TaskEvent, error)
+
+	// FindTaskByID returns the task, or ENOTFOUND.
+	FindTaskByID(ctx context.Context, id a2a.TaskID) (*Task, error)
+
+	// FindTaskByMessageID returns the task to which the peer sent the message
+	// with the given id, or ENOTFOUND.
+	FindTaskByMessageID(ctx context.Context, agentID, peerLabel, messageID string) (*Task, error)
+
+	// FindTasks returns the tasks that match f (at most f.Limit) and how many
+	// match f without its cursor and limit.
+	FindTasks(ctx context.Context, f TaskFilter) ([]*Task, int, error)
+
+	// ModifyTask reads the task, calls fn with it and, if fn returns a
+	// change, writes the task as fn left it and appends the change's events,
+	// all in one transaction that no other change to the task interleaves
+	// with. A nil change writes nothing. It returns the task as stored and the
+	// events appended, ENOTFOUND, the error fn returned, or
+	// ErrDuplicateMessage.
+	ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*Task) (*TaskChange, error)) (*Task, []*TaskEvent, error)
+
+	// FindTaskEvents returns the task's events with a sequence number above
+	// afterSeq, oldest first, at most limit of them (0: no limit).
+	FindTaskEvents(ctx context.Context, id a2a.TaskID, afterSeq int64, limit int) ([]*TaskEvent, error)
+}
+
+// ErrDuplicateMessage means the peer already sent a message with this id to
+// the agent: sending it again must not create or change anything.
+var ErrDuplicateMessage = errors.New("duplicate message id")
+
+// Interrupted reports whether a task in state s waits for its peer
+// (input-required or auth-required).
+func Interrupted(s a2a.TaskState) bool {
+	return s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
+}
+
+// ShortState returns the lower-case form of a state used by the owner API,
+// the CLI and A2A 0.3: "submitted", "input-required" and so on.
+func ShortState(s a2a.TaskState) string {
+	if s == a2a.TaskStateUnspecified {
+		return "unknown"
+	}
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_")), "_", "-")
+}
+
+// ParseState accepts either form of a task state ("input-required" or
+// "TASK_STATE_INPUT_REQUIRED") and reports whether it is a known state.
+func ParseState(s string) (a2a.TaskState, bool) {
+	up := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", "_"))
+	if !strings.HasPrefix(up, "TASK_STATE_") {
+		up = "TASK_STATE_" + up
+	}
+	switch st := a2a.TaskState(up); st {
+	case a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired,
+		a2a.TaskStateAuthRequired, a2a.TaskStateCompleted, a2a.TaskStateFailed,
+		a2a.TaskStateCanceled, a2a.TaskStateRejected:
+		return st, true
+	}
+	return a2a.TaskStateUnspecified, false
+}
+
+// PushConfig is a push notification configuration a peer registered for a
+// task. Storing them is part of the task protocol; sending is done by the
+// push sender, which reads them from here.
+type PushConfig struct {
+	Config    a2a.PushConfig  // TaskID and ID are always set
+	Protocol  ProtocolVersion // the version it was registered with: the shape pushes take
+	CreatedAt time.Time
+}
+
+// PushConfigStore keeps push notification configurations.
+type PushConfigStore interface {
+	// SavePushConfig stores c, replacing a configuration with the same task
+	// and id. It returns EINVALID if the task already holds
+	// MaxPushConfigsPerTask other configurations.
+	SavePushConfig(ctx context.Context, c *PushConfig) error
+
+	// FindPushConfig returns one configuration, or ENOTFOUND.
+	FindPushConfig(ctx context.Context, taskID a2a.TaskID, id string) (*PushConfig, error)
+
+	// FindPushConfigs returns a task's configurations, oldest first.
+	FindPushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*PushConfig, error)
+
+	// DeletePushConfig removes one configuration. Removing one that does not
+	// exist is not an error.
+	DeletePushConfig(ctx context.Context, taskID a2a.TaskID, id string) error
+}
+
+// MaxPushConfigsPerTask bounds how many push configurations a task holds.
+const MaxPushConfigsPerTask = 10

@@ -1,0 +1,73 @@
+package switchboard
+
+import (
+	"context"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// followBatch is how many events FollowTask reads from the store at once.
+const followBatch = 256
+
+// FollowTask calls emit with each event in the task's log after afterSeq, in
+// order, first those already written and then each new one as it is written
+// (by this instance or any other), until emit returns false or an error, or
+// ctx ends. It watches the bus before its first read, so no event written in
+// between is missed, and rereads the log every StreamPoll even without a
+// hint. It returns nil when emit stopped it, emit's error, or ctx's cause.
+func (s *TaskService) FollowTask(ctx context.Context, id a2a.TaskID, afterSeq int64, emit func(*TaskEvent) (more bool, err error)) error {
+	w, err := s.bus.WatchTask(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	poll := time.NewTicker(s.StreamPoll)
+	defer poll.Stop()
+
+	cursor := afterSeq
+	for {
+		events, err := s.tasks.FindTaskEvents(ctx, id, cursor, followBatch)
+		if err != nil {
+			return err
+		}
+		for _, ev := range events {
+			cursor = ev.Seq
+			more, err := emit(ev)
+			if err != nil || !more {
+				return err
+			}
+		}
+		if len(events) == followBatch {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case _, ok := <-w.C():
+			if !ok {
+				return ErrBusClosed
+			}
+		case <-poll.C:
+		}
+	}
+}
+
+// EventState returns the task state an event reports: the state of a task
+// snapshot or of a status update. Other events report none.
+func EventState(ev a2a.Event) (a2a.TaskState, bool) {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		return e.Status.State, true
+	case *a2a.TaskStatusUpdateEvent:
+		return e.Status.State, true
+	}
+	return a2a.TaskStateUnspecified, false
+}
+
+// EndsTurn reports whether an event ends a stream that follows one turn of
+// work: a final state, or a state in which the task waits for its peer.
+func EndsTurn(ev a2a.Event) bool {
+	st, ok := EventState(ev)
+	return ok && (st.Terminal() || Interrupted(st))
+}

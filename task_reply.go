@@ -1,0 +1,92 @@
+package switchboard
+
+import (
+	"context"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// Reply is an agent's answer to a task, given through the owner API.
+type Reply struct {
+	Text string
+	// State is the state the task moves to: completed (the default),
+	// input-required, failed, rejected or working.
+	State a2a.TaskState
+	// Force allows answering a task that is already finished.
+	Force bool
+	// ArtifactName names the artifact a completing reply adds ("response"
+	// when empty).
+	ArtifactName string
+}
+
+// replyStates are the states a reply may set.
+var replyStates = map[a2a.TaskState]bool{
+	a2a.TaskStateCompleted:     true,
+	a2a.TaskStateInputRequired: true,
+	a2a.TaskStateFailed:        true,
+	a2a.TaskStateRejected:      true,
+	a2a.TaskStateWorking:       true,
+}
+
+// MaxReplyLen bounds the text of one reply.
+const MaxReplyLen = 1 << 20
+
+// ReplyToTask records an agent's answer: the text becomes an agent message in
+// the history and the status message, and a completing reply also adds it
+// as a text artifact. The artifact event (if any) and the status event are
+// written with the task in one transaction, then watchers are told. A
+// finished task refuses a reply (ECONFLICT) unless r.Force.
+func (s *TaskService) ReplyToTask(ctx context.Context, id a2a.TaskID, r Reply) (*Task, error) {
+	if r.State == a2a.TaskStateUnspecified {
+		r.State = a2a.TaskStateCompleted
+	}
+	if !replyStates[r.State] {
+		return nil, Errorf(EINVALID, "state must be one of completed, input-required, failed, rejected, working")
+	}
+	if r.Text == "" && r.State != a2a.TaskStateWorking {
+		return nil, Errorf(EINVALID, "text is required")
+	}
+	if len(r.Text) > MaxReplyLen {
+		return nil, Errorf(ETOOLARGE, "text is longer than %d bytes", MaxReplyLen)
+	}
+	if r.ArtifactName == "" {
+		r.ArtifactName = "response"
+	}
+	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+		if t.State().Terminal() && !r.Force {
+			return nil, Errorf(ECONFLICT, "task %s is already %s (force to answer anyway)", t.ID(), ShortState(t.State()))
+		}
+		return s.applyReply(t, r), nil
+	})
+	if ErrorCode(err) == ENOTFOUND {
+		return nil, errTaskNotFound
+	} else if err != nil {
+		return nil, err
+	}
+	s.notifyEvents(ctx, events)
+	return t, nil
+}
+
+func (s *TaskService) applyReply(t *Task, r Reply) *TaskChange {
+	now := s.Now().UTC()
+	var change TaskChange
+	var msg *a2a.Message
+	if r.Text != "" {
+		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, t.A2A.TaskInfo(), a2a.NewTextPart(r.Text))
+		msg.ID = NewID()
+		t.A2A.History = append(t.A2A.History, msg)
+	}
+	if r.State == a2a.TaskStateCompleted {
+		art := &a2a.Artifact{ID: a2a.ArtifactID(NewID()), Name: r.ArtifactName, Parts: a2a.ContentParts{a2a.NewTextPart(r.Text)}}
+		t.A2A.Artifacts = append(t.A2A.Artifacts, art)
+		change.Events = append(change.Events, &a2a.TaskArtifactUpdateEvent{
+			TaskID: t.ID(), ContextID: t.A2A.ContextID, Artifact: art, LastChunk: true,
+		})
+	}
+	t.A2A.Status = a2a.TaskStatus{State: r.State, Message: msg, Timestamp: &now}
+	t.UpdatedAt = now
+	change.Events = append(change.Events, &a2a.TaskStatusUpdateEvent{
+		TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status,
+	})
+	return &change
+}

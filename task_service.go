@@ -1,0 +1,302 @@
+package switchboard
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// Limits on what a peer may send in one message.
+const (
+	MaxMessageParts = 100 // parts in one message
+	MaxMessageIDLen = 200 // characters of a messageId
+)
+
+// DefaultStreamPoll is how often a stream rereads a task's event log when the
+// bus has said nothing: the store is the truth, so a lost hint costs at most
+// this much delay.
+const DefaultStreamPoll = 2 * time.Second
+
+// TaskService holds the task protocol: accepting messages, reading, listing
+// and cancelling tasks, owner replies, push configurations and following a
+// task's events. It is written only against the Store and Bus interfaces, so
+// it is the same code on one instance and on many.
+type TaskService struct {
+	tasks  TaskStore
+	pushes PushConfigStore
+	bus    Bus
+	log    *slog.Logger
+
+	// Now returns the current time; tests may replace it.
+	Now func() time.Time
+	// StreamPoll is how often FollowTask rereads the log without a hint.
+	StreamPoll time.Duration
+}
+
+// NewTaskService returns a TaskService over the given store and bus.
+func NewTaskService(tasks TaskStore, pushes PushConfigStore, bus Bus, log *slog.Logger) *TaskService {
+	return &TaskService{
+		tasks:      tasks,
+		pushes:     pushes,
+		bus:        bus,
+		log:        log,
+		Now:        time.Now,
+		StreamPoll: DefaultStreamPoll,
+	}
+}
+
+// SendMessage accepts a message from a peer to an agent. A message without a
+// taskId creates a task in state submitted; a message with one continues
+// that task (it must be the peer's and not finished) and sets it back to
+// submitted. A message whose id the peer already sent to the agent changes
+// nothing and returns the task it went to, so a retried send is harmless.
+// The task and its event are written in one transaction before anything
+// else learns of them.
+func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion) (*Task, error) {
+	if err := validateSend(req); err != nil {
+		return nil, err
+	}
+	msg := req.Message
+	push, err := inlinePushConfig(req, proto, s.Now())
+	if err != nil {
+		return nil, err
+	}
+
+	if t, err := s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.Label, msg.ID); err == nil {
+		return t, nil
+	} else if ErrorCode(err) != ENOTFOUND {
+		return nil, err
+	}
+
+	var t *Task
+	if msg.TaskID != "" {
+		t, err = s.continueTask(ctx, caller, req, push)
+	} else {
+		t, err = s.createTask(ctx, agent, caller, req, proto, push)
+	}
+	if errors.Is(err, ErrDuplicateMessage) {
+		// A concurrent send of the same message won the race.
+		return s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.Label, msg.ID)
+	}
+	return t, err
+}
+
+func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion, push *PushConfig) (*Task, error) {
+	msg := cloneMessage(req.Message)
+	contextID := msg.ContextID
+	if contextID == "" {
+		contextID = NewID()
+	} else if !ValidRef(contextID) {
+		return nil, Errorf(EINVALID, "contextId must be 1-%d characters of A-Z a-z 0-9 . _ : -", MaxRefLen)
+	}
+	now := s.Now().UTC()
+	msg.TaskID = a2a.TaskID(NewID())
+	msg.ContextID = contextID
+	t := &Task{
+		A2A: a2a.Task{
+			ID:        msg.TaskID,
+			ContextID: contextID,
+			Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now},
+			History:   []*a2a.Message{msg},
+			Metadata:  req.Metadata,
+		},
+		AgentID:   agent.ID,
+		PeerLabel: caller.Label,
+		Protocol:  proto,
+		CreatedAt: now,
+		UpdatedAt: now,
+	}
+	if push != nil {
+		push.Config.TaskID = t.A2A.ID
+	}
+	ev, err := s.tasks.CreateTask(ctx, t, push)
+	if err != nil {
+		return nil, err
+	}
+	s.notify(ctx, ev.TaskID, ev.Seq)
+	return t, nil
+}
+
+func (s *TaskService) continueTask(ctx context.Context, caller Peer, req *a2a.SendMessageRequest, push *PushConfig) (*Task, error) {
+	msg := cloneMessage(req.Message)
+	t, events, err := s.tasks.ModifyTask(ctx, msg.TaskID, func(t *Task) (*TaskChange, error) {
+		if !t.VisibleTo(caller) {
+			return nil, errTaskNotFound
+		}
+		if t.State().Terminal() {
+			return nil, Errorf(EUNSUPPORTED, "task %s is %s and takes no more messages", t.ID(), ShortState(t.State()))
+		}
+		if msg.ContextID != "" && msg.ContextID != t.A2A.ContextID {
+			return nil, Errorf(EINVALID, "contextId %q does not match the task's context", msg.ContextID)
+		}
+		if push != nil {
+			push.Config.TaskID = t.ID()
+		}
+		now := s.Now().UTC()
+		msg.ContextID = t.A2A.ContextID
+		t.A2A.History = append(t.A2A.History, msg)
+		t.A2A.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now}
+		for k, v := range req.Metadata {
+			t.A2A.SetMeta(k, v)
+		}
+		t.UpdatedAt = now
+		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
+		return &TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push}, nil
+	})
+	if err != nil {
+		if ErrorCode(err) == ENOTFOUND {
+			return nil, errTaskNotFound
+		}
+		return nil, err
+	}
+	s.notifyEvents(ctx, events)
+	return t, nil
+}
+
+// errTaskNotFound is the one answer for a task that does not exist and for
+// one the caller may not see: the two must look the same.
+var errTaskNotFound = Errorf(ENOTFOUND, "task not found")
+
+// GetTask returns a task the peer may see, or ENOTFOUND.
+func (s *TaskService) GetTask(ctx context.Context, caller Peer, id a2a.TaskID) (*Task, error) {
+	t, err := s.tasks.FindTaskByID(ctx, id)
+	if ErrorCode(err) == ENOTFOUND || (err == nil && !t.VisibleTo(caller)) {
+		return nil, errTaskNotFound
+	} else if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// FindTask returns any task, for its owner; the caller checks ownership.
+func (s *TaskService) FindTask(ctx context.Context, id a2a.TaskID) (*Task, error) {
+	t, err := s.tasks.FindTaskByID(ctx, id)
+	if ErrorCode(err) == ENOTFOUND {
+		return nil, errTaskNotFound
+	}
+	return t, err
+}
+
+// CancelTask cancels a task the peer may see. A finished task cannot be
+// canceled (ENOTCANCELABLE), except that cancelling a canceled task again
+// returns it unchanged.
+func (s *TaskService) CancelTask(ctx context.Context, caller Peer, id a2a.TaskID) (*Task, error) {
+	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+		if !t.VisibleTo(caller) {
+			return nil, errTaskNotFound
+		}
+		if t.State() == a2a.TaskStateCanceled {
+			return nil, nil
+		}
+		if t.State().Terminal() {
+			return nil, Errorf(ENOTCANCELABLE, "task %s is %s and cannot be canceled", t.ID(), ShortState(t.State()))
+		}
+		now := s.Now().UTC()
+		t.A2A.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: &now}
+		t.UpdatedAt = now
+		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
+		return &TaskChange{Events: []a2a.Event{ev}}, nil
+	})
+	if ErrorCode(err) == ENOTFOUND {
+		return nil, errTaskNotFound
+	} else if err != nil {
+		return nil, err
+	}
+	s.notifyEvents(ctx, events)
+	return t, nil
+}
+
+// notify tells watchers that a task's log grew. A failure only delays them
+// (they poll the store), so it is logged, not returned.
+func (s *TaskService) notify(ctx context.Context, id a2a.TaskID, seq int64) {
+	if err := s.bus.NotifyTask(ctx, id, seq); err != nil {
+		s.log.Warn("notify task watchers", "task_id", id, "seq", seq, "err", err)
+	}
+}
+
+func (s *TaskService) notifyEvents(ctx context.Context, events []*TaskEvent) {
+	if n := len(events); n > 0 {
+		s.notify(ctx, events[n-1].TaskID, events[n-1].Seq)
+	}
+}
+
+func validateSend(req *a2a.SendMessageRequest) error {
+	msg := req.Message
+	switch {
+	case msg == nil:
+		return Errorf(EINVALID, "message is required")
+	case msg.ID == "":
+		return Errorf(EINVALID, "message.messageId is required")
+	case len(msg.ID) > MaxMessageIDLen:
+		return Errorf(EINVALID, "message.messageId is longer than %d characters", MaxMessageIDLen)
+	case msg.Role != a2a.MessageRoleUser:
+		return Errorf(EINVALID, "message.role must be ROLE_USER (user)")
+	case len(msg.Parts) == 0:
+		return Errorf(EINVALID, "message.parts must hold at least one part")
+	case len(msg.Parts) > MaxMessageParts:
+		return Errorf(EINVALID, "message.parts holds more than %d parts", MaxMessageParts)
+	}
+	for i, p := range msg.Parts {
+		if p == nil || p.Content == nil {
+			return Errorf(EINVALID, "message.parts[%d] has no content", i)
+		}
+	}
+	if req.Config != nil && req.Config.HistoryLength != nil && *req.Config.HistoryLength < 0 {
+		return Errorf(EINVALID, "configuration.historyLength must not be negative")
+	}
+	return nil
+}
+
+// cloneMessage returns a shallow copy of m, so that the ids the relay sets
+// do not leak back into the caller's request.
+func cloneMessage(m *a2a.Message) *a2a.Message {
+	c := *m
+	return &c
+}
+
+// inlinePushConfig returns the push configuration sent with a message, checked.
+func inlinePushConfig(req *a2a.SendMessageRequest, proto ProtocolVersion, now time.Time) (*PushConfig, error) {
+	if req.Config == nil || req.Config.PushConfig == nil {
+		return nil, nil
+	}
+	c := *req.Config.PushConfig
+	if err := ValidatePushConfig(&c); err != nil {
+		return nil, err
+	}
+	return &PushConfig{Config: c, Protocol: proto, CreatedAt: now.UTC()}, nil
+}
+
+// ValidatePushConfig checks a push configuration a peer sent and gives it an
+// id if it has none. The URL must be absolute http or https; whether its host
+// may be reached is decided when a push is sent, after DNS resolution.
+func ValidatePushConfig(c *a2a.PushConfig) error {
+	if c.URL == "" {
+		return Errorf(EINVALID, "push notification config needs a url")
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return Errorf(EINVALID, "push notification url must be an absolute http(s) URL")
+	}
+	if u.User != nil {
+		return Errorf(EINVALID, "push notification url must not carry credentials")
+	}
+	if len(c.URL) > 2048 {
+		return Errorf(EINVALID, "push notification url is longer than 2048 characters")
+	}
+	if len(c.Token) > 4096 {
+		return Errorf(EINVALID, "push notification token is longer than 4096 characters")
+	}
+	if c.ID == "" {
+		c.ID = NewID()
+	} else if !ValidRef(c.ID) {
+		return Errorf(EINVALID, "push notification config id must be 1-%d characters of A-Z a-z 0-9 . _ : -", MaxRefLen)
+	}
+	if c.Auth != nil && c.Auth.Scheme == "" {
+		return Errorf(EINVALID, "push notification authentication needs a scheme")
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package switchboard
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"time"
+)
+
+// TokenKind says what a token is for. A token is accepted only where its
+// kind is expected: a peer token never opens the owner API, an owner token
+// never calls an agent's address.
+type TokenKind string
+
+// Token kinds.
+const (
+	TokenOwner TokenKind = "owner" // an account's management credential
+	TokenPeer  TokenKind = "peer"  // an outside caller of one agent's address
+)
+
+// tokenPrefixes are prepended to generated tokens so that a leaked token says
+// what it is (and secret scanners can find it). The prefix is informative
+// only: authorization checks the stored kind, never the prefix.
+var tokenPrefixes = map[TokenKind]string{
+	TokenOwner: "sbo_",
+	TokenPeer:  "sbp_",
+}
+
+// Token is a stored credential. Only the SHA-256 hash of the secret is kept.
+type Token struct {
+	Hash      string    // hex SHA-256 of the secret
+	Kind      TokenKind // what the token opens
+	AccountID string    // owner tokens: the account
+	AgentID   string    // peer tokens: the agent whose address it calls
+	Label     string    // peer tokens: the peer's name, unique among the agent's active tokens
+	CreatedAt time.Time
+	RevokedAt *time.Time // nil while active
+}
+
+// TokenFilter selects tokens. Nil fields match everything.
+type TokenFilter struct {
+	Kind      *TokenKind
+	AccountID *string
+	AgentID   *string
+	Label     *string
+	Active    bool // only tokens that are not revoked
+}
+
+// TokenStore keeps credentials.
+type TokenStore interface {
+	// CreateToken stores t. With replace, every active token with the same
+	// kind, account, agent and label is revoked in the same transaction (a
+	// rotation); without it, an active token with those keys makes it return
+	// ECONFLICT.
+	CreateToken(ctx context.Context, t *Token, replace bool) error
+
+	// FindTokenByHash returns the active token with the given hash, or
+	// ENOTFOUND if there is none or it was revoked.
+	FindTokenByHash(ctx context.Context, hash string) (*Token, error)
+
+	// FindTokens returns the tokens that match f, oldest first.
+	FindTokens(ctx context.Context, f TokenFilter) ([]*Token, error)
+
+	// RevokeTokens revokes the active tokens that match f and returns how
+	// many it revoked. Revocation takes effect for the next request.
+	RevokeTokens(ctx context.Context, f TokenFilter) (int, error)
+}
+
+// NewToken returns a new secret of the given kind (256 random bits, base64url,
+// with the kind's prefix) and its hash for storage.
+func NewToken(kind TokenKind) (secret, hash string) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	secret = tokenPrefixes[kind] + base64.RawURLEncoding.EncodeToString(b[:])
+	return secret, HashToken(secret)
+}
+
+// HashToken returns the hex SHA-256 of a token secret, the form in which
+// tokens are stored and looked up. Looking up by hash means the secret itself
+// is never compared byte by byte, so timing reveals nothing about it.
+func HashToken(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// MinPresetTokenLen is the shortest owner token an operator may preset.
+const MinPresetTokenLen = 16
