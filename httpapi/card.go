@@ -55,22 +55,22 @@ type httpAuthValue struct {
 
 // agentCardV1 is the union card served at /.well-known/agent-card.json.
 type agentCardV1 struct {
-	Name                 string                    `json:"name"`
-	Description          string                    `json:"description"`
-	SupportedInterfaces  []cardInterface           `json:"supportedInterfaces"`
-	Version              string                    `json:"version"`
-	Capabilities         cardCapabilities          `json:"capabilities"`
-	SecuritySchemes      map[string]bearerScheme   `json:"securitySchemes"`
-	SecurityRequirements []map[string]any          `json:"securityRequirements"`
-	DefaultInputModes    []string                  `json:"defaultInputModes"`
-	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
-	Skills               []a2a.AgentSkill          `json:"skills"`
-	ProtocolVersion      string                    `json:"protocolVersion"`
-	URL                  string                    `json:"url"`
-	PreferredTransport   string                    `json:"preferredTransport"`
-	AdditionalInterfaces []legacyInterface         `json:"additionalInterfaces"`
-	Security             []map[string][]string     `json:"security"`
-	SupportsExtendedCard bool                      `json:"supportsAuthenticatedExtendedCard"`
+	Name                 string                  `json:"name"`
+	Description          string                  `json:"description"`
+	SupportedInterfaces  []cardInterface         `json:"supportedInterfaces"`
+	Version              string                  `json:"version"`
+	Capabilities         cardCapabilities        `json:"capabilities"`
+	SecuritySchemes      map[string]bearerScheme `json:"securitySchemes"`
+	SecurityRequirements []map[string]any        `json:"securityRequirements"`
+	DefaultInputModes    []string                `json:"defaultInputModes"`
+	DefaultOutputModes   []string                `json:"defaultOutputModes"`
+	Skills               []a2a.AgentSkill        `json:"skills"`
+	ProtocolVersion      string                  `json:"protocolVersion"`
+	URL                  string                  `json:"url"`
+	PreferredTransport   string                  `json:"preferredTransport"`
+	AdditionalInterfaces []legacyInterface       `json:"additionalInterfaces"`
+	Security             []map[string][]string   `json:"security"`
+	SupportsExtendedCard bool                    `json:"supportsAuthenticatedExtendedCard"`
 }
 
 // agentCardV03 is the pure 0.3 card served at /.well-known/agent.json.
