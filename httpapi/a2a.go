@@ -182,7 +182,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, agent *switchb
 
 	if m.stream != nil {
 		if err := parseLastEventID(r, call); err != nil {
-			writeRPCError(w, req.ID, rpcErrorFor(err, m.version))
+			s.streamFailed(w, r, call, err)
 			return
 		}
 		m.stream(w, r, call)

@@ -1,0 +1,53 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzDecodeEnvelope checks the JSON-RPC envelope decoder on arbitrary
+// bodies: it never panics, and whatever it accepts is a well-formed request
+// whose id can be echoed and whose params are an object or refused.
+func FuzzDecodeEnvelope(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tasks/get","params":{"id":"t"}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"GetTask"}`,
+		`{"jsonrpc":"2.0","id":{"x":1},"method":"GetTask"}`,
+		`{"jsonrpc":"2.0","id":1.5e3,"method":"GetTask","params":[1]}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"GetTask"}]`,
+		`{"jsonrpc":"2.0","method":"GetTask","params":null}`,
+		`{"jsonrpc":"1.0","id":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":""}`,
+		`"just a string"`, `null`, `{`, ``, `{"id":-0,"jsonrpc":"2.0","method":"m","params":{}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, rerr := decodeEnvelope(body)
+		if req == nil || len(req.ID) == 0 || !validID(req.ID) {
+			t.Fatalf("unusable id %q", req.ID)
+		}
+		if rerr != nil {
+			if rerr.Code > -32600 || rerr.Code < -32700 {
+				t.Fatalf("envelope error with code %d", rerr.Code)
+			}
+			out, err := json.Marshal(rpcFailure{JSONRPC: "2.0", ID: req.ID, Error: rerr})
+			if err != nil || !json.Valid(out) {
+				t.Fatalf("error answer is not JSON: %v", err)
+			}
+			return
+		}
+		if req.Method == "" {
+			t.Fatal("accepted a request without a method")
+		}
+		if perr := checkParams(req); perr == nil {
+			p := bytes.TrimSpace(req.Params)
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(p, &obj) != nil {
+				t.Fatalf("accepted params that are not an object: %q", p)
+			}
+		}
+	})
+}

@@ -1,0 +1,155 @@
+// Package bustest is the contract test suite for switchboard.Bus. Every bus
+// implementation runs it.
+package bustest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// Run runs the contract suite. open returns a new bus for each subtest; the
+// suite closes it.
+func Run(t *testing.T, open func(t *testing.T) switchboard.Bus) {
+	tests := map[string]func(*testing.T, switchboard.Bus){
+		"NotifyWakesWatcher":   testNotify,
+		"NotifyCoalesces":      testCoalesce,
+		"OtherTaskStaysQuiet":  testOtherTask,
+		"WatchCloseStops":      testWatchClose,
+		"CloseEndsWatches":     testClose,
+		"ManyWatchersSameTask": testManyWatchers,
+	}
+	for name, fn := range tests {
+		t.Run(name, func(t *testing.T) {
+			b := open(t)
+			t.Cleanup(func() { _ = b.Close() })
+			fn(t, b)
+		})
+	}
+}
+
+// waitFor returns true if the channel yields a value within a second.
+func waitFor(c <-chan struct{}) bool {
+	select {
+	case _, ok := <-c:
+		return ok
+	case <-time.After(time.Second):
+		return false
+	}
+}
+
+// quiet returns true if the channel yields nothing for a short while.
+func quiet(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return false
+	case <-time.After(50 * time.Millisecond):
+		return true
+	}
+}
+
+func watch(t *testing.T, b switchboard.Bus, id a2a.TaskID) switchboard.TaskWatch {
+	t.Helper()
+	w, err := b.WatchTask(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func notify(t *testing.T, b switchboard.Bus, id a2a.TaskID, seq int64) {
+	t.Helper()
+	if err := b.NotifyTask(context.Background(), id, seq); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testNotify(t *testing.T, b switchboard.Bus) {
+	w := watch(t, b, "t1")
+	defer w.Close()
+	notify(t, b, "t1", 1)
+	if !waitFor(w.C()) {
+		t.Fatal("watcher not woken")
+	}
+}
+
+func testCoalesce(t *testing.T, b switchboard.Bus) {
+	w := watch(t, b, "t1")
+	defer w.Close()
+	for i := range 100 {
+		notify(t, b, "t1", int64(i)) // must not block although nobody reads
+	}
+	if !waitFor(w.C()) {
+		t.Fatal("watcher not woken")
+	}
+	// Later signals may still be in flight on a networked bus; drain them,
+	// then nothing more may come.
+	for !quiet(w.C()) {
+	}
+}
+
+func testOtherTask(t *testing.T, b switchboard.Bus) {
+	w := watch(t, b, "t1")
+	defer w.Close()
+	notify(t, b, "t2", 1)
+	if !quiet(w.C()) {
+		t.Fatal("woken by another task's event")
+	}
+}
+
+func testWatchClose(t *testing.T, b switchboard.Bus) {
+	w := watch(t, b, "t1")
+	w.Close()
+	w.Close() // idempotent
+	notify(t, b, "t1", 1)
+	select {
+	case _, ok := <-w.C():
+		if ok {
+			t.Fatal("closed watch still signalled")
+		}
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func testClose(t *testing.T, b switchboard.Bus) {
+	w := watch(t, b, "t1")
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case _, ok := <-w.C():
+		if ok {
+			t.Fatal("watch channel not closed by Close")
+		}
+	case <-time.After(time.Second):
+		t.Fatal("watch channel not closed by Close")
+	}
+	w.Close()
+	if _, err := b.WatchTask(context.Background(), "t2"); !errors.Is(err, switchboard.ErrBusClosed) {
+		t.Fatalf("watch after close: %v", err)
+	}
+	if err := b.NotifyTask(context.Background(), "t1", 1); !errors.Is(err, switchboard.ErrBusClosed) {
+		t.Fatalf("notify after close: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+}
+
+func testManyWatchers(t *testing.T, b switchboard.Bus) {
+	ws := make([]switchboard.TaskWatch, 10)
+	for i := range ws {
+		ws[i] = watch(t, b, "t1")
+		defer ws[i].Close()
+	}
+	notify(t, b, "t1", 1)
+	for i, w := range ws {
+		if !waitFor(w.C()) {
+			t.Fatalf("watcher %d not woken", i)
+		}
+	}
+}
