@@ -19,7 +19,7 @@ const (
 // DefaultStreamPoll is how often a stream rereads a task's event log when the
 // bus has said nothing: the store is the truth, so a lost hint costs at most
 // this much delay.
-const DefaultStreamPoll = 2 * time.Second
+const DefaultStreamPoll = 5 * time.Second
 
 // TaskService holds the task protocol: accepting messages, reading, listing
 // and cancelling tasks, owner replies, push configurations and following a

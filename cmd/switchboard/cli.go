@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -23,6 +24,8 @@ type CLI struct {
 	Show    ShowCmd    `cmd:"" help:"Show one task."`
 	Reply   ReplyCmd   `cmd:"" help:"Answer a task."`
 	Version VersionCmd `cmd:"" help:"Print the version."`
+
+	out io.Writer // where commands print; not a flag
 }
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -32,8 +35,8 @@ var version = "dev"
 type VersionCmd struct{}
 
 // Run prints the version.
-func (VersionCmd) Run() error {
-	_, err := os.Stdout.WriteString(version + "\n")
+func (VersionCmd) Run(cli *CLI) error {
+	_, err := io.WriteString(cli.out, version+"\n")
 	return err
 }
 

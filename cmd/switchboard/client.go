@@ -42,7 +42,7 @@ func newClient(cli *CLI) (*client, error) {
 		}
 		token = strings.TrimSpace(string(b))
 	}
-	return &client{base: base, token: token, http: &http.Client{Timeout: 60 * time.Second}, json: cli.JSON, out: os.Stdout}, nil
+	return &client{base: base, token: token, http: &http.Client{Timeout: 60 * time.Second}, json: cli.JSON, out: cli.out}, nil
 }
 
 // apiError is an error answer of the owner API.

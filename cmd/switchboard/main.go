@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,15 +16,15 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard:", err)
 		os.Exit(1)
 	}
 }
 
-// run parses args and runs the chosen command.
-func run(ctx context.Context, args []string) error {
-	var cli CLI
+// run parses args and runs the chosen command, which prints to out.
+func run(ctx context.Context, args []string, out io.Writer) error {
+	cli := CLI{out: out}
 	parser, err := kong.New(&cli,
 		kong.Name("switchboard"),
 		kong.Description("Public A2A addresses for AI agents, and the work routed between them."),
