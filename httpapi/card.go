@@ -13,12 +13,13 @@ import (
 
 // The agent card is written by hand rather than with a2a.AgentCard, because
 // one document must parse with every client in use: the a2a-go 1.0 parser,
-// the a2a-go 0.3 parser and the @a2a-js/sdk resolver. The 1.0 card is a
-// union: the 1.0 fields, plus the 0.3 fields (url, preferredTransport,
+// the a2a-go 0.3 parser and the @a2a-js/sdk resolver. The 1.0 card carries,
+// beside the 1.0 fields, the 0.3 fields (url, preferredTransport,
 // additionalInterfaces, protocolVersion, security) that a 0.3 client reads
-// from the same path. Each security scheme is itself a union: the 0.3 "type"
-// fields and the 1.0 wrapper key side by side; a2a-go's 1.0 parser rejects a
-// scheme without the wrapper and its 0.3 parser one without "type".
+// from the same path. Security schemes take the 1.0 shape there (one wrapper
+// key per scheme, as the 1.0 conformance suite requires; a2a-go's 0.3 parser
+// reads it too); a client that asks for A2A-Version 0.3 gets the pure 0.3
+// card, whose schemes carry "type".
 
 // cardInterface is a 1.0 AgentInterface.
 type cardInterface struct {
@@ -40,12 +41,13 @@ type cardCapabilities struct {
 	StateTransitionHistory *bool `json:"stateTransitionHistory,omitempty"` // 0.3 only
 }
 
-// bearerScheme is the bearer security scheme in both shapes.
+// bearerScheme is the bearer security scheme in either shape: 0.3 sets
+// Type, Scheme and Description; 1.0 sets only HTTPAuth.
 type bearerScheme struct {
-	Type        string         `json:"type,omitempty"`   // 0.3
-	Scheme      string         `json:"scheme,omitempty"` // 0.3
-	Description string         `json:"description"`
-	HTTPAuth    *httpAuthValue `json:"httpAuthSecurityScheme,omitempty"` // 1.0
+	Type        string         `json:"type,omitempty"`
+	Scheme      string         `json:"scheme,omitempty"`
+	Description string         `json:"description,omitempty"`
+	HTTPAuth    *httpAuthValue `json:"httpAuthSecurityScheme,omitempty"`
 }
 
 type httpAuthValue struct {
@@ -91,9 +93,17 @@ type agentCardV03 struct {
 	SupportsExtendedCard bool                    `json:"supportsAuthenticatedExtendedCard"`
 }
 
-const bearerDescription = "A peer token issued by this agent's owner: Authorization: Bearer <token>"
+const bearerDescription = "HTTP Bearer authentication. Ask the agent's owner for access."
 
 var defaultModes = []string{"text/plain", "application/json"}
+
+// defaultSkill stands on the card of an agent that lists no skills: the
+// specification requires at least one.
+var defaultSkill = a2a.AgentSkill{
+	ID: "general", Name: "General requests",
+	Description: "Send a message; the agent answers when it can.",
+	Tags:        []string{"general"},
+}
 
 // cardV1 returns the union card of an agent whose address is addr. With
 // extended, the skills include the ones shown only to authenticated peers.
@@ -109,7 +119,6 @@ func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool) *a
 		Version:      f.version,
 		Capabilities: cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended},
 		SecuritySchemes: map[string]bearerScheme{"bearer": {
-			Type: "http", Scheme: "bearer", Description: bearerDescription,
 			HTTPAuth: &httpAuthValue{Scheme: "Bearer", Description: bearerDescription},
 		}},
 		SecurityRequirements: []map[string]any{{"schemes": map[string][]string{"bearer": {}}}},
@@ -166,6 +175,9 @@ func (s *Server) cardFacts(agent *switchboard.Agent, extended bool) cardFacts {
 		f.version = "1.0.0"
 	}
 	skills := agent.Skills
+	if len(skills) == 0 {
+		skills = []a2a.AgentSkill{defaultSkill}
+	}
 	if extended {
 		skills = append(append([]a2a.AgentSkill{}, agent.Skills...), agent.ExtendedSkills...)
 	}
@@ -179,12 +191,19 @@ func (s *Server) cardFacts(agent *switchboard.Agent, extended bool) cardFacts {
 	return f
 }
 
-// handleCardV1 serves the 1.0 (union) card of the agent at the path.
+// handleCardV1 serves the 1.0 card of the agent at the path, or the 0.3
+// card to a client that asks for A2A-Version 0.3.
 func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.cardRequest(w, r)
-	if ok {
-		serveCard(w, r, s.cardV1(agent, s.addressURL(r, agent), false))
+	if !ok {
+		return
 	}
+	w.Header().Set("Vary", "A2A-Version")
+	if v, _ := requestedVersion(r); strings.HasPrefix(v, "0.3") {
+		serveCard(w, r, s.cardV03(agent, s.addressURL(r, agent), false))
+		return
+	}
+	serveCard(w, r, s.cardV1(agent, s.addressURL(r, agent), false))
 }
 
 // handleCardV03 serves the 0.3 card of the agent at the path.

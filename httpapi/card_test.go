@@ -224,3 +224,32 @@ func TestPublicURL(t *testing.T) {
 		t.Fatalf("forged host gave url %q", c2.URL)
 	}
 }
+
+func TestCardShapesForConformance(t *testing.T) {
+	h := newHarness(t)
+	acct, _ := h.account("plain")
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "bare", Mode: switchboard.ModeInbox, AcceptsTasks: true}
+	must(t, h.db.CreateAgent(context.Background(), g))
+
+	r := h.do("GET", h.addr(g)+"/.well-known/agent-card.json", nil, "")
+	// Each 1.0 security scheme is exactly one wrapper object.
+	scheme := path(r.json, "securitySchemes", "bearer").(map[string]any)
+	if len(scheme) != 1 || path(scheme, "httpAuthSecurityScheme", "scheme") != "Bearer" {
+		t.Fatalf("1.0 scheme: %v", scheme)
+	}
+	// An agent without skills still lists one: the spec requires skills.
+	if skills := r.json["skills"].([]any); len(skills) != 1 || path(skills[0], "id") != "general" {
+		t.Fatalf("skills: %v", r.json["skills"])
+	}
+	if !strings.Contains(r.header.Get("Vary"), "A2A-Version") {
+		t.Fatalf("Vary = %q", r.header.Get("Vary"))
+	}
+	// A client that asks for 0.3 gets the 0.3 card at the same path.
+	r03 := h.do("GET", h.addr(g)+"/.well-known/agent-card.json", map[string]string{"A2A-Version": "0.3"}, "")
+	if _, has := r03.json["supportedInterfaces"]; has || path(r03.json, "securitySchemes", "bearer", "type") != "http" {
+		t.Fatalf("0.3 card by header: %s", r03.body)
+	}
+	if r03.header.Get("ETag") == r.header.Get("ETag") {
+		t.Fatal("both shapes share one ETag")
+	}
+}

@@ -1,0 +1,257 @@
+// Runs @a2a-js/sdk 0.3.14 (installed under the alias a2a-js-sdk-v03), a
+// client written for A2A 0.3 only, against a live Switchboard agent address.
+// Unlike the legacyCompat layer of the 1.x SDK (sdk-interop.mjs), this is the
+// code 0.3-era peers actually run: it reads `url` and `preferredTransport`
+// from the card at /.well-known/agent-card.json (the 0.3 well-known path,
+// where Switchboard serves its union card), speaks the 0.3 JSON-RPC methods
+// with `kind` discriminators, and sends no A2A-Version header at all, which
+// a server must treat as 0.3.
+//
+// Same environment as sdk-interop.mjs (SB_ADDRESS, SB_TOKEN, SWITCHBOARD_BIN,
+// SWITCHBOARD_URL, SWITCHBOARD_DATA). Exits 1 if any check failed.
+
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from 'a2a-js-sdk-v03/client';
+
+const run = promisify(execFile);
+
+const ADDRESS = (process.env.SB_ADDRESS || '').replace(/\/+$/, '');
+const TOKEN = process.env.SB_TOKEN || '';
+const SWITCHBOARD = process.env.SWITCHBOARD_BIN || 'switchboard';
+const STREAM_TIMEOUT_MS = 20_000;
+const TOTAL_TIMEOUT_MS = 90_000;
+
+if (!ADDRESS || !TOKEN) {
+  console.error('sdk03-interop: set SB_ADDRESS (the agent address) and SB_TOKEN (a peer token)');
+  process.exit(2);
+}
+
+setTimeout(() => {
+  console.error(`sdk03-interop: FAIL: the checks did not finish within ${TOTAL_TIMEOUT_MS / 1000} s`);
+  process.exit(1);
+}, TOTAL_TIMEOUT_MS).unref();
+
+class CheckError extends Error {}
+
+function assert(cond, msg) {
+  if (!cond) throw new CheckError(msg);
+}
+
+function textOf(parts) {
+  return (parts || []).map((p) => (p.kind === 'text' ? p.text : '')).join('');
+}
+
+function userMessage(text) {
+  return { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }] } };
+}
+
+// wire records every JSON-RPC call: method and A2A-Version header (null when
+// absent, as it is for this SDK).
+const wire = [];
+
+function recordingFetch(token) {
+  return async (input, init = {}) => {
+    const headers = new Headers(init.headers || {});
+    if (token) headers.set('Authorization', `Bearer ${token}`);
+    if ((init.method || 'GET').toUpperCase() === 'POST' && typeof init.body === 'string') {
+      let method = '?';
+      try {
+        method = JSON.parse(init.body).method;
+      } catch {}
+      wire.push({ method, version: headers.get('A2A-Version') });
+    }
+    return fetch(input, { ...init, headers });
+  };
+}
+
+function expectWire(mark, methods) {
+  const got = wire.slice(mark).map((c) => c.method);
+  assert(JSON.stringify(got) === JSON.stringify(methods), `expected JSON-RPC calls ${JSON.stringify(methods)}, the SDK sent ${JSON.stringify(got)}`);
+}
+
+async function switchboard(...args) {
+  const { stdout } = await run(SWITCHBOARD, args, { timeout: 15_000, env: process.env });
+  return stdout;
+}
+
+async function serverProtocol(taskID) {
+  return JSON.parse(await switchboard('--json', 'show', taskID)).protocol;
+}
+
+function describe(events) {
+  return JSON.stringify(
+    events.map((ev) => {
+      if (ev.kind === 'task') return `task:${ev.status?.state}`;
+      if (ev.kind === 'status-update') return `status-update:${ev.status?.state}${ev.final ? ':final' : ''}`;
+      if (ev.kind === 'artifact-update') return `artifact-update:${textOf(ev.artifact?.parts)}`;
+      return ev.kind || '?';
+    }),
+  );
+}
+
+// consume reads a stream to its end, calling onFirst after the first event.
+async function consume(stream, onFirst) {
+  const events = [];
+  const timer = new Promise((_, reject) => {
+    const t = setTimeout(() => reject(new CheckError(`stream did not end within ${STREAM_TIMEOUT_MS / 1000} s; got ${describe(events)}`)), STREAM_TIMEOUT_MS);
+    t.unref();
+  });
+  const reader = (async () => {
+    for await (const ev of stream) {
+      events.push(ev);
+      if (events.length === 1) await onFirst(ev);
+    }
+  })();
+  await Promise.race([reader, timer]);
+  return events;
+}
+
+// checkAnsweredStream: the task first, the answer's artifact, and last the
+// completed status update marked final (the 0.3 end-of-stream marker).
+function checkAnsweredStream(events, taskID, answer) {
+  const seen = describe(events);
+  assert(events[0]?.kind === 'task' && events[0].id === taskID, `first event should be task ${taskID}, got ${seen}`);
+  const art = events.find((ev) => ev.kind === 'artifact-update');
+  assert(art && textOf(art.artifact?.parts) === answer, `no artifact update with ${JSON.stringify(answer)} in ${seen}`);
+  const last = events[events.length - 1];
+  assert(last.kind === 'status-update' && last.status?.state === 'completed', `last event should be the completed status, got ${seen}`);
+  assert(last.final === true, `the last status update is not marked final: ${seen}`);
+  assert(last.taskId === taskID, `status update is for task ${last.taskId}, expected ${taskID}`);
+}
+
+const results = [];
+
+async function check(name, fn) {
+  const started = Date.now();
+  try {
+    await fn();
+    results.push({ name, ok: true });
+    console.log(`  ok    ${name} (${Date.now() - started} ms)`);
+  } catch (e) {
+    results.push({ name, ok: false });
+    console.log(`  FAIL  ${name}: ${e instanceof CheckError ? e.message : e.stack || String(e)}`);
+  }
+}
+
+console.log(`@a2a-js/sdk 0.3.14 (a 0.3-only client) against ${ADDRESS}`);
+
+const resolver = new DefaultAgentCardResolver({ fetchImpl: recordingFetch(null) });
+const sources = [
+  // What a 0.3 client fetches by default: the union card at agent-card.json.
+  { label: 'agent-card.json', base: `${ADDRESS}/`, path: undefined },
+  // The pure 0.3 card.
+  { label: 'agent.json', base: `${ADDRESS}/.well-known/agent.json`, path: '' },
+];
+
+for (const src of sources) {
+  await check(`0.3 card from ${src.label}: url, transport and version for 0.3 clients`, async () => {
+    const card = await resolver.resolve(src.base, src.path);
+    assert(card.url === ADDRESS, `card url ${card.url}, expected ${ADDRESS}`);
+    assert(card.preferredTransport === 'JSONRPC', `preferredTransport ${card.preferredTransport}, expected JSONRPC`);
+    assert(String(card.protocolVersion).startsWith('0.3'), `protocolVersion ${card.protocolVersion}, expected 0.3.x`);
+    assert(card.capabilities?.streaming === true, 'capabilities.streaming is not true');
+  });
+}
+
+function factory(token) {
+  return new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl: recordingFetch(token) })],
+    cardResolver: resolver,
+  });
+}
+
+for (const src of sources) {
+  const v = `0.3 via ${src.label}`;
+  const full = src.label === 'agent-card.json';
+  let client;
+  let sentTask;
+  let streamTask;
+  const answers = { stream: `streamed answer, ${v}`, subscribe: `subscribed answer, ${v}` };
+
+  await check(`${v}: client from card`, async () => {
+    client = await factory(TOKEN).createFromUrl(src.base, src.path);
+  });
+  if (!client) continue;
+
+  await check(`${v}: message/send without A2A-Version returns a submitted task`, async () => {
+    const mark = wire.length;
+    const text = `hello from @a2a-js/sdk 0.3.14, ${v}`;
+    const r = await client.sendMessage(userMessage(text));
+    assert(r.kind === 'task', `expected a task, got ${JSON.stringify(r)}`);
+    assert(r.status?.state === 'submitted', `task state ${r.status?.state}, expected submitted`);
+    assert((r.history || []).some((m) => textOf(m.parts) === text), 'task history does not hold the message sent');
+    expectWire(mark, ['message/send']);
+    assert(wire[mark].version === null, `the 0.3 SDK sent A2A-Version ${wire[mark].version}; this check needs it absent`);
+    const proto = await serverProtocol(r.id);
+    assert(proto === '0.3', `switchboard recorded the task as protocol ${proto}, expected 0.3`);
+    sentTask = r;
+  });
+
+  if (!full) {
+    await check(`${v}: tasks/get reads the task back`, async () => {
+      assert(sentTask, 'no task from the send check');
+      const t = await client.getTask({ id: sentTask.id });
+      assert(t.kind === 'task' && t.id === sentTask.id && t.status?.state === 'submitted', `unexpected task ${JSON.stringify(t)}`);
+    });
+    continue;
+  }
+
+  await check(`${v}: message/send without a token is refused`, async () => {
+    const anon = await factory(null).createFromUrl(src.base, src.path);
+    let err;
+    try {
+      await anon.sendMessage(userMessage('no token'));
+    } catch (e) {
+      err = e;
+    }
+    assert(err, 'sendMessage without Authorization succeeded');
+    assert(/401|nauthori[sz]ed/i.test(String(err.message)), `unexpected error: ${err.message}`);
+  });
+
+  await check(`${v}: message/stream receives the owner's answer, final, and ends`, async () => {
+    const mark = wire.length;
+    let taskID;
+    const events = await consume(client.sendMessageStream(userMessage(`stream, ${v}`)), async (ev) => {
+      assert(ev.kind === 'task' && ev.status?.state === 'submitted', `first stream event ${describe([ev])}, expected the submitted task`);
+      taskID = ev.id;
+      await switchboard('reply', taskID, '--text', answers.stream);
+    });
+    checkAnsweredStream(events, taskID, answers.stream);
+    expectWire(mark, ['message/stream']);
+    streamTask = taskID;
+  });
+
+  await check(`${v}: tasks/resubscribe follows a submitted task to its answer`, async () => {
+    assert(sentTask, 'no task from the send check');
+    const mark = wire.length;
+    const events = await consume(client.resubscribeTask({ id: sentTask.id }), async (ev) => {
+      assert(ev.kind === 'task', `first event ${describe([ev])}, expected the task snapshot`);
+      await switchboard('reply', sentTask.id, '--text', answers.subscribe);
+    });
+    checkAnsweredStream(events, sentTask.id, answers.subscribe);
+    expectWire(mark, ['tasks/resubscribe']);
+  });
+
+  await check(`${v}: tasks/get shows the completed tasks with their artifacts`, async () => {
+    assert(sentTask && streamTask, 'no tasks from the earlier checks');
+    for (const [id, answer] of [[sentTask.id, answers.subscribe], [streamTask, answers.stream]]) {
+      const t = await client.getTask({ id, historyLength: 10 });
+      assert(t.kind === 'task' && t.id === id, `tasks/get returned ${JSON.stringify(t).slice(0, 200)}`);
+      assert(t.status?.state === 'completed', `task ${id} is ${t.status?.state}, expected completed`);
+      assert((t.artifacts || []).length === 1, `task ${id} has ${(t.artifacts || []).length} artifacts, expected 1`);
+      assert(textOf(t.artifacts[0].parts) === answer, `artifact text ${JSON.stringify(textOf(t.artifacts[0].parts))}, expected ${JSON.stringify(answer)}`);
+    }
+  });
+
+  await check(`${v}: tasks/cancel cancels a submitted task`, async () => {
+    const r = await client.sendMessage(userMessage(`to be canceled, ${v}`));
+    const t = await client.cancelTask({ id: r.id });
+    assert(t.kind === 'task' && t.id === r.id && t.status?.state === 'canceled', `unexpected answer ${JSON.stringify(t).slice(0, 200)}`);
+  });
+}
+
+const failed = results.filter((r) => !r.ok);
+console.log(`@a2a-js/sdk 0.3.14: ${results.length - failed.length}/${results.length} checks passed`);
+process.exit(failed.length ? 1 : 0);
