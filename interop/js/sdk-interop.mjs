@@ -14,39 +14,18 @@
 // "message/stream" for 0.3, "SendStreamingMessage" for 1.0), and the server's
 // own record of each task's protocol is checked with `switchboard show`.
 //
-// Prints one line per check and exits 1 if any failed.
+// Prints one line per check and exits 1 if any failed. The scaffolding it
+// shares with sdk03-interop.mjs (environment, wire log, switchboard CLI,
+// stream reader, check runner) is in harness.mjs.
 
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { TaskState, Role, taskStateToJSON } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { ADDRESS, TOKEN, STREAM_TIMEOUT_MS, start, assert, wire, recordingFetch, expectWire, expectRefused, serverProtocol, reply, streamReader, check, finish } from './harness.mjs';
 
-const run = promisify(execFile);
+start('sdk-interop', 120_000);
 
-const ADDRESS = (process.env.SB_ADDRESS || '').replace(/\/+$/, '');
-const TOKEN = process.env.SB_TOKEN || '';
-const SWITCHBOARD = process.env.SWITCHBOARD_BIN || 'switchboard';
-const STREAM_TIMEOUT_MS = 20_000;
-const TOTAL_TIMEOUT_MS = 120_000;
-
-if (!ADDRESS || !TOKEN) {
-  console.error('sdk-interop: set SB_ADDRESS (the agent address) and SB_TOKEN (a peer token)');
-  process.exit(2);
-}
-
-setTimeout(() => {
-  console.error(`sdk-interop: FAIL: the checks did not finish within ${TOTAL_TIMEOUT_MS / 1000} s`);
-  process.exit(1);
-}, TOTAL_TIMEOUT_MS).unref();
-
-// ---- small helpers -------------------------------------------------------
-
-class CheckError extends Error {}
-
-function assert(cond, msg) {
-  if (!cond) throw new CheckError(msg);
-}
+// ---- small helpers (the 1.x SDK's shapes) --------------------------------
 
 function stateName(s) {
   return typeof s === 'number' ? taskStateToJSON(s) : String(s);
@@ -76,68 +55,6 @@ function isTask(r) {
   return r && typeof r.id === 'string' && r.status !== undefined;
 }
 
-// wire records every JSON-RPC call the SDK makes: method and A2A-Version.
-const wire = [];
-
-function recordingFetch(token) {
-  return async (input, init = {}) => {
-    const headers = new Headers(init.headers || {});
-    if (token) headers.set('Authorization', `Bearer ${token}`);
-    if ((init.method || 'GET').toUpperCase() === 'POST' && typeof init.body === 'string') {
-      let method = '?';
-      try {
-        method = JSON.parse(init.body).method;
-      } catch {}
-      wire.push({ method, version: headers.get('A2A-Version') });
-    }
-    return fetch(input, { ...init, headers });
-  };
-}
-
-// expectWire asserts that the calls made since mark used exactly these
-// JSON-RPC methods, with the A2A-Version header of the protocol version.
-function expectWire(mark, methods, version) {
-  const calls = wire.slice(mark);
-  const got = calls.map((c) => c.method);
-  assert(JSON.stringify(got) === JSON.stringify(methods), `expected JSON-RPC calls ${JSON.stringify(methods)}, the SDK sent ${JSON.stringify(got)}`);
-  for (const c of calls) {
-    assert(c.version === version, `${c.method} went out with A2A-Version ${JSON.stringify(c.version)}, expected ${version}`);
-  }
-}
-
-async function switchboard(...args) {
-  const { stdout } = await run(SWITCHBOARD, args, { timeout: 15_000, env: process.env });
-  return stdout;
-}
-
-// serverProtocol is the protocol version Switchboard recorded for a task.
-async function serverProtocol(taskID) {
-  return JSON.parse(await switchboard('--json', 'show', taskID)).protocol;
-}
-
-async function reply(taskID, text, state = 'completed') {
-  await switchboard('reply', taskID, '--text', text, '--state', state);
-}
-
-// consume reads a stream to its end. After its first event it calls
-// onFirst, which here is the owner answering the task. It returns the
-// events, or throws when the stream does not end within the timeout.
-async function consume(stream, onFirst) {
-  const events = [];
-  try {
-    for await (const ev of stream) {
-      events.push(ev);
-      if (events.length === 1) await onFirst(ev);
-    }
-  } catch (e) {
-    if (e.name === 'AbortError' || e.name === 'TimeoutError') {
-      throw new CheckError(`stream did not end within ${STREAM_TIMEOUT_MS / 1000} s; got ${describe(events)}`);
-    }
-    throw e;
-  }
-  return events;
-}
-
 function describe(events) {
   return JSON.stringify(
     events.map((ev) => {
@@ -149,6 +66,8 @@ function describe(events) {
     }),
   );
 }
+
+const consume = streamReader(describe);
 
 // checkAnsweredStream checks the events of a stream whose task the owner
 // completed with answer: the task snapshot first, the artifact with the
@@ -166,23 +85,6 @@ function checkAnsweredStream(events, taskID, answer) {
   assert(last?.$case === 'statusUpdate', `last event should be a status update, got ${seen}`);
   assert(last.value.status?.state === TaskState.TASK_STATE_COMPLETED, `last status is ${stateName(last.value.status?.state)}, expected TASK_STATE_COMPLETED`);
   assert(last.value.taskId === taskID, `status update is for task ${last.value.taskId}, expected ${taskID}`);
-}
-
-// ---- the check runner ----------------------------------------------------
-
-const results = [];
-
-async function check(name, fn) {
-  const started = Date.now();
-  try {
-    await fn();
-    results.push({ name, ok: true });
-    console.log(`  ok    ${name} (${Date.now() - started} ms)`);
-  } catch (e) {
-    results.push({ name, ok: false });
-    const msg = e instanceof CheckError ? e.message : e.stack || String(e);
-    console.log(`  FAIL  ${name}: ${msg}`);
-  }
 }
 
 // ---- card resolution ------------------------------------------------------
@@ -278,14 +180,7 @@ for (const f of flavours) {
 
   await check(`${v}: sendMessage without a token is refused`, async () => {
     const anon = await f.make(null);
-    let err;
-    try {
-      await anon.sendMessage(userMessage('no token'));
-    } catch (e) {
-      err = e;
-    }
-    assert(err, 'sendMessage without Authorization succeeded');
-    assert(/401|nauthori[sz]ed/i.test(String(err.message)), `unexpected error: ${err.message}`);
+    await expectRefused(() => anon.sendMessage(userMessage('no token')));
   });
 
   await check(`${v}: sendMessage returns a submitted task`, async () => {
@@ -414,6 +309,4 @@ await check('legacyCompat client on the union card prefers 1.0', async () => {
   expectWire(mark, ['SendMessage'], '1.0');
 });
 
-const failed = results.filter((r) => !r.ok);
-console.log(`@a2a-js/sdk: ${results.length - failed.length}/${results.length} checks passed`);
-process.exit(failed.length ? 1 : 0);
+finish('@a2a-js/sdk');

@@ -8,76 +8,22 @@
 // a server must treat as 0.3.
 //
 // Same environment as sdk-interop.mjs (SB_ADDRESS, SB_TOKEN, SWITCHBOARD_BIN,
-// SWITCHBOARD_URL, SWITCHBOARD_DATA). Exits 1 if any check failed.
+// SWITCHBOARD_URL, SWITCHBOARD_DATA), and the same scaffolding, from
+// harness.mjs. Exits 1 if any check failed.
 
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from 'a2a-js-sdk-v03/client';
+import { ADDRESS, TOKEN, start, assert, wire, recordingFetch, expectWire, expectRefused, serverProtocol, reply, streamReader, check, finish } from './harness.mjs';
 
-const run = promisify(execFile);
+start('sdk03-interop', 90_000);
 
-const ADDRESS = (process.env.SB_ADDRESS || '').replace(/\/+$/, '');
-const TOKEN = process.env.SB_TOKEN || '';
-const SWITCHBOARD = process.env.SWITCHBOARD_BIN || 'switchboard';
-const STREAM_TIMEOUT_MS = 20_000;
-const TOTAL_TIMEOUT_MS = 90_000;
-
-if (!ADDRESS || !TOKEN) {
-  console.error('sdk03-interop: set SB_ADDRESS (the agent address) and SB_TOKEN (a peer token)');
-  process.exit(2);
-}
-
-setTimeout(() => {
-  console.error(`sdk03-interop: FAIL: the checks did not finish within ${TOTAL_TIMEOUT_MS / 1000} s`);
-  process.exit(1);
-}, TOTAL_TIMEOUT_MS).unref();
-
-class CheckError extends Error {}
-
-function assert(cond, msg) {
-  if (!cond) throw new CheckError(msg);
-}
-
+// 0.3 parts, messages and events carry a `kind` discriminator.
 function textOf(parts) {
   return (parts || []).map((p) => (p.kind === 'text' ? p.text : '')).join('');
 }
 
 function userMessage(text) {
   return { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }] } };
-}
-
-// wire records every JSON-RPC call: method and A2A-Version header (null when
-// absent, as it is for this SDK).
-const wire = [];
-
-function recordingFetch(token) {
-  return async (input, init = {}) => {
-    const headers = new Headers(init.headers || {});
-    if (token) headers.set('Authorization', `Bearer ${token}`);
-    if ((init.method || 'GET').toUpperCase() === 'POST' && typeof init.body === 'string') {
-      let method = '?';
-      try {
-        method = JSON.parse(init.body).method;
-      } catch {}
-      wire.push({ method, version: headers.get('A2A-Version') });
-    }
-    return fetch(input, { ...init, headers });
-  };
-}
-
-function expectWire(mark, methods) {
-  const got = wire.slice(mark).map((c) => c.method);
-  assert(JSON.stringify(got) === JSON.stringify(methods), `expected JSON-RPC calls ${JSON.stringify(methods)}, the SDK sent ${JSON.stringify(got)}`);
-}
-
-async function switchboard(...args) {
-  const { stdout } = await run(SWITCHBOARD, args, { timeout: 15_000, env: process.env });
-  return stdout;
-}
-
-async function serverProtocol(taskID) {
-  return JSON.parse(await switchboard('--json', 'show', taskID)).protocol;
 }
 
 function describe(events) {
@@ -91,22 +37,7 @@ function describe(events) {
   );
 }
 
-// consume reads a stream to its end, calling onFirst after the first event.
-async function consume(stream, onFirst) {
-  const events = [];
-  const timer = new Promise((_, reject) => {
-    const t = setTimeout(() => reject(new CheckError(`stream did not end within ${STREAM_TIMEOUT_MS / 1000} s; got ${describe(events)}`)), STREAM_TIMEOUT_MS);
-    t.unref();
-  });
-  const reader = (async () => {
-    for await (const ev of stream) {
-      events.push(ev);
-      if (events.length === 1) await onFirst(ev);
-    }
-  })();
-  await Promise.race([reader, timer]);
-  return events;
-}
+const consume = streamReader(describe);
 
 // checkAnsweredStream: the task first, the answer's artifact, and last the
 // completed status update marked final (the 0.3 end-of-stream marker).
@@ -119,20 +50,6 @@ function checkAnsweredStream(events, taskID, answer) {
   assert(last.kind === 'status-update' && last.status?.state === 'completed', `last event should be the completed status, got ${seen}`);
   assert(last.final === true, `the last status update is not marked final: ${seen}`);
   assert(last.taskId === taskID, `status update is for task ${last.taskId}, expected ${taskID}`);
-}
-
-const results = [];
-
-async function check(name, fn) {
-  const started = Date.now();
-  try {
-    await fn();
-    results.push({ name, ok: true });
-    console.log(`  ok    ${name} (${Date.now() - started} ms)`);
-  } catch (e) {
-    results.push({ name, ok: false });
-    console.log(`  FAIL  ${name}: ${e instanceof CheckError ? e.message : e.stack || String(e)}`);
-  }
 }
 
 console.log(`@a2a-js/sdk 0.3.14 (a 0.3-only client) against ${ADDRESS}`);
@@ -200,14 +117,7 @@ for (const src of sources) {
 
   await check(`${v}: message/send without a token is refused`, async () => {
     const anon = await factory(null).createFromUrl(src.base, src.path);
-    let err;
-    try {
-      await anon.sendMessage(userMessage('no token'));
-    } catch (e) {
-      err = e;
-    }
-    assert(err, 'sendMessage without Authorization succeeded');
-    assert(/401|nauthori[sz]ed/i.test(String(err.message)), `unexpected error: ${err.message}`);
+    await expectRefused(() => anon.sendMessage(userMessage('no token')));
   });
 
   await check(`${v}: message/stream receives the owner's answer, final, and ends`, async () => {
@@ -216,7 +126,7 @@ for (const src of sources) {
     const events = await consume(client.sendMessageStream(userMessage(`stream, ${v}`)), async (ev) => {
       assert(ev.kind === 'task' && ev.status?.state === 'submitted', `first stream event ${describe([ev])}, expected the submitted task`);
       taskID = ev.id;
-      await switchboard('reply', taskID, '--text', answers.stream);
+      await reply(taskID, answers.stream);
     });
     checkAnsweredStream(events, taskID, answers.stream);
     expectWire(mark, ['message/stream']);
@@ -228,7 +138,7 @@ for (const src of sources) {
     const mark = wire.length;
     const events = await consume(client.resubscribeTask({ id: sentTask.id }), async (ev) => {
       assert(ev.kind === 'task', `first event ${describe([ev])}, expected the task snapshot`);
-      await switchboard('reply', sentTask.id, '--text', answers.subscribe);
+      await reply(sentTask.id, answers.subscribe);
     });
     checkAnsweredStream(events, sentTask.id, answers.subscribe);
     expectWire(mark, ['tasks/resubscribe']);
@@ -252,6 +162,4 @@ for (const src of sources) {
   });
 }
 
-const failed = results.filter((r) => !r.ok);
-console.log(`@a2a-js/sdk 0.3.14: ${results.length - failed.length}/${results.length} checks passed`);
-process.exit(failed.length ? 1 : 0);
+finish('@a2a-js/sdk 0.3.14');
