@@ -5,17 +5,19 @@ import (
 	"time"
 )
 
-// Peer is an authenticated outside caller of one agent's address, named by
-// the label of the token it presented. A peer sees only its own tasks and
-// contexts.
+// Peer is an authenticated outside caller of one agent's address. ID comes
+// from the token it presented and stays the same when that token is
+// rotated; Label is the token's human name. A peer sees only its own tasks
+// and contexts.
 type Peer struct {
 	AgentID string
+	ID      string
 	Label   string
 }
 
 // Key returns a string that identifies the peer across agents, for rate
 // limits and logs.
-func (p Peer) Key() string { return p.AgentID + "/" + p.Label }
+func (p Peer) Key() string { return p.AgentID + "/" + p.ID }
 
 // RateLimiter counts requests per key in fixed windows.
 type RateLimiter interface {

@@ -25,7 +25,8 @@ const (
 type Task struct {
 	A2A       a2a.Task
 	AgentID   string          // the agent whose address received it
-	PeerLabel string          // the peer that created it; only that peer sees it
+	PeerID    string          // the peer that created it; only that peer sees it
+	PeerLabel string          // that peer's label when it created the task
 	Protocol  ProtocolVersion // the version of the request that created it
 	Seq       int64           // sequence number of the last event in its log
 	CreatedAt time.Time
@@ -41,7 +42,7 @@ func (t *Task) State() a2a.TaskState { return t.A2A.Status.State }
 // VisibleTo reports whether the peer may see the task: only the peer that
 // created it, on the agent it was sent to.
 func (t *Task) VisibleTo(p Peer) bool {
-	return t.AgentID == p.AgentID && t.PeerLabel == p.Label
+	return t.AgentID == p.AgentID && t.PeerID == p.ID
 }
 
 // TaskEvent is one entry of a task's event log. Every change to a task is an
@@ -78,12 +79,12 @@ type TaskCursor struct {
 // TaskFilter selects tasks. Nil and empty fields match everything.
 type TaskFilter struct {
 	AgentID     *string
-	PeerLabel   *string
+	PeerID      *string
 	ContextID   *string
 	States      []a2a.TaskState
 	StatusAfter *time.Time  // status timestamp strictly after
-	After       *TaskCursor // continue a listing after this task
-	OldestFirst bool        // order by creation, oldest first (inbox); default newest status first
+	After       *TaskCursor // continue a newest-first listing after this task
+	OldestFirst bool        // order by creation, oldest first (inbox), without a cursor; default newest status first
 	Limit       int         // 0 means no limit
 }
 
@@ -101,7 +102,7 @@ type TaskStore interface {
 
 	// FindTaskByMessageID returns the task to which the peer sent the message
 	// with the given id, or ENOTFOUND.
-	FindTaskByMessageID(ctx context.Context, agentID, peerLabel, messageID string) (*Task, error)
+	FindTaskByMessageID(ctx context.Context, agentID, peerID, messageID string) (*Task, error)
 
 	// FindTasks returns the tasks that match f (at most f.Limit) and how many
 	// match f without its cursor and limit.

@@ -47,7 +47,7 @@ func (s *TaskService) ListTasks(ctx context.Context, caller Peer, q TaskQuery) (
 	}
 	f := TaskFilter{
 		AgentID:     &caller.AgentID,
-		PeerLabel:   &caller.Label,
+		PeerID:      &caller.ID,
 		StatusAfter: q.StatusAfter,
 		Limit:       size + 1, // one more tells whether there is a next page
 	}

@@ -58,10 +58,8 @@ func (s *TaskService) ReplyToTask(ctx context.Context, id a2a.TaskID, r Reply) (
 		}
 		return s.applyReply(t, r), nil
 	})
-	if ErrorCode(err) == ENOTFOUND {
-		return nil, errTaskNotFound
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, taskNotFound(err)
 	}
 	s.notifyEvents(ctx, events)
 	return t, nil

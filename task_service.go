@@ -10,10 +10,14 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
-// Limits on what a peer may send in one message.
+// Limits on what a peer may send.
 const (
 	MaxMessageParts = 100 // parts in one message
 	MaxMessageIDLen = 200 // characters of a messageId
+	// MaxPeerMessages bounds the messages a peer adds to one task, so that
+	// one task (rewritten whole on every change) stays small; a longer
+	// conversation continues in a new task with the same contextId.
+	MaxPeerMessages = 100
 )
 
 // DefaultStreamPoll is how often a stream rereads a task's event log when the
@@ -53,26 +57,25 @@ func NewTaskService(tasks TaskStore, pushes PushConfigStore, bus Bus, log *slog.
 // taskId creates a task in state submitted; a message with one continues
 // that task (it must be the peer's and not finished) and sets it back to
 // submitted. A message whose id the peer already sent to the agent changes
-// nothing and returns the task it went to, so a retried send is harmless.
-// The task and its event are written in one transaction before anything
-// else learns of them.
-func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion) (*Task, error) {
+// nothing and returns the task it went to with replayed set, so a retried
+// send is harmless. The task and its event are written in one transaction
+// before anything else learns of them.
+func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion) (t *Task, replayed bool, err error) {
 	if err := validateSend(req); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	msg := req.Message
 	push, err := inlinePushConfig(req, proto, s.Now())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 
-	if t, err := s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.Label, msg.ID); err == nil {
-		return t, nil
+	if t, err := s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.ID, msg.ID); err == nil {
+		return t, true, nil
 	} else if ErrorCode(err) != ENOTFOUND {
-		return nil, err
+		return nil, false, err
 	}
 
-	var t *Task
 	if msg.TaskID != "" {
 		t, err = s.continueTask(ctx, caller, req, push)
 	} else {
@@ -80,9 +83,10 @@ func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer
 	}
 	if errors.Is(err, ErrDuplicateMessage) {
 		// A concurrent send of the same message won the race.
-		return s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.Label, msg.ID)
+		t, err = s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.ID, msg.ID)
+		return t, true, err
 	}
-	return t, err
+	return t, false, err
 }
 
 func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion, push *PushConfig) (*Task, error) {
@@ -105,6 +109,7 @@ func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer,
 			Metadata:  req.Metadata,
 		},
 		AgentID:   agent.ID,
+		PeerID:    caller.ID,
 		PeerLabel: caller.Label,
 		Protocol:  proto,
 		CreatedAt: now,
@@ -133,6 +138,9 @@ func (s *TaskService) continueTask(ctx context.Context, caller Peer, req *a2a.Se
 		if msg.ContextID != "" && msg.ContextID != t.A2A.ContextID {
 			return nil, Errorf(EINVALID, "contextId %q does not match the task's context", msg.ContextID)
 		}
+		if countUserMessages(t.A2A.History) >= MaxPeerMessages {
+			return nil, Errorf(EINVALID, "task %s already holds %d of your messages; continue in a new task with the same contextId", t.ID(), MaxPeerMessages)
+		}
 		if push != nil {
 			push.Config.TaskID = t.ID()
 		}
@@ -148,18 +156,34 @@ func (s *TaskService) continueTask(ctx context.Context, caller Peer, req *a2a.Se
 		return &TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push}, nil
 	})
 	if err != nil {
-		if ErrorCode(err) == ENOTFOUND {
-			return nil, errTaskNotFound
-		}
-		return nil, err
+		return nil, taskNotFound(err)
 	}
 	s.notifyEvents(ctx, events)
 	return t, nil
 }
 
+func countUserMessages(history []*a2a.Message) int {
+	n := 0
+	for _, m := range history {
+		if m != nil && m.Role == a2a.MessageRoleUser {
+			n++
+		}
+	}
+	return n
+}
+
 // errTaskNotFound is the one answer for a task that does not exist and for
 // one the caller may not see: the two must look the same.
 var errTaskNotFound = Errorf(ENOTFOUND, "task not found")
+
+// taskNotFound turns any not-found error into errTaskNotFound and passes
+// other errors (and nil) through.
+func taskNotFound(err error) error {
+	if ErrorCode(err) == ENOTFOUND {
+		return errTaskNotFound
+	}
+	return err
+}
 
 // GetTask returns a task the peer may see, or ENOTFOUND.
 func (s *TaskService) GetTask(ctx context.Context, caller Peer, id a2a.TaskID) (*Task, error) {
@@ -172,13 +196,12 @@ func (s *TaskService) GetTask(ctx context.Context, caller Peer, id a2a.TaskID) (
 	return t, nil
 }
 
-// FindTask returns any task, for its owner; the caller checks ownership.
-func (s *TaskService) FindTask(ctx context.Context, id a2a.TaskID) (*Task, error) {
+// FindTaskUnscoped returns any task, whoever's it is. It is for the owner
+// API, which checks that the caller owns the task's agent; peers use
+// GetTask.
+func (s *TaskService) FindTaskUnscoped(ctx context.Context, id a2a.TaskID) (*Task, error) {
 	t, err := s.tasks.FindTaskByID(ctx, id)
-	if ErrorCode(err) == ENOTFOUND {
-		return nil, errTaskNotFound
-	}
-	return t, err
+	return t, taskNotFound(err)
 }
 
 // CancelTask cancels a task the peer may see. A finished task cannot be
@@ -201,10 +224,8 @@ func (s *TaskService) CancelTask(ctx context.Context, caller Peer, id a2a.TaskID
 		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
 		return &TaskChange{Events: []a2a.Event{ev}}, nil
 	})
-	if ErrorCode(err) == ENOTFOUND {
-		return nil, errTaskNotFound
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, taskNotFound(err)
 	}
 	s.notifyEvents(ctx, events)
 	return t, nil

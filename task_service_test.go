@@ -2,6 +2,7 @@ package switchboard_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -45,12 +46,12 @@ func newFixture(t *testing.T, bus switchboard.Bus) *fixture {
 		t.Fatal(err)
 	}
 	svc := switchboard.NewTaskService(db, db, bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	return &fixture{db: db, svc: svc, agent: g, peer: switchboard.Peer{AgentID: g.ID, Label: "bob"}}
+	return &fixture{db: db, svc: svc, agent: g, peer: switchboard.Peer{AgentID: g.ID, ID: "peer-bob", Label: "bob"}}
 }
 
 func (f *fixture) send(t *testing.T, id, text string) *switchboard.Task {
 	t.Helper()
-	task, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
+	task, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
 		Message: &a2a.Message{ID: id, Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(text)}},
 	}, switchboard.ProtocolV1)
 	if err != nil {
@@ -99,7 +100,7 @@ func TestConcurrentDuplicateSends(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			task, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
+			task, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
 				Message: &a2a.Message{ID: "same", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("x")}},
 			}, switchboard.ProtocolV1)
 			if err != nil {
@@ -124,7 +125,7 @@ func TestConcurrentDuplicateSends(t *testing.T) {
 func TestSendDoesNotAliasRequest(t *testing.T) {
 	f := newFixture(t, membus.New())
 	msg := &a2a.Message{ID: "m1", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("x")}}
-	if _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{Message: msg}, switchboard.ProtocolV1); err != nil {
+	if _, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{Message: msg}, switchboard.ProtocolV1); err != nil {
 		t.Fatal(err)
 	}
 	if msg.TaskID != "" || msg.ContextID != "" {
@@ -191,5 +192,24 @@ func TestTokens(t *testing.T) {
 	}
 	if o, _ := switchboard.NewToken(switchboard.TokenOwner); o[:4] != "sbo_" {
 		t.Fatalf("owner token %q", o)
+	}
+}
+
+func TestPeerMessageCap(t *testing.T) {
+	f := newFixture(t, membus.New())
+	task := f.send(t, "m0", "first")
+	send := func(i int) error {
+		_, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
+			Message: &a2a.Message{ID: fmt.Sprintf("m%d", i), TaskID: task.ID(), Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("more")}},
+		}, switchboard.ProtocolV1)
+		return err
+	}
+	for i := 1; i < switchboard.MaxPeerMessages; i++ {
+		if err := send(i); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	if err := send(switchboard.MaxPeerMessages); switchboard.ErrorCode(err) != switchboard.EINVALID {
+		t.Fatalf("message over the cap: %v", err)
 	}
 }

@@ -35,6 +35,11 @@ type Token struct {
 	AccountID string    // owner tokens: the account
 	AgentID   string    // peer tokens: the agent whose address it calls
 	Label     string    // peer tokens: the peer's name, unique among the agent's active tokens
+	// PeerID identifies the peer a peer token stands for. A rotation (a
+	// replacing CreateToken) keeps the replaced token's PeerID; any other new
+	// token gets a new one, so a label issued again after a revocation never
+	// inherits the old peer's tasks.
+	PeerID    string
 	CreatedAt time.Time
 	RevokedAt *time.Time // nil while active
 }
@@ -50,10 +55,13 @@ type TokenFilter struct {
 
 // TokenStore keeps credentials.
 type TokenStore interface {
-	// CreateToken stores t. With replace, every active token with the same
-	// kind, account, agent and label is revoked in the same transaction (a
-	// rotation); without it, an active token with those keys makes it return
-	// ECONFLICT.
+	// CreateToken stores t and sets its PeerID (for peer tokens) and
+	// CreatedAt. With replace, every active token with the same kind,
+	// account, agent and label is revoked in the same transaction and the new
+	// token keeps their PeerID (a rotation); without it, an active token with
+	// those keys makes it return ECONFLICT. Storing a hash that is already
+	// stored is ECONFLICT, except that a replacing CreateToken may reactivate
+	// a revoked token of the same kind, account, agent and label.
 	CreateToken(ctx context.Context, t *Token, replace bool) error
 
 	// FindTokenByHash returns the active token with the given hash, or

@@ -19,7 +19,10 @@ type rpcCall struct {
 	req     *rpcRequest
 	agent   *switchboard.Agent
 	peer    switchboard.Peer
-	version switchboard.ProtocolVersion // decided by the method name
+	// tokenHash is the hash of the token the peer presented; long streams
+	// check that it is still valid.
+	tokenHash string
+	version   switchboard.ProtocolVersion // decided by the method name
 	addr    string                      // the address URL the call reached
 	// lastEventID is the Last-Event-ID a reconnecting SSE client sent, or -1.
 	lastEventID int64
@@ -31,6 +34,9 @@ type rpcMethod struct {
 	version switchboard.ProtocolVersion
 	unary   func(ctx context.Context, c *rpcCall) (any, error)
 	stream  func(w http.ResponseWriter, r *http.Request, c *rpcCall)
+	// push marks the push notification config methods, which answer
+	// -32003 while push notifications are off.
+	push bool
 }
 
 // methods returns the method table: 1.0 and 0.3 names are disjoint, so the
@@ -44,10 +50,10 @@ func (s *Server) methods() map[string]rpcMethod {
 		"ListTasks":                        {version: v1, unary: s.v1ListTasks},
 		"CancelTask":                       {version: v1, unary: s.v1CancelTask},
 		"SubscribeToTask":                  {version: v1, stream: s.v1SubscribeToTask},
-		"CreateTaskPushNotificationConfig": {version: v1, unary: s.v1CreatePushConfig},
-		"GetTaskPushNotificationConfig":    {version: v1, unary: s.v1GetPushConfig},
-		"ListTaskPushNotificationConfigs":  {version: v1, unary: s.v1ListPushConfigs},
-		"DeleteTaskPushNotificationConfig": {version: v1, unary: s.v1DeletePushConfig},
+		"CreateTaskPushNotificationConfig": {version: v1, unary: s.v1CreatePushConfig, push: true},
+		"GetTaskPushNotificationConfig":    {version: v1, unary: s.v1GetPushConfig, push: true},
+		"ListTaskPushNotificationConfigs":  {version: v1, unary: s.v1ListPushConfigs, push: true},
+		"DeleteTaskPushNotificationConfig": {version: v1, unary: s.v1DeletePushConfig, push: true},
 		"GetExtendedAgentCard":             {version: v1, unary: s.v1GetExtendedAgentCard},
 
 		"message/send":                        {version: v03, unary: s.v03SendMessage},
@@ -55,10 +61,10 @@ func (s *Server) methods() map[string]rpcMethod {
 		"tasks/get":                           {version: v03, unary: s.v03GetTask},
 		"tasks/cancel":                        {version: v03, unary: s.v03CancelTask},
 		"tasks/resubscribe":                   {version: v03, stream: s.v03Resubscribe},
-		"tasks/pushNotificationConfig/set":    {version: v03, unary: s.v03SetPushConfig},
-		"tasks/pushNotificationConfig/get":    {version: v03, unary: s.v03GetPushConfig},
-		"tasks/pushNotificationConfig/list":   {version: v03, unary: s.v03ListPushConfigs},
-		"tasks/pushNotificationConfig/delete": {version: v03, unary: s.v03DeletePushConfig},
+		"tasks/pushNotificationConfig/set":    {version: v03, unary: s.v03SetPushConfig, push: true},
+		"tasks/pushNotificationConfig/get":    {version: v03, unary: s.v03GetPushConfig, push: true},
+		"tasks/pushNotificationConfig/list":   {version: v03, unary: s.v03ListPushConfigs, push: true},
+		"tasks/pushNotificationConfig/delete": {version: v03, unary: s.v03DeletePushConfig, push: true},
 		"agent/getAuthenticatedExtendedCard":  {version: v03, unary: s.v03GetExtendedCard},
 	}
 }
@@ -178,9 +184,23 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, agent *switchb
 		writeRPCError(w, req.ID, e)
 		return
 	}
-	call := &rpcCall{req: req, agent: agent, peer: peer, version: m.version, addr: s.addressURL(r, agent), lastEventID: -1}
+	if m.push && !s.cfg.PushNotifications {
+		writeRPCError(w, req.ID, rpcErrorFor(errPushNotSupported, m.version))
+		return
+	}
+	call := &rpcCall{req: req, agent: agent, peer: peer, tokenHash: switchboard.HashToken(bearerToken(r)),
+		version: m.version, addr: s.addressURL(r, agent), lastEventID: -1}
 
 	if m.stream != nil {
+		release, ok := s.acquireStream(peer)
+		if !ok {
+			w.Header().Set("Retry-After", "5")
+			e := rpcErrorFor(switchboard.Errorf(switchboard.ERATELIMITED, "too many open streams: at most %d per peer", s.cfg.MaxStreamsPerPeer), m.version)
+			e.status = http.StatusTooManyRequests
+			writeRPCError(w, req.ID, e)
+			return
+		}
+		defer release()
 		if err := parseLastEventID(r, call); err != nil {
 			s.streamFailed(w, r, call, err)
 			return
@@ -199,6 +219,25 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, agent *switchb
 	writeRPCResult(w, req.ID, result)
 }
 
+// acquireStream counts an open stream of the peer, unless it already holds
+// MaxStreamsPerPeer. The returned function releases it.
+func (s *Server) acquireStream(p switchboard.Peer) (release func(), ok bool) {
+	key := p.Key()
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
+	if s.streamsByPeer[key] >= s.cfg.MaxStreamsPerPeer {
+		return nil, false
+	}
+	s.streamsByPeer[key]++
+	return func() {
+		s.streamsMu.Lock()
+		defer s.streamsMu.Unlock()
+		if s.streamsByPeer[key]--; s.streamsByPeer[key] <= 0 {
+			delete(s.streamsByPeer, key)
+		}
+	}, true
+}
+
 // readBody reads the request body, refusing one over MaxBody: first by its
 // declared length, then by what actually arrives.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -206,6 +245,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if r.ContentLength > s.cfg.MaxBody {
 		return nil, tooLarge
 	}
+	defer readDeadline(w)()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -227,7 +267,10 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err e
 		return
 	}
 	id := nullID
-	if body, err := io.ReadAll(io.LimitReader(r.Body, unauthenticatedBodyLimit)); err == nil {
+	lift := readDeadline(w)
+	body, readErr := io.ReadAll(io.LimitReader(r.Body, unauthenticatedBodyLimit))
+	lift()
+	if readErr == nil {
 		var env struct {
 			ID json.RawMessage `json:"id"`
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
@@ -147,7 +148,7 @@ func TestBodyLimit(t *testing.T) {
 		t.Fatalf("got %d %s", r.status, r.body)
 	}
 	// Nothing of the refused message was stored, and a small one still works.
-	page, err := h.tasks.ListTasks(context.Background(), switchboard.Peer{AgentID: g.ID, Label: "bob"}, switchboard.TaskQuery{})
+	page, err := h.tasks.ListTasks(context.Background(), h.peerOf(tok), switchboard.TaskQuery{})
 	must(t, err)
 	if page.TotalSize != 0 {
 		t.Fatalf("a refused body created %d tasks", page.TotalSize)
@@ -169,6 +170,8 @@ func TestBodyLimit(t *testing.T) {
 
 func TestRateLimit(t *testing.T) {
 	h := newHarness(t, withRate(3))
+	now := time.Date(2026, 1, 1, 10, 0, 15, 0, time.UTC) // mid-window, whatever the clock says
+	h.limiter.Now = func() time.Time { return now }
 	g := h.agent("alice")
 	bob, carol := h.peerToken(g, "bob"), h.peerToken(g, "carol")
 	for i := range 3 {
@@ -183,7 +186,7 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("Retry-After = %q", ra)
 	}
 	// The refused message was not stored; other peers are not limited.
-	if _, err := h.db.FindTaskByMessageID(context.Background(), g.ID, "bob", "m1"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+	if _, err := h.db.FindTaskByMessageID(context.Background(), g.ID, h.peerOf(bob).ID, "m1"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		t.Fatalf("refused message stored: %v", err)
 	}
 	if r := h.call(h.addr(g), carol, "GetTask", map[string]any{"id": "x"}); r.status != http.StatusOK {

@@ -35,7 +35,7 @@ func (s *Server) v03SendMessage(ctx context.Context, c *rpcCall) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.sendMessage(ctx, c, req)
+	t, _, err := s.sendMessage(ctx, c, req)
 	if err != nil {
 		return nil, err
 	}
@@ -48,12 +48,17 @@ func (s *Server) v03StreamMessage(w http.ResponseWriter, r *http.Request, c *rpc
 		s.streamFailed(w, r, c, err)
 		return
 	}
-	t, err := s.sendMessage(r.Context(), c, req)
+	t, replayed, err := s.sendMessage(r.Context(), c, req)
 	if err != nil {
 		s.streamFailed(w, r, c, err)
 		return
 	}
-	s.runStream(w, r, c, sendStreamPlan(c, t, sendHistoryLength(req)), encodeV03Event)
+	plan, err := sendStreamPlan(c, t, replayed, sendHistoryLength(req))
+	if err != nil {
+		s.streamFailed(w, r, c, err)
+		return
+	}
+	s.runStream(w, r, c, plan, encodeV03Event)
 }
 
 func (s *Server) v03GetTask(ctx context.Context, c *rpcCall) (any, error) {
@@ -111,9 +116,6 @@ func encodeV03Event(ev a2a.Event, final bool) (any, error) {
 }
 
 func (s *Server) v03SetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
-	if !s.cfg.PushNotifications {
-		return nil, errPushNotSupported
-	}
 	var p legacy.TaskPushConfig
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -129,9 +131,6 @@ func (s *Server) v03SetPushConfig(ctx context.Context, c *rpcCall) (any, error) 
 }
 
 func (s *Server) v03GetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
-	if !s.cfg.PushNotifications {
-		return nil, errPushNotSupported
-	}
 	var p legacy.GetTaskPushConfigParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -147,9 +146,6 @@ func (s *Server) v03GetPushConfig(ctx context.Context, c *rpcCall) (any, error) 
 }
 
 func (s *Server) v03ListPushConfigs(ctx context.Context, c *rpcCall) (any, error) {
-	if !s.cfg.PushNotifications {
-		return nil, errPushNotSupported
-	}
 	var p legacy.ListTaskPushConfigParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -169,9 +165,6 @@ func (s *Server) v03ListPushConfigs(ctx context.Context, c *rpcCall) (any, error
 }
 
 func (s *Server) v03DeletePushConfig(ctx context.Context, c *rpcCall) (any, error) {
-	if !s.cfg.PushNotifications {
-		return nil, errPushNotSupported
-	}
 	var p legacy.DeleteTaskPushConfigParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err

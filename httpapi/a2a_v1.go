@@ -17,7 +17,7 @@ func (s *Server) v1SendMessage(ctx context.Context, c *rpcCall) (any, error) {
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
 	}
-	t, err := s.sendMessage(ctx, c, &p)
+	t, _, err := s.sendMessage(ctx, c, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -25,10 +25,10 @@ func (s *Server) v1SendMessage(ctx context.Context, c *rpcCall) (any, error) {
 }
 
 // sendMessage hands a decoded send request of either version to the task
-// service.
-func (s *Server) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (*switchboard.Task, error) {
+// service. replayed reports that the message had been accepted before.
+func (s *Server) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (t *switchboard.Task, replayed bool, err error) {
 	if p.Config != nil && p.Config.PushConfig != nil && !s.cfg.PushNotifications {
-		return nil, errPushNotSupported
+		return nil, false, errPushNotSupported
 	}
 	return s.Tasks.SendMessage(ctx, c.agent, c.peer, p, c.version)
 }
@@ -166,9 +166,6 @@ func (p *v1PushConfigParams) config() a2a.PushConfig {
 }
 
 func (s *Server) v1CreatePushConfig(ctx context.Context, c *rpcCall) (any, error) {
-	if !s.cfg.PushNotifications {
-		return nil, errPushNotSupported
-	}
 	var p v1PushConfigParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -185,9 +182,6 @@ func (s *Server) v1CreatePushConfig(ctx context.Context, c *rpcCall) (any, error
 }
 
 func (s *Server) v1GetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
-	if !s.cfg.PushNotifications {
-		return nil, errPushNotSupported
-	}
 	var p a2a.GetTaskPushConfigRequest
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -211,9 +205,6 @@ type listPushConfigsResult struct {
 }
 
 func (s *Server) v1ListPushConfigs(ctx context.Context, c *rpcCall) (any, error) {
-	if !s.cfg.PushNotifications {
-		return nil, errPushNotSupported
-	}
 	var p a2a.ListTaskPushConfigRequest
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -233,9 +224,6 @@ func (s *Server) v1ListPushConfigs(ctx context.Context, c *rpcCall) (any, error)
 }
 
 func (s *Server) v1DeletePushConfig(ctx context.Context, c *rpcCall) (any, error) {
-	if !s.cfg.PushNotifications {
-		return nil, errPushNotSupported
-	}
 	var p a2a.DeleteTaskPushConfigRequest
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err

@@ -130,6 +130,12 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, err)
 		return
 	}
+	if handle == s.cfg.DefaultAgent && !acct.IsOperator() {
+		// The default agent is served at the root: only the operator may
+		// claim its handle.
+		s.writeError(w, r, switchboard.Errorf(switchboard.EFORBIDDEN, "the handle %q is reserved for this deployment's default agent", handle))
+		return
+	}
 	owner := acct.ID
 	if b.AccountID != nil && *b.AccountID != acct.ID {
 		if !acct.IsOperator() {

@@ -88,5 +88,5 @@ func (s *Server) authenticatePeer(r *http.Request, agent *switchboard.Agent) (sw
 	if tok.AgentID != agent.ID {
 		return switchboard.Peer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "the bearer token is not valid (revoked, rotated or mistyped)")
 	}
-	return switchboard.Peer{AgentID: agent.ID, Label: tok.Label}, nil
+	return switchboard.Peer{AgentID: agent.ID, ID: tok.PeerID, Label: tok.Label}, nil
 }

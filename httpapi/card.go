@@ -199,6 +199,7 @@ func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Vary", "A2A-Version")
+	s.varyForwarded(w)
 	if v, _ := requestedVersion(r); strings.HasPrefix(v, "0.3") {
 		serveCard(w, r, s.cardV03(agent, s.addressURL(r, agent), false))
 		return
@@ -210,6 +211,7 @@ func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleCardV03(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.cardRequest(w, r)
 	if ok {
+		s.varyForwarded(w)
 		serveCard(w, r, s.cardV03(agent, s.addressURL(r, agent), false))
 	}
 }

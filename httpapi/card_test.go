@@ -253,3 +253,36 @@ func TestCardShapesForConformance(t *testing.T) {
 		t.Fatal("both shapes share one ETag")
 	}
 }
+
+func TestForwardedHeaders(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.TrustForwarded = true }))
+	g := h.agent("alice")
+	// The proxy appended its own value after the one the client forged.
+	r := h.do("GET", h.addr(g)+"/.well-known/agent-card.json", map[string]string{
+		"X-Forwarded-Host": "evil.example, agents.example.com", "X-Forwarded-Proto": "http, https",
+	}, "")
+	if r.json["url"] != "https://agents.example.com/a/alice" {
+		t.Fatalf("url %v", r.json["url"])
+	}
+	if v := strings.Join(r.header.Values("Vary"), ","); !strings.Contains(v, "X-Forwarded-Host") {
+		t.Fatalf("Vary = %q", v)
+	}
+	// Without TrustForwarded the headers are ignored.
+	h2 := newHarness(t)
+	g2 := h2.agent("alice")
+	r2 := h2.do("GET", h2.addr(g2)+"/.well-known/agent-card.json", map[string]string{"X-Forwarded-Host": "evil.example"}, "")
+	if strings.Contains(r2.json["url"].(string), "evil") {
+		t.Fatalf("untrusted forwarded host used: %v", r2.json["url"])
+	}
+}
+
+func TestDefaultAgentHandleReserved(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.DefaultAgent = "front" }))
+	_, owner := h.account("owner")
+	if r := h.owner("POST", "/agents", owner, map[string]any{"handle": "front"}); r.status != http.StatusForbidden {
+		t.Fatalf("owner took the default agent's handle: %d", r.status)
+	}
+	if r := h.owner("POST", "/agents", h.operatorToken, map[string]any{"handle": "front"}); r.status != http.StatusCreated {
+		t.Fatalf("operator: %d %s", r.status, r.body)
+	}
+}

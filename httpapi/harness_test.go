@@ -123,6 +123,20 @@ func (h *harness) peerToken(g *switchboard.Agent, label string) string {
 
 func (h *harness) addr(g *switchboard.Agent) string { return h.srv.URL + "/a/" + g.Handle }
 
+// agentByHandle reads an agent from the store.
+func (h *harness) agentByHandle(handle string) *switchboard.Agent {
+	g, err := h.db.FindAgentByHandle(context.Background(), handle)
+	must(h.t, err)
+	return g
+}
+
+// peerOf returns the peer a peer token stands for.
+func (h *harness) peerOf(token string) switchboard.Peer {
+	tok, err := h.db.FindTokenByHash(context.Background(), switchboard.HashToken(token))
+	must(h.t, err)
+	return switchboard.Peer{AgentID: tok.AgentID, ID: tok.PeerID, Label: tok.Label}
+}
+
 // response is an HTTP answer with its body decoded as JSON (when it is).
 type response struct {
 	status int
@@ -254,6 +268,7 @@ func (h *harness) reply(taskID string, state a2a.TaskState, text string) {
 type sseEvent struct {
 	id   string
 	data map[string]any
+	bad  string // a data line that is not a JSON object
 }
 
 // stream opens an SSE request and returns a channel of its events, closed
@@ -287,10 +302,16 @@ func (h *harness) stream(url, token, method string, params any, headers ...strin
 			case strings.HasPrefix(line, "id: "):
 				ev.id = strings.TrimPrefix(line, "id: ")
 			case strings.HasPrefix(line, "data: "):
-				_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev.data)
-			case line == "" && ev.data != nil:
+				raw := strings.TrimPrefix(line, "data: ")
+				if json.Unmarshal([]byte(raw), &ev.data) != nil || ev.data == nil {
+					ev.bad = raw
+				}
+			case line == "" && (ev.data != nil || ev.bad != ""):
 				events <- ev
 				ev = sseEvent{}
+			case line == "" || strings.HasPrefix(line, ":"):
+			default:
+				events <- sseEvent{bad: line}
 			}
 		}
 	}()
@@ -305,6 +326,9 @@ func next(t testing.TB, events <-chan sseEvent) sseEvent {
 	case ev, ok := <-events:
 		if !ok {
 			t.Fatal("stream ended early")
+		}
+		if ev.bad != "" {
+			t.Fatalf("malformed stream line %q", ev.bad)
 		}
 		return ev
 	case <-time.After(5 * time.Second):

@@ -65,6 +65,7 @@ func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request, agent *swi
 	wellKnown := strings.TrimRight(addr, "/") + "/.well-known/"
 	f := s.cardFacts(agent, false)
 	w.Header().Set("Vary", "Accept")
+	s.varyForwarded(w)
 	if !wantsHTML(r) {
 		setCORS(w)
 		writeJSON(w, http.StatusOK, landingJSON{

@@ -191,6 +191,7 @@ func TestPeerTokensAPI(t *testing.T) {
 	tok := r.json["token"].(string)
 	addr := h.srv.URL + "/a/alice"
 	h.call(addr, tok, "ListTasks", map[string]any{}).result(t)
+	taskID := h.send(h.agentByHandle("alice"), tok, "m1", "before rotation")
 
 	if r := h.owner("POST", "/agents/alice/tokens", h.operatorToken, map[string]any{"label": "bob"}); r.status != http.StatusConflict {
 		t.Fatalf("duplicate label: %d", r.status)
@@ -206,7 +207,8 @@ func TestPeerTokensAPI(t *testing.T) {
 	}
 	wantRPCError(t, h.call(addr, tok, "ListTasks", map[string]any{}), 401, -31401)
 	tok = rot.json["token"].(string)
-	h.call(addr, tok, "ListTasks", map[string]any{}).result(t)
+	// A rotated token is the same peer: it still sees its tasks.
+	h.call(addr, tok, "GetTask", map[string]any{"id": taskID}).result(t)
 
 	list := h.owner("GET", "/agents/alice/tokens", h.operatorToken, nil)
 	if strings.Contains(string(list.body), "sbp_") || strings.Count(string(list.body), `"label"`) != 1 {
@@ -226,6 +228,25 @@ func TestPeerTokensAPI(t *testing.T) {
 	if r := h.owner("DELETE", "/agents/alice/tokens/nobody", h.operatorToken, nil); r.status != 404 {
 		t.Fatalf("revoke unknown: %d", r.status)
 	}
+
+	// The label issued again after a revocation is a new peer: it does not
+	// see the old bob's tasks.
+	again := h.owner("POST", "/agents/alice/tokens", h.operatorToken, map[string]any{"label": "bob"})
+	newBob := again.json["token"].(string)
+	wantRPCError(t, h.call(addr, newBob, "GetTask", map[string]any{"id": taskID}), 200, -32001)
+	if list := h.call(addr, newBob, "ListTasks", map[string]any{}).result(t); list["totalSize"] != float64(0) {
+		t.Fatalf("new bob lists %v tasks", list["totalSize"])
+	}
+
+	// Another owner can neither issue nor revoke tokens of this agent.
+	_, eve := h.account("eve")
+	if r := h.owner("POST", "/agents/alice/tokens", eve, map[string]any{"label": "eve"}); r.status != 404 {
+		t.Fatalf("eve issues: %d", r.status)
+	}
+	if r := h.owner("DELETE", "/agents/alice/tokens/bob", eve, nil); r.status != 404 {
+		t.Fatalf("eve revokes: %d", r.status)
+	}
+	h.call(addr, newBob, "ListTasks", map[string]any{}).result(t)
 }
 
 func TestInboxAndReplyAPI(t *testing.T) {

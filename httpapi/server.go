@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,11 +16,22 @@ import (
 
 // Defaults for Config fields left at zero.
 const (
-	DefaultMaxBody         = 1 << 20
-	DefaultStreamKeepAlive = 15 * time.Second
+	DefaultMaxBody           = 1 << 20
+	DefaultStreamKeepAlive   = 15 * time.Second
+	DefaultStreamMaxDuration = 30 * time.Minute
+	DefaultMaxStreamsPerPeer = 10
+)
+
+// Limits on slow or idle clients.
+const (
 	// unauthenticatedBodyLimit bounds what is read of a request that failed
 	// authentication, only to echo its JSON-RPC id.
 	unauthenticatedBodyLimit = 64 << 10
+	// bodyReadTimeout bounds how long a client may take to send its body.
+	bodyReadTimeout = 30 * time.Second
+	// writeTimeout bounds each write of an answer or a stream event to a
+	// client that does not read.
+	writeTimeout = 30 * time.Second
 )
 
 // Config holds the settings of the HTTP API. Zero values mean defaults.
@@ -38,8 +50,14 @@ type Config struct {
 	// sent, and accepts push configurations. It must be true only when a push
 	// sender is wired in.
 	PushNotifications bool
-	// StreamKeepAlive is the interval of SSE keep-alive comments.
+	// StreamKeepAlive is the interval of SSE keep-alive comments; at each one
+	// the stream also checks that the peer's token is still valid.
 	StreamKeepAlive time.Duration
+	// StreamMaxDuration ends a stream that has lasted this long; clients
+	// resume with Last-Event-ID.
+	StreamMaxDuration time.Duration
+	// MaxStreamsPerPeer bounds the streams one peer may hold open at once.
+	MaxStreamsPerPeer int
 	// Version is the build version shown by /healthz.
 	Version string
 }
@@ -67,6 +85,9 @@ type Server struct {
 	// streams ends every open SSE stream when cancelled by CloseStreams.
 	streams      context.Context
 	closeStreams context.CancelFunc
+
+	streamsMu     sync.Mutex
+	streamsByPeer map[string]int // guarded by streamsMu: open streams per peer key
 }
 
 // New returns a Server. It answers /healthz with 503 until SetReady(true).
@@ -77,9 +98,16 @@ func New(deps Deps, cfg Config) *Server {
 	if cfg.StreamKeepAlive <= 0 {
 		cfg.StreamKeepAlive = DefaultStreamKeepAlive
 	}
+	if cfg.StreamMaxDuration <= 0 {
+		cfg.StreamMaxDuration = DefaultStreamMaxDuration
+	}
+	if cfg.MaxStreamsPerPeer <= 0 {
+		cfg.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
+	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second)}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
+	s.streamsByPeer = make(map[string]int)
 	s.rpc = s.methods()
 	s.routes()
 	return s
@@ -156,8 +184,10 @@ type errorBody struct {
 	Error string `json:"error"`
 }
 
-// writeJSON writes v as the JSON response with the given status.
+// writeJSON writes v as the JSON response with the given status, giving up
+// on a client that does not read it within writeTimeout.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if h.Get("Cache-Control") == "" {
@@ -189,8 +219,18 @@ func (s *Server) logInternal(r *http.Request, err error) {
 	s.errLogs.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 }
 
+// readDeadline gives the client bodyReadTimeout to send its body and
+// returns the function that lifts the deadline again, which must run before
+// a long-lived answer: an expired read deadline ends the request.
+func readDeadline(w http.ResponseWriter) func() {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	return func() { _ = rc.SetReadDeadline(time.Time{}) }
+}
+
 // decodeJSON reads a JSON request body of at most MaxBody bytes into v.
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	defer readDeadline(w)()
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()

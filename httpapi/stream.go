@@ -25,12 +25,14 @@ func newSSEWriter(w http.ResponseWriter) *sseWriter {
 	return &sseWriter{w: w, rc: http.NewResponseController(w)}
 }
 
-// start sends the response headers once.
+// start sends the response headers once. The request body has been read;
+// its read deadline is lifted, since an expired one would end the stream.
 func (sw *sseWriter) start() error {
 	if sw.started {
 		return nil
 	}
 	sw.started = true
+	_ = sw.rc.SetReadDeadline(time.Time{})
 	h := sw.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -56,7 +58,13 @@ func (sw *sseWriter) event(id int64, data []byte) error {
 	buf = append(buf, "data: "...)
 	buf = append(buf, data...)
 	buf = append(buf, '\n', '\n')
-	if _, err := sw.w.Write(buf); err != nil {
+	return sw.write(buf)
+}
+
+// write writes and flushes, giving up on a client that does not read.
+func (sw *sseWriter) write(b []byte) error {
+	_ = sw.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := sw.w.Write(b); err != nil {
 		return err
 	}
 	return sw.rc.Flush()
@@ -65,10 +73,7 @@ func (sw *sseWriter) event(id int64, data []byte) error {
 // keepAlive writes a comment line that clients ignore, so that proxies and
 // clients do not close an idle stream.
 func (sw *sseWriter) keepAlive() error {
-	if _, err := sw.w.Write([]byte(": keep-alive\n\n")); err != nil {
-		return err
-	}
-	return sw.rc.Flush()
+	return sw.write([]byte(": keep-alive\n\n"))
 }
 
 // rpcEvent writes a JSON-RPC response carrying result as one event.
@@ -118,7 +123,8 @@ func (s *Server) streamFailed(w http.ResponseWriter, r *http.Request, c *rpcCall
 }
 
 // runStream sends a stream according to plan. It returns when an event ends
-// the turn, the client goes away, or the server shuts down.
+// the turn, the client goes away, the peer's token is revoked, the stream
+// has lasted StreamMaxDuration, or the server shuts down.
 func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, plan streamPlan, encode streamEncoder) {
 	sw := newSSEWriter(w)
 	send := func(ev *switchboard.TaskEvent, final bool) error {
@@ -142,7 +148,7 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 		}
 	}
 
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StreamMaxDuration)
 	defer cancel()
 	defer context.AfterFunc(s.streams, cancel)()
 	events := make(chan *switchboard.TaskEvent)
@@ -180,6 +186,10 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 				return
 			}
 		case <-keepAlive.C:
+			if !s.tokenStillValid(ctx, c) {
+				_ = sw.rpcError(c.req.ID, rpcErrorFor(switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked"), c.version))
+				return
+			}
 			if err := sw.keepAlive(); err != nil {
 				return
 			}
@@ -187,17 +197,28 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 	}
 }
 
+// tokenStillValid reports whether the token that opened the stream still
+// opens it. A revoked token ends its streams within one keep-alive period.
+func (s *Server) tokenStillValid(ctx context.Context, c *rpcCall) bool {
+	tok, err := s.Tokens.FindTokenByHash(ctx, c.tokenHash)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		return false
+	}
+	// On any other failure keep the stream: the store will answer again.
+	return err != nil || (tok.Kind == switchboard.TokenPeer && tok.AgentID == c.agent.ID)
+}
+
 // sendStreamPlan plans the stream of a send: the task as it stands, then
 // its events until the turn ends. A client that reconnects to a send stream
-// (the same message again, with Last-Event-ID) gets the events it missed.
-func sendStreamPlan(c *rpcCall, t *switchboard.Task, historyLength *int) streamPlan {
-	plan := streamPlan{taskID: t.ID(), historyLength: historyLength, snapshotEnds: true}
-	if c.lastEventID >= 0 {
-		plan.after = c.lastEventID
-	} else {
-		plan.snapshot, plan.after = t, t.Seq
+// (the same message again, with Last-Event-ID) gets the events it missed;
+// the header means nothing with a message that is new.
+func sendStreamPlan(c *rpcCall, t *switchboard.Task, replayed bool, historyLength *int) (streamPlan, error) {
+	if replayed && c.lastEventID >= 0 {
+		plan, err := resumePlan(c, t, true)
+		plan.historyLength = historyLength
+		return plan, err
 	}
-	return plan
+	return streamPlan{taskID: t.ID(), historyLength: historyLength, snapshotEnds: true, snapshot: t, after: t.Seq}, nil
 }
 
 // subscribePlan plans a subscription: the task as it stands (which must not
@@ -209,22 +230,31 @@ func (s *Server) subscribePlan(ctx context.Context, c *rpcCall, id a2a.TaskID) (
 		return streamPlan{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
 	}
 	t, err := s.Tasks.GetTask(ctx, c.peer, id)
-	if err != nil {
-		return streamPlan{}, err
-	}
-	plan := streamPlan{taskID: t.ID()}
 	switch {
-	case c.lastEventID > t.Seq:
-		return streamPlan{}, switchboard.Errorf(switchboard.EINVALID, "Last-Event-ID %d is ahead of the task's last event %d", c.lastEventID, t.Seq)
+	case err != nil:
+		return streamPlan{}, err
 	case c.lastEventID >= 0:
-		plan.after = c.lastEventID
-		if t.State().Terminal() && c.lastEventID == t.Seq {
-			plan.snapshot = t // nothing was missed: say how it ended
-		}
+		return resumePlan(c, t, false)
 	case t.State().Terminal():
 		return streamPlan{}, switchboard.Errorf(switchboard.EUNSUPPORTED, "task %s is %s; there is nothing to subscribe to", t.ID(), switchboard.ShortState(t.State()))
-	default:
-		plan.snapshot, plan.after = t, t.Seq
+	}
+	return streamPlan{taskID: t.ID(), snapshot: t, after: t.Seq}, nil
+}
+
+// resumePlan plans the rest of a stream for a client that reconnects with
+// Last-Event-ID: the events after that id. When nothing was missed and the
+// stream had already ended (the task finished or, for a send stream,
+// waits for its peer), the task as it stands is sent so that the client
+// sees the end instead of waiting for more.
+func resumePlan(c *rpcCall, t *switchboard.Task, sendStream bool) (streamPlan, error) {
+	n := c.lastEventID
+	if n > t.Seq {
+		return streamPlan{}, switchboard.Errorf(switchboard.EINVALID, "Last-Event-ID %d is ahead of the task's last event %d", n, t.Seq)
+	}
+	plan := streamPlan{taskID: t.ID(), after: n, snapshotEnds: sendStream}
+	ended := t.State().Terminal() || (sendStream && switchboard.Interrupted(t.State()))
+	if n == t.Seq && ended {
+		plan.snapshot = t
 	}
 	return plan, nil
 }
@@ -235,12 +265,17 @@ func (s *Server) v1SendStreamingMessage(w http.ResponseWriter, r *http.Request, 
 		s.streamFailed(w, r, c, err)
 		return
 	}
-	t, err := s.sendMessage(r.Context(), c, &p)
+	t, replayed, err := s.sendMessage(r.Context(), c, &p)
 	if err != nil {
 		s.streamFailed(w, r, c, err)
 		return
 	}
-	s.runStream(w, r, c, sendStreamPlan(c, t, sendHistoryLength(&p)), encodeV1Event)
+	plan, err := sendStreamPlan(c, t, replayed, sendHistoryLength(&p))
+	if err != nil {
+		s.streamFailed(w, r, c, err)
+		return
+	}
+	s.runStream(w, r, c, plan, encodeV1Event)
 }
 
 func (s *Server) v1SubscribeToTask(w http.ResponseWriter, r *http.Request, c *rpcCall) {

@@ -1,11 +1,16 @@
 package httpapi_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 )
 
 func TestV1SendStreamingMessage(t *testing.T) {
@@ -222,4 +227,115 @@ func TestConcurrentSubscribers(t *testing.T) {
 			t.Fatalf("stream %d got %s", i, g)
 		}
 	}
+}
+
+// TestSendStreamResume checks a client that lost its send stream and sends
+// the same message again with Last-Event-ID.
+func TestSendStreamResume(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	bob := h.peerToken(g, "bob")
+	msg := userMessage("m1", "stream")
+	events, _ := h.stream(h.addr(g), bob, "SendStreamingMessage", msg)
+	id := path(next(t, events).data, "result", "task", "id").(string)
+	h.reply(id, a2a.TaskStateWorking, "a") // event 2
+	next(t, events)
+
+	// Dropped after event 2; the answer comes meanwhile (events 3, 4).
+	h.reply(id, a2a.TaskStateCompleted, "done")
+	resumed, _ := h.stream(h.addr(g), bob, "SendStreamingMessage", msg, "Last-Event-ID", "2")
+	var ids []string
+	for ev := range resumed {
+		ids = append(ids, ev.id)
+	}
+	if fmt.Sprint(ids) != "[3 4]" {
+		t.Fatalf("resumed send stream: %v", ids)
+	}
+
+	// Caught up with a finished task: the end, not a hang.
+	caught, _ := h.stream(h.addr(g), bob, "SendStreamingMessage", msg, "Last-Event-ID", "4")
+	if ev := next(t, caught); path(ev.data, "result", "task", "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Fatalf("caught-up resume: %+v", ev)
+	}
+	ended(t, caught)
+
+	// Beyond the log: an error, not a hang.
+	ahead, _ := h.stream(h.addr(g), bob, "SendStreamingMessage", msg, "Last-Event-ID", "99")
+	if c, _ := path(next(t, ahead).data, "error", "code").(float64); c != -32602 {
+		t.Fatalf("Last-Event-ID ahead: code %v", c)
+	}
+	ended(t, ahead)
+
+	// With a new message the header means nothing: a normal stream.
+	fresh, _ := h.stream(h.addr(g), bob, "SendStreamingMessage", userMessage("m2", "new"), "Last-Event-ID", "7")
+	if ev := next(t, fresh); ev.id != "1" || path(ev.data, "result", "task", "status", "state") != "TASK_STATE_SUBMITTED" {
+		t.Fatalf("new message with Last-Event-ID: %+v", ev)
+	}
+}
+
+// TestCloseStreamsEndsStreams checks that a shutdown does not wait for open
+// streams.
+func TestCloseStreamsEndsStreams(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	bob := h.peerToken(g, "bob")
+	events, _ := h.stream(h.addr(g), bob, "SendStreamingMessage", userMessage("m1", "x"))
+	next(t, events)
+	h.api.CloseStreams()
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("stream still open after CloseStreams")
+		}
+	}
+}
+
+func TestStreamLimits(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.MaxStreamsPerPeer = 2 }))
+	g := h.agent("alice")
+	bob, carol := h.peerToken(g, "bob"), h.peerToken(g, "carol")
+	id := h.send(g, bob, "m1", "x")
+	for range 2 {
+		s, _ := h.stream(h.addr(g), bob, "SubscribeToTask", map[string]any{"id": id})
+		next(t, s)
+	}
+	r := h.call(h.addr(g), bob, "SubscribeToTask", map[string]any{"id": id})
+	wantRPCError(t, r, http.StatusTooManyRequests, -32000)
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	// Other peers are not limited by bob's streams; unary calls neither.
+	cid := h.send(g, carol, "m2", "y")
+	s, _ := h.stream(h.addr(g), carol, "SubscribeToTask", map[string]any{"id": cid})
+	next(t, s)
+	h.call(h.addr(g), bob, "GetTask", map[string]any{"id": id}).result(t)
+}
+
+func TestStreamEndsWhenTokenRevoked(t *testing.T) {
+	h := newHarness(t) // keep-alive every 50 ms
+	g := h.agent("alice")
+	bob := h.peerToken(g, "bob")
+	id := h.send(g, bob, "m1", "x")
+	s, _ := h.stream(h.addr(g), bob, "SubscribeToTask", map[string]any{"id": id})
+	next(t, s)
+	kind, label := switchboard.TokenPeer, "bob"
+	_, err := h.db.RevokeTokens(context.Background(), switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID, Label: &label})
+	must(t, err)
+	if c, _ := path(next(t, s).data, "error", "code").(float64); c != -31401 {
+		t.Fatalf("revoked stream got code %v", c)
+	}
+	ended(t, s)
+}
+
+func TestStreamMaxDuration(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.StreamMaxDuration = 200 * time.Millisecond }))
+	g := h.agent("alice")
+	bob := h.peerToken(g, "bob")
+	s, _ := h.stream(h.addr(g), bob, "SendStreamingMessage", userMessage("m1", "x"))
+	next(t, s)
+	ended(t, s)
 }

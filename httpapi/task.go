@@ -68,7 +68,7 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, acct *switc
 // ownedTask finds the task named by the {id} of the path if the account
 // owns its agent; otherwise it reports the task as not found.
 func (s *Server) ownedTask(r *http.Request, acct *switchboard.Account) (*switchboard.Task, *switchboard.Agent, error) {
-	t, err := s.Tasks.FindTask(r.Context(), a2a.TaskID(r.PathValue("id")))
+	t, err := s.Tasks.FindTaskUnscoped(r.Context(), a2a.TaskID(r.PathValue("id")))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -21,10 +21,10 @@ func (s *Server) baseURL(r *http.Request) string {
 	}
 	host := r.Host
 	if s.cfg.TrustForwarded {
-		if p := strings.ToLower(firstValue(r.Header.Get("X-Forwarded-Proto"))); p == "http" || p == "https" {
+		if p := strings.ToLower(lastValue(r.Header.Values("X-Forwarded-Proto"))); p == "http" || p == "https" {
 			scheme = p
 		}
-		if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" {
+		if h := lastValue(r.Header.Values("X-Forwarded-Host")); h != "" {
 			host = h
 		}
 	}
@@ -32,6 +32,17 @@ func (s *Server) baseURL(r *http.Request) string {
 		host = "localhost"
 	}
 	return scheme + "://" + host
+}
+
+// varyForwarded adds the headers a request-derived URL depends on to Vary,
+// so that a shared cache never serves one host's card for another.
+func (s *Server) varyForwarded(w http.ResponseWriter) {
+	if s.cfg.PublicURL == "" {
+		w.Header().Add("Vary", "Host")
+		if s.cfg.TrustForwarded {
+			w.Header().Add("Vary", "X-Forwarded-Host, X-Forwarded-Proto")
+		}
+	}
 }
 
 // addressURL returns the URL of the agent's address as the request reached
@@ -43,9 +54,18 @@ func (s *Server) addressURL(r *http.Request, agent *switchboard.Agent) string {
 	return s.baseURL(r) + "/a/" + agent.Handle
 }
 
-func firstValue(h string) string {
-	v, _, _ := strings.Cut(h, ",")
-	return strings.TrimSpace(v)
+// lastValue returns the last entry of a comma-separated header that may
+// appear several times: the one the nearest proxy added. Entries before it
+// came from further away, possibly from the client itself.
+func lastValue(values []string) string {
+	if len(values) == 0 {
+		return ""
+	}
+	last := values[len(values)-1]
+	if i := strings.LastIndexByte(last, ','); i >= 0 {
+		last = last[i+1:]
+	}
+	return strings.TrimSpace(last)
 }
 
 func validHost(h string) bool {

@@ -84,8 +84,10 @@ type watch struct {
 	c   chan struct{} // capacity 1: pending signals merge; closed by Bus.Close
 }
 
+// C implements switchboard.TaskWatch.
 func (w *watch) C() <-chan struct{} { return w.c }
 
+// Close implements switchboard.TaskWatch.
 func (w *watch) Close() {
 	b := w.bus
 	b.mu.Lock()

@@ -41,10 +41,10 @@ func (m *Memory) Allow(_ context.Context, key string) (bool, time.Duration, erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !start.Equal(m.start) {
-		// A new window: every count restarts, and the old map is dropped so
-		// that keys seen once do not stay in memory.
+		// A new window: every count restarts. A new map, rather than
+		// clearing the old one, gives back the memory of a busy window.
 		m.start = start
-		clear(m.counts)
+		m.counts = make(map[string]int, len(m.counts)/2)
 	}
 	if m.counts[key] >= m.limit {
 		return false, start.Add(m.window).Sub(now), nil

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -17,13 +19,24 @@ import (
 // WAL mode and applies the migrations. Writes use one connection with
 // immediate transactions, so read-modify-write sequences never deadlock;
 // reads use a pool of read-only connections.
+//
+// The file is created readable by its owner only: it holds every message.
+// An in-memory database is refused, because the writer and the readers
+// would each get a database of their own.
 func OpenSQLite(ctx context.Context, path string) (*DB, error) {
+	if path == "" || strings.HasPrefix(path, ":memory:") || strings.Contains(path, "mode=memory") {
+		return nil, fmt.Errorf("open sqlite: %q is not a file path (in-memory databases are not supported)", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	_ = f.Close()
 	pragmas := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(ON)"} {
 		pragmas.Add("_pragma", p)
 	}
-	writeDSN := "file:" + path + "?" + pragmas.Encode() + "&_txlock=immediate"
-	w, err := sql.Open("sqlite", writeDSN)
+	w, err := sql.Open("sqlite", sqliteDSN(path, pragmas, "_txlock=immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -50,7 +63,7 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 
 	pragmas.Add("_pragma", "query_only(1)")
-	r, err := sql.Open("sqlite", "file:"+path+"?"+pragmas.Encode())
+	r, err := sql.Open("sqlite", sqliteDSN(path, pragmas, ""))
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite %s for reading: %w", path, err)
@@ -59,6 +72,16 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxIdleConns(max(4, runtime.GOMAXPROCS(0)*2))
 	db.read = r
 	return db, nil
+}
+
+// sqliteDSN builds a file: URI for path, escaped so that characters such as
+// '#' and '?' in a directory name stay part of the path.
+func sqliteDSN(path string, pragmas url.Values, extra string) string {
+	q := pragmas.Encode()
+	if extra != "" {
+		q += "&" + extra
+	}
+	return (&url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: q}).String()
 }
 
 func sqliteUniqueViolation(err error) bool {

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -52,5 +53,43 @@ func TestSQLiteReopenKeepsData(t *testing.T) {
 	}
 	if len(all) != 1 || all[0].Name != "alice" {
 		t.Fatalf("after reopen: %+v", all)
+	}
+}
+
+func TestSQLiteOddPathsAndPermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "we#ird?dir with space")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sb.db")
+	db, err := sqlstore.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storetest.SeedAccount(context.Background(), db, "x"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("the database is not where it was asked to be: %v", err)
+	}
+	if perm := info.Mode().Perm(); perm != 0o600 {
+		t.Fatalf("database mode %o, want 600", perm)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dir))
+	if len(entries) != 1 {
+		t.Fatalf("files appeared beside the data directory: %v", entries)
+	}
+	db, err = sqlstore.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if all, err := db.FindAccounts(context.Background()); err != nil || len(all) != 1 {
+		t.Fatalf("data not kept at the odd path: %v %v", all, err)
+	}
+	if _, err := sqlstore.OpenSQLite(context.Background(), ":memory:"); err == nil {
+		t.Fatal(":memory: accepted")
 	}
 }

@@ -11,13 +11,20 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-const taskColumns = `id, agent_id, peer_label, protocol, seq, created_at, updated_at, data`
+const taskColumns = `id, agent_id, peer_id, peer_label, protocol, seq, created_at, updated_at, data`
 
 // CreateTask implements switchboard.TaskStore.
 func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, push *switchboard.PushConfig) (*switchboard.TaskEvent, error) {
 	snapshot := t.A2A // the first event is the task as created
 	var ev *switchboard.TaskEvent
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		// A task for an agent deleted a moment ago would be an orphan.
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents WHERE id = $1`, t.AgentID).Scan(&n); err != nil {
+			return err
+		} else if n == 0 {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+		}
 		if len(t.A2A.History) > 0 {
 			if err := db.recordMessage(ctx, tx, t, t.A2A.History[0].ID); err != nil {
 				return err
@@ -48,9 +55,9 @@ func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task) e
 	if err != nil {
 		return fmt.Errorf("encode task %s: %w", t.ID(), err)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, agent_id, peer_label, context_id, state, protocol, seq,
-		status_at, created_at, updated_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		string(t.ID()), t.AgentID, t.PeerLabel, t.A2A.ContextID, string(t.State()), string(t.Protocol), t.Seq,
+	_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
+		status_at, created_at, updated_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		string(t.ID()), t.AgentID, t.PeerID, t.PeerLabel, t.A2A.ContextID, string(t.State()), string(t.Protocol), t.Seq,
 		nanos(switchboard.StatusAt(t)), nanos(t.CreatedAt), nanos(t.UpdatedAt), string(data))
 	if db.dialect.uniqueViolation(err) {
 		return switchboard.Errorf(switchboard.ECONFLICT, "task %s already exists", t.ID())
@@ -60,8 +67,8 @@ func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task) e
 
 // recordMessage remembers that the task's peer sent messageID to its agent.
 func (db *DB) recordMessage(ctx context.Context, tx *sql.Tx, t *switchboard.Task, messageID string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO task_messages (agent_id, peer_label, message_id, task_id) VALUES ($1, $2, $3, $4)`,
-		t.AgentID, t.PeerLabel, messageID, string(t.ID()))
+	_, err := tx.ExecContext(ctx, `INSERT INTO task_messages (agent_id, peer_id, message_id, task_id) VALUES ($1, $2, $3, $4)`,
+		t.AgentID, t.PeerID, messageID, string(t.ID()))
 	if db.dialect.uniqueViolation(err) {
 		return switchboard.ErrDuplicateMessage
 	}
@@ -102,10 +109,10 @@ func (db *DB) findTask(ctx context.Context, q queryer, id, lock string) (*switch
 }
 
 // FindTaskByMessageID implements switchboard.TaskStore.
-func (db *DB) FindTaskByMessageID(ctx context.Context, agentID, peerLabel, messageID string) (*switchboard.Task, error) {
+func (db *DB) FindTaskByMessageID(ctx context.Context, agentID, peerID, messageID string) (*switchboard.Task, error) {
 	t, err := scanTask(db.read.QueryRowContext(ctx, `SELECT `+prefixed("t.", taskColumns)+`
 		FROM task_messages m JOIN tasks t ON t.id = m.task_id
-		WHERE m.agent_id = $1 AND m.peer_label = $2 AND m.message_id = $3`, agentID, peerLabel, messageID))
+		WHERE m.agent_id = $1 AND m.peer_id = $2 AND m.message_id = $3`, agentID, peerID, messageID))
 	if err == sql.ErrNoRows {
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "task not found")
 	}
@@ -114,12 +121,15 @@ func (db *DB) FindTaskByMessageID(ctx context.Context, agentID, peerLabel, messa
 
 // FindTasks implements switchboard.TaskStore.
 func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switchboard.Task, int, error) {
+	if f.OldestFirst && f.After != nil {
+		return nil, 0, switchboard.Errorf(switchboard.EINVALID, "a task cursor continues a newest-first listing only")
+	}
 	w := &where{}
 	if f.AgentID != nil {
 		w.add("agent_id = ?", *f.AgentID)
 	}
-	if f.PeerLabel != nil {
-		w.add("peer_label = ?", *f.PeerLabel)
+	if f.PeerID != nil {
+		w.add("peer_id = ?", *f.PeerID)
 	}
 	if f.ContextID != nil {
 		w.add("context_id = ?", *f.ContextID)
@@ -254,7 +264,7 @@ func scanTask(s scanner) (*switchboard.Task, error) {
 	var t switchboard.Task
 	var id, proto, data string
 	var created, updated int64
-	if err := s.Scan(&id, &t.AgentID, &t.PeerLabel, &proto, &t.Seq, &created, &updated, &data); err != nil {
+	if err := s.Scan(&id, &t.AgentID, &t.PeerID, &t.PeerLabel, &proto, &t.Seq, &created, &updated, &data); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(data), &t.A2A); err != nil {

@@ -7,29 +7,61 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-const tokenColumns = `hash, kind, account_id, agent_id, label, created_at, revoked_at`
+const tokenColumns = `hash, kind, account_id, agent_id, label, peer_id, created_at, revoked_at`
 
 // CreateToken implements switchboard.TokenStore.
 func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace bool) error {
-	t.CreatedAt = db.Now().UTC()
-	t.RevokedAt = nil
+	now := db.Now().UTC()
 	return db.inTx(ctx, func(tx *sql.Tx) error {
+		same := `kind = $1 AND account_id = $2 AND agent_id = $3 AND label = $4`
+		keys := []any{string(t.Kind), t.AccountID, t.AgentID, t.Label}
+		existing, err := scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = $1`, t.Hash))
+		switch {
+		case err == sql.ErrNoRows:
+			existing = nil
+		case err != nil:
+			return err
+		case !replace || existing.Kind != t.Kind || existing.AccountID != t.AccountID ||
+			existing.AgentID != t.AgentID || existing.Label != t.Label:
+			return switchboard.Errorf(switchboard.ECONFLICT, "this token is already in use")
+		}
+
+		peerID := switchboard.NewID()
 		if replace {
-			if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1
-				WHERE kind = $2 AND account_id = $3 AND agent_id = $4 AND label = $5 AND revoked_at IS NULL`,
-				nanos(t.CreatedAt), string(t.Kind), t.AccountID, t.AgentID, t.Label); err != nil {
+			// A rotation: the new token stands for the same peer.
+			var prev string
+			err := tx.QueryRowContext(ctx, `SELECT peer_id FROM tokens WHERE `+same+` AND revoked_at IS NULL`, keys...).Scan(&prev)
+			if err == nil && prev != "" {
+				peerID = prev
+			} else if err != nil && err != sql.ErrNoRows {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = $5 WHERE `+same+` AND revoked_at IS NULL`,
+				append(keys, nanos(now))...); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, NULL)`,
-			t.Hash, string(t.Kind), t.AccountID, t.AgentID, t.Label, nanos(t.CreatedAt))
+		if t.Kind != switchboard.TokenPeer {
+			peerID = ""
+		}
+		if existing != nil {
+			// The same secret again (a preset owner token reused): reactivate it.
+			_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = NULL, created_at = $1, peer_id = $2 WHERE hash = $3`,
+				nanos(now), peerID, t.Hash)
+		} else {
+			_, err = tx.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL)`,
+				t.Hash, string(t.Kind), t.AccountID, t.AgentID, t.Label, peerID, nanos(now))
+		}
 		if db.dialect.uniqueViolation(err) {
 			if t.Label != "" {
 				return switchboard.Errorf(switchboard.ECONFLICT, "an active token labelled %q already exists", t.Label)
 			}
 			return switchboard.Errorf(switchboard.ECONFLICT, "an active token already exists")
+		} else if err != nil {
+			return err
 		}
-		return err
+		t.CreatedAt, t.RevokedAt, t.PeerID = now, nil, peerID
+		return nil
 	})
 }
 
@@ -103,7 +135,7 @@ func scanToken(s scanner) (*switchboard.Token, error) {
 	var kind string
 	var created int64
 	var revoked sql.NullInt64
-	if err := s.Scan(&t.Hash, &kind, &t.AccountID, &t.AgentID, &t.Label, &created, &revoked); err != nil {
+	if err := s.Scan(&t.Hash, &kind, &t.AccountID, &t.AgentID, &t.Label, &t.PeerID, &created, &revoked); err != nil {
 		return nil, err
 	}
 	t.Kind = switchboard.TokenKind(kind)

@@ -13,7 +13,7 @@ type CLI struct {
 	Data       string `name:"data" env:"SWITCHBOARD_DATA" default:"${default_data}" type:"path" help:"Data directory (database, owner token file)."`
 	OwnerToken string `name:"owner-token" env:"SWITCHBOARD_OWNER_TOKEN" help:"Owner token. serve: preset the operator's token. Other commands: authenticate (default: the token file in the data directory)."`
 	Server     string `name:"server" env:"SWITCHBOARD_URL" default:"http://127.0.0.1:8080" help:"URL of the Switchboard server, for management commands."`
-	JSON       bool   `name:"json" help:"Print raw JSON answers."`
+	JSON       bool   `name:"json" env:"SWITCHBOARD_JSON" help:"Print raw JSON answers."`
 
 	Serve   ServeCmd   `cmd:"" help:"Run a Switchboard server."`
 	Account AccountCmd `cmd:"" help:"Manage owner accounts (operator only)."`

@@ -22,6 +22,9 @@ type client struct {
 	http  *http.Client
 	json  bool      // print raw JSON answers
 	out   io.Writer // where answers are printed
+	// tokenFile is where the token was read from, when it came from the
+	// server's token file rather than a flag or the environment.
+	tokenFile string
 }
 
 // newClient returns a client for the server and owner token the command
@@ -33,16 +36,16 @@ func newClient(cli *CLI) (*client, error) {
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--server / SWITCHBOARD_URL must be an http(s) URL, got %q", cli.Server)
 	}
-	token := strings.TrimSpace(cli.OwnerToken)
-	if token == "" {
-		path := filepath.Join(cli.Data, ownerTokenFile)
-		b, err := os.ReadFile(path)
+	c := &client{base: base, token: strings.TrimSpace(cli.OwnerToken), http: &http.Client{Timeout: 60 * time.Second}, json: cli.JSON, out: cli.out}
+	if c.token == "" {
+		c.tokenFile = filepath.Join(cli.Data, ownerTokenFile)
+		b, err := os.ReadFile(c.tokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("no owner token: set SWITCHBOARD_OWNER_TOKEN or --owner-token (could not read %s: %w)", path, errors.Unwrap(err))
+			return nil, fmt.Errorf("no owner token: set SWITCHBOARD_OWNER_TOKEN or --owner-token (could not read %s: %w)", c.tokenFile, errors.Unwrap(err))
 		}
-		token = strings.TrimSpace(string(b))
+		c.token = strings.TrimSpace(string(b))
 	}
-	return &client{base: base, token: token, http: &http.Client{Timeout: 60 * time.Second}, json: cli.JSON, out: cli.out}, nil
+	return c, nil
 }
 
 // apiError is an error answer of the owner API.
@@ -51,6 +54,7 @@ type apiError struct {
 	Message string
 }
 
+// Error implements the error interface.
 func (e *apiError) Error() string {
 	return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
 }
@@ -90,6 +94,9 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 		}
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(data))
+		}
+		if resp.StatusCode == http.StatusUnauthorized && c.tokenFile != "" {
+			e.Error += fmt.Sprintf(" (the token was read from %s; if it was rotated, set SWITCHBOARD_OWNER_TOKEN)", c.tokenFile)
 		}
 		return &apiError{Status: resp.StatusCode, Message: e.Error}
 	}

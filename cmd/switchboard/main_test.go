@@ -44,6 +44,15 @@ func cliErr(m *Main, args ...string) (string, error) {
 	return buf.String(), err
 }
 
+func TestRotatedTokenFileExplains(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "--json", "account", "rotate", m2OperatorID(t, m))
+	_, err := cliErr(m, "whoami")
+	if err == nil || !strings.Contains(err.Error(), "rotated") {
+		t.Fatalf("stale token file: %v", err)
+	}
+}
+
 func TestFirstStartWritesOwnerToken(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	m := MustRunMain(t, dir, "")
@@ -105,12 +114,31 @@ func TestPresetOwnerToken(t *testing.T) {
 	}
 	cli(t, m2, "--owner-token", "another-preset-token-abcdef", "whoami")
 
+	// Reusing an earlier preset after a rotation through the API works: the
+	// revoked token is reactivated, not refused.
+	out := cli(t, m2, "--owner-token", "another-preset-token-abcdef", "--json", "account", "rotate", m2OperatorID(t, m2))
+	if !strings.Contains(out, "sbo_") {
+		t.Fatalf("rotate: %s", out)
+	}
+	m2.Close()
+	m3 := MustRunMain(t, dir, "another-preset-token-abcdef")
+	cli(t, m3, "--owner-token", "another-preset-token-abcdef", "whoami")
+
 	bad := NewMain(Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), OwnerToken: "short"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := bad.Run(context.Background()); err == nil {
 		bad.Close()
 		t.Fatal("a short preset token was accepted")
 	}
 	bad.Close()
+}
+
+func m2OperatorID(t *testing.T, m *Main) string {
+	t.Helper()
+	op, err := m.findOperator(context.Background())
+	if err != nil || op == nil {
+		t.Fatalf("operator: %v", err)
+	}
+	return op.ID
 }
 
 // TestCLIWalkthrough follows the README walkthrough with the CLI.

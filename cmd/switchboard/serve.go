@@ -234,11 +234,15 @@ func (m *Main) bootstrapOperator(ctx context.Context) error {
 	if err := m.DB.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenOwner, AccountID: op.ID}, true); err != nil {
 		return fmt.Errorf("set operator token: %w", err)
 	}
+	path := filepath.Join(m.Config.DataDir, ownerTokenFile)
 	if preset != "" {
+		// A token file from an earlier start now holds a revoked token.
+		if err := os.Remove(path); err == nil {
+			m.Logger.Info("removed the owner token file: the preset token replaced it", "file", path)
+		}
 		m.Logger.Info("the operator's owner token is the preset one (SWITCHBOARD_OWNER_TOKEN / --owner-token)")
 		return nil
 	}
-	path := filepath.Join(m.Config.DataDir, ownerTokenFile)
 	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write owner token file: %w", err)
 	}

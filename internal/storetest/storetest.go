@@ -85,7 +85,7 @@ func newTask(agent *switchboard.Agent, peer, contextID, messageID string, at tim
 	return &switchboard.Task{
 		A2A: a2a.Task{ID: id, ContextID: contextID, History: []*a2a.Message{msg},
 			Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &at}},
-		AgentID: agent.ID, PeerLabel: peer, Protocol: switchboard.ProtocolV1,
+		AgentID: agent.ID, PeerID: "id-" + peer, PeerLabel: peer, Protocol: switchboard.ProtocolV1,
 		CreatedAt: at, UpdatedAt: at,
 	}
 }
@@ -169,10 +169,18 @@ func testAgentDelete(t *testing.T, s Store) {
 	_, hash := switchboard.NewToken(switchboard.TokenPeer)
 	must(t, s.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenPeer, AgentID: g.ID, Label: "p"}, false))
 	task := newTask(g, "p", "ctx", "m1", time.Now())
-	_, err := s.CreateTask(ctx, task, nil)
+	push := &switchboard.PushConfig{Config: a2a.PushConfig{TaskID: task.ID(), ID: "p1", URL: "https://example.com"}, CreatedAt: time.Now()}
+	_, err := s.CreateTask(ctx, task, push)
 	must(t, err)
 
 	must(t, s.DeleteAgent(ctx, g.ID))
+	_, err = s.FindTaskByMessageID(ctx, g.ID, task.PeerID, "m1")
+	wantCode(t, err, switchboard.ENOTFOUND)
+	pcs, err := s.FindPushConfigs(ctx, task.ID())
+	must(t, err)
+	if len(pcs) != 0 {
+		t.Fatal("push configs survive the agent")
+	}
 	wantCode(t, s.DeleteAgent(ctx, g.ID), switchboard.ENOTFOUND)
 	_, err = s.FindAgentByID(ctx, g.ID)
 	wantCode(t, err, switchboard.ENOTFOUND)
@@ -200,16 +208,21 @@ func testTokens(t *testing.T, s Store) {
 
 	got, err := s.FindTokenByHash(ctx, h1)
 	must(t, err)
-	if got.Kind != peer || got.AgentID != g.ID || got.Label != "bob" || got.RevokedAt != nil {
+	if got.Kind != peer || got.AgentID != g.ID || got.Label != "bob" || got.RevokedAt != nil || got.PeerID == "" {
 		t.Fatalf("token %+v", got)
 	}
+	bobsPeer := got.PeerID
 
-	// Rotation: the new token works, the old one does not.
+	// Rotation: the new token works, the old one does not, and both stand
+	// for the same peer.
 	must(t, s.CreateToken(ctx, &switchboard.Token{Hash: h2, Kind: peer, AgentID: g.ID, Label: "bob"}, true))
 	_, err = s.FindTokenByHash(ctx, h1)
 	wantCode(t, err, switchboard.ENOTFOUND)
-	_, err = s.FindTokenByHash(ctx, h2)
+	rotated, err := s.FindTokenByHash(ctx, h2)
 	must(t, err)
+	if rotated.PeerID != bobsPeer {
+		t.Fatalf("rotation changed the peer: %s -> %s", bobsPeer, rotated.PeerID)
+	}
 
 	label := "bob"
 	n, err := s.RevokeTokens(ctx, switchboard.TokenFilter{Kind: &peer, AgentID: &g.ID, Label: &label})
@@ -225,9 +238,14 @@ func testTokens(t *testing.T, s Store) {
 		t.Fatalf("revoked again %d, want 0", n)
 	}
 
-	// A revoked label can be issued again.
+	// A revoked label can be issued again, to a new peer: it does not
+	// inherit the old peer's tasks.
 	_, h3 := switchboard.NewToken(peer)
-	must(t, s.CreateToken(ctx, &switchboard.Token{Hash: h3, Kind: peer, AgentID: g.ID, Label: "bob"}, false))
+	reissued := &switchboard.Token{Hash: h3, Kind: peer, AgentID: g.ID, Label: "bob"}
+	must(t, s.CreateToken(ctx, reissued, false))
+	if reissued.PeerID == "" || reissued.PeerID == bobsPeer {
+		t.Fatalf("reissued label got peer %q (old %q)", reissued.PeerID, bobsPeer)
+	}
 	all, err := s.FindTokens(ctx, switchboard.TokenFilter{AgentID: &g.ID})
 	must(t, err)
 	active, err := s.FindTokens(ctx, switchboard.TokenFilter{AgentID: &g.ID, Active: true})
@@ -245,6 +263,22 @@ func testTokens(t *testing.T, s Store) {
 	must(t, s.CreateToken(ctx, &switchboard.Token{Hash: o2, Kind: owner, AccountID: alice.ID}, true))
 	_, err = s.FindTokenByHash(ctx, o1)
 	wantCode(t, err, switchboard.ENOTFOUND)
+	if tok, _ := s.FindTokenByHash(ctx, o2); tok.PeerID != "" {
+		t.Fatalf("owner token has a peer id %q", tok.PeerID)
+	}
+
+	// The same secret again (an operator's preset token reused after a
+	// rotation) reactivates the revoked row instead of failing.
+	must(t, s.CreateToken(ctx, &switchboard.Token{Hash: o1, Kind: owner, AccountID: alice.ID}, true))
+	_, err = s.FindTokenByHash(ctx, o1)
+	must(t, err)
+	_, err = s.FindTokenByHash(ctx, o2)
+	wantCode(t, err, switchboard.ENOTFOUND)
+	// ... but never for another account or kind, and never without replace.
+	bob := newAccount(t, s, "bob")
+	wantCode(t, s.CreateToken(ctx, &switchboard.Token{Hash: o2, Kind: owner, AccountID: bob.ID}, true), switchboard.ECONFLICT)
+	wantCode(t, s.CreateToken(ctx, &switchboard.Token{Hash: o2, Kind: owner, AccountID: alice.ID}, false), switchboard.ECONFLICT)
+	wantCode(t, s.CreateToken(ctx, &switchboard.Token{Hash: h3, Kind: owner, AccountID: alice.ID}, true), switchboard.ECONFLICT)
 }
 
 func testTaskCreate(t *testing.T, s Store) {
@@ -264,7 +298,7 @@ func testTaskCreate(t *testing.T, s Store) {
 
 	got, err := s.FindTaskByID(ctx, task.ID())
 	must(t, err)
-	if got.AgentID != g.ID || got.PeerLabel != "bob" || got.Seq != 1 || got.State() != a2a.TaskStateSubmitted ||
+	if got.AgentID != g.ID || got.PeerID != "id-bob" || got.PeerLabel != "bob" || got.Seq != 1 || got.State() != a2a.TaskStateSubmitted ||
 		got.A2A.ContextID != "ctx-1" || len(got.A2A.History) != 1 || got.A2A.Metadata["k"] != "v" {
 		t.Fatalf("found %+v", got)
 	}
@@ -280,12 +314,12 @@ func testTaskCreate(t *testing.T, s Store) {
 	if !ok || snap.ID != task.ID() || snap.Status.State != a2a.TaskStateSubmitted {
 		t.Fatalf("stored snapshot %+v", evs[0].Event)
 	}
-	byMsg, err := s.FindTaskByMessageID(ctx, g.ID, "bob", "m1")
+	byMsg, err := s.FindTaskByMessageID(ctx, g.ID, "id-bob", "m1")
 	must(t, err)
 	if byMsg.ID() != task.ID() {
 		t.Fatal("message id does not find its task")
 	}
-	_, err = s.FindTaskByMessageID(ctx, g.ID, "carol", "m1")
+	_, err = s.FindTaskByMessageID(ctx, g.ID, "id-carol", "m1")
 	wantCode(t, err, switchboard.ENOTFOUND)
 	pc, err := s.FindPushConfig(ctx, task.ID(), "p1")
 	must(t, err)
@@ -293,6 +327,10 @@ func testTaskCreate(t *testing.T, s Store) {
 		t.Fatalf("push config %+v", pc)
 	}
 	_, err = s.FindTaskByID(ctx, a2a.TaskID(switchboard.NewID()))
+	wantCode(t, err, switchboard.ENOTFOUND)
+
+	gone := &switchboard.Agent{ID: switchboard.NewID()}
+	_, err = s.CreateTask(ctx, newTask(gone, "bob", "c", "m9", time.Now()), nil)
 	wantCode(t, err, switchboard.ENOTFOUND)
 }
 
@@ -354,7 +392,7 @@ func testTaskModify(t *testing.T, s Store) {
 	if len(limited) != 2 || limited[1].Seq != 2 {
 		t.Fatalf("limited = %d", len(limited))
 	}
-	if _, err := s.FindTaskByMessageID(ctx, g.ID, "bob", "m2"); err != nil {
+	if _, err := s.FindTaskByMessageID(ctx, g.ID, "id-bob", "m2"); err != nil {
 		t.Fatalf("follow-up message id not recorded: %v", err)
 	}
 
@@ -469,21 +507,21 @@ func testTaskFind(t *testing.T, s Store) {
 		must(t, err)
 		ids = append(ids, task.ID())
 	}
-	bob := "bob"
-	all, total, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, PeerLabel: &bob})
+	bob := "id-bob"
+	all, total, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, PeerID: &bob})
 	must(t, err)
 	if total != 4 || len(all) != 4 || all[0].ID() != ids[3] || all[3].ID() != ids[0] {
 		t.Fatalf("newest first: total %d, got %d", total, len(all))
 	}
 
 	// Pages of two, continued by cursor.
-	page1, total, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, PeerLabel: &bob, Limit: 2})
+	page1, total, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, PeerID: &bob, Limit: 2})
 	must(t, err)
 	if total != 4 || len(page1) != 2 {
 		t.Fatalf("page 1: %d of %d", len(page1), total)
 	}
 	last := page1[1]
-	page2, _, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, PeerLabel: &bob, Limit: 2,
+	page2, _, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, PeerID: &bob, Limit: 2,
 		After: &switchboard.TaskCursor{StatusAt: switchboard.StatusAt(last), ID: last.ID()}})
 	must(t, err)
 	if len(page2) != 2 || page2[0].ID() != ids[1] || page2[1].ID() != ids[0] {
@@ -491,7 +529,7 @@ func testTaskFind(t *testing.T, s Store) {
 	}
 
 	c2 := "c2"
-	byCtx, total, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, PeerLabel: &bob, ContextID: &c2})
+	byCtx, total, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, PeerID: &bob, ContextID: &c2})
 	must(t, err)
 	if total != 2 || len(byCtx) != 2 {
 		t.Fatalf("by context: %d", total)

@@ -26,13 +26,15 @@ CREATE INDEX agents_account ON agents (account_id);
 
 -- Every credential, by the SHA-256 of its secret. At most one active token
 -- per (kind, account, agent, label): one owner token per account, one peer
--- token per label and agent.
+-- token per label and agent. peer_id names the peer a peer token belongs
+-- to: a rotation keeps it, a new token (even with an old label) gets a new one.
 CREATE TABLE tokens (
 	hash       TEXT   PRIMARY KEY,
 	kind       TEXT   NOT NULL,
 	account_id TEXT   NOT NULL DEFAULT '',
 	agent_id   TEXT   NOT NULL DEFAULT '',
 	label      TEXT   NOT NULL DEFAULT '',
+	peer_id    TEXT   NOT NULL DEFAULT '',
 	created_at BIGINT NOT NULL,
 	revoked_at BIGINT
 );
@@ -43,6 +45,7 @@ CREATE INDEX tokens_agent ON tokens (agent_id);
 CREATE TABLE tasks (
 	id         TEXT   PRIMARY KEY,
 	agent_id   TEXT   NOT NULL,
+	peer_id    TEXT   NOT NULL,
 	peer_label TEXT   NOT NULL,
 	context_id TEXT   NOT NULL,
 	state      TEXT   NOT NULL,
@@ -53,7 +56,7 @@ CREATE TABLE tasks (
 	updated_at BIGINT NOT NULL,
 	data       TEXT   NOT NULL
 );
-CREATE INDEX tasks_peer ON tasks (agent_id, peer_label, status_at, id);
+CREATE INDEX tasks_peer ON tasks (agent_id, peer_id, status_at, id);
 CREATE INDEX tasks_agent_state ON tasks (agent_id, state, created_at);
 
 -- The per-task event log: one row per change, seq grows by one per task.
@@ -68,10 +71,10 @@ CREATE TABLE task_events (
 -- Message ids a peer sent to an agent, so a resent message changes nothing.
 CREATE TABLE task_messages (
 	agent_id   TEXT NOT NULL,
-	peer_label TEXT NOT NULL,
+	peer_id    TEXT NOT NULL,
 	message_id TEXT NOT NULL,
 	task_id    TEXT NOT NULL,
-	PRIMARY KEY (agent_id, peer_label, message_id)
+	PRIMARY KEY (agent_id, peer_id, message_id)
 );
 CREATE INDEX task_messages_task ON task_messages (task_id);
 
