@@ -16,14 +16,14 @@ import (
 
 // rpcCall is one authenticated JSON-RPC call to an agent's address.
 type rpcCall struct {
-	req     *rpcRequest
-	agent   *switchboard.Agent
-	peer    switchboard.Peer
+	req   *rpcRequest
+	agent *switchboard.Agent
+	peer  switchboard.Peer
 	// tokenHash is the hash of the token the peer presented; long streams
 	// check that it is still valid.
 	tokenHash string
 	version   switchboard.ProtocolVersion // decided by the method name
-	addr    string                      // the address URL the call reached
+	addr      string                      // the address URL the call reached
 	// lastEventID is the Last-Event-ID a reconnecting SSE client sent, or -1.
 	lastEventID int64
 }
