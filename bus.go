@@ -7,29 +7,40 @@ import (
 )
 
 // Bus moves hints between the parts of a deployment, in one process or
-// across instances. It never carries the truth: every event is persisted in
-// the Store first, and the Bus only says "look again". A lost or late hint
-// delays a reader until its next poll; it never loses anything.
+// across instances. It never carries the truth: every change is persisted
+// in the Store first, and the Bus only says "look again". A lost or late
+// hint delays a reader until its next poll; it never loses anything.
+//
+// Hints are addressed by subject: TaskSubject for a task's event log,
+// AgentSubject for the work waiting for an agent.
 type Bus interface {
-	// NotifyTask tells every watcher of the task, on any instance, that its
-	// event log has grown to seq. It does not block on slow watchers.
-	NotifyTask(ctx context.Context, id a2a.TaskID, seq int64) error
+	// Notify wakes every watcher of the subject, on any instance. It does
+	// not block on slow watchers.
+	Notify(ctx context.Context, subject string) error
 
-	// WatchTask starts watching a task. The watch's channel receives a
-	// value after each NotifyTask for the task; notifications that arrive
-	// while one is pending are merged into it. The caller must Close the
-	// watch. It returns ErrBusClosed after Close.
-	WatchTask(ctx context.Context, id a2a.TaskID) (TaskWatch, error)
+	// Watch starts watching a subject. The watch's channel receives a value
+	// after each Notify of the subject; notifications that arrive while one
+	// is pending are merged into it. The caller must Close the watch. It
+	// returns ErrBusClosed after Close.
+	Watch(ctx context.Context, subject string) (Watch, error)
 
 	// Close stops the bus and closes every watch.
 	Close() error
 }
 
-// TaskWatch is an open watch on one task's events.
-type TaskWatch interface {
-	// C returns a channel that receives a value when the task's event log
-	// may have grown. It is closed when the bus closes.
+// Watch is an open watch on one subject.
+type Watch interface {
+	// C returns a channel that receives a value when the subject was
+	// notified. It is closed when the bus closes.
 	C() <-chan struct{}
 	// Close ends the watch. It is safe to call more than once.
 	Close()
 }
+
+// TaskSubject is the subject of a task's event log: notified after events
+// are appended, watched by streams and blocking calls.
+func TaskSubject(id a2a.TaskID) string { return "task." + string(id) }
+
+// AgentSubject is the subject of an agent: notified when work is queued for
+// it or its settings change, watched by whatever holds its connection.
+func AgentSubject(agentID string) string { return "agent." + agentID }

@@ -17,7 +17,7 @@ const followBatch = 256
 // between is missed, and rereads the log every StreamPoll even without a
 // hint. It returns nil when emit stopped it, emit's error, or ctx's cause.
 func (s *TaskService) FollowTask(ctx context.Context, id a2a.TaskID, afterSeq int64, emit func(*TaskEvent) (more bool, err error)) error {
-	w, err := s.bus.WatchTask(ctx, id)
+	w, err := s.bus.Watch(ctx, TaskSubject(id))
 	if err != nil {
 		return err
 	}

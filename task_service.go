@@ -122,7 +122,7 @@ func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer,
 	if err != nil {
 		return nil, err
 	}
-	s.notify(ctx, ev.TaskID, ev.Seq)
+	s.notify(ctx, TaskSubject(ev.TaskID))
 	return t, nil
 }
 
@@ -231,17 +231,17 @@ func (s *TaskService) CancelTask(ctx context.Context, caller Peer, id a2a.TaskID
 	return t, nil
 }
 
-// notify tells watchers that a task's log grew. A failure only delays them
-// (they poll the store), so it is logged, not returned.
-func (s *TaskService) notify(ctx context.Context, id a2a.TaskID, seq int64) {
-	if err := s.bus.NotifyTask(ctx, id, seq); err != nil {
-		s.log.Warn("notify task watchers", "task_id", id, "seq", seq, "err", err)
+// notify tells the watchers of a subject to look again. A failure only
+// delays them (they poll the store), so it is logged, not returned.
+func (s *TaskService) notify(ctx context.Context, subject string) {
+	if err := s.bus.Notify(ctx, subject); err != nil {
+		s.log.Warn("notify watchers", "subject", subject, "err", err)
 	}
 }
 
 func (s *TaskService) notifyEvents(ctx context.Context, events []*TaskEvent) {
 	if n := len(events); n > 0 {
-		s.notify(ctx, events[n-1].TaskID, events[n-1].Seq)
+		s.notify(ctx, TaskSubject(events[n-1].TaskID))
 	}
 }
 

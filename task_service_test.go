@@ -20,7 +20,7 @@ import (
 // keeps streams correct.
 type silentBus struct{ *membus.Bus }
 
-func (*silentBus) NotifyTask(context.Context, a2a.TaskID, int64) error { return nil }
+func (*silentBus) Notify(context.Context, string) error { return nil }
 
 type fixture struct {
 	db    *sqlstore.DB

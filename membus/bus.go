@@ -1,5 +1,5 @@
 // Package membus implements switchboard.Bus inside one process: the
-// single-binary default. NotifyTask calls the watchers registered in the same
+// single-binary default. Notify signals the watchers registered in the same
 // process directly, the way a NATS bus delivers to the instances that
 // subscribed to a subject.
 package membus
@@ -8,7 +8,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 )
 
@@ -17,24 +16,24 @@ var _ switchboard.Bus = (*Bus)(nil)
 // Bus is an in-process switchboard.Bus.
 type Bus struct {
 	mu      sync.Mutex
-	watches map[a2a.TaskID]map[*watch]struct{} // guarded by mu
+	watches map[string]map[*watch]struct{} // guarded by mu: watches by subject
 	closed  bool                               // guarded by mu
 }
 
 // New returns an open Bus.
 func New() *Bus {
-	return &Bus{watches: make(map[a2a.TaskID]map[*watch]struct{})}
+	return &Bus{watches: make(map[string]map[*watch]struct{})}
 }
 
-// NotifyTask implements switchboard.Bus. It never blocks: a watcher that has
-// a signal pending keeps that one.
-func (b *Bus) NotifyTask(_ context.Context, id a2a.TaskID, _ int64) error {
+// Notify implements switchboard.Bus. It never blocks: a watcher that has a
+// signal pending keeps that one.
+func (b *Bus) Notify(_ context.Context, subject string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return switchboard.ErrBusClosed
 	}
-	for w := range b.watches[id] {
+	for w := range b.watches[subject] {
 		select {
 		case w.c <- struct{}{}:
 		default:
@@ -43,18 +42,18 @@ func (b *Bus) NotifyTask(_ context.Context, id a2a.TaskID, _ int64) error {
 	return nil
 }
 
-// WatchTask implements switchboard.Bus.
-func (b *Bus) WatchTask(_ context.Context, id a2a.TaskID) (switchboard.TaskWatch, error) {
+// Watch implements switchboard.Bus.
+func (b *Bus) Watch(_ context.Context, subject string) (switchboard.Watch, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return nil, switchboard.ErrBusClosed
 	}
-	w := &watch{bus: b, id: id, c: make(chan struct{}, 1)}
-	set := b.watches[id]
+	w := &watch{bus: b, subject: subject, c: make(chan struct{}, 1)}
+	set := b.watches[subject]
 	if set == nil {
 		set = make(map[*watch]struct{})
-		b.watches[id] = set
+		b.watches[subject] = set
 	}
 	set[w] = struct{}{}
 	return w, nil
@@ -77,22 +76,22 @@ func (b *Bus) Close() error {
 	return nil
 }
 
-// watch is one open TaskWatch.
+// watch is one open switchboard.Watch.
 type watch struct {
-	bus *Bus
-	id  a2a.TaskID
-	c   chan struct{} // capacity 1: pending signals merge; closed by Bus.Close
+	bus     *Bus
+	subject string
+	c       chan struct{} // capacity 1: pending signals merge; closed by Bus.Close
 }
 
-// C implements switchboard.TaskWatch.
+// C implements switchboard.Watch.
 func (w *watch) C() <-chan struct{} { return w.c }
 
-// Close implements switchboard.TaskWatch.
+// Close implements switchboard.Watch.
 func (w *watch) Close() {
 	b := w.bus
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	set, ok := b.watches[w.id]
+	set, ok := b.watches[w.subject]
 	if !ok {
 		return
 	}
@@ -101,6 +100,6 @@ func (w *watch) Close() {
 	}
 	delete(set, w)
 	if len(set) == 0 {
-		delete(b.watches, w.id)
+		delete(b.watches, w.subject)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 )
 
@@ -52,18 +51,18 @@ func quiet(c <-chan struct{}) bool {
 	}
 }
 
-func watch(t *testing.T, b switchboard.Bus, id a2a.TaskID) switchboard.TaskWatch {
+func watch(t *testing.T, b switchboard.Bus, subject string) switchboard.Watch {
 	t.Helper()
-	w, err := b.WatchTask(context.Background(), id)
+	w, err := b.Watch(context.Background(), subject)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
 
-func notify(t *testing.T, b switchboard.Bus, id a2a.TaskID, seq int64) {
+func notify(t *testing.T, b switchboard.Bus, subject string) {
 	t.Helper()
-	if err := b.NotifyTask(context.Background(), id, seq); err != nil {
+	if err := b.Notify(context.Background(), subject); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -71,7 +70,7 @@ func notify(t *testing.T, b switchboard.Bus, id a2a.TaskID, seq int64) {
 func testNotify(t *testing.T, b switchboard.Bus) {
 	w := watch(t, b, "t1")
 	defer w.Close()
-	notify(t, b, "t1", 1)
+	notify(t, b, "t1")
 	if !waitFor(w.C()) {
 		t.Fatal("watcher not woken")
 	}
@@ -81,8 +80,8 @@ func testCoalesce(t *testing.T, b switchboard.Bus) {
 	w := watch(t, b, "t1")
 	defer w.Close()
 	const n = 100
-	for i := range n {
-		notify(t, b, "t1", int64(i)) // must not block although nobody reads
+	for range n {
+		notify(t, b, "t1") // must not block although nobody reads
 	}
 	if !waitFor(w.C()) {
 		t.Fatal("watcher not woken")
@@ -101,7 +100,7 @@ func testCoalesce(t *testing.T, b switchboard.Bus) {
 func testOtherTask(t *testing.T, b switchboard.Bus) {
 	w := watch(t, b, "t1")
 	defer w.Close()
-	notify(t, b, "t2", 1)
+	notify(t, b, "t2")
 	if !quiet(w.C()) {
 		t.Fatal("woken by another task's event")
 	}
@@ -111,7 +110,7 @@ func testWatchClose(t *testing.T, b switchboard.Bus) {
 	w := watch(t, b, "t1")
 	w.Close()
 	w.Close() // idempotent
-	notify(t, b, "t1", 1)
+	notify(t, b, "t1")
 	select {
 	case _, ok := <-w.C():
 		if ok {
@@ -135,10 +134,10 @@ func testClose(t *testing.T, b switchboard.Bus) {
 		t.Fatal("watch channel not closed by Close")
 	}
 	w.Close()
-	if _, err := b.WatchTask(context.Background(), "t2"); !errors.Is(err, switchboard.ErrBusClosed) {
+	if _, err := b.Watch(context.Background(), "t2"); !errors.Is(err, switchboard.ErrBusClosed) {
 		t.Fatalf("watch after close: %v", err)
 	}
-	if err := b.NotifyTask(context.Background(), "t1", 1); !errors.Is(err, switchboard.ErrBusClosed) {
+	if err := b.Notify(context.Background(), "t1"); !errors.Is(err, switchboard.ErrBusClosed) {
 		t.Fatalf("notify after close: %v", err)
 	}
 	if err := b.Close(); err != nil {
@@ -147,12 +146,12 @@ func testClose(t *testing.T, b switchboard.Bus) {
 }
 
 func testManyWatchers(t *testing.T, b switchboard.Bus) {
-	ws := make([]switchboard.TaskWatch, 10)
+	ws := make([]switchboard.Watch, 10)
 	for i := range ws {
 		ws[i] = watch(t, b, "t1")
 		defer ws[i].Close()
 	}
-	notify(t, b, "t1", 1)
+	notify(t, b, "t1")
 	for i, w := range ws {
 		if !waitFor(w.C()) {
 			t.Fatalf("watcher %d not woken", i)
