@@ -17,7 +17,7 @@ var _ switchboard.Bus = (*Bus)(nil)
 type Bus struct {
 	mu      sync.Mutex
 	watches map[string]map[*watch]struct{} // guarded by mu: watches by subject
-	closed  bool                               // guarded by mu
+	closed  bool                           // guarded by mu
 }
 
 // New returns an open Bus.
