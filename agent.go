@@ -10,18 +10,30 @@ import (
 // DeliveryMode says how an agent receives the work sent to its address.
 type DeliveryMode string
 
-// Delivery modes. Later modes (connector, webhook, front) plug in beside
-// inbox without changing how tasks are accepted.
+// Delivery modes. Every mode accepts tasks the same way; they differ in how
+// the accepted work reaches the agent.
 const (
+	// ModeConnector pushes tasks down the one outbound WebSocket the agent
+	// holds open (switchboard connect, or any client of the connector
+	// protocol); the agent answers on it. The default for new agents.
+	ModeConnector DeliveryMode = "connector"
 	// ModeInbox stores each task as submitted; the agent (or its owner)
 	// reads the inbox and replies through the owner API or the CLI.
 	ModeInbox DeliveryMode = "inbox"
+	// ModeWebhook posts each task to the agent's endpoint in the legacy
+	// webhook format and reads the answer from the response.
+	ModeWebhook DeliveryMode = "webhook"
 )
 
 // ValidMode reports whether m is a delivery mode this build supports.
 func ValidMode(m DeliveryMode) bool {
-	return m == ModeInbox
+	return m == ModeConnector || m == ModeInbox || m == ModeWebhook
 }
+
+// Live reports whether tasks of this mode are delivered to a running agent
+// (and so are worth waiting for in a blocking call), rather than stored for
+// it to read.
+func (m DeliveryMode) Live() bool { return m == ModeConnector || m == ModeWebhook }
 
 // Agent is a named public address and the card served there.
 type Agent struct {
@@ -36,7 +48,15 @@ type Agent struct {
 	// ExtendedSkills are shown only on the extended card, to authenticated
 	// peers. When there are any, the card declares extendedAgentCard.
 	ExtendedSkills []a2a.AgentSkill
-	AcceptsTasks   bool // false: new tasks are refused or wait (see delivery modes)
+	// AcceptsTasks false stops new tasks from being offered to the agent:
+	// they wait (until their delivery deadline) and are offered once it is
+	// true again. Follow-ups and cancels of tasks it holds still reach it.
+	AcceptsTasks bool
+	// Endpoint is the base URL a webhook agent receives tasks at
+	// ({Endpoint}/a2a/task).
+	Endpoint string
+	// WebhookSecret signs the requests to a webhook agent's endpoint.
+	WebhookSecret string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 
@@ -63,6 +83,8 @@ type AgentUpdate struct {
 	Skills         *[]a2a.AgentSkill
 	ExtendedSkills *[]a2a.AgentSkill
 	AcceptsTasks   *bool
+	Endpoint       *string
+	WebhookSecret  *string
 }
 
 // AgentStore keeps agents.

@@ -29,6 +29,9 @@ type Task struct {
 	PeerLabel string          // that peer's label when it created the task
 	Protocol  ProtocolVersion // the version of the request that created it
 	Seq       int64           // sequence number of the last event in its log
+	// Offered is set once the task has been offered to its agent, which
+	// then needs to hear of a cancellation.
+	Offered   bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -58,8 +61,8 @@ type TaskEvent struct {
 	CreatedAt time.Time
 }
 
-// TaskChange is what a ModifyTask callback wants written besides the task
-// itself.
+// TaskChange is what is written with a task besides the task itself, in the
+// same transaction.
 type TaskChange struct {
 	// Events are appended to the task's log in order.
 	Events []a2a.Event
@@ -68,6 +71,10 @@ type TaskChange struct {
 	MessageID string
 	// PushConfig, when set, is saved as by SavePushConfig.
 	PushConfig *PushConfig
+	// NewDeliveries are queued for the task's agent.
+	NewDeliveries []*Delivery
+	// CloseDeliveries are the ids of deliveries to mark failed.
+	CloseDeliveries []string
 }
 
 // TaskCursor is a position in a newest-first task listing.
@@ -90,12 +97,12 @@ type TaskFilter struct {
 
 // TaskStore keeps tasks, their event logs and message ids.
 type TaskStore interface {
-	// CreateTask stores a new task, its first event (the task snapshot), the
-	// id of the message that created it and, if push is not nil, a push
-	// configuration, in one transaction. It sets t.Seq and returns the event.
-	// It returns ErrDuplicateMessage if the peer already sent a message with
-	// that id to the agent.
-	CreateTask(ctx context.Context, t *Task, push *PushConfig) (*TaskEvent, error)
+	// CreateTask stores a new task, its first event (the task snapshot) and
+	// what change holds (the message id, a push configuration, deliveries),
+	// in one transaction. It sets t.Seq and returns the event. It returns
+	// ErrDuplicateMessage if the peer already sent a message with that id to
+	// the agent, and ENOTFOUND if the agent no longer exists.
+	CreateTask(ctx context.Context, t *Task, change *TaskChange) (*TaskEvent, error)
 
 	// FindTaskByID returns the task, or ENOTFOUND.
 	FindTaskByID(ctx context.Context, id a2a.TaskID) (*Task, error)
@@ -109,10 +116,11 @@ type TaskStore interface {
 	FindTasks(ctx context.Context, f TaskFilter) ([]*Task, int, error)
 
 	// ModifyTask reads the task, calls fn with it and, if fn returns a
-	// change, writes the task as fn left it and appends the change's events,
-	// all in one transaction that no other change to the task interleaves
-	// with. A nil change writes nothing. It returns the task as stored and the
-	// events appended, ENOTFOUND, the error fn returned, or
+	// change, writes the task as fn left it and the change, all in one
+	// transaction that no other change to the task interleaves with. A task
+	// that ends in a final state closes its open task and message
+	// deliveries. A nil change writes nothing. It returns the task as stored
+	// and the events appended, ENOTFOUND, the error fn returned, or
 	// ErrDuplicateMessage.
 	ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*Task) (*TaskChange, error)) (*Task, []*TaskEvent, error)
 

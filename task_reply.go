@@ -66,25 +66,17 @@ func (s *TaskService) ReplyToTask(ctx context.Context, id a2a.TaskID, r Reply) (
 }
 
 func (s *TaskService) applyReply(t *Task, r Reply) *TaskChange {
-	now := s.Now().UTC()
 	var change TaskChange
 	var msg *a2a.Message
 	if r.Text != "" {
-		msg = a2a.NewMessageForTask(a2a.MessageRoleAgent, t.A2A.TaskInfo(), a2a.NewTextPart(r.Text))
-		msg.ID = NewID()
+		msg = agentText(t, r.Text)
 		t.A2A.History = append(t.A2A.History, msg)
 	}
 	if r.State == a2a.TaskStateCompleted {
-		art := &a2a.Artifact{ID: a2a.ArtifactID(NewID()), Name: r.ArtifactName, Parts: a2a.ContentParts{a2a.NewTextPart(r.Text)}}
-		t.A2A.Artifacts = append(t.A2A.Artifacts, art)
-		change.Events = append(change.Events, &a2a.TaskArtifactUpdateEvent{
-			TaskID: t.ID(), ContextID: t.A2A.ContextID, Artifact: art, LastChunk: true,
-		})
+		art := s.addArtifact(t, &a2a.Artifact{ID: a2a.ArtifactID(NewID()), Name: r.ArtifactName, Parts: a2a.ContentParts{a2a.NewTextPart(r.Text)}}, false)
+		art.LastChunk = true
+		change.Events = append(change.Events, art)
 	}
-	t.A2A.Status = a2a.TaskStatus{State: r.State, Message: msg, Timestamp: &now}
-	t.UpdatedAt = now
-	change.Events = append(change.Events, &a2a.TaskStatusUpdateEvent{
-		TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status,
-	})
+	change.Events = append(change.Events, s.setStatus(t, r.State, msg))
 	return &change
 }

@@ -20,6 +20,16 @@ const (
 	MaxPeerMessages = 100
 )
 
+// Defaults of TaskService settings.
+const (
+	// DefaultDeliveryDeadline is how long a task waits for its agent to
+	// connect (or its webhook to answer) before it fails.
+	DefaultDeliveryDeadline = time.Hour
+	// DefaultAckTimeout is how long an offer may stay unacknowledged before
+	// it is offered again.
+	DefaultAckTimeout = 30 * time.Second
+)
+
 // DefaultStreamPoll is how often a stream rereads a task's event log when the
 // bus has said nothing: the store is the truth, so a lost hint costs at most
 // this much delay.
@@ -30,26 +40,52 @@ const DefaultStreamPoll = 5 * time.Second
 // task's events. It is written only against the Store and Bus interfaces, so
 // it is the same code on one instance and on many.
 type TaskService struct {
-	tasks  TaskStore
-	pushes PushConfigStore
-	bus    Bus
-	log    *slog.Logger
+	tasks      TaskStore
+	pushes     PushConfigStore
+	deliveries DeliveryStore
+	agents     AgentStore
+	bus        Bus
+	log        *slog.Logger
 
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
 	// StreamPoll is how often FollowTask rereads the log without a hint.
 	StreamPoll time.Duration
+	// DeliveryDeadline is how long a task may wait to be delivered.
+	DeliveryDeadline time.Duration
+	// AckTimeout is how long an offer may wait for the agent's
+	// acknowledgement before it is offered again.
+	AckTimeout time.Duration
+	// InstanceID names this process among the instances of a deployment;
+	// offers it holds are marked with it.
+	InstanceID string
+}
+
+// Store is every store interface; one implementation (sqlstore.DB) provides
+// them all.
+type Store interface {
+	AccountStore
+	AgentStore
+	TokenStore
+	TaskStore
+	PushConfigStore
+	DeliveryStore
 }
 
 // NewTaskService returns a TaskService over the given store and bus.
-func NewTaskService(tasks TaskStore, pushes PushConfigStore, bus Bus, log *slog.Logger) *TaskService {
+func NewTaskService(store Store, bus Bus, log *slog.Logger) *TaskService {
 	return &TaskService{
-		tasks:      tasks,
-		pushes:     pushes,
-		bus:        bus,
-		log:        log,
-		Now:        time.Now,
-		StreamPoll: DefaultStreamPoll,
+		tasks:            store,
+		pushes:           store,
+		deliveries:       store,
+		agents:           store,
+		bus:              bus,
+		log:              log,
+		Now:              time.Now,
+		StreamPoll:       DefaultStreamPoll,
+		DeliveryDeadline: DefaultDeliveryDeadline,
+		AckTimeout:       DefaultAckTimeout,
+		InstanceID:       NewID(),
 	}
 }
 
@@ -77,7 +113,7 @@ func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer
 	}
 
 	if msg.TaskID != "" {
-		t, err = s.continueTask(ctx, caller, req, push)
+		t, err = s.continueTask(ctx, agent, caller, req, push)
 	} else {
 		t, err = s.createTask(ctx, agent, caller, req, proto, push)
 	}
@@ -115,18 +151,33 @@ func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer,
 		CreatedAt: now,
 		UpdatedAt: now,
 	}
+	change := &TaskChange{MessageID: msg.ID, PushConfig: push}
 	if push != nil {
 		push.Config.TaskID = t.A2A.ID
 	}
-	ev, err := s.tasks.CreateTask(ctx, t, push)
+	if agent.Mode.Live() {
+		change.NewDeliveries = []*Delivery{s.newDelivery(t, DeliverTask, msg.ID, now)}
+	}
+	ev, err := s.tasks.CreateTask(ctx, t, change)
 	if err != nil {
 		return nil, err
 	}
 	s.notify(ctx, TaskSubject(ev.TaskID))
+	s.notifyAgent(ctx, agent)
 	return t, nil
 }
 
-func (s *TaskService) continueTask(ctx context.Context, caller Peer, req *a2a.SendMessageRequest, push *PushConfig) (*Task, error) {
+// notifyAgent tells whoever delivers to the agent that work is queued.
+func (s *TaskService) notifyAgent(ctx context.Context, agent *Agent) {
+	switch agent.Mode {
+	case ModeConnector:
+		s.notify(ctx, AgentSubject(agent.ID))
+	case ModeWebhook:
+		s.notify(ctx, DispatchSubject(ModeWebhook))
+	}
+}
+
+func (s *TaskService) continueTask(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, push *PushConfig) (*Task, error) {
 	msg := cloneMessage(req.Message)
 	t, events, err := s.tasks.ModifyTask(ctx, msg.TaskID, func(t *Task) (*TaskChange, error) {
 		if !t.VisibleTo(caller) {
@@ -153,13 +204,26 @@ func (s *TaskService) continueTask(ctx context.Context, caller Peer, req *a2a.Se
 		}
 		t.UpdatedAt = now
 		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
-		return &TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push}, nil
+		change := &TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push}
+		if agent.Mode.Live() {
+			change.NewDeliveries = []*Delivery{s.newDelivery(t, DeliverMessage, msg.ID, now)}
+		}
+		return change, nil
 	})
 	if err != nil {
 		return nil, taskNotFound(err)
 	}
 	s.notifyEvents(ctx, events)
+	s.notifyAgent(ctx, agent)
 	return t, nil
+}
+
+// newDelivery returns a delivery of the task to its agent, due at once.
+func (s *TaskService) newDelivery(t *Task, kind DeliveryKind, messageID string, now time.Time) *Delivery {
+	return &Delivery{
+		ID: NewID(), TaskID: t.ID(), AgentID: t.AgentID, Kind: kind, MessageID: messageID,
+		State: DeliveryQueued, Deadline: now.Add(s.DeliveryDeadline), NextAttemptAt: now, CreatedAt: now,
+	}
 }
 
 func countUserMessages(history []*a2a.Message) int {
@@ -204,10 +268,12 @@ func (s *TaskService) FindTaskUnscoped(ctx context.Context, id a2a.TaskID) (*Tas
 	return t, taskNotFound(err)
 }
 
-// CancelTask cancels a task the peer may see. A finished task cannot be
+// CancelTask cancels a task the peer may see, at once: the relay's record
+// is what counts. A connector agent that was offered the task is sent a
+// cancel notice (now, or when it reconnects). A finished task cannot be
 // canceled (ENOTCANCELABLE), except that cancelling a canceled task again
 // returns it unchanged.
-func (s *TaskService) CancelTask(ctx context.Context, caller Peer, id a2a.TaskID) (*Task, error) {
+func (s *TaskService) CancelTask(ctx context.Context, agent *Agent, caller Peer, id a2a.TaskID) (*Task, error) {
 	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
 		if !t.VisibleTo(caller) {
 			return nil, errTaskNotFound
@@ -218,16 +284,17 @@ func (s *TaskService) CancelTask(ctx context.Context, caller Peer, id a2a.TaskID
 		if t.State().Terminal() {
 			return nil, Errorf(ENOTCANCELABLE, "task %s is %s and cannot be canceled", t.ID(), ShortState(t.State()))
 		}
-		now := s.Now().UTC()
-		t.A2A.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: &now}
-		t.UpdatedAt = now
-		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
-		return &TaskChange{Events: []a2a.Event{ev}}, nil
+		change := &TaskChange{Events: []a2a.Event{s.setStatus(t, a2a.TaskStateCanceled, nil)}}
+		if agent.Mode == ModeConnector && t.Offered {
+			change.NewDeliveries = []*Delivery{s.newDelivery(t, DeliverCancel, "", s.Now().UTC())}
+		}
+		return change, nil
 	})
 	if err != nil {
 		return nil, taskNotFound(err)
 	}
 	s.notifyEvents(ctx, events)
+	s.notifyAgent(ctx, agent)
 	return t, nil
 }
 

@@ -45,7 +45,7 @@ func newFixture(t *testing.T, bus switchboard.Bus) *fixture {
 	if err := db.CreateAgent(ctx, g); err != nil {
 		t.Fatal(err)
 	}
-	svc := switchboard.NewTaskService(db, db, bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := switchboard.NewTaskService(db, bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return &fixture{db: db, svc: svc, agent: g, peer: switchboard.Peer{AgentID: g.ID, ID: "peer-bob", Label: "bob"}}
 }
 

@@ -18,6 +18,7 @@ type TokenKind string
 const (
 	TokenOwner TokenKind = "owner" // an account's management credential
 	TokenPeer  TokenKind = "peer"  // an outside caller of one agent's address
+	TokenAgent TokenKind = "agent" // the agent itself, holding its connection
 )
 
 // tokenPrefixes are prepended to generated tokens so that a leaked token says
@@ -26,6 +27,17 @@ const (
 var tokenPrefixes = map[TokenKind]string{
 	TokenOwner: "sbo_",
 	TokenPeer:  "sbp_",
+	TokenAgent: "sba_",
+}
+
+// NewWebhookSecret returns a new secret for signing webhook requests. It is
+// stored as it is (the server must sign with it), unlike tokens.
+func NewWebhookSecret() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return "sbw_" + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // Token is a stored credential. Only the SHA-256 hash of the secret is kept.
@@ -33,7 +45,7 @@ type Token struct {
 	Hash      string    // hex SHA-256 of the secret
 	Kind      TokenKind // what the token opens
 	AccountID string    // owner tokens: the account
-	AgentID   string    // peer tokens: the agent whose address it calls
+	AgentID   string    // peer and agent tokens: the agent
 	Label     string    // peer tokens: the peer's name, unique among the agent's active tokens
 	// PeerID identifies the peer a peer token stands for. A rotation (a
 	// replacing CreateToken) keeps the replaced token's PeerID; any other new

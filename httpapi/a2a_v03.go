@@ -81,7 +81,7 @@ func (s *Server) v03CancelTask(ctx context.Context, c *rpcCall) (any, error) {
 	if p.ID == "" {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
 	}
-	t, err := s.Tasks.CancelTask(ctx, c.peer, a2a.TaskID(p.ID))
+	t, err := s.Tasks.CancelTask(ctx, c.agent, c.peer, a2a.TaskID(p.ID))
 	if err != nil {
 		return nil, err
 	}

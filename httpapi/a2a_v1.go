@@ -131,7 +131,7 @@ func (s *Server) v1CancelTask(ctx context.Context, c *rpcCall) (any, error) {
 	if p.ID == "" {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
 	}
-	t, err := s.Tasks.CancelTask(ctx, c.peer, p.ID)
+	t, err := s.Tasks.CancelTask(ctx, c.agent, c.peer, p.ID)
 	if err != nil {
 		return nil, err
 	}

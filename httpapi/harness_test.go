@@ -61,7 +61,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &harness{t: t, db: db, bus: membus.New()}
-	h.tasks = switchboard.NewTaskService(db, db, h.bus, log)
+	h.tasks = switchboard.NewTaskService(db, h.bus, log)
 	h.limiter = ratelimit.NewMemory(rate, time.Minute)
 	h.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Tasks: h.tasks, Limiter: h.limiter, Logger: log}, cfg)
 	h.api.SetReady(true)

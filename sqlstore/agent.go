@@ -11,7 +11,7 @@ import (
 )
 
 const agentColumns = `g.id, g.account_id, g.handle, g.name, g.description, g.mode, g.version,
-	g.skills, g.extended_skills, g.accepts_tasks, g.created_at, g.updated_at, a.disabled`
+	g.skills, g.extended_skills, g.accepts_tasks, g.endpoint, g.webhook_secret, g.created_at, g.updated_at, a.disabled`
 
 const agentFrom = ` FROM agents g JOIN accounts a ON a.id = g.account_id`
 
@@ -25,10 +25,10 @@ func (db *DB) CreateAgent(ctx context.Context, g *switchboard.Agent) error {
 	}
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO agents (id, account_id, handle, name, description, mode, version,
-			skills, extended_skills, accepts_tasks, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			skills, extended_skills, accepts_tasks, endpoint, webhook_secret, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 			g.ID, g.AccountID, g.Handle, g.Name, g.Description, string(g.Mode), g.Version,
-			skills, ext, boolInt(g.AcceptsTasks), nanos(now), nanos(now))
+			skills, ext, boolInt(g.AcceptsTasks), g.Endpoint, g.WebhookSecret, nanos(now), nanos(now))
 		if db.dialect.uniqueViolation(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "the handle %q is taken", g.Handle)
 		}
@@ -95,8 +95,10 @@ func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentU
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE agents SET name = $1, description = $2, mode = $3, version = $4,
-			skills = $5, extended_skills = $6, accepts_tasks = $7, updated_at = $8 WHERE id = $9`,
-			g.Name, g.Description, string(g.Mode), g.Version, skills, ext, boolInt(g.AcceptsTasks), nanos(g.UpdatedAt), g.ID)
+			skills = $5, extended_skills = $6, accepts_tasks = $7, endpoint = $8, webhook_secret = $9, updated_at = $10
+			WHERE id = $11`,
+			g.Name, g.Description, string(g.Mode), g.Version, skills, ext, boolInt(g.AcceptsTasks),
+			g.Endpoint, g.WebhookSecret, nanos(g.UpdatedAt), g.ID)
 		out = g
 		return err
 	})
@@ -125,6 +127,12 @@ func applyAgentUpdate(g *switchboard.Agent, upd switchboard.AgentUpdate) {
 	if upd.AcceptsTasks != nil {
 		g.AcceptsTasks = *upd.AcceptsTasks
 	}
+	if upd.Endpoint != nil {
+		g.Endpoint = *upd.Endpoint
+	}
+	if upd.WebhookSecret != nil {
+		g.WebhookSecret = *upd.WebhookSecret
+	}
 }
 
 // DeleteAgent implements switchboard.AgentStore.
@@ -145,6 +153,7 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 			`DELETE FROM task_messages WHERE agent_id = $1`,
 			`DELETE FROM tasks WHERE agent_id = $1`,
 			`DELETE FROM tokens WHERE agent_id = $1`,
+			`DELETE FROM deliveries WHERE agent_id = $1`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err
@@ -179,7 +188,7 @@ func scanAgent(s scanner) (*switchboard.Agent, error) {
 	var accepts, disabled int
 	var created, updated int64
 	if err := s.Scan(&g.ID, &g.AccountID, &g.Handle, &g.Name, &g.Description, &mode, &g.Version,
-		&skills, &ext, &accepts, &created, &updated, &disabled); err != nil {
+		&skills, &ext, &accepts, &g.Endpoint, &g.WebhookSecret, &created, &updated, &disabled); err != nil {
 		return nil, err
 	}
 	g.Mode = switchboard.DeliveryMode(mode)

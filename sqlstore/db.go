@@ -40,13 +40,7 @@ type dialect struct {
 	uniqueViolation func(error) bool
 }
 
-var (
-	_ switchboard.AccountStore    = (*DB)(nil)
-	_ switchboard.AgentStore      = (*DB)(nil)
-	_ switchboard.TokenStore      = (*DB)(nil)
-	_ switchboard.TaskStore       = (*DB)(nil)
-	_ switchboard.PushConfigStore = (*DB)(nil)
-)
+var _ switchboard.Store = (*DB)(nil)
 
 // Close closes the database. It is safe to call more than once.
 func (db *DB) Close() error {

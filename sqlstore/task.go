@@ -11,10 +11,13 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-const taskColumns = `id, agent_id, peer_id, peer_label, protocol, seq, created_at, updated_at, data`
+const taskColumns = `id, agent_id, peer_id, peer_label, protocol, seq, offered, created_at, updated_at, data`
 
 // CreateTask implements switchboard.TaskStore.
-func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, push *switchboard.PushConfig) (*switchboard.TaskEvent, error) {
+func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switchboard.TaskChange) (*switchboard.TaskEvent, error) {
+	if change == nil {
+		change = &switchboard.TaskChange{}
+	}
 	snapshot := t.A2A // the first event is the task as created
 	var ev *switchboard.TaskEvent
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
@@ -25,24 +28,16 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, push *switchb
 		} else if n == 0 {
 			return switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
 		}
-		if len(t.A2A.History) > 0 {
-			if err := db.recordMessage(ctx, tx, t, t.A2A.History[0].ID); err != nil {
-				return err
-			}
-		}
 		t.Seq = 0
 		evs, err := db.appendEvents(ctx, tx, t, []a2a.Event{&snapshot})
 		if err != nil {
 			return err
 		}
 		ev = evs[0]
-		if err := db.insertTask(ctx, tx, t); err != nil {
+		if _, err := db.writeChange(ctx, tx, t, change); err != nil {
 			return err
 		}
-		if push != nil {
-			return db.savePushConfig(ctx, tx, push)
-		}
-		return nil
+		return db.insertTask(ctx, tx, t)
 	})
 	if err != nil {
 		return nil, err
@@ -199,16 +194,13 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 		if change == nil {
 			return nil
 		}
-		if change.MessageID != "" {
-			if err := db.recordMessage(ctx, tx, t, change.MessageID); err != nil {
-				return err
-			}
-		}
-		if events, err = db.appendEvents(ctx, tx, t, change.Events); err != nil {
+		if events, err = db.writeChange(ctx, tx, t, change); err != nil {
 			return err
 		}
-		if change.PushConfig != nil {
-			if err := db.savePushConfig(ctx, tx, change.PushConfig); err != nil {
+		if t.State().Terminal() {
+			// A finished task needs nothing more delivered.
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed', last_error = 'the task finished'
+				WHERE task_id = $1 AND kind <> 'cancel' AND state IN ('queued', 'offered')`, string(t.ID())); err != nil {
 				return err
 			}
 		}
@@ -218,6 +210,36 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 		return nil, nil, err
 	}
 	return out, events, nil
+}
+
+// writeChange writes what a change holds besides the task row, and appends
+// its events (advancing t.Seq).
+func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, change *switchboard.TaskChange) ([]*switchboard.TaskEvent, error) {
+	if change.MessageID != "" {
+		if err := db.recordMessage(ctx, tx, t, change.MessageID); err != nil {
+			return nil, err
+		}
+	}
+	events, err := db.appendEvents(ctx, tx, t, change.Events)
+	if err != nil {
+		return nil, err
+	}
+	if change.PushConfig != nil {
+		if err := db.savePushConfig(ctx, tx, change.PushConfig); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range change.NewDeliveries {
+		if err := db.insertDelivery(ctx, tx, d); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range change.CloseDeliveries {
+		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed' WHERE id = $1 AND state <> 'failed'`, id); err != nil {
+			return nil, err
+		}
+	}
+	return events, nil
 }
 
 func (db *DB) updateTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task) error {
@@ -264,13 +286,15 @@ func scanTask(s scanner) (*switchboard.Task, error) {
 	var t switchboard.Task
 	var id, proto, data string
 	var created, updated int64
-	if err := s.Scan(&id, &t.AgentID, &t.PeerID, &t.PeerLabel, &proto, &t.Seq, &created, &updated, &data); err != nil {
+	var offered int
+	if err := s.Scan(&id, &t.AgentID, &t.PeerID, &t.PeerLabel, &proto, &t.Seq, &offered, &created, &updated, &data); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(data), &t.A2A); err != nil {
 		return nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
 	t.Protocol = switchboard.ProtocolVersion(proto)
+	t.Offered = offered != 0
 	t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
 	return &t, nil
 }

@@ -111,7 +111,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.DB = db
 	m.Bus = membus.New()
-	m.Tasks = switchboard.NewTaskService(db, db, m.Bus, m.Logger)
+	m.Tasks = switchboard.NewTaskService(db, m.Bus, m.Logger)
 
 	if err := m.bootstrapOperator(ctx); err != nil {
 		return err

@@ -15,13 +15,7 @@ import (
 )
 
 // Store is everything a complete store implements.
-type Store interface {
-	switchboard.AccountStore
-	switchboard.AgentStore
-	switchboard.TokenStore
-	switchboard.TaskStore
-	switchboard.PushConfigStore
-}
+type Store = switchboard.Store
 
 // Run runs the contract suite. open returns a new, empty store for each
 // subtest and arranges for it to be closed.
@@ -88,6 +82,12 @@ func newTask(agent *switchboard.Agent, peer, contextID, messageID string, at tim
 		AgentID: agent.ID, PeerID: "id-" + peer, PeerLabel: peer, Protocol: switchboard.ProtocolV1,
 		CreatedAt: at, UpdatedAt: at,
 	}
+}
+
+// created is the change that goes with a new task: its first message's id,
+// and an optional push configuration.
+func created(task *switchboard.Task, push *switchboard.PushConfig) *switchboard.TaskChange {
+	return &switchboard.TaskChange{MessageID: task.A2A.History[0].ID, PushConfig: push}
 }
 
 func testAccounts(t *testing.T, s Store) {
@@ -170,7 +170,7 @@ func testAgentDelete(t *testing.T, s Store) {
 	must(t, s.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenPeer, AgentID: g.ID, Label: "p"}, false))
 	task := newTask(g, "p", "ctx", "m1", time.Now())
 	push := &switchboard.PushConfig{Config: a2a.PushConfig{TaskID: task.ID(), ID: "p1", URL: "https://example.com"}, CreatedAt: time.Now()}
-	_, err := s.CreateTask(ctx, task, push)
+	_, err := s.CreateTask(ctx, task, created(task, push))
 	must(t, err)
 
 	must(t, s.DeleteAgent(ctx, g.ID))
@@ -287,7 +287,7 @@ func testTaskCreate(t *testing.T, s Store) {
 	task := newTask(g, "bob", "ctx-1", "m1", time.Now())
 	task.A2A.Metadata = map[string]any{"k": "v"}
 	push := &switchboard.PushConfig{Config: a2a.PushConfig{TaskID: task.ID(), ID: "p1", URL: "https://example.com/hook"}, Protocol: switchboard.ProtocolV03, CreatedAt: time.Now()}
-	ev, err := s.CreateTask(ctx, task, push)
+	ev, err := s.CreateTask(ctx, task, created(task, push))
 	must(t, err)
 	if ev.Seq != 1 || task.Seq != 1 {
 		t.Fatalf("first event seq = %d, task seq = %d", ev.Seq, task.Seq)
@@ -337,16 +337,18 @@ func testTaskCreate(t *testing.T, s Store) {
 func testTaskDuplicateMessage(t *testing.T, s Store) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
-	_, err := s.CreateTask(ctx, newTask(g, "bob", "c", "m1", time.Now()), nil)
+	first := newTask(g, "bob", "c", "m1", time.Now())
+	_, err := s.CreateTask(ctx, first, created(first, nil))
 	must(t, err)
 	second := newTask(g, "bob", "c", "m1", time.Now())
-	if _, err := s.CreateTask(ctx, second, nil); !errors.Is(err, switchboard.ErrDuplicateMessage) {
+	if _, err := s.CreateTask(ctx, second, created(second, nil)); !errors.Is(err, switchboard.ErrDuplicateMessage) {
 		t.Fatalf("second create: %v, want ErrDuplicateMessage", err)
 	}
 	_, err = s.FindTaskByID(ctx, second.ID())
 	wantCode(t, err, switchboard.ENOTFOUND) // nothing of the duplicate was kept
 	// Another peer may use the same message id.
-	_, err = s.CreateTask(ctx, newTask(g, "carol", "c", "m1", time.Now()), nil)
+	third := newTask(g, "carol", "c", "m1", time.Now())
+	_, err = s.CreateTask(ctx, third, created(third, nil))
 	must(t, err)
 }
 
@@ -354,7 +356,7 @@ func testTaskModify(t *testing.T, s Store) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
 	task := newTask(g, "bob", "c", "m1", time.Now())
-	_, err := s.CreateTask(ctx, task, nil)
+	_, err := s.CreateTask(ctx, task, created(task, nil))
 	must(t, err)
 
 	got, evs, err := s.ModifyTask(ctx, task.ID(), func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
@@ -424,7 +426,7 @@ func testTaskModifyError(t *testing.T, s Store) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
 	task := newTask(g, "bob", "c", "m1", time.Now())
-	_, err := s.CreateTask(ctx, task, nil)
+	_, err := s.CreateTask(ctx, task, created(task, nil))
 	must(t, err)
 	boom := errors.New("boom")
 	_, _, err = s.ModifyTask(ctx, task.ID(), func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
@@ -447,7 +449,7 @@ func testTaskModifyConcurrent(t *testing.T, s Store) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
 	task := newTask(g, "bob", "c", "m1", time.Now())
-	_, err := s.CreateTask(ctx, task, nil)
+	_, err := s.CreateTask(ctx, task, created(task, nil))
 	must(t, err)
 	const workers, each = 8, 10
 	var wg sync.WaitGroup
@@ -503,7 +505,7 @@ func testTaskFind(t *testing.T, s Store) {
 			ctxID = "c2"
 		}
 		task := newTask(g, peer, ctxID, "m"+string(rune('a'+i)), base.Add(time.Duration(i)*time.Second))
-		_, err := s.CreateTask(ctx, task, nil)
+		_, err := s.CreateTask(ctx, task, created(task, nil))
 		must(t, err)
 		ids = append(ids, task.ID())
 	}
@@ -566,7 +568,7 @@ func testPushConfigs(t *testing.T, s Store) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
 	task := newTask(g, "bob", "c", "m1", time.Now())
-	_, err := s.CreateTask(ctx, task, nil)
+	_, err := s.CreateTask(ctx, task, created(task, nil))
 	must(t, err)
 	save := func(id, url string) error {
 		return s.SavePushConfig(ctx, &switchboard.PushConfig{

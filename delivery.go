@@ -1,0 +1,128 @@
+package switchboard
+
+import (
+	"context"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// DeliveryKind says what a delivery carries to the agent.
+type DeliveryKind string
+
+// Delivery kinds.
+const (
+	DeliverTask    DeliveryKind = "task"    // the message that created a task
+	DeliverMessage DeliveryKind = "message" // a follow-up message on a task
+	DeliverCancel  DeliveryKind = "cancel"  // notice that a task was canceled
+)
+
+// DeliveryState is where a delivery stands.
+type DeliveryState string
+
+// Delivery states: queued → offered → acked, or failed. Offered means
+// written to the agent's socket, or a webhook call in flight; acked means the
+// agent confirmed it. An offer that is not acknowledged (the socket dropped,
+// the acknowledgement did not come within the ack timeout) goes back to
+// queued and is offered again: delivery is at least once, and agents
+// de-duplicate by task and message id.
+const (
+	DeliveryQueued  DeliveryState = "queued"
+	DeliveryOffered DeliveryState = "offered"
+	DeliveryAcked   DeliveryState = "acked"
+	DeliveryFailed  DeliveryState = "failed" // deadline passed, task finished meanwhile, or the agent refused
+)
+
+// Delivery is one piece of work on its way to an agent. It is written in
+// the same transaction as the task change that caused it.
+type Delivery struct {
+	ID        string
+	TaskID    a2a.TaskID
+	AgentID   string
+	Kind      DeliveryKind
+	MessageID string // the message to deliver (kinds task and message)
+	State     DeliveryState
+	Attempts  int       // how many times it was offered
+	Holder    string    // the connection (or dispatcher) holding the offer
+	Deadline  time.Time // a queued or offered delivery fails past it
+	// NextAttemptAt holds a delivery back until then (retry backoff).
+	NextAttemptAt time.Time
+	LastError     string
+	CreatedAt     time.Time
+	OfferedAt     *time.Time
+}
+
+// DeliveryFilter selects deliveries. Nil and empty fields match everything.
+type DeliveryFilter struct {
+	TaskID  *a2a.TaskID
+	AgentID *string
+	States  []DeliveryState
+}
+
+// DeliveryStore keeps deliveries. New deliveries are written by
+// TaskStore.CreateTask and ModifyTask (TaskChange.NewDeliveries), in the
+// transaction of the task change.
+type DeliveryStore interface {
+	// ClaimDeliveries offers up to max of the agent's queued, due
+	// deliveries to holder, oldest first, for lease, and returns them. With
+	// newTasks false, deliveries of kind task stay queued. A follow-up or a
+	// cancel is offered only once its task has been.
+	ClaimDeliveries(ctx context.Context, agentID, holder string, max int, newTasks bool, lease time.Duration) ([]*Delivery, error)
+
+	// ClaimDueDeliveries offers up to max queued, due deliveries of agents
+	// in the given mode, across agents, to holder for lease. New tasks of
+	// agents that do not accept tasks stay queued.
+	ClaimDueDeliveries(ctx context.Context, mode DeliveryMode, holder string, max int, lease time.Duration) ([]*Delivery, error)
+
+	// AckDelivery marks an offered delivery acked. It reports false (and no
+	// error) if the delivery was not offered: already acked, requeued after
+	// a timeout, or closed.
+	AckDelivery(ctx context.Context, id string) (bool, error)
+
+	// ReleaseDeliveries returns the offered deliveries held by holder to
+	// queued, due at once, and returns how many.
+	ReleaseDeliveries(ctx context.Context, holder string) (int, error)
+
+	// RetryDelivery returns one offered delivery to queued, due at next,
+	// recording why the attempt failed.
+	RetryDelivery(ctx context.Context, id string, next time.Time, lastErr string) error
+
+	// RequeueUnheld returns to queued the acked task and message deliveries
+	// of the agent's unfinished tasks that are not in holding: work the
+	// agent confirmed but no longer has (it restarted).
+	RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID) (int, error)
+
+	// RequeueStaleOffers returns to queued the offers whose lease ended
+	// before now without an acknowledgement, and returns their agents.
+	RequeueStaleOffers(ctx context.Context, now time.Time) ([]string, error)
+
+	// FindExpiredDeliveries returns up to max queued deliveries whose
+	// deadline is before now. (An offered delivery is either acknowledged
+	// or goes back to queued when its lease ends.)
+	FindExpiredDeliveries(ctx context.Context, now time.Time, max int) ([]*Delivery, error)
+
+	// FindDeliveries returns the deliveries that match f, oldest first.
+	FindDeliveries(ctx context.Context, f DeliveryFilter) ([]*Delivery, error)
+}
+
+// Offer is a delivery ready to be sent: the A2A request the agent receives.
+type Offer struct {
+	Delivery *Delivery
+	// Send is set for kinds task and message: the message, with its task and
+	// context ids, and metadata saying who sent it.
+	Send *a2a.SendMessageRequest
+	// Cancel is set for kind cancel.
+	Cancel *a2a.CancelTaskRequest
+	// Task is the task as it stood when offered.
+	Task *Task
+}
+
+// Deliverer calls an agent that is reached by a request per task (webhook
+// mode) and returns its answer as an A2A event: a message, a task, or a
+// status update.
+type Deliverer interface {
+	// Deliver offers o to the agent. An error means the attempt failed and
+	// may be retried; an *Error with EINVALIDAGENTRESPONSE means the agent
+	// answered, but not in a form that can be used.
+	Deliver(ctx context.Context, agent *Agent, o *Offer) (a2a.Event, error)
+}

@@ -1,0 +1,247 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// While a delivery is offered, next_attempt_at holds the end of the offer's
+// lease: past it, the offer was not acknowledged in time and the delivery
+// goes back to queued.
+
+const deliveryColumns = `d.id, d.task_id, d.agent_id, d.kind, d.message_id, d.state, d.attempts, d.holder,
+	d.deadline, d.next_attempt_at, d.last_error, d.created_at, d.offered_at`
+
+// maxHolding bounds the task ids an agent may say it holds on connect; any
+// beyond are treated as not held (they are offered again, which is safe).
+const maxHolding = 1000
+
+func (db *DB) insertDelivery(ctx context.Context, tx *sql.Tx, d *switchboard.Delivery) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, task_id, agent_id, kind, message_id, state, attempts, holder,
+		deadline, next_attempt_at, last_error, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		d.ID, string(d.TaskID), d.AgentID, string(d.Kind), d.MessageID, string(d.State), d.Attempts, d.Holder,
+		nanos(d.Deadline), nanos(d.NextAttemptAt), d.LastError, nanos(d.CreatedAt))
+	return err
+}
+
+// ClaimDeliveries implements switchboard.DeliveryStore.
+func (db *DB) ClaimDeliveries(ctx context.Context, agentID, holder string, max int, newTasks bool, lease time.Duration) ([]*switchboard.Delivery, error) {
+	w := &where{}
+	w.add("d.agent_id = ?", agentID)
+	if !newTasks {
+		w.add("d.kind <> 'task'")
+	}
+	return db.claim(ctx, w, holder, max, lease)
+}
+
+// ClaimDueDeliveries implements switchboard.DeliveryStore.
+func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryMode, holder string, max int, lease time.Duration) ([]*switchboard.Delivery, error) {
+	w := &where{}
+	w.add("d.agent_id IN (SELECT id FROM agents WHERE mode = ?)", string(mode))
+	w.add("(d.kind <> 'task' OR d.agent_id IN (SELECT id FROM agents WHERE accepts_tasks = 1))")
+	return db.claim(ctx, w, holder, max, lease)
+}
+
+// claim offers the queued, due deliveries that match w to holder. A
+// follow-up or cancel is offered only after the task itself was, so an
+// agent never hears of a task through its second message.
+func (db *DB) claim(ctx context.Context, w *where, holder string, max int, lease time.Duration) ([]*switchboard.Delivery, error) {
+	now := db.Now().UTC()
+	w.add("d.state = 'queued'")
+	w.add("d.next_attempt_at <= ?", nanos(now))
+	w.add("(d.kind = 'task' OR t.offered = 1)")
+	var out []*switchboard.Delivery
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries d JOIN tasks t ON t.id = d.task_id`+
+			w.String()+fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT %d`, max)+db.dialect.forUpdate, w.args...)
+		if err != nil {
+			return err
+		}
+		out, err = scanDeliveries(rows)
+		if err != nil {
+			return err
+		}
+		for _, d := range out {
+			d.State, d.Holder, d.Attempts, d.OfferedAt = switchboard.DeliveryOffered, holder, d.Attempts+1, &now
+			d.NextAttemptAt = now.Add(lease)
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'offered', holder = $1, attempts = $2,
+				offered_at = $3, next_attempt_at = $4 WHERE id = $5`,
+				holder, d.Attempts, nanos(now), nanos(d.NextAttemptAt), d.ID); err != nil {
+				return err
+			}
+			if d.Kind == switchboard.DeliverTask {
+				if _, err := tx.ExecContext(ctx, `UPDATE tasks SET offered = 1 WHERE id = $1`, string(d.TaskID)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// AckDelivery implements switchboard.DeliveryStore.
+func (db *DB) AckDelivery(ctx context.Context, id string) (bool, error) {
+	var n int64
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'acked', holder = '' WHERE id = $1 AND state = 'offered'`, id)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n > 0, err
+}
+
+// ReleaseDeliveries implements switchboard.DeliveryStore.
+func (db *DB) ReleaseDeliveries(ctx context.Context, holder string) (int, error) {
+	var n int64
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
+			WHERE holder = $2 AND state = 'offered'`, nanos(db.Now()), holder)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// RetryDelivery implements switchboard.DeliveryStore.
+func (db *DB) RetryDelivery(ctx context.Context, id string, next time.Time, lastErr string) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1, last_error = $2
+			WHERE id = $3 AND state = 'offered'`, nanos(next), truncateError(lastErr), id)
+		return err
+	})
+}
+
+// RequeueUnheld implements switchboard.DeliveryStore. Only the latest
+// delivery of each task is offered again: it is the turn the agent owes an
+// answer to, and tasks waiting for their peer are left alone.
+func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID) (int, error) {
+	w := &where{args: []any{nanos(db.Now())}} // $1 is the time it is due
+	w.add("d.agent_id = ?", agentID)
+	w.add("d.state = 'acked'")
+	w.add("d.kind IN ('task', 'message')")
+	w.add("t.state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')")
+	w.add(`d.created_at = (SELECT MAX(d2.created_at) FROM deliveries d2 WHERE d2.task_id = d.task_id AND d2.kind IN ('task', 'message'))`)
+	if len(holding) > maxHolding {
+		holding = holding[:maxHolding]
+	}
+	if len(holding) > 0 {
+		marks := make([]string, len(holding))
+		args := make([]any, len(holding))
+		for i, id := range holding {
+			marks[i], args[i] = "?", string(id)
+		}
+		w.add("d.task_id NOT IN ("+strings.Join(marks, ", ")+")", args...)
+	}
+	var n int64
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
+			WHERE id IN (SELECT d.id FROM deliveries d JOIN tasks t ON t.id = d.task_id`+w.String()+`)`, w.args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// RequeueStaleOffers implements switchboard.DeliveryStore.
+func (db *DB) RequeueStaleOffers(ctx context.Context, now time.Time) ([]string, error) {
+	var agents []string
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1,
+			last_error = 'the offer was not acknowledged in time'
+			WHERE state = 'offered' AND next_attempt_at < $1 RETURNING agent_id`, nanos(now))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		seen := map[string]bool{}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			if !seen[id] {
+				seen[id] = true
+				agents = append(agents, id)
+			}
+		}
+		return rows.Err()
+	})
+	return agents, err
+}
+
+// FindExpiredDeliveries implements switchboard.DeliveryStore.
+func (db *DB) FindExpiredDeliveries(ctx context.Context, now time.Time, max int) ([]*switchboard.Delivery, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries d
+		WHERE d.state = 'queued' AND d.deadline < $1 ORDER BY d.deadline LIMIT `+fmt.Sprint(max), nanos(now))
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	return scanDeliveries(rows)
+}
+
+// FindDeliveries implements switchboard.DeliveryStore.
+func (db *DB) FindDeliveries(ctx context.Context, f switchboard.DeliveryFilter) ([]*switchboard.Delivery, error) {
+	w := &where{}
+	if f.TaskID != nil {
+		w.add("d.task_id = ?", string(*f.TaskID))
+	}
+	if f.AgentID != nil {
+		w.add("d.agent_id = ?", *f.AgentID)
+	}
+	if len(f.States) > 0 {
+		marks := make([]string, len(f.States))
+		args := make([]any, len(f.States))
+		for i, s := range f.States {
+			marks[i], args[i] = "?", string(s)
+		}
+		w.add("d.state IN ("+strings.Join(marks, ", ")+")", args...)
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries d`+w.String()+` ORDER BY d.created_at, d.id`, w.args...)
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	return scanDeliveries(rows)
+}
+
+func scanDeliveries(rows *sql.Rows) ([]*switchboard.Delivery, error) {
+	defer rows.Close()
+	var out []*switchboard.Delivery
+	for rows.Next() {
+		var d switchboard.Delivery
+		var task, kind, state string
+		var deadline, next, created int64
+		var offered sql.NullInt64
+		if err := rows.Scan(&d.ID, &task, &d.AgentID, &kind, &d.MessageID, &state, &d.Attempts, &d.Holder,
+			&deadline, &next, &d.LastError, &created, &offered); err != nil {
+			return nil, err
+		}
+		d.TaskID, d.Kind, d.State = a2a.TaskID(task), switchboard.DeliveryKind(kind), switchboard.DeliveryState(state)
+		d.Deadline, d.NextAttemptAt, d.CreatedAt = fromNanos(deadline), fromNanos(next), fromNanos(created)
+		d.OfferedAt = nullNanos(offered)
+		out = append(out, &d)
+	}
+	return out, rows.Err()
+}
+
+func truncateError(s string) string {
+	if len(s) > 500 {
+		return s[:500]
+	}
+	return s
+}

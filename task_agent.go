@@ -1,0 +1,362 @@
+package switchboard
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// This file holds the agent's side of the task protocol: what a connection
+// (the hub) or a dispatcher (webhooks) calls to offer work to an agent and
+// to record what the agent answers. Every answer is checked and normalised:
+// the agent may only change its own tasks, may not reopen a finished task,
+// and its events carry the relay's task and context ids whatever it sent.
+
+// MetadataKey is the key under which the relay puts its own metadata on the
+// messages it delivers and on the status events it writes.
+const MetadataKey = "switchboard"
+
+// ConnectAgent starts an agent's session: of the work the agent confirmed
+// earlier, what it no longer holds (it restarted) is queued again, and the
+// agent's subject is notified so that its connection claims the work.
+func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, holding []a2a.TaskID) error {
+	n, err := s.deliveries.RequeueUnheld(ctx, agent.ID, holding)
+	if err != nil {
+		return fmt.Errorf("requeue unheld work of agent %s: %w", agent.ID, err)
+	}
+	if n > 0 {
+		s.log.Info("offering again the work an agent no longer holds", "agent_id", agent.ID, "deliveries", n)
+	}
+	s.notify(ctx, AgentSubject(agent.ID))
+	return nil
+}
+
+// DisconnectAgent ends a connection's session: the offers it held and did
+// not acknowledge go back to the queue, to be offered on the next
+// connection.
+func (s *TaskService) DisconnectAgent(ctx context.Context, agent *Agent, holder string) error {
+	n, err := s.deliveries.ReleaseDeliveries(ctx, holder)
+	if err != nil {
+		return fmt.Errorf("release offers of %s: %w", holder, err)
+	}
+	if n > 0 {
+		s.notify(ctx, AgentSubject(agent.ID))
+	}
+	return nil
+}
+
+// ClaimOffers offers up to max queued deliveries of the agent to holder and
+// returns them as the requests to send. New tasks are offered only while
+// the agent accepts tasks.
+func (s *TaskService) ClaimOffers(ctx context.Context, agent *Agent, holder string, max int) ([]*Offer, error) {
+	ds, err := s.deliveries.ClaimDeliveries(ctx, agent.ID, holder, max, agent.AcceptsTasks, s.AckTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return s.offers(ctx, ds)
+}
+
+// offers builds the request of each claimed delivery. A delivery whose task
+// vanished (the agent was deleted meanwhile) is dropped.
+func (s *TaskService) offers(ctx context.Context, ds []*Delivery) ([]*Offer, error) {
+	out := make([]*Offer, 0, len(ds))
+	for _, d := range ds {
+		t, err := s.tasks.FindTaskByID(ctx, d.TaskID)
+		if ErrorCode(err) == ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		o := &Offer{Delivery: d, Task: t}
+		switch d.Kind {
+		case DeliverCancel:
+			o.Cancel = &a2a.CancelTaskRequest{ID: t.ID()}
+		default:
+			msg := findMessage(t, d.MessageID)
+			if msg == nil {
+				// Cannot happen while messages are only ever appended; if it
+				// does, the lease ends and the deadline fails the task.
+				s.log.Error("delivery names a message its task does not hold", "delivery_id", d.ID, "message_id", d.MessageID, "task_id", t.ID())
+				continue
+			}
+			o.Send = &a2a.SendMessageRequest{
+				Message: msg,
+				Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+				Metadata: map[string]any{MetadataKey: map[string]any{
+					"deliveryId": d.ID,
+					"attempt":    d.Attempts,
+					"from":       t.PeerLabel,
+					"peerId":     t.PeerID,
+					"protocol":   string(t.Protocol),
+					"newTask":    d.Kind == DeliverTask,
+				}},
+			}
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func findMessage(t *Task, id string) *a2a.Message {
+	for _, m := range t.A2A.History {
+		if m != nil && m.ID == id {
+			c := *m
+			return &c
+		}
+	}
+	return nil
+}
+
+// AckOffer records that the agent received a delivery and, when answer is
+// not nil, applies the agent's answer to it: a message (which completes the
+// task), the task as the agent sees it, or a status or artifact update. An
+// acknowledgement of an offer that was already acknowledged, or requeued,
+// still applies the answer: delivery is at least once.
+func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, answer a2a.Event) error {
+	if _, err := s.deliveries.AckDelivery(ctx, d.ID); err != nil {
+		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
+	}
+	if answer == nil || d.Kind == DeliverCancel {
+		return nil
+	}
+	_, err := s.ApplyAgentEvent(ctx, agent, d.TaskID, answer)
+	if ErrorCode(err) == EINVALIDAGENTRESPONSE {
+		return s.FailAgentTask(ctx, agent, d.TaskID, ErrorMessage(err), true)
+	}
+	return err
+}
+
+// RejectOffer records that the agent refused a delivery or answered it with
+// something unusable: the offer is acknowledged (it arrived) and the task
+// fails with reason. With invalid, the failure is marked as an invalid
+// agent response, which a blocking caller receives as -32006.
+func (s *TaskService) RejectOffer(ctx context.Context, agent *Agent, d *Delivery, reason string, invalid bool) error {
+	if _, err := s.deliveries.AckDelivery(ctx, d.ID); err != nil {
+		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
+	}
+	if d.Kind == DeliverCancel {
+		return nil
+	}
+	return s.FailAgentTask(ctx, agent, d.TaskID, reason, invalid)
+}
+
+// invalidAnswerMark is the status metadata that marks a failure caused by
+// an unusable agent answer.
+const invalidAnswerMark = "INVALID_AGENT_RESPONSE"
+
+// FailAgentTask fails an unfinished task of the agent with reason as the
+// status message. With invalid, the status carries a mark that makes a
+// blocking caller answer -32006 InvalidAgentResponse.
+func (s *TaskService) FailAgentTask(ctx context.Context, agent *Agent, id a2a.TaskID, reason string, invalid bool) error {
+	_, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+		if t.AgentID != agent.ID {
+			return nil, errTaskNotFound
+		}
+		if t.State().Terminal() {
+			return nil, nil
+		}
+		ev := s.setStatus(t, a2a.TaskStateFailed, agentText(t, reason))
+		if invalid {
+			ev.SetMeta(MetadataKey, map[string]any{"error": invalidAnswerMark})
+		}
+		return &TaskChange{Events: []a2a.Event{ev}}, nil
+	})
+	if err != nil {
+		return taskNotFound(err)
+	}
+	s.notifyEvents(ctx, events)
+	return nil
+}
+
+// InvalidAnswer reports whether a status event marks a failure caused by an
+// unusable agent answer.
+func InvalidAnswer(ev a2a.Event) bool {
+	st, ok := ev.(*a2a.TaskStatusUpdateEvent)
+	if !ok || st.Status.State != a2a.TaskStateFailed {
+		return false
+	}
+	m, _ := st.Metadata[MetadataKey].(map[string]any)
+	return m != nil && m["error"] == invalidAnswerMark
+}
+
+// ApplyAgentEvent records an event the agent sent about one of its tasks and
+// returns the task as stored. Events about a finished task are ignored (the
+// task is returned as it stands): a late update cannot reopen it. It
+// returns ENOTFOUND for a task that is not the agent's and
+// EINVALIDAGENTRESPONSE for an event that cannot be applied.
+func (s *TaskService) ApplyAgentEvent(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event) (*Task, error) {
+	if ev == nil {
+		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an empty event")
+	}
+	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+		if t.AgentID != agent.ID {
+			return nil, errTaskNotFound
+		}
+		if t.State().Terminal() {
+			return nil, nil
+		}
+		evs, err := s.applyEvent(t, ev)
+		if err != nil {
+			return nil, err
+		}
+		return &TaskChange{Events: evs}, nil
+	})
+	if err != nil {
+		return nil, taskNotFound(err)
+	}
+	s.notifyEvents(ctx, events)
+	return t, nil
+}
+
+// agentStates are the states an agent may set.
+var agentStates = map[a2a.TaskState]bool{
+	a2a.TaskStateWorking: true, a2a.TaskStateInputRequired: true, a2a.TaskStateAuthRequired: true,
+	a2a.TaskStateCompleted: true, a2a.TaskStateFailed: true, a2a.TaskStateCanceled: true, a2a.TaskStateRejected: true,
+}
+
+// applyEvent changes t as the agent's event says and returns the events to
+// log, with the task's own ids.
+func (s *TaskService) applyEvent(t *Task, ev a2a.Event) ([]a2a.Event, error) {
+	switch e := ev.(type) {
+	case *a2a.Message:
+		// A direct answer completes the task: the message is the status
+		// message, and its parts the task's artifact.
+		msg, err := agentMessage(t, e)
+		if err != nil {
+			return nil, err
+		}
+		art := s.addArtifact(t, &a2a.Artifact{ID: a2a.ArtifactID(NewID()), Name: "response", Parts: msg.Parts}, false)
+		t.A2A.History = append(t.A2A.History, msg)
+		return []a2a.Event{art, s.setStatus(t, a2a.TaskStateCompleted, msg)}, nil
+	case *a2a.TaskStatusUpdateEvent:
+		return s.applyStatus(t, e.Status, e.Metadata)
+	case *a2a.TaskArtifactUpdateEvent:
+		if e.Artifact == nil || len(e.Artifact.Parts) == 0 {
+			return nil, Errorf(EINVALIDAGENTRESPONSE, "an artifact update needs an artifact with parts")
+		}
+		a := *e.Artifact
+		if a.ID == "" {
+			a.ID = a2a.ArtifactID(NewID())
+		}
+		ev := s.addArtifact(t, &a, e.Append)
+		ev.LastChunk = e.LastChunk
+		return []a2a.Event{ev}, nil
+	case *a2a.Task:
+		var out []a2a.Event
+		for _, a := range e.Artifacts {
+			if a == nil || len(a.Parts) == 0 || hasArtifact(t, a) {
+				continue
+			}
+			c := *a
+			if c.ID == "" {
+				c.ID = a2a.ArtifactID(NewID())
+			}
+			out = append(out, s.addArtifact(t, &c, false))
+		}
+		if e.Status.State == a2a.TaskStateUnspecified || e.Status.State == a2a.TaskStateSubmitted {
+			if len(out) == 0 {
+				// The agent only acknowledged; the task already says submitted.
+				return nil, nil
+			}
+			return out, nil
+		}
+		st, err := s.applyStatus(t, e.Status, e.Metadata)
+		return append(out, st...), err
+	}
+	return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an event of an unknown kind")
+}
+
+// applyStatus sets a status the agent reported.
+func (s *TaskService) applyStatus(t *Task, st a2a.TaskStatus, meta map[string]any) ([]a2a.Event, error) {
+	if !agentStates[st.State] {
+		return nil, Errorf(EINVALIDAGENTRESPONSE, "an agent cannot set the state %s", st.State)
+	}
+	var msg *a2a.Message
+	if st.Message != nil {
+		var err error
+		if msg, err = agentMessage(t, st.Message); err != nil {
+			return nil, err
+		}
+		t.A2A.History = append(t.A2A.History, msg)
+	}
+	ev := s.setStatus(t, st.State, msg)
+	if len(meta) > 0 {
+		ev.Metadata = meta
+		delete(ev.Metadata, MetadataKey) // the relay's own key is not the agent's to set
+	}
+	return []a2a.Event{ev}, nil
+}
+
+// setStatus moves t to state with msg as the status message, now, and
+// returns the status event.
+func (s *TaskService) setStatus(t *Task, state a2a.TaskState, msg *a2a.Message) *a2a.TaskStatusUpdateEvent {
+	now := s.Now().UTC()
+	t.A2A.Status = a2a.TaskStatus{State: state, Message: msg, Timestamp: &now}
+	t.UpdatedAt = now
+	return &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
+}
+
+// addArtifact adds a (or, with appendParts, adds its parts to the artifact
+// with the same id) and returns the artifact event.
+func (s *TaskService) addArtifact(t *Task, a *a2a.Artifact, appendParts bool) *a2a.TaskArtifactUpdateEvent {
+	t.UpdatedAt = s.Now().UTC()
+	for i, old := range t.A2A.Artifacts {
+		if old != nil && old.ID == a.ID {
+			if appendParts {
+				merged := *old
+				merged.Parts = append(append(a2a.ContentParts{}, old.Parts...), a.Parts...)
+				t.A2A.Artifacts[i] = &merged
+			} else {
+				t.A2A.Artifacts[i] = a
+			}
+			return &a2a.TaskArtifactUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Artifact: a, Append: appendParts}
+		}
+	}
+	t.A2A.Artifacts = append(t.A2A.Artifacts, a)
+	return &a2a.TaskArtifactUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Artifact: a}
+}
+
+func hasArtifact(t *Task, a *a2a.Artifact) bool {
+	for _, old := range t.A2A.Artifacts {
+		if old != nil && a.ID != "" && old.ID == a.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// agentMessage checks a message from the agent and gives it the task's ids
+// and the agent role.
+func agentMessage(t *Task, m *a2a.Message) (*a2a.Message, error) {
+	if len(m.Parts) == 0 {
+		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's message has no parts")
+	}
+	for _, p := range m.Parts {
+		if p == nil || p.Content == nil {
+			return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's message has an empty part")
+		}
+	}
+	c := *m
+	if c.ID == "" {
+		c.ID = NewID()
+	}
+	c.Role, c.TaskID, c.ContextID = a2a.MessageRoleAgent, t.ID(), t.A2A.ContextID
+	return &c, nil
+}
+
+// agentText returns a text message from the agent on task t.
+func agentText(t *Task, text string) *a2a.Message {
+	m := a2a.NewMessageForTask(a2a.MessageRoleAgent, t.A2A.TaskInfo(), a2a.NewTextPart(text))
+	m.ID = NewID()
+	return m
+}
+
+// AgentTask returns one of the agent's own tasks, or ENOTFOUND.
+func (s *TaskService) AgentTask(ctx context.Context, agent *Agent, id a2a.TaskID) (*Task, error) {
+	t, err := s.tasks.FindTaskByID(ctx, id)
+	if err == nil && t.AgentID != agent.ID {
+		return nil, errTaskNotFound
+	}
+	return t, taskNotFound(err)
+}

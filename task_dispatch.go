@@ -1,0 +1,124 @@
+package switchboard
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// DispatchSubject is notified when work is queued for agents of a mode that
+// a dispatcher serves (webhook agents), so that it claims at once.
+func DispatchSubject(mode DeliveryMode) string { return "dispatch." + string(mode) }
+
+// DispatchConfig tunes RunDispatcher. Zero values mean defaults.
+type DispatchConfig struct {
+	// Concurrency is how many deliveries are in flight at once (default 16).
+	Concurrency int
+	// Timeout bounds one delivery attempt (default 60 s).
+	Timeout time.Duration
+	// Poll is how often the queue is read without a hint (default 1 s).
+	Poll time.Duration
+	// MaxBackoff caps the wait between attempts (default 1 min).
+	MaxBackoff time.Duration
+}
+
+// RunDispatcher delivers the queued work of every agent in mode through d
+// until ctx ends: it claims due deliveries (each is claimed by one
+// dispatcher only, on any instance), calls d, and records the answer. A
+// failed attempt is retried with exponential backoff until the delivery's
+// deadline, after which the sweeper fails the task. It returns when ctx
+// ends, after the attempts in flight have finished.
+func (s *TaskService) RunDispatcher(ctx context.Context, mode DeliveryMode, d Deliverer, cfg DispatchConfig) error {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 16
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = time.Minute
+	}
+	w, err := s.bus.Watch(ctx, DispatchSubject(mode))
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	poll := time.NewTicker(cfg.Poll)
+	defer poll.Stop()
+
+	holder := "dispatch/" + string(mode) + "/" + s.InstanceID
+	slots := make(chan struct{}, cfg.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		if free := cfg.Concurrency - len(slots); free > 0 {
+			// The lease outlasts the attempt, so no one else takes it meanwhile.
+			ds, err := s.deliveries.ClaimDueDeliveries(ctx, mode, holder, free, cfg.Timeout+30*time.Second)
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("claim deliveries", "mode", mode, "err", err)
+			}
+			offers, err := s.offers(ctx, ds)
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("build offers", "mode", mode, "err", err)
+			}
+			for _, o := range offers {
+				slots <- struct{}{}
+				wg.Add(1)
+				go func() {
+					defer func() { <-slots; wg.Done() }()
+					s.dispatch(ctx, d, o, cfg)
+				}()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-w.C():
+			if !ok {
+				return ErrBusClosed
+			}
+		case <-poll.C:
+		}
+	}
+}
+
+// dispatch makes one delivery attempt and records its outcome.
+func (s *TaskService) dispatch(ctx context.Context, d Deliverer, o *Offer, cfg DispatchConfig) {
+	dl := o.Delivery
+	log := s.log.With("delivery_id", dl.ID, "task_id", dl.TaskID, "agent_id", dl.AgentID, "attempt", dl.Attempts)
+	agent, err := s.agents.FindAgentByID(ctx, dl.AgentID)
+	if err != nil {
+		log.Warn("find agent of delivery", "err", err)
+		return // the lease ends and the delivery is retried (or was deleted)
+	}
+	actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	answer, err := d.Deliver(actx, agent, o)
+	cancel()
+	switch {
+	case err == nil:
+		err = s.AckOffer(ctx, agent, dl, answer)
+	case ErrorCode(err) == EINVALIDAGENTRESPONSE:
+		log.Info("agent answered with something unusable", "err", err)
+		err = s.RejectOffer(ctx, agent, dl, ErrorMessage(err), true)
+	default:
+		next := s.Now().Add(backoff(dl.Attempts, cfg.MaxBackoff))
+		log.Info("delivery attempt failed; will retry", "err", err, "next", next)
+		err = s.deliveries.RetryDelivery(ctx, dl.ID, next, err.Error())
+	}
+	if err != nil && ctx.Err() == nil {
+		log.Warn("record delivery outcome", "err", fmt.Errorf("delivery %s: %w", dl.ID, err))
+	}
+}
+
+// backoff returns the wait before attempt n+1: 1 s, 2 s, 4 s … up to max.
+func backoff(n int, max time.Duration) time.Duration {
+	d := time.Second
+	for i := 1; i < n && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
+}

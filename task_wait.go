@@ -1,0 +1,53 @@
+package switchboard
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// DefaultBlockingTimeout is how long a blocking SendMessage waits for the
+// agent's answer before returning the task as it stands.
+const DefaultBlockingTimeout = 60 * time.Second
+
+// WaitForTurn waits until the task's log, after afterSeq, reaches a final
+// state or one in which the task waits for its peer, or until timeout, and
+// returns the task as it then stands. It watches the log, so it sees the
+// answer whichever instance records it. When the turn ended with an unusable
+// agent answer, it returns the task with an EINVALIDAGENTRESPONSE error.
+func (s *TaskService) WaitForTurn(ctx context.Context, id a2a.TaskID, afterSeq int64, timeout time.Duration) (*Task, error) {
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var invalid bool
+	err := s.FollowTask(wctx, id, afterSeq, func(ev *TaskEvent) (bool, error) {
+		if EndsTurn(ev.Event) {
+			invalid = InvalidAnswer(ev.Event)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err() // the caller went away
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
+	t, err := s.tasks.FindTaskByID(ctx, id)
+	if err != nil {
+		return nil, taskNotFound(err)
+	}
+	if invalid {
+		return t, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an invalid response: %s", statusText(t))
+	}
+	return t, nil
+}
+
+// statusText returns the text of a task's status message.
+func statusText(t *Task) string {
+	if m := t.A2A.Status.Message; m != nil {
+		return MessageText(m)
+	}
+	return ""
+}
