@@ -35,7 +35,7 @@ func (s *Server) v03SendMessage(ctx context.Context, c *rpcCall) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, _, err := s.sendMessage(ctx, c, req)
+	t, err := s.sendAndWait(ctx, c, req)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ func (s *Server) v1SendMessage(ctx context.Context, c *rpcCall) (any, error) {
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
 	}
-	t, _, err := s.sendMessage(ctx, c, &p)
+	t, err := s.sendAndWait(ctx, c, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -31,6 +31,22 @@ func (s *Server) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessage
 		return nil, false, errPushNotSupported
 	}
 	return s.Tasks.SendMessage(ctx, c.agent, c.peer, p, c.version)
+}
+
+// sendAndWait sends a message and, for a blocking call to an agent that is
+// delivered to live, waits for the agent's answer: until the task finishes
+// or waits for its peer, or BlockingTimeout, then answers with the task as
+// it stands. An inbox agent is asynchronous by design: its tasks are
+// returned at once, whatever the call asks.
+func (s *Server) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (*switchboard.Task, error) {
+	t, _, err := s.sendMessage(ctx, c, p)
+	if err != nil || !c.agent.Mode.Live() || (p.Config != nil && p.Config.ReturnImmediately) {
+		return t, err
+	}
+	if st := t.State(); st.Terminal() || switchboard.Interrupted(st) {
+		return t, nil // a resent message whose turn has ended
+	}
+	return s.Tasks.WaitForTurn(ctx, t.ID(), t.Seq, s.cfg.BlockingTimeout)
 }
 
 var errPushNotSupported = switchboard.Errorf(switchboard.EPUSHNOTSUPPORTED, "Push notifications are not supported by this agent")

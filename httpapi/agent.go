@@ -21,20 +21,33 @@ type agentView struct {
 	Skills         []a2a.AgentSkill `json:"skills"`
 	ExtendedSkills []a2a.AgentSkill `json:"extended_skills"`
 	AcceptsTasks   bool             `json:"accepts_tasks"`
-	Address        string           `json:"address"`
-	AgentCard      string           `json:"agent_card"`
-	CreatedAt      time.Time        `json:"created_at"`
-	UpdatedAt      time.Time        `json:"updated_at"`
+	Endpoint       string           `json:"endpoint,omitempty"`
+	// Connected is set for connector agents: whether the agent holds a
+	// connection to this instance now.
+	Connected *bool     `json:"connected,omitempty"`
+	Address   string    `json:"address"`
+	AgentCard string    `json:"agent_card"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// AgentToken and WebhookSecret are set only in the answer that creates
+	// them: they are shown once.
+	AgentToken    string `json:"agent_token,omitempty"`
+	WebhookSecret string `json:"webhook_secret,omitempty"`
 }
 
 func (s *Server) viewAgent(r *http.Request, g *switchboard.Agent) agentView {
-	addr := s.baseURL(r) + "/a/" + g.Handle
-	return agentView{
+	addr := s.AddressURL(r, g)
+	v := agentView{
 		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Name: g.Name, Description: g.Description,
 		Mode: string(g.Mode), Version: g.Version, Skills: nonNil(g.Skills), ExtendedSkills: nonNil(g.ExtendedSkills),
-		AcceptsTasks: g.AcceptsTasks, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
+		AcceptsTasks: g.AcceptsTasks, Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
 	}
+	if g.Mode == switchboard.ModeConnector && s.Presence != nil {
+		connected := s.Presence.Connected(g.ID)
+		v.Connected = &connected
+	}
+	return v
 }
 
 func nonNil(s []a2a.AgentSkill) []a2a.AgentSkill {
@@ -55,6 +68,7 @@ type agentBody struct {
 	Skills         *[]a2a.AgentSkill `json:"skills"`
 	ExtendedSkills *[]a2a.AgentSkill `json:"extended_skills"`
 	AcceptsTasks   *bool             `json:"accepts_tasks"`
+	Endpoint       *string           `json:"endpoint"`
 	AccountID      *string           `json:"account_id"`
 }
 
@@ -71,7 +85,12 @@ func (b *agentBody) validate() error {
 		return switchboard.Errorf(switchboard.EINVALID, "description is longer than %d characters", switchboard.MaxDescriptionLen)
 	}
 	if b.Mode != nil && !switchboard.ValidMode(switchboard.DeliveryMode(*b.Mode)) {
-		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: inbox)", truncate(*b.Mode, 32))
+		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook)", truncate(*b.Mode, 32))
+	}
+	if b.Endpoint != nil && *b.Endpoint != "" {
+		if err := validateEndpoint(*b.Endpoint); err != nil {
+			return err
+		}
 	}
 	if b.Version != nil && len(*b.Version) > 64 {
 		return switchboard.Errorf(switchboard.EINVALID, "version is longer than 64 characters")
@@ -150,14 +169,31 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	g := &switchboard.Agent{
 		ID: switchboard.NewID(), AccountID: owner, Handle: handle, Name: handle,
-		Mode: switchboard.ModeInbox, Version: "1.0.0", AcceptsTasks: true,
+		Mode: switchboard.ModeConnector, Version: "1.0.0", AcceptsTasks: true,
 	}
 	applyAgentBody(g, &b)
+	if g.Mode == switchboard.ModeWebhook {
+		if g.Endpoint == "" {
+			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "a webhook agent needs an endpoint"))
+			return
+		}
+		g.WebhookSecret = switchboard.NewWebhookSecret()
+	}
 	if err := s.Agents.CreateAgent(r.Context(), g); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, s.viewAgent(r, g))
+	v := s.viewAgent(r, g)
+	v.WebhookSecret = g.WebhookSecret
+	if g.Mode == switchboard.ModeConnector {
+		secret, err := s.issueAgentToken(r, g)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		v.AgentToken = secret
+	}
+	writeJSON(w, http.StatusCreated, v)
 }
 
 // applyAgentBody copies the fields present in b onto g.
@@ -182,6 +218,9 @@ func applyAgentBody(g *switchboard.Agent, b *agentBody) {
 	}
 	if b.AcceptsTasks != nil {
 		g.AcceptsTasks = *b.AcceptsTasks
+	}
+	if b.Endpoint != nil {
+		g.Endpoint = *b.Endpoint
 	}
 }
 
@@ -255,18 +294,38 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	upd := switchboard.AgentUpdate{
 		Name: b.Name, Description: b.Description, Version: b.Version,
-		Skills: b.Skills, ExtendedSkills: b.ExtendedSkills, AcceptsTasks: b.AcceptsTasks,
+		Skills: b.Skills, ExtendedSkills: b.ExtendedSkills, AcceptsTasks: b.AcceptsTasks, Endpoint: b.Endpoint,
 	}
+	mode := g.Mode
 	if b.Mode != nil {
-		m := switchboard.DeliveryMode(*b.Mode)
-		upd.Mode = &m
+		mode = switchboard.DeliveryMode(*b.Mode)
+		upd.Mode = &mode
+	}
+	endpoint := g.Endpoint
+	if b.Endpoint != nil {
+		endpoint = *b.Endpoint
+	}
+	if mode == switchboard.ModeWebhook && endpoint == "" {
+		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "a webhook agent needs an endpoint"))
+		return
+	}
+	var newSecret string
+	if mode == switchboard.ModeWebhook && g.WebhookSecret == "" {
+		newSecret = switchboard.NewWebhookSecret()
+		upd.WebhookSecret = &newSecret
 	}
 	g, err = s.Agents.UpdateAgent(r.Context(), g.ID, upd)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
+	// Connections and dispatchers reread the agent: accepts_tasks and mode
+	// take effect at once.
+	s.notify(r, switchboard.AgentSubject(g.ID))
+	s.notify(r, switchboard.DispatchSubject(switchboard.ModeWebhook))
+	v := s.viewAgent(r, g)
+	v.WebhookSecret = newSecret
+	writeJSON(w, http.StatusOK, v)
 }
 
 func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
@@ -279,5 +338,6 @@ func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, err)
 		return
 	}
+	s.notify(r, switchboard.AgentSubject(g.ID)) // its connection closes
 	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": g.ID, "handle": g.Handle})
 }

@@ -60,16 +60,29 @@ type Config struct {
 	MaxStreamsPerPeer int
 	// Version is the build version shown by /healthz.
 	Version string
+	// BlockingTimeout bounds how long a blocking SendMessage to a live
+	// agent waits for the agent's answer before returning the task as it
+	// stands.
+	BlockingTimeout time.Duration
 }
 
 // Deps are the components the HTTP API needs.
 type Deps struct {
-	Accounts switchboard.AccountStore
-	Agents   switchboard.AgentStore
-	Tokens   switchboard.TokenStore
-	Tasks    *switchboard.TaskService
-	Limiter  switchboard.RateLimiter
-	Logger   *slog.Logger
+	Accounts   switchboard.AccountStore
+	Agents     switchboard.AgentStore
+	Tokens     switchboard.TokenStore
+	Deliveries switchboard.DeliveryStore
+	Tasks      *switchboard.TaskService
+	Limiter    switchboard.RateLimiter
+	Logger     *slog.Logger
+	// Bus carries hints to connections and dispatchers when an agent's
+	// settings or tokens change.
+	Bus switchboard.Bus
+	// Connect serves connector agents' WebSocket connections at /connect;
+	// nil: not served.
+	Connect http.Handler
+	// Presence tells whether an agent holds a connection; optional.
+	Presence interface{ Connected(agentID string) bool }
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -104,6 +117,9 @@ func New(deps Deps, cfg Config) *Server {
 	if cfg.MaxStreamsPerPeer <= 0 {
 		cfg.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
 	}
+	if cfg.BlockingTimeout <= 0 {
+		cfg.BlockingTimeout = switchboard.DefaultBlockingTimeout
+	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second)}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
@@ -129,6 +145,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /healthz", s.handleHealth)
+	m.HandleFunc("GET /connect", s.handleConnect)
 	m.HandleFunc("GET /readyz", s.handleHealth)
 
 	// Agent addresses: {base}/a/{handle}, with or without a trailing slash.
@@ -160,6 +177,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /agents/{ref}/tokens", s.owner(s.handleListTokens))
 	m.HandleFunc("DELETE /agents/{ref}/tokens/{label}", s.owner(s.handleRevokeToken))
 	m.HandleFunc("GET /agents/{ref}/inbox", s.owner(s.handleInbox))
+	m.HandleFunc("POST /agents/{ref}/agent-token", s.owner(s.handleRotateAgentToken))
+	m.HandleFunc("POST /agents/{ref}/webhook-secret", s.owner(s.handleRotateWebhookSecret))
+	m.HandleFunc("GET /agents/{ref}/deliveries", s.owner(s.handleDeliveries))
 
 	m.HandleFunc("GET /tasks/{id}", s.owner(s.handleGetTask))
 	m.HandleFunc("POST /tasks/{id}/reply", s.owner(s.handleReply))
@@ -173,6 +193,26 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "version": s.cfg.Version})
+}
+
+// handleConnect hands connector agents' WebSocket requests to Connect.
+func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
+	if s.Connect == nil {
+		s.handleNotFound(w, r)
+		return
+	}
+	s.Connect.ServeHTTP(w, r)
+}
+
+// notify tells the watchers of a subject to look again; a lost hint only
+// delays them.
+func (s *Server) notify(r *http.Request, subject string) {
+	if s.Bus == nil {
+		return
+	}
+	if err := s.Bus.Notify(r.Context(), subject); err != nil {
+		s.Logger.Warn("notify", "subject", subject, "err", err)
+	}
 }
 
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {

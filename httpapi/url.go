@@ -48,9 +48,15 @@ func (s *Server) varyForwarded(w http.ResponseWriter) {
 // addressURL returns the URL of the agent's address as the request reached
 // it: {base}/a/{handle}, or {base}/ for the default agent on root paths.
 func (s *Server) addressURL(r *http.Request, agent *switchboard.Agent) string {
-	if r.PathValue("handle") == "" {
+	if r.PathValue("handle") == "" && agent.Handle == s.cfg.DefaultAgent {
 		return s.baseURL(r) + "/"
 	}
+	return s.AddressURL(r, agent)
+}
+
+// AddressURL returns an agent's address, {base}/a/{handle}, with the base
+// taken from the configuration or from r.
+func (s *Server) AddressURL(r *http.Request, agent *switchboard.Agent) string {
 	return s.baseURL(r) + "/a/" + agent.Handle
 }
 

@@ -144,7 +144,7 @@ func m2OperatorID(t *testing.T, m *Main) string {
 // TestCLIWalkthrough follows the README walkthrough with the CLI.
 func TestCLIWalkthrough(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "")
-	out := cli(t, m, "agent", "create", "helper", "--name", "Helper", "--description", "Answers questions",
+	out := cli(t, m, "agent", "create", "helper", "--mode", "inbox", "--name", "Helper", "--description", "Answers questions",
 		"--skills", `[{"id":"qa","name":"Q&A","description":"answers","tags":["help"]}]`)
 	if !strings.Contains(out, "/a/helper/") {
 		t.Fatalf("agent create: %s", out)

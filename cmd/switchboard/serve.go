@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -30,6 +32,10 @@ type ServeCmd struct {
 	LogLevel        string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level."`
 	LogFormat       string        `name:"log-format" env:"SWITCHBOARD_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format."`
 	ShutdownTimeout time.Duration `name:"shutdown-timeout" env:"SWITCHBOARD_SHUTDOWN_TIMEOUT" default:"10s" help:"How long a shutdown waits for requests in flight."`
+
+	DeliveryDeadline time.Duration `name:"delivery-deadline" env:"SWITCHBOARD_DELIVERY_DEADLINE" default:"1h" help:"How long a task waits for its agent to connect and take it before it fails."`
+	BlockingTimeout  time.Duration `name:"blocking-timeout" env:"SWITCHBOARD_BLOCKING_TIMEOUT" default:"60s" help:"How long a blocking SendMessage waits for the agent's answer before returning the task as it stands."`
+	Heartbeat        time.Duration `name:"heartbeat" env:"SWITCHBOARD_HEARTBEAT" default:"15s" help:"Ping interval of connector agents; a dead agent is dropped within two intervals."`
 }
 
 // Run runs the server until ctx ends (SIGINT or SIGTERM).
@@ -38,6 +44,7 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
 		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
 		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout,
+		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 	}, newLogger(c.LogLevel, c.LogFormat))
 	if err := m.Run(ctx); err != nil {
 		_ = m.Close()
@@ -69,6 +76,12 @@ type Config struct {
 	DefaultAgent    string
 	TrustForwarded  bool
 	ShutdownTimeout time.Duration
+	// DeliveryDeadline is how long a task waits for its agent to take it.
+	DeliveryDeadline time.Duration
+	// BlockingTimeout bounds how long a blocking send waits for an answer.
+	BlockingTimeout time.Duration
+	// Heartbeat is the ping interval of connector connections.
+	Heartbeat time.Duration
 }
 
 // Main is a running server: it opens the store, the bus and the HTTP
@@ -81,7 +94,12 @@ type Main struct {
 	DB    *sqlstore.DB
 	Bus   *membus.Bus
 	Tasks *switchboard.TaskService
+	Hub   *hub.Hub
 	API   *httpapi.Server
+
+	// loops are the background loops (sweeper, dispatcher).
+	loops     sync.WaitGroup
+	stopLoops context.CancelFunc
 
 	// GeneratedOwnerToken is the operator token created by this start, if
 	// it created one (first start without a preset token).
@@ -124,14 +142,29 @@ func (m *Main) Run(ctx context.Context) error {
 		cfg.DefaultAgent = h
 	}
 
+	if cfg.DeliveryDeadline > 0 {
+		m.Tasks.DeliveryDeadline = cfg.DeliveryDeadline
+	}
+	m.Hub = hub.New(hub.Deps{
+		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
+	}, hub.Config{HeartbeatInterval: cfg.Heartbeat})
 	m.API = httpapi.New(httpapi.Deps{
-		Accounts: db, Agents: db, Tokens: db, Tasks: m.Tasks,
+		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks,
 		Limiter: ratelimit.NewMemory(cfg.RatePerMinute, time.Minute),
-		Logger:  m.Logger,
+		Logger:  m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Hub,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
-		DefaultAgent: cfg.DefaultAgent, Version: version,
+		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
 	})
+	m.Hub.AddressOf = m.API.AddressURL
+
+	var loops context.Context
+	loops, m.stopLoops = context.WithCancel(context.Background())
+	m.loops.Add(1)
+	go func() {
+		defer m.loops.Done()
+		_ = m.Tasks.RunDeliverySweeper(loops, 0)
+	}()
 
 	addr := cfg.Addr
 	if addr == "" {
@@ -175,13 +208,18 @@ func (m *Main) URL() string {
 // store. It is safe to call after a failed Run.
 func (m *Main) Close() error {
 	var errs []error
+	timeout := m.Config.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
 	if m.httpServer != nil {
 		m.API.SetReady(false)
-		timeout := m.Config.ShutdownTimeout
-		if timeout <= 0 {
-			timeout = 10 * time.Second
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		// Agents first: they are told the server restarts and reconnect
+		// elsewhere or later; their unacknowledged work goes back to the queue.
+		if err := m.Hub.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
 		if err := m.httpServer.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("shut down http: %w", err))
 			_ = m.httpServer.Close()
@@ -191,6 +229,10 @@ func (m *Main) Close() error {
 			errs = append(errs, fmt.Errorf("serve http: %w", err))
 		}
 		m.httpServer = nil
+	}
+	if m.stopLoops != nil {
+		m.stopLoops()
+		m.loops.Wait()
 	}
 	if m.Bus != nil {
 		errs = append(errs, m.Bus.Close())

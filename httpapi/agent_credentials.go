@@ -1,0 +1,105 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// validateEndpoint checks a webhook agent's endpoint: an absolute http(s)
+// URL without credentials. Whether its host may be reached is decided when
+// a request is made, after DNS resolution.
+func validateEndpoint(endpoint string) error {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(endpoint) > 2048 {
+		return switchboard.Errorf(switchboard.EINVALID, "endpoint must be an absolute http(s) URL without credentials")
+	}
+	return nil
+}
+
+// issueAgentToken gives a connector agent a new agent token, revoking the
+// old one; connections that hold the old one are closed.
+func (s *Server) issueAgentToken(r *http.Request, g *switchboard.Agent) (string, error) {
+	secret, hash := switchboard.NewToken(switchboard.TokenAgent)
+	if err := s.Tokens.CreateToken(r.Context(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenAgent, AgentID: g.ID}, true); err != nil {
+		return "", err
+	}
+	s.notify(r, switchboard.AgentSubject(g.ID))
+	return secret, nil
+}
+
+func (s *Server) handleRotateAgentToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if g.Mode != switchboard.ModeConnector {
+		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "agent tokens are for connector agents; %s is in %s mode", g.Handle, g.Mode))
+		return
+	}
+	secret, err := s.issueAgentToken(r, g)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "agent_token": secret})
+}
+
+func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if g.Mode != switchboard.ModeWebhook {
+		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "webhook secrets are for webhook agents; %s is in %s mode", g.Handle, g.Mode))
+		return
+	}
+	secret := switchboard.NewWebhookSecret()
+	if _, err := s.Agents.UpdateAgent(r.Context(), g.ID, switchboard.AgentUpdate{WebhookSecret: &secret}); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "webhook_secret": secret})
+}
+
+// deliveryView is a delivery in owner-API answers.
+type deliveryView struct {
+	ID        string     `json:"id"`
+	TaskID    a2a.TaskID `json:"task_id"`
+	Kind      string     `json:"kind"`
+	State     string     `json:"state"`
+	Attempts  int        `json:"attempts"`
+	Deadline  time.Time  `json:"deadline"`
+	LastError string     `json:"last_error,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+// handleDeliveries lists an agent's deliveries that are still on their way
+// (queued or offered), or all with ?all=1: what waits for the agent.
+func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	f := switchboard.DeliveryFilter{AgentID: &g.ID}
+	if r.URL.Query().Get("all") == "" {
+		f.States = []switchboard.DeliveryState{switchboard.DeliveryQueued, switchboard.DeliveryOffered}
+	}
+	ds, err := s.Deliveries.FindDeliveries(r.Context(), f)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]deliveryView, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, deliveryView{ID: d.ID, TaskID: d.TaskID, Kind: string(d.Kind), State: string(d.State),
+			Attempts: d.Attempts, Deadline: d.Deadline, LastError: d.LastError, CreatedAt: d.CreatedAt})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "deliveries": out})
+}

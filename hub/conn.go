@@ -1,0 +1,425 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/coder/websocket"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// conn is one agent's WebSocket connection. Exactly two goroutines serve it:
+// the HTTP handler's goroutine runs the read loop, and one writer goroutine
+// owns every write (answers, offers, pings). Whichever ends first closes the
+// connection, which ends the other.
+type conn struct {
+	hub       *Hub
+	ws        *websocket.Conn
+	agentID   string // immutable
+	holder    string // immutable: names this connection on the offers it holds
+	tokenHash string // immutable: the agent token it authenticated with
+	address   string // immutable
+	log       *slog.Logger
+
+	agent atomic.Pointer[switchboard.Agent] // refreshed by the writer when the agent changes
+
+	out   chan []byte   // answers for the writer to send; the reader sends without blocking
+	more  chan struct{} // capacity 1: there may be more work to claim
+	ready chan struct{} // closed once the agent said hello
+	hello sync.Once
+
+	mu       sync.Mutex
+	inflight map[string]*switchboard.Delivery // guarded by mu: offers sent and not yet answered, by delivery id
+
+	ctx       context.Context // immutable: ends when the connection closes
+	cancel    context.CancelFunc
+	closeOnce sync.Once
+}
+
+func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, address string) *conn {
+	id := switchboard.NewID()
+	c := &conn{
+		hub: h, ws: ws, agentID: agent.ID, tokenHash: tokenHash, address: address,
+		holder: "conn/" + h.InstanceID + "/" + id,
+		log:    h.Logger.With("agent_id", agent.ID, "conn_id", id),
+		out:    make(chan []byte, h.cfg.QueueSize),
+		more:   make(chan struct{}, 1),
+		ready:  make(chan struct{}),
+		inflight: make(map[string]*switchboard.Delivery),
+	}
+	c.agent.Store(agent)
+	return c
+}
+
+// serve runs the connection until it closes, then gives back the offers it
+// held. It returns after both goroutines have ended.
+func (c *conn) serve(parent context.Context) {
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(parent))
+	defer c.cancel()
+	if old := c.hub.register(c); old != nil {
+		old.close(CloseReplaced, "replaced by a newer connection of this agent")
+	}
+	watch, err := c.hub.Bus.Watch(c.ctx, switchboard.AgentSubject(c.agentID))
+	if err != nil {
+		c.log.Error("watch agent subject", "err", err)
+		c.close(CloseRestart, "server unavailable")
+		c.hub.unregister(c)
+		return
+	}
+	c.log.Info("agent connected")
+
+	helloTimer := time.AfterFunc(c.hub.cfg.HelloTimeout, func() {
+		select {
+		case <-c.ready:
+		default:
+			c.close(CloseProtocol, "no hello within "+c.hub.cfg.HelloTimeout.String())
+		}
+	})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.end(c.writeLoop(watch))
+	}()
+	c.end(c.readLoop())
+	wg.Wait()
+	helloTimer.Stop()
+	watch.Close()
+	c.hub.unregister(c)
+
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
+	defer cancel()
+	if err := c.hub.Service.DisconnectAgent(ctx, c.agent.Load(), c.holder); err != nil {
+		c.log.Error("release offers of a closed connection", "err", err)
+	}
+	c.log.Info("agent disconnected")
+}
+
+// closeErr is an error that closes the connection with a code.
+type closeErr struct {
+	code   websocket.StatusCode
+	reason string
+}
+
+func (e *closeErr) Error() string { return e.reason }
+
+// end closes the connection after one of its loops ended with err.
+func (c *conn) end(err error) {
+	var ce *closeErr
+	switch {
+	case errors.As(err, &ce):
+		c.close(ce.code, ce.reason)
+	case err == nil:
+		c.close(CloseNormal, "")
+	default:
+		if c.ctx.Err() == nil && websocket.CloseStatus(err) == -1 && !errors.Is(err, context.Canceled) {
+			c.log.Debug("connection ended", "err", err)
+		}
+		c.closeNow()
+	}
+}
+
+// close closes the connection with a code the agent can act on: it stops
+// the writer and starts the close handshake, which ends the reader (or, if
+// the peer does not answer it, the connection is dropped after 2 s). It is
+// safe to call from any goroutine, more than once.
+func (c *conn) close(code websocket.StatusCode, reason string) {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		go func() { _ = c.ws.Close(code, reason) }()
+		time.AfterFunc(2*time.Second, func() { _ = c.ws.CloseNow() })
+	})
+}
+
+// closeNow drops the connection without a handshake.
+func (c *conn) closeNow() {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		_ = c.ws.CloseNow()
+	})
+}
+
+// send queues an answer for the writer. An agent whose queue is full is
+// too slow and is disconnected.
+func (c *conn) send(v any) {
+	b, err := encode(v)
+	if err != nil {
+		c.log.Error("encode frame", "err", err)
+		return
+	}
+	select {
+	case c.out <- b:
+	default:
+		c.log.Warn("agent too slow: its queue is full")
+		c.close(CloseSlow, "too slow: the queue of answers is full")
+	}
+}
+
+func (c *conn) reply(id json.RawMessage, v any) {
+	if len(id) > 0 {
+		c.send(result{JSONRPC: "2.0", ID: id, Result: v})
+	}
+}
+
+func (c *conn) replyError(id json.RawMessage, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	c.send(failure{JSONRPC: "2.0", ID: id, Error: rpcError{Code: code, Message: msg}})
+}
+
+// readLoop reads frames until the connection fails or closes. It reads
+// without a deadline: heartbeats find a dead peer, and close ends the read.
+func (c *conn) readLoop() error {
+	for {
+		typ, data, err := c.ws.Read(context.Background())
+		if err != nil {
+			return err
+		}
+		if typ != websocket.MessageText {
+			return &closeErr{CloseProtocol, "frames must be text (JSON-RPC)"}
+		}
+		var f frame
+		if err := json.Unmarshal(data, &f); err != nil || f.JSONRPC != "2.0" {
+			c.replyError(nil, codeParse, "not a JSON-RPC 2.0 object")
+			continue
+		}
+		if f.isResponse() {
+			c.onResponse(&f)
+			continue
+		}
+		if f.Method == "" {
+			c.replyError(f.ID, codeInvalidRequest, "a request needs a method")
+			continue
+		}
+		c.onRequest(&f)
+	}
+}
+
+// onRequest handles a request or notification from the agent.
+func (c *conn) onRequest(f *frame) {
+	helloDone := false
+	select {
+	case <-c.ready:
+		helloDone = true
+	default:
+	}
+	switch {
+	case f.Method == MethodPing:
+		c.reply(f.ID, "pong")
+	case f.Method == MethodHello:
+		c.onHello(f)
+	case !helloDone:
+		c.replyError(f.ID, codeInvalidRequest, "say hello first")
+	case f.Method == MethodTaskUpdate:
+		c.onTaskUpdate(f)
+	case f.Method == MethodGetTask:
+		c.onGetTask(f)
+	case f.Method == MethodSendMessage:
+		c.onSendMessage(f)
+	default:
+		c.replyError(f.ID, codeMethodNotFound, "method not found: "+truncate(f.Method, 64))
+	}
+}
+
+func (c *conn) onHello(f *frame) {
+	var p helloParams
+	if len(f.Params) > 0 && json.Unmarshal(f.Params, &p) != nil {
+		c.replyError(f.ID, codeInvalidParams, "hello params must be {\"holding\": [task ids]}")
+		return
+	}
+	holding := make([]a2a.TaskID, 0, len(p.Holding))
+	for _, id := range p.Holding {
+		holding = append(holding, a2a.TaskID(id))
+	}
+	agent := c.agent.Load()
+	if err := c.hub.Service.ConnectAgent(c.ctx, agent, holding); err != nil {
+		c.log.Error("start agent session", "err", err)
+		c.replyError(f.ID, codeInternal, "internal error")
+		return
+	}
+	var res helloResult
+	res.Agent.ID, res.Agent.Handle, res.Agent.Name, res.Agent.Address = agent.ID, agent.Handle, agent.Name, c.address
+	res.HeartbeatSeconds = int(c.hub.cfg.HeartbeatInterval / time.Second)
+	res.AckTimeoutMillis = 30_000
+	res.Server = "switchboard"
+	c.reply(f.ID, res)
+	c.hello.Do(func() { close(c.ready) })
+	if p.Client != "" {
+		c.log.Info("agent said hello", "client", truncate(p.Client, 64), "holding", len(holding))
+	}
+}
+
+// onResponse handles the agent's answer to an offer.
+func (c *conn) onResponse(f *frame) {
+	var id string
+	if json.Unmarshal(f.ID, &id) != nil {
+		return
+	}
+	c.mu.Lock()
+	d := c.inflight[id]
+	delete(c.inflight, id)
+	c.mu.Unlock()
+	if d == nil {
+		c.log.Debug("answer to an offer this connection does not hold", "id", truncate(id, 64))
+		return
+	}
+	agent := c.agent.Load()
+	var err error
+	switch {
+	case f.Error != nil:
+		err = c.hub.Service.RejectOffer(c.ctx, agent, d, "the agent refused the task: "+truncate(f.Error.Message, 500), false)
+	case d.Kind == switchboard.DeliverCancel:
+		err = c.hub.Service.AckOffer(c.ctx, agent, d, nil)
+	default:
+		answer, perr := parseAnswer(f.Result)
+		if perr != nil {
+			err = c.hub.Service.RejectOffer(c.ctx, agent, d, "the agent sent an invalid response: "+perr.Error(), true)
+		} else {
+			err = c.hub.Service.AckOffer(c.ctx, agent, d, answer)
+		}
+	}
+	if err != nil && c.ctx.Err() == nil {
+		c.log.Error("record the agent's answer", "delivery_id", d.ID, "err", err)
+	}
+	c.wakeWriter()
+}
+
+// parseAnswer decodes the result of a SendMessage the agent answered: a
+// SendMessageResponse, that is {"task": …} or {"message": …}. A status or
+// artifact update is taken as well.
+func parseAnswer(raw json.RawMessage) (a2a.Event, error) {
+	var sr a2a.StreamResponse
+	if err := json.Unmarshal(raw, &sr); err != nil {
+		return nil, errors.New("expected {\"task\": …} or {\"message\": …}")
+	}
+	return sr.Event, nil
+}
+
+// onTaskUpdate records an event the agent sends about one of its tasks.
+func (c *conn) onTaskUpdate(f *frame) {
+	var sr a2a.StreamResponse
+	if err := json.Unmarshal(f.Params, &sr); err != nil || sr.Event == nil {
+		c.replyError(f.ID, codeInvalidAgent, "TaskUpdate params must be an A2A StreamResponse: {statusUpdate|artifactUpdate|task|message}")
+		return
+	}
+	id := sr.Event.TaskInfo().TaskID
+	if id == "" {
+		c.replyError(f.ID, codeInvalidParams, "the event names no taskId")
+		return
+	}
+	t, err := c.hub.Service.ApplyAgentEvent(c.ctx, c.agent.Load(), id, sr.Event)
+	if err != nil {
+		c.replyErr(f.ID, err)
+		return
+	}
+	c.reply(f.ID, taskUpdateResult{TaskID: string(t.ID()), State: string(t.State()), Seq: t.Seq})
+}
+
+// onGetTask answers with one of the agent's own tasks.
+func (c *conn) onGetTask(f *frame) {
+	var p a2a.GetTaskRequest
+	if err := json.Unmarshal(f.Params, &p); err != nil || p.ID == "" {
+		c.replyError(f.ID, codeInvalidParams, "GetTask params must be {\"id\": …}")
+		return
+	}
+	t, err := c.hub.Service.AgentTask(c.ctx, c.agent.Load(), p.ID)
+	if err != nil {
+		c.replyErr(f.ID, err)
+		return
+	}
+	c.reply(f.ID, switchboard.TrimTask(&t.A2A, p.HistoryLength, true))
+}
+
+// sendParams is an agent's own send to another agent of this deployment.
+type sendParams struct {
+	To      string                  `json:"to"`    // the agent's address URL or its handle
+	Token   string                  `json:"token"` // a peer token of that agent
+	Request *a2a.SendMessageRequest `json:"request"`
+}
+
+// onSendMessage sends a message from this agent to another agent of the
+// deployment, as the peer its token names. An agent may send while it does
+// not accept tasks.
+func (c *conn) onSendMessage(f *frame) {
+	var p sendParams
+	if err := json.Unmarshal(f.Params, &p); err != nil || p.Request == nil || p.To == "" || p.Token == "" {
+		c.replyError(f.ID, codeInvalidParams, "SendMessage params must be {\"to\", \"token\", \"request\"}")
+		return
+	}
+	target, err := c.hub.Agents.FindAgentByHandle(c.ctx, handleOf(p.To))
+	if err != nil || target.AccountDisabled {
+		c.replyError(f.ID, codeInvalidParams, "no agent at "+truncate(p.To, 200)+" on this deployment")
+		return
+	}
+	tok, err := c.hub.Tokens.FindTokenByHash(c.ctx, switchboard.HashToken(p.Token))
+	if err != nil || tok.Kind != switchboard.TokenPeer || tok.AgentID != target.ID {
+		c.replyError(f.ID, -31401, "the token is not a valid peer token of "+target.Handle)
+		return
+	}
+	peer := switchboard.Peer{AgentID: target.ID, ID: tok.PeerID, Label: tok.Label}
+	t, _, err := c.hub.Service.SendMessage(c.ctx, target, peer, p.Request, switchboard.ProtocolV1)
+	if err != nil {
+		c.replyErr(f.ID, err)
+		return
+	}
+	c.reply(f.ID, a2a.StreamResponse{Event: &t.A2A})
+}
+
+// handleOf returns the handle an address URL names ({base}/a/{handle}), or
+// to itself if it is not a URL.
+func handleOf(to string) string {
+	u, err := url.Parse(to)
+	if err != nil || u.Scheme == "" {
+		return strings.ToLower(strings.TrimSpace(to))
+	}
+	_, rest, ok := strings.Cut(u.Path, "/a/")
+	if !ok {
+		return ""
+	}
+	h, _, _ := strings.Cut(rest, "/")
+	return strings.ToLower(h)
+}
+
+// replyErr answers with the JSON-RPC code of a service error.
+func (c *conn) replyErr(id json.RawMessage, err error) {
+	switch switchboard.ErrorCode(err) {
+	case switchboard.ENOTFOUND:
+		c.replyError(id, codeTaskNotFound, switchboard.ErrorMessage(err))
+	case switchboard.EINVALIDAGENTRESPONSE:
+		c.replyError(id, codeInvalidAgent, switchboard.ErrorMessage(err))
+	case switchboard.EINVALID, switchboard.ECONFLICT:
+		c.replyError(id, codeInvalidParams, switchboard.ErrorMessage(err))
+	case switchboard.EUNSUPPORTED:
+		c.replyError(id, -32004, switchboard.ErrorMessage(err))
+	case switchboard.EINTERNAL:
+		if c.ctx.Err() == nil {
+			c.log.Error("agent request", "err", err)
+		}
+		c.replyError(id, codeInternal, "internal error")
+	default:
+		c.replyError(id, codeInvalidParams, switchboard.ErrorMessage(err))
+	}
+}
+
+func (c *conn) wakeWriter() {
+	select {
+	case c.more <- struct{}{}:
+	default:
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,253 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/coder/websocket"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// Defaults for Config fields left at zero.
+const (
+	DefaultHeartbeatInterval = 15 * time.Second
+	DefaultHelloTimeout      = 10 * time.Second
+	DefaultWriteTimeout      = 10 * time.Second
+	DefaultQueueSize         = 256
+	DefaultMaxInflight       = 64
+	DefaultMaxFrameBytes     = 4 << 20
+	DefaultPoll              = 5 * time.Second
+	// shutdownParallel bounds how many connections Shutdown closes at once.
+	shutdownParallel = 64
+)
+
+// Config tunes a Hub. Zero values mean defaults.
+type Config struct {
+	// HeartbeatInterval is how often the server pings each agent; an agent
+	// that does not answer a ping within one more interval is dropped, so a
+	// dead peer is found within two intervals.
+	HeartbeatInterval time.Duration
+	// HelloTimeout is how long a new connection may take to say hello.
+	HelloTimeout time.Duration
+	// WriteTimeout bounds one write to a socket.
+	WriteTimeout time.Duration
+	// QueueSize bounds the answers waiting to be written to one agent; an
+	// agent that lets it fill is disconnected as too slow.
+	QueueSize int
+	// MaxInflight bounds the offers one connection holds unacknowledged.
+	MaxInflight int
+	// MaxFrameBytes bounds one frame from an agent.
+	MaxFrameBytes int64
+	// Poll is how often a connection looks for queued work without a hint.
+	Poll time.Duration
+}
+
+// Service is the task protocol as the hub uses it. *switchboard.TaskService
+// implements it.
+type Service interface {
+	ConnectAgent(ctx context.Context, agent *switchboard.Agent, holding []a2a.TaskID) error
+	DisconnectAgent(ctx context.Context, agent *switchboard.Agent, holder string) error
+	ClaimOffers(ctx context.Context, agent *switchboard.Agent, holder string, max int) ([]*switchboard.Offer, error)
+	AckOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event) error
+	RejectOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, reason string, invalid bool) error
+	ApplyAgentEvent(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event) (*switchboard.Task, error)
+	AgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID) (*switchboard.Task, error)
+	SendMessage(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion) (*switchboard.Task, bool, error)
+}
+
+var _ Service = (*switchboard.TaskService)(nil)
+
+// Deps are what a Hub needs.
+type Deps struct {
+	Service Service
+	Agents  switchboard.AgentStore
+	Tokens  switchboard.TokenStore
+	Bus     switchboard.Bus
+	Logger  *slog.Logger
+	// InstanceID names this process in the holder of the offers it makes.
+	InstanceID string
+	// AddressOf returns an agent's public address, for hello; optional.
+	AddressOf func(r *http.Request, agent *switchboard.Agent) string
+}
+
+// Hub owns the WebSocket connections of connector agents: it authenticates
+// them, offers them the work queued for them and records their answers.
+//
+// Duplicate connections: the newest connection of an agent is its active
+// one. When an agent connects again, its older connection is closed with
+// CloseReplaced and the offers it held go back to the queue for the new
+// one.
+type Hub struct {
+	Deps
+	cfg Config
+
+	mu      sync.Mutex
+	conns   map[string]*conn // guarded by mu: the active connection of each agent
+	closing bool             // guarded by mu: Shutdown has begun
+	running sync.WaitGroup   // one per connection being served
+}
+
+// New returns a Hub.
+func New(deps Deps, cfg Config) *Hub {
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = DefaultHelloTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = DefaultQueueSize
+	}
+	if cfg.MaxInflight <= 0 {
+		cfg.MaxInflight = DefaultMaxInflight
+	}
+	if cfg.MaxFrameBytes <= 0 {
+		cfg.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if deps.InstanceID == "" {
+		deps.InstanceID = switchboard.NewID()
+	}
+	return &Hub{Deps: deps, cfg: cfg, conns: make(map[string]*conn)}
+}
+
+// Connected reports whether the agent holds a connection to this instance.
+func (h *Hub) Connected(agentID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.conns[agentID]
+	return ok
+}
+
+// ServeHTTP authenticates an agent by its agent token, upgrades the request
+// to a WebSocket and serves the connection. It returns only after the
+// connection has closed and both of its goroutines have ended.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	agent, tokenHash, status, msg := h.authenticate(r)
+	if agent == nil {
+		if status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard-connector"`)
+		}
+		http.Error(w, msg, status)
+		return
+	}
+	h.mu.Lock()
+	closing := h.closing
+	if !closing {
+		h.running.Add(1)
+	}
+	h.mu.Unlock()
+	if closing {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer h.running.Done()
+
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
+	if err != nil {
+		h.Logger.Debug("websocket accept", "agent_id", agent.ID, "err", err)
+		return
+	}
+	ws.SetReadLimit(h.cfg.MaxFrameBytes)
+	address := ""
+	if h.AddressOf != nil {
+		address = h.AddressOf(r, agent)
+	}
+	c := newConn(h, ws, agent, tokenHash, address)
+	c.serve(r.Context())
+}
+
+// authenticate finds the agent whose agent token the request presents. On
+// failure it returns the HTTP status and message to answer with.
+func (h *Hub) authenticate(r *http.Request) (agent *switchboard.Agent, tokenHash string, status int, msg string) {
+	auth := strings.TrimSpace(r.Header.Get("Authorization"))
+	scheme, secret, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
+		return nil, "", http.StatusUnauthorized, "send Authorization: Bearer <agent token>"
+	}
+	tokenHash = switchboard.HashToken(strings.TrimSpace(secret))
+	tok, err := h.Tokens.FindTokenByHash(r.Context(), tokenHash)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && tok.Kind != switchboard.TokenAgent) {
+		return nil, "", http.StatusUnauthorized, "the agent token is not valid (revoked, rotated or mistyped)"
+	} else if err != nil {
+		h.Logger.Error("authenticate agent", "err", err)
+		return nil, "", http.StatusInternalServerError, "internal error"
+	}
+	agent, err = h.Agents.FindAgentByID(r.Context(), tok.AgentID)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && agent.AccountDisabled) {
+		return nil, "", http.StatusForbidden, "the agent no longer exists"
+	} else if err != nil {
+		h.Logger.Error("authenticate agent", "err", err)
+		return nil, "", http.StatusInternalServerError, "internal error"
+	}
+	if agent.Mode != switchboard.ModeConnector {
+		return nil, "", http.StatusConflict, "the agent's mode is " + string(agent.Mode) + ", not connector"
+	}
+	return agent, tokenHash, 0, ""
+}
+
+// register makes c the agent's active connection and returns the one it
+// replaces, if any.
+func (h *Hub) register(c *conn) (old *conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old = h.conns[c.agentID]
+	h.conns[c.agentID] = c
+	return old
+}
+
+// unregister removes c if it is still the agent's active connection.
+func (h *Hub) unregister(c *conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conns[c.agentID] == c {
+		delete(h.conns, c.agentID)
+	}
+}
+
+// Shutdown stops accepting connections, tells every connected agent that
+// the server is restarting (CloseRestart: reconnect), closing at most 64 at
+// a time, and waits until every connection has ended or ctx is done. The
+// work the connections held goes back to the queue. It is safe to call more
+// than once.
+func (h *Hub) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	h.closing = true
+	conns := make([]*conn, 0, len(h.conns))
+	for _, c := range h.conns {
+		conns = append(conns, c)
+	}
+	h.mu.Unlock()
+
+	sem := make(chan struct{}, shutdownParallel)
+	for _, c := range conns {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			c.close(CloseRestart, "server restarting")
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		h.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return errors.Join(errors.New("hub shutdown: connections still open"), ctx.Err())
+	}
+}
