@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +18,10 @@ import (
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/sqlstore"
+	"github.com/switchboard-dev/switchboard/webhook"
 )
 
 // ServeCmd runs a server.
@@ -36,6 +39,9 @@ type ServeCmd struct {
 	DeliveryDeadline time.Duration `name:"delivery-deadline" env:"SWITCHBOARD_DELIVERY_DEADLINE" default:"1h" help:"How long a task waits for its agent to connect and take it before it fails."`
 	BlockingTimeout  time.Duration `name:"blocking-timeout" env:"SWITCHBOARD_BLOCKING_TIMEOUT" default:"60s" help:"How long a blocking SendMessage waits for the agent's answer before returning the task as it stands."`
 	Heartbeat        time.Duration `name:"heartbeat" env:"SWITCHBOARD_HEARTBEAT" default:"15s" help:"Ping interval of connector agents; a dead agent is dropped within two intervals."`
+	WebhookTimeout   time.Duration `name:"webhook-timeout" env:"SWITCHBOARD_WEBHOOK_TIMEOUT" default:"60s" help:"How long one webhook delivery may take."`
+
+	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks) reach private, loopback and link-local addresses. Only for deployments on a private network."`
 }
 
 // Run runs the server until ctx ends (SIGINT or SIGTERM).
@@ -45,6 +51,7 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
 		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
+		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
 	}, newLogger(c.LogLevel, c.LogFormat))
 	if err := m.Run(ctx); err != nil {
 		_ = m.Close()
@@ -82,6 +89,12 @@ type Config struct {
 	BlockingTimeout time.Duration
 	// Heartbeat is the ping interval of connector connections.
 	Heartbeat time.Duration
+	// WebhookTimeout bounds one webhook delivery.
+	WebhookTimeout time.Duration
+	// AllowPrivateNetworks lets outbound requests reach private addresses.
+	AllowPrivateNetworks bool
+	// OutboundAllow lists extra prefixes outbound requests may reach (tests).
+	OutboundAllow []netip.Prefix
 }
 
 // Main is a running server: it opens the store, the bus and the HTTP
@@ -164,6 +177,20 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() {
 		defer m.loops.Done()
 		_ = m.Tasks.RunDeliverySweeper(loops, 0)
+	}()
+	if cfg.AllowPrivateNetworks {
+		m.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks can target loopback, LAN and metadata addresses")
+	}
+	deliverer := &webhook.Deliverer{
+		Client: netguard.NewClient(netguard.Options{
+			AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow, Timeout: cfg.WebhookTimeout,
+		}),
+		UserAgent: "switchboard/" + version,
+	}
+	m.loops.Add(1)
+	go func() {
+		defer m.loops.Done()
+		_ = m.Tasks.RunDispatcher(loops, switchboard.ModeWebhook, deliverer, switchboard.DispatchConfig{Timeout: cfg.WebhookTimeout})
 	}()
 
 	addr := cfg.Addr

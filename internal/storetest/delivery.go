@@ -1,0 +1,303 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// deliveryTests are the contract of switchboard.DeliveryStore.
+var deliveryTests = map[string]func(*testing.T, Store){
+	"DeliveryClaimAckRelease":      testDeliveryClaimAckRelease,
+	"DeliveryFollowUpAfterTask":    testDeliveryFollowUpAfterTask,
+	"DeliveryNewTasksHeldBack":     testDeliveryNewTasksHeldBack,
+	"DeliveryLeaseAndExpiry":       testDeliveryLeaseAndExpiry,
+	"DeliveryRequeueUnheld":        testDeliveryRequeueUnheld,
+	"DeliveryClosedWhenTaskEnds":   testDeliveryClosedWhenTaskEnds,
+	"DeliveryDueAcrossAgents":      testDeliveryDueAcrossAgents,
+	"DeliveryRetryWaitsUntilDueAt": testDeliveryRetry,
+}
+
+// queueTask stores a new task for the agent with a queued delivery of it.
+func queueTask(t *testing.T, s Store, g *switchboard.Agent, messageID string, at time.Time) (*switchboard.Task, *switchboard.Delivery) {
+	t.Helper()
+	task := newTask(g, "bob", "c", messageID, at)
+	d := &switchboard.Delivery{
+		ID: switchboard.NewID(), TaskID: task.ID(), AgentID: g.ID, Kind: switchboard.DeliverTask, MessageID: messageID,
+		State: switchboard.DeliveryQueued, Deadline: at.Add(time.Hour), NextAttemptAt: at, CreatedAt: at,
+	}
+	change := created(task, nil)
+	change.NewDeliveries = []*switchboard.Delivery{d}
+	_, err := s.CreateTask(context.Background(), task, change)
+	must(t, err)
+	return task, d
+}
+
+// followUp queues a follow-up message delivery on task.
+func followUp(t *testing.T, s Store, task *switchboard.Task, kind switchboard.DeliveryKind, at time.Time) *switchboard.Delivery {
+	t.Helper()
+	d := &switchboard.Delivery{
+		ID: switchboard.NewID(), TaskID: task.ID(), AgentID: task.AgentID, Kind: kind, MessageID: "f-" + switchboard.NewID(),
+		State: switchboard.DeliveryQueued, Deadline: at.Add(time.Hour), NextAttemptAt: at, CreatedAt: at,
+	}
+	_, _, err := s.ModifyTask(context.Background(), task.ID(), func(*switchboard.Task) (*switchboard.TaskChange, error) {
+		return &switchboard.TaskChange{NewDeliveries: []*switchboard.Delivery{d}}, nil
+	})
+	must(t, err)
+	return d
+}
+
+func ids(ds []*switchboard.Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.ID
+	}
+	return out
+}
+
+func testDeliveryClaimAckRelease(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().Add(-time.Minute)
+	_, d1 := queueTask(t, s, g, "m1", now)
+	_, d2 := queueTask(t, s, g, "m2", now.Add(time.Second))
+
+	got, err := s.ClaimDeliveries(ctx, g.ID, "conn-a", 10, true, time.Minute)
+	must(t, err)
+	if len(got) != 2 || got[0].ID != d1.ID || got[1].ID != d2.ID {
+		t.Fatalf("claimed %v, want oldest first", ids(got))
+	}
+	if got[0].State != switchboard.DeliveryOffered || got[0].Attempts != 1 || got[0].Holder != "conn-a" {
+		t.Fatalf("claimed delivery %+v", got[0])
+	}
+	task, err := s.FindTaskByID(ctx, d1.TaskID)
+	must(t, err)
+	if !task.Offered {
+		t.Fatal("task not marked offered")
+	}
+	if again, _ := s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, true, time.Minute); len(again) != 0 {
+		t.Fatalf("offered deliveries claimed twice: %v", ids(again))
+	}
+
+	ok, err := s.AckDelivery(ctx, d1.ID)
+	must(t, err)
+	if !ok {
+		t.Fatal("ack of an offered delivery reported false")
+	}
+	if ok, _ := s.AckDelivery(ctx, d1.ID); ok {
+		t.Fatal("second ack reported true")
+	}
+	n, err := s.ReleaseDeliveries(ctx, "conn-a")
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("released %d, want 1 (the unacknowledged one)", n)
+	}
+	got, err = s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, true, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != d2.ID || got[0].Attempts != 2 {
+		t.Fatalf("after release: %+v", got)
+	}
+	open, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID, States: []switchboard.DeliveryState{switchboard.DeliveryAcked}})
+	must(t, err)
+	if len(open) != 1 || open[0].ID != d1.ID {
+		t.Fatalf("acked: %v", ids(open))
+	}
+}
+
+func testDeliveryFollowUpAfterTask(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().Add(-time.Minute)
+	task, d := queueTask(t, s, g, "m1", now)
+	f := followUp(t, s, task, switchboard.DeliverMessage, now.Add(time.Second))
+	// The follow-up waits until the task itself has been offered.
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != d.ID {
+		t.Fatalf("first claim %v, want only the task", ids(got))
+	}
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != f.ID {
+		t.Fatalf("second claim %v, want the follow-up", ids(got))
+	}
+}
+
+func testDeliveryNewTasksHeldBack(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().Add(-time.Minute)
+	old, _ := queueTask(t, s, g, "m1", now)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	must(t, err)
+	must(t, ackAll(s, got))
+	fresh, _ := queueTask(t, s, g, "m2", now)
+	cancel := followUp(t, s, old, switchboard.DeliverCancel, now)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, false, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != cancel.ID {
+		t.Fatalf("not accepting tasks: claimed %v, want only the cancel", ids(got))
+	}
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].TaskID != fresh.ID() {
+		t.Fatalf("accepting again: claimed %v", ids(got))
+	}
+}
+
+func ackAll(s Store, ds []*switchboard.Delivery) error {
+	for _, d := range ds {
+		if _, err := s.AckDelivery(context.Background(), d.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func testDeliveryLeaseAndExpiry(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now()
+	_, d := queueTask(t, s, g, "m1", now.Add(-2*time.Hour)) // deadline an hour ago
+	_, live := queueTask(t, s, g, "m2", now.Add(-time.Minute))
+
+	expired, err := s.FindExpiredDeliveries(ctx, now, 10)
+	must(t, err)
+	if len(expired) != 1 || expired[0].ID != d.ID {
+		t.Fatalf("expired %v, want %s", ids(expired), d.ID)
+	}
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, -time.Second) // a lease that has already ended
+	must(t, err)
+	if len(got) != 2 {
+		t.Fatalf("claimed %d", len(got))
+	}
+	agents, err := s.RequeueStaleOffers(ctx, time.Now())
+	must(t, err)
+	if len(agents) != 1 || agents[0] != g.ID {
+		t.Fatalf("stale offers of agents %v", agents)
+	}
+	again, err := s.ClaimDeliveries(ctx, g.ID, "c2", 10, true, time.Minute)
+	must(t, err)
+	if len(again) != 2 {
+		t.Fatalf("requeued offers not claimable: %v", ids(again))
+	}
+	// An offered delivery does not expire: it is acknowledged or requeued.
+	expired, err = s.FindExpiredDeliveries(ctx, now, 10)
+	must(t, err)
+	if len(expired) != 0 {
+		t.Fatalf("offered deliveries expired: %v", ids(expired))
+	}
+	_ = live
+}
+
+func testDeliveryRequeueUnheld(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().Add(-time.Minute)
+	held, _ := queueTask(t, s, g, "m1", now)
+	lost, _ := queueTask(t, s, g, "m2", now)
+	waiting, _ := queueTask(t, s, g, "m3", now)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	must(t, err)
+	must(t, ackAll(s, got))
+	// The lost task got a follow-up the agent also acknowledged: only the
+	// latest delivery is its current turn.
+	f := followUp(t, s, lost, switchboard.DeliverMessage, now.Add(time.Second))
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	must(t, err)
+	must(t, ackAll(s, got))
+	// The waiting task waits for its peer: the agent owes it nothing.
+	_, _, err = s.ModifyTask(ctx, waiting.ID(), func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
+		tk.A2A.Status.State = a2a.TaskStateInputRequired
+		return &switchboard.TaskChange{}, nil
+	})
+	must(t, err)
+
+	n, err := s.RequeueUnheld(ctx, g.ID, []a2a.TaskID{held.ID()})
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("requeued %d, want 1", n)
+	}
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c2", 10, true, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != f.ID {
+		t.Fatalf("requeued %v, want the lost task's latest delivery %s", ids(got), f.ID)
+	}
+}
+
+func testDeliveryClosedWhenTaskEnds(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().Add(-time.Minute)
+	task, d := queueTask(t, s, g, "m1", now)
+	cancel := &switchboard.Delivery{ID: switchboard.NewID(), TaskID: task.ID(), AgentID: g.ID, Kind: switchboard.DeliverCancel,
+		State: switchboard.DeliveryQueued, Deadline: now.Add(time.Hour), NextAttemptAt: now, CreatedAt: now}
+	_, _, err := s.ModifyTask(ctx, task.ID(), func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
+		tk.A2A.Status.State = a2a.TaskStateCanceled
+		return &switchboard.TaskChange{NewDeliveries: []*switchboard.Delivery{cancel}}, nil
+	})
+	must(t, err)
+	taskID := task.ID()
+	all, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &taskID})
+	must(t, err)
+	states := map[string]switchboard.DeliveryState{}
+	for _, x := range all {
+		states[x.ID] = x.State
+	}
+	if states[d.ID] != switchboard.DeliveryFailed || states[cancel.ID] != switchboard.DeliveryQueued {
+		t.Fatalf("after the task ended: %v", states)
+	}
+	_, _, err = s.ModifyTask(ctx, task.ID(), func(*switchboard.Task) (*switchboard.TaskChange, error) {
+		return &switchboard.TaskChange{CloseDeliveries: []string{cancel.ID}}, nil
+	})
+	must(t, err)
+	open, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &taskID, States: []switchboard.DeliveryState{switchboard.DeliveryQueued}})
+	must(t, err)
+	if len(open) != 0 {
+		t.Fatalf("closed delivery still queued: %v", ids(open))
+	}
+}
+
+func testDeliveryDueAcrossAgents(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "alice")
+	a, b := newAgent(t, s, acct, "hook-a"), newAgent(t, s, acct, "hook-b")
+	other := newAgent(t, s, acct, "connector")
+	for _, g := range []*switchboard.Agent{a, b} {
+		mode := switchboard.ModeWebhook
+		_, err := s.UpdateAgent(ctx, g.ID, switchboard.AgentUpdate{Mode: &mode})
+		must(t, err)
+	}
+	no := false
+	_, err := s.UpdateAgent(ctx, b.ID, switchboard.AgentUpdate{AcceptsTasks: &no})
+	must(t, err)
+	now := time.Now().Add(-time.Minute)
+	_, da := queueTask(t, s, a, "m1", now)
+	queueTask(t, s, b, "m2", now)
+	queueTask(t, s, other, "m3", now)
+	got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, "dispatch", 10, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != da.ID {
+		t.Fatalf("claimed %v, want only hook-a's task", ids(got))
+	}
+}
+
+func testDeliveryRetry(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	_, d := queueTask(t, s, g, "m1", time.Now().Add(-time.Minute))
+	_, err := s.ClaimDeliveries(ctx, g.ID, "c", 1, true, time.Minute)
+	must(t, err)
+	must(t, s.RetryDelivery(ctx, d.ID, time.Now().Add(time.Hour), "HTTP 503"))
+	if got, _ := s.ClaimDeliveries(ctx, g.ID, "c", 1, true, time.Minute); len(got) != 0 {
+		t.Fatal("a delivery held back for an hour was claimed")
+	}
+	all, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID})
+	must(t, err)
+	if all[0].LastError != "HTTP 503" || all[0].State != switchboard.DeliveryQueued {
+		t.Fatalf("after retry: %+v", all[0])
+	}
+}

@@ -1,0 +1,155 @@
+// Package netguard makes the one HTTP client Switchboard uses for every
+// request to an address it did not choose (webhook deliveries, pushes,
+// wakes): a client that refuses private, loopback, link-local, metadata and
+// other special-purpose addresses. The check runs on the address actually
+// dialed, after DNS resolution, so a public name that resolves to a private
+// address, DNS rebinding, and redirects to private addresses are all
+// refused before a packet is sent.
+package netguard
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"syscall"
+	"time"
+)
+
+// Options configure a guarded client. Zero values mean defaults.
+type Options struct {
+	// AllowPrivate lets the client reach every address: for deployments on
+	// a private network and for tests. Off by default.
+	AllowPrivate bool
+	// Allow lists prefixes that are reachable even though they are special
+	// (for tests that must reach one loopback server and no other).
+	Allow []netip.Prefix
+	// Timeout bounds a whole request, redirects included (default 30 s).
+	Timeout time.Duration
+	// MaxRedirects bounds the redirects followed (default 5).
+	MaxRedirects int
+}
+
+// ErrRefused is wrapped by every error for an address the guard refuses.
+var ErrRefused = errors.New("refused by the network guard")
+
+// NewClient returns an HTTP client that dials only addresses the options
+// allow. It ignores proxy settings from the environment: a proxy would dial
+// the real address in the guard's place.
+func NewClient(opts Options) *http.Client {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.MaxRedirects <= 0 {
+		opts.MaxRedirects = 5
+	}
+	dialer := &net.Dialer{
+		Timeout:   10 * time.Second,
+		KeepAlive: 30 * time.Second,
+		Control: func(network, address string, _ syscall.RawConn) error {
+			return opts.check(address)
+		},
+	}
+	transport := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: opts.Timeout,
+	}
+	return &http.Client{
+		Transport: transport,
+		Timeout:   opts.Timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= opts.MaxRedirects {
+				return fmt.Errorf("stopped after %d redirects", opts.MaxRedirects)
+			}
+			return CheckURL(req.URL.String())
+		},
+	}
+}
+
+// check refuses a dial to a special address unless the options allow it.
+func (o Options) check(address string) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: bad address %q", ErrRefused, address)
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("%w: %q is not an IP address", ErrRefused, host)
+	}
+	ip = ip.Unmap()
+	if o.AllowPrivate {
+		return nil
+	}
+	for _, p := range o.Allow {
+		if p.Contains(ip) {
+			return nil
+		}
+	}
+	if Special(ip) {
+		return fmt.Errorf("%w: %s is a private or special-purpose address", ErrRefused, ip)
+	}
+	return nil
+}
+
+// CheckURL refuses URLs a guarded client never requests, whatever their
+// host resolves to: schemes other than http and https, and credentials in
+// the URL.
+func CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%w: scheme %q", ErrRefused, u.Scheme)
+	}
+	if u.User != nil {
+		return fmt.Errorf("%w: credentials in the URL", ErrRefused)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("%w: no host", ErrRefused)
+	}
+	return nil
+}
+
+// special lists the address ranges a guarded client does not dial (IANA
+// special-purpose registries): private, loopback, link-local (including the
+// cloud metadata address 169.254.169.254), shared (CGNAT), documentation,
+// benchmarking, multicast, reserved, and the IPv6 ranges that embed or
+// translate IPv4 addresses.
+var special = mustPrefixes(
+	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+	"172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16",
+	"198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+	"::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/32",
+	"2001:db8::/32", "2002::/16", "fc00::/7", "fe80::/10", "ff00::/8",
+)
+
+func mustPrefixes(ps ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ps))
+	for i, p := range ps {
+		out[i] = netip.MustParsePrefix(p)
+	}
+	return out
+}
+
+// Special reports whether ip is in a range a guarded client refuses.
+func Special(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if !ip.IsValid() {
+		return true
+	}
+	for _, p := range special {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,215 @@
+// Package webhook delivers tasks to agents in webhook mode, in the legacy
+// format: POST {endpoint}/a2a/task with the task, answered in the response.
+// Requests are signed so that the endpoint can tell them from forgeries
+// (docs/webhooks.md), and they go through the network guard.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// Request headers.
+const (
+	HeaderDelivery  = "X-Switchboard-Delivery"
+	HeaderTimestamp = "X-Switchboard-Timestamp"
+	HeaderSignature = "X-Switchboard-Signature"
+)
+
+// maxAnswer bounds the answer read from an endpoint.
+const maxAnswer = 8 << 20
+
+var _ switchboard.Deliverer = (*Deliverer)(nil)
+
+// Deliverer implements switchboard.Deliverer for webhook agents.
+type Deliverer struct {
+	// Client makes the requests; it should be a netguard client.
+	Client *http.Client
+	// UserAgent is sent with every request.
+	UserAgent string
+	// Now returns the current time, for signatures; tests may replace it.
+	Now func() time.Time
+}
+
+// Task is the body posted to {endpoint}/a2a/task.
+type Task struct {
+	// FromAgentID names the sender: the label of the peer that sent the
+	// message (untrusted).
+	FromAgentID string `json:"from_agent_id"`
+	// TaskDescription is the text of the message (untrusted).
+	TaskDescription string `json:"task_description"`
+	Payload         struct {
+		Message *a2a.Message `json:"message"`
+	} `json:"payload"`
+	TaskID     string `json:"task_id"`
+	ContextID  string `json:"context_id"`
+	DeliveryID string `json:"delivery_id"`
+}
+
+// Answer is what the endpoint answers.
+type Answer struct {
+	// Status is completed (also success, ok, done), failed (also error),
+	// rejected or input-required.
+	Status string `json:"status"`
+	// Agent names the answering agent (informational).
+	Agent string `json:"agent"`
+	// Result is the answer: a string, or any JSON value (sent on as data).
+	Result json.RawMessage `json:"result"`
+}
+
+// Deliver implements switchboard.Deliverer.
+func (d *Deliverer) Deliver(ctx context.Context, agent *switchboard.Agent, o *switchboard.Offer) (a2a.Event, error) {
+	if o.Send == nil {
+		return nil, nil // nothing but messages is delivered to webhooks
+	}
+	body, err := json.Marshal(newTask(o))
+	if err != nil {
+		return nil, fmt.Errorf("encode webhook task: %w", err)
+	}
+	url := strings.TrimRight(agent.Endpoint, "/") + "/a2a/task"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("webhook request: %w", err)
+	}
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	ts := strconv.FormatInt(now().Unix(), 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", d.UserAgent)
+	req.Header.Set(HeaderDelivery, o.Delivery.ID)
+	req.Header.Set(HeaderTimestamp, ts)
+	req.Header.Set(HeaderSignature, Sign(agent.WebhookSecret, ts, body))
+
+	resp, err := d.Client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("post %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil {
+		return nil, fmt.Errorf("read answer of %s: %w", url, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("%s answered HTTP %d", url, resp.StatusCode)
+	}
+	if len(data) > maxAnswer {
+		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the webhook's answer is larger than %d bytes", maxAnswer)
+	}
+	return answerEvent(o.Task, data)
+}
+
+func newTask(o *switchboard.Offer) *Task {
+	t := &Task{
+		FromAgentID:     o.Task.PeerLabel,
+		TaskDescription: switchboard.MessageText(o.Send.Message),
+		TaskID:          string(o.Task.ID()),
+		ContextID:       o.Task.A2A.ContextID,
+		DeliveryID:      o.Delivery.ID,
+	}
+	t.Payload.Message = o.Send.Message
+	return t
+}
+
+// Sign returns the signature header value of a request: "v1=" and the hex
+// HMAC-SHA256, keyed with the agent's webhook secret, of the timestamp, a
+// dot and the body.
+func Sign(secret, timestamp string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(timestamp))
+	mac.Write([]byte{'.'})
+	mac.Write(body)
+	return "v1=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// Verify reports whether a signature header is valid for the request and
+// its timestamp is within tolerance of now: what an endpoint should check.
+func Verify(secret, timestamp, signature string, body []byte, now time.Time, tolerance time.Duration) bool {
+	ts, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil {
+		return false
+	}
+	if d := now.Sub(time.Unix(ts, 0)); d > tolerance || d < -tolerance {
+		return false
+	}
+	return hmac.Equal([]byte(signature), []byte(Sign(secret, timestamp, body)))
+}
+
+// answerEvent turns an endpoint's answer into the A2A event it stands for.
+func answerEvent(t *switchboard.Task, data []byte) (a2a.Event, error) {
+	var a Answer
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the webhook's answer is not JSON {\"status\",\"agent\",\"result\"}")
+	}
+	part, err := resultPart(a.Result)
+	if err != nil {
+		return nil, err
+	}
+	msg := &a2a.Message{ID: switchboard.NewID(), Role: a2a.MessageRoleAgent, TaskID: t.ID(), ContextID: t.A2A.ContextID}
+	if part != nil {
+		msg.Parts = a2a.ContentParts{part}
+	}
+	status := func(state a2a.TaskState) a2a.Event {
+		st := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: a2a.TaskStatus{State: state}}
+		if part != nil {
+			st.Status.Message = msg
+		}
+		return st
+	}
+	switch strings.ToLower(strings.TrimSpace(a.Status)) {
+	case "completed", "complete", "success", "succeeded", "ok", "done":
+		if part == nil {
+			return status(a2a.TaskStateCompleted), nil
+		}
+		return msg, nil // a direct answer: it completes the task with an artifact
+	case "failed", "failure", "error":
+		return status(a2a.TaskStateFailed), nil
+	case "rejected":
+		return status(a2a.TaskStateRejected), nil
+	case "input-required", "input_required":
+		return status(a2a.TaskStateInputRequired), nil
+	}
+	return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the webhook answered an unknown status %q", truncate(a.Status, 40))
+}
+
+// resultPart returns the part an answer's result becomes: text for a JSON
+// string, data for any other value, none when there is no result.
+func resultPart(raw json.RawMessage) (*a2a.Part, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the webhook's result is not valid JSON")
+		}
+		return a2a.NewTextPart(s), nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the webhook's result is not valid JSON")
+	}
+	return a2a.NewDataPart(v), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
