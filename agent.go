@@ -57,8 +57,8 @@ type Agent struct {
 	Endpoint string
 	// WebhookSecret signs the requests to a webhook agent's endpoint.
 	WebhookSecret string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 
 	// AccountDisabled is read from the owning account: a disabled account's
 	// agents are not served.

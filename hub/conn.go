@@ -48,11 +48,11 @@ func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, ad
 	id := switchboard.NewID()
 	c := &conn{
 		hub: h, ws: ws, agentID: agent.ID, tokenHash: tokenHash, address: address,
-		holder: "conn/" + h.InstanceID + "/" + id,
-		log:    h.Logger.With("agent_id", agent.ID, "conn_id", id),
-		out:    make(chan []byte, h.cfg.QueueSize),
-		more:   make(chan struct{}, 1),
-		ready:  make(chan struct{}),
+		holder:   "conn/" + h.InstanceID + "/" + id,
+		log:      h.Logger.With("agent_id", agent.ID, "conn_id", id),
+		out:      make(chan []byte, h.cfg.QueueSize),
+		more:     make(chan struct{}, 1),
+		ready:    make(chan struct{}),
 		inflight: make(map[string]*switchboard.Delivery),
 	}
 	c.agent.Store(agent)
@@ -115,6 +115,9 @@ func (e *closeErr) Error() string { return e.reason }
 func (c *conn) end(err error) {
 	var ce *closeErr
 	switch {
+	case errors.As(err, &ce) && (ce.code == CloseHeartbeat || ce.code == CloseSlow):
+		c.log.Info("dropping the connection", "reason", ce.reason)
+		c.closeNow() // the peer does not read: no handshake
 	case errors.As(err, &ce):
 		c.close(ce.code, ce.reason)
 	case err == nil:
@@ -127,21 +130,29 @@ func (c *conn) end(err error) {
 	}
 }
 
-// close closes the connection with a code the agent can act on: it stops
-// the writer and starts the close handshake, which ends the reader (or, if
-// the peer does not answer it, the connection is dropped after 2 s). It is
-// safe to call from any goroutine, more than once.
+// close closes the connection with a code the agent can act on: the close
+// handshake ends the reader, then the writer is stopped (stopping it first
+// could cut a write short and lose the close frame). A peer that does not
+// answer the handshake is dropped after 2 s. It is safe to call from any
+// goroutine, more than once.
 func (c *conn) close(code websocket.StatusCode, reason string) {
 	c.closeOnce.Do(func() {
-		c.cancel()
-		go func() { _ = c.ws.Close(code, reason) }()
-		time.AfterFunc(2*time.Second, func() { _ = c.ws.CloseNow() })
+		c.hub.unregister(c) // no longer a delivery target, whatever the handshake does
+		go func() {
+			_ = c.ws.Close(code, reason)
+			c.cancel()
+		}()
+		time.AfterFunc(2*time.Second, func() {
+			_ = c.ws.CloseNow()
+			c.cancel()
+		})
 	})
 }
 
 // closeNow drops the connection without a handshake.
 func (c *conn) closeNow() {
 	c.closeOnce.Do(func() {
+		c.hub.unregister(c)
 		c.cancel()
 		_ = c.ws.CloseNow()
 	})

@@ -95,12 +95,6 @@ func (c *conn) ping() error {
 // refresh rereads the agent and the token the connection holds, and closes
 // the connection if either is no longer good.
 func (c *conn) refresh() error {
-	tok, err := c.hub.Tokens.FindTokenByHash(c.ctx, c.tokenHash)
-	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && (tok.Kind != switchboard.TokenAgent || tok.AgentID != c.agentID)) {
-		return &closeErr{CloseUnauthorized, "the agent token was revoked or rotated"}
-	} else if err != nil {
-		return nil // the store will answer next time
-	}
 	agent, err := c.hub.Agents.FindAgentByID(c.ctx, c.agentID)
 	switch {
 	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
@@ -111,6 +105,12 @@ func (c *conn) refresh() error {
 		return &closeErr{CloseGone, "the agent's account is disabled"}
 	case agent.Mode != switchboard.ModeConnector:
 		return &closeErr{CloseGone, "the agent is no longer in connector mode"}
+	}
+	tok, err := c.hub.Tokens.FindTokenByHash(c.ctx, c.tokenHash)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && (tok.Kind != switchboard.TokenAgent || tok.AgentID != c.agentID)) {
+		return &closeErr{CloseUnauthorized, "the agent token was revoked or rotated"}
+	} else if err != nil {
+		return nil // the store will answer next time
 	}
 	c.agent.Store(agent)
 	return nil

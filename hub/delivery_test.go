@@ -1,0 +1,495 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/coder/websocket"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/hub"
+)
+
+// TestDropBeforeAckRedelivers checks at-least-once delivery: an offer the
+// agent never acknowledged is offered again on its next connection.
+func TestDropBeforeAckRedelivers(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	s.send(g, peer, "first", true)
+	o := a.nextOffer()
+	must(t, a.ws.CloseNow()) // gone without acknowledging
+
+	b := s.connect(tok)
+	again := b.nextOffer()
+	if again.taskID != o.taskID || again.messageID != o.messageID || string(again.id) != string(o.id) {
+		t.Fatalf("redelivered %+v, want %+v", again, o)
+	}
+	b.complete(again, "done")
+	s.waitState(o.taskID, a2a.TaskStateCompleted)
+}
+
+// TestAckedWorkNotHeldIsOfferedAgain checks hello's holding list: work the
+// agent acknowledged but lost (it restarted) is offered again; work it
+// says it still holds is not.
+func TestAckedWorkNotHeldIsOfferedAgain(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	s.send(g, peer, "kept", true)
+	s.send(g, peer, "lost", true)
+	kept, lost := a.nextOffer(), a.nextOffer()
+	a.ackWorking(kept)
+	a.ackWorking(lost)
+	s.waitState(lost.taskID, a2a.TaskStateWorking)
+	must(t, a.ws.Close(websocket.StatusNormalClosure, "restart"))
+
+	b := s.connect(tok, kept.taskID)
+	if o := b.nextOffer(); o.taskID != lost.taskID {
+		t.Fatalf("offered %s, want the lost task %s", o.taskID, lost.taskID)
+	}
+	b.quiet(300 * time.Millisecond)
+}
+
+// TestDeadSocketDetected checks that an agent that stops answering without
+// closing (a pulled cable) stops being a delivery target within two
+// heartbeat intervals, and its unacknowledged work moves to its next
+// connection.
+func TestDeadSocketDetected(t *testing.T) {
+	interval := 200 * time.Millisecond
+	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+
+	// A raw TCP proxy that can stop forwarding: the connection stays open
+	// but nothing gets through, and no close frame is ever sent.
+	proxy := newFreezeProxy(t, strings.TrimPrefix(s.srv.URL, "http://"))
+	a, _, err := dialVia(s, proxy.addr, tok)
+	must(t, err)
+	a.call("hello", map[string]any{"holding": []string{}})
+	s.send(g, peer, "x", true)
+	o := a.nextOffer()
+	proxy.freeze()
+	start := time.Now()
+	for s.hub.Connected(g.ID) {
+		if time.Since(start) > 3*interval {
+			t.Fatalf("dead agent still connected after %v", time.Since(start))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b := s.connect(tok)
+	if again := b.nextOffer(); again.taskID != o.taskID {
+		t.Fatalf("redelivered %s, want %s", again.taskID, o.taskID)
+	}
+}
+
+func TestCancelReachesAgent(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	s.send(g, peer, "long job", true)
+	o := a.nextOffer()
+	a.ackWorking(o)
+	s.waitState(o.taskID, a2a.TaskStateWorking)
+	out := s.rpc(g, peer, "CancelTask", map[string]any{"id": o.taskID})
+	if path(out, "result", "status", "state") != "TASK_STATE_CANCELED" {
+		t.Fatalf("cancel: %v", out)
+	}
+	f := a.next()
+	if f.Method != hub.MethodCancelTask || !strings.Contains(string(f.Params), o.taskID) {
+		t.Fatalf("agent got %s %s, want CancelTask", f.Method, f.Params)
+	}
+	a.write(map[string]any{"jsonrpc": "2.0", "id": f.ID, "result": map[string]any{}})
+}
+
+func TestCancelBeforeOfferIsSilent(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	id := path(s.send(g, peer, "never mind", true), "result", "task", "id").(string)
+	s.rpc(g, peer, "CancelTask", map[string]any{"id": id})
+	a := s.connect(tok)
+	a.quiet(300 * time.Millisecond)
+}
+
+// TestAcceptsTasks checks that a paused agent is not offered new tasks,
+// can still send its own, and gets what waited as soon as it resumes.
+func TestAcceptsTasks(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	patch := func(accepts bool) {
+		r := s.ownerCall("PATCH", "/agents/alice", map[string]any{"accepts_tasks": accepts})
+		if r != 200 {
+			t.Fatalf("PATCH: %d", r)
+		}
+	}
+	patch(false)
+	id := path(s.send(g, peer, "while paused", true), "result", "task", "id").(string)
+	a.quiet(300 * time.Millisecond)
+
+	// The paused agent sends to another agent of the deployment.
+	other, otherTok := s.agent("other")
+	b := s.connect(otherTok)
+	sent := a.call(hub.MethodSendMessage, map[string]any{"to": s.srv.URL + "/a/other/", "token": s.peerToken(other, "alice"),
+		"request": map[string]any{"message": map[string]any{"messageId": "x1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi other"}}}}})
+	if sent.Error != nil || !strings.Contains(string(sent.Result), "TASK_STATE_SUBMITTED") {
+		t.Fatalf("own send: %+v %s", sent.Error, sent.Result)
+	}
+	if o := b.nextOffer(); o.text != "hi other" || o.from != "alice" {
+		t.Fatalf("other got %+v", o)
+	}
+	if bad := a.call(hub.MethodSendMessage, map[string]any{"to": "other", "token": "sbp_wrong",
+		"request": map[string]any{"message": map[string]any{"messageId": "x2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "x"}}}}}); bad.Error == nil {
+		t.Fatal("own send with a bad token accepted")
+	}
+
+	start := time.Now()
+	patch(true)
+	if o := a.nextOffer(); o.taskID != id {
+		t.Fatalf("offered %s, want %s", o.taskID, id)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("resuming took %v", d)
+	}
+}
+
+// owner sends an owner-API request as the operator and returns the status.
+func (s *server) ownerCall(method, path string, body any) int {
+	s.t.Helper()
+	secret, hash := switchboard.NewToken(switchboard.TokenOwner)
+	must(s.t, s.db.CreateToken(context.Background(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenOwner, AccountID: s.owner.ID}, true))
+	return doJSON(s.t, method, s.srv.URL+path, secret, body)
+}
+
+func TestDuplicateConnectionReplacesOlder(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	first := s.connect(tok)
+	s.send(g, peer, "x", true)
+	o := first.nextOffer() // held, not acknowledged, by the first connection
+	second := s.connect(tok)
+	if code := first.closed(); code != hub.CloseReplaced {
+		t.Fatalf("older connection closed with %d, want %d", code, hub.CloseReplaced)
+	}
+	if again := second.nextOffer(); again.taskID != o.taskID {
+		t.Fatalf("the newer connection got %s, want %s", again.taskID, o.taskID)
+	}
+	if !s.hub.Connected(g.ID) {
+		t.Fatal("agent not connected after replacement")
+	}
+}
+
+func TestRevocationAndDeletionClose(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	a := s.connect(tok)
+	if r := s.ownerCall("POST", "/agents/alice/agent-token", nil); r != 200 {
+		t.Fatalf("rotate: %d", r)
+	}
+	if code := a.closed(); code != hub.CloseUnauthorized {
+		t.Fatalf("after rotation: close %d, want %d", code, hub.CloseUnauthorized)
+	}
+	if _, resp, err := s.dial(tok); err == nil || resp.StatusCode != 401 {
+		t.Fatal("the old token still connects")
+	}
+	b := s.connect(s.agentToken(g))
+	if r := s.ownerCall("DELETE", "/agents/alice", nil); r != 200 {
+		t.Fatalf("delete: %d", r)
+	}
+	if code := b.closed(); code != hub.CloseGone {
+		t.Fatalf("after deletion: close %d, want %d", code, hub.CloseGone)
+	}
+}
+
+func TestHelloRequired(t *testing.T) {
+	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) {
+		h.HelloTimeout = 200 * time.Millisecond
+	})
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	s.send(g, peer, "x", true)
+	a, _, err := s.dial(tok)
+	must(t, err)
+	if r := a.call(hub.MethodGetTask, map[string]any{"id": "x"}); r.Error == nil || r.Error.Code != -32600 {
+		t.Fatalf("before hello: %+v", r)
+	}
+	if code := a.closed(); code != hub.CloseProtocol {
+		t.Fatalf("no hello: close %d, want %d", code, hub.CloseProtocol)
+	}
+}
+
+// TestSlowAgentDoesNotStallOthers checks that an agent that stops reading
+// is dropped (by the write timeout once its buffers fill, or by the
+// heartbeat, whichever comes first), and that another agent is served
+// meanwhile.
+func TestSlowAgentDoesNotStallOthers(t *testing.T) {
+	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, c *httpapi.Config) {
+		h.WriteTimeout = 300 * time.Millisecond
+		c.MaxBody = 4 << 20
+	})
+	slow, slowTok := s.agent("slow")
+	fast, fastTok := s.agent("fast")
+	slowPeer, fastPeer := s.peerToken(slow, "p"), s.peerToken(fast, "p")
+	proxy := newFreezeProxy(t, strings.TrimPrefix(s.srv.URL, "http://"))
+	a, _, err := dialVia(s, proxy.addr, slowTok)
+	must(t, err)
+	a.call("hello", map[string]any{"holding": []string{}})
+	proxy.freeze() // the slow agent reads nothing more
+	big := strings.Repeat("x", 1<<20)
+	for range 4 {
+		s.send(slow, slowPeer, big, true)
+	}
+	b := s.connect(fastTok)
+	start := time.Now()
+	res := async(func() map[string]any { return s.send(fast, fastPeer, "quick", false) })
+	b.complete(b.nextOffer(), "done")
+	if path(await(t, res), "result", "task", "status", "state") != "TASK_STATE_COMPLETED" || time.Since(start) > time.Second {
+		t.Fatalf("the fast agent waited %v", time.Since(start))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.hub.Connected(slow.ID) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow agent is still connected")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestReconnectDuringBurst sends a burst of tasks while the agent drops its
+// connection again and again: every task completes, and the agent, which
+// de-duplicates by message id, does each once.
+func TestReconnectDuringBurst(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	const n = 40
+	var wg sync.WaitGroup
+	ids := make(chan string, n)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range n {
+			ids <- path(s.send(g, peer, fmt.Sprintf("task %d", i), true), "result", "task", "id").(string)
+		}
+		close(ids)
+	}()
+	did := map[string]int{} // message id → times the agent did the work
+	handle := func(a *testAgent, o *offered) {
+		if did[o.messageID] == 0 {
+			did[o.messageID]++ // de-duplicate by message id, as agents must
+		}
+		a.complete(*o, "done")
+	}
+	// Connections that take a few offers and then drop, answered or not.
+	for round := 0; round < 15; round++ {
+		a := s.connect(tok)
+		for range 3 {
+			o := a.nextOfferWithin(200 * time.Millisecond)
+			if o == nil {
+				break
+			}
+			handle(a, o)
+		}
+		_ = a.ws.CloseNow()
+	}
+	wg.Wait()
+	// A last connection that stays: everything still owed arrives.
+	a := s.connect(tok)
+	for o := a.nextOfferWithin(500 * time.Millisecond); o != nil; o = a.nextOfferWithin(500 * time.Millisecond) {
+		handle(a, o)
+	}
+	for id := range ids {
+		s.waitState(id, a2a.TaskStateCompleted)
+	}
+	if len(did) != n {
+		t.Fatalf("the agent did %d distinct tasks, want %d", len(did), n)
+	}
+}
+
+// nextOfferWithin returns the next offer, or nil if none comes within d.
+func (a *testAgent) nextOfferWithin(d time.Duration) *offered {
+	a.mu.Lock()
+	stashed := len(a.stashed) > 0
+	a.mu.Unlock()
+	if !stashed {
+		select {
+		case f, ok := <-a.in:
+			if !ok {
+				return nil
+			}
+			a.mu.Lock()
+			a.stashed = append(a.stashed, f)
+			a.mu.Unlock()
+		case <-time.After(d):
+			return nil
+		}
+	}
+	o := a.nextOffer()
+	return &o
+}
+
+func TestStreamSeesAgentUpdates(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	events := s.stream(g, peer, "stream it")
+	if ev := <-events; !strings.Contains(ev, `"task"`) {
+		t.Fatalf("first event %s", ev)
+	}
+	o := a.nextOffer()
+	a.ackWorking(o)
+	if ev := <-events; !strings.Contains(ev, "TASK_STATE_WORKING") {
+		t.Fatalf("second event %s", ev)
+	}
+	a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID,
+		"artifact": map[string]any{"artifactId": "a", "parts": []any{map[string]any{"text": "partial"}}}}})
+	if ev := <-events; !strings.Contains(ev, "partial") {
+		t.Fatalf("artifact event %s", ev)
+	}
+	a.update(status(o.taskID, "TASK_STATE_COMPLETED", "done"))
+	if ev := <-events; !strings.Contains(ev, "TASK_STATE_COMPLETED") {
+		t.Fatalf("final event %s", ev)
+	}
+	if _, open := <-events; open {
+		t.Fatal("stream did not end")
+	}
+}
+
+func TestShutdownTellsAgentsToReconnect(t *testing.T) {
+	s := newServer(t)
+	_, tok := s.agent("alice")
+	a := s.connect(tok)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	must(t, s.hub.Shutdown(ctx))
+	if code := a.closed(); code != hub.CloseRestart {
+		t.Fatalf("close %d, want %d", code, hub.CloseRestart)
+	}
+	if _, resp, err := s.dial(tok); err == nil || resp.StatusCode != 503 {
+		t.Fatal("a shut-down hub accepted a connection")
+	}
+}
+
+// TestRestartKeepsQueuedWork stops the whole deployment with work queued
+// and offered, starts it again on the same database, and delivers it all.
+func TestRestartKeepsQueuedWork(t *testing.T) {
+	path := t.TempDir() + "/sb.db"
+	s := openServer(t, path)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	s.send(g, peer, "offered", true)
+	offeredTask := a.nextOffer().taskID // offered, never acknowledged
+	queuedTask := pathOf(s.send(g, peer, "queued", true))
+	_ = a.ws.CloseNow()
+	s.close()
+
+	s2 := openServer(t, path)
+	b := s2.connect(tok)
+	got := map[string]bool{}
+	for range 2 {
+		o := b.nextOffer()
+		got[o.taskID] = true
+		b.complete(o, "done")
+	}
+	if !got[offeredTask] || !got[queuedTask] {
+		t.Fatalf("after restart got %v, want %s and %s", got, offeredTask, queuedTask)
+	}
+	s2.waitState(queuedTask, a2a.TaskStateCompleted)
+}
+
+func pathOf(out map[string]any) string { return path(out, "result", "task", "id").(string) }
+
+// freezeProxy forwards TCP connections until frozen; frozen, it stops
+// forwarding in both directions without closing anything.
+type freezeProxy struct {
+	addr   string
+	mu     sync.Mutex
+	frozen bool
+}
+
+func newFreezeProxy(t testing.TB, target string) *freezeProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	p := &freezeProxy{addr: ln.Addr().String()}
+	var conns []net.Conn
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c, up)
+			mu.Unlock()
+			go p.pipe(c, up)
+			go p.pipe(up, c)
+		}
+	}()
+	return p
+}
+
+func (p *freezeProxy) freeze() {
+	p.mu.Lock()
+	p.frozen = true
+	p.mu.Unlock()
+}
+
+func (p *freezeProxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		frozen := p.frozen
+		p.mu.Unlock()
+		if frozen {
+			// Stop reading: TCP buffers fill and the sender blocks, as with
+			// a peer that vanished.
+			for {
+				time.Sleep(10 * time.Millisecond)
+				if _, err := src.Read(buf[:0]); err != nil {
+					return
+				}
+			}
+		}
+		if _, err := dst.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+// dialVia connects a test agent through a proxy address.
+func dialVia(s *server, addr, token string) (*testAgent, any, error) {
+	a, resp, err := s.dialURL("http://"+addr, token)
+	return a, resp, err
+}

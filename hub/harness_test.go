@@ -1,0 +1,487 @@
+package hub_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/coder/websocket"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/ratelimit"
+	"github.com/switchboard-dev/switchboard/sqlstore"
+)
+
+// server is a whole deployment for one test: SQLite in a temporary
+// directory, the in-process bus, the task service with its sweeper, the hub
+// and the HTTP API on a loopback listener.
+type server struct {
+	t     testing.TB
+	db    *sqlstore.DB
+	bus   *membus.Bus
+	tasks *switchboard.TaskService
+	hub   *hub.Hub
+	api   *httpapi.Server
+	srv   *httptest.Server
+	owner *switchboard.Account
+
+	stop  context.CancelFunc
+	loops sync.WaitGroup
+}
+
+type serverOption func(*switchboard.TaskService, *hub.Config, *httpapi.Config)
+
+func newServer(t testing.TB, opts ...serverOption) *server {
+	t.Helper()
+	return openServer(t, filepath.Join(t.TempDir(), "sb.db"), opts...)
+}
+
+// openServer starts a deployment on an existing (or new) database file.
+func openServer(t testing.TB, path string, opts ...serverOption) *server {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlstore.OpenSQLite(ctx, path)
+	must(t, err)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := &server{t: t, db: db, bus: membus.New()}
+	s.tasks = switchboard.NewTaskService(db, s.bus, log)
+	hcfg := hub.Config{HeartbeatInterval: time.Second, Poll: 200 * time.Millisecond}
+	acfg := httpapi.Config{BlockingTimeout: 5 * time.Second, StreamKeepAlive: 100 * time.Millisecond}
+	for _, o := range opts {
+		o(s.tasks, &hcfg, &acfg)
+	}
+	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: db, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID}, hcfg)
+	s.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.tasks,
+		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Bus: s.bus, Connect: s.hub, Presence: s.hub}, acfg)
+	s.api.SetReady(true)
+	s.srv = httptest.NewServer(s.api)
+	var loops context.Context
+	loops, s.stop = context.WithCancel(ctx)
+	s.loops.Add(1)
+	go func() {
+		defer s.loops.Done()
+		_ = s.tasks.RunDeliverySweeper(loops, 50*time.Millisecond)
+	}()
+	t.Cleanup(s.close)
+	accts, err := db.FindAccounts(ctx)
+	must(t, err)
+	if len(accts) == 0 {
+		s.owner = &switchboard.Account{ID: switchboard.NewID(), Name: "owner", Role: switchboard.RoleOperator}
+		must(t, db.CreateAccount(ctx, s.owner))
+	} else {
+		s.owner = accts[0]
+	}
+	return s
+}
+
+// close stops the deployment; it is safe to call more than once.
+func (s *server) close() {
+	if s.stop == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.hub.Shutdown(ctx)
+	s.api.CloseStreams()
+	s.srv.Close()
+	s.stop()
+	s.loops.Wait()
+	_ = s.bus.Close()
+	_ = s.db.Close()
+	s.stop = nil
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// agent creates a connector agent and returns it with its agent token.
+func (s *server) agent(handle string) (*switchboard.Agent, string) {
+	s.t.Helper()
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: s.owner.ID, Handle: handle, Name: handle,
+		Mode: switchboard.ModeConnector, AcceptsTasks: true}
+	must(s.t, s.db.CreateAgent(context.Background(), g))
+	return g, s.agentToken(g)
+}
+
+func (s *server) agentToken(g *switchboard.Agent) string {
+	secret, hash := switchboard.NewToken(switchboard.TokenAgent)
+	must(s.t, s.db.CreateToken(context.Background(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenAgent, AgentID: g.ID}, true))
+	return secret
+}
+
+func (s *server) peerToken(g *switchboard.Agent, label string) string {
+	secret, hash := switchboard.NewToken(switchboard.TokenPeer)
+	must(s.t, s.db.CreateToken(context.Background(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenPeer, AgentID: g.ID, Label: label}, false))
+	return secret
+}
+
+// rpc makes an A2A JSON-RPC call to an agent's address as a peer.
+func (s *server) rpc(g *switchboard.Agent, token, method string, params any) map[string]any {
+	s.t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest("POST", s.srv.URL+"/a/"+g.Handle, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	must(s.t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	must(s.t, json.NewDecoder(resp.Body).Decode(&out))
+	return out
+}
+
+// send sends a text message as a peer; blocking unless immediate.
+func (s *server) send(g *switchboard.Agent, token, text string, immediate bool) map[string]any {
+	s.t.Helper()
+	return s.rpc(g, token, "SendMessage", map[string]any{
+		"message":       map[string]any{"messageId": switchboard.NewID(), "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}},
+		"configuration": map[string]any{"returnImmediately": immediate},
+	})
+}
+
+// stream sends a streaming message as a peer and returns the data of each
+// SSE event; the channel closes when the stream ends.
+func (s *server) stream(g *switchboard.Agent, token, text string) <-chan string {
+	s.t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": map[string]any{
+		"message": map[string]any{"messageId": switchboard.NewID(), "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}}})
+	req, _ := http.NewRequest("POST", s.srv.URL+"/a/"+g.Handle, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	must(s.t, err)
+	out := make(chan string, 16)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 8<<20)
+		for sc.Scan() {
+			if line := sc.Text(); strings.HasPrefix(line, "data: ") {
+				out <- strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}()
+	return out
+}
+
+// doJSON makes a request with a JSON body and a bearer token and returns
+// the status.
+func doJSON(t testing.TB, method, url, token string, body any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// task reads a task from the store.
+func (s *server) task(id string) *switchboard.Task {
+	s.t.Helper()
+	t, err := s.db.FindTaskByID(context.Background(), a2a.TaskID(id))
+	must(s.t, err)
+	return t
+}
+
+// waitState polls the store until the task reaches state.
+func (s *server) waitState(id string, state a2a.TaskState) *switchboard.Task {
+	s.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		t := s.task(id)
+		if t.State() == state {
+			return t
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("task %s is %s, want %s", id, t.State(), state)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func path(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// frame is a JSON-RPC object read by a test agent.
+type frame struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+// testAgent is a hand-driven connector client: the test decides every
+// frame it sends.
+type testAgent struct {
+	t    testing.TB
+	ws   *websocket.Conn
+	in   chan frame
+	done chan error // the read error that ended the connection
+
+	mu      sync.Mutex
+	stashed []frame // server requests read while waiting for a response
+	nextID  int
+}
+
+// dial connects a test agent; it does not say hello.
+func (s *server) dial(token string) (*testAgent, *http.Response, error) {
+	return s.dialURL(s.srv.URL, token)
+}
+
+// dialURL connects a test agent to the server at base.
+func (s *server) dialURL(base, token string) (*testAgent, *http.Response, error) {
+	h := http.Header{}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/connect",
+		&websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{hub.Subprotocol}})
+	if err != nil {
+		return nil, resp, err
+	}
+	ws.SetReadLimit(8 << 20)
+	a := &testAgent{t: s.t, ws: ws, in: make(chan frame, 256), done: make(chan error, 1)}
+	go a.read()
+	s.t.Cleanup(func() { _ = ws.CloseNow() })
+	return a, resp, nil
+}
+
+// connect dials and says hello, holding the given tasks.
+func (s *server) connect(token string, holding ...string) *testAgent {
+	s.t.Helper()
+	a, _, err := s.dial(token)
+	must(s.t, err)
+	if holding == nil {
+		holding = []string{}
+	}
+	res := a.call("hello", map[string]any{"holding": holding, "client": "test"})
+	if res.Error != nil {
+		s.t.Fatalf("hello: %+v", res.Error)
+	}
+	return a
+}
+
+func (a *testAgent) read() {
+	for {
+		_, data, err := a.ws.Read(context.Background())
+		if err != nil {
+			a.done <- err
+			close(a.in)
+			return
+		}
+		var f frame
+		if json.Unmarshal(data, &f) != nil {
+			a.t.Errorf("server sent a frame that is not JSON: %q", data)
+			continue
+		}
+		a.in <- f
+	}
+}
+
+func (a *testAgent) write(v any) {
+	a.t.Helper()
+	b, _ := json.Marshal(v)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		a.t.Fatalf("write: %v", err)
+	}
+}
+
+// call sends a request and waits for its response; server requests read
+// meanwhile are kept for next.
+func (a *testAgent) call(method string, params any) frame {
+	a.t.Helper()
+	a.mu.Lock()
+	a.nextID++
+	id := fmt.Sprintf("t%d", a.nextID)
+	a.mu.Unlock()
+	a.write(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case f, ok := <-a.in:
+			if !ok {
+				a.t.Fatalf("connection closed while waiting for %s", method)
+			}
+			if f.Method == "" && string(f.ID) == `"`+id+`"` {
+				return f
+			}
+			a.mu.Lock()
+			a.stashed = append(a.stashed, f)
+			a.mu.Unlock()
+		case <-timeout:
+			a.t.Fatalf("no answer to %s", method)
+		}
+	}
+}
+
+// next returns the next request from the server.
+func (a *testAgent) next() frame {
+	a.t.Helper()
+	a.mu.Lock()
+	if len(a.stashed) > 0 {
+		f := a.stashed[0]
+		a.stashed = a.stashed[1:]
+		a.mu.Unlock()
+		return f
+	}
+	a.mu.Unlock()
+	select {
+	case f, ok := <-a.in:
+		if !ok {
+			a.t.Fatal("connection closed while waiting for work")
+		}
+		return f
+	case <-time.After(5 * time.Second):
+		a.t.Fatal("no work offered within 5s")
+	}
+	return frame{}
+}
+
+// quiet checks that the server offers nothing for a while.
+func (a *testAgent) quiet(d time.Duration) {
+	a.t.Helper()
+	a.mu.Lock()
+	n := len(a.stashed)
+	a.mu.Unlock()
+	if n > 0 {
+		a.t.Fatalf("unexpected frame %+v", a.stashed[0])
+	}
+	select {
+	case f, ok := <-a.in:
+		if ok {
+			a.t.Fatalf("unexpected frame %s %s", f.Method, f.Params)
+		}
+	case <-time.After(d):
+	}
+}
+
+// closed waits for the server to close the connection and returns the
+// close code.
+func (a *testAgent) closed() websocket.StatusCode {
+	a.t.Helper()
+	select {
+	case err := <-a.done:
+		return websocket.CloseStatus(err)
+	case <-time.After(5 * time.Second):
+		a.t.Fatal("the server did not close the connection")
+	}
+	return 0
+}
+
+// offered is a SendMessage the server offered.
+type offered struct {
+	id        json.RawMessage
+	taskID    string
+	contextID string
+	messageID string
+	text      string
+	from      string
+}
+
+// nextOffer returns the next SendMessage offer.
+func (a *testAgent) nextOffer() offered {
+	a.t.Helper()
+	f := a.next()
+	if f.Method != hub.MethodSendMessage {
+		a.t.Fatalf("expected SendMessage, got %s %s", f.Method, f.Params)
+	}
+	var p a2a.SendMessageRequest
+	must(a.t, json.Unmarshal(f.Params, &p))
+	meta, _ := p.Metadata["switchboard"].(map[string]any)
+	from, _ := meta["from"].(string)
+	return offered{id: f.ID, taskID: string(p.Message.TaskID), contextID: p.Message.ContextID,
+		messageID: p.Message.ID, text: switchboard.MessageText(p.Message), from: from}
+}
+
+// answer answers an offer with a result.
+func (a *testAgent) answer(o offered, result any) {
+	a.write(map[string]any{"jsonrpc": "2.0", "id": o.id, "result": result})
+}
+
+// ackWorking acknowledges an offer with the task in working.
+func (a *testAgent) ackWorking(o offered) {
+	a.answer(o, map[string]any{"task": map[string]any{"id": o.taskID, "contextId": o.contextID, "status": map[string]any{"state": "TASK_STATE_WORKING"}}})
+}
+
+// complete answers an offer with a direct message, which completes it.
+func (a *testAgent) complete(o offered, text string) {
+	a.answer(o, map[string]any{"message": map[string]any{"messageId": switchboard.NewID(), "role": "ROLE_AGENT", "parts": []any{map[string]any{"text": text}}}})
+}
+
+// update sends a TaskUpdate and returns the server's answer.
+func (a *testAgent) update(params any) frame {
+	a.t.Helper()
+	return a.call(hub.MethodTaskUpdate, params)
+}
+
+func status(taskID, state, text string) map[string]any {
+	st := map[string]any{"state": state}
+	if text != "" {
+		st["message"] = map[string]any{"messageId": switchboard.NewID(), "role": "ROLE_AGENT", "parts": []any{map[string]any{"text": text}}}
+	}
+	return map[string]any{"statusUpdate": map[string]any{"taskId": taskID, "contextId": "ignored", "status": st}}
+}
+
+var errTimeout = errors.New("timeout")
+
+// async runs f in a goroutine and returns a channel with its result.
+func async[T any](f func() T) <-chan T {
+	c := make(chan T, 1)
+	go func() { c <- f() }()
+	return c
+}
+
+// await returns the value of c within 10 s.
+func await[T any](t testing.TB, c <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal(errTimeout)
+	}
+	var zero T
+	return zero
+}
