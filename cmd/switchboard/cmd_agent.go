@@ -22,9 +22,13 @@ type agentJSON struct {
 	Skills         []json.RawMessage `json:"skills"`
 	ExtendedSkills []json.RawMessage `json:"extended_skills"`
 	AcceptsTasks   bool              `json:"accepts_tasks"`
+	Endpoint       string            `json:"endpoint"`
+	Connected      *bool             `json:"connected"`
 	Address        string            `json:"address"`
 	AgentCard      string            `json:"agent_card"`
 	CreatedAt      time.Time         `json:"created_at"`
+	AgentToken     string            `json:"agent_token"`
+	WebhookSecret  string            `json:"webhook_secret"`
 }
 
 // AgentCmd groups the agent commands.
@@ -34,13 +38,18 @@ type AgentCmd struct {
 	Show   AgentShowCmd   `cmd:"" help:"Show an agent."`
 	Update AgentUpdateCmd `cmd:"" help:"Change an agent."`
 	Delete AgentDeleteCmd `cmd:"" help:"Delete an agent with its tokens and tasks."`
+
+	RotateToken  AgentRotateTokenCmd  `cmd:"" name:"rotate-token" help:"Give a connector agent a new agent token; connections with the old one are closed."`
+	RotateSecret AgentRotateSecretCmd `cmd:"" name:"rotate-secret" help:"Give a webhook agent a new signing secret."`
+	Deliveries   AgentDeliveriesCmd   `cmd:"" help:"Show the work on its way to an agent (queued or offered)."`
 }
 
 // agentFields are the flags shared by create and update.
 type agentFields struct {
 	Name           *string `name:"name" help:"Display name."`
 	Description    *string `name:"description" help:"What the agent does, shown on its card."`
-	Mode           *string `name:"mode" help:"Delivery mode: inbox."`
+	Mode           *string `name:"mode" help:"Delivery mode: connector (default: the agent holds a WebSocket; see switchboard connect), inbox, or webhook."`
+	Endpoint       *string `name:"endpoint" help:"Webhook agents: the base URL tasks are posted to ({endpoint}/a2a/task)."`
 	Version        *string `name:"card-version" help:"The version field of the agent card."`
 	Skills         string  `name:"skills" help:"Skills as a JSON array of A2A AgentSkill objects, or @FILE to read them from a file."`
 	ExtendedSkills string  `name:"extended-skills" help:"Skills shown only to authenticated peers (JSON array or @FILE)."`
@@ -57,6 +66,9 @@ func (f *agentFields) body() (map[string]any, error) {
 	}
 	if f.Mode != nil {
 		b["mode"] = *f.Mode
+	}
+	if f.Endpoint != nil {
+		b["endpoint"] = *f.Endpoint
 	}
 	if f.Version != nil {
 		b["version"] = *f.Version
@@ -117,11 +129,23 @@ func (c *AgentCreateCmd) Run(ctx context.Context, cli *CLI) error {
 	if printed, err := cl.call(ctx, "POST", "/agents", body, &g); err != nil || printed {
 		return err
 	}
-	fmt.Fprintf(cl.out, "created agent %s (%s)\n", g.Handle, g.ID)
+	fmt.Fprintf(cl.out, "created agent %s (%s), mode %s\n", g.Handle, g.ID, g.Mode)
 	fmt.Fprintf(cl.out, "address:    %s\n", g.Address)
 	fmt.Fprintf(cl.out, "agent card: %s\n", g.AgentCard)
+	printSecrets(cl, &g)
 	fmt.Fprintf(cl.out, "next: give a peer a token with  switchboard token issue --agent %s PEER-NAME\n", g.Handle)
 	return nil
+}
+
+// printSecrets prints the credentials an answer shows once.
+func printSecrets(cl *client, g *agentJSON) {
+	if g.AgentToken != "" {
+		fmt.Fprintf(cl.out, "agent token (shown once; the agent connects with it):\n\n  %s\n\n", g.AgentToken)
+		fmt.Fprintf(cl.out, "connect:    switchboard connect --server %s --token %s --exec 'COMMAND'\n", cl.base, g.AgentToken)
+	}
+	if g.WebhookSecret != "" {
+		fmt.Fprintf(cl.out, "webhook signing secret (shown once; see docs/webhooks.md):\n\n  %s\n\n", g.WebhookSecret)
+	}
 }
 
 // AgentListCmd lists agents.
@@ -171,6 +195,12 @@ func printAgent(cl *client, g *agentJSON) {
 	fmt.Fprintf(tw, "name\t%s\n", g.Name)
 	fmt.Fprintf(tw, "description\t%s\n", g.Description)
 	fmt.Fprintf(tw, "mode\t%s\n", g.Mode)
+	if g.Connected != nil {
+		fmt.Fprintf(tw, "connected\t%v\n", *g.Connected)
+	}
+	if g.Endpoint != "" {
+		fmt.Fprintf(tw, "endpoint\t%s\n", g.Endpoint)
+	}
 	fmt.Fprintf(tw, "accepts tasks\t%v\n", g.AcceptsTasks)
 	fmt.Fprintf(tw, "skills\t%d public, %d extended\n", len(g.Skills), len(g.ExtendedSkills))
 	fmt.Fprintf(tw, "address\t%s\n", g.Address)
@@ -204,6 +234,7 @@ func (c *AgentUpdateCmd) Run(ctx context.Context, cli *CLI) error {
 		return err
 	}
 	printAgent(cl, &g)
+	printSecrets(cl, &g)
 	return nil
 }
 
@@ -223,4 +254,80 @@ func (c *AgentDeleteCmd) Run(ctx context.Context, cli *CLI) error {
 	}
 	fmt.Fprintf(cl.out, "deleted agent %s\n", c.Agent)
 	return nil
+}
+
+// AgentRotateTokenCmd gives a connector agent a new agent token.
+type AgentRotateTokenCmd struct {
+	Agent string `arg:"" help:"Handle or id."`
+}
+
+// Run rotates the token.
+func (c *AgentRotateTokenCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	var g agentJSON
+	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/agent-token", nil, &g); err != nil || printed {
+		return err
+	}
+	printSecrets(cl, &g)
+	return nil
+}
+
+// AgentRotateSecretCmd gives a webhook agent a new signing secret.
+type AgentRotateSecretCmd struct {
+	Agent string `arg:"" help:"Handle or id."`
+}
+
+// Run rotates the secret.
+func (c *AgentRotateSecretCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	var g agentJSON
+	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/webhook-secret", nil, &g); err != nil || printed {
+		return err
+	}
+	printSecrets(cl, &g)
+	return nil
+}
+
+// AgentDeliveriesCmd lists what is on its way to an agent.
+type AgentDeliveriesCmd struct {
+	Agent string `arg:"" help:"Handle or id."`
+	All   bool   `name:"all" help:"Include delivered and failed deliveries."`
+}
+
+// Run lists the deliveries.
+func (c *AgentDeliveriesCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	path := "/agents/" + pathEscape(c.Agent) + "/deliveries"
+	if c.All {
+		path += "?all=1"
+	}
+	var out struct {
+		Deliveries []struct {
+			ID        string    `json:"id"`
+			TaskID    string    `json:"task_id"`
+			Kind      string    `json:"kind"`
+			State     string    `json:"state"`
+			Attempts  int       `json:"attempts"`
+			Deadline  time.Time `json:"deadline"`
+			LastError string    `json:"last_error"`
+		} `json:"deliveries"`
+	}
+	if printed, err := cl.call(ctx, "GET", path, nil, &out); err != nil || printed {
+		return err
+	}
+	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tKIND\tSTATE\tATTEMPTS\tDEADLINE\tLAST ERROR")
+	for _, d := range out.Deliveries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.TaskID, d.Kind, d.State, d.Attempts, d.Deadline.Format(time.RFC3339), d.LastError)
+	}
+	return tw.Flush()
 }
