@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard"
 )
 
 func TestOwnerAuth(t *testing.T) {
@@ -318,5 +320,71 @@ func TestInboxAndReplyAPI(t *testing.T) {
 	}
 	if r := h.owner("GET", "/tasks/nope", h.operatorToken, nil); r.status != 404 {
 		t.Fatalf("unknown task: %d", r.status)
+	}
+}
+
+func TestAgentModesAndCredentials(t *testing.T) {
+	h := newHarness(t)
+	_, alice := h.account("alice")
+
+	// Connector is the default mode; the agent token is shown once.
+	r := h.owner("POST", "/agents", alice, map[string]any{"handle": "conn"})
+	tok, _ := r.json["agent_token"].(string)
+	if r.status != 201 || r.json["mode"] != "connector" || !strings.HasPrefix(tok, "sba_") {
+		t.Fatalf("create: %s", r.body)
+	}
+	if g := h.owner("GET", "/agents/conn", alice, nil); g.json["agent_token"] != nil {
+		t.Fatalf("agent token shown again: %s", g.body)
+	}
+	// Agent tokens are their own kind: not a peer token, not an owner token.
+	wantRPCError(t, h.call(h.srv.URL+"/a/conn", tok, "ListTasks", map[string]any{}), 401, -31401)
+	if r := h.owner("GET", "/agents", tok, nil); r.status != 401 {
+		t.Fatalf("agent token on the owner API: %d", r.status)
+	}
+	rot := h.owner("POST", "/agents/conn/agent-token", alice, nil)
+	if rot.status != 200 || rot.json["agent_token"] == tok || !strings.HasPrefix(rot.json["agent_token"].(string), "sba_") {
+		t.Fatalf("rotate: %s", rot.body)
+	}
+	if _, err := h.db.FindTokenByHash(t.Context(), switchboard.HashToken(tok)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatal("the rotated agent token still works")
+	}
+
+	// Webhook agents need an endpoint and get a signing secret.
+	if r := h.owner("POST", "/agents", alice, map[string]any{"handle": "hook", "mode": "webhook"}); r.status != 400 {
+		t.Fatalf("webhook without endpoint: %d", r.status)
+	}
+	if r := h.owner("POST", "/agents", alice, map[string]any{"handle": "hook", "mode": "webhook", "endpoint": "ftp://x"}); r.status != 400 {
+		t.Fatalf("bad endpoint: %d", r.status)
+	}
+	wh := h.owner("POST", "/agents", alice, map[string]any{"handle": "hook", "mode": "webhook", "endpoint": "https://hooks.example.com/a"})
+	secret, _ := wh.json["webhook_secret"].(string)
+	if wh.status != 201 || !strings.HasPrefix(secret, "sbw_") || wh.json["agent_token"] != nil || wh.json["endpoint"] != "https://hooks.example.com/a" {
+		t.Fatalf("webhook agent: %s", wh.body)
+	}
+	if r := h.owner("POST", "/agents/hook/agent-token", alice, nil); r.status != 400 {
+		t.Fatalf("agent token for a webhook agent: %d", r.status)
+	}
+	ws := h.owner("POST", "/agents/hook/webhook-secret", alice, nil)
+	if ws.status != 200 || ws.json["webhook_secret"] == secret {
+		t.Fatalf("rotate secret: %s", ws.body)
+	}
+	// Switching an agent to webhook mode needs an endpoint, and creates a secret.
+	if r := h.owner("PATCH", "/agents/conn", alice, map[string]any{"mode": "webhook"}); r.status != 400 {
+		t.Fatalf("to webhook without endpoint: %d", r.status)
+	}
+	sw := h.owner("PATCH", "/agents/conn", alice, map[string]any{"mode": "webhook", "endpoint": "https://x.example.com"})
+	if sw.status != 200 || !strings.HasPrefix(sw.json["webhook_secret"].(string), "sbw_") {
+		t.Fatalf("to webhook: %s", sw.body)
+	}
+	// Deliveries: what waits for an agent.
+	d := h.owner("GET", "/agents/hook/deliveries", alice, nil)
+	if d.status != 200 || d.json["deliveries"] == nil {
+		t.Fatalf("deliveries: %s", d.body)
+	}
+	_, eve := h.account("eve")
+	for _, p := range []string{"/agents/hook/webhook-secret", "/agents/conn/agent-token"} {
+		if r := h.owner("POST", p, eve, nil); r.status != 404 {
+			t.Fatalf("eve %s: %d", p, r.status)
+		}
 	}
 }
