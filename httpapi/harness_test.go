@@ -63,7 +63,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	h := &harness{t: t, db: db, bus: membus.New()}
 	h.tasks = switchboard.NewTaskService(db, h.bus, log)
 	h.limiter = ratelimit.NewMemory(rate, time.Minute)
-	h.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Tasks: h.tasks, Limiter: h.limiter, Logger: log}, cfg)
+	h.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Limiter: h.limiter, Logger: log}, cfg)
 	h.api.SetReady(true)
 	h.srv = httptest.NewServer(h.api)
 	t.Cleanup(func() {
