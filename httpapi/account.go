@@ -112,6 +112,15 @@ func (s *Server) handleUpdateAccount(w http.ResponseWriter, r *http.Request, op 
 		s.writeError(w, r, err)
 		return
 	}
+	if body.Disabled != nil {
+		// The account's agents' connections reread it: a disabled account's
+		// agents are disconnected at once.
+		if agents, err := s.Agents.FindAgents(r.Context(), switchboard.AgentFilter{AccountID: &acct.ID}); err == nil {
+			for _, g := range agents {
+				s.notify(r, switchboard.AgentSubject(g.ID))
+			}
+		}
+	}
 	writeJSON(w, http.StatusOK, viewAccount(acct))
 }
 

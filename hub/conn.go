@@ -42,6 +42,7 @@ type conn struct {
 	ctx       context.Context // immutable: ends when the connection closes
 	cancel    context.CancelFunc
 	closeOnce sync.Once
+	closing   atomic.Bool // set when closing starts: no more offers
 }
 
 func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, address string) *conn {
@@ -130,28 +131,28 @@ func (c *conn) end(err error) {
 	}
 }
 
-// close closes the connection with a code the agent can act on: the close
-// handshake ends the reader, then the writer is stopped (stopping it first
-// could cut a write short and lose the close frame). A peer that does not
-// answer the handshake is dropped after 2 s. It is safe to call from any
+// close closes the connection with a code the agent can act on. The
+// connection stops being a delivery target and stops taking offers at
+// once; the close handshake then ends the reader, and only then is the
+// writer stopped (stopping it first could cut a write short and lose the
+// close frame). A peer that does not answer the handshake is dropped when
+// the WebSocket library gives up on it (5 s). It is safe to call from any
 // goroutine, more than once.
 func (c *conn) close(code websocket.StatusCode, reason string) {
 	c.closeOnce.Do(func() {
-		c.hub.unregister(c) // no longer a delivery target, whatever the handshake does
+		c.closing.Store(true)
+		c.hub.unregister(c)
 		go func() {
 			_ = c.ws.Close(code, reason)
 			c.cancel()
 		}()
-		time.AfterFunc(2*time.Second, func() {
-			_ = c.ws.CloseNow()
-			c.cancel()
-		})
 	})
 }
 
 // closeNow drops the connection without a handshake.
 func (c *conn) closeNow() {
 	c.closeOnce.Do(func() {
+		c.closing.Store(true)
 		c.hub.unregister(c)
 		c.cancel()
 		_ = c.ws.CloseNow()
@@ -242,6 +243,12 @@ func (c *conn) onRequest(f *frame) {
 }
 
 func (c *conn) onHello(f *frame) {
+	select {
+	case <-c.ready:
+		c.replyError(f.ID, codeInvalidRequest, "this connection already said hello")
+		return
+	default:
+	}
 	var p helloParams
 	if len(f.Params) > 0 && json.Unmarshal(f.Params, &p) != nil {
 		c.replyError(f.ID, codeInvalidParams, "hello params must be {\"holding\": [task ids]}")
@@ -259,8 +266,10 @@ func (c *conn) onHello(f *frame) {
 	}
 	var res helloResult
 	res.Agent.ID, res.Agent.Handle, res.Agent.Name, res.Agent.Address = agent.ID, agent.Handle, agent.Name, c.address
-	res.HeartbeatSeconds = int(c.hub.cfg.HeartbeatInterval / time.Second)
-	res.AckTimeoutMillis = 30_000
+	hb := c.hub.cfg.HeartbeatInterval
+	res.HeartbeatSeconds = max(1, int((hb+time.Second-1)/time.Second))
+	res.HeartbeatMillis = hb.Milliseconds()
+	res.AckTimeoutMillis = c.hub.cfg.AckTimeout.Milliseconds()
 	res.Server = "switchboard"
 	c.reply(f.ID, res)
 	c.hello.Do(func() { close(c.ready) })
@@ -319,7 +328,7 @@ func parseAnswer(raw json.RawMessage) (a2a.Event, error) {
 func (c *conn) onTaskUpdate(f *frame) {
 	var sr a2a.StreamResponse
 	if err := json.Unmarshal(f.Params, &sr); err != nil || sr.Event == nil {
-		c.replyError(f.ID, codeInvalidAgent, "TaskUpdate params must be an A2A StreamResponse: {statusUpdate|artifactUpdate|task|message}")
+		c.replyError(f.ID, codeInvalidParams, "TaskUpdate params must be an A2A StreamResponse: {statusUpdate|artifactUpdate|task|message}")
 		return
 	}
 	id := sr.Event.TaskInfo().TaskID

@@ -493,3 +493,42 @@ func dialVia(s *server, addr, token string) (*testAgent, any, error) {
 	a, resp, err := s.dialURL("http://"+addr, token)
 	return a, resp, err
 }
+
+// TestHelloAnsweredBeforeOffers checks that queued work is offered only
+// after the answer to hello.
+func TestHelloAnsweredBeforeOffers(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	for range 5 {
+		s.send(g, peer, "queued", true)
+	}
+	for range 5 {
+		a := s.connect(tok)
+		a.mu.Lock()
+		early := len(a.stashed)
+		a.mu.Unlock()
+		if early > 0 {
+			t.Fatalf("%d offers arrived before the answer to hello", early)
+		}
+		if r := a.call("hello", map[string]any{"holding": []string{}}); r.Error == nil {
+			t.Fatal("a second hello was accepted")
+		}
+		_ = a.ws.CloseNow()
+	}
+}
+
+func TestDisabledAccountDisconnects(t *testing.T) {
+	s := newServer(t)
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "acme", Role: switchboard.RoleOwner}
+	must(t, s.db.CreateAccount(context.Background(), acct))
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "acme-bot", Mode: switchboard.ModeConnector, AcceptsTasks: true}
+	must(t, s.db.CreateAgent(context.Background(), g))
+	a := s.connect(s.agentToken(g))
+	if r := s.ownerCall("PATCH", "/accounts/"+acct.ID, map[string]any{"disabled": true}); r != 200 {
+		t.Fatalf("disable: %d", r)
+	}
+	if code := a.closed(); code != hub.CloseGone {
+		t.Fatalf("close %d, want %d", code, hub.CloseGone)
+	}
+}

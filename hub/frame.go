@@ -102,7 +102,8 @@ type helloResult struct {
 		Name    string `json:"name"`
 		Address string `json:"address,omitempty"`
 	} `json:"agent"`
-	HeartbeatSeconds int    `json:"heartbeatSeconds"`
+	HeartbeatSeconds int    `json:"heartbeatSeconds"` // rounded up
+	HeartbeatMillis  int64  `json:"heartbeatMs"`
 	AckTimeoutMillis int64  `json:"ackTimeoutMs"`
 	Server           string `json:"server"`
 }

@@ -46,6 +46,9 @@ type Config struct {
 	MaxFrameBytes int64
 	// Poll is how often a connection looks for queued work without a hint.
 	Poll time.Duration
+	// AckTimeout is how long the server waits for an agent to acknowledge
+	// an offer (the task service's setting), told to agents in hello.
+	AckTimeout time.Duration
 }
 
 // Service is the task protocol as the hub uses it. *switchboard.TaskService
@@ -115,6 +118,9 @@ func New(deps Deps, cfg Config) *Hub {
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
+	}
+	if cfg.AckTimeout <= 0 {
+		cfg.AckTimeout = switchboard.DefaultAckTimeout
 	}
 	if deps.InstanceID == "" {
 		deps.InstanceID = switchboard.NewID()

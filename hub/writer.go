@@ -17,6 +17,10 @@ const refreshEvery = time.Minute
 // offers the agent's queued work (once the agent has said hello, and again
 // on every hint, acknowledgement and poll), and pings. It returns when the
 // connection ends; its error closes the connection.
+//
+// A ping waits for its pong in a short-lived goroutine of its own, so that
+// waiting does not hold up writes; a ping still unanswered when the next
+// one is due means the agent is gone.
 func (c *conn) writeLoop(watch switchboard.Watch) error {
 	cfg := c.hub.cfg
 	ping := time.NewTicker(cfg.HeartbeatInterval)
@@ -26,6 +30,10 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 	ready := c.ready
 	helloDone := false
 	lastRefresh := time.Now()
+	// pong carries the pending ping's outcome; nil when none is pending. A
+	// ping still waiting when the loop ends returns as soon as the
+	// connection closes (or its interval passes).
+	var pong chan error
 
 	for {
 		claim := false
@@ -37,6 +45,11 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 				return err
 			}
 		case <-ready:
+			// The answer to hello is queued before ready closes: send it
+			// (and anything queued with it) before the first offer.
+			if err := c.flush(); err != nil {
+				return err
+			}
 			ready, helloDone, claim = nil, true, true
 		case _, ok := <-watch.C():
 			if !ok {
@@ -58,11 +71,20 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 			}
 			claim = helloDone
 		case <-ping.C:
-			if err := c.ping(); err != nil {
-				return err
+			if pong != nil {
+				c.log.Info("agent did not answer a ping")
+				return &closeErr{CloseHeartbeat, "no answer to a ping"}
+			}
+			pong = make(chan error, 1)
+			go c.ping(pong)
+		case err := <-pong:
+			pong = nil
+			if err != nil && c.ctx.Err() == nil {
+				c.log.Info("agent did not answer a ping", "err", err)
+				return &closeErr{CloseHeartbeat, "no answer to a ping"}
 			}
 		}
-		if claim {
+		if claim && !c.closing.Load() {
 			if err := c.offer(); err != nil {
 				return err
 			}
@@ -77,19 +99,26 @@ func (c *conn) write(b []byte) error {
 	return c.ws.Write(ctx, websocket.MessageText, b)
 }
 
-// ping checks that the agent is alive: it must answer within one heartbeat
-// interval.
-func (c *conn) ping() error {
-	ctx, cancel := context.WithTimeout(c.ctx, c.hub.cfg.HeartbeatInterval)
-	defer cancel()
-	if err := c.ws.Ping(ctx); err != nil {
-		if c.ctx.Err() != nil {
+// flush writes every answer already queued.
+func (c *conn) flush() error {
+	for {
+		select {
+		case b := <-c.out:
+			if err := c.write(b); err != nil {
+				return err
+			}
+		default:
 			return nil
 		}
-		c.log.Info("agent did not answer a ping", "err", err)
-		return &closeErr{CloseHeartbeat, "no answer to a ping"}
 	}
-	return nil
+}
+
+// ping sends a ping and reports on done whether the pong came within one
+// heartbeat interval.
+func (c *conn) ping(done chan<- error) {
+	ctx, cancel := context.WithTimeout(c.ctx, c.hub.cfg.HeartbeatInterval)
+	defer cancel()
+	done <- c.ws.Ping(ctx)
 }
 
 // refresh rereads the agent and the token the connection holds, and closes

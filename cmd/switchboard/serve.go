@@ -160,7 +160,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Hub = hub.New(hub.Deps{
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
-	}, hub.Config{HeartbeatInterval: cfg.Heartbeat})
+	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: m.Tasks.AckTimeout})
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks,
 		Limiter: ratelimit.NewMemory(cfg.RatePerMinute, time.Minute),

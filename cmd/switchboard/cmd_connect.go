@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/switchboard-dev/switchboard/connector"
+)
+
+// ConnectCmd connects an agent to its Switchboard server over the connector
+// protocol and works on the tasks sent to its address, by running a
+// command or by relaying them to a local A2A server. It reconnects by
+// itself; with --print-unit or --install it writes a systemd unit that
+// runs it instead.
+type ConnectCmd struct {
+	Token        string        `name:"token" env:"SWITCHBOARD_AGENT_TOKEN" help:"The agent token (sba_…), shown when the agent was created."`
+	Exec         string        `name:"exec" env:"SWITCHBOARD_EXEC" placeholder:"COMMAND" help:"Run COMMAND with sh -c for each task: the message text on stdin, the task in SWITCHBOARD_TASK_ID, SWITCHBOARD_CONTEXT_ID, SWITCHBOARD_MESSAGE_ID, SWITCHBOARD_FROM, SWITCHBOARD_NEW_TASK; stdout is the reply, a non-zero exit fails the task with stderr's tail."`
+	Forward      string        `name:"forward" env:"SWITCHBOARD_FORWARD" placeholder:"URL" help:"Relay each task as A2A JSON-RPC to the A2A server at URL (loopback or private; its agent card decides the protocol version, 1.0 or 0.3)."`
+	ForwardToken string        `name:"forward-token" env:"SWITCHBOARD_FORWARD_TOKEN" help:"Bearer token for the --forward server."`
+	Timeout      time.Duration `name:"timeout" env:"SWITCHBOARD_TASK_TIMEOUT" default:"5m" help:"Longest time one task may take; then the command is killed (or the forwarded task canceled) and the task fails."`
+	Concurrency  int           `name:"concurrency" env:"SWITCHBOARD_CONCURRENCY" default:"4" help:"Tasks worked on at once; more wait their turn."`
+	LogLevel     string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level (logs go to stderr)."`
+	LogFormat    string        `name:"log-format" env:"SWITCHBOARD_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format."`
+
+	PrintUnit bool   `name:"print-unit" help:"Print a systemd unit that runs this connect command (the token goes in an environment file, not the command line), and exit."`
+	Install   bool   `name:"install" help:"Write that unit and its environment file (mode 0600, holding the token), and print the systemctl commands that start it."`
+	System    bool   `name:"system" help:"With --print-unit or --install: a system unit in /etc/systemd/system rather than a user unit in ~/.config/systemd/user."`
+	Name      string `name:"name" env:"SWITCHBOARD_CONNECT_NAME" default:"agent" help:"Name of the unit (switchboard-connect-NAME.service) and of its environment file; use the agent's handle."`
+}
+
+// Run connects and works until ctx ends (SIGINT, SIGTERM) or the server
+// refuses the agent for good. The global --server flag names the server;
+// it may be repeated or hold several comma-separated URLs, tried in turn.
+func (c *ConnectCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) error {
+	urls := serverURLs(cli.Server, kctx.Args)
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if c.PrintUnit || c.Install {
+		return c.writeUnit(cli.out, urls)
+	}
+	if strings.TrimSpace(c.Token) == "" {
+		return errors.New("no agent token: set SWITCHBOARD_AGENT_TOKEN or --token (it is shown when the agent is created, and by POST /agents/{id}/agent-token)")
+	}
+	log := newLogger(c.LogLevel, c.LogFormat)
+	handler, mode := c.handler(log)
+	client := &connector.Client{
+		URLs: urls, Token: strings.TrimSpace(c.Token), Handler: handler, Logger: log,
+		MaxConcurrent: c.Concurrency, ClientName: "switchboard-connect/" + version,
+	}
+	log.Info("starting the connector", "servers", strings.Join(urls, ","), "mode", mode, "concurrency", c.Concurrency, "timeout", c.Timeout)
+	return client.Run(ctx)
+}
+
+// handler returns what works on each task, and the name of the mode.
+func (c *ConnectCmd) handler(log *slog.Logger) (connector.Handler, string) {
+	if c.Exec != "" {
+		return &execHandler{command: c.Exec, timeout: c.Timeout, log: log}, "exec"
+	}
+	return newForwarder(c.Forward, c.ForwardToken, c.Timeout, log), "forward"
+}
+
+// validate checks that exactly one way of working was chosen.
+func (c *ConnectCmd) validate() error {
+	switch {
+	case c.Exec == "" && c.Forward == "":
+		return errors.New("say how to work on tasks: --exec 'COMMAND' or --forward URL")
+	case c.Exec != "" && c.Forward != "":
+		return errors.New("--exec and --forward exclude each other")
+	case c.Timeout <= 0:
+		return errors.New("--timeout must be positive")
+	case c.Concurrency <= 0:
+		return errors.New("--concurrency must be at least 1")
+	}
+	if c.Forward != "" {
+		if err := checkForwardURL(c.Forward); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serverURLs returns the server URLs the command line names. The global
+// --server flag holds only its last value, so the raw arguments are read
+// for repeated ones; each value may also hold comma-separated URLs.
+func serverURLs(server string, args []string) []string {
+	var values []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--server="); ok {
+			values = append(values, v)
+		} else if a == "--server" && i+1 < len(args) {
+			values = append(values, args[i+1])
+			i++
+		}
+	}
+	if len(values) < 2 {
+		values = []string{server}
+	}
+	var urls []string
+	for _, v := range values {
+		for _, u := range strings.Split(v, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				urls = append(urls, u)
+			}
+		}
+	}
+	return urls
+}
+
+// fail reports a task failure, logging a report that did not go through.
+func fail(ctx context.Context, w *connector.Work, log *slog.Logger, reason string) {
+	if err := w.Fail(reason); err != nil && ctx.Err() == nil {
+		log.Warn("report a failed task", "task_id", w.TaskID, "err", err)
+	}
+}
+
+// errTaskTimeout is the cause of a task's context when --timeout passed.
+var errTaskTimeout = errors.New("the task took longer than its timeout")

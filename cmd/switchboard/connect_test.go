@@ -1,0 +1,481 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// connectAgent creates a connector agent with the CLI (connector is the
+// default mode) and a peer token for bob, and returns the agent's id, its
+// agent token and the peer token.
+func connectAgent(t *testing.T, m *Main, handle string) (id, agentToken, peerToken string) {
+	t.Helper()
+	var g struct {
+		ID         string `json:"id"`
+		Mode       string `json:"mode"`
+		AgentToken string `json:"agent_token"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "agent", "create", handle)), &g); err != nil || g.AgentToken == "" {
+		t.Fatalf("agent create: %v %+v", err, g)
+	}
+	if g.Mode != "connector" {
+		t.Fatalf("mode: got %s, want connector", g.Mode)
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "token", "issue", "--agent", handle, "bob")), &tok); err != nil || tok.Token == "" {
+		t.Fatalf("token issue: %v", err)
+	}
+	return g.ID, g.AgentToken, tok.Token
+}
+
+// startConnect runs `switchboard connect` with args until the test ends,
+// and waits until the agent is connected.
+func startConnect(t *testing.T, m *Main, agentID string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		var out bytes.Buffer
+		done <- run(ctx, append([]string{"--server", m.URL(), "connect", "--log-level", "error"}, args...), &out)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("connect: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("connect did not stop")
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for !m.Hub.Connected(agentID) {
+		select {
+		case err := <-done:
+			t.Fatalf("connect ended: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the connector did not connect")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// peerTask is a task as bob reads it.
+type peerTask struct {
+	ID     string `json:"id"`
+	Status struct {
+		State   string       `json:"state"`
+		Message *a2a.Message `json:"message"`
+	} `json:"status"`
+	Artifacts []*a2a.Artifact `json:"artifacts"`
+}
+
+// answer returns the text of the task's artifacts.
+func (t *peerTask) answer() string {
+	var texts []string
+	for _, a := range t.Artifacts {
+		for _, p := range a.Parts {
+			texts = append(texts, p.Text())
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// reason returns the text of the task's status message.
+func (t *peerTask) reason() string {
+	if t.Status.Message == nil || len(t.Status.Message.Parts) == 0 {
+		return ""
+	}
+	return t.Status.Message.Parts[0].Text()
+}
+
+// peerCall calls the agent's address as bob (A2A 1.0) and decodes the
+// task in the answer.
+func peerCall(t *testing.T, m *Main, handle, peerToken, method string, params any) *peerTask {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest("POST", m.URL()+"/a/"+handle, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+peerToken)
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct{ Message string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || a.Error != nil {
+		t.Fatalf("%s: %v %+v", method, err, a.Error)
+	}
+	var task peerTask
+	if method == "SendMessage" {
+		var r struct {
+			Task peerTask `json:"task"`
+		}
+		err = json.Unmarshal(a.Result, &r)
+		task = r.Task
+	} else {
+		err = json.Unmarshal(a.Result, &task)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return &task
+}
+
+// peerSend sends text as bob; wait blocks until the agent's turn ends.
+func peerSend(t *testing.T, m *Main, handle, peerToken, messageID, text, taskID string, wait bool) *peerTask {
+	t.Helper()
+	msg := map[string]any{"messageId": messageID, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
+	if taskID != "" {
+		msg["taskId"] = taskID
+	}
+	return peerCall(t, m, handle, peerToken, "SendMessage", map[string]any{"message": msg, "configuration": map[string]any{"returnImmediately": !wait}})
+}
+
+// waitTask polls the task until cond holds.
+func waitTask(t *testing.T, m *Main, handle, peerToken, id string, cond func(*peerTask) bool) *peerTask {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		task := peerCall(t, m, handle, peerToken, "GetTask", map[string]any{"id": id})
+		if cond(task) {
+			return task
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: timed out in %s", id, task.Status.State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestConnectExec(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	id, agentToken, peerToken := connectAgent(t, m, "shouter")
+	t.Setenv("SWITCHBOARD_AGENT_TOKEN", agentToken) // the token from the environment, as in the unit
+	startConnect(t, m, id, "--exec",
+		`printf '%s|%s|%s|[%s]|' "$SWITCHBOARD_FROM" "$SWITCHBOARD_NEW_TASK" "$SWITCHBOARD_MESSAGE_ID" "$SWITCHBOARD_AGENT_TOKEN"; tr a-z A-Z; echo "$SWITCHBOARD_TASK_ID" >&2`)
+
+	task := peerSend(t, m, "shouter", peerToken, "m1", "hello there", "", true)
+	if got, want := task.Status.State, "TASK_STATE_COMPLETED"; got != want {
+		t.Fatalf("state: got %s, want %s (%s)", got, want, task.reason())
+	}
+	// The command's environment names the task, never the agent's token.
+	if got, want := task.answer(), "bob|true|m1|[]|HELLO THERE"; got != want {
+		t.Fatalf("answer: got %q, want %q", got, want)
+	}
+}
+
+func TestConnectExecFailures(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	tests := map[string]struct {
+		command, timeout string
+		want             []string
+	}{
+		"NonZeroExit": {`echo partial; echo "it broke" >&2; exit 3`, "5m", []string{"status 3", "it broke"}},
+		"Timeout":     {`sleep 30 & sleep 30`, "300ms", []string{"did not finish within 300ms"}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			handle := strings.ToLower(name)
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--exec", tt.command, "--timeout", tt.timeout)
+			start := time.Now()
+			task := peerSend(t, m, handle, peerToken, "m1", "go", "", true)
+			if got, want := task.Status.State, "TASK_STATE_FAILED"; got != want {
+				t.Fatalf("state: got %s, want %s", got, want)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(task.reason(), want) {
+					t.Errorf("reason %q lacks %q", task.reason(), want)
+				}
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("the failure took %s", took)
+			}
+		})
+	}
+}
+
+func TestConnectNeedsOneMode(t *testing.T) {
+	for name, args := range map[string][]string{
+		"None": {"connect", "--token", "sba_x"},
+		"Both": {"connect", "--token", "sba_x", "--exec", "cat", "--forward", "http://127.0.0.1:1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := run(context.Background(), args, &out); err == nil || !strings.Contains(err.Error(), "--exec") {
+				t.Fatalf("got %v, want an error naming --exec", err)
+			}
+		})
+	}
+}
+
+func TestServerURLs(t *testing.T) {
+	tests := map[string]struct {
+		server string
+		args   []string
+		want   string
+	}{
+		"One":           {"http://a", []string{"--server", "http://a", "connect"}, "http://a"},
+		"CommaList":     {"http://a, http://b", []string{"--server", "http://a, http://b", "connect"}, "http://a http://b"},
+		"Repeated":      {"http://b", []string{"--server", "http://a", "--server=http://b", "connect"}, "http://a http://b"},
+		"FromEnv":       {"http://a,http://b", []string{"connect"}, "http://a http://b"},
+		"AfterDashDash": {"http://a", []string{"--server", "http://a", "connect", "--", "--server", "x"}, "http://a"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := strings.Join(serverURLs(tt.server, tt.args), " "); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConnectPrintUnit(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("HOME", t.TempDir())
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"--server", "https://sb.example,https://sb2.example", "connect",
+		"--token", "sba_secret-token", "--exec", `reply.sh "$HOME" 100%`, "--name", "helper", "--print-unit"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := out.String()
+	exe, _ := executable()
+	for _, want := range []string{
+		"ExecStart=" + exe + ` --server https://sb.example,https://sb2.example connect --exec "reply.sh \"$$HOME\" 100%%" --timeout 5m0s --concurrency 4` + "\n",
+		"EnvironmentFile=" + filepath.Join(os.Getenv("HOME"), ".config", "switchboard", "connect-helper.env") + "\n",
+		"Restart=always\n", "RestartSec=2\n", "WantedBy=default.target\n",
+	} {
+		if !strings.Contains(unit, want) {
+			t.Errorf("the unit lacks %q:\n%s", want, unit)
+		}
+	}
+	if strings.Contains(unit, "sba_secret-token") {
+		t.Fatalf("the unit holds the token:\n%s", unit)
+	}
+	if !filepath.IsAbs(exe) {
+		t.Fatalf("ExecStart path %q is not absolute", exe)
+	}
+}
+
+func TestConnectInstall(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"--server", "https://sb.example", "connect", "--token", "sba_secret-token",
+		"--forward", "http://127.0.0.1:9001/", "--forward-token", `up "token"`, "--name", "helper", "--install"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unitPath := filepath.Join(home, ".config", "systemd", "user", "switchboard-connect-helper.service")
+	envPath := filepath.Join(home, ".config", "switchboard", "connect-helper.env")
+	for path, mode := range map[string]os.FileMode{unitPath: 0o644, envPath: 0o600} {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != mode {
+			t.Errorf("%s: mode %o, want %o", path, got, mode)
+		}
+	}
+	env, _ := os.ReadFile(envPath)
+	for _, want := range []string{"SWITCHBOARD_AGENT_TOKEN=sba_secret-token\n", `SWITCHBOARD_FORWARD_TOKEN="up \"token\""` + "\n"} {
+		if !strings.Contains(string(env), want) {
+			t.Errorf("the env file lacks %q:\n%s", want, env)
+		}
+	}
+	unit, _ := os.ReadFile(unitPath)
+	if strings.Contains(string(unit), "secret-token") || !strings.Contains(string(unit), "--forward http://127.0.0.1:9001/") {
+		t.Errorf("unit:\n%s", unit)
+	}
+	if want := "systemctl --user daemon-reload && systemctl --user enable --now switchboard-connect-helper.service"; !strings.Contains(out.String(), want) {
+		t.Errorf("the output lacks %q:\n%s", want, out.String())
+	}
+	if dir, _ := os.Stat(filepath.Dir(envPath)); dir.Mode().Perm() != 0o700 {
+		t.Errorf("the env file's directory has mode %o, want 700", dir.Mode().Perm())
+	}
+}
+
+// upstreamAgent is an A2A server built with a2a-go, the kind of agent
+// connect --forward puts behind a Switchboard address.
+type upstreamAgent struct {
+	srv      *httptest.Server
+	canceled chan a2a.TaskID
+	release  chan struct{} // ends executions that wait
+	mu       sync.Mutex
+	followUp bool // guarded by mu: a message continued a task it knows
+}
+
+// newUpstreamAgent serves an A2A agent speaking version ("1.0", "0.3", or
+// "0.3-pure" for a 0.3 card without the 1.0 fields) over JSON-RPC at
+// /invoke, with its card at the well-known path.
+func newUpstreamAgent(t *testing.T, version string, streaming bool) *upstreamAgent {
+	t.Helper()
+	u := &upstreamAgent{canceled: make(chan a2a.TaskID, 4), release: make(chan struct{})}
+	mux := http.NewServeMux()
+	u.srv = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		close(u.release)
+		u.srv.Close()
+	})
+	handler := a2asrv.NewHandler(u)
+	iface := &a2a.AgentInterface{URL: u.srv.URL + "/invoke", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.ProtocolVersion(strings.TrimSuffix(version, "-pure"))}
+	card := &a2a.AgentCard{Name: "Upstream " + version, Description: "answers", Version: "1.0.0",
+		SupportedInterfaces: []*a2a.AgentInterface{iface}, Capabilities: a2a.AgentCapabilities{Streaming: streaming},
+		DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "echoes", Tags: []string{"test"}}}}
+	switch version {
+	case "0.3":
+		mux.Handle("/invoke", a2av0.NewJSONRPCHandler(handler))
+		mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
+	case "0.3-pure":
+		mux.Handle("/invoke", a2av0.NewJSONRPCHandler(handler))
+		mux.HandleFunc("/.well-known/agent.json", func(w http.ResponseWriter, r *http.Request) {
+			_ = json.NewEncoder(w).Encode(map[string]any{
+				"protocolVersion": "0.3.0", "name": card.Name, "description": card.Description, "version": "1.0.0",
+				"url": iface.URL, "preferredTransport": "JSONRPC", "capabilities": map[string]any{"streaming": streaming},
+				"defaultInputModes": []string{"text"}, "defaultOutputModes": []string{"text"}, "skills": []any{},
+			})
+		})
+	default:
+		mux.Handle("/invoke", a2asrv.NewJSONRPCHandler(handler))
+		mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	}
+	return u
+}
+
+// Execute answers "ask" with a question, "wait" by working until canceled,
+// a follow-up with the choice, anything else with "upstream: " + text.
+func (u *upstreamAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		text := ""
+		for _, p := range ec.Message.Parts {
+			text += p.Text()
+		}
+		if ec.StoredTask == nil {
+			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+		} else {
+			u.mu.Lock()
+			u.followUp = true
+			u.mu.Unlock()
+		}
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		switch {
+		case text == "ask":
+			q := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which one?"))
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, q), nil)
+		case text == "wait":
+			select {
+			case <-ctx.Done():
+			case <-u.release:
+			}
+		default:
+			answer := "upstream: " + text
+			if ec.StoredTask != nil {
+				answer = "upstream: you chose " + text
+			}
+			if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart(answer)), nil) {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+			}
+		}
+	}
+}
+
+// Cancel records the cancel and cancels the task.
+func (u *upstreamAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		u.canceled <- ec.TaskID
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+func TestConnectForward(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	tests := map[string]struct {
+		version   string
+		streaming bool
+		path      string // appended to the upstream's URL for --forward
+	}{
+		"V1Streaming":  {"1.0", true, ""},
+		"V1Blocking":   {"1.0", false, "/invoke"},
+		"V03Blocking":  {"0.3", false, ""},
+		"V03Streaming": {"0.3", true, "/invoke"},
+		"V03PureCard":  {"0.3-pure", false, ""},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			up := newUpstreamAgent(t, tt.version, tt.streaming)
+			handle := strings.ToLower(name)
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL+tt.path)
+
+			task := peerSend(t, m, handle, peerToken, "m1", "hello", "", true)
+			if got, want := task.answer(), "upstream: hello"; got != want || task.Status.State != "TASK_STATE_COMPLETED" {
+				t.Fatalf("answer: got %q in %s, want %q completed (%s)", got, task.Status.State, want, task.reason())
+			}
+
+			// A question, then the peer's follow-up, which reaches the same
+			// task at the upstream agent.
+			task = peerSend(t, m, handle, peerToken, "m2", "ask", "", true)
+			if got, want := task.Status.State, "TASK_STATE_INPUT_REQUIRED"; got != want {
+				t.Fatalf("state: got %s, want %s (%s)", got, want, task.reason())
+			}
+			if got, want := task.reason(), "which one?"; got != want {
+				t.Fatalf("question: got %q, want %q", got, want)
+			}
+			task = peerSend(t, m, handle, peerToken, "m3", "blue", task.ID, true)
+			if got, want := task.answer(), "upstream: you chose blue"; got != want {
+				t.Fatalf("follow-up answer: got %q, want %q (%s %s)", got, want, task.Status.State, task.reason())
+			}
+			up.mu.Lock()
+			defer up.mu.Unlock()
+			if !up.followUp {
+				t.Fatal("the follow-up did not reach the upstream task")
+			}
+		})
+	}
+}
+
+func TestConnectForwardCancel(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	up := newUpstreamAgent(t, "1.0", true)
+	id, agentToken, peerToken := connectAgent(t, m, "waiter")
+	startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL)
+
+	task := peerSend(t, m, "waiter", peerToken, "m1", "wait", "", false)
+	waitTask(t, m, "waiter", peerToken, task.ID, func(t *peerTask) bool { return t.Status.State == "TASK_STATE_WORKING" })
+	peerCall(t, m, "waiter", peerToken, "CancelTask", map[string]any{"id": task.ID})
+	select {
+	case <-up.canceled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancel did not reach the upstream agent")
+	}
+}

@@ -1,0 +1,144 @@
+package connector
+
+import (
+	"encoding/json"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// onFrame handles one frame from the server.
+func (s *session) onFrame(data []byte) {
+	var f frame
+	if err := json.Unmarshal(data, &f); err != nil || f.JSONRPC != "2.0" {
+		s.log.Debug("ignoring a frame that is not JSON-RPC 2.0")
+		return
+	}
+	switch {
+	case f.isResponse():
+		s.onResponse(&f)
+	case f.Method != "":
+		s.onRequest(&f)
+	}
+}
+
+// onResponse hands the answer to a call to its caller.
+func (s *session) onResponse(f *frame) {
+	var id string
+	if json.Unmarshal(f.ID, &id) != nil || id == "" {
+		if f.Error != nil {
+			s.log.Warn("the server reported an error", "code", f.Error.Code, "message", f.Error.Message)
+		}
+		return
+	}
+	res := callResult{result: f.Result}
+	if f.Error != nil {
+		res = callResult{err: f.Error}
+	}
+	if !s.c.out.resolve(id, res) {
+		s.log.Debug("answer to a call no one waits for", "id", id)
+	}
+}
+
+// onRequest handles a request from the server. This switch is the
+// protocol's dispatch: every method the server may send.
+func (s *session) onRequest(f *frame) {
+	switch f.Method {
+	case methodSendMessage:
+		s.onSendMessage(f)
+	case methodCancelTask:
+		s.onCancelTask(f)
+	case methodPing:
+		s.reply(f.ID, "pong")
+	default:
+		s.replyError(f.ID, codeMethodNotFound, "method not found: "+truncate(f.Method, 64))
+	}
+}
+
+// onSendMessage acknowledges a message for the agent at once and starts
+// its work. A message offered again (delivery is at least once) is
+// acknowledged without running the handler again.
+func (s *session) onSendMessage(f *frame) {
+	var req a2a.SendMessageRequest
+	if err := json.Unmarshal(f.Params, &req); err != nil || req.Message == nil || req.Message.TaskID == "" || req.Message.ID == "" {
+		s.replyError(f.ID, codeInvalidParams, "SendMessage params must hold a message with a messageId and a taskId")
+		return
+	}
+	w := s.c.newWork(&req)
+	final, dup := s.c.reg.accept(w, w.cancel)
+	if dup {
+		w.cancel(ErrWorkDone)
+		s.reply(f.ID, taskAnswer(w.TaskID, w.ContextID, dupAnswerState(final)))
+		s.log.Info("message offered again; acknowledged without working on it twice",
+			"task_id", w.TaskID, "message_id", truncate(w.MessageID, 64), "attempt", w.Attempt)
+		return
+	}
+	s.reply(f.ID, taskAnswer(w.TaskID, w.ContextID, a2a.TaskStateWorking))
+	s.log.Info("task received", "task_id", w.TaskID, "message_id", truncate(w.MessageID, 64),
+		"from", truncate(w.From, 64), "new_task", w.NewTask)
+	s.c.startWork(w)
+}
+
+// dupAnswerState is the state a repeated offer is answered with: the final
+// state the server confirmed, or submitted, which the server takes as a
+// bare acknowledgement. Anything else could undo a report the server
+// already applied (the answer is applied after the reports written before
+// it), such as input-required going back to working.
+func dupAnswerState(final a2a.TaskState) a2a.TaskState {
+	if final.Terminal() {
+		return final
+	}
+	return a2a.TaskStateSubmitted
+}
+
+// onCancelTask cancels the works of a task the peer canceled, and answers
+// at once.
+func (s *session) onCancelTask(f *frame) {
+	var p a2a.CancelTaskRequest
+	if err := json.Unmarshal(f.Params, &p); err != nil || p.ID == "" {
+		s.replyError(f.ID, codeInvalidParams, "CancelTask params must be {\"id\": …}")
+		return
+	}
+	contextID := s.c.reg.cancel(p.ID)
+	s.reply(f.ID, taskAnswer(p.ID, contextID, a2a.TaskStateCanceled))
+	s.log.Info("task canceled by the peer", "task_id", p.ID)
+}
+
+// taskAnswer is a SendMessageResponse holding a task in state.
+func taskAnswer(id a2a.TaskID, contextID string, state a2a.TaskState) a2a.StreamResponse {
+	return a2a.StreamResponse{Event: &a2a.Task{ID: id, ContextID: contextID, Status: a2a.TaskStatus{State: state}}}
+}
+
+// reply queues an answer to a request (none to a notification).
+func (s *session) reply(id json.RawMessage, v any) {
+	if len(id) > 0 {
+		s.queue(result{JSONRPC: "2.0", ID: id, Result: v})
+	}
+}
+
+// replyError queues an error answer.
+func (s *session) replyError(id json.RawMessage, code int, msg string) {
+	if len(id) > 0 {
+		s.queue(failure{JSONRPC: "2.0", ID: id, Error: RPCError{Code: code, Message: msg}})
+	}
+}
+
+// queue hands an answer to the write loop; it gives up when the session
+// ends.
+func (s *session) queue(v any) {
+	b, err := encode(v)
+	if err != nil {
+		s.log.Error("encode an answer", "err", err)
+		return
+	}
+	select {
+	case s.answers <- b:
+	case <-s.ctx.Done():
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

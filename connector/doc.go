@@ -1,0 +1,25 @@
+// Package connector is the agent's side of the Switchboard connector
+// protocol (docs/connector-protocol.md): an agent holds one outbound
+// WebSocket to its Switchboard server, receives the tasks sent to its public
+// A2A address on it, and reports progress and results on the same socket.
+// Nothing listens on the agent's side, so it works behind NAT, on a laptop,
+// in a CLI.
+//
+// A Client dials, says hello, acknowledges every task the moment it arrives
+// and runs a Handler for it in its own goroutine. It reconnects by itself
+// with jittered exponential backoff and stops only when its context ends or
+// the server says the agent can no longer connect (token revoked, agent
+// deleted). Delivery is at least once: the Client de-duplicates tasks by
+// task and message id, so a handler never runs twice for the same message
+// while the Client runs.
+//
+//	c := &connector.Client{
+//		URLs:  []string{"https://sb.example"},
+//		Token: os.Getenv("SWITCHBOARD_AGENT_TOKEN"),
+//		Handler: connector.HandlerFunc(func(ctx context.Context, w *connector.Work) {
+//			// w.Text() is untrusted peer input.
+//			_ = w.Reply(strings.ToUpper(w.Text()))
+//		}),
+//	}
+//	err := c.Run(ctx)
+package connector

@@ -1,0 +1,425 @@
+package connector_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/connector"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/ratelimit"
+	"github.com/switchboard-dev/switchboard/sqlstore"
+)
+
+// testServer is a real Switchboard server for one test, wired as
+// cmd/switchboard wires it: SQLite in a temporary directory, the
+// in-process bus, the task service with its sweeper, the hub at /connect
+// and the HTTP API, on a loopback listener that restart reopens on the
+// same address.
+type testServer struct {
+	t     testing.TB
+	db    *sqlstore.DB
+	bus   *membus.Bus
+	tasks *switchboard.TaskService
+	log   *slog.Logger
+	addr  string
+
+	hub *hub.Hub
+	api *httpapi.Server
+	srv *httptest.Server
+
+	ownerToken string
+}
+
+func newTestServer(t testing.TB) *testServer {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "switchboard.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &testServer{t: t, db: db, bus: membus.New(), log: testLogger()}
+	s.tasks = switchboard.NewTaskService(db, s.bus, s.log)
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		_ = s.tasks.RunDeliverySweeper(sweepCtx, 50*time.Millisecond)
+	}()
+	t.Cleanup(func() {
+		s.stop()
+		stopSweep()
+		<-swept
+		_ = s.bus.Close()
+		_ = db.Close()
+	})
+
+	op := &switchboard.Account{ID: switchboard.NewID(), Name: "operator", Role: switchboard.RoleOperator}
+	must(t, db.CreateAccount(ctx, op))
+	secret, hash := switchboard.NewToken(switchboard.TokenOwner)
+	must(t, db.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenOwner, AccountID: op.ID}, true))
+	s.ownerToken = secret
+	s.start("127.0.0.1:0")
+	return s
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// start serves on addr.
+func (s *testServer) start(addr string) {
+	s.t.Helper()
+	ln := listen(s.t, addr)
+	s.hub = hub.New(hub.Deps{
+		Service: s.tasks, Agents: s.db, Tokens: s.db, Bus: s.bus, Logger: s.log, InstanceID: s.tasks.InstanceID,
+	}, hub.Config{HeartbeatInterval: time.Second, Poll: 100 * time.Millisecond})
+	s.api = httpapi.New(httpapi.Deps{
+		Accounts: s.db, Agents: s.db, Tokens: s.db, Deliveries: s.db, Tasks: s.tasks,
+		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: s.log, Bus: s.bus, Connect: s.hub, Presence: s.hub,
+	}, httpapi.Config{BlockingTimeout: 10 * time.Second, StreamKeepAlive: 100 * time.Millisecond})
+	s.hub.AddressOf = s.api.AddressURL
+	s.api.SetReady(true)
+	s.srv = httptest.NewUnstartedServer(s.api)
+	_ = s.srv.Listener.Close()
+	s.srv.Listener = ln
+	s.srv.Start()
+	s.addr = ln.Addr().String()
+}
+
+// listen listens on addr, retrying briefly while a restart's old listener
+// lets go of it.
+func listen(t testing.TB, addr string) net.Listener {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			return ln
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop shuts the server down as Main.Close does: agents first (close code
+// 1012), then HTTP.
+func (s *testServer) stop() {
+	if s.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.hub.Shutdown(ctx)
+	s.api.CloseStreams()
+	s.srv.Close()
+	s.srv = nil
+}
+
+// restart stops the server and starts it again on the same address with
+// the same store: a server restart.
+func (s *testServer) restart() {
+	s.t.Helper()
+	s.stop()
+	s.start(s.addr)
+}
+
+// URL returns the server's base URL.
+func (s *testServer) URL() string { return "http://" + s.addr }
+
+// testAgent is a connector agent created through the owner API.
+type testAgent struct {
+	ID, Handle, Token string // Token is the agent token
+	PeerToken         string // a peer token for "bob"
+}
+
+// agent creates a connector agent and a peer token for bob.
+func (s *testServer) agent(handle string) *testAgent {
+	s.t.Helper()
+	var g struct {
+		ID         string `json:"id"`
+		AgentToken string `json:"agent_token"`
+	}
+	s.owner("POST", "/agents", map[string]any{"handle": handle}, &g)
+	if g.AgentToken == "" {
+		s.t.Fatal("no agent_token in the answer to POST /agents")
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	s.owner("POST", "/agents/"+handle+"/tokens", map[string]any{"label": "bob"}, &tok)
+	return &testAgent{ID: g.ID, Handle: handle, Token: g.AgentToken, PeerToken: tok.Token}
+}
+
+// owner calls the owner API as the operator and decodes the answer into
+// out (when not nil).
+func (s *testServer) owner(method, path string, body, out any) {
+	s.t.Helper()
+	b, err := json.Marshal(body)
+	must(s.t, err)
+	req, err := http.NewRequest(method, s.URL()+path, bytes.NewReader(b))
+	must(s.t, err)
+	req.Header.Set("Authorization", "Bearer "+s.ownerToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	must(s.t, err)
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		s.t.Fatalf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, data)
+	}
+	if out != nil {
+		must(s.t, json.Unmarshal(data, out))
+	}
+}
+
+// rpcAnswer is a JSON-RPC answer to a peer.
+type rpcAnswer struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// peerCall calls an agent's address as bob.
+func (s *testServer) peerCall(g *testAgent, method string, params any) rpcAnswer {
+	s.t.Helper()
+	resp := s.peerPost(g, method, params)
+	defer resp.Body.Close()
+	var a rpcAnswer
+	must(s.t, json.NewDecoder(resp.Body).Decode(&a))
+	return a
+}
+
+func (s *testServer) peerPost(g *testAgent, method string, params any) *http.Response {
+	s.t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	must(s.t, err)
+	req, err := http.NewRequest("POST", s.URL()+"/a/"+g.Handle, bytes.NewReader(body))
+	must(s.t, err)
+	req.Header.Set("Authorization", "Bearer "+g.PeerToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	must(s.t, err)
+	return resp
+}
+
+// wireTask is a task as the peer reads it.
+type wireTask struct {
+	ID        string `json:"id"`
+	ContextID string `json:"contextId"`
+	Status    struct {
+		State   string `json:"state"`
+		Message *struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		} `json:"message"`
+	} `json:"status"`
+	Artifacts []struct {
+		ArtifactID string `json:"artifactId"`
+		Parts      []struct {
+			Text string `json:"text"`
+		} `json:"parts"`
+	} `json:"artifacts"`
+}
+
+// statusText returns the text of the task's status message.
+func (t *wireTask) statusText() string {
+	if t.Status.Message == nil || len(t.Status.Message.Parts) == 0 {
+		return ""
+	}
+	return t.Status.Message.Parts[0].Text
+}
+
+// answerText returns the text of the task's first artifact.
+func (t *wireTask) answerText() string {
+	if len(t.Artifacts) == 0 || len(t.Artifacts[0].Parts) == 0 {
+		return ""
+	}
+	return t.Artifacts[0].Parts[0].Text
+}
+
+// send sends text as bob and returns the task the answer holds; with
+// wait, the call blocks until the agent's turn ends.
+func (s *testServer) send(g *testAgent, messageID, text string, wait bool, taskID string) *wireTask {
+	s.t.Helper()
+	msg := map[string]any{"messageId": messageID, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
+	if taskID != "" {
+		msg["taskId"] = taskID
+	}
+	params := map[string]any{"message": msg, "configuration": map[string]any{"returnImmediately": !wait}}
+	a := s.peerCall(g, "SendMessage", params)
+	if a.Error != nil {
+		s.t.Fatalf("SendMessage: %d %s", a.Error.Code, a.Error.Message)
+	}
+	var res struct {
+		Task wireTask `json:"task"`
+	}
+	must(s.t, json.Unmarshal(a.Result, &res))
+	return &res.Task
+}
+
+// getTask reads a task as bob.
+func (s *testServer) getTask(g *testAgent, id string) *wireTask {
+	s.t.Helper()
+	a := s.peerCall(g, "GetTask", map[string]any{"id": id})
+	if a.Error != nil {
+		s.t.Fatalf("GetTask: %d %s", a.Error.Code, a.Error.Message)
+	}
+	var t wireTask
+	must(s.t, json.Unmarshal(a.Result, &t))
+	return &t
+}
+
+// waitState waits until the task is in state.
+func (s *testServer) waitState(g *testAgent, id, state string) *wireTask {
+	s.t.Helper()
+	var t *wireTask
+	waitFor(s.t, "task "+id+" in "+state, func() bool {
+		t = s.getTask(g, id)
+		return t.Status.State == state
+	})
+	return t
+}
+
+// stream sends text as bob with SendStreamingMessage and returns the
+// events of the stream, up to the one that ends the turn.
+func (s *testServer) stream(g *testAgent, messageID, text string) []map[string]any {
+	s.t.Helper()
+	msg := map[string]any{"messageId": messageID, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
+	resp := s.peerPost(g, "SendStreamingMessage", map[string]any{"message": msg})
+	defer resp.Body.Close()
+	var events []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data:")
+		if !ok {
+			continue
+		}
+		var a struct {
+			Result map[string]any `json:"result"`
+		}
+		must(s.t, json.Unmarshal([]byte(strings.TrimSpace(data)), &a))
+		events = append(events, a.Result)
+		if st := eventState(a.Result); st == "TASK_STATE_COMPLETED" || st == "TASK_STATE_FAILED" || st == "TASK_STATE_INPUT_REQUIRED" {
+			return events
+		}
+	}
+	s.t.Fatalf("the stream ended before the turn: %v (%v)", events, sc.Err())
+	return nil
+}
+
+// eventState returns the state a stream event reports, if any.
+func eventState(ev map[string]any) string {
+	for _, key := range []string{"statusUpdate", "task"} {
+		if e, ok := ev[key].(map[string]any); ok {
+			st, _ := e["status"].(map[string]any)
+			s, _ := st["state"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+// waitFor polls cond every 10 ms until it holds, failing the test after
+// 10 s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// connected waits until the agent holds a connection to the server.
+func (s *testServer) connected(g *testAgent) {
+	s.t.Helper()
+	waitFor(s.t, g.Handle+" connected", func() bool { return s.hub.Connected(g.ID) })
+}
+
+// runClient runs c until the test ends and returns a channel that receives
+// what Run returned.
+func runClient(t testing.TB, c *connector.Client) <-chan error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		done <- c.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-finished:
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return after its context ended")
+		}
+	})
+	return done
+}
+
+// newClient returns a client of the agent at the server with handler.
+func newClient(s *testServer, g *testAgent, h connector.HandlerFunc) *connector.Client {
+	return &connector.Client{URLs: []string{s.URL()}, Token: g.Token, Handler: h, Logger: s.log}
+}
+
+// logBuffer collects a client's logs.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testLogger returns the logger of servers and clients: to stderr with -v,
+// nowhere otherwise.
+func testLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slogTo(os.Stderr)
+	}
+	return slogTo(io.Discard)
+}
+
+// slogTo returns a text logger writing to w.
+func slogTo(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
