@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Interoperability test: real outside A2A clients against a live Switchboard
-# server, over A2A 1.0 and A2A 0.3.
+# server, over A2A 1.0 and A2A 0.3, first at an inbox agent (the owner
+# answers with switchboard reply), then at a connector agent (the default
+# mode: its tasks go over a WebSocket to `switchboard connect --exec`,
+# which runs a small shell command per task).
 #
 #   interop/run.sh            (from anywhere; CI calls it from .ci/run)
 #
@@ -36,7 +39,8 @@ PASSED=()
 SERVER_LOG="$WORK/server.log"
 
 # cleanup ends the background jobs of this script that still run (the
-# server, the 0.3 card server, a2a CLI streams), by process id.
+# server, switchboard connect, the 0.3 card servers, a2a CLI streams), by
+# process id.
 cleanup() {
 	local rc=$?
 	local pids
@@ -67,10 +71,13 @@ fail() {
 	if [[ $BASHPID != "$$" ]]; then
 		exit 1 # in a subshell: the main shell reports the rest
 	fi
-	if [[ -s $SERVER_LOG ]]; then
-		printf '\n--- last lines of the switchboard server log (%s) ---\n' "$SERVER_LOG" >&2
-		tail -n 30 "$SERVER_LOG" >&2
-	fi
+	local log
+	for log in "$SERVER_LOG" "$WORK/connect.log"; do
+		if [[ -s $log ]]; then
+			printf '\n--- last lines of %s ---\n' "$log" >&2
+			tail -n 30 "$log" >&2
+		fi
+	done
 	exit 1
 }
 # In subshells (command substitutions) a failing command just ends the
@@ -82,6 +89,29 @@ trap 'fail "terminated (SIGTERM)"' TERM
 # expect_eq DESCRIPTION ACTUAL EXPECTED
 expect_eq() {
 	[[ $2 == "$3" ]] || fail "$1: got '$2', expected '$3'"
+}
+
+# wait_for SECONDS WHAT COMMAND...: runs COMMAND every 0.1 s until it
+# succeeds; fails with "WHAT within SECONDS s" if it has not by then.
+wait_for() {
+	local secs=$1 what=$2 deadline=$((SECONDS + $1))
+	shift 2
+	until "$@"; do
+		((SECONDS < deadline)) || fail "$what within $secs s"
+		sleep 0.1
+	done
+}
+
+# gone PID: the process PID has ended.
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# stop PID WHAT: sends SIGTERM to PID, a background job of this script,
+# waits at most 15 s for it to end, and sets STOPPED_RC to its exit status.
+stop() {
+	kill -TERM "$1"
+	wait_for 15 "$2 did not stop after SIGTERM" gone "$1"
+	STOPPED_RC=0
+	wait "$1" || STOPPED_RC=$?
 }
 
 # jget FILE|- PATH: the value at PATH of a JSON document (see tools.mjs).
@@ -168,20 +198,34 @@ pass "switchboard serves at $BASE (healthz 200, owner token written)"
 # sb runs the switchboard CLI as the operator, bounded in time.
 sb() { timeout 30 "$SB" "$@"; }
 
+# create_agent HANDLE MODE [ARGS...]: creates the agent HANDLE with
+# switchboard agent create ARGS into $WORK/agent-HANDLE.json and checks its
+# address and that its mode is MODE.
+create_agent() {
+	local handle=$1 mode=$2 file="$WORK/agent-$1.json"
+	shift 2
+	sb --json agent create "$handle" --description "Interop test agent ($mode)" "$@" >"$file"
+	expect_eq "address of the new agent $handle" "$(jget "$file" .address)" "$BASE/a/$handle/"
+	expect_eq "mode of the new agent $handle" "$(jget "$file" .mode)" "$mode"
+}
+
+# peer_token AGENT LABEL: issues a peer token for AGENT and prints it.
+peer_token() {
+	local t
+	t=$(sb --json token issue --agent "$1" "$2" | jget - .token)
+	[[ $t == sbp_* ]] || fail "switchboard token issue printed '$t', not an sbp_ peer token"
+	printf '%s\n' "$t"
+}
+
 # ---------------------------------------------------------------------------
 log "agent and peer tokens (switchboard CLI)"
 HANDLE=interop
-sb --json agent create "$HANDLE" --description "Interop test agent" >"$WORK/agent.json"
-ADDRESS_SLASH=$(jget "$WORK/agent.json" .address)
-expect_eq "address of the new agent" "$ADDRESS_SLASH" "$BASE/a/$HANDLE/"
-expect_eq "mode of the new agent" "$(jget "$WORK/agent.json" .mode)" "inbox"
+create_agent "$HANDLE" inbox --mode inbox
+ADDRESS_SLASH="$BASE/a/$HANDLE/"
 ADDRESS=${ADDRESS_SLASH%/}
-GO_TOKEN=$(sb --json token issue --agent "$HANDLE" a2a-go | jget - .token)
-JS_TOKEN=$(sb --json token issue --agent "$HANDLE" a2a-js | jget - .token)
-JS03_TOKEN=$(sb --json token issue --agent "$HANDLE" a2a-js-v03 | jget - .token)
-for t in "$GO_TOKEN" "$JS_TOKEN" "$JS03_TOKEN"; do
-	[[ $t == sbp_* ]] || fail "switchboard token issue printed '$t', not an sbp_ peer token"
-done
+GO_TOKEN=$(peer_token "$HANDLE" a2a-go)
+JS_TOKEN=$(peer_token "$HANDLE" a2a-js)
+JS03_TOKEN=$(peer_token "$HANDLE" a2a-js-v03)
 pass "agent $HANDLE at $ADDRESS_SLASH; peer tokens a2a-go, a2a-js, a2a-js-v03"
 
 # ---------------------------------------------------------------------------
@@ -212,11 +256,32 @@ a2a() { timeout 40 "$A2A" --timeout "$RPC_TIMEOUT" "$@"; }
 # protocol_of TASK: the protocol version Switchboard recorded for the task.
 protocol_of() { sb --json show "$1" | jget - .protocol; }
 
+# check_stream LABEL OUT TASK ANSWER: checks that the stream the a2a CLI
+# printed to OUT began with TASK submitted, carried an artifact with ANSWER
+# and ended with the completed status.
+check_stream() {
+	local label=$1 out=$2 tid=$3 answer=$4 events
+	events=$(node "$TOOLS" events "$out")
+	[[ $(head -n 1 <<<"$events") == "task TASK_STATE_SUBMITTED $tid" ]] ||
+		fail "$label: the first event is not the submitted task $tid: $events"
+	grep -qxF "artifactUpdate \"$answer\"" <<<"$events" ||
+		fail "$label: no artifact update with the answer: $events"
+	[[ $(tail -n 1 <<<"$events") == "statusUpdate TASK_STATE_COMPLETED $tid" ]] ||
+		fail "$label: the stream did not end with the completed status: $events"
+}
+
+# expect_answered LABEL FILE ANSWER: FILE holds a task (a2a CLI -o json)
+# completed with ANSWER as its only artifact.
+expect_answered() {
+	expect_eq "$1: state" "$(jget "$2" .status.state)" TASK_STATE_COMPLETED
+	expect_eq "$1: artifact" "$(jget "$2" '.artifacts[0].parts[0].text')" "$3"
+	expect_eq "$1: artifacts" "$(jget "$2" '.artifacts.length')" 1
+}
+
 # stream_and_reply LABEL OUT ANSWER A2A-ARGS...: runs the a2a CLI command
 # (send --stream or subscribe) in the background, waits for its first event,
 # answers the task with switchboard reply, waits for the command to end on
-# its own and checks that the stream began with the submitted task, carried
-# the answer's artifact and ended with the completed status. Sets STREAM_TASK.
+# its own and checks the stream (check_stream). Sets STREAM_TASK.
 stream_and_reply() {
 	local label=$1 out=$2 answer=$3
 	shift 3
@@ -237,14 +302,7 @@ stream_and_reply() {
 	if ! wait "$pid"; then
 		fail "$label: the a2a CLI failed: $(cat "$out.err")"
 	fi
-	local events
-	events=$(node "$TOOLS" events "$out")
-	[[ $(head -n 1 <<<"$events") == "task TASK_STATE_SUBMITTED $tid" ]] ||
-		fail "$label: the first event is not the submitted task $tid: $events"
-	grep -qxF "artifactUpdate \"$answer\"" <<<"$events" ||
-		fail "$label: no artifact update with the answer: $events"
-	[[ $(tail -n 1 <<<"$events") == "statusUpdate TASK_STATE_COMPLETED $tid" ]] ||
-		fail "$label: the stream did not end with the completed status: $events"
+	check_stream "$label" "$out" "$tid" "$answer"
 	STREAM_TASK=$tid
 }
 
@@ -286,9 +344,7 @@ a2a_go_checks() {
 
 	# get task: completed, with the answer as artifact.
 	a2a get task "$url" "$tid" --auth "$auth" -o json >"$out.get.json"
-	expect_eq "$v get task: state" "$(jget "$out.get.json" .status.state)" TASK_STATE_COMPLETED
-	expect_eq "$v get task: artifact" "$(jget "$out.get.json" '.artifacts[0].parts[0].text')" "subscribed answer over $v"
-	expect_eq "$v get task: artifacts" "$(jget "$out.get.json" '.artifacts.length')" 1
+	expect_answered "$v get task" "$out.get.json" "subscribed answer over $v"
 	pass "a2a-go $v: get task shows the task completed with the answer as artifact"
 
 	# cancel a fresh task.
@@ -339,13 +395,18 @@ pass "a2a-go 1.0: discover parses the card (address with and without trailing sl
 a2a_go_checks 1.0 "$ADDRESS" 1.0
 
 log "a2a-go CLI $A2A_GO_VERSION, A2A 0.3"
-node "$TOOLS" serve-card03 "$ADDRESS/.well-known/agent-card.json" "$WORK/card03.port" 2>"$WORK/card03.err" &
-deadline=$((SECONDS + 10))
-until [[ -s $WORK/card03.port ]]; do
-	((SECONDS < deadline)) || fail "the 0.3 card server did not start: $(cat "$WORK/card03.err")"
-	sleep 0.1
-done
-CARD03_URL="http://127.0.0.1:$(cat "$WORK/card03.port")"
+
+# serve_card03 AGENT_ADDRESS NAME: starts tools.mjs serve-card03 for the
+# agent's card in the background, waits until it listens and sets
+# CARD03_URL to its base URL.
+serve_card03() {
+	local port="$WORK/$2.port"
+	node "$TOOLS" serve-card03 "$1/.well-known/agent-card.json" "$port" 2>"$WORK/$2.err" &
+	wait_for 10 "the 0.3 card server for $1 did not start (see $WORK/$2.err)" test -s "$port"
+	CARD03_URL="http://127.0.0.1:$(cat "$port")"
+}
+
+serve_card03 "$ADDRESS" card03
 a2a discover "$CARD03_URL" -o json >"$WORK/discover03.json"
 expect_eq "0.3-only card: interfaces" "$(jget "$WORK/discover03.json" '.supportedInterfaces.length')" 1
 expect_eq "0.3-only card: version" "$(jget "$WORK/discover03.json" '.supportedInterfaces[0].protocolVersion')" 0.3
@@ -354,33 +415,158 @@ pass "a2a-go 0.3: discover parses the card reduced to its 0.3 interface"
 a2a_go_checks 0.3 "$CARD03_URL" 0.3
 
 # ---------------------------------------------------------------------------
+# js_checks LABEL SCRIPT ADDRESS TOKEN [NAME=VALUE...]: runs the JS client
+# script (which prints its checks) against ADDRESS with the peer token
+# TOKEN and the extra environment, bounded in time.
+js_checks() {
+	local label=$1 script=$2 address=$3 token=$4
+	shift 4
+	if ! (cd "$HERE/js" && env SB_ADDRESS="$address" SB_TOKEN="$token" SWITCHBOARD_BIN="$SB" "$@" \
+		timeout 150 node "$script"); then
+		fail "$label checks failed (see the FAIL lines above)"
+	fi
+	pass "$label: all checks (listed above)"
+}
+
 log "@a2a-js/sdk $JS_SDK_VERSION, A2A 1.0 and 0.3 (legacyCompat)"
-if ! (cd "$HERE/js" && SB_ADDRESS="$ADDRESS" SB_TOKEN="$JS_TOKEN" SWITCHBOARD_BIN="$SB" \
-	timeout 150 node sdk-interop.mjs); then
-	fail "@a2a-js/sdk checks failed (see the FAIL lines above)"
-fi
-pass "@a2a-js/sdk $JS_SDK_VERSION: all checks (listed above)"
+js_checks "@a2a-js/sdk $JS_SDK_VERSION" sdk-interop.mjs "$ADDRESS" "$JS_TOKEN"
 
 log "@a2a-js/sdk $JS_SDK03_VERSION, a client for A2A 0.3 only"
-if ! (cd "$HERE/js" && SB_ADDRESS="$ADDRESS" SB_TOKEN="$JS03_TOKEN" SWITCHBOARD_BIN="$SB" \
-	timeout 120 node sdk03-interop.mjs); then
-	fail "@a2a-js/sdk $JS_SDK03_VERSION checks failed (see the FAIL lines above)"
-fi
-pass "@a2a-js/sdk $JS_SDK03_VERSION: all checks (listed above)"
+js_checks "@a2a-js/sdk $JS_SDK03_VERSION" sdk03-interop.mjs "$ADDRESS" "$JS03_TOKEN"
 
 # ---------------------------------------------------------------------------
-kill -TERM "$SERVER_PID"
-deadline=$((SECONDS + 15))
-while kill -0 "$SERVER_PID" 2>/dev/null; do
-	((SECONDS < deadline)) || fail "switchboard did not stop within 15 s of SIGTERM"
-	sleep 0.1
+# A connector agent (the default mode): its tasks are pushed over a
+# WebSocket to `switchboard connect --exec CONN_EXEC`, which runs the
+# command below with sh -c for each task, the message text on stdin. It
+# answers "reply: TEXT"; a text holding FAIL makes it print "boom: TEXT" on
+# stderr and exit 3 (the task must fail with that reason); a text holding
+# SLEEP makes it note its process id in $SB_MARKS/TASK_ID.pid and sleep 30 s
+# (a task to cancel: the cancel must kill it).
+CONN_EXEC='in=$(cat)
+case $in in
+*FAIL*) printf "boom: %s\n" "$in" >&2; exit 3 ;;
+*SLEEP*) echo $$ >"$SB_MARKS/$SWITCHBOARD_TASK_ID.pid"; exec sleep 30 ;;
+esac
+printf "reply: %s\n" "$in"'
+CONN_HANDLE=conn
+CONN_ADDRESS="$BASE/a/$CONN_HANDLE"
+MARKS="$WORK/marks"
+mkdir -p "$MARKS"
+
+# connected_is true|false: switchboard agent show says the agent is (not)
+# connected.
+connected_is() {
+	[[ $(sb --json agent show "$CONN_HANDLE" | jget - .connected) == "$1" ]]
+}
+
+# connect_agent: starts switchboard connect for the connector agent in the
+# background (CONNECT_PID; the cleanup ends it) and waits until the server
+# says the agent is connected.
+connect_agent() {
+	SB_MARKS=$MARKS "$SB" connect --server "$BASE" --token "$CONN_AGENT_TOKEN" --exec "$CONN_EXEC" \
+		>>"$WORK/connect.log" 2>&1 &
+	CONNECT_PID=$!
+	wait_for 15 "switchboard connect did not connect (see $WORK/connect.log)" connected_is true
+}
+
+log "connector agent (switchboard CLI: agent create, token issue, connect --exec)"
+create_agent "$CONN_HANDLE" connector
+CONN_AGENT_TOKEN=$(jget "$WORK/agent-$CONN_HANDLE.json" .agent_token)
+[[ $CONN_AGENT_TOKEN == sba_* ]] || fail "switchboard agent create printed the agent token '$CONN_AGENT_TOKEN', not an sba_ agent token"
+CONN_GO_TOKEN=$(peer_token "$CONN_HANDLE" a2a-go)
+CONN_AWAY_TOKEN=$(peer_token "$CONN_HANDLE" a2a-go-away)
+CONN_JS_TOKEN=$(peer_token "$CONN_HANDLE" a2a-js)
+CONN_JS03_TOKEN=$(peer_token "$CONN_HANDLE" a2a-js-v03)
+connect_agent
+pass "connector agent $CONN_HANDLE (the default mode, agent token sba_...) is connected through switchboard connect --exec"
+
+# a2a_go_connector_checks LABEL URL VERSION: the a2a-go CLI against the
+# connector agent, from the card at URL, expecting the calls to go out as
+# VERSION.
+a2a_go_connector_checks() {
+	local v=$1 url=$2 version=$3 out="$WORK/a2a-go-conn-$1"
+	local auth="Bearer $CONN_GO_TOKEN" text="hello over $v from the a2a-go CLI"
+
+	# send blocks (the default) until the command has answered.
+	a2a send "$url" "$text" --auth "$auth" -o json >"$out.send.json"
+	local tid
+	tid=$(jget "$out.send.json" .id)
+	expect_answered "$v connector send" "$out.send.json" "reply: $text"
+	expect_eq "$v connector send: protocol recorded by switchboard" "$(protocol_of "$tid")" "$version"
+	pass "a2a-go $v, connector agent: send blocks until the command answers (completed, its output as artifact)"
+
+	a2a send "$url" "stream over $v" --stream --auth "$auth" -o json >"$out.stream.json"
+	check_stream "$v connector send --stream" "$out.stream.json" \
+		"$(node "$TOOLS" docs "$out.stream.json" '[0].task.id')" "reply: stream over $v"
+	pass "a2a-go $v, connector agent: send --stream carries the command's answer and ends completed"
+
+	a2a send "$url" "please FAIL over $v" --auth "$auth" -o json >"$out.fail.json"
+	expect_eq "$v connector failing command: state" "$(jget "$out.fail.json" .status.state)" TASK_STATE_FAILED
+	local reason
+	reason=$(jget "$out.fail.json" '.status.message.parts[0].text')
+	[[ $reason == *"boom: please FAIL over $v"* ]] ||
+		fail "$v connector failing command: the status message '$reason' does not hold the command's stderr"
+	pass "a2a-go $v, connector agent: a command that exits non-zero fails the task with its stderr ($reason)"
+
+	a2a get task "$url" "$tid" --auth "$auth" -o json >"$out.get.json"
+	expect_answered "$v connector get task" "$out.get.json" "reply: $text"
+	pass "a2a-go $v, connector agent: get task shows the answered task"
+}
+
+log "a2a-go CLI $A2A_GO_VERSION, connector agent, A2A 1.0"
+a2a_go_connector_checks 1.0 "$CONN_ADDRESS" 1.0
+
+log "a2a-go CLI $A2A_GO_VERSION, connector agent, A2A 0.3"
+serve_card03 "$CONN_ADDRESS" conn-card03
+declare -A CONN_URL=([1.0]=$CONN_ADDRESS [0.3]=$CARD03_URL)
+a2a_go_connector_checks 0.3 "${CONN_URL[0.3]}" 0.3
+
+# While switchboard connect is down, a task waits (submitted, not failed);
+# once it is back, the task is delivered and answered.
+log "connector agent: tasks wait while switchboard connect is down"
+# (stderr off: bash would report the job as Killed)
+{ kill -KILL "$CONNECT_PID" && wait "$CONNECT_PID"; } 2>/dev/null || true
+wait_for 15 "switchboard agent show did not say the agent is disconnected" connected_is false
+declare -A AWAY_TASK
+for v in 1.0 0.3; do
+	out="$WORK/a2a-go-away-$v"
+	a2a send "${CONN_URL[$v]}" "while away over $v" --immediate --auth "Bearer $CONN_AWAY_TOKEN" -o json >"$out.send.json"
+	expect_eq "$v send --immediate to an agent that is away: state" "$(jget "$out.send.json" .status.state)" TASK_STATE_SUBMITTED
+	AWAY_TASK[$v]=$(jget "$out.send.json" .id)
 done
-server_rc=0
-wait "$SERVER_PID" || server_rc=$?
-expect_eq "exit status of switchboard after SIGTERM" "$server_rc" 0
+pass "a2a-go 1.0 and 0.3, connector agent away (switchboard connect killed): send --immediate returns the task submitted"
+
+# delivered V: the task sent over V while the agent was away is no longer
+# submitted or working (a2a get task into $WORK/a2a-go-away-V.get.json).
+delivered() {
+	a2a get task "${CONN_URL[$1]}" "${AWAY_TASK[$1]}" --auth "Bearer $CONN_AWAY_TOKEN" -o json >"$WORK/a2a-go-away-$1.get.json"
+	[[ ! $(jget "$WORK/a2a-go-away-$1.get.json" .status.state) =~ ^TASK_STATE_(SUBMITTED|WORKING)$ ]]
+}
+connect_agent
+for v in 1.0 0.3; do
+	wait_for 15 "$v: the task sent while the agent was away was not answered after it reconnected" delivered "$v"
+	expect_answered "$v task sent while the agent was away" "$WORK/a2a-go-away-$v.get.json" "reply: while away over $v"
+done
+pass "a2a-go 1.0 and 0.3, connector agent back (switchboard connect restarted): get task shows those tasks answered"
+
+log "@a2a-js/sdk $JS_SDK_VERSION, connector agent, A2A 1.0 and 0.3 (legacyCompat)"
+js_checks "@a2a-js/sdk $JS_SDK_VERSION, connector agent" sdk-interop.mjs "$CONN_ADDRESS" "$CONN_JS_TOKEN" \
+	SB_MODE=connector SB_MARKS="$MARKS"
+
+log "@a2a-js/sdk $JS_SDK03_VERSION, connector agent, A2A 0.3"
+js_checks "@a2a-js/sdk $JS_SDK03_VERSION, connector agent" sdk03-interop.mjs "$CONN_ADDRESS" "$CONN_JS03_TOKEN" \
+	SB_MODE=connector SB_MARKS="$MARKS"
+
+# ---------------------------------------------------------------------------
+stop "$CONNECT_PID" "switchboard connect"
+expect_eq "exit status of switchboard connect after SIGTERM" "$STOPPED_RC" 0
+pass "switchboard connect stops cleanly on SIGTERM"
+
+stop "$SERVER_PID" switchboard
+expect_eq "exit status of switchboard after SIGTERM" "$STOPPED_RC" 0
 pass "switchboard shuts down cleanly on SIGTERM"
 
 log "summary"
 printf '  %d checks passed in %d s:\n' "${#PASSED[@]}" "$((SECONDS - STARTED))"
 printf '    - %s\n' "${PASSED[@]}"
-echo "PASS: a2a-go CLI $A2A_GO_VERSION, @a2a-js/sdk $JS_SDK_VERSION and @a2a-js/sdk $JS_SDK03_VERSION interoperate with switchboard over A2A 1.0 and 0.3"
+echo "PASS: a2a-go CLI $A2A_GO_VERSION, @a2a-js/sdk $JS_SDK_VERSION and @a2a-js/sdk $JS_SDK03_VERSION interoperate with switchboard over A2A 1.0 and 0.3, with an inbox agent and a connector agent"

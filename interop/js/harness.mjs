@@ -11,6 +11,11 @@
 //   SB_TOKEN          a peer token for that agent
 //   SWITCHBOARD_BIN   the switchboard CLI (default: switchboard on PATH), which
 //                     reads SWITCHBOARD_URL and SWITCHBOARD_DATA itself
+//   SB_MODE           inbox (default): an inbox agent, whose tasks the owner
+//                     answers with switchboard reply; connector: a connector
+//                     agent, run by `switchboard connect --exec` (connector.mjs)
+//   SB_MARKS          connector mode: the directory where the agent's command
+//                     notes the process id of a long-running task
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -19,6 +24,8 @@ const run = promisify(execFile);
 
 export const ADDRESS = (process.env.SB_ADDRESS || '').replace(/\/+$/, '');
 export const TOKEN = process.env.SB_TOKEN || '';
+export const MODE = process.env.SB_MODE || 'inbox';
+export const MARKS = process.env.SB_MARKS || '';
 const SWITCHBOARD = process.env.SWITCHBOARD_BIN || 'switchboard';
 export const STREAM_TIMEOUT_MS = 20_000;
 
@@ -28,6 +35,10 @@ export const STREAM_TIMEOUT_MS = 20_000;
 export function start(name, totalTimeoutMs) {
   if (!ADDRESS || !TOKEN) {
     console.error(`${name}: set SB_ADDRESS (the agent address) and SB_TOKEN (a peer token)`);
+    process.exit(2);
+  }
+  if (!(MODE === 'inbox' || (MODE === 'connector' && MARKS))) {
+    console.error(`${name}: SB_MODE is inbox (the default) or connector, which needs SB_MARKS`);
     process.exit(2);
   }
   setTimeout(() => {
@@ -44,6 +55,19 @@ export class CheckError extends Error {}
 
 export function assert(cond, msg) {
   if (!cond) throw new CheckError(msg);
+}
+
+// poll calls fn every 100 ms until it returns something other than undefined
+// or false, and returns that; after timeoutMs it throws a CheckError saying
+// what did not happen.
+export async function poll(what, fn, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new CheckError(`${what} within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 // ---- the wire log ---------------------------------------------------------

@@ -7,7 +7,11 @@
 //   SWITCHBOARD_DATA=DIR node sdk-interop.mjs
 //
 // The owner's side of each task (switchboard reply, switchboard show) runs
-// through the switchboard CLI, as an operator would run it.
+// through the switchboard CLI, as an operator would run it. With
+// SB_MODE=connector (and SB_MARKS) the address is a connector agent's,
+// answered by `switchboard connect --exec`: the card checks run as they
+// are, and each protocol runs the checks of connector.mjs instead of the
+// inbox ones.
 //
 // Every JSON-RPC request the SDK sends goes through a recording fetch, so
 // each check can assert which wire methods the SDK actually used (e.g.
@@ -21,7 +25,8 @@
 import { randomUUID } from 'node:crypto';
 import { TaskState, Role, taskStateToJSON } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { ADDRESS, TOKEN, STREAM_TIMEOUT_MS, start, assert, wire, recordingFetch, expectWire, expectRefused, serverProtocol, reply, streamReader, check, finish } from './harness.mjs';
+import { ADDRESS, TOKEN, MODE, STREAM_TIMEOUT_MS, start, assert, wire, recordingFetch, expectWire, expectRefused, serverProtocol, reply, streamReader, check, finish } from './harness.mjs';
+import { connectorChecks } from './connector.mjs';
 
 start('sdk-interop', 120_000);
 
@@ -87,6 +92,26 @@ function checkAnsweredStream(events, taskID, answer) {
   assert(last.value.taskId === taskID, `status update is for task ${last.value.taskId}, expected ${taskID}`);
 }
 
+// connectorFlavour is the flavour f, with its client, as connector.mjs
+// takes it.
+function connectorFlavour(f, client) {
+  return {
+    ...f,
+    wireVersion: f.version,
+    client,
+    consume,
+    checkStream: checkAnsweredStream,
+    request: (text, immediate) => ({ ...userMessage(text), configuration: { returnImmediately: immediate } }),
+    streamOptions: () => ({ signal: AbortSignal.timeout(STREAM_TIMEOUT_MS) }),
+    taskIdOf: (ev) => ev.payload?.value?.id,
+    reduce: (t) => {
+      assert(isTask(t), `expected a task, got ${JSON.stringify(t)}`);
+      const state = stateName(t.status.state).replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, '-');
+      return { id: t.id, state, artifacts: (t.artifacts || []).map((a) => textOf(a.parts)), status: textOf(t.status.message?.parts) };
+    },
+  };
+}
+
 // ---- card resolution ------------------------------------------------------
 
 // The SDK resolves the well-known path against the base URL as a relative
@@ -110,7 +135,7 @@ function expectUnionCard(card) {
   assert(typeof card.name === 'string' && card.name !== '', 'card has no name');
 }
 
-console.log(`@a2a-js/sdk against ${ADDRESS}`);
+console.log(`@a2a-js/sdk against ${ADDRESS} (${MODE} agent)`);
 
 await check('card: default (1.0) resolver, address with trailing slash', async () => {
   expectUnionCard(await defaultResolver.resolve(BASE));
@@ -177,6 +202,10 @@ for (const f of flavours) {
     assert(String(client.protocolVersion).startsWith(f.version), `client negotiated protocol ${client.protocolVersion}, expected ${f.version}`);
   });
   if (!client) continue;
+  if (MODE === 'connector') {
+    await connectorChecks(connectorFlavour(f, client));
+    continue;
+  }
 
   await check(`${v}: sendMessage without a token is refused`, async () => {
     const anon = await f.make(null);
@@ -300,7 +329,7 @@ for (const f of flavours) {
   }
 }
 
-await check('legacyCompat client on the union card prefers 1.0', async () => {
+if (MODE === 'inbox') await check('legacyCompat client on the union card prefers 1.0', async () => {
   const client = await factory({ compat: true }).createFromUrl(BASE);
   assert(client.protocolVersion === '1.0', `client negotiated protocol ${client.protocolVersion}, expected 1.0`);
   const mark = wire.length;
@@ -309,4 +338,4 @@ await check('legacyCompat client on the union card prefers 1.0', async () => {
   expectWire(mark, ['SendMessage'], '1.0');
 });
 
-finish('@a2a-js/sdk');
+finish(`@a2a-js/sdk (${MODE} agent)`);

@@ -9,11 +9,15 @@
 //
 // Same environment as sdk-interop.mjs (SB_ADDRESS, SB_TOKEN, SWITCHBOARD_BIN,
 // SWITCHBOARD_URL, SWITCHBOARD_DATA), and the same scaffolding, from
-// harness.mjs. Exits 1 if any check failed.
+// harness.mjs. Exits 1 if any check failed. With SB_MODE=connector (and
+// SB_MARKS) the address is a connector agent's: the card checks run as they
+// are, and the client from agent-card.json runs the checks of connector.mjs
+// instead of the inbox ones.
 
 import { randomUUID } from 'node:crypto';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from 'a2a-js-sdk-v03/client';
-import { ADDRESS, TOKEN, start, assert, wire, recordingFetch, expectWire, expectRefused, serverProtocol, reply, streamReader, check, finish } from './harness.mjs';
+import { ADDRESS, TOKEN, MODE, start, assert, wire, recordingFetch, expectWire, expectRefused, serverProtocol, reply, streamReader, check, finish } from './harness.mjs';
+import { connectorChecks } from './connector.mjs';
 
 start('sdk03-interop', 90_000);
 
@@ -52,7 +56,29 @@ function checkAnsweredStream(events, taskID, answer) {
   assert(last.taskId === taskID, `status update is for task ${last.taskId}, expected ${taskID}`);
 }
 
-console.log(`@a2a-js/sdk 0.3.14 (a 0.3-only client) against ${ADDRESS}`);
+// connectorFlavour is this SDK's client as connector.mjs takes it: 0.3
+// calls without an A2A-Version header (wireVersion null), and no stream
+// options (the SDK takes no AbortSignal; consume bounds the wait).
+function connectorFlavour(label, client) {
+  return {
+    label,
+    version: '0.3',
+    wireVersion: null,
+    m: { send: 'message/send', stream: 'message/stream', get: 'tasks/get', cancel: 'tasks/cancel' },
+    client,
+    consume,
+    checkStream: checkAnsweredStream,
+    request: (text, immediate) => ({ ...userMessage(text), configuration: { blocking: !immediate } }),
+    streamOptions: () => undefined,
+    taskIdOf: (ev) => ev.id,
+    reduce: (t) => {
+      assert(t?.kind === 'task', `expected a task, got ${JSON.stringify(t).slice(0, 300)}`);
+      return { id: t.id, state: t.status?.state, artifacts: (t.artifacts || []).map((a) => textOf(a.parts)), status: textOf(t.status?.message?.parts) };
+    },
+  };
+}
+
+console.log(`@a2a-js/sdk 0.3.14 (a 0.3-only client) against ${ADDRESS} (${MODE} agent)`);
 
 const resolver = new DefaultAgentCardResolver({ fetchImpl: recordingFetch(null) });
 const sources = [
@@ -91,6 +117,10 @@ for (const src of sources) {
     client = await factory(TOKEN).createFromUrl(src.base, src.path);
   });
   if (!client) continue;
+  if (MODE === 'connector') {
+    if (full) await connectorChecks(connectorFlavour(v, client));
+    continue;
+  }
 
   await check(`${v}: message/send without A2A-Version returns a submitted task`, async () => {
     const mark = wire.length;
@@ -162,4 +192,4 @@ for (const src of sources) {
   });
 }
 
-finish('@a2a-js/sdk 0.3.14');
+finish(`@a2a-js/sdk 0.3.14 (${MODE} agent)`);
