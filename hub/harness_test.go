@@ -137,24 +137,35 @@ func (s *server) peerToken(g *switchboard.Agent, label string) string {
 // rpc makes an A2A JSON-RPC call to an agent's address as a peer.
 func (s *server) rpc(g *switchboard.Agent, token, method string, params any) map[string]any {
 	s.t.Helper()
+	return peerCall(s.t, s.srv.URL+"/a/"+g.Handle, token, method, params)
+}
+
+// peerCall makes an A2A JSON-RPC call to the agent address url as a peer.
+func peerCall(t testing.TB, url, token, method string, params any) map[string]any {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", s.srv.URL+"/a/"+g.Handle, bytes.NewReader(body))
+	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
-	must(s.t, err)
+	must(t, err)
 	defer resp.Body.Close()
 	var out map[string]any
-	must(s.t, json.NewDecoder(resp.Body).Decode(&out))
+	must(t, json.NewDecoder(resp.Body).Decode(&out))
 	return out
 }
 
 // send sends a text message as a peer; blocking unless immediate.
 func (s *server) send(g *switchboard.Agent, token, text string, immediate bool) map[string]any {
 	s.t.Helper()
-	return s.rpc(g, token, "SendMessage", map[string]any{
+	return s.rpc(g, token, "SendMessage", textMessage(text, immediate))
+}
+
+// textMessage is the params of a SendMessage with one text part.
+func textMessage(text string, immediate bool) map[string]any {
+	return map[string]any{
 		"message":       map[string]any{"messageId": switchboard.NewID(), "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}},
 		"configuration": map[string]any{"returnImmediately": immediate},
-	})
+	}
 }
 
 // stream sends a streaming message as a peer and returns the data of each
