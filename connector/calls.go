@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/connproto"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -13,7 +14,7 @@ import (
 // It waits for a connection if there is none; the request is sent again on
 // the next connection if the current one drops.
 func (c *Client) GetTask(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
-	raw, err := c.call(ctx, methodGetTask, a2a.GetTaskRequest{ID: id}, "")
+	raw, err := c.call(ctx, connproto.MethodGetTask, a2a.GetTaskRequest{ID: id}, "")
 	if err != nil {
 		return nil, fmt.Errorf("get task %s: %w", id, err)
 	}
@@ -40,7 +41,7 @@ func (c *Client) Send(ctx context.Context, to, token string, req *a2a.SendMessag
 		m.ID = a2a.NewMessageID()
 		r.Message = &m
 	}
-	raw, err := c.call(ctx, methodSendMessage, sendParams{To: to, Token: token, Request: &r}, "")
+	raw, err := c.call(ctx, connproto.MethodSendMessage, connproto.SendParams{To: to, Token: token, Request: &r}, "")
 	if err != nil {
 		return nil, fmt.Errorf("send to %s: %w", to, err)
 	}

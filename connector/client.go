@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"errors"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"io"
 	"log/slog"
 	"net/http"
@@ -173,7 +174,7 @@ func (c *Client) loop(ctx context.Context, hc *http.Client) error {
 			bo.reset()
 		}
 		wait := max(bo.next(), min(end.retryAfter, BackoffMax))
-		if end.code == closeReplaced {
+		if end.code == connproto.CloseReplaced {
 			wait = replacedPause()
 			c.log.Warn("another connection of this agent replaced this one; is a second connector running with the same token? reconnecting after a pause",
 				"url", url, "in", wait.Round(time.Second))

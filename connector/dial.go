@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"io"
 	"net/http"
 	"net/url"
@@ -112,9 +113,9 @@ func responseText(resp *http.Response) string {
 // closed the connection with code, or nil if the client should reconnect.
 func closeTerminal(code websocket.StatusCode, reason string) error {
 	switch code {
-	case closeUnauthorized:
+	case connproto.CloseUnauthorized:
 		return fmt.Errorf("%w (closed with %d: %s)", ErrUnauthorized, code, reason)
-	case closeGone:
+	case connproto.CloseGone:
 		return fmt.Errorf("%w (closed with %d: %s)", ErrAgentGone, code, reason)
 	}
 	return nil

@@ -2,19 +2,20 @@ package connector
 
 import (
 	"encoding/json"
+	"github.com/switchboard-dev/switchboard/connproto"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
 // onFrame handles one frame from the server.
 func (s *session) onFrame(data []byte) {
-	var f frame
+	var f connproto.Frame
 	if err := json.Unmarshal(data, &f); err != nil || f.JSONRPC != "2.0" {
 		s.log.Debug("ignoring a frame that is not JSON-RPC 2.0")
 		return
 	}
 	switch {
-	case f.isResponse():
+	case f.IsResponse():
 		s.onResponse(&f)
 	case f.Method != "":
 		s.onRequest(&f)
@@ -22,7 +23,7 @@ func (s *session) onFrame(data []byte) {
 }
 
 // onResponse hands the answer to a call to its caller.
-func (s *session) onResponse(f *frame) {
+func (s *session) onResponse(f *connproto.Frame) {
 	var id string
 	if json.Unmarshal(f.ID, &id) != nil || id == "" {
 		if f.Error != nil {
@@ -41,26 +42,26 @@ func (s *session) onResponse(f *frame) {
 
 // onRequest handles a request from the server. This switch is the
 // protocol's dispatch: every method the server may send.
-func (s *session) onRequest(f *frame) {
+func (s *session) onRequest(f *connproto.Frame) {
 	switch f.Method {
-	case methodSendMessage:
+	case connproto.MethodSendMessage:
 		s.onSendMessage(f)
-	case methodCancelTask:
+	case connproto.MethodCancelTask:
 		s.onCancelTask(f)
-	case methodPing:
+	case connproto.MethodPing:
 		s.reply(f.ID, "pong")
 	default:
-		s.replyError(f.ID, codeMethodNotFound, "method not found: "+truncate(f.Method, 64))
+		s.replyError(f.ID, connproto.CodeMethodNotFound, "method not found: "+truncate(f.Method, 64))
 	}
 }
 
 // onSendMessage acknowledges a message for the agent at once and starts
 // its work. A message offered again (delivery is at least once) is
 // acknowledged without running the handler again.
-func (s *session) onSendMessage(f *frame) {
+func (s *session) onSendMessage(f *connproto.Frame) {
 	var req a2a.SendMessageRequest
 	if err := json.Unmarshal(f.Params, &req); err != nil || req.Message == nil || req.Message.TaskID == "" || req.Message.ID == "" {
-		s.replyError(f.ID, codeInvalidParams, "SendMessage params must hold a message with a messageId and a taskId")
+		s.replyError(f.ID, connproto.CodeInvalidParams, "SendMessage params must hold a message with a messageId and a taskId")
 		return
 	}
 	w := s.c.newWork(&req)
@@ -92,10 +93,10 @@ func dupAnswerState(final a2a.TaskState) a2a.TaskState {
 
 // onCancelTask cancels the works of a task the peer canceled, and answers
 // at once.
-func (s *session) onCancelTask(f *frame) {
+func (s *session) onCancelTask(f *connproto.Frame) {
 	var p a2a.CancelTaskRequest
 	if err := json.Unmarshal(f.Params, &p); err != nil || p.ID == "" {
-		s.replyError(f.ID, codeInvalidParams, "CancelTask params must be {\"id\": …}")
+		s.replyError(f.ID, connproto.CodeInvalidParams, "CancelTask params must be {\"id\": …}")
 		return
 	}
 	contextID := s.c.reg.cancel(p.ID)
@@ -111,21 +112,21 @@ func taskAnswer(id a2a.TaskID, contextID string, state a2a.TaskState) a2a.Stream
 // reply queues an answer to a request (none to a notification).
 func (s *session) reply(id json.RawMessage, v any) {
 	if len(id) > 0 {
-		s.queue(result{JSONRPC: "2.0", ID: id, Result: v})
+		s.queue(connproto.Result{JSONRPC: "2.0", ID: id, Result: v})
 	}
 }
 
 // replyError queues an error answer.
 func (s *session) replyError(id json.RawMessage, code int, msg string) {
 	if len(id) > 0 {
-		s.queue(failure{JSONRPC: "2.0", ID: id, Error: RPCError{Code: code, Message: msg}})
+		s.queue(connproto.Failure{JSONRPC: "2.0", ID: id, Error: connproto.Error{Code: code, Message: msg}})
 	}
 }
 
 // queue hands an answer to the write loop; it gives up when the session
 // ends.
 func (s *session) queue(v any) {
-	b, err := encode(v)
+	b, err := connproto.Encode(v)
 	if err != nil {
 		s.log.Error("encode an answer", "err", err)
 		return

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"slices"
 	"strconv"
 	"sync"
@@ -54,7 +55,7 @@ func (o *outbox) add(method string, params any, taskID a2a.TaskID) (*call, error
 	}
 	o.next++
 	c := &call{id: "c" + strconv.FormatUint(o.next, 10), seq: o.next, taskID: taskID, done: make(chan callResult, 1)}
-	b, err := encode(request{JSONRPC: "2.0", ID: c.id, Method: method, Params: params})
+	b, err := connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: c.id, Method: method, Params: params})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", method, err)
 	}

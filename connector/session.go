@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -57,6 +58,9 @@ func (c *Client) connect(ctx context.Context, hc *http.Client, url string) sessi
 	}
 	s.interval = c.Heartbeat
 	if s.interval <= 0 {
+		s.interval = time.Duration(hello.HeartbeatMillis) * time.Millisecond
+	}
+	if s.interval <= 0 { // a server that names the interval in seconds only
 		s.interval = time.Duration(hello.HeartbeatSeconds) * time.Second
 	}
 	if s.interval <= 0 {
@@ -82,14 +86,14 @@ func closeOf(err error) (websocket.StatusCode, string) {
 // still holds and waits for the answer. It returns the frames that arrived
 // before the answer, for the read loop: the server may write its first
 // offers ahead of the answer to hello.
-func (s *session) sayHello(ctx context.Context) (*helloResult, [][]byte, error) {
+func (s *session) sayHello(ctx context.Context) (*connproto.HelloResult, [][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, helloTimeout)
 	defer cancel()
 	name := s.c.ClientName
 	if name == "" {
 		name = DefaultClientName
 	}
-	b, err := encode(request{JSONRPC: "2.0", ID: methodHello, Method: methodHello, Params: helloParams{Holding: s.holding(), Client: name}})
+	b, err := connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: connproto.MethodHello, Method: connproto.MethodHello, Params: connproto.HelloParams{Holding: s.holding(), Client: name}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -102,15 +106,15 @@ func (s *session) sayHello(ctx context.Context) (*helloResult, [][]byte, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		var f frame
-		if typ != websocket.MessageText || json.Unmarshal(data, &f) != nil || !f.isResponse() || string(f.ID) != `"`+methodHello+`"` {
+		var f connproto.Frame
+		if typ != websocket.MessageText || json.Unmarshal(data, &f) != nil || !f.IsResponse() || string(f.ID) != `"`+connproto.MethodHello+`"` {
 			early = append(early, data)
 			continue
 		}
 		if f.Error != nil {
 			return nil, nil, f.Error
 		}
-		var h helloResult
+		var h connproto.HelloResult
 		if err := json.Unmarshal(f.Result, &h); err != nil {
 			return nil, nil, fmt.Errorf("decode the answer to hello: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -169,11 +170,11 @@ func (w *Work) Update(ev a2a.Event) error {
 	if err != nil {
 		return err
 	}
-	raw, err := w.client.call(w.ctx, methodTaskUpdate, a2a.StreamResponse{Event: ev}, w.TaskID)
+	raw, err := w.client.call(w.ctx, connproto.MethodTaskUpdate, a2a.StreamResponse{Event: ev}, w.TaskID)
 	if err != nil {
 		return fmt.Errorf("report on task %s: %w", w.TaskID, err)
 	}
-	var res updateResult
+	var res connproto.TaskUpdateResult
 	_ = json.Unmarshal(raw, &res) // the update is stored whatever the answer's shape
 	state := a2a.TaskState(res.State)
 	w.client.reg.confirm(w.TaskID, state)

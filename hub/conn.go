@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -66,12 +67,12 @@ func (c *conn) serve(parent context.Context) {
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(parent))
 	defer c.cancel()
 	if old := c.hub.register(c); old != nil {
-		old.close(CloseReplaced, "replaced by a newer connection of this agent")
+		old.close(connproto.CloseReplaced, "replaced by a newer connection of this agent")
 	}
 	watch, err := c.hub.Bus.Watch(c.ctx, switchboard.AgentSubject(c.agentID))
 	if err != nil {
 		c.log.Error("watch agent subject", "err", err)
-		c.close(CloseRestart, "server unavailable")
+		c.close(connproto.CloseRestart, "server unavailable")
 		c.hub.unregister(c)
 		return
 	}
@@ -81,7 +82,7 @@ func (c *conn) serve(parent context.Context) {
 		select {
 		case <-c.ready:
 		default:
-			c.close(CloseProtocol, "no hello within "+c.hub.cfg.HelloTimeout.String())
+			c.close(connproto.CloseProtocol, "no hello within "+c.hub.cfg.HelloTimeout.String())
 		}
 	})
 	var wg sync.WaitGroup
@@ -116,13 +117,13 @@ func (e *closeErr) Error() string { return e.reason }
 func (c *conn) end(err error) {
 	var ce *closeErr
 	switch {
-	case errors.As(err, &ce) && (ce.code == CloseHeartbeat || ce.code == CloseSlow):
+	case errors.As(err, &ce) && (ce.code == connproto.CloseHeartbeat || ce.code == connproto.CloseSlow):
 		c.log.Info("dropping the connection", "reason", ce.reason)
 		c.closeNow() // the peer does not read: no handshake
 	case errors.As(err, &ce):
 		c.close(ce.code, ce.reason)
 	case err == nil:
-		c.close(CloseNormal, "")
+		c.close(connproto.CloseNormal, "")
 	default:
 		if c.ctx.Err() == nil && websocket.CloseStatus(err) == -1 && !errors.Is(err, context.Canceled) {
 			c.log.Debug("connection ended", "err", err)
@@ -162,7 +163,7 @@ func (c *conn) closeNow() {
 // send queues an answer for the writer. An agent whose queue is full is
 // too slow and is disconnected.
 func (c *conn) send(v any) {
-	b, err := encode(v)
+	b, err := connproto.Encode(v)
 	if err != nil {
 		c.log.Error("encode frame", "err", err)
 		return
@@ -171,13 +172,13 @@ func (c *conn) send(v any) {
 	case c.out <- b:
 	default:
 		c.log.Warn("agent too slow: its queue is full")
-		c.close(CloseSlow, "too slow: the queue of answers is full")
+		c.close(connproto.CloseSlow, "too slow: the queue of answers is full")
 	}
 }
 
 func (c *conn) reply(id json.RawMessage, v any) {
 	if len(id) > 0 {
-		c.send(result{JSONRPC: "2.0", ID: id, Result: v})
+		c.send(connproto.Result{JSONRPC: "2.0", ID: id, Result: v})
 	}
 }
 
@@ -185,7 +186,7 @@ func (c *conn) replyError(id json.RawMessage, code int, msg string) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	c.send(failure{JSONRPC: "2.0", ID: id, Error: rpcError{Code: code, Message: msg}})
+	c.send(connproto.Failure{JSONRPC: "2.0", ID: id, Error: connproto.Error{Code: code, Message: msg}})
 }
 
 // readLoop reads frames until the connection fails or closes. It reads
@@ -197,19 +198,19 @@ func (c *conn) readLoop() error {
 			return err
 		}
 		if typ != websocket.MessageText {
-			return &closeErr{CloseProtocol, "frames must be text (JSON-RPC)"}
+			return &closeErr{connproto.CloseProtocol, "frames must be text (JSON-RPC)"}
 		}
-		var f frame
+		var f connproto.Frame
 		if err := json.Unmarshal(data, &f); err != nil || f.JSONRPC != "2.0" {
-			c.replyError(nil, codeParse, "not a JSON-RPC 2.0 object")
+			c.replyError(nil, connproto.CodeParse, "not a JSON-RPC 2.0 object")
 			continue
 		}
-		if f.isResponse() {
+		if f.IsResponse() {
 			c.onResponse(&f)
 			continue
 		}
 		if f.Method == "" {
-			c.replyError(f.ID, codeInvalidRequest, "a request needs a method")
+			c.replyError(f.ID, connproto.CodeInvalidRequest, "a request needs a method")
 			continue
 		}
 		c.onRequest(&f)
@@ -217,7 +218,7 @@ func (c *conn) readLoop() error {
 }
 
 // onRequest handles a request or notification from the agent.
-func (c *conn) onRequest(f *frame) {
+func (c *conn) onRequest(f *connproto.Frame) {
 	helloDone := false
 	select {
 	case <-c.ready:
@@ -225,33 +226,33 @@ func (c *conn) onRequest(f *frame) {
 	default:
 	}
 	switch {
-	case f.Method == MethodPing:
+	case f.Method == connproto.MethodPing:
 		c.reply(f.ID, "pong")
-	case f.Method == MethodHello:
+	case f.Method == connproto.MethodHello:
 		c.onHello(f)
 	case !helloDone:
-		c.replyError(f.ID, codeInvalidRequest, "say hello first")
-	case f.Method == MethodTaskUpdate:
+		c.replyError(f.ID, connproto.CodeInvalidRequest, "say hello first")
+	case f.Method == connproto.MethodTaskUpdate:
 		c.onTaskUpdate(f)
-	case f.Method == MethodGetTask:
+	case f.Method == connproto.MethodGetTask:
 		c.onGetTask(f)
-	case f.Method == MethodSendMessage:
+	case f.Method == connproto.MethodSendMessage:
 		c.onSendMessage(f)
 	default:
-		c.replyError(f.ID, codeMethodNotFound, "method not found: "+truncate(f.Method, 64))
+		c.replyError(f.ID, connproto.CodeMethodNotFound, "method not found: "+truncate(f.Method, 64))
 	}
 }
 
-func (c *conn) onHello(f *frame) {
+func (c *conn) onHello(f *connproto.Frame) {
 	select {
 	case <-c.ready:
-		c.replyError(f.ID, codeInvalidRequest, "this connection already said hello")
+		c.replyError(f.ID, connproto.CodeInvalidRequest, "this connection already said hello")
 		return
 	default:
 	}
-	var p helloParams
+	var p connproto.HelloParams
 	if len(f.Params) > 0 && json.Unmarshal(f.Params, &p) != nil {
-		c.replyError(f.ID, codeInvalidParams, "hello params must be {\"holding\": [task ids]}")
+		c.replyError(f.ID, connproto.CodeInvalidParams, "hello params must be {\"holding\": [task ids]}")
 		return
 	}
 	holding := make([]a2a.TaskID, 0, len(p.Holding))
@@ -261,10 +262,10 @@ func (c *conn) onHello(f *frame) {
 	agent := c.agent.Load()
 	if err := c.hub.Service.ConnectAgent(c.ctx, agent, holding); err != nil {
 		c.log.Error("start agent session", "err", err)
-		c.replyError(f.ID, codeInternal, "internal error")
+		c.replyError(f.ID, connproto.CodeInternal, "internal error")
 		return
 	}
-	var res helloResult
+	var res connproto.HelloResult
 	res.Agent.ID, res.Agent.Handle, res.Agent.Name, res.Agent.Address = agent.ID, agent.Handle, agent.Name, c.address
 	hb := c.hub.cfg.HeartbeatInterval
 	res.HeartbeatSeconds = max(1, int((hb+time.Second-1)/time.Second))
@@ -279,7 +280,7 @@ func (c *conn) onHello(f *frame) {
 }
 
 // onResponse handles the agent's answer to an offer.
-func (c *conn) onResponse(f *frame) {
+func (c *conn) onResponse(f *connproto.Frame) {
 	var id string
 	if json.Unmarshal(f.ID, &id) != nil {
 		return
@@ -325,15 +326,15 @@ func parseAnswer(raw json.RawMessage) (a2a.Event, error) {
 }
 
 // onTaskUpdate records an event the agent sends about one of its tasks.
-func (c *conn) onTaskUpdate(f *frame) {
+func (c *conn) onTaskUpdate(f *connproto.Frame) {
 	var sr a2a.StreamResponse
 	if err := json.Unmarshal(f.Params, &sr); err != nil || sr.Event == nil {
-		c.replyError(f.ID, codeInvalidParams, "TaskUpdate params must be an A2A StreamResponse: {statusUpdate|artifactUpdate|task|message}")
+		c.replyError(f.ID, connproto.CodeInvalidParams, "TaskUpdate params must be an A2A StreamResponse: {statusUpdate|artifactUpdate|task|message}")
 		return
 	}
 	id := sr.Event.TaskInfo().TaskID
 	if id == "" {
-		c.replyError(f.ID, codeInvalidParams, "the event names no taskId")
+		c.replyError(f.ID, connproto.CodeInvalidParams, "the event names no taskId")
 		return
 	}
 	t, err := c.hub.Service.ApplyAgentEvent(c.ctx, c.agent.Load(), id, sr.Event)
@@ -341,14 +342,14 @@ func (c *conn) onTaskUpdate(f *frame) {
 		c.replyErr(f.ID, err)
 		return
 	}
-	c.reply(f.ID, taskUpdateResult{TaskID: string(t.ID()), State: string(t.State()), Seq: t.Seq})
+	c.reply(f.ID, connproto.TaskUpdateResult{TaskID: string(t.ID()), State: string(t.State()), Seq: t.Seq})
 }
 
 // onGetTask answers with one of the agent's own tasks.
-func (c *conn) onGetTask(f *frame) {
+func (c *conn) onGetTask(f *connproto.Frame) {
 	var p a2a.GetTaskRequest
 	if err := json.Unmarshal(f.Params, &p); err != nil || p.ID == "" {
-		c.replyError(f.ID, codeInvalidParams, "GetTask params must be {\"id\": …}")
+		c.replyError(f.ID, connproto.CodeInvalidParams, "GetTask params must be {\"id\": …}")
 		return
 	}
 	t, err := c.hub.Service.AgentTask(c.ctx, c.agent.Load(), p.ID)
@@ -359,30 +360,23 @@ func (c *conn) onGetTask(f *frame) {
 	c.reply(f.ID, switchboard.TrimTask(&t.A2A, p.HistoryLength, true))
 }
 
-// sendParams is an agent's own send to another agent of this deployment.
-type sendParams struct {
-	To      string                  `json:"to"`    // the agent's address URL or its handle
-	Token   string                  `json:"token"` // a peer token of that agent
-	Request *a2a.SendMessageRequest `json:"request"`
-}
-
 // onSendMessage sends a message from this agent to another agent of the
 // deployment, as the peer its token names. An agent may send while it does
 // not accept tasks.
-func (c *conn) onSendMessage(f *frame) {
-	var p sendParams
+func (c *conn) onSendMessage(f *connproto.Frame) {
+	var p connproto.SendParams
 	if err := json.Unmarshal(f.Params, &p); err != nil || p.Request == nil || p.To == "" || p.Token == "" {
-		c.replyError(f.ID, codeInvalidParams, "SendMessage params must be {\"to\", \"token\", \"request\"}")
+		c.replyError(f.ID, connproto.CodeInvalidParams, "SendMessage params must be {\"to\", \"token\", \"request\"}")
 		return
 	}
 	target, err := c.hub.Agents.FindAgentByHandle(c.ctx, handleOf(p.To))
 	if err != nil || target.AccountDisabled {
-		c.replyError(f.ID, codeInvalidParams, "no agent at "+truncate(p.To, 200)+" on this deployment")
+		c.replyError(f.ID, connproto.CodeInvalidParams, "no agent at "+truncate(p.To, 200)+" on this deployment")
 		return
 	}
 	tok, err := c.hub.Tokens.FindTokenByHash(c.ctx, switchboard.HashToken(p.Token))
 	if err != nil || tok.Kind != switchboard.TokenPeer || tok.AgentID != target.ID {
-		c.replyError(f.ID, -31401, "the token is not a valid peer token of "+target.Handle)
+		c.replyError(f.ID, connproto.CodeUnauthorized, "the token is not a valid peer token of "+target.Handle)
 		return
 	}
 	peer := switchboard.Peer{AgentID: target.ID, ID: tok.PeerID, Label: tok.Label}
@@ -413,20 +407,20 @@ func handleOf(to string) string {
 func (c *conn) replyErr(id json.RawMessage, err error) {
 	switch switchboard.ErrorCode(err) {
 	case switchboard.ENOTFOUND:
-		c.replyError(id, codeTaskNotFound, switchboard.ErrorMessage(err))
+		c.replyError(id, connproto.CodeTaskNotFound, switchboard.ErrorMessage(err))
 	case switchboard.EINVALIDAGENTRESPONSE:
-		c.replyError(id, codeInvalidAgent, switchboard.ErrorMessage(err))
+		c.replyError(id, connproto.CodeInvalidAgentResponse, switchboard.ErrorMessage(err))
 	case switchboard.EINVALID, switchboard.ECONFLICT:
-		c.replyError(id, codeInvalidParams, switchboard.ErrorMessage(err))
+		c.replyError(id, connproto.CodeInvalidParams, switchboard.ErrorMessage(err))
 	case switchboard.EUNSUPPORTED:
 		c.replyError(id, -32004, switchboard.ErrorMessage(err))
 	case switchboard.EINTERNAL:
 		if c.ctx.Err() == nil {
 			c.log.Error("agent request", "err", err)
 		}
-		c.replyError(id, codeInternal, "internal error")
+		c.replyError(id, connproto.CodeInternal, "internal error")
 	default:
-		c.replyError(id, codeInvalidParams, switchboard.ErrorMessage(err))
+		c.replyError(id, connproto.CodeInvalidParams, switchboard.ErrorMessage(err))
 	}
 }
 

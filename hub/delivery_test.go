@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"net"
 	"strings"
 	"sync"
@@ -105,7 +106,7 @@ func TestCancelReachesAgent(t *testing.T) {
 		t.Fatalf("cancel: %v", out)
 	}
 	f := a.next()
-	if f.Method != hub.MethodCancelTask || !strings.Contains(string(f.Params), o.taskID) {
+	if f.Method != connproto.MethodCancelTask || !strings.Contains(string(f.Params), o.taskID) {
 		t.Fatalf("agent got %s %s, want CancelTask", f.Method, f.Params)
 	}
 	a.write(map[string]any{"jsonrpc": "2.0", "id": f.ID, "result": map[string]any{}})
@@ -141,7 +142,7 @@ func TestAcceptsTasks(t *testing.T) {
 	// The paused agent sends to another agent of the deployment.
 	other, otherTok := s.agent("other")
 	b := s.connect(otherTok)
-	sent := a.call(hub.MethodSendMessage, map[string]any{"to": s.srv.URL + "/a/other/", "token": s.peerToken(other, "alice"),
+	sent := a.call(connproto.MethodSendMessage, map[string]any{"to": s.srv.URL + "/a/other/", "token": s.peerToken(other, "alice"),
 		"request": map[string]any{"message": map[string]any{"messageId": "x1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi other"}}}}})
 	if sent.Error != nil || !strings.Contains(string(sent.Result), "TASK_STATE_SUBMITTED") {
 		t.Fatalf("own send: %+v %s", sent.Error, sent.Result)
@@ -149,7 +150,7 @@ func TestAcceptsTasks(t *testing.T) {
 	if o := b.nextOffer(); o.text != "hi other" || o.from != "alice" {
 		t.Fatalf("other got %+v", o)
 	}
-	if bad := a.call(hub.MethodSendMessage, map[string]any{"to": "other", "token": "sbp_wrong",
+	if bad := a.call(connproto.MethodSendMessage, map[string]any{"to": "other", "token": "sbp_wrong",
 		"request": map[string]any{"message": map[string]any{"messageId": "x2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "x"}}}}}); bad.Error == nil {
 		t.Fatal("own send with a bad token accepted")
 	}
@@ -180,8 +181,8 @@ func TestDuplicateConnectionReplacesOlder(t *testing.T) {
 	s.send(g, peer, "x", true)
 	o := first.nextOffer() // held, not acknowledged, by the first connection
 	second := s.connect(tok)
-	if code := first.closed(); code != hub.CloseReplaced {
-		t.Fatalf("older connection closed with %d, want %d", code, hub.CloseReplaced)
+	if code := first.closed(); code != connproto.CloseReplaced {
+		t.Fatalf("older connection closed with %d, want %d", code, connproto.CloseReplaced)
 	}
 	if again := second.nextOffer(); again.taskID != o.taskID {
 		t.Fatalf("the newer connection got %s, want %s", again.taskID, o.taskID)
@@ -198,8 +199,8 @@ func TestRevocationAndDeletionClose(t *testing.T) {
 	if r := s.ownerCall("POST", "/agents/alice/agent-token", nil); r != 200 {
 		t.Fatalf("rotate: %d", r)
 	}
-	if code := a.closed(); code != hub.CloseUnauthorized {
-		t.Fatalf("after rotation: close %d, want %d", code, hub.CloseUnauthorized)
+	if code := a.closed(); code != connproto.CloseUnauthorized {
+		t.Fatalf("after rotation: close %d, want %d", code, connproto.CloseUnauthorized)
 	}
 	if _, resp, err := s.dial(tok); err == nil || resp.StatusCode != 401 {
 		t.Fatal("the old token still connects")
@@ -208,8 +209,8 @@ func TestRevocationAndDeletionClose(t *testing.T) {
 	if r := s.ownerCall("DELETE", "/agents/alice", nil); r != 200 {
 		t.Fatalf("delete: %d", r)
 	}
-	if code := b.closed(); code != hub.CloseGone {
-		t.Fatalf("after deletion: close %d, want %d", code, hub.CloseGone)
+	if code := b.closed(); code != connproto.CloseGone {
+		t.Fatalf("after deletion: close %d, want %d", code, connproto.CloseGone)
 	}
 }
 
@@ -222,11 +223,11 @@ func TestHelloRequired(t *testing.T) {
 	s.send(g, peer, "x", true)
 	a, _, err := s.dial(tok)
 	must(t, err)
-	if r := a.call(hub.MethodGetTask, map[string]any{"id": "x"}); r.Error == nil || r.Error.Code != -32600 {
+	if r := a.call(connproto.MethodGetTask, map[string]any{"id": "x"}); r.Error == nil || r.Error.Code != -32600 {
 		t.Fatalf("before hello: %+v", r)
 	}
-	if code := a.closed(); code != hub.CloseProtocol {
-		t.Fatalf("no hello: close %d, want %d", code, hub.CloseProtocol)
+	if code := a.closed(); code != connproto.CloseProtocol {
+		t.Fatalf("no hello: close %d, want %d", code, connproto.CloseProtocol)
 	}
 }
 
@@ -375,8 +376,8 @@ func TestShutdownTellsAgentsToReconnect(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	must(t, s.hub.Shutdown(ctx))
-	if code := a.closed(); code != hub.CloseRestart {
-		t.Fatalf("close %d, want %d", code, hub.CloseRestart)
+	if code := a.closed(); code != connproto.CloseRestart {
+		t.Fatalf("close %d, want %d", code, connproto.CloseRestart)
 	}
 	if _, resp, err := s.dial(tok); err == nil || resp.StatusCode != 503 {
 		t.Fatal("a shut-down hub accepted a connection")
@@ -528,7 +529,7 @@ func TestDisabledAccountDisconnects(t *testing.T) {
 	if r := s.ownerCall("PATCH", "/accounts/"+acct.ID, map[string]any{"disabled": true}); r != 200 {
 		t.Fatalf("disable: %d", r)
 	}
-	if code := a.closed(); code != hub.CloseGone {
-		t.Fatalf("close %d, want %d", code, hub.CloseGone)
+	if code := a.closed(); code != connproto.CloseGone {
+		t.Fatalf("close %d, want %d", code, connproto.CloseGone)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/hub"
 )
 
 // FuzzAgentFrame sends one arbitrary frame from a connected agent, in the
@@ -52,7 +52,7 @@ func FuzzAgentFrame(f *testing.F) {
 		defer cancel()
 		ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.srv.URL, "http")+"/connect",
 			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + agentToken}},
-				Subprotocols: []string{hub.Subprotocol}})
+				Subprotocols: []string{connproto.Subprotocol}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,9 +89,9 @@ func FuzzAgentFrame(f *testing.F) {
 		var offer json.RawMessage
 		for offer == nil {
 			switch fr := read(); {
-			case fr.Method == hub.MethodSendMessage && bytes.Contains(fr.Params, []byte(taskID)):
+			case fr.Method == connproto.MethodSendMessage && bytes.Contains(fr.Params, []byte(taskID)):
 				offer = fr.ID
-			case fr.Method == hub.MethodSendMessage:
+			case fr.Method == connproto.MethodSendMessage:
 				write(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{"message":{"messageId":%q,"role":"ROLE_AGENT","parts":[{"text":"done"}]}}}`, fr.ID, switchboard.NewID()))
 			case fr.Method != "" && len(fr.ID) > 0:
 				write(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, fr.ID))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"io"
 	"log/slog"
 	"net/http"
@@ -286,7 +287,7 @@ func (s *server) dialURL(base, token string) (*testAgent, *http.Response, error)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/connect",
-		&websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{hub.Subprotocol}})
+		&websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{connproto.Subprotocol}})
 	if err != nil {
 		return nil, resp, err
 	}
@@ -435,7 +436,7 @@ type offered struct {
 func (a *testAgent) nextOffer() offered {
 	a.t.Helper()
 	f := a.next()
-	if f.Method != hub.MethodSendMessage {
+	if f.Method != connproto.MethodSendMessage {
 		a.t.Fatalf("expected SendMessage, got %s %s", f.Method, f.Params)
 	}
 	var p a2a.SendMessageRequest
@@ -464,7 +465,7 @@ func (a *testAgent) complete(o offered, text string) {
 // update sends a TaskUpdate and returns the server's answer.
 func (a *testAgent) update(params any) frame {
 	a.t.Helper()
-	return a.call(hub.MethodTaskUpdate, params)
+	return a.call(connproto.MethodTaskUpdate, params)
 }
 
 func status(taskID, state, text string) map[string]any {

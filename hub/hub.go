@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -84,7 +85,7 @@ type Deps struct {
 //
 // Duplicate connections: the newest connection of an agent is its active
 // one. When an agent connects again, its older connection is closed with
-// CloseReplaced and the offers it held go back to the queue for the new
+// connproto.CloseReplaced and the offers it held go back to the queue for the new
 // one.
 type Hub struct {
 	Deps
@@ -161,7 +162,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.running.Done()
 
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{connproto.Subprotocol}})
 	if err != nil {
 		h.Logger.Debug("websocket accept", "agent_id", agent.ID, "err", err)
 		return
@@ -224,7 +225,7 @@ func (h *Hub) unregister(c *conn) {
 }
 
 // Shutdown stops accepting connections, tells every connected agent that
-// the server is restarting (CloseRestart: reconnect), closing at most 64 at
+// the server is restarting (connproto.CloseRestart: reconnect), closing at most 64 at
 // a time, and waits until every connection has ended or ctx is done. The
 // work the connections held goes back to the queue. It is safe to call more
 // than once.
@@ -242,7 +243,7 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
-			c.close(CloseRestart, "server restarting")
+			c.close(connproto.CloseRestart, "server restarting")
 		}()
 	}
 	done := make(chan struct{})

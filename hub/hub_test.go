@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"net/http"
 	"strings"
 	"testing"
@@ -87,12 +88,12 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("late update: %s", late.Result)
 	}
 	// The agent may read its task, not others'.
-	if got := a.call(hub.MethodGetTask, map[string]any{"id": o.taskID}); got.Error != nil || !strings.Contains(string(got.Result), "what is 2+2?") {
+	if got := a.call(connproto.MethodGetTask, map[string]any{"id": o.taskID}); got.Error != nil || !strings.Contains(string(got.Result), "what is 2+2?") {
 		t.Fatalf("GetTask: %+v %s", got.Error, got.Result)
 	}
 	other, _ := s.agent("other")
 	otherTask := path(s.send(other, s.peerToken(other, "x"), "hi", true), "result", "task", "id").(string)
-	if got := a.call(hub.MethodGetTask, map[string]any{"id": otherTask}); got.Error == nil || got.Error.Code != -32001 {
+	if got := a.call(connproto.MethodGetTask, map[string]any{"id": otherTask}); got.Error == nil || got.Error.Code != -32001 {
 		t.Fatalf("GetTask of another agent's task: %+v", got)
 	}
 	if got := a.update(status(otherTask, "TASK_STATE_COMPLETED", "")); got.Error == nil || got.Error.Code != -32001 {

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"github.com/switchboard-dev/switchboard/connproto"
 	"time"
 
 	"github.com/coder/websocket"
@@ -53,7 +54,7 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 			ready, helloDone, claim = nil, true, true
 		case _, ok := <-watch.C():
 			if !ok {
-				return &closeErr{CloseRestart, "server restarting"}
+				return &closeErr{connproto.CloseRestart, "server restarting"}
 			}
 			// Something changed for this agent: work, settings or its token.
 			if err := c.refresh(); err != nil {
@@ -73,7 +74,7 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 		case <-ping.C:
 			if pong != nil {
 				c.log.Info("agent did not answer a ping")
-				return &closeErr{CloseHeartbeat, "no answer to a ping"}
+				return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
 			}
 			pong = make(chan error, 1)
 			go c.ping(pong)
@@ -81,7 +82,7 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 			pong = nil
 			if err != nil && c.ctx.Err() == nil {
 				c.log.Info("agent did not answer a ping", "err", err)
-				return &closeErr{CloseHeartbeat, "no answer to a ping"}
+				return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
 			}
 		}
 		if claim && !c.closing.Load() {
@@ -127,17 +128,17 @@ func (c *conn) refresh() error {
 	agent, err := c.hub.Agents.FindAgentByID(c.ctx, c.agentID)
 	switch {
 	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
-		return &closeErr{CloseGone, "the agent was deleted"}
+		return &closeErr{connproto.CloseGone, "the agent was deleted"}
 	case err != nil:
 		return nil
 	case agent.AccountDisabled:
-		return &closeErr{CloseGone, "the agent's account is disabled"}
+		return &closeErr{connproto.CloseGone, "the agent's account is disabled"}
 	case agent.Mode != switchboard.ModeConnector:
-		return &closeErr{CloseGone, "the agent is no longer in connector mode"}
+		return &closeErr{connproto.CloseGone, "the agent is no longer in connector mode"}
 	}
 	tok, err := c.hub.Tokens.FindTokenByHash(c.ctx, c.tokenHash)
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && (tok.Kind != switchboard.TokenAgent || tok.AgentID != c.agentID)) {
-		return &closeErr{CloseUnauthorized, "the agent token was revoked or rotated"}
+		return &closeErr{connproto.CloseUnauthorized, "the agent token was revoked or rotated"}
 	} else if err != nil {
 		return nil // the store will answer next time
 	}
@@ -164,13 +165,13 @@ func (c *conn) offer() error {
 			return nil // the next hint or poll tries again
 		}
 		for _, o := range offers {
-			req := request{JSONRPC: "2.0", ID: o.Delivery.ID}
+			req := connproto.Request{JSONRPC: "2.0", ID: o.Delivery.ID}
 			if o.Cancel != nil {
-				req.Method, req.Params = MethodCancelTask, o.Cancel
+				req.Method, req.Params = connproto.MethodCancelTask, o.Cancel
 			} else {
-				req.Method, req.Params = MethodSendMessage, o.Send
+				req.Method, req.Params = connproto.MethodSendMessage, o.Send
 			}
-			b, err := encode(req)
+			b, err := connproto.Encode(req)
 			if err != nil {
 				return err
 			}

@@ -1,14 +1,17 @@
-package hub
+package connproto
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
 // Subprotocol is the WebSocket subprotocol of the connector protocol.
 const Subprotocol = "switchboard.connector.v1"
 
-// Methods of the connector protocol (docs/connector-protocol.md).
+// Methods of the connector protocol.
 const (
 	// Agent to server.
 	MethodHello      = "hello"      // start of a session: what the agent still holds
@@ -22,60 +25,73 @@ const (
 	MethodCancelTask  = "CancelTask"  // a task the agent holds was canceled
 )
 
-// frame is any JSON-RPC 2.0 object read from the socket: a request, a
+// JSON-RPC error codes either side answers with.
+const (
+	CodeParse                = -32700
+	CodeInvalidRequest       = -32600
+	CodeMethodNotFound       = -32601
+	CodeInvalidParams        = -32602
+	CodeInternal             = -32603
+	CodeTaskNotFound         = -32001
+	CodeInvalidAgentResponse = -32006
+	CodeUnauthorized         = -31401 // a SendMessage with a token that is not a peer token of its target
+)
+
+// Frame is any JSON-RPC 2.0 object read from the socket: a request, a
 // notification or a response.
-type frame struct {
+type Frame struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id,omitempty"`
 	Method  string          `json:"method,omitempty"`
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
 }
 
-// isResponse reports whether f answers a request the server sent.
-func (f *frame) isResponse() bool {
+// IsResponse reports whether f answers a request: it has an id, no method,
+// and a result or an error.
+func (f *Frame) IsResponse() bool {
 	return f.Method == "" && len(f.ID) > 0 && (f.Result != nil || f.Error != nil)
 }
 
-// rpcError is a JSON-RPC error object.
-type rpcError struct {
+// Error is a JSON-RPC error object.
+type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 }
 
-// JSON-RPC error codes the hub answers with.
-const (
-	codeParse          = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternal       = -32603
-	codeTaskNotFound   = -32001
-	codeInvalidAgent   = -32006
-)
+// Error implements the error interface.
+func (e *Error) Error() string {
+	return fmt.Sprintf("switchboard answered %d: %s", e.Code, e.Message)
+}
 
-type request struct {
+// Request is a request one side sends. The ids of the server's requests are
+// delivery ids; the client's are its own call ids.
+type Request struct {
 	JSONRPC string `json:"jsonrpc"`
 	ID      string `json:"id"`
 	Method  string `json:"method"`
-	Params  any    `json:"params"`
+	Params  any    `json:"params,omitempty"`
 }
 
-type result struct {
+// Result is a successful response.
+type Result struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Result  any             `json:"result"`
 }
 
-type failure struct {
+// Failure is an error response. Its ID is null when the request's id could
+// not be read.
+type Failure struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
-	Error   rpcError        `json:"error"`
+	Error   Error           `json:"error"`
 }
 
-// encode marshals a frame without HTML escaping.
-func encode(v any) ([]byte, error) {
+// Encode marshals a frame without HTML escaping and without the trailing
+// newline.
+func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -85,8 +101,8 @@ func encode(v any) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// helloParams is what an agent says when its session starts.
-type helloParams struct {
+// HelloParams is what an agent says when its session starts.
+type HelloParams struct {
 	// Holding lists the tasks the agent is still working on; acknowledged
 	// work of other unfinished tasks is offered again.
 	Holding []string `json:"holding"`
@@ -94,8 +110,9 @@ type helloParams struct {
 	Client string `json:"client,omitempty"`
 }
 
-// helloResult is the server's answer to hello.
-type helloResult struct {
+// HelloResult is the server's answer to hello: who the agent is and the
+// session's timing.
+type HelloResult struct {
 	Agent struct {
 		ID      string `json:"id"`
 		Handle  string `json:"handle"`
@@ -108,10 +125,17 @@ type helloResult struct {
 	Server           string `json:"server"`
 }
 
-// taskUpdateResult is the server's answer to TaskUpdate: the task's state
+// TaskUpdateResult is the server's answer to TaskUpdate: the task's state
 // after the update and the sequence number of its last event.
-type taskUpdateResult struct {
+type TaskUpdateResult struct {
 	TaskID string `json:"taskId"`
 	State  string `json:"state"`
 	Seq    int64  `json:"seq"`
+}
+
+// SendParams is an agent's own send to another agent of the deployment.
+type SendParams struct {
+	To      string                  `json:"to"`    // the agent's address URL or its handle
+	Token   string                  `json:"token"` // a peer token of that agent
+	Request *a2a.SendMessageRequest `json:"request"`
 }

@@ -1,4 +1,4 @@
-package hub
+package connproto
 
 import "github.com/coder/websocket"
 
