@@ -54,7 +54,7 @@ func (db *DB) FindAccounts(ctx context.Context) ([]*switchboard.Account, error) 
 func (db *DB) UpdateAccount(ctx context.Context, id string, upd switchboard.AccountUpdate) (*switchboard.Account, error) {
 	var out *switchboard.Account
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		a, err := scanAccount(tx.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id))
+		a, err := scanAccount(tx.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`+db.forUpdate(""), id))
 		if err == sql.ErrNoRows {
 			return switchboard.Errorf(switchboard.ENOTFOUND, "account not found")
 		} else if err != nil {

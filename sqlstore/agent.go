@@ -51,7 +51,12 @@ type queryer interface {
 }
 
 func (db *DB) findAgent(ctx context.Context, q queryer, cond string, arg any) (*switchboard.Agent, error) {
-	g, err := scanAgent(q.QueryRowContext(ctx, `SELECT `+agentColumns+agentFrom+` WHERE `+cond, arg))
+	return db.findAgentLocked(ctx, q, cond, arg, "")
+}
+
+// findAgentLocked is findAgent with a lock suffix (forUpdate("g")).
+func (db *DB) findAgentLocked(ctx context.Context, q queryer, cond string, arg any, lock string) (*switchboard.Agent, error) {
+	g, err := scanAgent(q.QueryRowContext(ctx, `SELECT `+agentColumns+agentFrom+` WHERE `+cond+lock, arg))
 	if err == sql.ErrNoRows {
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
 	}
@@ -84,7 +89,7 @@ func (db *DB) FindAgents(ctx context.Context, f switchboard.AgentFilter) ([]*swi
 func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentUpdate) (*switchboard.Agent, error) {
 	var out *switchboard.Agent
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		g, err := db.findAgent(ctx, tx, `g.id = $1`, id)
+		g, err := db.findAgentLocked(ctx, tx, `g.id = $1`, id, db.forUpdate("g"))
 		if err != nil {
 			return err
 		}

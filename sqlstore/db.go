@@ -36,8 +36,31 @@ type DB struct {
 // otherwise the same for all of them.
 type dialect struct {
 	name            string // directory of its migrations
-	forUpdate       string // row lock suffix for read-modify-write, "" where the transaction already locks
+	rowLocks        bool   // false where a write transaction already locks the whole database (SQLite)
+	migrationLock   string // statement that serialises migrations between instances, "" if none is needed
 	uniqueViolation func(error) bool
+}
+
+// forUpdate is the suffix of a SELECT that reads rows (of the table alias
+// of, or all tables when of is "") to change them in the same transaction.
+func (db *DB) forUpdate(of string) string { return db.lock("FOR UPDATE", of, "") }
+
+// forShare is the suffix of a SELECT whose rows must not change or vanish
+// before the transaction ends.
+func (db *DB) forShare(of string) string { return db.lock("FOR SHARE", of, "") }
+
+// forClaim is the suffix of a SELECT that picks queue rows to claim: rows
+// another transaction is claiming are skipped, not waited for.
+func (db *DB) forClaim(of string) string { return db.lock("FOR UPDATE", of, " SKIP LOCKED") }
+
+func (db *DB) lock(mode, of, wait string) string {
+	if !db.dialect.rowLocks {
+		return ""
+	}
+	if of != "" {
+		mode += " OF " + of
+	}
+	return " " + mode + wait
 }
 
 var _ switchboard.Store = (*DB)(nil)
@@ -56,10 +79,17 @@ func (db *DB) Close() error {
 // applied by name, not by "everything above the highest number", so a
 // migration added later with a lower number still runs.
 func (db *DB) migrate(ctx context.Context) error {
-	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		name TEXT PRIMARY KEY,
-		applied_at BIGINT NOT NULL
-	)`); err != nil {
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		if err := db.lockMigrations(ctx, tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			name TEXT PRIMARY KEY,
+			applied_at BIGINT NOT NULL
+		)`)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	dir := "migrations/" + db.dialect.name
@@ -88,6 +118,9 @@ func (db *DB) migrate(ctx context.Context) error {
 
 func (db *DB) applyMigration(ctx context.Context, name, body string) error {
 	return db.inTx(ctx, func(tx *sql.Tx) error {
+		if err := db.lockMigrations(ctx, tx); err != nil {
+			return err
+		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE name = $1`, name).Scan(&n); err != nil {
 			return err
@@ -101,6 +134,16 @@ func (db *DB) applyMigration(ctx context.Context, name, body string) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)`, name, nanos(db.Now()))
 		return err
 	})
+}
+
+// lockMigrations waits until no other instance migrates, for the rest of
+// the transaction.
+func (db *DB) lockMigrations(ctx context.Context, tx *sql.Tx) error {
+	if db.dialect.migrationLock == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, db.dialect.migrationLock)
+	return err
 }
 
 // inTx runs fn in a write transaction and commits it if fn returns nil.

@@ -59,7 +59,7 @@ func (db *DB) claim(ctx context.Context, w *where, holder string, max int, lease
 	var out []*switchboard.Delivery
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries d JOIN tasks t ON t.id = d.task_id`+
-			w.String()+fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT %d`, max)+db.dialect.forUpdate, w.args...)
+			w.String()+fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT %d`, max)+db.forClaim("d"), w.args...)
 		if err != nil {
 			return err
 		}

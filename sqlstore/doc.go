@@ -1,7 +1,9 @@
 // Package sqlstore implements the Switchboard store interfaces on
-// database/sql: SQLite (modernc.org/sqlite, pure Go) for a single instance.
-// The SQL text is shared between engines; what differs lives in a dialect
-// value and in the per-engine migration directories under migrations/.
+// database/sql: SQLite (modernc.org/sqlite, pure Go) for a single instance,
+// PostgreSQL (pgx) for several instances sharing one database. The SQL text
+// is shared between engines; what differs lives in a dialect value (row
+// locks, unique-violation errors, the migration lock) and in the per-engine
+// migration directories under migrations/.
 //
 // Every exported method is one transaction. Unexported helpers take the
 // transaction, so that an operation spanning several tables (a task, its

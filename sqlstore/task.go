@@ -22,11 +22,12 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 	var ev *switchboard.TaskEvent
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		// A task for an agent deleted a moment ago would be an orphan.
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents WHERE id = $1`, t.AgentID).Scan(&n); err != nil {
-			return err
-		} else if n == 0 {
+		var found string
+		err := tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE id = $1`+db.forShare(""), t.AgentID).Scan(&found)
+		if err == sql.ErrNoRows {
 			return switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+		} else if err != nil {
+			return err
 		}
 		t.Seq = 0
 		evs, err := db.appendEvents(ctx, tx, t, []a2a.Event{&snapshot})
@@ -182,7 +183,7 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 	var out *switchboard.Task
 	var events []*switchboard.TaskEvent
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		t, err := db.findTask(ctx, tx, string(id), db.dialect.forUpdate)
+		t, err := db.findTask(ctx, tx, string(id), db.forUpdate(""))
 		if err != nil {
 			return err
 		}

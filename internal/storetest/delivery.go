@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ var deliveryTests = map[string]func(*testing.T, Store){
 	"DeliveryClosedWhenTaskEnds":   testDeliveryClosedWhenTaskEnds,
 	"DeliveryDueAcrossAgents":      testDeliveryDueAcrossAgents,
 	"DeliveryRetryWaitsUntilDueAt": testDeliveryRetry,
+	"DeliveryClaimConcurrent":      testDeliveryClaimConcurrent,
 }
 
 // queueTask stores a new task for the agent with a queued delivery of it.
@@ -299,5 +302,62 @@ func testDeliveryRetry(t *testing.T, s Store) {
 	must(t, err)
 	if all[0].LastError != "HTTP 503" || all[0].State != switchboard.DeliveryQueued {
 		t.Fatalf("after retry: %+v", all[0])
+	}
+}
+
+// testDeliveryClaimConcurrent has eight holders (as on several instances)
+// claim one agent's queue at once, webhook-dispatcher style and connection
+// style: every delivery is claimed by exactly one of them.
+func testDeliveryClaimConcurrent(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "alice")
+	g := newAgent(t, s, acct, "helper")
+	now := time.Now().Add(-time.Minute)
+	const n = 60
+	want := map[string]bool{}
+	for i := range n {
+		_, d := queueTask(t, s, g, fmt.Sprint("m", i), now.Add(time.Duration(i)*time.Millisecond))
+		want[d.ID] = true
+	}
+	var mu sync.Mutex
+	claimedBy := map[string]string{}
+	var wg sync.WaitGroup
+	for h := range 8 {
+		holder := fmt.Sprint("holder-", h)
+		wg.Go(func() {
+			for range n { // bounded: each round claims at least one or stops
+				var ds []*switchboard.Delivery
+				var err error
+				if h%2 == 0 {
+					ds, err = s.ClaimDeliveries(ctx, g.ID, holder, 3, true, time.Minute)
+				} else {
+					ds, err = s.ClaimDueDeliveries(ctx, g.Mode, holder, 3, time.Minute)
+				}
+				if err != nil {
+					t.Errorf("%s: %v", holder, err)
+					return
+				}
+				if len(ds) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range ds {
+					if prev, dup := claimedBy[d.ID]; dup {
+						t.Errorf("delivery %s claimed by %s and %s", d.ID, prev, holder)
+					}
+					claimedBy[d.ID] = holder
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(claimedBy) != n {
+		t.Fatalf("claimed %d of %d deliveries", len(claimedBy), n)
+	}
+	for id := range want {
+		if claimedBy[id] == "" {
+			t.Fatalf("delivery %s never claimed", id)
+		}
 	}
 }
