@@ -158,3 +158,74 @@ func testManyWatchers(t *testing.T, b switchboard.Bus) {
 		}
 	}
 }
+
+// RunAcross runs the part of the contract that spans instances. open
+// returns two buses of one deployment, ready to carry hints between them
+// (for NATS: on two servers of a cluster, with the routes up).
+func RunAcross(t *testing.T, open func(t *testing.T) (a, b switchboard.Bus)) {
+	tests := map[string]func(*testing.T, switchboard.Bus, switchboard.Bus){
+		"NotifyWakesOtherInstance": testAcrossNotify,
+		"AcrossOtherSubjectQuiet":  testAcrossOther,
+		"AcrossBothWatchersWoken":  testAcrossBoth,
+		"AcrossCoalesces":          testAcrossCoalesce,
+	}
+	for name, fn := range tests {
+		t.Run(name, func(t *testing.T) {
+			a, b := open(t)
+			t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+			fn(t, a, b)
+		})
+	}
+}
+
+func testAcrossNotify(t *testing.T, a, b switchboard.Bus) {
+	w := watch(t, b, "task.x")
+	defer w.Close()
+	notify(t, a, "task.x")
+	if !waitFor(w.C()) {
+		t.Fatal("a hint on one instance did not wake a watcher on the other")
+	}
+	notify(t, b, "task.x") // and back, on the same instance
+	if !waitFor(w.C()) {
+		t.Fatal("a hint did not wake a watcher on its own instance")
+	}
+}
+
+func testAcrossOther(t *testing.T, a, b switchboard.Bus) {
+	w := watch(t, b, "task.x")
+	defer w.Close()
+	notify(t, a, "task.y")
+	notify(t, a, "agent.x")
+	if !quiet(w.C()) {
+		t.Fatal("woken by another subject's hint")
+	}
+}
+
+func testAcrossBoth(t *testing.T, a, b switchboard.Bus) {
+	wa, wb := watch(t, a, "agent.z"), watch(t, b, "agent.z")
+	defer wa.Close()
+	defer wb.Close()
+	notify(t, a, "agent.z")
+	if !waitFor(wa.C()) || !waitFor(wb.C()) {
+		t.Fatal("a hint did not wake the watchers of both instances")
+	}
+}
+
+func testAcrossCoalesce(t *testing.T, a, b switchboard.Bus) {
+	w := watch(t, b, "task.c")
+	defer w.Close()
+	const n = 500
+	for range n {
+		notify(t, a, "task.c")
+	}
+	if !waitFor(w.C()) {
+		t.Fatal("watcher not woken")
+	}
+	got := 1
+	for !quiet(w.C()) {
+		got++
+		if got >= n {
+			t.Fatalf("%d signals for %d notifications: they do not merge", got, n)
+		}
+	}
+}
