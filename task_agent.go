@@ -3,6 +3,7 @@ package switchboard
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -17,10 +18,20 @@ import (
 // messages it delivers and on the status events it writes.
 const MetadataKey = "switchboard"
 
-// ConnectAgent starts an agent's session: of the work the agent confirmed
-// earlier, what it no longer holds (it restarted) is queued again, and the
-// agent's subject is notified so that its connection claims the work.
-func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, holding []a2a.TaskID) error {
+// ConnectAgent starts an agent's session on a connection: the session is
+// recorded (replacing any other connection of the agent, on any instance,
+// whose unacknowledged offers go back to the queue), of the work the agent
+// confirmed earlier what it no longer holds (it restarted) is queued again,
+// and the agent's subject is notified, so that this connection claims the
+// work and a replaced one, wherever it is, finds out and closes.
+func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *AgentSession, holding []a2a.TaskID) error {
+	replaced, err := s.sessions.OpenSession(ctx, session)
+	if err != nil {
+		return fmt.Errorf("open session of agent %s: %w", agent.ID, err)
+	}
+	if replaced != "" {
+		s.log.Info("a newer connection took over the agent's session", "agent_id", agent.ID, "holder", session.Holder, "replaced", replaced)
+	}
 	n, err := s.deliveries.RequeueUnheld(ctx, agent.ID, holding)
 	if err != nil {
 		return fmt.Errorf("requeue unheld work of agent %s: %w", agent.ID, err)
@@ -32,10 +43,38 @@ func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, holding []
 	return nil
 }
 
+// RenewAgentSession extends the holder's session of the agent until the
+// given time. It reports false when the session is no longer the holder's:
+// a newer connection replaced it.
+func (s *TaskService) RenewAgentSession(ctx context.Context, agentID, holder string, until time.Time) (bool, error) {
+	return s.sessions.RenewSession(ctx, agentID, holder, until)
+}
+
+// AgentSession returns the agent's session, live or expired; ENOTFOUND when
+// it has none.
+func (s *TaskService) AgentSession(ctx context.Context, agentID string) (*AgentSession, error) {
+	return s.sessions.FindSession(ctx, agentID)
+}
+
+// AgentConnected reports whether the agent holds a live connection to any
+// instance of the deployment.
+func (s *TaskService) AgentConnected(ctx context.Context, agentID string) (bool, error) {
+	sess, err := s.sessions.FindSession(ctx, agentID)
+	if ErrorCode(err) == ENOTFOUND {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return sess.Live(s.Now()), nil
+}
+
 // DisconnectAgent ends a connection's session: the offers it held and did
 // not acknowledge go back to the queue, to be offered on the next
-// connection.
+// connection, and its session ends unless a newer connection took it over.
 func (s *TaskService) DisconnectAgent(ctx context.Context, agent *Agent, holder string) error {
+	if err := s.sessions.CloseSession(ctx, agent.ID, holder); err != nil {
+		return fmt.Errorf("close session %s: %w", holder, err)
+	}
 	n, err := s.deliveries.ReleaseDeliveries(ctx, holder)
 	if err != nil {
 		return fmt.Errorf("release offers of %s: %w", holder, err)

@@ -43,6 +43,7 @@ type TaskService struct {
 	tasks      TaskStore
 	pushes     PushConfigStore
 	deliveries DeliveryStore
+	sessions   SessionStore
 	agents     AgentStore
 	bus        Bus
 	log        *slog.Logger
@@ -70,6 +71,7 @@ type Store interface {
 	TaskStore
 	PushConfigStore
 	DeliveryStore
+	SessionStore
 }
 
 // NewTaskService returns a TaskService over the given store and bus.
@@ -78,6 +80,7 @@ func NewTaskService(store Store, bus Bus, log *slog.Logger) *TaskService {
 		tasks:            store,
 		pushes:           store,
 		deliveries:       store,
+		sessions:         store,
 		agents:           store,
 		bus:              bus,
 		log:              log,

@@ -96,7 +96,7 @@ func (s *testServer) start(addr string) {
 	}, hub.Config{HeartbeatInterval: time.Second, Poll: 100 * time.Millisecond})
 	s.api = httpapi.New(httpapi.Deps{
 		Accounts: s.db, Agents: s.db, Tokens: s.db, Deliveries: s.db, Tasks: s.tasks,
-		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: s.log, Bus: s.bus, Connect: s.hub, Presence: s.hub,
+		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: s.log, Bus: s.bus, Connect: s.hub, Presence: s.tasks,
 	}, httpapi.Config{BlockingTimeout: 10 * time.Second, StreamKeepAlive: 100 * time.Millisecond})
 	s.hub.AddressOf = s.api.AddressURL
 	s.api.SetReady(true)

@@ -23,7 +23,7 @@ type agentView struct {
 	AcceptsTasks   bool             `json:"accepts_tasks"`
 	Endpoint       string           `json:"endpoint,omitempty"`
 	// Connected is set for connector agents: whether the agent holds a
-	// connection to this instance now.
+	// connection to an instance of the deployment now.
 	Connected *bool     `json:"connected,omitempty"`
 	Address   string    `json:"address"`
 	AgentCard string    `json:"agent_card"`
@@ -44,8 +44,12 @@ func (s *Server) viewAgent(r *http.Request, g *switchboard.Agent) agentView {
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
 	}
 	if g.Mode == switchboard.ModeConnector && s.Presence != nil {
-		connected := s.Presence.Connected(g.ID)
-		v.Connected = &connected
+		connected, err := s.Presence.AgentConnected(r.Context(), g.ID)
+		if err != nil {
+			s.Logger.Warn("read the agent's session", "agent_id", g.ID, "err", err)
+		} else {
+			v.Connected = &connected
+		}
 	}
 	return v
 }

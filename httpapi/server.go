@@ -81,8 +81,11 @@ type Deps struct {
 	// Connect serves connector agents' WebSocket connections at /connect;
 	// nil: not served.
 	Connect http.Handler
-	// Presence tells whether an agent holds a connection; optional.
-	Presence interface{ Connected(agentID string) bool }
+	// Presence tells whether an agent holds a connection to any instance;
+	// optional.
+	Presence interface {
+		AgentConnected(ctx context.Context, agentID string) (bool, error)
+	}
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health

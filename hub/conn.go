@@ -219,12 +219,7 @@ func (c *conn) readLoop() error {
 
 // onRequest handles a request or notification from the agent.
 func (c *conn) onRequest(f *connproto.Frame) {
-	helloDone := false
-	select {
-	case <-c.ready:
-		helloDone = true
-	default:
-	}
+	helloDone := c.helloDone()
 	switch {
 	case f.Method == connproto.MethodPing:
 		c.reply(f.ID, "pong")
@@ -260,7 +255,10 @@ func (c *conn) onHello(f *connproto.Frame) {
 		holding = append(holding, a2a.TaskID(id))
 	}
 	agent := c.agent.Load()
-	if err := c.hub.Service.ConnectAgent(c.ctx, agent, holding); err != nil {
+	now := time.Now()
+	session := &switchboard.AgentSession{AgentID: agent.ID, Holder: c.holder, InstanceID: c.hub.InstanceID,
+		Client: truncate(p.Client, 64), ConnectedAt: now, ExpiresAt: now.Add(c.hub.sessionTTL())}
+	if err := c.hub.Service.ConnectAgent(c.ctx, agent, session, holding); err != nil {
 		c.log.Error("start agent session", "err", err)
 		c.replyError(f.ID, connproto.CodeInternal, "internal error")
 		return

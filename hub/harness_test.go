@@ -68,7 +68,7 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 	}
 	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: db, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID}, hcfg)
 	s.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.tasks,
-		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Bus: s.bus, Connect: s.hub, Presence: s.hub}, acfg)
+		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Bus: s.bus, Connect: s.hub, Presence: s.tasks}, acfg)
 	s.api.SetReady(true)
 	s.srv = httptest.NewServer(s.api)
 	var loops context.Context

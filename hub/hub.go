@@ -55,7 +55,9 @@ type Config struct {
 // Service is the task protocol as the hub uses it. *switchboard.TaskService
 // implements it.
 type Service interface {
-	ConnectAgent(ctx context.Context, agent *switchboard.Agent, holding []a2a.TaskID) error
+	ConnectAgent(ctx context.Context, agent *switchboard.Agent, session *switchboard.AgentSession, holding []a2a.TaskID) error
+	RenewAgentSession(ctx context.Context, agentID, holder string, until time.Time) (bool, error)
+	AgentSession(ctx context.Context, agentID string) (*switchboard.AgentSession, error)
 	DisconnectAgent(ctx context.Context, agent *switchboard.Agent, holder string) error
 	ClaimOffers(ctx context.Context, agent *switchboard.Agent, holder string, max int) ([]*switchboard.Offer, error)
 	AckOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event) error
@@ -128,6 +130,12 @@ func New(deps Deps, cfg Config) *Hub {
 	}
 	return &Hub{Deps: deps, cfg: cfg, conns: make(map[string]*conn)}
 }
+
+// sessionTTL is how long an agent's session lasts without a renewal. The
+// connection renews it after each answered ping, so it outlives two missed
+// pings, which close the connection anyway; a session left by an instance
+// that died ends after it.
+func (h *Hub) sessionTTL() time.Duration { return 3 * h.cfg.HeartbeatInterval }
 
 // Connected reports whether the agent holds a connection to this instance.
 func (h *Hub) Connected(agentID string) bool {

@@ -84,6 +84,11 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 				c.log.Info("agent did not answer a ping", "err", err)
 				return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
 			}
+			if helloDone {
+				if err := c.renewSession(); err != nil {
+					return err
+				}
+			}
 		}
 		if claim && !c.closing.Load() {
 			if err := c.offer(); err != nil {
@@ -136,6 +141,12 @@ func (c *conn) refresh() error {
 	case agent.Mode != switchboard.ModeConnector:
 		return &closeErr{connproto.CloseGone, "the agent is no longer in connector mode"}
 	}
+	if c.helloDone() {
+		sess, err := c.hub.Service.AgentSession(c.ctx, c.agentID)
+		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && sess.Holder != c.holder) {
+			return &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
+		}
+	}
 	tok, err := c.hub.Tokens.FindTokenByHash(c.ctx, c.tokenHash)
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && (tok.Kind != switchboard.TokenAgent || tok.AgentID != c.agentID)) {
 		return &closeErr{connproto.CloseUnauthorized, "the agent token was revoked or rotated"}
@@ -144,6 +155,36 @@ func (c *conn) refresh() error {
 	}
 	c.agent.Store(agent)
 	return nil
+}
+
+// renewSession extends the connection's session after an answered ping.
+// A session that is no longer this connection's means a newer connection
+// of the agent took over, here or on another instance.
+func (c *conn) renewSession() error {
+	ok, err := c.hub.Service.RenewAgentSession(c.ctx, c.agentID, c.holder, time.Now().Add(c.hub.sessionTTL()))
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.log.Warn("renew the agent's session", "err", err)
+		}
+		return nil // the next ping tries again
+	}
+	if !ok {
+		if err := c.refresh(); err != nil {
+			return err // deleted, disabled or revoked: say so
+		}
+		return &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
+	}
+	return nil
+}
+
+// helloDone reports whether the connection's hello was answered.
+func (c *conn) helloDone() bool {
+	select {
+	case <-c.ready:
+		return true
+	default:
+		return false
+	}
 }
 
 // offer claims queued work for the agent, as much as the in-flight limit

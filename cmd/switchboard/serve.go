@@ -164,7 +164,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks,
 		Limiter: ratelimit.NewMemory(cfg.RatePerMinute, time.Minute),
-		Logger:  m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Hub,
+		Logger:  m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,

@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"TaskModifyConcurrent":      testTaskModifyConcurrent,
 		"TaskFindFiltersAndCursor":  testTaskFind,
 		"PushConfigs":               testPushConfigs,
+		"Sessions":                  testSessions,
 	}
 	for name, fn := range deliveryTests {
 		tests[name] = fn

@@ -1,0 +1,83 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// testSessions: an agent's session is replaced by a newer connection (whose
+// predecessor's offers go back to the queue), renewed only by its holder,
+// closed only by its holder, and gone with the agent.
+func testSessions(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	if _, err := s.FindSession(ctx, g.ID); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("session of a new agent: %v", err)
+	}
+	first := &switchboard.AgentSession{AgentID: g.ID, Holder: "conn-1", InstanceID: "i1", Client: "c/1",
+		ConnectedAt: now, ExpiresAt: now.Add(time.Minute)}
+	replaced, err := s.OpenSession(ctx, first)
+	must(t, err)
+	if replaced != "" {
+		t.Fatalf("first session replaced %q", replaced)
+	}
+	_, d := queueTask(t, s, g, "m1", now.Add(-time.Second))
+	claimed, err := s.ClaimDeliveries(ctx, g.ID, "conn-1", 10, true, time.Minute)
+	must(t, err)
+	if len(claimed) != 1 {
+		t.Fatalf("claimed %d", len(claimed))
+	}
+
+	second := &switchboard.AgentSession{AgentID: g.ID, Holder: "conn-2", InstanceID: "i2",
+		ConnectedAt: now.Add(time.Second), ExpiresAt: now.Add(2 * time.Minute)}
+	replaced, err = s.OpenSession(ctx, second)
+	must(t, err)
+	if replaced != "conn-1" {
+		t.Fatalf("replaced %q, want conn-1", replaced)
+	}
+	ds, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID})
+	must(t, err)
+	if len(ds) != 1 || ds[0].ID != d.ID || ds[0].State != switchboard.DeliveryQueued || ds[0].Holder != "" {
+		t.Fatalf("the replaced connection's offer: %+v", ds[0])
+	}
+	got, err := s.FindSession(ctx, g.ID)
+	must(t, err)
+	if got.Holder != "conn-2" || got.InstanceID != "i2" || !got.ExpiresAt.Equal(second.ExpiresAt) || !got.Live(now) {
+		t.Fatalf("session %+v", got)
+	}
+	if replaced, err := s.OpenSession(ctx, second); err != nil || replaced != "" {
+		t.Fatalf("reopening one's own session: %q %v", replaced, err)
+	}
+
+	if ok, err := s.RenewSession(ctx, g.ID, "conn-1", now.Add(time.Hour)); err != nil || ok {
+		t.Fatalf("the replaced connection renewed: %v %v", ok, err)
+	}
+	later := now.Add(3 * time.Minute)
+	if ok, err := s.RenewSession(ctx, g.ID, "conn-2", later); err != nil || !ok {
+		t.Fatalf("renew: %v %v", ok, err)
+	}
+	got, _ = s.FindSession(ctx, g.ID)
+	if !got.ExpiresAt.Equal(later) || got.Live(later) {
+		t.Fatalf("renewed session %+v", got)
+	}
+
+	must(t, s.CloseSession(ctx, g.ID, "conn-1")) // not its session: nothing happens
+	if _, err := s.FindSession(ctx, g.ID); err != nil {
+		t.Fatalf("closed by a stale connection: %v", err)
+	}
+	must(t, s.CloseSession(ctx, g.ID, "conn-2"))
+	if _, err := s.FindSession(ctx, g.ID); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("after close: %v", err)
+	}
+
+	_, err = s.OpenSession(ctx, first)
+	must(t, err)
+	must(t, s.DeleteAgent(ctx, g.ID))
+	if _, err := s.FindSession(ctx, g.ID); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("after the agent was deleted: %v", err)
+	}
+}

@@ -1,0 +1,41 @@
+package switchboard
+
+import (
+	"context"
+	"time"
+)
+
+// AgentSession is the live connection of a connector agent as every
+// instance sees it: which connection holds the agent, on which instance,
+// and until when, unless renewed. An agent has at most one session; a new
+// connection replaces the old one wherever it is.
+type AgentSession struct {
+	AgentID     string
+	Holder      string // the connection's id; offers it claims carry it
+	InstanceID  string
+	Client      string // the connector software, as it said in hello
+	ConnectedAt time.Time
+	ExpiresAt   time.Time
+}
+
+// SessionStore keeps agent sessions.
+type SessionStore interface {
+	// OpenSession makes s the agent's session. When it replaces another
+	// connection's session, that connection's unacknowledged offers go back
+	// to the queue in the same transaction, and its holder is returned.
+	OpenSession(ctx context.Context, s *AgentSession) (replaced string, err error)
+
+	// RenewSession moves the expiry of the holder's session. It reports
+	// false when the agent's session is no longer the holder's.
+	RenewSession(ctx context.Context, agentID, holder string, expiresAt time.Time) (bool, error)
+
+	// CloseSession ends the holder's session, if it is still the agent's.
+	CloseSession(ctx context.Context, agentID, holder string) error
+
+	// FindSession returns the agent's session, expired or not; ENOTFOUND
+	// when it has none.
+	FindSession(ctx context.Context, agentID string) (*AgentSession, error)
+}
+
+// Live reports whether the session is current at now.
+func (s *AgentSession) Live(now time.Time) bool { return now.Before(s.ExpiresAt) }

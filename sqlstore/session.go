@@ -1,0 +1,75 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+const sessionColumns = `agent_id, holder, instance_id, client, connected_at, expires_at`
+
+// OpenSession implements switchboard.SessionStore.
+func (db *DB) OpenSession(ctx context.Context, s *switchboard.AgentSession) (string, error) {
+	var replaced string
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT holder FROM agent_sessions WHERE agent_id = $1`+db.forUpdate(""), s.AgentID).Scan(&replaced)
+		if err != nil && err != sql.ErrNoRows {
+			return err
+		}
+		if replaced == s.Holder {
+			replaced = ""
+		}
+		if replaced != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
+				WHERE holder = $2 AND state = 'offered'`, nanos(db.Now()), replaced); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO agent_sessions (`+sessionColumns+`) VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (agent_id) DO UPDATE SET holder = excluded.holder, instance_id = excluded.instance_id,
+			client = excluded.client, connected_at = excluded.connected_at, expires_at = excluded.expires_at`,
+			s.AgentID, s.Holder, s.InstanceID, s.Client, nanos(s.ConnectedAt), nanos(s.ExpiresAt))
+		return err
+	})
+	return replaced, err
+}
+
+// RenewSession implements switchboard.SessionStore.
+func (db *DB) RenewSession(ctx context.Context, agentID, holder string, expiresAt time.Time) (bool, error) {
+	var n int64
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET expires_at = $1 WHERE agent_id = $2 AND holder = $3`,
+			nanos(expiresAt), agentID, holder)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n > 0, err
+}
+
+// CloseSession implements switchboard.SessionStore.
+func (db *DB) CloseSession(ctx context.Context, agentID, holder string) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM agent_sessions WHERE agent_id = $1 AND holder = $2`, agentID, holder)
+		return err
+	})
+}
+
+// FindSession implements switchboard.SessionStore.
+func (db *DB) FindSession(ctx context.Context, agentID string) (*switchboard.AgentSession, error) {
+	var s switchboard.AgentSession
+	var connected, expires int64
+	err := db.read.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM agent_sessions WHERE agent_id = $1`, agentID).
+		Scan(&s.AgentID, &s.Holder, &s.InstanceID, &s.Client, &connected, &expires)
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "the agent has no session")
+	} else if err != nil {
+		return nil, db.formatError(err)
+	}
+	s.ConnectedAt, s.ExpiresAt = fromNanos(connected), fromNanos(expires)
+	return &s, nil
+}
