@@ -12,7 +12,8 @@ import (
 // hint delays a reader until its next poll; it never loses anything.
 //
 // Hints are addressed by subject: TaskSubject for a task's event log,
-// AgentSubject for the work waiting for an agent.
+// AgentSubject for the work waiting for an agent, TokensSubject for its
+// peer tokens.
 type Bus interface {
 	// Notify wakes every watcher of the subject, on any instance. It does
 	// not block on slow watchers.
@@ -44,3 +45,9 @@ func TaskSubject(id a2a.TaskID) string { return "task." + string(id) }
 // AgentSubject is the subject of an agent: notified when work is queued for
 // it or its settings change, watched by whatever holds its connection.
 func AgentSubject(agentID string) string { return "agent." + agentID }
+
+// TokensSubject is the subject of the peer tokens of an agent: notified when
+// one is revoked or replaced, or the agent or its account goes away,
+// watched by the streams those tokens opened, which then check their token
+// again.
+func TokensSubject(agentID string) string { return "tokens." + agentID }

@@ -47,6 +47,9 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *
 		s.writeError(w, r, err)
 		return
 	}
+	if body.Rotate {
+		s.notify(r, switchboard.TokensSubject(g.ID)) // the old token's streams end
+	}
 	v := s.viewAgent(r, g)
 	writeJSON(w, http.StatusCreated, tokenView{
 		Label: tok.Label, Token: secret, Active: true, CreatedAt: tok.CreatedAt,
@@ -90,5 +93,6 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "no active token labelled %q", truncate(label, 64)))
 		return
 	}
+	s.notify(r, switchboard.TokensSubject(g.ID)) // its streams end, on every instance
 	writeJSON(w, http.StatusOK, map[string]any{"revoked": true, "label": label})
 }
