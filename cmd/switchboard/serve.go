@@ -14,12 +14,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
-	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/netguard"
-	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 	"github.com/switchboard-dev/switchboard/webhook"
 )
@@ -42,6 +42,14 @@ type ServeCmd struct {
 	WebhookTimeout   time.Duration `name:"webhook-timeout" env:"SWITCHBOARD_WEBHOOK_TIMEOUT" default:"60s" help:"How long one webhook delivery may take."`
 
 	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks) reach private, loopback and link-local addresses. Only for deployments on a private network."`
+
+	Database          string   `name:"database" env:"SWITCHBOARD_DATABASE" help:"A postgres:// URL to share one PostgreSQL database between instances (default: the SQLite file switchboard.db in the data directory)."`
+	DatabaseMaxConns  int      `name:"database-max-conns" env:"SWITCHBOARD_DATABASE_MAX_CONNS" default:"16" help:"Connections this instance opens to PostgreSQL at most."`
+	Bus               string   `name:"bus" env:"SWITCHBOARD_BUS" default:"memory" help:"How instances tell each other to look again: memory (one instance), embedded (a NATS server inside this process), or nats://host:port[,nats://…] (a NATS cluster)."`
+	BusPrefix         string   `name:"bus-prefix" env:"SWITCHBOARD_BUS_PREFIX" default:"switchboard" help:"First token of this deployment's NATS subjects."`
+	NATSListen        string   `name:"nats-listen" env:"SWITCHBOARD_NATS_LISTEN" help:"With --bus embedded: host:port where the embedded NATS server accepts clients (default: none, in-process only)."`
+	NATSClusterListen string   `name:"nats-cluster-listen" env:"SWITCHBOARD_NATS_CLUSTER_LISTEN" help:"With --bus embedded: host:port where the embedded NATS server accepts routes from the other instances' servers."`
+	NATSRoutes        []string `name:"nats-routes" env:"SWITCHBOARD_NATS_ROUTES" help:"With --bus embedded: nats-route://host:port of the other instances' embedded servers (comma-separated)."`
 }
 
 // Run runs the server until ctx ends (SIGINT or SIGTERM).
@@ -52,6 +60,8 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
+		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
+		NATS: natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
 	}, newLogger(c.LogLevel, c.LogFormat))
 	if err := m.Run(ctx); err != nil {
 		_ = m.Close()
@@ -95,6 +105,17 @@ type Config struct {
 	AllowPrivateNetworks bool
 	// OutboundAllow lists extra prefixes outbound requests may reach (tests).
 	OutboundAllow []netip.Prefix
+
+	// Database is a postgres:// URL; empty means SQLite in DataDir.
+	Database string
+	// DatabaseMaxConns bounds this instance's PostgreSQL connections.
+	DatabaseMaxConns int
+	// Bus is "memory" (or empty), "embedded", or NATS server URLs.
+	Bus string
+	// BusPrefix is the first token of the deployment's NATS subjects.
+	BusPrefix string
+	// NATS configures the embedded NATS server of Bus "embedded".
+	NATS natsbus.ServerOptions
 }
 
 // Main is a running server: it opens the store, the bus and the HTTP
@@ -105,10 +126,13 @@ type Main struct {
 	Logger *slog.Logger
 
 	DB    *sqlstore.DB
-	Bus   *membus.Bus
+	Bus   switchboard.Bus
 	Tasks *switchboard.TaskService
-	Hub   *hub.Hub
-	API   *httpapi.Server
+
+	// nats is the embedded NATS server of Bus "embedded".
+	nats *server.Server
+	Hub  *hub.Hub
+	API  *httpapi.Server
 
 	// loops are the background loops (sweeper, dispatcher).
 	loops     sync.WaitGroup
@@ -135,17 +159,26 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
-	dbPath := filepath.Join(cfg.DataDir, "switchboard.db")
-	db, err := sqlstore.OpenSQLite(ctx, dbPath)
+	db, where, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	m.DB = db
-	m.Bus = membus.New()
+	if err := m.openBus(cfg); err != nil {
+		return err
+	}
 	m.Tasks = switchboard.NewTaskService(db, m.Bus, m.Logger)
 
-	if err := m.bootstrapOperator(ctx); err != nil {
-		return err
+	// Instances that start together on an empty database race to create
+	// the operator; the losers find the winner's account on the next try.
+	for attempt := 1; ; attempt++ {
+		err := m.bootstrapOperator(ctx)
+		if err == nil {
+			break
+		}
+		if switchboard.ErrorCode(err) != switchboard.ECONFLICT || attempt == 3 {
+			return err
+		}
 	}
 	if cfg.DefaultAgent != "" {
 		h, err := switchboard.NormalizeHandle(cfg.DefaultAgent)
@@ -163,7 +196,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: m.Tasks.AckTimeout})
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks,
-		Limiter: ratelimit.NewMemory(cfg.RatePerMinute, time.Minute),
+		Limiter: newLimiter(cfg, db),
 		Logger:  m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
@@ -214,7 +247,8 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() { m.served <- m.httpServer.Serve(ln) }()
 	m.API.SetReady(true)
 
-	m.Logger.Info("switchboard is serving", "url", m.URL(), "data", cfg.DataDir, "database", dbPath)
+	m.Logger.Info("switchboard is serving", "url", m.URL(), "data", cfg.DataDir, "database", where,
+		"bus", busName(cfg.Bus), "instance", m.Tasks.InstanceID)
 	return nil
 }
 
@@ -263,6 +297,10 @@ func (m *Main) Close() error {
 	}
 	if m.Bus != nil {
 		errs = append(errs, m.Bus.Close())
+	}
+	if m.nats != nil {
+		m.nats.Shutdown()
+		m.nats.WaitForShutdown()
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())
