@@ -342,7 +342,7 @@ func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, err)
 		return
 	}
-	s.notify(r, switchboard.AgentSubject(g.ID)) // its connection closes
+	s.notify(r, switchboard.AgentSubject(g.ID))  // its connection closes
 	s.notify(r, switchboard.TokensSubject(g.ID)) // and its streams end
 	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": g.ID, "handle": g.Handle})
 }
