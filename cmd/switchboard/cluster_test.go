@@ -32,10 +32,11 @@ const clusterOwnerToken = "sbo_cluster-test-owner-token-0123456789"
 // testCluster is one deployment of several instances: one PostgreSQL schema,
 // and NATS servers joined by routes, one per instance.
 type testCluster struct {
-	t    *testing.T
-	dsn  string
-	nats []*server.Server
-	inst []*Main
+	t     *testing.T
+	dsn   string
+	nats  []*server.Server
+	inst  []*Main  // in-process instances (not with processes)
+	bases []string // every instance's base URL
 }
 
 // newCluster starts n instances; tweak adjusts each instance's settings.
@@ -55,7 +56,9 @@ func newCluster(t *testing.T, n int, tweak func(*Config)) *testCluster {
 		c.nats = append(c.nats, s)
 	}
 	for i := range n {
-		c.inst = append(c.inst, c.start(i, tweak))
+		m := c.start(i, tweak)
+		c.inst = append(c.inst, m)
+		c.bases = append(c.bases, m.URL())
 	}
 	c.waitLinked()
 	return c
@@ -121,7 +124,7 @@ func (c *testCluster) owner(i int, method, path string, body, out any) int {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest(method, c.inst[i].URL()+path, rd)
+	req, _ := http.NewRequest(method, c.bases[i]+path, rd)
 	req.Header.Set("Authorization", "Bearer "+clusterOwnerToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -188,7 +191,7 @@ func (c *testCluster) runAgent(handle, agentToken string, urls []string, h conne
 	}
 	c.t.Cleanup(stop)
 	c.eventually("the agent is connected, as every instance sees it", 10*time.Second, func() bool {
-		for i := range c.inst {
+		for i := range c.bases {
 			if !c.connected(i, handle) {
 				return false
 			}

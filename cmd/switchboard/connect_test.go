@@ -112,8 +112,15 @@ func (t *peerTask) reason() string {
 // task in the answer.
 func peerCall(t *testing.T, m *Main, handle, peerToken, method string, params any) *peerTask {
 	t.Helper()
+	return peerCallURL(t, m.URL()+"/a/"+handle, peerToken, method, params)
+}
+
+// peerCallURL calls the agent address as bob (A2A 1.0) and decodes the
+// task in the answer.
+func peerCallURL(t *testing.T, address, peerToken, method string, params any) *peerTask {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", m.URL()+"/a/"+handle, bytes.NewReader(body))
+	req, _ := http.NewRequest("POST", address, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+peerToken)
 	req.Header.Set("A2A-Version", "1.0")
 	resp, err := http.DefaultClient.Do(req)
