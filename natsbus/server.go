@@ -17,7 +17,8 @@ type ServerOptions struct {
 	// Name names the server in a cluster; default a generated one.
 	Name string
 	// Listen is the host:port NATS clients (other instances, the nats CLI)
-	// connect to; "" serves only this process, without a socket.
+	// connect to; "" serves only this process, without a socket (or, in a
+	// cluster, on a free loopback port: routing needs a client listener).
 	Listen string
 	// ClusterListen is the host:port other servers route to; "" joins no
 	// cluster.
@@ -34,6 +35,11 @@ type ServerOptions struct {
 // WaitForShutdown after closing the buses on it.
 func StartServer(o ServerOptions) (*server.Server, error) {
 	opts := &server.Options{ServerName: o.Name, NoLog: true, NoSigs: true, MaxPayload: 1 << 20}
+	if o.Listen == "" && o.ClusterListen != "" {
+		// nats-server starts routing only once its client listener is up:
+		// give it one on a free loopback port, which no one else reaches.
+		o.Listen = "127.0.0.1:0"
+	}
 	if o.Listen == "" {
 		opts.DontListen = true
 	} else {

@@ -64,12 +64,16 @@ func newCluster(t *testing.T, n int, tweak func(*Config)) *testCluster {
 	return c
 }
 
-// start starts instance i on NATS server i.
+// start starts instance i on NATS server i (tweak may choose another bus).
 func (c *testCluster) start(i int, tweak func(*Config)) *Main {
 	c.t.Helper()
+	bus := ""
+	if i < len(c.nats) {
+		bus = c.nats[i].ClientURL()
+	}
 	cfg := Config{
 		Addr: "127.0.0.1:0", DataDir: c.t.TempDir(), OwnerToken: clusterOwnerToken, Database: c.dsn,
-		DatabaseMaxConns: 8, Bus: c.nats[i].ClientURL(), Heartbeat: time.Second,
+		DatabaseMaxConns: 8, Bus: bus, Heartbeat: time.Second,
 		OutboundAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 	}
 	if tweak != nil {
@@ -710,4 +714,34 @@ func (a *rawAgent) read(t *testing.T, ctx context.Context) connproto.Frame {
 		t.Fatalf("frame %s: %v", data, err)
 	}
 	return f
+}
+
+// TestClusterEmbeddedBus: two instances, each with --bus embedded, whose
+// embedded NATS servers join by routes: no NATS to run besides them.
+func TestClusterEmbeddedBus(t *testing.T) {
+	c := &testCluster{t: t, dsn: pgtest.DSN(t)}
+	var seed string
+	for i := range 2 {
+		m := c.start(0, func(cfg *Config) {
+			cfg.Bus = "embedded"
+			cfg.NATS = natsbus.ServerOptions{Name: fmt.Sprint("embedded-", i), ClusterListen: "127.0.0.1:0"}
+			if seed != "" {
+				cfg.NATS.Routes = []string{seed}
+			}
+		})
+		if i == 0 {
+			seed = "nats-route://" + m.nats.ClusterAddr().String()
+		}
+		c.inst = append(c.inst, m)
+		c.bases = append(c.bases, m.URL())
+	}
+	c.waitLinked()
+	_, agentToken, bob := c.agent("local", nil)
+	c.runAgent("local", agentToken, []string{c.bases[1]}, echo)
+	start := time.Now()
+	task := peerSend(t, c.inst[0], "local", bob, "e-1", "over embedded routes", "", true)
+	if task.Status.State != "TASK_STATE_COMPLETED" || task.answer() != "echo: over embedded routes" {
+		t.Fatalf("blocking send across embedded servers: %s %q", task.Status.State, task.answer())
+	}
+	t.Logf("answered across the embedded servers in %s", time.Since(start).Round(time.Millisecond))
 }
