@@ -2,20 +2,19 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/netguard"
 )
 
 // validateEndpoint checks a webhook agent's endpoint: an absolute http(s)
 // URL without credentials. Whether its host may be reached is decided when
 // a request is made, after DNS resolution.
 func validateEndpoint(endpoint string) error {
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(endpoint) > 2048 {
-		return switchboard.Errorf(switchboard.EINVALID, "endpoint must be an absolute http(s) URL without credentials")
+	if len(endpoint) > 2048 || netguard.CheckURL(endpoint) != nil {
+		return switchboard.Errorf(switchboard.EINVALID, "endpoint must be an absolute http(s) URL without credentials or an IPv6 zone")
 	}
 	return nil
 }

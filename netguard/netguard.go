@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -84,7 +85,10 @@ func (o Options) check(address string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %q is not an IP address", ErrRefused, host)
 	}
-	ip = ip.Unmap()
+	// A zone (fe80::1%eth0) names an interface, not another address:
+	// netip.Prefix.Contains is false for any zoned address, so drop it
+	// before comparing.
+	ip = ip.Unmap().WithZone("")
 	if o.AllowPrivate {
 		return nil
 	}
@@ -116,20 +120,24 @@ func CheckURL(raw string) error {
 	if u.Hostname() == "" {
 		return fmt.Errorf("%w: no host", ErrRefused)
 	}
+	if strings.Contains(u.Hostname(), "%") {
+		return fmt.Errorf("%w: an IPv6 zone in the host names a local interface", ErrRefused)
+	}
 	return nil
 }
 
 // special lists the address ranges a guarded client does not dial (IANA
 // special-purpose registries): private, loopback, link-local (including the
 // cloud metadata address 169.254.169.254), shared (CGNAT), documentation,
-// benchmarking, multicast, reserved, and the IPv6 ranges that embed or
-// translate IPv4 addresses.
+// benchmarking, multicast, reserved, the deprecated site-local and
+// IPv4-compatible IPv6 ranges, and the IPv6 ranges that embed or translate
+// IPv4 addresses.
 var special = mustPrefixes(
 	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
 	"172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16",
 	"198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-	"::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/32",
-	"2001:db8::/32", "2002::/16", "fc00::/7", "fe80::/10", "ff00::/8",
+	"::/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/32",
+	"2001:db8::/32", "2002::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
 )
 
 func mustPrefixes(ps ...string) []netip.Prefix {
@@ -142,7 +150,7 @@ func mustPrefixes(ps ...string) []netip.Prefix {
 
 // Special reports whether ip is in a range a guarded client refuses.
 func Special(ip netip.Addr) bool {
-	ip = ip.Unmap()
+	ip = ip.Unmap().WithZone("")
 	if !ip.IsValid() {
 		return true
 	}

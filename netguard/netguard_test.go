@@ -21,7 +21,8 @@ func TestSpecial(t *testing.T) {
 		{"192.168.1.1", true}, {"169.254.169.254", true}, {"100.100.100.200", true}, {"0.0.0.0", true},
 		{"224.0.0.1", true}, {"255.255.255.255", true}, {"::1", true}, {"::", true}, {"fe80::1", true},
 		{"fd00:ec2::254", true}, {"::ffff:127.0.0.1", true}, {"::ffff:10.0.0.1", true}, {"64:ff9b::a00:1", true},
-		{"2002:7f00:1::", true}, {"ff02::1", true},
+		{"2002:7f00:1::", true}, {"ff02::1", true}, {"::7f00:1", true}, {"fec0::1", true},
+		{"::1%lo", true}, {"fe80::1%eth0", true}, {"fd00:ec2::254%eth0", true}, {"2606:4700:4700::1111%eth0", false},
 		{"8.8.8.8", false}, {"1.1.1.1", false}, {"172.32.0.1", false}, {"93.184.216.34", false},
 		{"2606:4700:4700::1111", false}, {"::ffff:8.8.8.8", false},
 	} {
@@ -45,13 +46,15 @@ func TestRefusals(t *testing.T) {
 		"http://[::ffff:127.0.0.1]:" + port,        // IPv4-mapped loopback
 		"http://169.254.169.254/latest/meta-data/", // cloud metadata
 		"http://0.0.0.0:" + port,
+		"http://[::1%25lo]:" + port, // a zone must not hide loopback
+		"http://[fe80::1%25eth0]:" + port,
 	} {
 		_, err := c.Get(target)
 		if !errors.Is(err, netguard.ErrRefused) {
 			t.Errorf("GET %s: %v, want ErrRefused", target, err)
 		}
 	}
-	for _, bad := range []string{"ftp://example.com/", "http://user:pw@example.com/", "file:///etc/passwd"} {
+	for _, bad := range []string{"ftp://example.com/", "http://user:pw@example.com/", "file:///etc/passwd", "http://[2606:4700::1%25eth0]/"} {
 		if err := netguard.CheckURL(bad); !errors.Is(err, netguard.ErrRefused) {
 			t.Errorf("CheckURL(%s): %v", bad, err)
 		}
