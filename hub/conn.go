@@ -66,7 +66,12 @@ func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, ad
 func (c *conn) serve(parent context.Context) {
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(parent))
 	defer c.cancel()
-	if old := c.hub.register(c); old != nil {
+	old, ok := c.hub.register(c)
+	if !ok {
+		c.close(connproto.CloseRestart, "server restarting")
+		return
+	}
+	if old != nil {
 		old.close(connproto.CloseReplaced, "replaced by a newer connection of this agent")
 	}
 	watch, err := c.hub.Bus.Watch(c.ctx, switchboard.AgentSubject(c.agentID))

@@ -24,8 +24,6 @@ const (
 	DefaultMaxInflight       = 64
 	DefaultMaxFrameBytes     = 4 << 20
 	DefaultPoll              = 5 * time.Second
-	// shutdownParallel bounds how many connections Shutdown closes at once.
-	shutdownParallel = 64
 )
 
 // Config tunes a Hub. Zero values mean defaults.
@@ -214,13 +212,18 @@ func (h *Hub) authenticate(r *http.Request) (agent *switchboard.Agent, tokenHash
 }
 
 // register makes c the agent's active connection and returns the one it
-// replaces, if any.
-func (h *Hub) register(c *conn) (old *conn) {
+// replaces, if any. Once Shutdown has begun it refuses (ok false): a
+// connection registered after Shutdown took its list would never be told
+// to go.
+func (h *Hub) register(c *conn) (old *conn, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closing {
+		return nil, false
+	}
 	old = h.conns[c.agentID]
 	h.conns[c.agentID] = c
-	return old
+	return old, true
 }
 
 // unregister removes c if it is still the agent's active connection.
@@ -233,8 +236,8 @@ func (h *Hub) unregister(c *conn) {
 }
 
 // Shutdown stops accepting connections, tells every connected agent that
-// the server is restarting (connproto.CloseRestart: reconnect), closing at most 64 at
-// a time, and waits until every connection has ended or ctx is done. The
+// the server is restarting (connproto.CloseRestart: reconnect), and waits
+// until every connection has ended or ctx is done. The
 // work the connections held goes back to the queue. It is safe to call more
 // than once.
 func (h *Hub) Shutdown(ctx context.Context) error {
@@ -246,13 +249,8 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 
-	sem := make(chan struct{}, shutdownParallel)
 	for _, c := range conns {
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
-			c.close(connproto.CloseRestart, "server restarting")
-		}()
+		c.close(connproto.CloseRestart, "server restarting") // starts the close handshake; does not wait
 	}
 	done := make(chan struct{})
 	go func() {

@@ -198,3 +198,35 @@ func TestDeadlineFailsUndeliveredTask(t *testing.T) {
 		t.Fatalf("reason %q", reason)
 	}
 }
+
+// TestShutdownWhileAgentsConnect: connections that arrive while Shutdown
+// runs are refused or closed too; Shutdown never waits out its timeout for
+// one it did not see.
+func TestShutdownWhileAgentsConnect(t *testing.T) {
+	for round := range 10 {
+		s := newServer(t)
+		_, tok := s.agent("busy")
+		stop := make(chan struct{})
+		dialing := make(chan struct{})
+		go func() {
+			defer close(dialing)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, _, _ = s.dial(tok)
+			}
+		}()
+		time.Sleep(20 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := s.hub.Shutdown(ctx)
+		cancel()
+		close(stop)
+		<-dialing
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+}
