@@ -345,6 +345,10 @@ func (c *conn) onTaskUpdate(f *connproto.Frame) {
 		c.replyErr(f.ID, err)
 		return
 	}
+	if t.State().Terminal() {
+		c.dropTaskOffers(string(t.ID()))
+		c.wakeWriter() // the window may have opened
+	}
 	c.reply(f.ID, connproto.TaskUpdateResult{TaskID: string(t.ID()), State: string(t.State()), Seq: t.Seq})
 }
 

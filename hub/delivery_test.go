@@ -533,3 +533,41 @@ func TestDisabledAccountDisconnects(t *testing.T) {
 		t.Fatalf("close %d, want %d", code, connproto.CloseGone)
 	}
 }
+
+// TestUnansweredOffersDoNotCloseTheWindow: an agent that finishes its tasks
+// by TaskUpdate but never answers the offers themselves still gets new work
+// (the finished tasks' offers leave the window at once), and so does one
+// that leaves offers unanswered past their lease.
+func TestUnansweredOffersDoNotCloseTheWindow(t *testing.T) {
+	s := newServer(t, func(ts *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) {
+		h.MaxInflight = 2
+		ts.AckTimeout = 300 * time.Millisecond
+		h.AckTimeout = ts.AckTimeout
+	})
+	g, tok := s.agent("forgetful")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	for range 2 {
+		s.send(g, peer, "finish me by update", true)
+		o := a.nextOffer()
+		if up := a.update(status(o.taskID, "TASK_STATE_COMPLETED", "done")); up.Error != nil {
+			t.Fatal(up.Error)
+		}
+	}
+	s.send(g, peer, "third", true)
+	third := a.nextOffer() // within next's 5 s
+	if third.text != "third" {
+		t.Fatalf("offered %q", third.text)
+	}
+
+	// Two offers left unanswered past their lease: the window opens again.
+	s.send(g, peer, "fourth", true)
+	if o := a.nextOffer(); o.text != "fourth" {
+		t.Fatalf("offered %q", o.text)
+	}
+	s.send(g, peer, "fifth", true)
+	o := a.nextOffer()
+	if o.text != "fifth" && o.text != "third" && o.text != "fourth" {
+		t.Fatalf("offered %q", o.text)
+	}
+}

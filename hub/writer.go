@@ -187,12 +187,46 @@ func (c *conn) helloDone() bool {
 	}
 }
 
+// lateAnswerGrace is how long past its lease an offer is remembered, so
+// that a late answer is still recorded.
+const lateAnswerGrace = 10 * time.Minute
+
+// pendingOffers counts the offers that hold the agent's window: sent, not
+// answered, and within their lease. An offer whose lease ended no longer
+// counts (the store gave it back to the queue), so an agent that never
+// answers cannot keep its window closed; it is remembered a while longer
+// for a late answer. c.mu is held.
+func (c *conn) pendingOffers(now time.Time) int {
+	n := 0
+	for id, d := range c.inflight {
+		switch {
+		case now.Before(d.NextAttemptAt):
+			n++
+		case now.After(d.NextAttemptAt.Add(lateAnswerGrace)):
+			delete(c.inflight, id)
+		}
+	}
+	return n
+}
+
+// dropTaskOffers forgets the offers of a task that has finished: the store
+// closed their deliveries.
+func (c *conn) dropTaskOffers(task string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, d := range c.inflight {
+		if string(d.TaskID) == task {
+			delete(c.inflight, id)
+		}
+	}
+}
+
 // offer claims queued work for the agent, as much as the in-flight limit
 // allows, and sends each offer as a request whose id is the delivery id.
 func (c *conn) offer() error {
 	for {
 		c.mu.Lock()
-		room := c.hub.cfg.MaxInflight - len(c.inflight)
+		room := c.hub.cfg.MaxInflight - c.pendingOffers(time.Now())
 		c.mu.Unlock()
 		if room <= 0 {
 			return nil
