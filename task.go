@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -41,6 +42,15 @@ func (t *Task) ID() a2a.TaskID { return t.A2A.ID }
 
 // State returns the task's current state.
 func (t *Task) State() a2a.TaskState { return t.A2A.Status.State }
+
+// taskSize returns the size of the task's A2A JSON, as it would be stored.
+func taskSize(t *Task) int {
+	b, err := json.Marshal(&t.A2A)
+	if err != nil {
+		return 0 // the store reports the encoding error itself
+	}
+	return len(b)
+}
 
 // VisibleTo reports whether the peer may see the task: only the peer that
 // created it, on the agent it was sent to.

@@ -239,6 +239,9 @@ func (s *TaskService) ApplyAgentEvent(ctx context.Context, agent *Agent, id a2a.
 		if err != nil {
 			return nil, err
 		}
+		if n := taskSize(t); n > MaxTaskBytes {
+			return nil, Errorf(EINVALIDAGENTRESPONSE, "the task would grow to %d bytes, more than the %d a task may hold", n, MaxTaskBytes)
+		}
 		return &TaskChange{Events: evs}, nil
 	})
 	if err != nil {

@@ -18,6 +18,11 @@ const (
 	// one task (rewritten whole on every change) stays small; a longer
 	// conversation continues in a new task with the same contextId.
 	MaxPeerMessages = 100
+	// MaxTaskBytes bounds a task as stored (its A2A JSON, with history and
+	// artifacts). A message or an agent's event that would grow a task past
+	// it is refused: one task cannot grow without bound, and every rewrite
+	// of it stays cheap.
+	MaxTaskBytes = 4 << 20
 )
 
 // Defaults of TaskService settings.
@@ -206,6 +211,9 @@ func (s *TaskService) continueTask(ctx context.Context, agent *Agent, caller Pee
 			t.A2A.SetMeta(k, v)
 		}
 		t.UpdatedAt = now
+		if n := taskSize(t); n > MaxTaskBytes {
+			return nil, Errorf(EINVALID, "task %s would grow to %d bytes, more than the %d a task may hold; continue in a new task with the same contextId", t.ID(), n, MaxTaskBytes)
+		}
 		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
 		change := &TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push}
 		if agent.Mode.Live() {

@@ -3,6 +3,7 @@ package switchboard_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -211,5 +212,33 @@ func TestPeerMessageCap(t *testing.T) {
 	}
 	if err := send(switchboard.MaxPeerMessages); switchboard.ErrorCode(err) != switchboard.EINVALID {
 		t.Fatalf("message over the cap: %v", err)
+	}
+}
+
+// TestTaskSizeCap: follow-ups that would grow a task past MaxTaskBytes are
+// refused, and the task keeps what it had.
+func TestTaskSizeCap(t *testing.T) {
+	f := newFixture(t, membus.New())
+	task := f.send(t, "s0", "first")
+	big := strings.Repeat("x", 512<<10)
+	var refused error
+	sent := 0
+	for i := 1; i <= 20 && refused == nil; i++ {
+		_, _, refused = f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
+			Message: &a2a.Message{ID: fmt.Sprintf("s%d", i), TaskID: task.ID(), Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(big)}},
+		}, switchboard.ProtocolV1)
+		if refused == nil {
+			sent++
+		}
+	}
+	if switchboard.ErrorCode(refused) != switchboard.EINVALID || !strings.Contains(switchboard.ErrorMessage(refused), "more than") {
+		t.Fatalf("after %d big follow-ups: %v", sent, refused)
+	}
+	if sent < 6 || sent > 8 {
+		t.Fatalf("%d follow-ups of 512 KiB fit in a task, want 7 or so", sent)
+	}
+	got, err := f.svc.GetTask(context.Background(), f.peer, task.ID())
+	if err != nil || len(got.A2A.History) != sent+1 {
+		t.Fatalf("the task after the refusal: %v, %d messages", err, len(got.A2A.History))
 	}
 }

@@ -571,3 +571,39 @@ func TestUnansweredOffersDoNotCloseTheWindow(t *testing.T) {
 		t.Fatalf("offered %q", o.text)
 	}
 }
+
+// TestAgentCannotGrowTaskWithoutBound: an agent appending to an artifact is
+// refused (-32006) once the task would pass MaxTaskBytes; the task keeps
+// working and can still be read whole over the connection.
+func TestAgentCannotGrowTaskWithoutBound(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("verbose")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	s.send(g, peer, "talk", true)
+	o := a.nextOffer()
+	a.ackWorking(o)
+	chunk := strings.Repeat("y", 256<<10)
+	accepted := 0
+	for i := range 40 {
+		up := a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID, "append": i > 0,
+			"artifact": map[string]any{"artifactId": "a", "parts": []any{map[string]any{"text": chunk}}}}})
+		if up.Error != nil {
+			if up.Error.Code != -32006 || !strings.Contains(up.Error.Message, "more than") {
+				t.Fatalf("update %d refused with %+v", i, up.Error)
+			}
+			break
+		}
+		accepted++
+	}
+	if accepted < 14 || accepted > 16 {
+		t.Fatalf("%d appends of 256 KiB accepted, want about 15 (4 MiB)", accepted)
+	}
+	if st := s.task(o.taskID).State(); st != a2a.TaskStateWorking {
+		t.Fatalf("after the refusal the task is %s", st)
+	}
+	got := a.call(connproto.MethodGetTask, map[string]any{"id": o.taskID})
+	if got.Error != nil || len(got.Result) < accepted*(256<<10) {
+		t.Fatalf("GetTask after the refusal: %+v, %d bytes", got.Error, len(got.Result))
+	}
+}
