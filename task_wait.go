@@ -2,7 +2,6 @@ package switchboard
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -18,8 +17,19 @@ const DefaultBlockingTimeout = 60 * time.Second
 // answer whichever instance records it. When the turn ended with an unusable
 // agent answer, it returns the task with an EINVALIDAGENTRESPONSE error.
 func (s *TaskService) WaitForTurn(ctx context.Context, id a2a.TaskID, afterSeq int64, timeout time.Duration) (*Task, error) {
-	wctx, cancel := context.WithTimeout(ctx, timeout)
+	wait, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	return s.WaitForTurnUntil(ctx, id, afterSeq, wait)
+}
+
+// WaitForTurnUntil is WaitForTurn with the end of the wait given as a
+// context: when wait ends (a timeout, or the server shutting down) the
+// task is returned as it stands. When ctx (the caller's) ends, it returns
+// ctx's error.
+func (s *TaskService) WaitForTurnUntil(ctx context.Context, id a2a.TaskID, afterSeq int64, wait context.Context) (*Task, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(wait, cancel)()
 	var invalid bool
 	err := s.FollowTask(wctx, id, afterSeq, func(ev *TaskEvent) (bool, error) {
 		if EndsTurn(ev.Event) {
@@ -31,7 +41,7 @@ func (s *TaskService) WaitForTurn(ctx context.Context, id a2a.TaskID, afterSeq i
 	if err != nil && ctx.Err() != nil {
 		return nil, ctx.Err() // the caller went away
 	}
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err != nil && wctx.Err() == nil {
 		return nil, err
 	}
 	t, err := s.tasks.FindTaskByID(ctx, id)

@@ -46,7 +46,11 @@ func (s *Server) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessage
 	if st := t.State(); st.Terminal() || switchboard.Interrupted(st) {
 		return t, nil // a resent message whose turn has ended
 	}
-	return s.Tasks.WaitForTurn(ctx, t.ID(), t.Seq, s.cfg.BlockingTimeout)
+	// The wait ends at the blocking timeout, or when the server shuts down:
+	// either way the peer gets the task as it stands.
+	wait, cancel := context.WithTimeout(s.streams, s.cfg.BlockingTimeout)
+	defer cancel()
+	return s.Tasks.WaitForTurnUntil(ctx, t.ID(), t.Seq, wait)
 }
 
 var errPushNotSupported = switchboard.Errorf(switchboard.EPUSHNOTSUPPORTED, "Push notifications are not supported by this agent")

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // MustRunMain starts a server on a free loopback port with its data in dir
@@ -260,5 +261,32 @@ func TestCLIWithoutToken(t *testing.T) {
 	err = run(context.Background(), []string{"--server", "ftp://x", "--owner-token", "t", "whoami"}, &buf)
 	if err == nil || !strings.Contains(err.Error(), "http(s) URL") {
 		t.Fatalf("bad server URL: %v", err)
+	}
+}
+
+// TestShutdownAnswersBlockingCalls: a peer blocked in SendMessage when the
+// server shuts down gets the task as it stands, not a cut connection, and
+// the shutdown does not wait out its timeout for it.
+func TestShutdownAnswersBlockingCalls(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	m.Config.ShutdownTimeout = 5 * time.Second
+	_, _, bob := connectAgent(t, m, "sleeper") // never connected: the call waits
+	got := make(chan *peerTask, 1)
+	go func() { got <- peerSend(t, m, "sleeper", bob, "z-1", "anyone?", "", true) }()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	if err := m.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("shutdown took %s", took)
+	}
+	select {
+	case task := <-got:
+		if task.Status.State != "TASK_STATE_SUBMITTED" {
+			t.Fatalf("the blocked call got %s", task.Status.State)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the blocked call did not return")
 	}
 }
