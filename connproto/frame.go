@@ -35,6 +35,7 @@ const (
 	CodeTaskNotFound         = -32001
 	CodeInvalidAgentResponse = -32006
 	CodeUnauthorized         = -31401 // a SendMessage with a token that is not a peer token of its target
+	CodeRateLimited          = -32000 // a SendMessage past its peer token's rate limit (as the HTTP front door answers)
 )
 
 // Frame is any JSON-RPC 2.0 object read from the socket: a request, a

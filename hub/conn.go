@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/switchboard-dev/switchboard/connproto"
 	"log/slog"
+	"math"
 	"net/url"
 	"strings"
 	"sync"
@@ -371,6 +373,10 @@ func (c *conn) onGetTask(f *connproto.Frame) {
 // deployment, as the peer its token names. An agent may send while it does
 // not accept tasks.
 func (c *conn) onSendMessage(f *connproto.Frame) {
+	if len(f.Params) > c.hub.cfg.MaxSendBytes {
+		c.replyError(f.ID, connproto.CodeInvalidParams, fmt.Sprintf("SendMessage params are %d bytes, more than the %d allowed", len(f.Params), c.hub.cfg.MaxSendBytes))
+		return
+	}
 	var p connproto.SendParams
 	if err := json.Unmarshal(f.Params, &p); err != nil || p.Request == nil || p.To == "" || p.Token == "" {
 		c.replyError(f.ID, connproto.CodeInvalidParams, "SendMessage params must be {\"to\", \"token\", \"request\"}")
@@ -387,6 +393,14 @@ func (c *conn) onSendMessage(f *connproto.Frame) {
 		return
 	}
 	peer := switchboard.Peer{AgentID: target.ID, ID: tok.PeerID, Label: tok.Label}
+	if c.hub.Limiter != nil {
+		if ok, retry, err := c.hub.Limiter.Allow(c.ctx, peer.Key()); err != nil {
+			c.log.Error("rate limit", "err", err)
+		} else if !ok {
+			c.replyError(f.ID, connproto.CodeRateLimited, fmt.Sprintf("rate limit exceeded: retry in %d s", max(1, int(math.Ceil(retry.Seconds())))))
+			return
+		}
+	}
 	t, _, err := c.hub.Service.SendMessage(c.ctx, target, peer, p.Request, switchboard.ProtocolV1)
 	if err != nil {
 		c.replyErr(f.ID, err)

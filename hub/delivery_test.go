@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/ratelimit"
 )
 
 // TestDropBeforeAckRedelivers checks at-least-once delivery: an offer the
@@ -605,5 +606,32 @@ func TestAgentCannotGrowTaskWithoutBound(t *testing.T) {
 	got := a.call(connproto.MethodGetTask, map[string]any{"id": o.taskID})
 	if got.Error != nil || len(got.Result) < accepted*(256<<10) {
 		t.Fatalf("GetTask after the refusal: %+v, %d bytes", got.Error, len(got.Result))
+	}
+}
+
+// TestOwnSendLimits: an agent's own sends count against the peer token's
+// rate limit, as calls over HTTP do, and are bounded in size like an HTTP
+// body.
+func TestOwnSendLimits(t *testing.T) {
+	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.MaxSendBytes = 4 << 10 })
+	s.hub.Limiter = ratelimit.NewMemory(2, time.Minute)
+	_, tok := s.agent("sender")
+	other, _ := s.agent("target")
+	token := s.peerToken(other, "sender")
+	a := s.connect(tok)
+	send := func(id, text string) frame {
+		return a.call(connproto.MethodSendMessage, map[string]any{"to": "target", "token": token,
+			"request": map[string]any{"message": map[string]any{"messageId": id, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}}})
+	}
+	if f := send("big", strings.Repeat("x", 8<<10)); f.Error == nil || f.Error.Code != -32602 || !strings.Contains(f.Error.Message, "bytes") {
+		t.Fatalf("an 8 KiB send past a 4 KiB bound: %+v", f.Error)
+	}
+	for i := range 2 {
+		if f := send(fmt.Sprint("ok-", i), "hi"); f.Error != nil {
+			t.Fatalf("send %d: %+v", i, f.Error)
+		}
+	}
+	if f := send("third", "hi"); f.Error == nil || f.Error.Code != -32000 || !strings.Contains(f.Error.Message, "rate limit") {
+		t.Fatalf("a third send in the minute, limit 2: %+v", f.Error)
 	}
 }

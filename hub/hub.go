@@ -24,6 +24,7 @@ const (
 	DefaultMaxInflight       = 64
 	DefaultMaxFrameBytes     = 4 << 20
 	DefaultPoll              = 5 * time.Second
+	DefaultMaxSendBytes      = 1 << 20
 )
 
 // Config tunes a Hub. Zero values mean defaults.
@@ -48,6 +49,9 @@ type Config struct {
 	// AckTimeout is how long the server waits for an agent to acknowledge
 	// an offer (the task service's setting), told to agents in hello.
 	AckTimeout time.Duration
+	// MaxSendBytes bounds the params of an agent's own SendMessage, as the
+	// HTTP front door bounds a request body (default 1 MiB).
+	MaxSendBytes int
 }
 
 // Service is the task protocol as the hub uses it. *switchboard.TaskService
@@ -78,6 +82,9 @@ type Deps struct {
 	InstanceID string
 	// AddressOf returns an agent's public address, for hello; optional.
 	AddressOf func(r *http.Request, agent *switchboard.Agent) string
+	// Limiter counts an agent's own sends against the peer token it sends
+	// with, as the HTTP front door counts that token's calls; optional.
+	Limiter switchboard.RateLimiter
 }
 
 // Hub owns the WebSocket connections of connector agents: it authenticates
@@ -122,6 +129,9 @@ func New(deps Deps, cfg Config) *Hub {
 	}
 	if cfg.AckTimeout <= 0 {
 		cfg.AckTimeout = switchboard.DefaultAckTimeout
+	}
+	if cfg.MaxSendBytes <= 0 {
+		cfg.MaxSendBytes = DefaultMaxSendBytes
 	}
 	if deps.InstanceID == "" {
 		deps.InstanceID = switchboard.NewID()

@@ -191,13 +191,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if cfg.DeliveryDeadline > 0 {
 		m.Tasks.DeliveryDeadline = cfg.DeliveryDeadline
 	}
+	limiter := newLimiter(cfg, db)
 	m.Hub = hub.New(hub.Deps{
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
-	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: m.Tasks.AckTimeout})
+		Limiter: limiter,
+	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: m.Tasks.AckTimeout, MaxSendBytes: int(cfg.MaxBody)})
 	m.API = httpapi.New(httpapi.Deps{
-		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks,
-		Limiter: newLimiter(cfg, db),
-		Logger:  m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks,
+		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Limiter: limiter,
+		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
