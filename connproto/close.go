@@ -11,7 +11,8 @@ const (
 	// with backoff (another instance may take the connection).
 	CloseRestart = websocket.StatusServiceRestart
 	// CloseProtocol: the agent broke the protocol (no hello in time, a
-	// frame that is not JSON-RPC). Reconnect with backoff after fixing.
+	// binary frame; a text frame that is not JSON-RPC is answered with
+	// -32700 instead). Reconnect with backoff after fixing.
 	CloseProtocol websocket.StatusCode = 4000
 	// CloseReplaced: a newer connection of the same agent took over.
 	// Reconnect only after a long pause: two connectors for one agent
@@ -24,8 +25,10 @@ const (
 	// connector mode. Terminal.
 	CloseGone websocket.StatusCode = 4004
 	// CloseSlow: the agent did not read fast enough and its queue filled.
-	// Reconnect.
+	// Reconnect. (The server drops such a peer without a handshake: it
+	// usually sees a read error, not this code.)
 	CloseSlow websocket.StatusCode = 4008
 	// CloseHeartbeat: the agent did not answer a ping in time. Reconnect.
+	// (Dropped without a handshake, as CloseSlow.)
 	CloseHeartbeat websocket.StatusCode = 4009
 )
