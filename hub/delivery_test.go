@@ -635,3 +635,64 @@ func TestOwnSendLimits(t *testing.T) {
 		t.Fatalf("a third send in the minute, limit 2: %+v", f.Error)
 	}
 }
+
+// TestBlockingTimeoutReturnsTaskAsItStands: a blocking send to an agent
+// that works past the blocking timeout returns the task as it stands
+// (working), not an error, after about the timeout.
+func TestBlockingTimeoutReturnsTaskAsItStands(t *testing.T) {
+	s := newServer(t, func(_ *switchboard.TaskService, _ *hub.Config, a *httpapi.Config) { a.BlockingTimeout = 300 * time.Millisecond })
+	g, tok := s.agent("pondering")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	go func() {
+		o := a.nextOffer()
+		a.ackWorking(o) // and never finishes
+	}()
+	start := time.Now()
+	res := s.send(g, peer, "think long", false)
+	took := time.Since(start)
+	if st := path(res, "result", "task", "status", "state"); st != "TASK_STATE_WORKING" {
+		t.Fatalf("blocking send past the timeout: %v", res)
+	}
+	if took < 250*time.Millisecond || took > 3*time.Second {
+		t.Fatalf("returned after %s, want about 300 ms", took)
+	}
+}
+
+// TestV03Blocking: over A2A 0.3, message/send with blocking true (or
+// omitted) waits for a connector agent's answer; blocking false returns at
+// once.
+func TestV03Blocking(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("old-school")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	go func() {
+		for range 2 { // the blocking sends; the third is left unanswered
+			o := a.nextOffer()
+			a.complete(o, "answer to "+o.text)
+		}
+	}()
+	send := func(text string, blocking *bool) map[string]any {
+		params := map[string]any{"message": map[string]any{"kind": "message", "messageId": switchboard.NewID(), "role": "user",
+			"parts": []any{map[string]any{"kind": "text", "text": text}}}}
+		if blocking != nil {
+			params["configuration"] = map[string]any{"blocking": *blocking}
+		}
+		return s.rpc(g, peer, "message/send", params)
+	}
+	yes, no := true, false
+	for _, tc := range []struct {
+		name     string
+		blocking *bool
+	}{{"blocking true", &yes}, {"blocking omitted", nil}} {
+		res := send(tc.name, tc.blocking)
+		if st := path(res, "result", "status", "state"); st != "completed" {
+			t.Fatalf("%s: %v", tc.name, res)
+		}
+	}
+	res := send("blocking false", &no)
+	if st := path(res, "result", "status", "state"); st != "submitted" && st != "working" {
+		t.Fatalf("blocking false: %v", res)
+	}
+}
