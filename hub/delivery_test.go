@@ -270,8 +270,9 @@ func TestSlowAgentDoesNotStallOthers(t *testing.T) {
 }
 
 // TestReconnectDuringBurst sends a burst of tasks while the agent drops its
-// connection again and again: every task completes, and the agent, which
-// de-duplicates by message id, does each once.
+// connection again and again: every task completes, every task is offered,
+// and offers are repeated only for what a dropped connection may not have
+// answered (at most the three it took each round).
 func TestReconnectDuringBurst(t *testing.T) {
 	s := newServer(t)
 	g, tok := s.agent("alice")
@@ -287,11 +288,11 @@ func TestReconnectDuringBurst(t *testing.T) {
 		}
 		close(ids)
 	}()
-	did := map[string]int{} // message id → times the agent did the work
+	did := map[string]int{} // message id → times it was offered
+	offers := 0
 	handle := func(a *testAgent, o *offered) {
-		if did[o.messageID] == 0 {
-			did[o.messageID]++ // de-duplicate by message id, as agents must
-		}
+		did[o.messageID]++
+		offers++
 		a.complete(*o, "done")
 	}
 	// Connections that take a few offers and then drop, answered or not.
@@ -316,8 +317,12 @@ func TestReconnectDuringBurst(t *testing.T) {
 		s.waitState(id, a2a.TaskStateCompleted)
 	}
 	if len(did) != n {
-		t.Fatalf("the agent did %d distinct tasks, want %d", len(did), n)
+		t.Fatalf("the agent was offered %d distinct tasks, want %d", len(did), n)
 	}
+	if offers > n+3*15 {
+		t.Fatalf("%d offers for %d tasks over 15 dropped connections of 3 offers each", offers, n)
+	}
+	t.Logf("%d offers for %d tasks", offers, n)
 }
 
 // nextOfferWithin returns the next offer, or nil if none comes within d.
