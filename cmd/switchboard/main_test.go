@@ -290,3 +290,18 @@ func TestShutdownAnswersBlockingCalls(t *testing.T) {
 		t.Fatal("the blocked call did not return")
 	}
 }
+
+// TestAllowPrivateNetworksIsLoud: the setting that lets webhooks reach
+// private addresses is logged as a warning at start.
+func TestAllowPrivateNetworksIsLoud(t *testing.T) {
+	var logs bytes.Buffer
+	m := NewMain(Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AllowPrivateNetworks: true},
+		slog.New(slog.NewTextHandler(&logs, nil)))
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "PRIVATE NETWORKS") {
+		t.Fatalf("no warning at start:\n%s", logs.String())
+	}
+}
