@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/switchboard-dev/switchboard"
 )
 
 // connectAgent creates a connector agent with the CLI (connector is the
@@ -330,11 +331,37 @@ func TestConnectInstall(t *testing.T) {
 // upstreamAgent is an A2A server built with a2a-go, the kind of agent
 // connect --forward puts behind a Switchboard address.
 type upstreamAgent struct {
-	srv      *httptest.Server
-	canceled chan a2a.TaskID
-	release  chan struct{} // ends executions that wait
-	mu       sync.Mutex
-	followUp bool // guarded by mu: a message continued a task it knows
+	srv       *httptest.Server
+	canceled  chan a2a.TaskID
+	release   chan struct{} // ends executions that wait
+	started   chan string   // the text of each execution, as it starts
+	gate      chan struct{} // "slow" executions wait for it before their first event
+	cardAsked chan struct{} // a card request arrived while holdCard holds cards
+	mu        sync.Mutex
+	followUp  bool          // guarded by mu: a message continued a task it knows
+	cardGate  chan struct{} // guarded by mu: card requests wait for it to close
+}
+
+// holdCard makes card requests wait until gate closes.
+func (u *upstreamAgent) holdCard(gate chan struct{}) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.cardGate = gate
+}
+
+// waitStarted waits until an execution of text started.
+func (u *upstreamAgent) waitStarted(t *testing.T, text string) {
+	t.Helper()
+	for {
+		select {
+		case got := <-u.started:
+			if got == text {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the upstream agent did not start on %q", text)
+		}
+	}
 }
 
 // newUpstreamAgent serves an A2A agent speaking version ("1.0", "0.3", or
@@ -342,9 +369,24 @@ type upstreamAgent struct {
 // /invoke, with its card at the well-known path.
 func newUpstreamAgent(t *testing.T, version string, streaming bool) *upstreamAgent {
 	t.Helper()
-	u := &upstreamAgent{canceled: make(chan a2a.TaskID, 4), release: make(chan struct{})}
+	u := &upstreamAgent{canceled: make(chan a2a.TaskID, 4), release: make(chan struct{}),
+		started: make(chan string, 16), gate: make(chan struct{}), cardAsked: make(chan struct{}, 1)}
 	mux := http.NewServeMux()
-	u.srv = httptest.NewServer(mux)
+	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			u.mu.Lock()
+			gate := u.cardGate
+			u.mu.Unlock()
+			if gate != nil {
+				select {
+				case u.cardAsked <- struct{}{}:
+				default:
+				}
+				<-gate
+			}
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() {
 		close(u.release)
 		u.srv.Close()
@@ -376,12 +418,21 @@ func newUpstreamAgent(t *testing.T, version string, streaming bool) *upstreamAge
 }
 
 // Execute answers "ask" with a question, "wait" by working until canceled,
+// "slow" as "wait" but only once the gate opens (its first event is late),
 // a follow-up with the choice, anything else with "upstream: " + text.
 func (u *upstreamAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		text := ""
 		for _, p := range ec.Message.Parts {
 			text += p.Text()
+		}
+		u.started <- text
+		if text == "slow" {
+			select {
+			case <-u.gate:
+			case <-u.release:
+			}
+			text = "wait"
 		}
 		if ec.StoredTask == nil {
 			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
@@ -478,11 +529,86 @@ func TestConnectForwardCancel(t *testing.T) {
 	startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL)
 
 	task := peerSend(t, m, "waiter", peerToken, "m1", "wait", "", false)
-	waitTask(t, m, "waiter", peerToken, task.ID, func(t *peerTask) bool { return t.Status.State == "TASK_STATE_WORKING" })
+	up.waitStarted(t, "wait") // the upstream task exists; the connector may or may not know its id yet
 	peerCall(t, m, "waiter", peerToken, "CancelTask", map[string]any{"id": task.ID})
 	select {
 	case <-up.canceled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the cancel did not reach the upstream agent")
+	}
+}
+
+// waitCancelDelivered waits until the connector acknowledged the cancel of
+// the task.
+func waitCancelDelivered(t *testing.T, m *Main, taskID string) {
+	t.Helper()
+	id := a2a.TaskID(taskID)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ds, err := m.DB.FindDeliveries(context.Background(), switchboard.DeliveryFilter{TaskID: &id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Kind == switchboard.DeliverCancel && d.State == switchboard.DeliveryAcked {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the connector did not receive the cancel")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestConnectForwardEarlyCancel cancels a task after the upstream agent
+// received it but before it named its task (its first event is held
+// back): the connector remembers the cancel and cancels the upstream task
+// as soon as it learns its id.
+func TestConnectForwardEarlyCancel(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	up := newUpstreamAgent(t, "1.0", true)
+	id, agentToken, peerToken := connectAgent(t, m, "early")
+	startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL)
+
+	task := peerSend(t, m, "early", peerToken, "m1", "slow", "", false)
+	up.waitStarted(t, "slow")
+	peerCall(t, m, "early", peerToken, "CancelTask", map[string]any{"id": task.ID})
+	waitCancelDelivered(t, m, task.ID)
+	close(up.gate) // the upstream agent names its task now
+	select {
+	case <-up.canceled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the early cancel did not reach the upstream agent")
+	}
+}
+
+// TestConnectForwardCancelWhileReadingCard cancels a task while the
+// connector reads the upstream's card: the message is never sent there.
+func TestConnectForwardCancelWhileReadingCard(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	up := newUpstreamAgent(t, "1.0", true)
+	gate := make(chan struct{})
+	up.holdCard(gate)
+	id, agentToken, peerToken := connectAgent(t, m, "carded")
+	startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL, "--concurrency", "1")
+
+	task := peerSend(t, m, "carded", peerToken, "m1", "first", "", false)
+	select {
+	case <-up.cardAsked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connector did not read the card")
+	}
+	peerCall(t, m, "carded", peerToken, "CancelTask", map[string]any{"id": task.ID})
+	waitCancelDelivered(t, m, task.ID)
+	close(gate)
+
+	// One task at a time: the next one runs after the canceled one ended.
+	next := peerSend(t, m, "carded", peerToken, "m2", "hello", "", true)
+	if got, want := next.answer(), "upstream: hello"; got != want {
+		t.Fatalf("answer: got %q, want %q (%s)", got, want, next.reason())
+	}
+	if got := <-up.started; got != "hello" {
+		t.Fatalf("the upstream agent received %q, want only the next task", got)
 	}
 }
