@@ -60,25 +60,63 @@ type upstream struct {
 }
 
 func newForwarder(target, token string, timeout time.Duration, log *slog.Logger) *forwarder {
-	hc := &http.Client{Transport: http.DefaultTransport}
+	target = strings.TrimRight(target, "/")
+	var rt http.RoundTripper = http.DefaultTransport
 	if token != "" {
-		hc.Transport = bearerTransport{token: token, base: http.DefaultTransport}
+		rt = newBearerTransport(token, target, http.DefaultTransport)
 	}
-	return &forwarder{target: strings.TrimRight(target, "/"), http: hc, timeout: timeout, log: log.With("forward", target),
+	origin, _ := url.Parse(target) // checked by checkForwardURL
+	hc := &http.Client{Transport: rt, CheckRedirect: func(r *http.Request, via []*http.Request) error {
+		if !sameOrigin(r.URL, origin) {
+			return fmt.Errorf("the forward target redirected to %s, another host than --forward's; not following", r.URL.Redacted())
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}}
+	return &forwarder{target: target, http: hc, timeout: timeout, log: log.With("forward", target),
 		tasks: make(map[a2a.TaskID]a2a.TaskID), contexts: make(map[string]string)}
 }
 
-// bearerTransport adds the forward target's token to every request.
+// bearerTransport adds the forward target's token to the requests to the
+// --forward URL's scheme, host and port, and to no other.
 type bearerTransport struct {
-	token string
-	base  http.RoundTripper
+	token  string
+	origin *url.URL
+	base   http.RoundTripper
+}
+
+func newBearerTransport(token, target string, base http.RoundTripper) *bearerTransport {
+	origin, _ := url.Parse(target)
+	return &bearerTransport{token: token, origin: origin, base: base}
 }
 
 // RoundTrip implements http.RoundTripper.
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (b *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.origin == nil || !sameOrigin(r.URL, b.origin) {
+		return b.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.base.RoundTrip(r)
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (an absent port is the scheme's default).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// port returns u's port, or its scheme's default.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }
 
 // Handle relays one message to the target and its answers back, until the

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -340,6 +341,21 @@ type upstreamAgent struct {
 	mu        sync.Mutex
 	followUp  bool          // guarded by mu: a message continued a task it knows
 	cardGate  chan struct{} // guarded by mu: card requests wait for it to close
+	requests  []string      // guarded by mu: "METHOD path Authorization" of each request
+}
+
+// upstreamOptions changes how an upstream agent serves.
+type upstreamOptions struct {
+	advertise  string // the base URL its card names (default: its own)
+	token      string // the bearer token it requires (default: none)
+	redirectTo string // it redirects JSON-RPC calls there (307)
+}
+
+// received returns the requests the upstream agent received.
+func (u *upstreamAgent) received() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.requests)
 }
 
 // holdCard makes card requests wait until gate closes.
@@ -367,12 +383,27 @@ func (u *upstreamAgent) waitStarted(t *testing.T, text string) {
 // newUpstreamAgent serves an A2A agent speaking version ("1.0", "0.3", or
 // "0.3-pure" for a 0.3 card without the 1.0 fields) over JSON-RPC at
 // /invoke, with its card at the well-known path.
-func newUpstreamAgent(t *testing.T, version string, streaming bool) *upstreamAgent {
+func newUpstreamAgent(t *testing.T, version string, streaming bool, opts ...upstreamOptions) *upstreamAgent {
 	t.Helper()
+	var opt upstreamOptions
+	if len(opts) > 0 {
+		opt = opts[0]
+	}
 	u := &upstreamAgent{canceled: make(chan a2a.TaskID, 4), release: make(chan struct{}),
 		started: make(chan string, 16), gate: make(chan struct{}), cardAsked: make(chan struct{}, 1)}
 	mux := http.NewServeMux()
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.requests = append(u.requests, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+		u.mu.Unlock()
+		if opt.token != "" && r.Header.Get("Authorization") != "Bearer "+opt.token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if opt.redirectTo != "" && r.URL.Path == "/invoke" {
+			http.Redirect(w, r, opt.redirectTo, http.StatusTemporaryRedirect)
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, "/.well-known/") {
 			u.mu.Lock()
 			gate := u.cardGate
@@ -392,7 +423,11 @@ func newUpstreamAgent(t *testing.T, version string, streaming bool) *upstreamAge
 		u.srv.Close()
 	})
 	handler := a2asrv.NewHandler(u)
-	iface := &a2a.AgentInterface{URL: u.srv.URL + "/invoke", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.ProtocolVersion(strings.TrimSuffix(version, "-pure"))}
+	base := u.srv.URL
+	if opt.advertise != "" {
+		base = opt.advertise
+	}
+	iface := &a2a.AgentInterface{URL: base + "/invoke", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.ProtocolVersion(strings.TrimSuffix(version, "-pure"))}
 	card := &a2a.AgentCard{Name: "Upstream " + version, Description: "answers", Version: "1.0.0",
 		SupportedInterfaces: []*a2a.AgentInterface{iface}, Capabilities: a2a.AgentCapabilities{Streaming: streaming},
 		DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
@@ -612,3 +647,74 @@ func TestConnectForwardCancelWhileReadingCard(t *testing.T) {
 		t.Fatalf("the upstream agent received %q, want only the next task", got)
 	}
 }
+
+// TestConnectForwardIgnoresCardHost forwards to an agent whose card names
+// another host: the tasks, and the --forward token, go to the --forward
+// host all the same, and the other host receives nothing.
+func TestConnectForwardIgnoresCardHost(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	for _, version := range []string{"1.0", "0.3", "0.3-pure"} {
+		t.Run(version, func(t *testing.T) {
+			elsewhere := newUpstreamAgent(t, "1.0", false)
+			up := newUpstreamAgent(t, version, false, upstreamOptions{advertise: elsewhere.srv.URL, token: "up-token"})
+			handle := "carded" + strings.NewReplacer(".", "", "-", "").Replace(version)
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL, "--forward-token", "up-token")
+
+			task := peerSend(t, m, handle, peerToken, "m1", "hello", "", true)
+			if got, want := task.answer(), "upstream: hello"; got != want || task.Status.State != "TASK_STATE_COMPLETED" {
+				t.Fatalf("answer: got %q in %s, want %q completed (%s)", got, task.Status.State, want, task.reason())
+			}
+			if got := elsewhere.received(); len(got) != 0 {
+				t.Fatalf("the host the card names received %q", got)
+			}
+			for _, r := range up.received() {
+				if !strings.HasSuffix(r, " Bearer up-token") {
+					t.Errorf("a request to the --forward host without its token: %q", r)
+				}
+			}
+		})
+	}
+}
+
+// TestConnectForwardRedirectElsewhere forwards to an agent that redirects
+// its JSON-RPC calls to another host: the connector does not follow, so
+// neither the task nor the --forward token reaches that host.
+func TestConnectForwardRedirectElsewhere(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	elsewhere := newUpstreamAgent(t, "1.0", false)
+	up := newUpstreamAgent(t, "1.0", false, upstreamOptions{token: "up-token", redirectTo: elsewhere.srv.URL + "/invoke"})
+	id, agentToken, peerToken := connectAgent(t, m, "redirected")
+	startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL, "--forward-token", "up-token")
+
+	task := peerSend(t, m, "redirected", peerToken, "m1", "hello", "", true)
+	if got, want := task.Status.State, "TASK_STATE_FAILED"; got != want {
+		t.Fatalf("state: got %s, want %s (%s)", got, want, task.answer())
+	}
+	if got := elsewhere.received(); len(got) != 0 {
+		t.Fatalf("the host redirected to received %q", got)
+	}
+}
+
+func TestBearerTransportStaysOnItsHost(t *testing.T) {
+	var seen []string
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		seen = append(seen, r.URL.String()+" "+r.Header.Get("Authorization"))
+		return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
+	})
+	rt := newBearerTransport("tok", "http://127.0.0.1:9001/a2a", base)
+	for _, u := range []string{"http://127.0.0.1:9001/invoke", "http://127.0.0.1:9002/invoke", "https://127.0.0.1:9001/invoke", "http://evil.example/invoke"} {
+		req, _ := http.NewRequest("POST", u, nil)
+		if _, err := rt.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"http://127.0.0.1:9001/invoke Bearer tok", "http://127.0.0.1:9002/invoke ", "https://127.0.0.1:9001/invoke ", "http://evil.example/invoke "}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("got %q, want %q", seen, want)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
