@@ -20,8 +20,8 @@ import (
 const (
 	cardTimeout   = 30 * time.Second // to read its agent card
 	cancelTimeout = 10 * time.Second // to cancel a task there
-	pollFirst     = 250 * time.Millisecond
-	pollMax       = 5 * time.Second
+	pollFirst     = 100 * time.Millisecond
+	pollMax       = 2 * time.Second
 	// maxRemembered bounds the task and context ids kept per map.
 	maxRemembered = 10000
 )
@@ -258,6 +258,10 @@ func (f *forwarder) exchange(ctx context.Context, up *upstream, w *connector.Wor
 			}
 		}
 	} else {
+		// Without a stream, the target is asked to answer at once with its
+		// task, then polled: a blocking call would name the task only when
+		// it ends, too late to cancel it.
+		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
 		res, err := up.client.SendMessage(ctx, req)
 		if err != nil {
 			return false, err

@@ -559,17 +559,22 @@ func TestConnectForward(t *testing.T) {
 
 func TestConnectForwardCancel(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "")
-	up := newUpstreamAgent(t, "1.0", true)
-	id, agentToken, peerToken := connectAgent(t, m, "waiter")
-	startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL)
+	for name, streaming := range map[string]bool{"Streaming": true, "Blocking": false} {
+		t.Run(name, func(t *testing.T) {
+			up := newUpstreamAgent(t, "1.0", streaming)
+			handle := "waiter" + strings.ToLower(name)
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL)
 
-	task := peerSend(t, m, "waiter", peerToken, "m1", "wait", "", false)
-	up.waitStarted(t, "wait") // the upstream task exists; the connector may or may not know its id yet
-	peerCall(t, m, "waiter", peerToken, "CancelTask", map[string]any{"id": task.ID})
-	select {
-	case <-up.canceled:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the cancel did not reach the upstream agent")
+			task := peerSend(t, m, handle, peerToken, "m1", "wait", "", false)
+			up.waitStarted(t, "wait") // the upstream task exists; the connector may or may not know its id yet
+			peerCall(t, m, handle, peerToken, "CancelTask", map[string]any{"id": task.ID})
+			select {
+			case <-up.canceled:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the cancel did not reach the upstream agent")
+			}
+		})
 	}
 }
 
@@ -718,3 +723,27 @@ func TestBearerTransportStaysOnItsHost(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestConnectForwardTimeout lets a forwarded task outlast --timeout: the
+// task fails, and the upstream task is canceled.
+func TestConnectForwardTimeout(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	for name, streaming := range map[string]bool{"Streaming": true, "Blocking": false} {
+		t.Run(name, func(t *testing.T) {
+			up := newUpstreamAgent(t, "1.0", streaming)
+			handle := "slowpoke" + strings.ToLower(name)
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL, "--timeout", "500ms")
+
+			task := peerSend(t, m, handle, peerToken, "m1", "wait", "", true)
+			if got, want := task.Status.State, "TASK_STATE_FAILED"; got != want || !strings.Contains(task.reason(), "did not finish within 500ms") {
+				t.Fatalf("state: got %s (%s), want %s", got, task.reason(), want)
+			}
+			select {
+			case <-up.canceled:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the upstream task was not canceled")
+			}
+		})
+	}
+}
