@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -723,6 +724,116 @@ func TestBearerTransportStaysOnItsHost(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// peerCallV03 calls the agent's address as bob in A2A 0.3 JSON-RPC and
+// returns the result.
+func peerCallV03(t *testing.T, m *Main, handle, peerToken, method string, params any) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "r1", "method": method, "params": params})
+	req, _ := http.NewRequest("POST", m.URL()+"/a/"+handle, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+peerToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "0.3")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a struct {
+		Result map[string]any `json:"result"`
+		Error  *struct{ Message string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || a.Error != nil {
+		t.Fatalf("%s: %v %+v", method, err, a.Error)
+	}
+	return a.Result
+}
+
+// v03Message is the params of a 0.3 message/send: kind on the message and
+// its parts, lowercase role.
+func v03Message(messageID, text, taskID string, blocking bool) map[string]any {
+	msg := map[string]any{"kind": "message", "messageId": messageID, "role": "user",
+		"parts": []any{map[string]any{"kind": "text", "text": text}}}
+	if taskID != "" {
+		msg["taskId"] = taskID
+	}
+	return map[string]any{"message": msg, "configuration": map[string]any{"blocking": blocking}}
+}
+
+// v03Texts returns the texts of the parts of a 0.3 artifact list or
+// message.
+func v03Texts(v any) string {
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			if x["kind"] == "text" {
+				out = append(out, fmt.Sprint(x["text"]))
+				return
+			}
+			walk(x["parts"])
+		}
+	}
+	walk(v)
+	return strings.Join(out, "\n")
+}
+
+// TestConnectForwardV03Peer has a peer speaking A2A 0.3 reach an upstream
+// agent that speaks only 1.0, through --forward: Switchboard translates
+// at the address, the connector speaks 1.0 to the upstream.
+func TestConnectForwardV03Peer(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	for name, streaming := range map[string]bool{"Streaming": true, "Blocking": false} {
+		t.Run(name, func(t *testing.T) {
+			up := newUpstreamAgent(t, "1.0", streaming)
+			handle := "old" + strings.ToLower(name)
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL)
+
+			task := peerCallV03(t, m, handle, peerToken, "message/send", v03Message("m1", "hello", "", true))
+			if task["kind"] != "task" || path(task, "status", "state") != "completed" {
+				t.Fatalf("message/send: %v", task)
+			}
+			if got, want := v03Texts(task["artifacts"]), "upstream: hello"; got != want {
+				t.Fatalf("answer: got %q, want %q", got, want)
+			}
+
+			// A question, and the 0.3 follow-up on the same task.
+			task = peerCallV03(t, m, handle, peerToken, "message/send", v03Message("m2", "ask", "", true))
+			if got, want := path(task, "status", "state"), "input-required"; got != want {
+				t.Fatalf("state: got %v, want %s (%v)", got, want, task)
+			}
+			if got, want := v03Texts(path(task, "status", "message")), "which one?"; got != want {
+				t.Fatalf("question: got %q, want %q", got, want)
+			}
+			taskID := task["id"].(string)
+			task = peerCallV03(t, m, handle, peerToken, "message/send", v03Message("m3", "blue", taskID, true))
+			if got, want := v03Texts(task["artifacts"]), "upstream: you chose blue"; got != want || path(task, "status", "state") != "completed" {
+				t.Fatalf("follow-up: got %q in %v, want %q completed", got, path(task, "status", "state"), want)
+			}
+
+			// tasks/cancel over 0.3 reaches the upstream agent.
+			task = peerCallV03(t, m, handle, peerToken, "message/send", v03Message("m4", "wait", "", false))
+			up.waitStarted(t, "wait")
+			if c := peerCallV03(t, m, handle, peerToken, "tasks/cancel", map[string]any{"id": task["id"]}); path(c, "status", "state") != "canceled" {
+				t.Fatalf("tasks/cancel: %v", c)
+			}
+			select {
+			case <-up.canceled:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the 0.3 cancel did not reach the upstream agent")
+			}
+			if got := peerCallV03(t, m, handle, peerToken, "tasks/get", map[string]any{"id": taskID}); path(got, "status", "state") != "completed" {
+				t.Fatalf("tasks/get: %v", got)
+			}
+		})
+	}
+}
 
 // TestConnectForwardTimeout lets a forwarded task outlast --timeout: the
 // task fails, and the upstream task is canceled.
