@@ -26,14 +26,14 @@ type ConnectCmd struct {
 	LogLevel     string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level (logs go to stderr)."`
 	LogFormat    string        `name:"log-format" env:"SWITCHBOARD_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format."`
 
-	PrintUnit bool   `name:"print-unit" help:"Print a systemd unit that runs this connect command (the token goes in an environment file, not the command line), and exit."`
+	PrintUnit bool   `name:"print-unit" help:"Print a systemd unit that runs this connect command (the token goes in an environment file, not the command line), and exit. The unit restarts it whenever it stops, except with exit status 78: the server refused the agent for good (token revoked or mistyped, agent deleted, not in connector mode)."`
 	Install   bool   `name:"install" help:"Write that unit and its environment file (mode 0600, holding the token), and print the systemctl commands that start it."`
 	System    bool   `name:"system" help:"With --print-unit or --install: a system unit in /etc/systemd/system rather than a user unit in ~/.config/systemd/user."`
 	Name      string `name:"name" env:"SWITCHBOARD_CONNECT_NAME" default:"agent" help:"Name of the unit (switchboard-connect-NAME.service) and of its environment file; use the agent's handle."`
 }
 
 // Run connects and works until ctx ends (SIGINT, SIGTERM) or the server
-// refuses the agent for good. The global --server flag names the server;
+// refuses the agent for good (the process then exits with exitTerminal). The global --server flag names the server;
 // it may be repeated or hold several comma-separated URLs, tried in turn.
 func (c *ConnectCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) error {
 	urls := serverURLs(cli.Server, kctx.Args)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +22,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/connector"
 )
 
 // connectAgent creates a connector agent with the CLI (connector is the
@@ -278,6 +281,7 @@ func TestConnectPrintUnit(t *testing.T) {
 		"ExecStart=" + exe + ` --server https://sb.example,https://sb2.example connect --exec "reply.sh \"$$HOME\" 100%%" --timeout 5m0s --concurrency 4` + "\n",
 		"EnvironmentFile=" + filepath.Join(os.Getenv("HOME"), ".config", "switchboard", "connect-helper.env") + "\n",
 		"Restart=always\n", "RestartSec=2\n", "WantedBy=default.target\n",
+		fmt.Sprintf("RestartPreventExitStatus=%d\n", exitTerminal),
 	} {
 		if !strings.Contains(unit, want) {
 			t.Errorf("the unit lacks %q:\n%s", want, unit)
@@ -856,5 +860,91 @@ func TestConnectForwardTimeout(t *testing.T) {
 				t.Fatal("the upstream task was not canceled")
 			}
 		})
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	tests := map[string]struct {
+		err  error
+		want int
+	}{
+		"Unauthorized": {fmt.Errorf("run: %w", connector.ErrUnauthorized), exitTerminal},
+		"AgentGone":    {connector.ErrAgentGone, exitTerminal},
+		"NotConnector": {connector.ErrNotConnector, exitTerminal},
+		"Other":        {errors.New("no agent token"), 1},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := exitStatus(tt.err); got != tt.want {
+				t.Fatalf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestConnectTerminalExitStatus runs the binary with a token the server
+// does not know: it stops at once with the status that the systemd unit
+// names in RestartPreventExitStatus, so that systemd does not restart it.
+func TestConnectTerminalExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	m := MustRunMain(t, t.TempDir(), "")
+	bin := buildSwitchboard(t)
+	cmd := exec.Command(bin, "--server", m.URL(), "connect", "--token", "sba_revoked", "--exec", "cat")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("connect: %v\n%s", err, out)
+	}
+	if got, want := ee.ExitCode(), exitTerminal; got != want {
+		t.Fatalf("exit status: got %d, want %d\n%s", got, want, out)
+	}
+	if !strings.Contains(string(out), "not valid") {
+		t.Errorf("the output does not say why:\n%s", out)
+	}
+}
+
+func TestConnectInstallSystem(t *testing.T) {
+	root := t.TempDir()
+	old := systemRoot
+	systemRoot = root
+	t.Cleanup(func() { systemRoot = old })
+	t.Setenv("SUDO_USER", "alice")
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"--server", "https://sb.example", "connect", "--token", "sba_secret-token",
+		"--exec", "cat", "--name", "helper", "--install", "--system"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unitPath := filepath.Join(root, "etc", "systemd", "system", "switchboard-connect-helper.service")
+	envPath := filepath.Join(root, "etc", "switchboard", "connect-helper.env")
+	for path, mode := range map[string]os.FileMode{unitPath: 0o644, envPath: 0o600} {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != mode {
+			t.Errorf("%s: mode %o, want %o", path, got, mode)
+		}
+	}
+	if dir, _ := os.Stat(filepath.Dir(envPath)); dir.Mode().Perm() != 0o700 {
+		t.Errorf("the env file's directory has mode %o, want 700", dir.Mode().Perm())
+	}
+	if env, _ := os.ReadFile(envPath); !strings.Contains(string(env), "SWITCHBOARD_AGENT_TOKEN=sba_secret-token\n") {
+		t.Errorf("env file:\n%s", env)
+	}
+	unit, _ := os.ReadFile(unitPath)
+	for _, want := range []string{"EnvironmentFile=" + envPath + "\n", "User=alice\n", "WantedBy=multi-user.target\n",
+		"Restart=always\n", fmt.Sprintf("RestartPreventExitStatus=%d\n", exitTerminal)} {
+		if !strings.Contains(string(unit), want) {
+			t.Errorf("the unit lacks %q:\n%s", want, unit)
+		}
+	}
+	if strings.Contains(string(unit), "secret-token") {
+		t.Errorf("the unit holds the token:\n%s", unit)
+	}
+	if want := "systemctl daemon-reload && systemctl enable --now switchboard-connect-helper.service"; !strings.Contains(out.String(), want) || strings.Contains(out.String(), "--user") {
+		t.Errorf("the output lacks %q (or names --user):\n%s", want, out.String())
 	}
 }
