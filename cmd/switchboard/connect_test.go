@@ -948,3 +948,44 @@ func TestConnectInstallSystem(t *testing.T) {
 		t.Errorf("the output lacks %q (or names --user):\n%s", want, out.String())
 	}
 }
+
+// TestConnectExecConcurrency runs two tasks with --concurrency 1 and 2.
+// Each command logs its start, waits (up to 1 s) for two starts in the
+// log, and logs its end: one at a time, the log alternates; two at a
+// time, both start before either ends.
+func TestConnectExecConcurrency(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	for concurrency, want := range map[string]string{
+		"1": "start end start end",
+		"2": "start start end end",
+	} {
+		t.Run(concurrency, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "log")
+			command := fmt.Sprintf(`echo start >> %[1]s
+for i in $(seq 20); do [ "$(grep -c start %[1]s)" -ge 2 ] && break; sleep 0.05; done
+echo end >> %[1]s`, log)
+			handle := "parallel" + concurrency
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--exec", command, "--concurrency", concurrency)
+
+			a := peerSend(t, m, handle, peerToken, "m1", "a", "", false)
+			b := peerSend(t, m, handle, peerToken, "m2", "b", "", false)
+			// Watch the log rather than poll the tasks, which the
+			// server's rate limit would refuse.
+			var got string
+			for deadline := time.Now().Add(10 * time.Second); strings.Count(got, "end") < 2; time.Sleep(20 * time.Millisecond) {
+				data, _ := os.ReadFile(log)
+				got = strings.Join(strings.Fields(string(data)), " ")
+				if time.Now().After(deadline) {
+					t.Fatalf("the commands did not end: %q", got)
+				}
+			}
+			if got != want {
+				t.Fatalf("--concurrency %s: got %q, want %q", concurrency, got, want)
+			}
+			for _, task := range []*peerTask{a, b} {
+				waitTask(t, m, handle, peerToken, task.ID, func(t *peerTask) bool { return t.Status.State == "TASK_STATE_COMPLETED" })
+			}
+		})
+	}
+}
