@@ -200,6 +200,25 @@ func TestConnectExec(t *testing.T) {
 	}
 }
 
+// TestConnectExecTextOnly sends a message with text, data and file parts
+// to connect --exec: the command reads the text parts only, one per line.
+func TestConnectExecTextOnly(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	id, agentToken, peerToken := connectAgent(t, m, "texter")
+	startConnect(t, m, id, "--token", agentToken, "--exec", "cat")
+
+	msg := map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{
+		map[string]any{"text": "first"},
+		map[string]any{"data": map[string]any{"k": 1}},
+		map[string]any{"url": "https://example.com/f.txt", "filename": "f.txt", "mediaType": "text/plain"},
+		map[string]any{"text": "second"},
+	}}
+	task := peerCall(t, m, "texter", peerToken, "SendMessage", map[string]any{"message": msg})
+	if got, want := task.answer(), "first\nsecond"; got != want || task.Status.State != "TASK_STATE_COMPLETED" {
+		t.Fatalf("answer: got %q in %s, want %q (%s)", got, task.Status.State, want, task.reason())
+	}
+}
+
 func TestConnectExecFailures(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "")
 	tests := map[string]struct {
