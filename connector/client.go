@@ -56,9 +56,14 @@ type Client struct {
 	Handler Handler
 	// Logger receives the client's logs; nil: no logs.
 	Logger *slog.Logger
-	// MaxConcurrent bounds the handlers running at once (default 8). Work
-	// beyond it is acknowledged and waits in memory.
+	// MaxConcurrent bounds the handlers running at once (default 8).
 	MaxConcurrent int
+	// QueueSize bounds the works acknowledged ahead of the handlers
+	// (default 64). They wait in memory, in order of arrival, and the
+	// server shows their tasks as submitted until a handler starts. Offers
+	// beyond it are left unanswered until the queue has room again, so
+	// that the work waits at the server.
+	QueueSize int
 	// ClientName names the agent's software in hello, for the server's
 	// logs (default "switchboard-connector-go").
 	ClientName string
@@ -70,10 +75,11 @@ type Client struct {
 	HTTPClient *http.Client
 
 	initOnce sync.Once
-	out      *outbox       // immutable after init
-	reg      *registry     // immutable after init
-	slots    chan struct{} // immutable after init: one per running handler
-	log      *slog.Logger  // immutable after init
+	out      *outbox      // immutable after init
+	reg      *registry    // immutable after init
+	queue    *workQueue   // immutable after init
+	workers  int          // immutable after init: MaxConcurrent or its default
+	log      *slog.Logger // immutable after init
 	handlers sync.WaitGroup
 
 	started  atomic.Bool
@@ -86,11 +92,15 @@ func (c *Client) init() {
 	c.initOnce.Do(func() {
 		c.out = newOutbox()
 		c.reg = newRegistry()
-		n := c.MaxConcurrent
-		if n <= 0 {
-			n = DefaultMaxConcurrent
+		c.workers = c.MaxConcurrent
+		if c.workers <= 0 {
+			c.workers = DefaultMaxConcurrent
 		}
-		c.slots = make(chan struct{}, n)
+		size := c.QueueSize
+		if size <= 0 {
+			size = DefaultQueueSize
+		}
+		c.queue = newWorkQueue(size, c.reg)
 		c.log = c.Logger
 		if c.log == nil {
 			c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -134,8 +144,10 @@ func (c *Client) Run(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	c.runCtx = runCtx
 	hc, closeIdle := c.httpClient()
+	c.startWorkers()
 	defer func() {
 		cancel()
+		c.queue.close()
 		// Calls fail before the handlers are awaited: a handler may wait
 		// for an answer under a context of its own.
 		c.out.close(ErrClosed)

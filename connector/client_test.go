@@ -3,6 +3,7 @@ package connector_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connector"
 )
 
@@ -202,7 +204,10 @@ func TestMaxConcurrent(t *testing.T) {
 		n := running.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
-		<-release
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
 		running.Add(-1)
 		_ = w.Reply("ok")
 	})
@@ -214,12 +219,16 @@ func TestMaxConcurrent(t *testing.T) {
 	for _, m := range []string{"m1", "m2", "m3", "m4"} {
 		ids = append(ids, s.send(g, m, "job", false, "").ID)
 	}
-	// Every task is acknowledged at once, even those waiting for a slot.
+	// Every task is acknowledged; only those a handler works on are
+	// working, the others wait as submitted.
+	waitFor(t, "every offer acknowledged", func() bool { return s.deliveryStates(g)[switchboard.DeliveryAcked] == len(ids) })
+	waitFor(t, "two handlers running", func() bool { return running.Load() == 2 })
+	states := map[a2a.TaskState]int{}
 	for _, id := range ids {
-		s.waitState(g, id, "TASK_STATE_WORKING")
+		states[s.storedState(id)]++
 	}
-	if got, want := running.Load(), int32(2); got != want {
-		t.Fatalf("running handlers: got %d, want %d", got, want)
+	if got, want := states, (map[a2a.TaskState]int{a2a.TaskStateWorking: 2, a2a.TaskStateSubmitted: 2}); !maps.Equal(got, want) {
+		t.Fatalf("states: got %v, want %v", got, want)
 	}
 	close(release)
 	for _, id := range ids {

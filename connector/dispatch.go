@@ -2,6 +2,7 @@ package connector
 
 import (
 	"encoding/json"
+	"errors"
 	"github.com/switchboard-dev/switchboard/connproto"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -55,8 +56,11 @@ func (s *session) onRequest(f *connproto.Frame) {
 	}
 }
 
-// onSendMessage acknowledges a message for the agent at once and starts
-// its work. A message offered again (delivery is at least once) is
+// onSendMessage queues the work of a message for the agent. Its offer is
+// answered with the task in TASK_STATE_SUBMITTED, which the server takes
+// as a bare acknowledgement: the task is reported working only when a
+// handler starts on it. While the queue is full the answer waits (see
+// workQueue). A message offered again (delivery is at least once) is
 // acknowledged without running the handler again.
 func (s *session) onSendMessage(f *connproto.Frame) {
 	var req a2a.SendMessageRequest
@@ -73,10 +77,20 @@ func (s *session) onSendMessage(f *connproto.Frame) {
 			"task_id", w.TaskID, "message_id", truncate(w.MessageID, 64), "attempt", w.Attempt)
 		return
 	}
-	s.reply(f.ID, taskAnswer(w.TaskID, w.ContextID, a2a.TaskStateWorking))
+	ack := func() { s.reply(f.ID, taskAnswer(w.TaskID, w.ContextID, a2a.TaskStateSubmitted)) }
+	if err := s.c.queue.push(w, ack); err != nil {
+		s.c.reg.forget(w)
+		w.cancel(err)
+		if errors.Is(err, errQueueFull) {
+			// Only a server that leaves more offers unanswered than
+			// maxWithheld gets here; the task fails with the reason.
+			s.replyError(f.ID, connproto.CodeInternal, "the connector is busy: too many tasks wait for it")
+			s.log.Warn("refused a task: too many offers wait for room in the queue", "task_id", w.TaskID)
+		}
+		return // stopping: the offer stays unanswered, and the server offers it again
+	}
 	s.log.Info("task received", "task_id", w.TaskID, "message_id", truncate(w.MessageID, 64),
 		"from", truncate(w.From, 64), "new_task", w.NewTask)
-	s.c.startWork(w)
 }
 
 // dupAnswerState is the state a repeated offer is answered with: the final

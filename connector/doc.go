@@ -5,11 +5,17 @@
 // Nothing listens on the agent's side, so it works behind NAT, on a laptop,
 // in a CLI.
 //
-// A Client dials, says hello, acknowledges every task the moment it arrives
-// and runs a Handler for it in its own goroutine. It reconnects by itself
-// with jittered exponential backoff and stops only when its context ends or
-// the server says the agent can no longer connect (token revoked, agent
-// deleted). Delivery is at least once: the Client de-duplicates tasks by
+// A Client dials, says hello, and queues every task it is offered: it
+// acknowledges the offer with the task still submitted, and reports the
+// task working only when one of its MaxConcurrent workers starts the
+// Handler on it. At most QueueSize tasks are acknowledged ahead of the
+// workers; further offers are left unanswered until the queue has room, so
+// that the work waits at the server. Queued work costs no goroutine.
+//
+// The Client reconnects by itself with jittered exponential backoff and
+// stops only when its context ends or the server says the agent can no
+// longer connect (token revoked, agent deleted). Delivery is at least
+// once: the Client de-duplicates tasks by
 // task and message id, so a handler never runs twice for the same message
 // while the Client runs.
 //

@@ -2,7 +2,11 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard/connproto"
 )
 
 // Handler does the work of one message sent to the agent.
@@ -28,23 +32,57 @@ const (
 	reasonPanic    = "the agent's handler failed"
 )
 
-// startWork runs the handler for w in its own goroutine once a slot is
-// free. A work canceled while it waits for a slot never runs.
-func (c *Client) startWork(w *Work) {
-	c.handlers.Add(1)
-	go func() {
-		defer c.handlers.Done()
-		defer c.reg.finish(w)
-		defer w.cancel(ErrWorkDone)
-		select {
-		case c.slots <- struct{}{}:
-		case <-w.ctx.Done():
-			return
-		}
-		defer func() { <-c.slots }()
-		panicked := c.runHandler(w)
-		c.afterHandler(w, panicked)
-	}()
+// startWorkers starts the MaxConcurrent goroutines that run the handlers
+// of queued works, one at a time each, until the queue closes.
+func (c *Client) startWorkers() {
+	for range c.workers {
+		c.handlers.Add(1)
+		go func() {
+			defer c.handlers.Done()
+			for w := c.queue.next(); w != nil; w = c.queue.next() {
+				c.runWork(w)
+			}
+		}()
+	}
+}
+
+// runWork reports that w started, runs its handler, and fails the task if
+// the handler did not end the turn.
+func (c *Client) runWork(w *Work) {
+	defer c.reg.finish(w)
+	defer w.cancel(ErrWorkDone)
+	if !c.begin(w) {
+		return
+	}
+	panicked := c.runHandler(w)
+	c.afterHandler(w, panicked)
+}
+
+// begin reports the task working, now that a handler is about to start on
+// it, and reports whether to start it: not when the work was canceled
+// meanwhile, the task finished while it waited (canceled, or failed at the
+// server's delivery deadline), or the task is no longer the agent's.
+func (c *Client) begin(w *Work) bool {
+	if w.ctx.Err() != nil {
+		return false
+	}
+	state, err := w.update(&a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
+	var rpcErr *RPCError
+	switch {
+	case w.ctx.Err() != nil:
+		return false
+	case errors.As(err, &rpcErr) && rpcErr.Code == connproto.CodeTaskNotFound:
+		c.log.Warn("the server no longer knows a task that waited for a handler; not working on it", "task_id", w.TaskID)
+		return false
+	case err != nil:
+		// The handler's own reports will tell whether the server takes them.
+		c.log.Warn("report that a task started", "task_id", w.TaskID, "err", err)
+	case state.Terminal():
+		c.log.Info("a task finished while it waited for a handler; not working on it", "task_id", w.TaskID, "state", state)
+		return false
+	}
+	c.log.Debug("task started", "task_id", w.TaskID, "message_id", truncate(w.MessageID, 64))
+	return true
 }
 
 // runHandler calls the handler and reports whether it panicked.

@@ -41,21 +41,26 @@ type testServer struct {
 	log   *slog.Logger
 	addr  string
 
-	hub *hub.Hub
-	api *httpapi.Server
-	srv *httptest.Server
+	hubConfig hub.Config
+	hub       *hub.Hub
+	api       *httpapi.Server
+	srv       *httptest.Server
 
 	ownerToken string
 }
 
-func newTestServer(t testing.TB) *testServer {
+func newTestServer(t testing.TB, hubOptions ...func(*hub.Config)) *testServer {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "switchboard.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &testServer{t: t, db: db, bus: membus.New(), log: testLogger()}
+	s := &testServer{t: t, db: db, bus: membus.New(), log: testLogger(),
+		hubConfig: hub.Config{HeartbeatInterval: time.Second, Poll: 100 * time.Millisecond}}
+	for _, o := range hubOptions {
+		o(&s.hubConfig)
+	}
 	s.tasks = switchboard.NewTaskService(db, s.bus, s.log)
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
@@ -93,7 +98,7 @@ func (s *testServer) start(addr string) {
 	ln := listen(s.t, addr)
 	s.hub = hub.New(hub.Deps{
 		Service: s.tasks, Agents: s.db, Tokens: s.db, Bus: s.bus, Logger: s.log, InstanceID: s.tasks.InstanceID,
-	}, hub.Config{HeartbeatInterval: time.Second, Poll: 100 * time.Millisecond})
+	}, s.hubConfig)
 	s.api = httpapi.New(httpapi.Deps{
 		Accounts: s.db, Agents: s.db, Tokens: s.db, Deliveries: s.db, Tasks: s.tasks,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: s.log, Bus: s.bus, Connect: s.hub, Presence: s.tasks,

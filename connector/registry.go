@@ -75,6 +75,20 @@ func (r *registry) finish(w *Work) {
 	}
 }
 
+// forget unregisters a work that was refused, and forgets that its message
+// was offered: an offer of it again is new work.
+func (r *registry) forget(w *Work) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.tasks[w.TaskID]; t != nil {
+		delete(t.works, w)
+		delete(t.messages, w.MessageID)
+		if len(t.works) == 0 {
+			t.idleSince = time.Now()
+		}
+	}
+}
+
 // confirm records a state of a task that the server confirmed; only final
 // states are kept.
 func (r *registry) confirm(id a2a.TaskID, state a2a.TaskState) {

@@ -166,13 +166,19 @@ func (w *Work) status(state a2a.TaskState, text string) error {
 // stored the update, with an *RPCError if the server refused it, or with
 // the cause of the work's context.
 func (w *Work) Update(ev a2a.Event) error {
+	_, err := w.update(ev)
+	return err
+}
+
+// update reports ev and returns the task's state as the server answered.
+func (w *Work) update(ev a2a.Event) (a2a.TaskState, error) {
 	ev, err := w.withIDs(ev)
 	if err != nil {
-		return err
+		return a2a.TaskStateUnspecified, err
 	}
 	raw, err := w.client.call(w.ctx, connproto.MethodTaskUpdate, a2a.StreamResponse{Event: ev}, w.TaskID)
 	if err != nil {
-		return fmt.Errorf("report on task %s: %w", w.TaskID, err)
+		return a2a.TaskStateUnspecified, fmt.Errorf("report on task %s: %w", w.TaskID, err)
 	}
 	var res connproto.TaskUpdateResult
 	_ = json.Unmarshal(raw, &res) // the update is stored whatever the answer's shape
@@ -181,7 +187,7 @@ func (w *Work) Update(ev a2a.Event) error {
 	if endsTurn(state) || endsTurn(eventState(ev)) {
 		w.ended.Store(true)
 	}
-	return nil
+	return state, nil
 }
 
 // withIDs returns a copy of ev that names the work's task.

@@ -18,22 +18,22 @@ import (
 // runs it instead.
 type ConnectCmd struct {
 	Token        string        `name:"token" env:"SWITCHBOARD_AGENT_TOKEN" help:"The agent token (sba_…), shown when the agent was created."`
-	Exec         string        `name:"exec" env:"SWITCHBOARD_EXEC" placeholder:"COMMAND" help:"Run COMMAND with sh -c for each task: the message text on stdin, the task in SWITCHBOARD_TASK_ID, SWITCHBOARD_CONTEXT_ID, SWITCHBOARD_MESSAGE_ID, SWITCHBOARD_FROM, SWITCHBOARD_NEW_TASK; stdout is the reply, a non-zero exit fails the task with stderr's tail."`
-	Forward      string        `name:"forward" env:"SWITCHBOARD_FORWARD" placeholder:"URL" help:"Relay each task as A2A JSON-RPC to the A2A server at URL (loopback or private; its agent card decides the protocol version, 1.0 or 0.3)."`
-	ForwardToken string        `name:"forward-token" env:"SWITCHBOARD_FORWARD_TOKEN" help:"Bearer token for the --forward server."`
-	Timeout      time.Duration `name:"timeout" env:"SWITCHBOARD_TASK_TIMEOUT" default:"5m" help:"Longest time one task may take; then the command is killed (or the forwarded task canceled) and the task fails."`
-	Concurrency  int           `name:"concurrency" env:"SWITCHBOARD_CONCURRENCY" default:"4" help:"Tasks worked on at once; more wait their turn."`
+	Exec         string        `name:"exec" env:"SWITCHBOARD_EXEC" placeholder:"COMMAND" help:"Run COMMAND with sh -c for each task: the message's text parts on stdin, joined by newlines (file and data parts are dropped, with a warning in the log), the task in SWITCHBOARD_TASK_ID, SWITCHBOARD_CONTEXT_ID, SWITCHBOARD_MESSAGE_ID, SWITCHBOARD_FROM, SWITCHBOARD_NEW_TASK; stdout is the reply, a non-zero exit fails the task with stderr's tail."`
+	Forward      string        `name:"forward" env:"SWITCHBOARD_FORWARD" placeholder:"URL" help:"Relay each task as A2A JSON-RPC to the A2A server at URL (loopback or private). Its agent card decides the protocol version (1.0 or 0.3) and the endpoint's path, never the host: requests go to URL's scheme, host and port whatever the card names, and redirects to another host are not followed."`
+	ForwardToken string        `name:"forward-token" env:"SWITCHBOARD_FORWARD_TOKEN" help:"Bearer token for the --forward server; sent only to the --forward URL's scheme, host and port."`
+	Timeout      time.Duration `name:"timeout" env:"SWITCHBOARD_TASK_TIMEOUT" default:"5m" help:"Longest time one task may run, from when it starts (time waiting for its turn does not count); then the command is killed (or the forwarded task canceled) and the task fails."`
+	Concurrency  int           `name:"concurrency" env:"SWITCHBOARD_CONCURRENCY" default:"4" help:"Tasks worked on at once; more wait their turn, shown to their peer as submitted until they start."`
 	LogLevel     string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level (logs go to stderr)."`
 	LogFormat    string        `name:"log-format" env:"SWITCHBOARD_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format."`
 
-	PrintUnit bool   `name:"print-unit" help:"Print a systemd unit that runs this connect command (the token goes in an environment file, not the command line), and exit."`
+	PrintUnit bool   `name:"print-unit" help:"Print a systemd unit that runs this connect command (the token goes in an environment file, not the command line), and exit. The unit restarts it whenever it stops, except with exit status 78: the server refused the agent for good (token revoked or mistyped, agent deleted, not in connector mode)."`
 	Install   bool   `name:"install" help:"Write that unit and its environment file (mode 0600, holding the token), and print the systemctl commands that start it."`
 	System    bool   `name:"system" help:"With --print-unit or --install: a system unit in /etc/systemd/system rather than a user unit in ~/.config/systemd/user."`
 	Name      string `name:"name" env:"SWITCHBOARD_CONNECT_NAME" default:"agent" help:"Name of the unit (switchboard-connect-NAME.service) and of its environment file; use the agent's handle."`
 }
 
 // Run connects and works until ctx ends (SIGINT, SIGTERM) or the server
-// refuses the agent for good. The global --server flag names the server;
+// refuses the agent for good (the process then exits with exitTerminal). The global --server flag names the server;
 // it may be repeated or hold several comma-separated URLs, tried in turn.
 func (c *ConnectCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) error {
 	urls := serverURLs(cli.Server, kctx.Args)

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard/connector"
 )
 
@@ -35,8 +36,13 @@ type execHandler struct {
 // Handle runs the command with the message text on stdin: stdout becomes
 // the reply, a non-zero exit fails the task with the tail of stderr, and
 // the timeout kills the command's process group and fails the task. A
-// canceled task kills the command and reports nothing.
+// canceled task kills the command and reports nothing. Only the text
+// parts of the message reach the command; its file and data parts are
+// dropped, with a warning in the log.
 func (h *execHandler) Handle(ctx context.Context, w *connector.Work) {
+	if n := nonTextParts(w.Message); n > 0 {
+		h.log.Warn("the command gets only the message's text: its file and data parts were dropped", "task_id", w.TaskID, "dropped_parts", n)
+	}
 	cctx, cancel := context.WithTimeoutCause(ctx, h.timeout, errTaskTimeout)
 	defer cancel()
 	stdout := &headBuffer{max: maxReplyBytes}
@@ -82,6 +88,22 @@ func (h *execHandler) reply(ctx context.Context, w *connector.Work, log *slog.Lo
 		return
 	}
 	log.Info("task completed")
+}
+
+// nonTextParts counts the parts of m that are not text.
+func nonTextParts(m *a2a.Message) int {
+	n := 0
+	if m != nil {
+		for _, p := range m.Parts {
+			if p == nil {
+				continue
+			}
+			if _, ok := p.Content.(a2a.Text); !ok {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // exitReason describes a command that failed, with the tail of its stderr.

@@ -20,8 +20,8 @@ import (
 const (
 	cardTimeout   = 30 * time.Second // to read its agent card
 	cancelTimeout = 10 * time.Second // to cancel a task there
-	pollFirst     = 250 * time.Millisecond
-	pollMax       = 5 * time.Second
+	pollFirst     = 100 * time.Millisecond
+	pollMax       = 2 * time.Second
 	// maxRemembered bounds the task and context ids kept per map.
 	maxRemembered = 10000
 )
@@ -60,31 +60,72 @@ type upstream struct {
 }
 
 func newForwarder(target, token string, timeout time.Duration, log *slog.Logger) *forwarder {
-	hc := &http.Client{Transport: http.DefaultTransport}
+	target = strings.TrimRight(target, "/")
+	var rt http.RoundTripper = http.DefaultTransport
 	if token != "" {
-		hc.Transport = bearerTransport{token: token, base: http.DefaultTransport}
+		rt = newBearerTransport(token, target, http.DefaultTransport)
 	}
-	return &forwarder{target: strings.TrimRight(target, "/"), http: hc, timeout: timeout, log: log.With("forward", target),
+	origin, _ := url.Parse(target) // checked by checkForwardURL
+	hc := &http.Client{Transport: rt, CheckRedirect: func(r *http.Request, via []*http.Request) error {
+		if !sameOrigin(r.URL, origin) {
+			return fmt.Errorf("the forward target redirected to %s, another host than --forward's; not following", r.URL.Redacted())
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}}
+	return &forwarder{target: target, http: hc, timeout: timeout, log: log.With("forward", target),
 		tasks: make(map[a2a.TaskID]a2a.TaskID), contexts: make(map[string]string)}
 }
 
-// bearerTransport adds the forward target's token to every request.
+// bearerTransport adds the forward target's token to the requests to the
+// --forward URL's scheme, host and port, and to no other.
 type bearerTransport struct {
-	token string
-	base  http.RoundTripper
+	token  string
+	origin *url.URL
+	base   http.RoundTripper
+}
+
+func newBearerTransport(token, target string, base http.RoundTripper) *bearerTransport {
+	origin, _ := url.Parse(target)
+	return &bearerTransport{token: token, origin: origin, base: base}
 }
 
 // RoundTrip implements http.RoundTripper.
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (b *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.origin == nil || !sameOrigin(r.URL, b.origin) {
+		return b.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.base.RoundTrip(r)
 }
 
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (an absent port is the scheme's default).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// port returns u's port, or its scheme's default.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
 // Handle relays one message to the target and its answers back, until the
-// target ends the turn. A canceled task is canceled at the target too.
+// target ends the turn. A canceled task is canceled at the target too: at
+// once if the target named its task already, otherwise as soon as it does
+// (within cancelTimeout), and not at all if the message was not sent yet.
 func (f *forwarder) Handle(ctx context.Context, w *connector.Work) {
-	tctx, cancel := context.WithTimeoutCause(ctx, f.timeout, errTaskTimeout)
+	deadline := time.Now().Add(f.timeout)
+	tctx, cancel := context.WithDeadlineCause(ctx, deadline, errTaskTimeout)
 	defer cancel()
 	up, err := f.connect(tctx)
 	if err != nil {
@@ -94,14 +135,25 @@ func (f *forwarder) Handle(ctx context.Context, w *connector.Work) {
 		}
 		return
 	}
-	ended, err := f.exchange(tctx, up, w)
+	if ctx.Err() != nil {
+		return // canceled or stopping before anything was sent
+	}
+	call := f.newUpstreamCall(ctx, w, deadline)
+	defer call.stop()
+	ended, err := f.exchange(call.ctx, up, w, call)
 	switch {
-	case ctx.Err() != nil:
-		if errors.Is(context.Cause(ctx), connector.ErrTaskCanceled) {
-			f.cancelUpstream(up, w)
+	case ended && err == nil:
+	case errors.Is(context.Cause(ctx), connector.ErrTaskCanceled):
+		if id := call.upstreamID(); id != "" {
+			f.cancelUpstream(up, w, id)
+		} else {
+			f.log.Warn("the task was canceled before the forward target named its task, which may keep running there", "task_id", w.TaskID)
 		}
-	case errors.Is(context.Cause(tctx), errTaskTimeout):
-		f.cancelUpstream(up, w)
+	case ctx.Err() != nil: // stopping
+	case errors.Is(context.Cause(call.ctx), errTaskTimeout):
+		if id := call.upstreamID(); id != "" {
+			f.cancelUpstream(up, w, id)
+		}
 		fail(ctx, w, f.log, fmt.Sprintf("the agent behind this connector did not finish within %s", f.timeout))
 	case err != nil:
 		f.reset(up)
@@ -112,35 +164,120 @@ func (f *forwarder) Handle(ctx context.Context, w *connector.Work) {
 	}
 }
 
+// upstreamCall is one message relayed to the target: the context of its
+// calls there, and what a cancel of our task needs, which may arrive
+// before the target named its task.
+type upstreamCall struct {
+	ctx  context.Context // ends at the timeout, when the client stops, or when a cancel is applied or given up
+	end  context.CancelCauseFunc
+	stop func() // releases what the call holds
+
+	mu       sync.Mutex
+	id       a2a.TaskID  // guarded by mu: the target's task, once known
+	peerStop bool        // guarded by mu: the peer canceled our task
+	giveUp   *time.Timer // guarded by mu: ends the call if the target does not name its task in time
+}
+
+// errCanceled ends an upstream call whose task the peer canceled.
+var errCanceled = errors.New("the task was canceled")
+
+// newUpstreamCall returns the call of w, which ends at deadline. Its
+// context does not end with a cancel of the task while the target's task
+// id is unknown: the call goes on until the target names its task (the
+// caller then cancels it there) or cancelTimeout passes.
+func (f *forwarder) newUpstreamCall(ctx context.Context, w *connector.Work, deadline time.Time) *upstreamCall {
+	base, end := context.WithCancelCause(context.WithoutCancel(ctx))
+	cctx, cancel := context.WithDeadlineCause(base, deadline, errTaskTimeout)
+	c := &upstreamCall{ctx: cctx, end: end, id: f.upstreamTask(w.TaskID)} // a follow-up's task is known
+	stopWatch := context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), connector.ErrTaskCanceled) {
+			c.onPeerCancel()
+			return
+		}
+		end(context.Cause(ctx)) // the client stops, or the handler returned
+	})
+	c.stop = func() {
+		stopWatch()
+		c.mu.Lock()
+		if c.giveUp != nil {
+			c.giveUp.Stop()
+		}
+		c.mu.Unlock()
+		cancel()
+		end(nil)
+	}
+	return c
+}
+
+// onPeerCancel ends the call if the target's task is known, and otherwise
+// gives the target cancelTimeout to name it.
+func (c *upstreamCall) onPeerCancel() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.peerStop = true
+	if c.id != "" {
+		c.end(errCanceled)
+		return
+	}
+	c.giveUp = time.AfterFunc(cancelTimeout, func() { c.end(errCanceled) })
+}
+
+// named records the target's task id; the call ends if the peer canceled
+// our task meanwhile, and the caller cancels it at the target.
+func (c *upstreamCall) named(id a2a.TaskID) {
+	if id == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.id == "" {
+		c.id = id
+	}
+	if c.peerStop {
+		c.end(errCanceled)
+	}
+}
+
+// upstreamID returns the target's task id, or "" if it is unknown.
+func (c *upstreamCall) upstreamID() a2a.TaskID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.id
+}
+
 // exchange sends the message and relays the answers until the turn ends.
-func (f *forwarder) exchange(ctx context.Context, up *upstream, w *connector.Work) (ended bool, err error) {
+func (f *forwarder) exchange(ctx context.Context, up *upstream, w *connector.Work, call *upstreamCall) (ended bool, err error) {
 	req := f.request(w)
 	if up.streaming {
 		for ev, err := range up.client.SendStreamingMessage(ctx, req) {
 			if err != nil {
 				return false, err
 			}
-			if ended, err := f.relay(w, ev); err != nil || ended {
+			if ended, err := f.relay(w, ev, call); err != nil || ended {
 				return ended, err
 			}
 		}
 	} else {
+		// Without a stream, the target is asked to answer at once with its
+		// task, then polled: a blocking call would name the task only when
+		// it ends, too late to cancel it.
+		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
 		res, err := up.client.SendMessage(ctx, req)
 		if err != nil {
 			return false, err
 		}
 		ev, _ := res.(a2a.Event)
-		if ended, err := f.relay(w, ev); err != nil || ended {
+		if ended, err := f.relay(w, ev, call); err != nil || ended {
 			return ended, err
 		}
 	}
-	return f.settle(ctx, up, w)
+	return f.settle(ctx, up, w, call)
 }
 
 // settle polls the target's task until its turn ends (a blocking send
 // that returned early, a stream that ended early) and relays it.
-func (f *forwarder) settle(ctx context.Context, up *upstream, w *connector.Work) (bool, error) {
-	id := f.upstreamTask(w.TaskID)
+func (f *forwarder) settle(ctx context.Context, up *upstream, w *connector.Work, call *upstreamCall) (bool, error) {
+	id := call.upstreamID()
 	if id == "" {
 		return false, nil
 	}
@@ -150,7 +287,7 @@ func (f *forwarder) settle(ctx context.Context, up *upstream, w *connector.Work)
 			return false, err
 		}
 		if turnEnded(t.Status.State) {
-			return f.relay(w, t)
+			return f.relay(w, t, call)
 		}
 		select {
 		case <-ctx.Done():
@@ -177,12 +314,14 @@ func (f *forwarder) request(w *connector.Work) *a2a.SendMessageRequest {
 }
 
 // relay reports one event of the target as an event of our task, and
-// reports whether it ended the turn.
-func (f *forwarder) relay(w *connector.Work, ev a2a.Event) (ended bool, err error) {
+// reports whether it ended the turn. The first event names the target's
+// task, which call learns (and cancels, if the peer canceled meanwhile).
+func (f *forwarder) relay(w *connector.Work, ev a2a.Event, call *upstreamCall) (ended bool, err error) {
 	if ev == nil {
 		return false, nil
 	}
 	f.remember(w, ev.TaskInfo())
+	call.named(ev.TaskInfo().TaskID)
 	var out a2a.Event
 	var state a2a.TaskState
 	switch e := ev.(type) {
@@ -278,12 +417,8 @@ func (f *forwarder) upstreamTask(id a2a.TaskID) a2a.TaskID {
 	return f.tasks[id]
 }
 
-// cancelUpstream cancels the target's task of w, if it has one.
-func (f *forwarder) cancelUpstream(up *upstream, w *connector.Work) {
-	id := f.upstreamTask(w.TaskID)
-	if id == "" {
-		return
-	}
+// cancelUpstream cancels the target's task id, which is w's there.
+func (f *forwarder) cancelUpstream(up *upstream, w *connector.Work, id a2a.TaskID) {
 	ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
 	defer cancel()
 	if _, err := up.client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); err != nil {

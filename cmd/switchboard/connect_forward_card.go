@@ -28,6 +28,7 @@ func (f *forwarder) connect(ctx context.Context) (*upstream, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.pinInterfaces(card)
 	// Both JSON-RPC transports: the card's interfaces decide between them,
 	// newest version first.
 	client, err := a2aclient.NewFromCard(cctx, card, a2aclient.WithDefaultsDisabled(),
@@ -97,6 +98,35 @@ func cardLocations(target string) []cardLocation {
 		}
 	}
 	return out
+}
+
+// pinInterfaces points every interface of the card at the --forward URL's
+// scheme, host and port, keeping the path the card names: the --forward
+// URL, which the operator chose, decides where tasks (and the
+// --forward-token) go, and the card only which protocol version and
+// endpoint path to use. A card may name another host for good reasons (its
+// public address behind a proxy) or bad ones; either way nothing is sent
+// there.
+func (f *forwarder) pinInterfaces(card *a2a.AgentCard) {
+	target, err := url.Parse(f.target)
+	if err != nil {
+		return
+	}
+	for _, iface := range card.SupportedInterfaces {
+		if iface == nil {
+			continue
+		}
+		u, err := url.Parse(iface.URL)
+		if err != nil || u.Opaque != "" {
+			u = &url.URL{Path: target.Path} // unusable: the --forward URL itself
+		}
+		if u.Host != "" && !sameOrigin(u, target) {
+			f.log.Info("the forward target's card names another host; sending to the --forward host instead",
+				"card_url", u.Redacted(), "forward", f.target)
+		}
+		u.Scheme, u.Host, u.User = target.Scheme, target.Host, nil
+		iface.URL = u.String()
+	}
 }
 
 // describeInterfaces lists a card's interfaces for logs and errors.

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +21,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/connector"
 )
 
 // connectAgent creates a connector agent with the CLI (connector is the
@@ -194,6 +200,25 @@ func TestConnectExec(t *testing.T) {
 	}
 }
 
+// TestConnectExecTextOnly sends a message with text, data and file parts
+// to connect --exec: the command reads the text parts only, one per line.
+func TestConnectExecTextOnly(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	id, agentToken, peerToken := connectAgent(t, m, "texter")
+	startConnect(t, m, id, "--token", agentToken, "--exec", "cat")
+
+	msg := map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{
+		map[string]any{"text": "first"},
+		map[string]any{"data": map[string]any{"k": 1}},
+		map[string]any{"url": "https://example.com/f.txt", "filename": "f.txt", "mediaType": "text/plain"},
+		map[string]any{"text": "second"},
+	}}
+	task := peerCall(t, m, "texter", peerToken, "SendMessage", map[string]any{"message": msg})
+	if got, want := task.answer(), "first\nsecond"; got != want || task.Status.State != "TASK_STATE_COMPLETED" {
+		t.Fatalf("answer: got %q in %s, want %q (%s)", got, task.Status.State, want, task.reason())
+	}
+}
+
 func TestConnectExecFailures(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "")
 	tests := map[string]struct {
@@ -275,6 +300,7 @@ func TestConnectPrintUnit(t *testing.T) {
 		"ExecStart=" + exe + ` --server https://sb.example,https://sb2.example connect --exec "reply.sh \"$$HOME\" 100%%" --timeout 5m0s --concurrency 4` + "\n",
 		"EnvironmentFile=" + filepath.Join(os.Getenv("HOME"), ".config", "switchboard", "connect-helper.env") + "\n",
 		"Restart=always\n", "RestartSec=2\n", "WantedBy=default.target\n",
+		fmt.Sprintf("RestartPreventExitStatus=%d\n", exitTerminal),
 	} {
 		if !strings.Contains(unit, want) {
 			t.Errorf("the unit lacks %q:\n%s", want, unit)
@@ -330,27 +356,102 @@ func TestConnectInstall(t *testing.T) {
 // upstreamAgent is an A2A server built with a2a-go, the kind of agent
 // connect --forward puts behind a Switchboard address.
 type upstreamAgent struct {
-	srv      *httptest.Server
-	canceled chan a2a.TaskID
-	release  chan struct{} // ends executions that wait
-	mu       sync.Mutex
-	followUp bool // guarded by mu: a message continued a task it knows
+	srv       *httptest.Server
+	canceled  chan a2a.TaskID
+	release   chan struct{} // ends executions that wait
+	started   chan string   // the text of each execution, as it starts
+	gate      chan struct{} // "slow" executions wait for it before their first event
+	cardAsked chan struct{} // a card request arrived while holdCard holds cards
+	mu        sync.Mutex
+	followUp  bool          // guarded by mu: a message continued a task it knows
+	cardGate  chan struct{} // guarded by mu: card requests wait for it to close
+	requests  []string      // guarded by mu: "METHOD path Authorization" of each request
+}
+
+// upstreamOptions changes how an upstream agent serves.
+type upstreamOptions struct {
+	advertise  string // the base URL its card names (default: its own)
+	token      string // the bearer token it requires (default: none)
+	redirectTo string // it redirects JSON-RPC calls there (307)
+}
+
+// received returns the requests the upstream agent received.
+func (u *upstreamAgent) received() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.requests)
+}
+
+// holdCard makes card requests wait until gate closes.
+func (u *upstreamAgent) holdCard(gate chan struct{}) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.cardGate = gate
+}
+
+// waitStarted waits until an execution of text started.
+func (u *upstreamAgent) waitStarted(t *testing.T, text string) {
+	t.Helper()
+	for {
+		select {
+		case got := <-u.started:
+			if got == text {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the upstream agent did not start on %q", text)
+		}
+	}
 }
 
 // newUpstreamAgent serves an A2A agent speaking version ("1.0", "0.3", or
 // "0.3-pure" for a 0.3 card without the 1.0 fields) over JSON-RPC at
 // /invoke, with its card at the well-known path.
-func newUpstreamAgent(t *testing.T, version string, streaming bool) *upstreamAgent {
+func newUpstreamAgent(t *testing.T, version string, streaming bool, opts ...upstreamOptions) *upstreamAgent {
 	t.Helper()
-	u := &upstreamAgent{canceled: make(chan a2a.TaskID, 4), release: make(chan struct{})}
+	var opt upstreamOptions
+	if len(opts) > 0 {
+		opt = opts[0]
+	}
+	u := &upstreamAgent{canceled: make(chan a2a.TaskID, 4), release: make(chan struct{}),
+		started: make(chan string, 16), gate: make(chan struct{}), cardAsked: make(chan struct{}, 1)}
 	mux := http.NewServeMux()
-	u.srv = httptest.NewServer(mux)
+	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.requests = append(u.requests, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+		u.mu.Unlock()
+		if opt.token != "" && r.Header.Get("Authorization") != "Bearer "+opt.token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if opt.redirectTo != "" && r.URL.Path == "/invoke" {
+			http.Redirect(w, r, opt.redirectTo, http.StatusTemporaryRedirect)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			u.mu.Lock()
+			gate := u.cardGate
+			u.mu.Unlock()
+			if gate != nil {
+				select {
+				case u.cardAsked <- struct{}{}:
+				default:
+				}
+				<-gate
+			}
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() {
 		close(u.release)
 		u.srv.Close()
 	})
 	handler := a2asrv.NewHandler(u)
-	iface := &a2a.AgentInterface{URL: u.srv.URL + "/invoke", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.ProtocolVersion(strings.TrimSuffix(version, "-pure"))}
+	base := u.srv.URL
+	if opt.advertise != "" {
+		base = opt.advertise
+	}
+	iface := &a2a.AgentInterface{URL: base + "/invoke", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.ProtocolVersion(strings.TrimSuffix(version, "-pure"))}
 	card := &a2a.AgentCard{Name: "Upstream " + version, Description: "answers", Version: "1.0.0",
 		SupportedInterfaces: []*a2a.AgentInterface{iface}, Capabilities: a2a.AgentCapabilities{Streaming: streaming},
 		DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
@@ -376,12 +477,21 @@ func newUpstreamAgent(t *testing.T, version string, streaming bool) *upstreamAge
 }
 
 // Execute answers "ask" with a question, "wait" by working until canceled,
+// "slow" as "wait" but only once the gate opens (its first event is late),
 // a follow-up with the choice, anything else with "upstream: " + text.
 func (u *upstreamAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		text := ""
 		for _, p := range ec.Message.Parts {
 			text += p.Text()
+		}
+		u.started <- text
+		if text == "slow" {
+			select {
+			case <-u.gate:
+			case <-u.release:
+			}
+			text = "wait"
 		}
 		if ec.StoredTask == nil {
 			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
@@ -473,16 +583,428 @@ func TestConnectForward(t *testing.T) {
 
 func TestConnectForwardCancel(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "")
+	for name, streaming := range map[string]bool{"Streaming": true, "Blocking": false} {
+		t.Run(name, func(t *testing.T) {
+			up := newUpstreamAgent(t, "1.0", streaming)
+			handle := "waiter" + strings.ToLower(name)
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL)
+
+			task := peerSend(t, m, handle, peerToken, "m1", "wait", "", false)
+			up.waitStarted(t, "wait") // the upstream task exists; the connector may or may not know its id yet
+			peerCall(t, m, handle, peerToken, "CancelTask", map[string]any{"id": task.ID})
+			select {
+			case <-up.canceled:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the cancel did not reach the upstream agent")
+			}
+		})
+	}
+}
+
+// waitCancelDelivered waits until the connector acknowledged the cancel of
+// the task.
+func waitCancelDelivered(t *testing.T, m *Main, taskID string) {
+	t.Helper()
+	id := a2a.TaskID(taskID)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ds, err := m.DB.FindDeliveries(context.Background(), switchboard.DeliveryFilter{TaskID: &id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Kind == switchboard.DeliverCancel && d.State == switchboard.DeliveryAcked {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the connector did not receive the cancel")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestConnectForwardEarlyCancel cancels a task after the upstream agent
+// received it but before it named its task (its first event is held
+// back): the connector remembers the cancel and cancels the upstream task
+// as soon as it learns its id.
+func TestConnectForwardEarlyCancel(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
 	up := newUpstreamAgent(t, "1.0", true)
-	id, agentToken, peerToken := connectAgent(t, m, "waiter")
+	id, agentToken, peerToken := connectAgent(t, m, "early")
 	startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL)
 
-	task := peerSend(t, m, "waiter", peerToken, "m1", "wait", "", false)
-	waitTask(t, m, "waiter", peerToken, task.ID, func(t *peerTask) bool { return t.Status.State == "TASK_STATE_WORKING" })
-	peerCall(t, m, "waiter", peerToken, "CancelTask", map[string]any{"id": task.ID})
+	task := peerSend(t, m, "early", peerToken, "m1", "slow", "", false)
+	up.waitStarted(t, "slow")
+	peerCall(t, m, "early", peerToken, "CancelTask", map[string]any{"id": task.ID})
+	waitCancelDelivered(t, m, task.ID)
+	close(up.gate) // the upstream agent names its task now
 	select {
 	case <-up.canceled:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the cancel did not reach the upstream agent")
+		t.Fatal("the early cancel did not reach the upstream agent")
+	}
+}
+
+// TestConnectForwardCancelWhileReadingCard cancels a task while the
+// connector reads the upstream's card: the message is never sent there.
+func TestConnectForwardCancelWhileReadingCard(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	up := newUpstreamAgent(t, "1.0", true)
+	gate := make(chan struct{})
+	up.holdCard(gate)
+	id, agentToken, peerToken := connectAgent(t, m, "carded")
+	startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL, "--concurrency", "1")
+
+	task := peerSend(t, m, "carded", peerToken, "m1", "first", "", false)
+	select {
+	case <-up.cardAsked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connector did not read the card")
+	}
+	peerCall(t, m, "carded", peerToken, "CancelTask", map[string]any{"id": task.ID})
+	waitCancelDelivered(t, m, task.ID)
+	close(gate)
+
+	// One task at a time: the next one runs after the canceled one ended.
+	next := peerSend(t, m, "carded", peerToken, "m2", "hello", "", true)
+	if got, want := next.answer(), "upstream: hello"; got != want {
+		t.Fatalf("answer: got %q, want %q (%s)", got, want, next.reason())
+	}
+	if got := <-up.started; got != "hello" {
+		t.Fatalf("the upstream agent received %q, want only the next task", got)
+	}
+}
+
+// TestConnectForwardIgnoresCardHost forwards to an agent whose card names
+// another host: the tasks, and the --forward token, go to the --forward
+// host all the same, and the other host receives nothing.
+func TestConnectForwardIgnoresCardHost(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	for _, version := range []string{"1.0", "0.3", "0.3-pure"} {
+		t.Run(version, func(t *testing.T) {
+			elsewhere := newUpstreamAgent(t, "1.0", false)
+			up := newUpstreamAgent(t, version, false, upstreamOptions{advertise: elsewhere.srv.URL, token: "up-token"})
+			handle := "carded" + strings.NewReplacer(".", "", "-", "").Replace(version)
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL, "--forward-token", "up-token")
+
+			task := peerSend(t, m, handle, peerToken, "m1", "hello", "", true)
+			if got, want := task.answer(), "upstream: hello"; got != want || task.Status.State != "TASK_STATE_COMPLETED" {
+				t.Fatalf("answer: got %q in %s, want %q completed (%s)", got, task.Status.State, want, task.reason())
+			}
+			if got := elsewhere.received(); len(got) != 0 {
+				t.Fatalf("the host the card names received %q", got)
+			}
+			for _, r := range up.received() {
+				if !strings.HasSuffix(r, " Bearer up-token") {
+					t.Errorf("a request to the --forward host without its token: %q", r)
+				}
+			}
+		})
+	}
+}
+
+// TestConnectForwardRedirectElsewhere forwards to an agent that redirects
+// its JSON-RPC calls to another host: the connector does not follow, so
+// neither the task nor the --forward token reaches that host.
+func TestConnectForwardRedirectElsewhere(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	elsewhere := newUpstreamAgent(t, "1.0", false)
+	up := newUpstreamAgent(t, "1.0", false, upstreamOptions{token: "up-token", redirectTo: elsewhere.srv.URL + "/invoke"})
+	id, agentToken, peerToken := connectAgent(t, m, "redirected")
+	startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL, "--forward-token", "up-token")
+
+	task := peerSend(t, m, "redirected", peerToken, "m1", "hello", "", true)
+	if got, want := task.Status.State, "TASK_STATE_FAILED"; got != want {
+		t.Fatalf("state: got %s, want %s (%s)", got, want, task.answer())
+	}
+	if got := elsewhere.received(); len(got) != 0 {
+		t.Fatalf("the host redirected to received %q", got)
+	}
+}
+
+func TestBearerTransportStaysOnItsHost(t *testing.T) {
+	var seen []string
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		seen = append(seen, r.URL.String()+" "+r.Header.Get("Authorization"))
+		return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
+	})
+	rt := newBearerTransport("tok", "http://127.0.0.1:9001/a2a", base)
+	for _, u := range []string{"http://127.0.0.1:9001/invoke", "http://127.0.0.1:9002/invoke", "https://127.0.0.1:9001/invoke", "http://evil.example/invoke"} {
+		req, _ := http.NewRequest("POST", u, nil)
+		if _, err := rt.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"http://127.0.0.1:9001/invoke Bearer tok", "http://127.0.0.1:9002/invoke ", "https://127.0.0.1:9001/invoke ", "http://evil.example/invoke "}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("got %q, want %q", seen, want)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// peerCallV03 calls the agent's address as bob in A2A 0.3 JSON-RPC and
+// returns the result.
+func peerCallV03(t *testing.T, m *Main, handle, peerToken, method string, params any) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "r1", "method": method, "params": params})
+	req, _ := http.NewRequest("POST", m.URL()+"/a/"+handle, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+peerToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "0.3")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a struct {
+		Result map[string]any `json:"result"`
+		Error  *struct{ Message string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || a.Error != nil {
+		t.Fatalf("%s: %v %+v", method, err, a.Error)
+	}
+	return a.Result
+}
+
+// v03Message is the params of a 0.3 message/send: kind on the message and
+// its parts, lowercase role.
+func v03Message(messageID, text, taskID string, blocking bool) map[string]any {
+	msg := map[string]any{"kind": "message", "messageId": messageID, "role": "user",
+		"parts": []any{map[string]any{"kind": "text", "text": text}}}
+	if taskID != "" {
+		msg["taskId"] = taskID
+	}
+	return map[string]any{"message": msg, "configuration": map[string]any{"blocking": blocking}}
+}
+
+// v03Texts returns the texts of the parts of a 0.3 artifact list or
+// message.
+func v03Texts(v any) string {
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			if x["kind"] == "text" {
+				out = append(out, fmt.Sprint(x["text"]))
+				return
+			}
+			walk(x["parts"])
+		}
+	}
+	walk(v)
+	return strings.Join(out, "\n")
+}
+
+// TestConnectForwardV03Peer has a peer speaking A2A 0.3 reach an upstream
+// agent that speaks only 1.0, through --forward: Switchboard translates
+// at the address, the connector speaks 1.0 to the upstream.
+func TestConnectForwardV03Peer(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	for name, streaming := range map[string]bool{"Streaming": true, "Blocking": false} {
+		t.Run(name, func(t *testing.T) {
+			up := newUpstreamAgent(t, "1.0", streaming)
+			handle := "old" + strings.ToLower(name)
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL)
+
+			task := peerCallV03(t, m, handle, peerToken, "message/send", v03Message("m1", "hello", "", true))
+			if task["kind"] != "task" || path(task, "status", "state") != "completed" {
+				t.Fatalf("message/send: %v", task)
+			}
+			if got, want := v03Texts(task["artifacts"]), "upstream: hello"; got != want {
+				t.Fatalf("answer: got %q, want %q", got, want)
+			}
+
+			// A question, and the 0.3 follow-up on the same task.
+			task = peerCallV03(t, m, handle, peerToken, "message/send", v03Message("m2", "ask", "", true))
+			if got, want := path(task, "status", "state"), "input-required"; got != want {
+				t.Fatalf("state: got %v, want %s (%v)", got, want, task)
+			}
+			if got, want := v03Texts(path(task, "status", "message")), "which one?"; got != want {
+				t.Fatalf("question: got %q, want %q", got, want)
+			}
+			taskID := task["id"].(string)
+			task = peerCallV03(t, m, handle, peerToken, "message/send", v03Message("m3", "blue", taskID, true))
+			if got, want := v03Texts(task["artifacts"]), "upstream: you chose blue"; got != want || path(task, "status", "state") != "completed" {
+				t.Fatalf("follow-up: got %q in %v, want %q completed", got, path(task, "status", "state"), want)
+			}
+
+			// tasks/cancel over 0.3 reaches the upstream agent.
+			task = peerCallV03(t, m, handle, peerToken, "message/send", v03Message("m4", "wait", "", false))
+			up.waitStarted(t, "wait")
+			if c := peerCallV03(t, m, handle, peerToken, "tasks/cancel", map[string]any{"id": task["id"]}); path(c, "status", "state") != "canceled" {
+				t.Fatalf("tasks/cancel: %v", c)
+			}
+			select {
+			case <-up.canceled:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the 0.3 cancel did not reach the upstream agent")
+			}
+			if got := peerCallV03(t, m, handle, peerToken, "tasks/get", map[string]any{"id": taskID}); path(got, "status", "state") != "completed" {
+				t.Fatalf("tasks/get: %v", got)
+			}
+		})
+	}
+}
+
+// TestConnectForwardTimeout lets a forwarded task outlast --timeout: the
+// task fails, and the upstream task is canceled.
+func TestConnectForwardTimeout(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	for name, streaming := range map[string]bool{"Streaming": true, "Blocking": false} {
+		t.Run(name, func(t *testing.T) {
+			up := newUpstreamAgent(t, "1.0", streaming)
+			handle := "slowpoke" + strings.ToLower(name)
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--forward", up.srv.URL, "--timeout", "500ms")
+
+			task := peerSend(t, m, handle, peerToken, "m1", "wait", "", true)
+			if got, want := task.Status.State, "TASK_STATE_FAILED"; got != want || !strings.Contains(task.reason(), "did not finish within 500ms") {
+				t.Fatalf("state: got %s (%s), want %s", got, task.reason(), want)
+			}
+			select {
+			case <-up.canceled:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the upstream task was not canceled")
+			}
+		})
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	tests := map[string]struct {
+		err  error
+		want int
+	}{
+		"Unauthorized": {fmt.Errorf("run: %w", connector.ErrUnauthorized), exitTerminal},
+		"AgentGone":    {connector.ErrAgentGone, exitTerminal},
+		"NotConnector": {connector.ErrNotConnector, exitTerminal},
+		"Other":        {errors.New("no agent token"), 1},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := exitStatus(tt.err); got != tt.want {
+				t.Fatalf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestConnectTerminalExitStatus runs the binary with a token the server
+// does not know: it stops at once with the status that the systemd unit
+// names in RestartPreventExitStatus, so that systemd does not restart it.
+func TestConnectTerminalExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	m := MustRunMain(t, t.TempDir(), "")
+	bin := buildSwitchboard(t)
+	cmd := exec.Command(bin, "--server", m.URL(), "connect", "--token", "sba_revoked", "--exec", "cat")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("connect: %v\n%s", err, out)
+	}
+	if got, want := ee.ExitCode(), exitTerminal; got != want {
+		t.Fatalf("exit status: got %d, want %d\n%s", got, want, out)
+	}
+	if !strings.Contains(string(out), "not valid") {
+		t.Errorf("the output does not say why:\n%s", out)
+	}
+}
+
+func TestConnectInstallSystem(t *testing.T) {
+	root := t.TempDir()
+	old := systemRoot
+	systemRoot = root
+	t.Cleanup(func() { systemRoot = old })
+	t.Setenv("SUDO_USER", "alice")
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"--server", "https://sb.example", "connect", "--token", "sba_secret-token",
+		"--exec", "cat", "--name", "helper", "--install", "--system"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unitPath := filepath.Join(root, "etc", "systemd", "system", "switchboard-connect-helper.service")
+	envPath := filepath.Join(root, "etc", "switchboard", "connect-helper.env")
+	for path, mode := range map[string]os.FileMode{unitPath: 0o644, envPath: 0o600} {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != mode {
+			t.Errorf("%s: mode %o, want %o", path, got, mode)
+		}
+	}
+	if dir, _ := os.Stat(filepath.Dir(envPath)); dir.Mode().Perm() != 0o700 {
+		t.Errorf("the env file's directory has mode %o, want 700", dir.Mode().Perm())
+	}
+	if env, _ := os.ReadFile(envPath); !strings.Contains(string(env), "SWITCHBOARD_AGENT_TOKEN=sba_secret-token\n") {
+		t.Errorf("env file:\n%s", env)
+	}
+	unit, _ := os.ReadFile(unitPath)
+	for _, want := range []string{"EnvironmentFile=" + envPath + "\n", "User=alice\n", "WantedBy=multi-user.target\n",
+		"Restart=always\n", fmt.Sprintf("RestartPreventExitStatus=%d\n", exitTerminal)} {
+		if !strings.Contains(string(unit), want) {
+			t.Errorf("the unit lacks %q:\n%s", want, unit)
+		}
+	}
+	if strings.Contains(string(unit), "secret-token") {
+		t.Errorf("the unit holds the token:\n%s", unit)
+	}
+	if want := "systemctl daemon-reload && systemctl enable --now switchboard-connect-helper.service"; !strings.Contains(out.String(), want) || strings.Contains(out.String(), "--user") {
+		t.Errorf("the output lacks %q (or names --user):\n%s", want, out.String())
+	}
+}
+
+// TestConnectExecConcurrency runs two tasks with --concurrency 1 and 2.
+// Each command logs its start, waits (up to 1 s) for two starts in the
+// log, and logs its end: one at a time, the log alternates; two at a
+// time, both start before either ends.
+func TestConnectExecConcurrency(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	for concurrency, want := range map[string]string{
+		"1": "start end start end",
+		"2": "start start end end",
+	} {
+		t.Run(concurrency, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "log")
+			command := fmt.Sprintf(`echo start >> %[1]s
+for i in $(seq 20); do [ "$(grep -c start %[1]s)" -ge 2 ] && break; sleep 0.05; done
+echo end >> %[1]s`, log)
+			handle := "parallel" + concurrency
+			id, agentToken, peerToken := connectAgent(t, m, handle)
+			startConnect(t, m, id, "--token", agentToken, "--exec", command, "--concurrency", concurrency)
+
+			a := peerSend(t, m, handle, peerToken, "m1", "a", "", false)
+			b := peerSend(t, m, handle, peerToken, "m2", "b", "", false)
+			// Watch the log rather than poll the tasks, which the
+			// server's rate limit would refuse.
+			var got string
+			for deadline := time.Now().Add(10 * time.Second); strings.Count(got, "end") < 2; time.Sleep(20 * time.Millisecond) {
+				data, _ := os.ReadFile(log)
+				got = strings.Join(strings.Fields(string(data)), " ")
+				if time.Now().After(deadline) {
+					t.Fatalf("the commands did not end: %q", got)
+				}
+			}
+			if got != want {
+				t.Fatalf("--concurrency %s: got %q, want %q", concurrency, got, want)
+			}
+			for _, task := range []*peerTask{a, b} {
+				waitTask(t, m, handle, peerToken, task.ID, func(t *peerTask) bool { return t.Status.State == "TASK_STATE_COMPLETED" })
+			}
+		})
 	}
 }

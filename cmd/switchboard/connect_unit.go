@@ -23,13 +23,17 @@ type unitPaths struct {
 	env  string // the environment file holding the token
 }
 
+// systemRoot is where --system writes under: "/" but in tests.
+var systemRoot = "/"
+
 // unitPaths returns where the unit and its environment file go: a user
 // unit under $XDG_CONFIG_HOME (~/.config), or with --system under /etc.
 func (c *ConnectCmd) unitPaths() (unitPaths, error) {
 	p := unitPaths{name: "switchboard-connect-" + c.Name + ".service"}
 	envName := "connect-" + c.Name + ".env"
 	if c.System {
-		p.unit, p.env = filepath.Join("/etc/systemd/system", p.name), filepath.Join("/etc/switchboard", envName)
+		p.unit = filepath.Join(systemRoot, "etc", "systemd", "system", p.name)
+		p.env = filepath.Join(systemRoot, "etc", "switchboard", envName)
 		return p, nil
 	}
 	config := os.Getenv("XDG_CONFIG_HOME")
@@ -102,6 +106,9 @@ func (c *ConnectCmd) unitText(exe string, urls []string, p unitPaths) string {
 	fmt.Fprintf(&b, "# Written by switchboard connect. The agent token is in %s, not here.\n", p.env)
 	fmt.Fprintf(&b, "[Unit]\nDescription=Switchboard connector (%s)\nAfter=network-online.target\nWants=network-online.target\n\n", c.Name)
 	fmt.Fprintf(&b, "[Service]\nType=simple\nExecStart=%s\nEnvironmentFile=%s\nRestart=always\nRestartSec=2\n", strings.Join(quoted, " "), p.env)
+	// Exit status exitTerminal: the server refused the agent for good
+	// (revoked token, deleted agent); restarting would only repeat that.
+	fmt.Fprintf(&b, "RestartPreventExitStatus=%d\n", exitTerminal)
 	wantedBy := "default.target"
 	if c.System {
 		wantedBy = "multi-user.target"

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+	"github.com/switchboard-dev/switchboard/connector"
 )
 
 func main() {
@@ -18,8 +20,22 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard:", err)
-		os.Exit(1)
+		os.Exit(exitStatus(err))
 	}
+}
+
+// exitTerminal is the exit status of connect when the server refused the
+// agent for good (token revoked or mistyped, agent deleted, not in
+// connector mode): starting again would not help. It is EX_CONFIG of
+// sysexits.h, and the systemd unit names it in RestartPreventExitStatus.
+const exitTerminal = 78
+
+// exitStatus returns the exit status for an error run returned.
+func exitStatus(err error) int {
+	if errors.Is(err, connector.ErrUnauthorized) || errors.Is(err, connector.ErrAgentGone) || errors.Is(err, connector.ErrNotConnector) {
+		return exitTerminal
+	}
+	return 1
 }
 
 // run parses args and runs the chosen command, which prints to out.

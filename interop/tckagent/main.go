@@ -38,6 +38,9 @@ func main() {
 		Token:      *token,
 		Logger:     log,
 		ClientName: "tckagent",
+		// Its handlers only wait: start every task at once, so that the
+		// suite sees each one working, as from its reference agent.
+		MaxConcurrent: 256,
 		Handler: connector.HandlerFunc(func(ctx context.Context, w *connector.Work) {
 			handle(ctx, w, *pause, *hold)
 		}),
@@ -49,7 +52,7 @@ func main() {
 }
 
 // handle answers one message like the suite's reference agent. The
-// connector has already acknowledged it as working; the answer comes after
+// connector has already reported it working; the answer comes after
 // pause (hold for resubscribe tests), unless the peer cancels first.
 func handle(ctx context.Context, w *connector.Work, pause, hold time.Duration) {
 	d := pause
