@@ -64,10 +64,11 @@ type DeliveryFilter struct {
 // transaction of the task change.
 type DeliveryStore interface {
 	// ClaimDeliveries offers up to max of the agent's queued, due
-	// deliveries to holder, oldest first, for lease, and returns them. With
-	// newTasks false, deliveries of kind task stay queued. A follow-up or a
-	// cancel is offered only once its task has been.
-	ClaimDeliveries(ctx context.Context, agentID, holder string, max int, newTasks bool, lease time.Duration) ([]*Delivery, error)
+	// deliveries to holder, oldest first, for lease, and returns them.
+	// Deliveries of kind task stay queued while the agent, as stored now,
+	// does not accept tasks. A follow-up or a cancel is offered only once
+	// its task has been.
+	ClaimDeliveries(ctx context.Context, agentID, holder string, max int, lease time.Duration) ([]*Delivery, error)
 
 	// ClaimDueDeliveries offers up to max queued, due deliveries of agents
 	// in the given mode, across agents, to holder for lease. New tasks of

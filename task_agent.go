@@ -87,9 +87,10 @@ func (s *TaskService) DisconnectAgent(ctx context.Context, agent *Agent, holder 
 
 // ClaimOffers offers up to max queued deliveries of the agent to holder and
 // returns them as the requests to send. New tasks are offered only while
-// the agent accepts tasks.
+// the agent accepts tasks, as stored when the claim is made (agent may be a
+// copy from before the owner's last change).
 func (s *TaskService) ClaimOffers(ctx context.Context, agent *Agent, holder string, max int) ([]*Offer, error) {
-	ds, err := s.deliveries.ClaimDeliveries(ctx, agent.ID, holder, max, agent.AcceptsTasks, s.AckTimeout)
+	ds, err := s.deliveries.ClaimDeliveries(ctx, agent.ID, holder, max, s.AckTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -31,20 +31,25 @@ func (db *DB) insertDelivery(ctx context.Context, tx *sql.Tx, d *switchboard.Del
 }
 
 // ClaimDeliveries implements switchboard.DeliveryStore.
-func (db *DB) ClaimDeliveries(ctx context.Context, agentID, holder string, max int, newTasks bool, lease time.Duration) ([]*switchboard.Delivery, error) {
+// Whether the agent accepts tasks is read in the claim's transaction, not
+// taken from the caller, whose copy of the agent may be older than the
+// owner's last change.
+func (db *DB) ClaimDeliveries(ctx context.Context, agentID, holder string, max int, lease time.Duration) ([]*switchboard.Delivery, error) {
 	w := &where{}
 	w.add("d.agent_id = ?", agentID)
-	if !newTasks {
-		w.add("d.kind <> 'task'")
-	}
+	w.add(acceptsTasks)
 	return db.claim(ctx, w, holder, max, lease)
 }
+
+// acceptsTasks is the condition that holds back new tasks of agents that do
+// not accept tasks; follow-ups and cancels of tasks they took still go.
+const acceptsTasks = "(d.kind <> 'task' OR d.agent_id IN (SELECT id FROM agents WHERE accepts_tasks = 1))"
 
 // ClaimDueDeliveries implements switchboard.DeliveryStore.
 func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryMode, holder string, max int, lease time.Duration) ([]*switchboard.Delivery, error) {
 	w := &where{}
 	w.add("d.agent_id IN (SELECT id FROM agents WHERE mode = ?)", string(mode))
-	w.add("(d.kind <> 'task' OR d.agent_id IN (SELECT id FROM agents WHERE accepts_tasks = 1))")
+	w.add(acceptsTasks)
 	return db.claim(ctx, w, holder, max, lease)
 }
 

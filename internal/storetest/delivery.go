@@ -68,7 +68,7 @@ func testDeliveryClaimAckRelease(t *testing.T, s Store) {
 	_, d1 := queueTask(t, s, g, "m1", now)
 	_, d2 := queueTask(t, s, g, "m2", now.Add(time.Second))
 
-	got, err := s.ClaimDeliveries(ctx, g.ID, "conn-a", 10, true, time.Minute)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "conn-a", 10, time.Minute)
 	must(t, err)
 	if len(got) != 2 || got[0].ID != d1.ID || got[1].ID != d2.ID {
 		t.Fatalf("claimed %v, want oldest first", ids(got))
@@ -81,7 +81,7 @@ func testDeliveryClaimAckRelease(t *testing.T, s Store) {
 	if !task.Offered {
 		t.Fatal("task not marked offered")
 	}
-	if again, _ := s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, true, time.Minute); len(again) != 0 {
+	if again, _ := s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, time.Minute); len(again) != 0 {
 		t.Fatalf("offered deliveries claimed twice: %v", ids(again))
 	}
 
@@ -98,7 +98,7 @@ func testDeliveryClaimAckRelease(t *testing.T, s Store) {
 	if n != 1 {
 		t.Fatalf("released %d, want 1 (the unacknowledged one)", n)
 	}
-	got, err = s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, true, time.Minute)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != d2.ID || got[0].Attempts != 2 {
 		t.Fatalf("after release: %+v", got)
@@ -117,38 +117,49 @@ func testDeliveryFollowUpAfterTask(t *testing.T, s Store) {
 	task, d := queueTask(t, s, g, "m1", now)
 	f := followUp(t, s, task, switchboard.DeliverMessage, now.Add(time.Second))
 	// The follow-up waits until the task itself has been offered.
-	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != d.ID {
 		t.Fatalf("first claim %v, want only the task", ids(got))
 	}
-	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != f.ID {
 		t.Fatalf("second claim %v, want the follow-up", ids(got))
 	}
 }
 
+// testDeliveryNewTasksHeldBack checks that a claim reads accepts_tasks as
+// stored: right after the owner turns it off, no new task is offered, while
+// a cancel of a task the agent took still is.
 func testDeliveryNewTasksHeldBack(t *testing.T, s Store) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
 	now := time.Now().Add(-time.Minute)
 	old, _ := queueTask(t, s, g, "m1", now)
-	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	must(t, ackAll(s, got))
 	fresh, _ := queueTask(t, s, g, "m2", now)
 	cancel := followUp(t, s, old, switchboard.DeliverCancel, now)
-	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, false, time.Minute)
+	setAcceptsTasks(t, s, g, false)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != cancel.ID {
-		t.Fatalf("not accepting tasks: claimed %v, want only the cancel", ids(got))
+		t.Fatalf("not accepting tasks: claimed %v, want only the cancel %s", ids(got), cancel.ID)
 	}
-	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	setAcceptsTasks(t, s, g, true)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].TaskID != fresh.ID() {
 		t.Fatalf("accepting again: claimed %v", ids(got))
 	}
+}
+
+func setAcceptsTasks(t *testing.T, s Store, g *switchboard.Agent, accepts bool) {
+	t.Helper()
+	_, err := s.UpdateAgent(context.Background(), g.ID, switchboard.AgentUpdate{AcceptsTasks: &accepts})
+	must(t, err)
 }
 
 func ackAll(s Store, ds []*switchboard.Delivery) error {
@@ -172,7 +183,7 @@ func testDeliveryLeaseAndExpiry(t *testing.T, s Store) {
 	if len(expired) != 1 || expired[0].ID != d.ID {
 		t.Fatalf("expired %v, want %s", ids(expired), d.ID)
 	}
-	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, -time.Second) // a lease that has already ended
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, -time.Second) // a lease that has already ended
 	must(t, err)
 	if len(got) != 2 {
 		t.Fatalf("claimed %d", len(got))
@@ -182,7 +193,7 @@ func testDeliveryLeaseAndExpiry(t *testing.T, s Store) {
 	if len(agents) != 1 || agents[0] != g.ID {
 		t.Fatalf("stale offers of agents %v", agents)
 	}
-	again, err := s.ClaimDeliveries(ctx, g.ID, "c2", 10, true, time.Minute)
+	again, err := s.ClaimDeliveries(ctx, g.ID, "c2", 10, time.Minute)
 	must(t, err)
 	if len(again) != 2 {
 		t.Fatalf("requeued offers not claimable: %v", ids(again))
@@ -203,13 +214,13 @@ func testDeliveryRequeueUnheld(t *testing.T, s Store) {
 	held, _ := queueTask(t, s, g, "m1", now)
 	lost, _ := queueTask(t, s, g, "m2", now)
 	waiting, _ := queueTask(t, s, g, "m3", now)
-	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	must(t, ackAll(s, got))
 	// The lost task got a follow-up the agent also acknowledged: only the
 	// latest delivery is its current turn.
 	f := followUp(t, s, lost, switchboard.DeliverMessage, now.Add(time.Second))
-	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	must(t, ackAll(s, got))
 	// The waiting task waits for its peer: the agent owes it nothing.
@@ -224,7 +235,7 @@ func testDeliveryRequeueUnheld(t *testing.T, s Store) {
 	if n != 1 {
 		t.Fatalf("requeued %d, want 1", n)
 	}
-	got, err = s.ClaimDeliveries(ctx, g.ID, "c2", 10, true, time.Minute)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c2", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != f.ID {
 		t.Fatalf("requeued %v, want the lost task's latest delivery %s", ids(got), f.ID)
@@ -292,10 +303,10 @@ func testDeliveryRetry(t *testing.T, s Store) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
 	_, d := queueTask(t, s, g, "m1", time.Now().Add(-time.Minute))
-	_, err := s.ClaimDeliveries(ctx, g.ID, "c", 1, true, time.Minute)
+	_, err := s.ClaimDeliveries(ctx, g.ID, "c", 1, time.Minute)
 	must(t, err)
 	must(t, s.RetryDelivery(ctx, d.ID, time.Now().Add(time.Hour), "HTTP 503"))
-	if got, _ := s.ClaimDeliveries(ctx, g.ID, "c", 1, true, time.Minute); len(got) != 0 {
+	if got, _ := s.ClaimDeliveries(ctx, g.ID, "c", 1, time.Minute); len(got) != 0 {
 		t.Fatal("a delivery held back for an hour was claimed")
 	}
 	all, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID})
@@ -329,7 +340,7 @@ func testDeliveryClaimConcurrent(t *testing.T, s Store) {
 				var ds []*switchboard.Delivery
 				var err error
 				if h%2 == 0 {
-					ds, err = s.ClaimDeliveries(ctx, g.ID, holder, 3, true, time.Minute)
+					ds, err = s.ClaimDeliveries(ctx, g.ID, holder, 3, time.Minute)
 				} else {
 					ds, err = s.ClaimDueDeliveries(ctx, g.Mode, holder, 3, time.Minute)
 				}
