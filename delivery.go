@@ -25,7 +25,9 @@ type DeliveryState string
 // agent confirmed it. An offer that is not acknowledged (the socket dropped,
 // the acknowledgement did not come within the ack timeout) goes back to
 // queued and is offered again: delivery is at least once, and agents
-// de-duplicate by task and message id.
+// de-duplicate by task and message id. An acknowledgement that comes after
+// the offer went back to queued, but before it was offered again, still
+// counts.
 const (
 	DeliveryQueued  DeliveryState = "queued"
 	DeliveryOffered DeliveryState = "offered"
@@ -75,10 +77,15 @@ type DeliveryStore interface {
 	// agents that do not accept tasks stay queued.
 	ClaimDueDeliveries(ctx context.Context, mode DeliveryMode, holder string, max int, lease time.Duration) ([]*Delivery, error)
 
-	// AckDelivery marks an offered delivery acked. It reports false (and no
-	// error) if the delivery was not offered: already acked, requeued after
-	// a timeout, or closed.
-	AckDelivery(ctx context.Context, id string) (bool, error)
+	// AckDelivery records that the agent received the delivery that holder
+	// offered it: the offer becomes acked. A late acknowledgement counts
+	// too: if the offer went back to queued unacknowledged (its lease ended,
+	// holder's connection closed) and was not offered to anyone since, it
+	// becomes acked all the same, so it is neither offered again nor left
+	// to expire while the agent works on it. It reports false (and no
+	// error) otherwise: already acked, offered since by another holder (or
+	// again by holder), queued again as lost work, or closed.
+	AckDelivery(ctx context.Context, id, holder string) (bool, error)
 
 	// ReleaseDeliveries returns the offered deliveries held by holder to
 	// queued, due at once, and returns how many.

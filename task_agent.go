@@ -150,11 +150,14 @@ func findMessage(t *Task, id string) *a2a.Message {
 
 // AckOffer records that the agent received a delivery and, when answer is
 // not nil, applies the agent's answer to it: a message (which completes the
-// task), the task as the agent sees it, or a status or artifact update. An
-// acknowledgement of an offer that was already acknowledged, or requeued,
-// still applies the answer: delivery is at least once.
+// task), the task as the agent sees it, or a status or artifact update. d
+// is the delivery as it was offered; its Holder says whose offer the agent
+// answers. A late acknowledgement of an offer that went back to the queue
+// still counts if no one offered the delivery since. An acknowledgement of
+// an offer that was already acknowledged, or offered again, still applies
+// the answer: delivery is at least once.
 func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, answer a2a.Event) error {
-	if _, err := s.deliveries.AckDelivery(ctx, d.ID); err != nil {
+	if _, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder); err != nil {
 		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
 	}
 	if answer == nil || d.Kind == DeliverCancel {
@@ -172,7 +175,7 @@ func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, a
 // fails with reason. With invalid, the failure is marked as an invalid
 // agent response, which a blocking caller receives as -32006.
 func (s *TaskService) RejectOffer(ctx context.Context, agent *Agent, d *Delivery, reason string, invalid bool) error {
-	if _, err := s.deliveries.AckDelivery(ctx, d.ID); err != nil {
+	if _, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder); err != nil {
 		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
 	}
 	if d.Kind == DeliverCancel {

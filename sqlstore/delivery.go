@@ -75,7 +75,7 @@ func (db *DB) claim(ctx context.Context, w *where, holder string, max int, lease
 		for _, d := range out {
 			d.State, d.Holder, d.Attempts, d.OfferedAt = switchboard.DeliveryOffered, holder, d.Attempts+1, &now
 			d.NextAttemptAt = now.Add(lease)
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'offered', holder = $1, attempts = $2,
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'offered', holder = $1, last_holder = $1, attempts = $2,
 				offered_at = $3, next_attempt_at = $4 WHERE id = $5`,
 				holder, d.Attempts, nanos(now), nanos(d.NextAttemptAt), d.ID); err != nil {
 				return err
@@ -91,11 +91,14 @@ func (db *DB) claim(ctx context.Context, w *where, holder string, max int, lease
 	return out, err
 }
 
-// AckDelivery implements switchboard.DeliveryStore.
-func (db *DB) AckDelivery(ctx context.Context, id string) (bool, error) {
+// AckDelivery implements switchboard.DeliveryStore. last_holder names the
+// holder of the latest offer: set by each claim, kept when the offer goes
+// back to queued unacknowledged, cleared by RequeueUnheld.
+func (db *DB) AckDelivery(ctx context.Context, id, holder string) (bool, error) {
 	var n int64
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'acked', holder = '' WHERE id = $1 AND state = 'offered'`, id)
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'acked', holder = ''
+			WHERE id = $1 AND last_holder = $2 AND last_holder <> '' AND state IN ('offered', 'queued')`, id, holder)
 		if err != nil {
 			return err
 		}
@@ -152,7 +155,10 @@ func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.T
 	}
 	var n int64
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
+		// The agent's acknowledgement of this work no longer counts: it lost
+		// the work, and a late acknowledgement of the old offer must not
+		// stand for the new one.
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', last_holder = '', next_attempt_at = $1
 			WHERE id IN (SELECT d.id FROM deliveries d JOIN tasks t ON t.id = d.task_id`+w.String()+`)`, w.args...)
 		if err != nil {
 			return err

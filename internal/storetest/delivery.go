@@ -22,6 +22,7 @@ var deliveryTests = map[string]func(*testing.T, Store){
 	"DeliveryDueAcrossAgents":      testDeliveryDueAcrossAgents,
 	"DeliveryRetryWaitsUntilDueAt": testDeliveryRetry,
 	"DeliveryClaimConcurrent":      testDeliveryClaimConcurrent,
+	"DeliveryLateAck":              testDeliveryLateAck,
 }
 
 // queueTask stores a new task for the agent with a queued delivery of it.
@@ -85,12 +86,12 @@ func testDeliveryClaimAckRelease(t *testing.T, s Store) {
 		t.Fatalf("offered deliveries claimed twice: %v", ids(again))
 	}
 
-	ok, err := s.AckDelivery(ctx, d1.ID)
+	ok, err := s.AckDelivery(ctx, d1.ID, "conn-a")
 	must(t, err)
 	if !ok {
 		t.Fatal("ack of an offered delivery reported false")
 	}
-	if ok, _ := s.AckDelivery(ctx, d1.ID); ok {
+	if ok, _ := s.AckDelivery(ctx, d1.ID, "conn-a"); ok {
 		t.Fatal("second ack reported true")
 	}
 	n, err := s.ReleaseDeliveries(ctx, "conn-a")
@@ -164,7 +165,7 @@ func setAcceptsTasks(t *testing.T, s Store, g *switchboard.Agent, accepts bool) 
 
 func ackAll(s Store, ds []*switchboard.Delivery) error {
 	for _, d := range ds {
-		if _, err := s.AckDelivery(context.Background(), d.ID); err != nil {
+		if _, err := s.AckDelivery(context.Background(), d.ID, d.Holder); err != nil {
 			return err
 		}
 	}
@@ -370,5 +371,96 @@ func testDeliveryClaimConcurrent(t *testing.T, s Store) {
 		if claimedBy[id] == "" {
 			t.Fatalf("delivery %s never claimed", id)
 		}
+	}
+}
+
+// testDeliveryLateAck checks that an acknowledgement that comes after the
+// offer went back to the queue still counts, as long as no one offered the
+// delivery since; otherwise it would be offered again (a duplicate) or, with
+// new tasks held back, expire and fail a task the agent is working on.
+func testDeliveryLateAck(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().Add(-time.Minute)
+	state := func(d *switchboard.Delivery) switchboard.DeliveryState {
+		t.Helper()
+		id := d.TaskID
+		ds, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &id})
+		must(t, err)
+		return ds[0].State
+	}
+	ack := func(d *switchboard.Delivery, holder string, want bool) {
+		t.Helper()
+		ok, err := s.AckDelivery(ctx, d.ID, holder)
+		must(t, err)
+		if ok != want {
+			t.Fatalf("ack of %s by %s reported %v, want %v", d.ID, holder, ok, want)
+		}
+	}
+	claim := func(holder string, lease time.Duration) *switchboard.Delivery {
+		t.Helper()
+		got, err := s.ClaimDeliveries(ctx, g.ID, holder, 1, lease)
+		must(t, err)
+		if len(got) != 1 {
+			t.Fatalf("%s claimed %v, want one delivery", holder, ids(got))
+		}
+		return got[0]
+	}
+
+	// The lease ended: the offer is queued again, then acknowledged late.
+	var held []a2a.TaskID
+	task, d := queueTask(t, s, g, "m1", now)
+	held = append(held, task.ID())
+	claim("conn-a", -time.Second)
+	_, err := s.RequeueStaleOffers(ctx, time.Now())
+	must(t, err)
+	ack(d, "", false)
+	ack(d, "conn-b", false)
+	ack(d, "conn-a", true)
+	if got := state(d); got != switchboard.DeliveryAcked {
+		t.Fatalf("after a late ack: %s", got)
+	}
+	if got, _ := s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, time.Minute); len(got) != 0 {
+		t.Fatalf("acknowledged delivery offered again: %v", ids(got))
+	}
+	if expired, _ := s.FindExpiredDeliveries(ctx, time.Now().Add(24*time.Hour), 10); len(expired) != 0 {
+		t.Fatalf("acknowledged delivery expires: %v", ids(expired))
+	}
+
+	// The connection closed before its acknowledgement was recorded.
+	task, d = queueTask(t, s, g, "m2", now)
+	held = append(held, task.ID())
+	claim("conn-a", time.Minute)
+	_, err = s.ReleaseDeliveries(ctx, "conn-a")
+	must(t, err)
+	ack(d, "conn-a", true)
+
+	// Offered again since: the old holder's acknowledgement no longer
+	// stands for the new offer, whose holder acknowledges it.
+	task, d = queueTask(t, s, g, "m3", now)
+	held = append(held, task.ID())
+	claim("conn-a", -time.Second)
+	_, err = s.RequeueStaleOffers(ctx, time.Now())
+	must(t, err)
+	claim("conn-b", time.Minute)
+	ack(d, "conn-a", false)
+	if got := state(d); got != switchboard.DeliveryOffered {
+		t.Fatalf("offer of conn-b after conn-a's late ack: %s", got)
+	}
+	ack(d, "conn-b", true)
+
+	// Work the agent acknowledged and then lost is queued again: a stale
+	// acknowledgement of the old offer does not count for it.
+	task, d = queueTask(t, s, g, "m4", now)
+	claim("conn-a", time.Minute)
+	ack(d, "conn-a", true)
+	n, err := s.RequeueUnheld(ctx, g.ID, held)
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("requeued %d, want 1", n)
+	}
+	ack(d, "conn-a", false)
+	if got := claim("conn-b", time.Minute); got.TaskID != task.ID() {
+		t.Fatalf("claimed %s, want the lost task's delivery", got.ID)
 	}
 }
