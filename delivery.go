@@ -88,7 +88,10 @@ type DeliveryStore interface {
 	AckDelivery(ctx context.Context, id, holder string) (bool, error)
 
 	// ReleaseDeliveries returns the offered deliveries held by holder to
-	// queued, due at once, and returns how many.
+	// queued, due at once, and returns how many. They keep their deadline:
+	// an offer that was never acknowledged is work the agent has not taken,
+	// and an agent that drops its connection on every offer of a task must
+	// not keep the task waiting forever.
 	ReleaseDeliveries(ctx context.Context, holder string) (int, error)
 
 	// RetryDelivery returns one offered delivery to queued, due at next,
@@ -97,8 +100,10 @@ type DeliveryStore interface {
 
 	// RequeueUnheld returns to queued the acked task and message deliveries
 	// of the agent's unfinished tasks that are not in holding: work the
-	// agent confirmed but no longer has (it restarted).
-	RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID) (int, error)
+	// agent confirmed but no longer has (it restarted). The requeued work
+	// fails past deadline, not its first one: the agent took it in time,
+	// and losing it must not fail it on the next dropped offer.
+	RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID, deadline time.Time) (int, error)
 
 	// RequeueStaleOffers returns to queued the offers whose lease ended
 	// before now without an acknowledgement, and returns their agents.

@@ -21,7 +21,8 @@ const MetadataKey = "switchboard"
 // ConnectAgent starts an agent's session on a connection: the session is
 // recorded (replacing any other connection of the agent, on any instance,
 // whose unacknowledged offers go back to the queue), of the work the agent
-// confirmed earlier what it no longer holds (it restarted) is queued again,
+// confirmed earlier what it no longer holds (it restarted) is queued again
+// with a fresh deadline (DeliveryDeadline from now),
 // and the agent's subject is notified, so that this connection claims the
 // work and a replaced one, wherever it is, finds out and closes.
 func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *AgentSession, holding []a2a.TaskID) error {
@@ -32,7 +33,7 @@ func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *A
 	if replaced != "" {
 		s.log.Info("a newer connection took over the agent's session", "agent_id", agent.ID, "holder", session.Holder, "replaced", replaced)
 	}
-	n, err := s.deliveries.RequeueUnheld(ctx, agent.ID, holding)
+	n, err := s.deliveries.RequeueUnheld(ctx, agent.ID, holding, s.Now().Add(s.DeliveryDeadline))
 	if err != nil {
 		return fmt.Errorf("requeue unheld work of agent %s: %w", agent.ID, err)
 	}

@@ -135,8 +135,8 @@ func (db *DB) RetryDelivery(ctx context.Context, id string, next time.Time, last
 // RequeueUnheld implements switchboard.DeliveryStore. Only the latest
 // delivery of each task is offered again: it is the turn the agent owes an
 // answer to, and tasks waiting for their peer are left alone.
-func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID) (int, error) {
-	w := &where{args: []any{nanos(db.Now())}} // $1 is the time it is due
+func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID, deadline time.Time) (int, error) {
+	w := &where{args: []any{nanos(db.Now()), nanos(deadline)}} // $1 is the time it is due, $2 its new deadline
 	w.add("d.agent_id = ?", agentID)
 	w.add("d.state = 'acked'")
 	w.add("d.kind IN ('task', 'message')")
@@ -158,8 +158,8 @@ func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.T
 		// The agent's acknowledgement of this work no longer counts: it lost
 		// the work, and a late acknowledgement of the old offer must not
 		// stand for the new one.
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', last_holder = '', next_attempt_at = $1
-			WHERE id IN (SELECT d.id FROM deliveries d JOIN tasks t ON t.id = d.task_id`+w.String()+`)`, w.args...)
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', last_holder = '', next_attempt_at = $1,
+			deadline = $2 WHERE id IN (SELECT d.id FROM deliveries d JOIN tasks t ON t.id = d.task_id`+w.String()+`)`, w.args...)
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,7 @@ var deliveryTests = map[string]func(*testing.T, Store){
 	"DeliveryRetryWaitsUntilDueAt": testDeliveryRetry,
 	"DeliveryClaimConcurrent":      testDeliveryClaimConcurrent,
 	"DeliveryLateAck":              testDeliveryLateAck,
+	"DeliveryRequeueFreshDeadline": testDeliveryRequeueFreshDeadline,
 }
 
 // queueTask stores a new task for the agent with a queued delivery of it.
@@ -231,7 +232,7 @@ func testDeliveryRequeueUnheld(t *testing.T, s Store) {
 	})
 	must(t, err)
 
-	n, err := s.RequeueUnheld(ctx, g.ID, []a2a.TaskID{held.ID()})
+	n, err := s.RequeueUnheld(ctx, g.ID, []a2a.TaskID{held.ID()}, time.Now().Add(time.Hour))
 	must(t, err)
 	if n != 1 {
 		t.Fatalf("requeued %d, want 1", n)
@@ -454,7 +455,7 @@ func testDeliveryLateAck(t *testing.T, s Store) {
 	task, d = queueTask(t, s, g, "m4", now)
 	claim("conn-a", time.Minute)
 	ack(d, "conn-a", true)
-	n, err := s.RequeueUnheld(ctx, g.ID, held)
+	n, err := s.RequeueUnheld(ctx, g.ID, held, time.Now().Add(time.Hour))
 	must(t, err)
 	if n != 1 {
 		t.Fatalf("requeued %d, want 1", n)
@@ -462,5 +463,42 @@ func testDeliveryLateAck(t *testing.T, s Store) {
 	ack(d, "conn-a", false)
 	if got := claim("conn-b", time.Minute); got.TaskID != task.ID() {
 		t.Fatalf("claimed %s, want the lost task's delivery", got.ID)
+	}
+}
+
+// testDeliveryRequeueFreshDeadline checks that work the agent took and lost
+// gets the deadline it is requeued with: a task older than the delivery
+// deadline that the agent was working on must not fail as soon as it is
+// queued again (or on the next dropped offer before its acknowledgement).
+func testDeliveryRequeueFreshDeadline(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now()
+	_, d := queueTask(t, s, g, "m1", now.Add(-2*time.Hour)) // its deadline passed an hour ago
+	got, err := s.ClaimDeliveries(ctx, g.ID, "conn-a", 10, time.Minute)
+	must(t, err)
+	must(t, ackAll(s, got))
+	deadline := now.Add(time.Hour)
+	n, err := s.RequeueUnheld(ctx, g.ID, nil, deadline)
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("requeued %d, want 1", n)
+	}
+	if expired, _ := s.FindExpiredDeliveries(ctx, now, 10); len(expired) != 0 {
+		t.Fatalf("requeued work expired at once: %v", ids(expired))
+	}
+	// Offered on the next connection, which drops before acknowledging it.
+	got, err = s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != d.ID || !got[0].Deadline.Equal(deadline) {
+		t.Fatalf("claimed %+v, want %s with deadline %s", got, d.ID, deadline.UTC())
+	}
+	_, err = s.ReleaseDeliveries(ctx, "conn-b")
+	must(t, err)
+	if expired, _ := s.FindExpiredDeliveries(ctx, now.Add(time.Minute), 10); len(expired) != 0 {
+		t.Fatalf("requeued work expired after a dropped offer: %v", ids(expired))
+	}
+	if expired, _ := s.FindExpiredDeliveries(ctx, deadline.Add(time.Second), 10); len(expired) != 1 {
+		t.Fatalf("requeued work past its new deadline: expired %v, want %s", ids(expired), d.ID)
 	}
 }
