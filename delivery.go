@@ -73,9 +73,14 @@ type DeliveryStore interface {
 	ClaimDeliveries(ctx context.Context, agentID, holder string, max int, lease time.Duration) ([]*Delivery, error)
 
 	// ClaimDueDeliveries offers up to max queued, due deliveries of agents
-	// in the given mode, across agents, to holder for lease. New tasks of
-	// agents that do not accept tasks stay queued.
-	ClaimDueDeliveries(ctx context.Context, mode DeliveryMode, holder string, max int, lease time.Duration) ([]*Delivery, error)
+	// in the given mode, across agents, to holder for lease, in the order
+	// they became due (a retry waits behind what became due before it). No
+	// agent gets more than perAgent deliveries offered at once, counting the
+	// offers already in flight, so that one slow agent cannot take every
+	// dispatcher slot; claims racing on several instances may together pass
+	// perAgent by a few. New tasks of agents that do not accept tasks stay
+	// queued; a follow-up or a cancel is offered only once its task has been.
+	ClaimDueDeliveries(ctx context.Context, mode DeliveryMode, holder string, max, perAgent int, lease time.Duration) ([]*Delivery, error)
 
 	// AckDelivery records that the agent received the delivery that holder
 	// offered it: the offer becomes acked. A late acknowledgement counts

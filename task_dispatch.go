@@ -11,10 +11,19 @@ import (
 // a dispatcher serves (webhook agents), so that it claims at once.
 func DispatchSubject(mode DeliveryMode) string { return "dispatch." + string(mode) }
 
+// DefaultDispatchPerAgent is how many deliveries of one agent a dispatcher
+// has in flight at once, unless DispatchConfig.PerAgent says otherwise.
+const DefaultDispatchPerAgent = 4
+
 // DispatchConfig tunes RunDispatcher. Zero values mean defaults.
 type DispatchConfig struct {
 	// Concurrency is how many deliveries are in flight at once (default 16).
 	Concurrency int
+	// PerAgent is how many deliveries of one agent are in flight at once,
+	// across the dispatchers of all instances (default
+	// DefaultDispatchPerAgent), so that an agent whose endpoint is slow
+	// or hangs holds a few slots, not all of them.
+	PerAgent int
 	// Timeout bounds one delivery attempt (default 60 s).
 	Timeout time.Duration
 	// Poll is how often the queue is read without a hint (default 1 s).
@@ -32,6 +41,9 @@ type DispatchConfig struct {
 func (s *TaskService) RunDispatcher(ctx context.Context, mode DeliveryMode, d Deliverer, cfg DispatchConfig) error {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
+	}
+	if cfg.PerAgent <= 0 {
+		cfg.PerAgent = DefaultDispatchPerAgent
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
@@ -57,7 +69,7 @@ func (s *TaskService) RunDispatcher(ctx context.Context, mode DeliveryMode, d De
 	for {
 		if free := cfg.Concurrency - len(slots); free > 0 {
 			// The lease outlasts the attempt, so no one else takes it meanwhile.
-			ds, err := s.deliveries.ClaimDueDeliveries(ctx, mode, holder, free, cfg.Timeout+30*time.Second)
+			ds, err := s.deliveries.ClaimDueDeliveries(ctx, mode, holder, free, cfg.PerAgent, cfg.Timeout+30*time.Second)
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("claim deliveries", "mode", mode, "err", err)
 			}

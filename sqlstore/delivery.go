@@ -35,36 +35,69 @@ func (db *DB) insertDelivery(ctx context.Context, tx *sql.Tx, d *switchboard.Del
 // taken from the caller, whose copy of the agent may be older than the
 // owner's last change.
 func (db *DB) ClaimDeliveries(ctx context.Context, agentID, holder string, max int, lease time.Duration) ([]*switchboard.Delivery, error) {
+	now := db.Now().UTC()
 	w := &where{}
 	w.add("d.agent_id = ?", agentID)
 	w.add(acceptsTasks)
-	return db.claim(ctx, w, holder, max, lease)
+	claimable(w, now)
+	query := `SELECT ` + deliveryColumns + ` FROM deliveries d JOIN tasks t ON t.id = d.task_id` + w.String() +
+		fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT %d`, max) + db.forClaim("d")
+	return db.claim(ctx, now, query, w.args, holder, lease)
 }
 
 // acceptsTasks is the condition that holds back new tasks of agents that do
 // not accept tasks; follow-ups and cancels of tasks they took still go.
 const acceptsTasks = "(d.kind <> 'task' OR d.agent_id IN (SELECT id FROM agents WHERE accepts_tasks = 1))"
 
-// ClaimDueDeliveries implements switchboard.DeliveryStore.
-func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryMode, holder string, max int, lease time.Duration) ([]*switchboard.Delivery, error) {
-	w := &where{}
-	w.add("d.agent_id IN (SELECT id FROM agents WHERE mode = ?)", string(mode))
-	w.add(acceptsTasks)
-	return db.claim(ctx, w, holder, max, lease)
-}
-
-// claim offers the queued, due deliveries that match w to holder. A
-// follow-up or cancel is offered only after the task itself was, so an
-// agent never hears of a task through its second message.
-func (db *DB) claim(ctx context.Context, w *where, holder string, max int, lease time.Duration) ([]*switchboard.Delivery, error) {
-	now := db.Now().UTC()
+// claimable adds the conditions of a delivery that may be offered now: queued
+// and due, and, for a follow-up or cancel, its task offered before, so that
+// an agent never hears of a task through its second message.
+func claimable(w *where, now time.Time) {
 	w.add("d.state = 'queued'")
 	w.add("d.next_attempt_at <= ?", nanos(now))
 	w.add("(d.kind = 'task' OR t.offered = 1)")
+}
+
+// ClaimDueDeliveries implements switchboard.DeliveryStore.
+//
+// The claimable deliveries are ranked per agent in due order, and an
+// agent's deliveries are taken while their rank plus the agent's offers in
+// flight stays within perAgent. The ranking is a window function, which
+// PostgreSQL does not allow in a query that locks rows, so it picks the ids
+// in a subquery and the outer query locks them, checking again under the
+// lock that they are still queued and due (a concurrent claim may have
+// taken them). The cap holds for each claim; two claims racing on two
+// instances see each other's offers only once committed, so together they
+// may pass it by a few (each skips the rows the other locked).
+func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryMode, holder string, max, perAgent int, lease time.Duration) ([]*switchboard.Delivery, error) {
+	now := db.Now().UTC()
+	w := &where{}
+	w.add("d.agent_id IN (SELECT id FROM agents WHERE mode = ?)", string(mode))
+	w.add(acceptsTasks)
+	claimable(w, now)
+	ranked := `SELECT d.id, d.agent_id, ROW_NUMBER() OVER (PARTITION BY d.agent_id ORDER BY ` + dueOrder + `) AS pos
+		FROM deliveries d JOIN tasks t ON t.id = d.task_id` + w.String()
+	query := `SELECT ` + deliveryColumns + ` FROM deliveries d
+		WHERE d.state = 'queued' AND d.next_attempt_at <= ` + w.arg(nanos(now)) + ` AND d.id IN (
+			SELECT r.id FROM (` + ranked + `) r LEFT JOIN (
+				SELECT agent_id, COUNT(*) AS n FROM deliveries WHERE state = 'offered' GROUP BY agent_id
+			) f ON f.agent_id = r.agent_id
+			WHERE r.pos + COALESCE(f.n, 0) <= ` + w.arg(perAgent) + `)
+		ORDER BY ` + dueOrder + fmt.Sprintf(` LIMIT %d`, max) + db.forClaim("d")
+	return db.claim(ctx, now, query, w.args, holder, lease)
+}
+
+// dueOrder orders deliveries by the time they became due, so that a retry,
+// due after its backoff, waits behind the work that became due meanwhile
+// instead of going back to the front for being old.
+const dueOrder = "d.next_attempt_at, d.created_at, d.id"
+
+// claim offers to holder, for lease, the deliveries that query selects (and
+// locks) with args.
+func (db *DB) claim(ctx context.Context, now time.Time, query string, args []any, holder string, lease time.Duration) ([]*switchboard.Delivery, error) {
 	var out []*switchboard.Delivery
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries d JOIN tasks t ON t.id = d.task_id`+
-			w.String()+fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT %d`, max)+db.forClaim("d"), w.args...)
+		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}

@@ -24,6 +24,8 @@ var deliveryTests = map[string]func(*testing.T, Store){
 	"DeliveryClaimConcurrent":      testDeliveryClaimConcurrent,
 	"DeliveryLateAck":              testDeliveryLateAck,
 	"DeliveryRequeueFreshDeadline": testDeliveryRequeueFreshDeadline,
+	"DeliveryDuePerAgentCap":       testDeliveryDuePerAgentCap,
+	"DeliveryDueInDueOrder":        testDeliveryDueInDueOrder,
 }
 
 // queueTask stores a new task for the agent with a queued delivery of it.
@@ -294,7 +296,7 @@ func testDeliveryDueAcrossAgents(t *testing.T, s Store) {
 	_, da := queueTask(t, s, a, "m1", now)
 	queueTask(t, s, b, "m2", now)
 	queueTask(t, s, other, "m3", now)
-	got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, "dispatch", 10, time.Minute)
+	got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, "dispatch", 10, 4, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != da.ID {
 		t.Fatalf("claimed %v, want only hook-a's task", ids(got))
@@ -344,7 +346,7 @@ func testDeliveryClaimConcurrent(t *testing.T, s Store) {
 				if h%2 == 0 {
 					ds, err = s.ClaimDeliveries(ctx, g.ID, holder, 3, time.Minute)
 				} else {
-					ds, err = s.ClaimDueDeliveries(ctx, g.Mode, holder, 3, time.Minute)
+					ds, err = s.ClaimDueDeliveries(ctx, g.Mode, holder, 3, n, time.Minute)
 				}
 				if err != nil {
 					t.Errorf("%s: %v", holder, err)
@@ -500,5 +502,82 @@ func testDeliveryRequeueFreshDeadline(t *testing.T, s Store) {
 	}
 	if expired, _ := s.FindExpiredDeliveries(ctx, deadline.Add(time.Second), 10); len(expired) != 1 {
 		t.Fatalf("requeued work past its new deadline: expired %v, want %s", ids(expired), d.ID)
+	}
+}
+
+// webhookAgent creates an agent in webhook mode.
+func webhookAgent(t *testing.T, s Store, acct *switchboard.Account, handle string) *switchboard.Agent {
+	t.Helper()
+	g := newAgent(t, s, acct, handle)
+	mode := switchboard.ModeWebhook
+	g, err := s.UpdateAgent(context.Background(), g.ID, switchboard.AgentUpdate{Mode: &mode})
+	must(t, err)
+	return g
+}
+
+// testDeliveryDuePerAgentCap checks that due claims give no agent more than
+// perAgent deliveries in flight, counting the offers it already has, so that
+// one agent's backlog cannot take every dispatcher slot.
+func testDeliveryDuePerAgentCap(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "alice")
+	slow, fast := webhookAgent(t, s, acct, "slow"), webhookAgent(t, s, acct, "fast")
+	now := time.Now().Add(-time.Minute)
+	var backlog []*switchboard.Delivery
+	for i := range 6 {
+		_, d := queueTask(t, s, slow, fmt.Sprint("s", i), now.Add(time.Duration(i)*time.Millisecond))
+		backlog = append(backlog, d)
+	}
+	_, df := queueTask(t, s, fast, "f1", now.Add(time.Second)) // the newest of all
+	claim := func(holder string) []*switchboard.Delivery {
+		t.Helper()
+		got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, holder, 10, 4, time.Minute)
+		must(t, err)
+		return got
+	}
+	got := claim("dispatch-1")
+	want := []string{backlog[0].ID, backlog[1].ID, backlog[2].ID, backlog[3].ID, df.ID}
+	if fmt.Sprint(ids(got)) != fmt.Sprint(want) {
+		t.Fatalf("claimed %v, want the slow agent's four oldest and the fast agent's one %v", ids(got), want)
+	}
+	// The offers in flight count, whoever holds them.
+	if got := claim("dispatch-2"); len(got) != 0 {
+		t.Fatalf("claimed %v with the slow agent at its cap", ids(got))
+	}
+	ok, err := s.AckDelivery(ctx, backlog[0].ID, "dispatch-1")
+	must(t, err)
+	if !ok {
+		t.Fatal("ack reported false")
+	}
+	if got := claim("dispatch-2"); len(got) != 1 || got[0].ID != backlog[4].ID {
+		t.Fatalf("after one ack: claimed %v, want %s", ids(got), backlog[4].ID)
+	}
+}
+
+// testDeliveryDueInDueOrder checks that due claims go by the time a delivery
+// became due, not by its age: a retry waits behind work that became due
+// before it.
+func testDeliveryDueInDueOrder(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := webhookAgent(t, s, newAccount(t, s, "alice"), "hook")
+	t0 := time.Now().Add(-time.Minute)
+	_, d1 := queueTask(t, s, g, "m1", t0)
+	_, d2 := queueTask(t, s, g, "m2", t0.Add(time.Second))
+	claim := func() []*switchboard.Delivery {
+		t.Helper()
+		got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, "dispatch", 1, 4, time.Minute)
+		must(t, err)
+		return got
+	}
+	if got := claim(); len(got) != 1 || got[0].ID != d1.ID {
+		t.Fatalf("first claim %v, want %s", ids(got), d1.ID)
+	}
+	// The attempt failed; the retry is due ten seconds after d2 was.
+	must(t, s.RetryDelivery(ctx, d1.ID, t0.Add(10*time.Second), "503 Service Unavailable"))
+	if got := claim(); len(got) != 1 || got[0].ID != d2.ID {
+		t.Fatalf("second claim %v, want %s, due before the retry", ids(got), d2.ID)
+	}
+	if got := claim(); len(got) != 1 || got[0].ID != d1.ID {
+		t.Fatalf("third claim %v, want the retry %s", ids(got), d1.ID)
 	}
 }
