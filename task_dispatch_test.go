@@ -13,9 +13,12 @@ import (
 )
 
 // fakeDeliverer answers every agent's deliveries at once, except those of
-// the agent named hang, whose calls hang until their context ends.
+// the agent named hang, whose calls hang until their context ends; then
+// they fail, or with answerLate, answer all the same (the answer came as
+// the call was cut).
 type fakeDeliverer struct {
-	hang string
+	hang       string
+	answerLate bool
 
 	mu       sync.Mutex // guards the fields below
 	inflight int        // calls to hang in progress
@@ -39,6 +42,9 @@ func (d *fakeDeliverer) Deliver(ctx context.Context, agent *switchboard.Agent, o
 	d.mu.Lock()
 	d.inflight--
 	d.mu.Unlock()
+	if d.answerLate {
+		return &a2a.Message{Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.NewTextPart("just in time")}}, nil
+	}
 	return nil, ctx.Err()
 }
 
@@ -100,5 +106,45 @@ func TestDispatchSlowAgentDoesNotStallOthers(t *testing.T) {
 	d.mu.Unlock()
 	if peak > switchboard.DefaultDispatchPerAgent {
 		t.Fatalf("the slow agent had %d calls in flight, want at most %d", peak, switchboard.DefaultDispatchPerAgent)
+	}
+}
+
+// TestDispatchShutdown stops the dispatcher while a webhook call is in
+// flight: the cut attempt gives its delivery back at once (not after its
+// lease, which outlasts the call timeout by 30 s), and an answer that came
+// as the call was cut is recorded.
+func TestDispatchShutdown(t *testing.T) {
+	for name, answerLate := range map[string]bool{"GivesBackCutAttempt": false, "RecordsLateAnswer": true} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, membus.New())
+			g := f.webhookAgent(t, "hook")
+			d := &fakeDeliverer{hang: g.ID, answerLate: answerLate, started: make(chan struct{}, 1)}
+			task := f.sendTo(t, g, "m1")
+			stop := f.runDispatcher(t, d, switchboard.DispatchConfig{Timeout: time.Minute, Poll: 10 * time.Millisecond})
+			<-d.started
+			stop()
+
+			ctx := context.Background()
+			ds, err := f.db.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID})
+			must(t, err)
+			if len(ds) != 1 {
+				t.Fatalf("%d deliveries", len(ds))
+			}
+			got, err := f.db.FindTaskByID(ctx, task.ID())
+			must(t, err)
+			if answerLate {
+				if ds[0].State != switchboard.DeliveryAcked || got.State() != a2a.TaskStateCompleted {
+					t.Fatalf("delivery %s, task %s; want the answer recorded", ds[0].State, got.State())
+				}
+				return
+			}
+			if ds[0].State != switchboard.DeliveryQueued || ds[0].NextAttemptAt.After(time.Now()) || ds[0].Attempts != 1 {
+				t.Fatalf("delivery %s, next attempt in %v, %d attempts; want queued and due at once after one attempt",
+					ds[0].State, time.Until(ds[0].NextAttemptAt).Round(time.Second), ds[0].Attempts)
+			}
+			if got.State() != a2a.TaskStateSubmitted {
+				t.Fatalf("task %s", got.State())
+			}
+		})
 	}
 }
