@@ -213,6 +213,12 @@ func TestDeliverRefusedByGuard(t *testing.T) {
 	if len(ds) != 1 || ds[0].Attempts < 1 || ds[0].State != switchboard.DeliveryFailed || !strings.Contains(ds[0].LastError, "refused") {
 		t.Fatalf("delivery %+v", ds)
 	}
+	// The peer reads why, without the endpoint's address.
+	reason := switchboard.MessageText(task.A2A.Status.Message)
+	const want = "not delivered: the webhook did not answer successfully within 300ms: last attempt: could not connect: refused by the network guard"
+	if !strings.HasPrefix(reason, want) || strings.Contains(reason, strings.TrimPrefix(srv.URL, "http://")) {
+		t.Fatalf("reason %q, want %q…", reason, want)
+	}
 }
 
 // TestDeliverErrorsLeaveOutURL checks that a failed attempt is described
