@@ -25,7 +25,9 @@ type DeliveryState string
 // agent confirmed it. An offer that is not acknowledged (the socket dropped,
 // the acknowledgement did not come within the ack timeout) goes back to
 // queued and is offered again: delivery is at least once, and agents
-// de-duplicate by task and message id.
+// de-duplicate by task and message id. An acknowledgement that comes after
+// the offer went back to queued, but before it was offered again, still
+// counts.
 const (
 	DeliveryQueued  DeliveryState = "queued"
 	DeliveryOffered DeliveryState = "offered"
@@ -64,23 +66,37 @@ type DeliveryFilter struct {
 // transaction of the task change.
 type DeliveryStore interface {
 	// ClaimDeliveries offers up to max of the agent's queued, due
-	// deliveries to holder, oldest first, for lease, and returns them. With
-	// newTasks false, deliveries of kind task stay queued. A follow-up or a
-	// cancel is offered only once its task has been.
-	ClaimDeliveries(ctx context.Context, agentID, holder string, max int, newTasks bool, lease time.Duration) ([]*Delivery, error)
+	// deliveries to holder, oldest first, for lease, and returns them.
+	// Deliveries of kind task stay queued while the agent, as stored now,
+	// does not accept tasks. A follow-up or a cancel is offered only once
+	// its task has been.
+	ClaimDeliveries(ctx context.Context, agentID, holder string, max int, lease time.Duration) ([]*Delivery, error)
 
 	// ClaimDueDeliveries offers up to max queued, due deliveries of agents
-	// in the given mode, across agents, to holder for lease. New tasks of
-	// agents that do not accept tasks stay queued.
-	ClaimDueDeliveries(ctx context.Context, mode DeliveryMode, holder string, max int, lease time.Duration) ([]*Delivery, error)
+	// in the given mode, across agents, to holder for lease, in the order
+	// they became due (a retry waits behind what became due before it). No
+	// agent gets more than perAgent deliveries offered at once, counting the
+	// offers already in flight, so that one slow agent cannot take every
+	// dispatcher slot; claims racing on several instances may together pass
+	// perAgent by a few. New tasks of agents that do not accept tasks stay
+	// queued; a follow-up or a cancel is offered only once its task has been.
+	ClaimDueDeliveries(ctx context.Context, mode DeliveryMode, holder string, max, perAgent int, lease time.Duration) ([]*Delivery, error)
 
-	// AckDelivery marks an offered delivery acked. It reports false (and no
-	// error) if the delivery was not offered: already acked, requeued after
-	// a timeout, or closed.
-	AckDelivery(ctx context.Context, id string) (bool, error)
+	// AckDelivery records that the agent received the delivery that holder
+	// offered it: the offer becomes acked. A late acknowledgement counts
+	// too: if the offer went back to queued unacknowledged (its lease ended,
+	// holder's connection closed) and was not offered to anyone since, it
+	// becomes acked all the same, so it is neither offered again nor left
+	// to expire while the agent works on it. It reports false (and no
+	// error) otherwise: already acked, offered since by another holder (or
+	// again by holder), queued again as lost work, or closed.
+	AckDelivery(ctx context.Context, id, holder string) (bool, error)
 
 	// ReleaseDeliveries returns the offered deliveries held by holder to
-	// queued, due at once, and returns how many.
+	// queued, due at once, and returns how many. They keep their deadline:
+	// an offer that was never acknowledged is work the agent has not taken,
+	// and an agent that drops its connection on every offer of a task must
+	// not keep the task waiting forever.
 	ReleaseDeliveries(ctx context.Context, holder string) (int, error)
 
 	// RetryDelivery returns one offered delivery to queued, due at next,
@@ -89,8 +105,10 @@ type DeliveryStore interface {
 
 	// RequeueUnheld returns to queued the acked task and message deliveries
 	// of the agent's unfinished tasks that are not in holding: work the
-	// agent confirmed but no longer has (it restarted).
-	RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID) (int, error)
+	// agent confirmed but no longer has (it restarted). The requeued work
+	// fails past deadline, not its first one: the agent took it in time,
+	// and losing it must not fail it on the next dropped offer.
+	RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID, deadline time.Time) (int, error)
 
 	// RequeueStaleOffers returns to queued the offers whose lease ended
 	// before now without an acknowledgement, and returns their agents.

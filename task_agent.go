@@ -21,7 +21,8 @@ const MetadataKey = "switchboard"
 // ConnectAgent starts an agent's session on a connection: the session is
 // recorded (replacing any other connection of the agent, on any instance,
 // whose unacknowledged offers go back to the queue), of the work the agent
-// confirmed earlier what it no longer holds (it restarted) is queued again,
+// confirmed earlier what it no longer holds (it restarted) is queued again
+// with a fresh deadline (DeliveryDeadline from now),
 // and the agent's subject is notified, so that this connection claims the
 // work and a replaced one, wherever it is, finds out and closes.
 func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *AgentSession, holding []a2a.TaskID) error {
@@ -32,7 +33,7 @@ func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *A
 	if replaced != "" {
 		s.log.Info("a newer connection took over the agent's session", "agent_id", agent.ID, "holder", session.Holder, "replaced", replaced)
 	}
-	n, err := s.deliveries.RequeueUnheld(ctx, agent.ID, holding)
+	n, err := s.deliveries.RequeueUnheld(ctx, agent.ID, holding, s.Now().Add(s.DeliveryDeadline))
 	if err != nil {
 		return fmt.Errorf("requeue unheld work of agent %s: %w", agent.ID, err)
 	}
@@ -87,9 +88,10 @@ func (s *TaskService) DisconnectAgent(ctx context.Context, agent *Agent, holder 
 
 // ClaimOffers offers up to max queued deliveries of the agent to holder and
 // returns them as the requests to send. New tasks are offered only while
-// the agent accepts tasks.
+// the agent accepts tasks, as stored when the claim is made (agent may be a
+// copy from before the owner's last change).
 func (s *TaskService) ClaimOffers(ctx context.Context, agent *Agent, holder string, max int) ([]*Offer, error) {
-	ds, err := s.deliveries.ClaimDeliveries(ctx, agent.ID, holder, max, agent.AcceptsTasks, s.AckTimeout)
+	ds, err := s.deliveries.ClaimDeliveries(ctx, agent.ID, holder, max, s.AckTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -149,11 +151,14 @@ func findMessage(t *Task, id string) *a2a.Message {
 
 // AckOffer records that the agent received a delivery and, when answer is
 // not nil, applies the agent's answer to it: a message (which completes the
-// task), the task as the agent sees it, or a status or artifact update. An
-// acknowledgement of an offer that was already acknowledged, or requeued,
-// still applies the answer: delivery is at least once.
+// task), the task as the agent sees it, or a status or artifact update. d
+// is the delivery as it was offered; its Holder says whose offer the agent
+// answers. A late acknowledgement of an offer that went back to the queue
+// still counts if no one offered the delivery since. An acknowledgement of
+// an offer that was already acknowledged, or offered again, still applies
+// the answer: delivery is at least once.
 func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, answer a2a.Event) error {
-	if _, err := s.deliveries.AckDelivery(ctx, d.ID); err != nil {
+	if _, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder); err != nil {
 		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
 	}
 	if answer == nil || d.Kind == DeliverCancel {
@@ -171,7 +176,7 @@ func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, a
 // fails with reason. With invalid, the failure is marked as an invalid
 // agent response, which a blocking caller receives as -32006.
 func (s *TaskService) RejectOffer(ctx context.Context, agent *Agent, d *Delivery, reason string, invalid bool) error {
-	if _, err := s.deliveries.AckDelivery(ctx, d.ID); err != nil {
+	if _, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder); err != nil {
 		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
 	}
 	if d.Kind == DeliverCancel {

@@ -132,3 +132,21 @@ func FuzzAgentEvent(f *testing.F) {
 		}
 	})
 }
+
+// TestClaimOffersReadsAcceptsTasks checks that whether the agent accepts
+// tasks is read from the store when offers are claimed, not from the
+// connection's copy of the agent, which is older than the owner's change.
+func TestClaimOffersReadsAcceptsTasks(t *testing.T) {
+	f := connectorFixture(t)
+	ctx := context.Background()
+	stale := *f.agent // as the connection loaded it: accepting tasks
+	no := false
+	_, err := f.db.UpdateAgent(ctx, f.agent.ID, switchboard.AgentUpdate{AcceptsTasks: &no})
+	must(t, err)
+	f.send(t, "m1", "hello")
+	offers, err := f.svc.ClaimOffers(ctx, &stale, "conn-1", 10)
+	must(t, err)
+	if len(offers) != 0 {
+		t.Fatalf("offered %d new tasks to an agent that stopped accepting them", len(offers))
+	}
+}

@@ -11,10 +11,19 @@ import (
 // a dispatcher serves (webhook agents), so that it claims at once.
 func DispatchSubject(mode DeliveryMode) string { return "dispatch." + string(mode) }
 
+// DefaultDispatchPerAgent is how many deliveries of one agent a dispatcher
+// has in flight at once, unless DispatchConfig.PerAgent says otherwise.
+const DefaultDispatchPerAgent = 4
+
 // DispatchConfig tunes RunDispatcher. Zero values mean defaults.
 type DispatchConfig struct {
 	// Concurrency is how many deliveries are in flight at once (default 16).
 	Concurrency int
+	// PerAgent is how many deliveries of one agent are in flight at once,
+	// across the dispatchers of all instances (default
+	// DefaultDispatchPerAgent), so that an agent whose endpoint is slow
+	// or hangs holds a few slots, not all of them.
+	PerAgent int
 	// Timeout bounds one delivery attempt (default 60 s).
 	Timeout time.Duration
 	// Poll is how often the queue is read without a hint (default 1 s).
@@ -28,10 +37,14 @@ type DispatchConfig struct {
 // dispatcher only, on any instance), calls d, and records the answer. A
 // failed attempt is retried with exponential backoff until the delivery's
 // deadline, after which the sweeper fails the task. It returns when ctx
-// ends, after the attempts in flight have finished.
+// ends, after the attempts in flight have finished: ending ctx cuts them
+// short, and their deliveries go back to the queue, due at once.
 func (s *TaskService) RunDispatcher(ctx context.Context, mode DeliveryMode, d Deliverer, cfg DispatchConfig) error {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
+	}
+	if cfg.PerAgent <= 0 {
+		cfg.PerAgent = DefaultDispatchPerAgent
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
@@ -57,12 +70,20 @@ func (s *TaskService) RunDispatcher(ctx context.Context, mode DeliveryMode, d De
 	for {
 		if free := cfg.Concurrency - len(slots); free > 0 {
 			// The lease outlasts the attempt, so no one else takes it meanwhile.
-			ds, err := s.deliveries.ClaimDueDeliveries(ctx, mode, holder, free, cfg.Timeout+30*time.Second)
+			ds, err := s.deliveries.ClaimDueDeliveries(ctx, mode, holder, free, cfg.PerAgent, cfg.Timeout+30*time.Second)
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("claim deliveries", "mode", mode, "err", err)
 			}
 			offers, err := s.offers(ctx, ds)
-			if err != nil && ctx.Err() == nil {
+			if ctx.Err() != nil {
+				// Claimed as the dispatcher stopped: give them back rather
+				// than leave them leased to no one.
+				for _, dl := range ds {
+					s.giveBack(ctx, mode, dl)
+				}
+				return nil
+			}
+			if err != nil {
 				s.log.Warn("build offers", "mode", mode, "err", err)
 			}
 			for _, o := range offers {
@@ -70,7 +91,7 @@ func (s *TaskService) RunDispatcher(ctx context.Context, mode DeliveryMode, d De
 				wg.Add(1)
 				go func() {
 					defer func() { <-slots; wg.Done() }()
-					s.dispatch(ctx, d, o, cfg)
+					s.dispatch(ctx, mode, d, o, cfg)
 				}()
 			}
 		}
@@ -86,32 +107,65 @@ func (s *TaskService) RunDispatcher(ctx context.Context, mode DeliveryMode, d De
 	}
 }
 
-// dispatch makes one delivery attempt and records its outcome.
-func (s *TaskService) dispatch(ctx context.Context, d Deliverer, o *Offer, cfg DispatchConfig) {
+// dispatchRecordTimeout bounds the writing of an attempt's outcome once
+// the dispatcher's context has ended (shutdown).
+const dispatchRecordTimeout = 5 * time.Second
+
+// dispatch makes one delivery attempt and records its outcome. The outcome
+// is recorded even if ctx ends meanwhile: a delivery left offered would
+// wait out its lease (Timeout + 30 s) before anyone offered it again.
+func (s *TaskService) dispatch(ctx context.Context, mode DeliveryMode, d Deliverer, o *Offer, cfg DispatchConfig) {
 	dl := o.Delivery
 	log := s.log.With("delivery_id", dl.ID, "task_id", dl.TaskID, "agent_id", dl.AgentID, "attempt", dl.Attempts)
 	agent, err := s.agents.FindAgentByID(ctx, dl.AgentID)
 	if err != nil {
+		if ctx.Err() != nil {
+			s.giveBack(ctx, mode, dl)
+			return
+		}
 		log.Warn("find agent of delivery", "err", err)
 		return // the lease ends and the delivery is retried (or was deleted)
 	}
 	actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	answer, err := d.Deliver(actx, agent, o)
 	cancel()
+	if err != nil && ctx.Err() != nil && ErrorCode(err) != EINVALIDAGENTRESPONSE {
+		s.giveBack(ctx, mode, dl)
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchRecordTimeout)
+	defer cancel()
 	switch {
 	case err == nil:
-		err = s.AckOffer(ctx, agent, dl, answer)
+		err = s.AckOffer(rctx, agent, dl, answer)
 	case ErrorCode(err) == EINVALIDAGENTRESPONSE:
 		log.Info("agent answered with something unusable", "err", err)
-		err = s.RejectOffer(ctx, agent, dl, ErrorMessage(err), true)
+		err = s.RejectOffer(rctx, agent, dl, ErrorMessage(err), true)
 	default:
 		next := s.Now().Add(backoff(dl.Attempts, cfg.MaxBackoff))
 		log.Info("delivery attempt failed; will retry", "err", err, "next", next)
-		err = s.deliveries.RetryDelivery(ctx, dl.ID, next, err.Error())
+		err = s.deliveries.RetryDelivery(rctx, dl.ID, next, err.Error())
 	}
-	if err != nil && ctx.Err() == nil {
+	if err != nil {
 		log.Warn("record delivery outcome", "err", fmt.Errorf("delivery %s: %w", dl.ID, err))
 	}
+}
+
+// giveBack returns a delivery whose attempt the dispatcher's shutdown cut
+// short to the queue, due at once, and tells the dispatchers: the agent is
+// not at fault, and another instance (or this one once restarted) should
+// not wait for the lease to end. The last error stays that of the last
+// attempt that ran its course.
+func (s *TaskService) giveBack(ctx context.Context, mode DeliveryMode, dl *Delivery) {
+	log := s.log.With("delivery_id", dl.ID, "task_id", dl.TaskID, "agent_id", dl.AgentID, "attempt", dl.Attempts)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchRecordTimeout)
+	defer cancel()
+	if err := s.deliveries.RetryDelivery(rctx, dl.ID, s.Now(), dl.LastError); err != nil {
+		log.Warn("give back a delivery cut short by shutdown", "err", fmt.Errorf("delivery %s: %w", dl.ID, err))
+		return
+	}
+	log.Debug("gave back a delivery cut short by shutdown")
+	s.notify(rctx, DispatchSubject(mode))
 }
 
 // backoff returns the wait before attempt n+1: 1 s, 2 s, 4 s … up to max.

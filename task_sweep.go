@@ -3,6 +3,7 @@ package switchboard
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -64,13 +65,15 @@ func (s *TaskService) SweepDeliveries(ctx context.Context) error {
 // expire closes a delivery that waited past its deadline and fails its task
 // (a cancel notice that could not be delivered only closes).
 func (s *TaskService) expire(ctx context.Context, d *Delivery) error {
+	var reason string
+	if d.Kind != DeliverCancel {
+		reason = s.expiryReason(ctx, d)
+	}
 	_, events, err := s.tasks.ModifyTask(ctx, d.TaskID, func(t *Task) (*TaskChange, error) {
 		change := &TaskChange{CloseDeliveries: []string{d.ID}}
 		if d.Kind == DeliverCancel || t.State().Terminal() {
 			return change, nil
 		}
-		reason := fmt.Sprintf("not delivered: the agent did not take the task within %s (it was not connected, or not accepting tasks)",
-			s.DeliveryDeadline.Round(time.Second))
 		change.Events = []a2a.Event{s.setStatus(t, a2a.TaskStateFailed, agentText(t, reason))}
 		return change, nil
 	})
@@ -81,4 +84,62 @@ func (s *TaskService) expire(ctx context.Context, d *Delivery) error {
 	}
 	s.notifyEvents(ctx, events)
 	return nil
+}
+
+// expiryReason says, for the peer, why a delivery failed at its deadline:
+// how long it waited (from the delivery's creation to its own deadline,
+// whatever DeliveryDeadline says now) and what stood in the way, as far as
+// is known: the webhook's last failed attempt, the agent not connected, or
+// not accepting tasks.
+func (s *TaskService) expiryReason(ctx context.Context, d *Delivery) string {
+	within := formatWait(d.Deadline.Sub(d.CreatedAt))
+	what := "task"
+	if d.Kind == DeliverMessage {
+		what = "message"
+	}
+	took := fmt.Sprintf("not delivered: the agent did not take the %s within %s", what, within)
+	lastAttempt := ""
+	if d.LastError != "" {
+		lastAttempt = ": last attempt: " + d.LastError
+	}
+	agent, err := s.agents.FindAgentByID(ctx, d.AgentID)
+	if err != nil {
+		// Deleted meanwhile (or the store failed): what the delivery says.
+		return took + lastAttempt
+	}
+	refusing := d.Kind == DeliverTask && !agent.AcceptsTasks
+	switch agent.Mode {
+	case ModeWebhook:
+		switch {
+		case d.LastError != "":
+			return fmt.Sprintf("not delivered: the webhook did not answer successfully within %s%s", within, lastAttempt)
+		case refusing:
+			return took + ": it is not accepting tasks"
+		}
+		return fmt.Sprintf("not delivered: the webhook was not called within %s", within)
+	case ModeConnector:
+		connected, err := s.AgentConnected(ctx, agent.ID)
+		switch {
+		case err == nil && !connected:
+			return took + ": it was not connected"
+		case refusing:
+			return took + ": it is not accepting tasks"
+		}
+	}
+	return took + lastAttempt
+}
+
+// formatWait writes a duration as people would: 1h, 1h30m, 45s, 300ms.
+func formatWait(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

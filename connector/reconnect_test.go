@@ -92,7 +92,7 @@ func TestRedeliveryRunsHandlerOnce(t *testing.T) {
 	// The server offers the acknowledged message again, as it does for
 	// work an agent no longer holds (at-least-once delivery).
 	ctx := context.Background()
-	if n, err := s.db.RequeueUnheld(ctx, g.ID, nil); err != nil || n != 1 {
+	if n, err := s.db.RequeueUnheld(ctx, g.ID, nil, time.Now().Add(time.Hour)); err != nil || n != 1 {
 		t.Fatalf("requeue: %d, %v", n, err)
 	}
 	must(t, s.bus.Notify(ctx, switchboard.AgentSubject(g.ID)))

@@ -213,6 +213,13 @@ func (w *where) add(cond string, args ...any) {
 	w.conds = append(w.conds, cond)
 }
 
+// arg appends an argument and returns its placeholder, for SQL outside the
+// conditions.
+func (w *where) arg(a any) string {
+	w.args = append(w.args, a)
+	return fmt.Sprintf("$%d", len(w.args))
+}
+
 // String returns the WHERE clause, or "" when there are no conditions.
 func (w *where) String() string {
 	if len(w.conds) == 0 {

@@ -31,35 +31,73 @@ func (db *DB) insertDelivery(ctx context.Context, tx *sql.Tx, d *switchboard.Del
 }
 
 // ClaimDeliveries implements switchboard.DeliveryStore.
-func (db *DB) ClaimDeliveries(ctx context.Context, agentID, holder string, max int, newTasks bool, lease time.Duration) ([]*switchboard.Delivery, error) {
+// Whether the agent accepts tasks is read in the claim's transaction, not
+// taken from the caller, whose copy of the agent may be older than the
+// owner's last change.
+func (db *DB) ClaimDeliveries(ctx context.Context, agentID, holder string, max int, lease time.Duration) ([]*switchboard.Delivery, error) {
+	now := db.Now().UTC()
 	w := &where{}
 	w.add("d.agent_id = ?", agentID)
-	if !newTasks {
-		w.add("d.kind <> 'task'")
-	}
-	return db.claim(ctx, w, holder, max, lease)
+	w.add(acceptsTasks)
+	claimable(w, now)
+	query := `SELECT ` + deliveryColumns + ` FROM deliveries d JOIN tasks t ON t.id = d.task_id` + w.String() +
+		fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT %d`, max) + db.forClaim("d")
+	return db.claim(ctx, now, query, w.args, holder, lease)
 }
 
-// ClaimDueDeliveries implements switchboard.DeliveryStore.
-func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryMode, holder string, max int, lease time.Duration) ([]*switchboard.Delivery, error) {
-	w := &where{}
-	w.add("d.agent_id IN (SELECT id FROM agents WHERE mode = ?)", string(mode))
-	w.add("(d.kind <> 'task' OR d.agent_id IN (SELECT id FROM agents WHERE accepts_tasks = 1))")
-	return db.claim(ctx, w, holder, max, lease)
-}
+// acceptsTasks is the condition that holds back new tasks of agents that do
+// not accept tasks; follow-ups and cancels of tasks they took still go.
+const acceptsTasks = "(d.kind <> 'task' OR d.agent_id IN (SELECT id FROM agents WHERE accepts_tasks = 1))"
 
-// claim offers the queued, due deliveries that match w to holder. A
-// follow-up or cancel is offered only after the task itself was, so an
-// agent never hears of a task through its second message.
-func (db *DB) claim(ctx context.Context, w *where, holder string, max int, lease time.Duration) ([]*switchboard.Delivery, error) {
-	now := db.Now().UTC()
+// claimable adds the conditions of a delivery that may be offered now: queued
+// and due, and, for a follow-up or cancel, its task offered before, so that
+// an agent never hears of a task through its second message.
+func claimable(w *where, now time.Time) {
 	w.add("d.state = 'queued'")
 	w.add("d.next_attempt_at <= ?", nanos(now))
 	w.add("(d.kind = 'task' OR t.offered = 1)")
+}
+
+// ClaimDueDeliveries implements switchboard.DeliveryStore.
+//
+// The claimable deliveries are ranked per agent in due order, and an
+// agent's deliveries are taken while their rank plus the agent's offers in
+// flight stays within perAgent. The ranking is a window function, which
+// PostgreSQL does not allow in a query that locks rows, so it picks the ids
+// in a subquery and the outer query locks them, checking again under the
+// lock that they are still queued and due (a concurrent claim may have
+// taken them). The cap holds for each claim; two claims racing on two
+// instances see each other's offers only once committed, so together they
+// may pass it by a few (each skips the rows the other locked).
+func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryMode, holder string, max, perAgent int, lease time.Duration) ([]*switchboard.Delivery, error) {
+	now := db.Now().UTC()
+	w := &where{}
+	w.add("d.agent_id IN (SELECT id FROM agents WHERE mode = ?)", string(mode))
+	w.add(acceptsTasks)
+	claimable(w, now)
+	ranked := `SELECT d.id, d.agent_id, ROW_NUMBER() OVER (PARTITION BY d.agent_id ORDER BY ` + dueOrder + `) AS pos
+		FROM deliveries d JOIN tasks t ON t.id = d.task_id` + w.String()
+	query := `SELECT ` + deliveryColumns + ` FROM deliveries d
+		WHERE d.state = 'queued' AND d.next_attempt_at <= ` + w.arg(nanos(now)) + ` AND d.id IN (
+			SELECT r.id FROM (` + ranked + `) r LEFT JOIN (
+				SELECT agent_id, COUNT(*) AS n FROM deliveries WHERE state = 'offered' GROUP BY agent_id
+			) f ON f.agent_id = r.agent_id
+			WHERE r.pos + COALESCE(f.n, 0) <= ` + w.arg(perAgent) + `)
+		ORDER BY ` + dueOrder + fmt.Sprintf(` LIMIT %d`, max) + db.forClaim("d")
+	return db.claim(ctx, now, query, w.args, holder, lease)
+}
+
+// dueOrder orders deliveries by the time they became due, so that a retry,
+// due after its backoff, waits behind the work that became due meanwhile
+// instead of going back to the front for being old.
+const dueOrder = "d.next_attempt_at, d.created_at, d.id"
+
+// claim offers to holder, for lease, the deliveries that query selects (and
+// locks) with args.
+func (db *DB) claim(ctx context.Context, now time.Time, query string, args []any, holder string, lease time.Duration) ([]*switchboard.Delivery, error) {
 	var out []*switchboard.Delivery
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries d JOIN tasks t ON t.id = d.task_id`+
-			w.String()+fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT %d`, max)+db.forClaim("d"), w.args...)
+		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -70,7 +108,7 @@ func (db *DB) claim(ctx context.Context, w *where, holder string, max int, lease
 		for _, d := range out {
 			d.State, d.Holder, d.Attempts, d.OfferedAt = switchboard.DeliveryOffered, holder, d.Attempts+1, &now
 			d.NextAttemptAt = now.Add(lease)
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'offered', holder = $1, attempts = $2,
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'offered', holder = $1, last_holder = $1, attempts = $2,
 				offered_at = $3, next_attempt_at = $4 WHERE id = $5`,
 				holder, d.Attempts, nanos(now), nanos(d.NextAttemptAt), d.ID); err != nil {
 				return err
@@ -86,11 +124,14 @@ func (db *DB) claim(ctx context.Context, w *where, holder string, max int, lease
 	return out, err
 }
 
-// AckDelivery implements switchboard.DeliveryStore.
-func (db *DB) AckDelivery(ctx context.Context, id string) (bool, error) {
+// AckDelivery implements switchboard.DeliveryStore. last_holder names the
+// holder of the latest offer: set by each claim, kept when the offer goes
+// back to queued unacknowledged, cleared by RequeueUnheld.
+func (db *DB) AckDelivery(ctx context.Context, id, holder string) (bool, error) {
 	var n int64
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'acked', holder = '' WHERE id = $1 AND state = 'offered'`, id)
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'acked', holder = ''
+			WHERE id = $1 AND last_holder = $2 AND last_holder <> '' AND state IN ('offered', 'queued')`, id, holder)
 		if err != nil {
 			return err
 		}
@@ -127,8 +168,8 @@ func (db *DB) RetryDelivery(ctx context.Context, id string, next time.Time, last
 // RequeueUnheld implements switchboard.DeliveryStore. Only the latest
 // delivery of each task is offered again: it is the turn the agent owes an
 // answer to, and tasks waiting for their peer are left alone.
-func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID) (int, error) {
-	w := &where{args: []any{nanos(db.Now())}} // $1 is the time it is due
+func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID, deadline time.Time) (int, error) {
+	w := &where{args: []any{nanos(db.Now()), nanos(deadline)}} // $1 is the time it is due, $2 its new deadline
 	w.add("d.agent_id = ?", agentID)
 	w.add("d.state = 'acked'")
 	w.add("d.kind IN ('task', 'message')")
@@ -147,8 +188,11 @@ func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.T
 	}
 	var n int64
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
-			WHERE id IN (SELECT d.id FROM deliveries d JOIN tasks t ON t.id = d.task_id`+w.String()+`)`, w.args...)
+		// The agent's acknowledgement of this work no longer counts: it lost
+		// the work, and a late acknowledgement of the old offer must not
+		// stand for the new one.
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', last_holder = '', next_attempt_at = $1,
+			deadline = $2 WHERE id IN (SELECT d.id FROM deliveries d JOIN tasks t ON t.id = d.task_id`+w.String()+`)`, w.args...)
 		if err != nil {
 			return err
 		}

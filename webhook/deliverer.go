@@ -11,9 +11,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -79,8 +83,8 @@ func (d *Deliverer) Deliver(ctx context.Context, agent *switchboard.Agent, o *sw
 	if err != nil {
 		return nil, fmt.Errorf("encode webhook task: %w", err)
 	}
-	url := strings.TrimRight(agent.Endpoint, "/") + "/a2a/task"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	endpoint := strings.TrimRight(agent.Endpoint, "/") + "/a2a/task"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("webhook request: %w", err)
 	}
@@ -97,20 +101,59 @@ func (d *Deliverer) Deliver(ctx context.Context, agent *switchboard.Agent, o *sw
 
 	resp, err := d.Client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("post %s: %w", url, err)
+		return nil, requestError(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
-		return nil, fmt.Errorf("read answer of %s: %w", url, err)
+		return nil, fmt.Errorf("reading the answer: %w", requestError(err))
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("%s answered HTTP %d", url, resp.StatusCode)
+		return nil, statusError(resp.StatusCode)
 	}
 	if len(data) > maxAnswer {
 		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the webhook's answer is larger than %d bytes", maxAnswer)
 	}
 	return answerEvent(o.Task, data)
+}
+
+// The errors of an attempt never name the endpoint's URL, which may hold a
+// secret: they become the delivery's last error, which the owner reads and
+// which the task's peer reads when the task fails at its deadline.
+
+// statusError describes an answer with a status other than 2xx, as
+// "503 Service Unavailable". The endpoint's own reason phrase is not used.
+func statusError(code int) error {
+	if text := http.StatusText(code); text != "" {
+		return fmt.Errorf("%d %s", code, text)
+	}
+	return fmt.Errorf("HTTP status %d", code)
+}
+
+// requestError describes a request that failed without an answer, without
+// the URL, address or host name that the underlying errors carry.
+func requestError(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err
+	}
+	var nerr net.Error
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout():
+		return errors.New("no answer in time")
+	case errors.As(err, &dnsErr):
+		return fmt.Errorf("the endpoint's host name did not resolve: %s", dnsErr.Err)
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		cause := opErr.Err
+		var sysErr *os.SyscallError
+		if errors.As(cause, &sysErr) {
+			cause = sysErr.Err
+		}
+		return fmt.Errorf("could not connect: %w", cause)
+	}
+	return err
 }
 
 func newTask(o *switchboard.Offer) *Task {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -211,5 +212,63 @@ func TestDeliverRefusedByGuard(t *testing.T) {
 	must(t, err)
 	if len(ds) != 1 || ds[0].Attempts < 1 || ds[0].State != switchboard.DeliveryFailed || !strings.Contains(ds[0].LastError, "refused") {
 		t.Fatalf("delivery %+v", ds)
+	}
+	// The peer reads why, without the endpoint's address.
+	reason := switchboard.MessageText(task.A2A.Status.Message)
+	const want = "not delivered: the webhook did not answer successfully within 300ms: last attempt: could not connect: refused by the network guard"
+	if !strings.HasPrefix(reason, want) || strings.Contains(reason, strings.TrimPrefix(srv.URL, "http://")) {
+		t.Fatalf("reason %q, want %q…", reason, want)
+	}
+}
+
+// TestDeliverErrorsLeaveOutURL checks that a failed attempt is described
+// without the endpoint's URL, host or port: the text becomes the delivery's
+// last error, which the task's peer reads when the task fails.
+func TestDeliverErrorsLeaveOutURL(t *testing.T) {
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/hang/") {
+			<-hang
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	defer close(hang) // before srv.Close, which waits for the handler
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	cases := map[string]struct {
+		endpoint string
+		want     string
+	}{
+		"Status":  {srv.URL + "/secret-token/", "503 Service Unavailable"},
+		"Refused": {closed.URL + "/secret-token/", "could not connect: connection refused"},
+		"Timeout": {srv.URL + "/hang/secret-token/", "no answer in time"},
+	}
+	d := &webhook.Deliverer{Client: netguard.NewClient(netguard.Options{AllowPrivate: true})}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			g := &switchboard.Agent{ID: "g", Endpoint: tc.endpoint, WebhookSecret: "s"}
+			_, err := d.Deliver(ctx, g, offer())
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			u, _ := url.Parse(tc.endpoint)
+			if strings.Contains(err.Error(), "secret-token") || strings.Contains(err.Error(), u.Host) {
+				t.Fatalf("error %q names the endpoint", err)
+			}
+		})
+	}
+}
+
+// offer returns an offer of a new task with one message.
+func offer() *switchboard.Offer {
+	msg := &a2a.Message{ID: "m1", Role: a2a.MessageRoleUser, TaskID: "t1", ContextID: "c1", Parts: a2a.ContentParts{a2a.NewTextPart("x")}}
+	return &switchboard.Offer{
+		Delivery: &switchboard.Delivery{ID: "d1", TaskID: "t1", Kind: switchboard.DeliverTask, MessageID: "m1"},
+		Send:     &a2a.SendMessageRequest{Message: msg},
+		Task:     &switchboard.Task{A2A: a2a.Task{ID: "t1", ContextID: "c1", History: []*a2a.Message{msg}}, PeerLabel: "bob"},
 	}
 }

@@ -22,6 +22,10 @@ var deliveryTests = map[string]func(*testing.T, Store){
 	"DeliveryDueAcrossAgents":      testDeliveryDueAcrossAgents,
 	"DeliveryRetryWaitsUntilDueAt": testDeliveryRetry,
 	"DeliveryClaimConcurrent":      testDeliveryClaimConcurrent,
+	"DeliveryLateAck":              testDeliveryLateAck,
+	"DeliveryRequeueFreshDeadline": testDeliveryRequeueFreshDeadline,
+	"DeliveryDuePerAgentCap":       testDeliveryDuePerAgentCap,
+	"DeliveryDueInDueOrder":        testDeliveryDueInDueOrder,
 }
 
 // queueTask stores a new task for the agent with a queued delivery of it.
@@ -68,7 +72,7 @@ func testDeliveryClaimAckRelease(t *testing.T, s Store) {
 	_, d1 := queueTask(t, s, g, "m1", now)
 	_, d2 := queueTask(t, s, g, "m2", now.Add(time.Second))
 
-	got, err := s.ClaimDeliveries(ctx, g.ID, "conn-a", 10, true, time.Minute)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "conn-a", 10, time.Minute)
 	must(t, err)
 	if len(got) != 2 || got[0].ID != d1.ID || got[1].ID != d2.ID {
 		t.Fatalf("claimed %v, want oldest first", ids(got))
@@ -81,16 +85,16 @@ func testDeliveryClaimAckRelease(t *testing.T, s Store) {
 	if !task.Offered {
 		t.Fatal("task not marked offered")
 	}
-	if again, _ := s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, true, time.Minute); len(again) != 0 {
+	if again, _ := s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, time.Minute); len(again) != 0 {
 		t.Fatalf("offered deliveries claimed twice: %v", ids(again))
 	}
 
-	ok, err := s.AckDelivery(ctx, d1.ID)
+	ok, err := s.AckDelivery(ctx, d1.ID, "conn-a")
 	must(t, err)
 	if !ok {
 		t.Fatal("ack of an offered delivery reported false")
 	}
-	if ok, _ := s.AckDelivery(ctx, d1.ID); ok {
+	if ok, _ := s.AckDelivery(ctx, d1.ID, "conn-a"); ok {
 		t.Fatal("second ack reported true")
 	}
 	n, err := s.ReleaseDeliveries(ctx, "conn-a")
@@ -98,7 +102,7 @@ func testDeliveryClaimAckRelease(t *testing.T, s Store) {
 	if n != 1 {
 		t.Fatalf("released %d, want 1 (the unacknowledged one)", n)
 	}
-	got, err = s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, true, time.Minute)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != d2.ID || got[0].Attempts != 2 {
 		t.Fatalf("after release: %+v", got)
@@ -117,43 +121,54 @@ func testDeliveryFollowUpAfterTask(t *testing.T, s Store) {
 	task, d := queueTask(t, s, g, "m1", now)
 	f := followUp(t, s, task, switchboard.DeliverMessage, now.Add(time.Second))
 	// The follow-up waits until the task itself has been offered.
-	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != d.ID {
 		t.Fatalf("first claim %v, want only the task", ids(got))
 	}
-	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != f.ID {
 		t.Fatalf("second claim %v, want the follow-up", ids(got))
 	}
 }
 
+// testDeliveryNewTasksHeldBack checks that a claim reads accepts_tasks as
+// stored: right after the owner turns it off, no new task is offered, while
+// a cancel of a task the agent took still is.
 func testDeliveryNewTasksHeldBack(t *testing.T, s Store) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
 	now := time.Now().Add(-time.Minute)
 	old, _ := queueTask(t, s, g, "m1", now)
-	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	must(t, ackAll(s, got))
 	fresh, _ := queueTask(t, s, g, "m2", now)
 	cancel := followUp(t, s, old, switchboard.DeliverCancel, now)
-	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, false, time.Minute)
+	setAcceptsTasks(t, s, g, false)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != cancel.ID {
-		t.Fatalf("not accepting tasks: claimed %v, want only the cancel", ids(got))
+		t.Fatalf("not accepting tasks: claimed %v, want only the cancel %s", ids(got), cancel.ID)
 	}
-	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	setAcceptsTasks(t, s, g, true)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].TaskID != fresh.ID() {
 		t.Fatalf("accepting again: claimed %v", ids(got))
 	}
 }
 
+func setAcceptsTasks(t *testing.T, s Store, g *switchboard.Agent, accepts bool) {
+	t.Helper()
+	_, err := s.UpdateAgent(context.Background(), g.ID, switchboard.AgentUpdate{AcceptsTasks: &accepts})
+	must(t, err)
+}
+
 func ackAll(s Store, ds []*switchboard.Delivery) error {
 	for _, d := range ds {
-		if _, err := s.AckDelivery(context.Background(), d.ID); err != nil {
+		if _, err := s.AckDelivery(context.Background(), d.ID, d.Holder); err != nil {
 			return err
 		}
 	}
@@ -172,7 +187,7 @@ func testDeliveryLeaseAndExpiry(t *testing.T, s Store) {
 	if len(expired) != 1 || expired[0].ID != d.ID {
 		t.Fatalf("expired %v, want %s", ids(expired), d.ID)
 	}
-	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, -time.Second) // a lease that has already ended
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, -time.Second) // a lease that has already ended
 	must(t, err)
 	if len(got) != 2 {
 		t.Fatalf("claimed %d", len(got))
@@ -182,7 +197,7 @@ func testDeliveryLeaseAndExpiry(t *testing.T, s Store) {
 	if len(agents) != 1 || agents[0] != g.ID {
 		t.Fatalf("stale offers of agents %v", agents)
 	}
-	again, err := s.ClaimDeliveries(ctx, g.ID, "c2", 10, true, time.Minute)
+	again, err := s.ClaimDeliveries(ctx, g.ID, "c2", 10, time.Minute)
 	must(t, err)
 	if len(again) != 2 {
 		t.Fatalf("requeued offers not claimable: %v", ids(again))
@@ -203,13 +218,13 @@ func testDeliveryRequeueUnheld(t *testing.T, s Store) {
 	held, _ := queueTask(t, s, g, "m1", now)
 	lost, _ := queueTask(t, s, g, "m2", now)
 	waiting, _ := queueTask(t, s, g, "m3", now)
-	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	must(t, ackAll(s, got))
 	// The lost task got a follow-up the agent also acknowledged: only the
 	// latest delivery is its current turn.
 	f := followUp(t, s, lost, switchboard.DeliverMessage, now.Add(time.Second))
-	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, true, time.Minute)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c", 10, time.Minute)
 	must(t, err)
 	must(t, ackAll(s, got))
 	// The waiting task waits for its peer: the agent owes it nothing.
@@ -219,12 +234,12 @@ func testDeliveryRequeueUnheld(t *testing.T, s Store) {
 	})
 	must(t, err)
 
-	n, err := s.RequeueUnheld(ctx, g.ID, []a2a.TaskID{held.ID()})
+	n, err := s.RequeueUnheld(ctx, g.ID, []a2a.TaskID{held.ID()}, time.Now().Add(time.Hour))
 	must(t, err)
 	if n != 1 {
 		t.Fatalf("requeued %d, want 1", n)
 	}
-	got, err = s.ClaimDeliveries(ctx, g.ID, "c2", 10, true, time.Minute)
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c2", 10, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != f.ID {
 		t.Fatalf("requeued %v, want the lost task's latest delivery %s", ids(got), f.ID)
@@ -281,7 +296,7 @@ func testDeliveryDueAcrossAgents(t *testing.T, s Store) {
 	_, da := queueTask(t, s, a, "m1", now)
 	queueTask(t, s, b, "m2", now)
 	queueTask(t, s, other, "m3", now)
-	got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, "dispatch", 10, time.Minute)
+	got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, "dispatch", 10, 4, time.Minute)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != da.ID {
 		t.Fatalf("claimed %v, want only hook-a's task", ids(got))
@@ -292,10 +307,10 @@ func testDeliveryRetry(t *testing.T, s Store) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
 	_, d := queueTask(t, s, g, "m1", time.Now().Add(-time.Minute))
-	_, err := s.ClaimDeliveries(ctx, g.ID, "c", 1, true, time.Minute)
+	_, err := s.ClaimDeliveries(ctx, g.ID, "c", 1, time.Minute)
 	must(t, err)
 	must(t, s.RetryDelivery(ctx, d.ID, time.Now().Add(time.Hour), "HTTP 503"))
-	if got, _ := s.ClaimDeliveries(ctx, g.ID, "c", 1, true, time.Minute); len(got) != 0 {
+	if got, _ := s.ClaimDeliveries(ctx, g.ID, "c", 1, time.Minute); len(got) != 0 {
 		t.Fatal("a delivery held back for an hour was claimed")
 	}
 	all, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID})
@@ -329,9 +344,9 @@ func testDeliveryClaimConcurrent(t *testing.T, s Store) {
 				var ds []*switchboard.Delivery
 				var err error
 				if h%2 == 0 {
-					ds, err = s.ClaimDeliveries(ctx, g.ID, holder, 3, true, time.Minute)
+					ds, err = s.ClaimDeliveries(ctx, g.ID, holder, 3, time.Minute)
 				} else {
-					ds, err = s.ClaimDueDeliveries(ctx, g.Mode, holder, 3, time.Minute)
+					ds, err = s.ClaimDueDeliveries(ctx, g.Mode, holder, 3, n, time.Minute)
 				}
 				if err != nil {
 					t.Errorf("%s: %v", holder, err)
@@ -359,5 +374,210 @@ func testDeliveryClaimConcurrent(t *testing.T, s Store) {
 		if claimedBy[id] == "" {
 			t.Fatalf("delivery %s never claimed", id)
 		}
+	}
+}
+
+// testDeliveryLateAck checks that an acknowledgement that comes after the
+// offer went back to the queue still counts, as long as no one offered the
+// delivery since; otherwise it would be offered again (a duplicate) or, with
+// new tasks held back, expire and fail a task the agent is working on.
+func testDeliveryLateAck(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().Add(-time.Minute)
+	state := func(d *switchboard.Delivery) switchboard.DeliveryState {
+		t.Helper()
+		id := d.TaskID
+		ds, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &id})
+		must(t, err)
+		return ds[0].State
+	}
+	ack := func(d *switchboard.Delivery, holder string, want bool) {
+		t.Helper()
+		ok, err := s.AckDelivery(ctx, d.ID, holder)
+		must(t, err)
+		if ok != want {
+			t.Fatalf("ack of %s by %s reported %v, want %v", d.ID, holder, ok, want)
+		}
+	}
+	claim := func(holder string, lease time.Duration) *switchboard.Delivery {
+		t.Helper()
+		got, err := s.ClaimDeliveries(ctx, g.ID, holder, 1, lease)
+		must(t, err)
+		if len(got) != 1 {
+			t.Fatalf("%s claimed %v, want one delivery", holder, ids(got))
+		}
+		return got[0]
+	}
+
+	// The lease ended: the offer is queued again, then acknowledged late.
+	var held []a2a.TaskID
+	task, d := queueTask(t, s, g, "m1", now)
+	held = append(held, task.ID())
+	claim("conn-a", -time.Second)
+	_, err := s.RequeueStaleOffers(ctx, time.Now())
+	must(t, err)
+	ack(d, "", false)
+	ack(d, "conn-b", false)
+	ack(d, "conn-a", true)
+	if got := state(d); got != switchboard.DeliveryAcked {
+		t.Fatalf("after a late ack: %s", got)
+	}
+	if got, _ := s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, time.Minute); len(got) != 0 {
+		t.Fatalf("acknowledged delivery offered again: %v", ids(got))
+	}
+	if expired, _ := s.FindExpiredDeliveries(ctx, time.Now().Add(24*time.Hour), 10); len(expired) != 0 {
+		t.Fatalf("acknowledged delivery expires: %v", ids(expired))
+	}
+
+	// The connection closed before its acknowledgement was recorded.
+	task, d = queueTask(t, s, g, "m2", now)
+	held = append(held, task.ID())
+	claim("conn-a", time.Minute)
+	_, err = s.ReleaseDeliveries(ctx, "conn-a")
+	must(t, err)
+	ack(d, "conn-a", true)
+
+	// Offered again since: the old holder's acknowledgement no longer
+	// stands for the new offer, whose holder acknowledges it.
+	task, d = queueTask(t, s, g, "m3", now)
+	held = append(held, task.ID())
+	claim("conn-a", -time.Second)
+	_, err = s.RequeueStaleOffers(ctx, time.Now())
+	must(t, err)
+	claim("conn-b", time.Minute)
+	ack(d, "conn-a", false)
+	if got := state(d); got != switchboard.DeliveryOffered {
+		t.Fatalf("offer of conn-b after conn-a's late ack: %s", got)
+	}
+	ack(d, "conn-b", true)
+
+	// Work the agent acknowledged and then lost is queued again: a stale
+	// acknowledgement of the old offer does not count for it.
+	task, d = queueTask(t, s, g, "m4", now)
+	claim("conn-a", time.Minute)
+	ack(d, "conn-a", true)
+	n, err := s.RequeueUnheld(ctx, g.ID, held, time.Now().Add(time.Hour))
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("requeued %d, want 1", n)
+	}
+	ack(d, "conn-a", false)
+	if got := claim("conn-b", time.Minute); got.TaskID != task.ID() {
+		t.Fatalf("claimed %s, want the lost task's delivery", got.ID)
+	}
+}
+
+// testDeliveryRequeueFreshDeadline checks that work the agent took and lost
+// gets the deadline it is requeued with: a task older than the delivery
+// deadline that the agent was working on must not fail as soon as it is
+// queued again (or on the next dropped offer before its acknowledgement).
+func testDeliveryRequeueFreshDeadline(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now()
+	_, d := queueTask(t, s, g, "m1", now.Add(-2*time.Hour)) // its deadline passed an hour ago
+	got, err := s.ClaimDeliveries(ctx, g.ID, "conn-a", 10, time.Minute)
+	must(t, err)
+	must(t, ackAll(s, got))
+	deadline := now.Add(time.Hour)
+	n, err := s.RequeueUnheld(ctx, g.ID, nil, deadline)
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("requeued %d, want 1", n)
+	}
+	if expired, _ := s.FindExpiredDeliveries(ctx, now, 10); len(expired) != 0 {
+		t.Fatalf("requeued work expired at once: %v", ids(expired))
+	}
+	// Offered on the next connection, which drops before acknowledging it.
+	got, err = s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != d.ID || !got[0].Deadline.Equal(deadline) {
+		t.Fatalf("claimed %+v, want %s with deadline %s", got, d.ID, deadline.UTC())
+	}
+	_, err = s.ReleaseDeliveries(ctx, "conn-b")
+	must(t, err)
+	if expired, _ := s.FindExpiredDeliveries(ctx, now.Add(time.Minute), 10); len(expired) != 0 {
+		t.Fatalf("requeued work expired after a dropped offer: %v", ids(expired))
+	}
+	if expired, _ := s.FindExpiredDeliveries(ctx, deadline.Add(time.Second), 10); len(expired) != 1 {
+		t.Fatalf("requeued work past its new deadline: expired %v, want %s", ids(expired), d.ID)
+	}
+}
+
+// webhookAgent creates an agent in webhook mode.
+func webhookAgent(t *testing.T, s Store, acct *switchboard.Account, handle string) *switchboard.Agent {
+	t.Helper()
+	g := newAgent(t, s, acct, handle)
+	mode := switchboard.ModeWebhook
+	g, err := s.UpdateAgent(context.Background(), g.ID, switchboard.AgentUpdate{Mode: &mode})
+	must(t, err)
+	return g
+}
+
+// testDeliveryDuePerAgentCap checks that due claims give no agent more than
+// perAgent deliveries in flight, counting the offers it already has, so that
+// one agent's backlog cannot take every dispatcher slot.
+func testDeliveryDuePerAgentCap(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "alice")
+	slow, fast := webhookAgent(t, s, acct, "slow"), webhookAgent(t, s, acct, "fast")
+	now := time.Now().Add(-time.Minute)
+	var backlog []*switchboard.Delivery
+	for i := range 6 {
+		_, d := queueTask(t, s, slow, fmt.Sprint("s", i), now.Add(time.Duration(i)*time.Millisecond))
+		backlog = append(backlog, d)
+	}
+	_, df := queueTask(t, s, fast, "f1", now.Add(time.Second)) // the newest of all
+	claim := func(holder string) []*switchboard.Delivery {
+		t.Helper()
+		got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, holder, 10, 4, time.Minute)
+		must(t, err)
+		return got
+	}
+	got := claim("dispatch-1")
+	want := []string{backlog[0].ID, backlog[1].ID, backlog[2].ID, backlog[3].ID, df.ID}
+	if fmt.Sprint(ids(got)) != fmt.Sprint(want) {
+		t.Fatalf("claimed %v, want the slow agent's four oldest and the fast agent's one %v", ids(got), want)
+	}
+	// The offers in flight count, whoever holds them.
+	if got := claim("dispatch-2"); len(got) != 0 {
+		t.Fatalf("claimed %v with the slow agent at its cap", ids(got))
+	}
+	ok, err := s.AckDelivery(ctx, backlog[0].ID, "dispatch-1")
+	must(t, err)
+	if !ok {
+		t.Fatal("ack reported false")
+	}
+	if got := claim("dispatch-2"); len(got) != 1 || got[0].ID != backlog[4].ID {
+		t.Fatalf("after one ack: claimed %v, want %s", ids(got), backlog[4].ID)
+	}
+}
+
+// testDeliveryDueInDueOrder checks that due claims go by the time a delivery
+// became due, not by its age: a retry waits behind work that became due
+// before it.
+func testDeliveryDueInDueOrder(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := webhookAgent(t, s, newAccount(t, s, "alice"), "hook")
+	t0 := time.Now().Add(-time.Minute)
+	_, d1 := queueTask(t, s, g, "m1", t0)
+	_, d2 := queueTask(t, s, g, "m2", t0.Add(time.Second))
+	claim := func() []*switchboard.Delivery {
+		t.Helper()
+		got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, "dispatch", 1, 4, time.Minute)
+		must(t, err)
+		return got
+	}
+	if got := claim(); len(got) != 1 || got[0].ID != d1.ID {
+		t.Fatalf("first claim %v, want %s", ids(got), d1.ID)
+	}
+	// The attempt failed; the retry is due ten seconds after d2 was.
+	must(t, s.RetryDelivery(ctx, d1.ID, t0.Add(10*time.Second), "503 Service Unavailable"))
+	if got := claim(); len(got) != 1 || got[0].ID != d2.ID {
+		t.Fatalf("second claim %v, want %s, due before the retry", ids(got), d2.ID)
+	}
+	if got := claim(); len(got) != 1 || got[0].ID != d1.ID {
+		t.Fatalf("third claim %v, want the retry %s", ids(got), d1.ID)
 	}
 }

@@ -26,7 +26,7 @@ func testSessions(t *testing.T, s Store) {
 		t.Fatalf("first session replaced %q", replaced)
 	}
 	_, d := queueTask(t, s, g, "m1", now.Add(-time.Second))
-	claimed, err := s.ClaimDeliveries(ctx, g.ID, "conn-1", 10, true, time.Minute)
+	claimed, err := s.ClaimDeliveries(ctx, g.ID, "conn-1", 10, time.Minute)
 	must(t, err)
 	if len(claimed) != 1 {
 		t.Fatalf("claimed %d", len(claimed))

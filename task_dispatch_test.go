@@ -1,0 +1,150 @@
+package switchboard_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/membus"
+)
+
+// fakeDeliverer answers every agent's deliveries at once, except those of
+// the agent named hang, whose calls hang until their context ends; then
+// they fail, or with answerLate, answer all the same (the answer came as
+// the call was cut).
+type fakeDeliverer struct {
+	hang       string
+	answerLate bool
+
+	mu       sync.Mutex // guards the fields below
+	inflight int        // calls to hang in progress
+	peak     int        // the most calls to hang in progress at once
+	started  chan struct{}
+}
+
+func (d *fakeDeliverer) Deliver(ctx context.Context, agent *switchboard.Agent, o *switchboard.Offer) (a2a.Event, error) {
+	if agent.ID != d.hang {
+		return &a2a.Message{Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.NewTextPart("done")}}, nil
+	}
+	d.mu.Lock()
+	d.inflight++
+	d.peak = max(d.peak, d.inflight)
+	d.mu.Unlock()
+	select {
+	case d.started <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	d.mu.Lock()
+	d.inflight--
+	d.mu.Unlock()
+	if d.answerLate {
+		return &a2a.Message{Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.NewTextPart("just in time")}}, nil
+	}
+	return nil, ctx.Err()
+}
+
+// webhookAgent adds an agent in webhook mode to the fixture's account.
+func (f *fixture) webhookAgent(t *testing.T, handle string) *switchboard.Agent {
+	t.Helper()
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: f.agent.AccountID, Handle: handle, Mode: switchboard.ModeWebhook,
+		AcceptsTasks: true, Endpoint: "https://example.com/" + handle}
+	must(t, f.db.CreateAgent(context.Background(), g))
+	return g
+}
+
+// sendTo sends a new message to agent g.
+func (f *fixture) sendTo(t *testing.T, g *switchboard.Agent, id string) *switchboard.Task {
+	t.Helper()
+	task, _, err := f.svc.SendMessage(context.Background(), g, switchboard.Peer{AgentID: g.ID, ID: "peer-bob", Label: "bob"},
+		&a2a.SendMessageRequest{Message: &a2a.Message{ID: id, Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("x")}}},
+		switchboard.ProtocolV1)
+	must(t, err)
+	return task
+}
+
+// runDispatcher runs the webhook dispatcher until the test ends, or until
+// the returned function stops it (and waits for it).
+func (f *fixture) runDispatcher(t *testing.T, d switchboard.Deliverer, cfg switchboard.DispatchConfig) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = f.svc.RunDispatcher(ctx, switchboard.ModeWebhook, d, cfg)
+	}()
+	stop = func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return stop
+}
+
+// TestDispatchSlowAgentDoesNotStallOthers gives one webhook agent a backlog
+// of calls that hang: it holds at most its share of the dispatcher's slots,
+// and another agent's task is delivered meanwhile.
+func TestDispatchSlowAgentDoesNotStallOthers(t *testing.T) {
+	f := newFixture(t, membus.New())
+	slow, fast := f.webhookAgent(t, "slow"), f.webhookAgent(t, "fast")
+	d := &fakeDeliverer{hang: slow.ID, started: make(chan struct{}, 1)}
+	for i := range 64 {
+		f.sendTo(t, slow, fmt.Sprint("s", i))
+	}
+	f.runDispatcher(t, d, switchboard.DispatchConfig{Concurrency: 16, Timeout: time.Minute, Poll: 10 * time.Millisecond})
+	<-d.started
+
+	task := f.sendTo(t, fast, "f1")
+	got, err := f.svc.WaitForTurn(context.Background(), task.ID(), task.Seq, 5*time.Second)
+	must(t, err)
+	if got.State() != a2a.TaskStateCompleted {
+		t.Fatalf("the fast agent's task is %s behind the slow agent's backlog", got.State())
+	}
+	d.mu.Lock()
+	peak := d.peak
+	d.mu.Unlock()
+	if peak > switchboard.DefaultDispatchPerAgent {
+		t.Fatalf("the slow agent had %d calls in flight, want at most %d", peak, switchboard.DefaultDispatchPerAgent)
+	}
+}
+
+// TestDispatchShutdown stops the dispatcher while a webhook call is in
+// flight: the cut attempt gives its delivery back at once (not after its
+// lease, which outlasts the call timeout by 30 s), and an answer that came
+// as the call was cut is recorded.
+func TestDispatchShutdown(t *testing.T) {
+	for name, answerLate := range map[string]bool{"GivesBackCutAttempt": false, "RecordsLateAnswer": true} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, membus.New())
+			g := f.webhookAgent(t, "hook")
+			d := &fakeDeliverer{hang: g.ID, answerLate: answerLate, started: make(chan struct{}, 1)}
+			task := f.sendTo(t, g, "m1")
+			stop := f.runDispatcher(t, d, switchboard.DispatchConfig{Timeout: time.Minute, Poll: 10 * time.Millisecond})
+			<-d.started
+			stop()
+
+			ctx := context.Background()
+			ds, err := f.db.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID})
+			must(t, err)
+			if len(ds) != 1 {
+				t.Fatalf("%d deliveries", len(ds))
+			}
+			got, err := f.db.FindTaskByID(ctx, task.ID())
+			must(t, err)
+			if answerLate {
+				if ds[0].State != switchboard.DeliveryAcked || got.State() != a2a.TaskStateCompleted {
+					t.Fatalf("delivery %s, task %s; want the answer recorded", ds[0].State, got.State())
+				}
+				return
+			}
+			if ds[0].State != switchboard.DeliveryQueued || ds[0].NextAttemptAt.After(time.Now()) || ds[0].Attempts != 1 {
+				t.Fatalf("delivery %s, next attempt in %v, %d attempts; want queued and due at once after one attempt",
+					ds[0].State, time.Until(ds[0].NextAttemptAt).Round(time.Second), ds[0].Attempts)
+			}
+			if got.State() != a2a.TaskStateSubmitted {
+				t.Fatalf("task %s", got.State())
+			}
+		})
+	}
+}
