@@ -3,10 +3,10 @@ package switchboard_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"

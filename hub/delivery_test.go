@@ -584,7 +584,9 @@ func TestUnansweredOffersDoNotCloseTheWindow(t *testing.T) {
 func TestAgentCannotGrowTaskWithoutBound(t *testing.T) {
 	// Each update rewrites a task of megabytes; under the race detector one
 	// can outlast a short heartbeat, during which the reader is busy.
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = 20 * time.Second })
+	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) {
+		h.HeartbeatInterval = 20 * time.Second
+	})
 	g, tok := s.agent("verbose")
 	peer := s.peerToken(g, "bob")
 	a := s.connect(tok)
@@ -647,7 +649,9 @@ func TestOwnSendLimits(t *testing.T) {
 // that works past the blocking timeout returns the task as it stands
 // (working), not an error, after about the timeout.
 func TestBlockingTimeoutReturnsTaskAsItStands(t *testing.T) {
-	s := newServer(t, func(_ *switchboard.TaskService, _ *hub.Config, a *httpapi.Config) { a.BlockingTimeout = 300 * time.Millisecond })
+	s := newServer(t, func(_ *switchboard.TaskService, _ *hub.Config, a *httpapi.Config) {
+		a.BlockingTimeout = 300 * time.Millisecond
+	})
 	g, tok := s.agent("pondering")
 	peer := s.peerToken(g, "bob")
 	a := s.connect(tok)
