@@ -73,6 +73,10 @@ type Client struct {
 	Heartbeat time.Duration
 	// HTTPClient makes the WebSocket handshake; nil: a client of its own.
 	HTTPClient *http.Client
+	// OnConnect, if set, is called with the agent's public address each
+	// time a connection is established (hello answered), before any work
+	// on it is handled. It must not block.
+	OnConnect func(address string)
 
 	initOnce sync.Once
 	out      *outbox      // immutable after init

@@ -291,3 +291,25 @@ func waitClosed(t testing.TB, ch <-chan struct{}) {
 		t.Fatal("timed out")
 	}
 }
+
+func TestOnConnectCalledForEachConnection(t *testing.T) {
+	s := newTestServer(t)
+	g := s.agent("hooked")
+	addrs := make(chan string, 4)
+	c := newClient(s, g, func(ctx context.Context, w *connector.Work) { _ = w.Reply("ok") })
+	c.OnConnect = func(address string) { addrs <- address }
+	runClient(t, c)
+	first := <-addrs
+	if !strings.HasSuffix(first, "/a/hooked") {
+		t.Fatalf("OnConnect address: got %q, want the agent's address", first)
+	}
+	s.restart()
+	select {
+	case again := <-addrs:
+		if again != first {
+			t.Errorf("after reconnect: got %q, want %q", again, first)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnConnect was not called again after the server restarted")
+	}
+}

@@ -67,6 +67,9 @@ func (c *Client) connect(ctx context.Context, hc *http.Client, url string) sessi
 		s.interval = DefaultHeartbeat
 	}
 	s.log.Info("connected", "agent", hello.Agent.Handle, "address", hello.Agent.Address, "heartbeat", s.interval)
+	if c.OnConnect != nil {
+		c.OnConnect(hello.Agent.Address)
+	}
 	start := time.Now()
 	end := s.serve(ctx, early)
 	end.connected, end.lasted = true, time.Since(start)
