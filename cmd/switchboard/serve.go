@@ -50,6 +50,8 @@ type ServeCmd struct {
 	NATSListen        string   `name:"nats-listen" env:"SWITCHBOARD_NATS_LISTEN" help:"With --bus embedded: host:port where the embedded NATS server accepts clients (default: none, in-process only)."`
 	NATSClusterListen string   `name:"nats-cluster-listen" env:"SWITCHBOARD_NATS_CLUSTER_LISTEN" help:"With --bus embedded: host:port where the embedded NATS server accepts routes from the other instances' servers."`
 	NATSRoutes        []string `name:"nats-routes" env:"SWITCHBOARD_NATS_ROUTES" help:"With --bus embedded: nats-route://host:port of the other instances' embedded servers (comma-separated)."`
+
+	PprofAddr string `name:"pprof-addr" env:"SWITCHBOARD_PPROF_ADDR" help:"host:port where Go's profiling endpoints (/debug/pprof/) are served (default: none). Keep it private."`
 }
 
 // Run runs the server until ctx ends (SIGINT or SIGTERM).
@@ -63,6 +65,13 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
 		NATS: natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
 	}, newLogger(c.LogLevel, c.LogFormat))
+	if c.PprofAddr != "" {
+		stop, err := servePprof(c.PprofAddr, m.Logger)
+		if err != nil {
+			return fmt.Errorf("--pprof-addr: %w", err)
+		}
+		defer stop()
+	}
 	if err := m.Run(ctx); err != nil {
 		_ = m.Close()
 		return err

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/connector"
+)
+
+// workerArg, as the first argument, makes this program a worker process
+// that holds a share of the agents: it reads a workerJob as JSON on stdin,
+// prints "connected N" as agents connect and "ready" when all are, and
+// runs until its stdin closes.
+const workerArg = "-agent-worker"
+
+// workerJob is what a worker process is given.
+type workerJob struct {
+	URL         string   `json:"url"`
+	Tokens      []string `json:"tokens"`
+	Concurrency int      `json:"concurrency"`
+}
+
+// fleet is the set of connector agents the tool runs, in this process and
+// in worker processes.
+type fleet struct {
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	workers []*exec.Cmd
+	stdins  []io.Closer
+}
+
+// startFleet connects one connector agent per token to url, at most
+// perProc in this process and the rest in worker processes, and returns
+// once every agent is connected (or fails when they are not within a
+// bound that grows with their number).
+func startFleet(ctx context.Context, url string, tokens []string, perProc, concurrency int, progress io.Writer) (*fleet, error) {
+	fctx, cancel := context.WithCancel(context.Background())
+	f := &fleet{cancel: cancel}
+	limit := time.Duration(30+len(tokens)/200) * time.Second
+	ctx, stop := context.WithTimeout(ctx, limit)
+	defer stop()
+
+	local := tokens
+	if len(tokens) > perProc {
+		local = tokens[:perProc]
+	}
+	var wait []<-chan error
+	for rest := tokens[len(local):]; len(rest) > 0; {
+		share := rest[:min(perProc, len(rest))]
+		rest = rest[len(share):]
+		ready, err := f.startWorker(url, share, concurrency)
+		if err != nil {
+			f.stop()
+			return nil, err
+		}
+		wait = append(wait, ready)
+	}
+	var connected atomic.Int64
+	localReady := make(chan error, 1)
+	go func() { localReady <- runAgents(fctx, ctx, &f.wg, url, local, concurrency, &connected) }()
+	wait = append(wait, localReady)
+	start := time.Now()
+	for _, ch := range wait {
+		select {
+		case err := <-ch:
+			if err != nil {
+				f.stop()
+				return nil, err
+			}
+		case <-ctx.Done():
+			f.stop()
+			return nil, fmt.Errorf("agents not all connected within %v (%d of %d in this process)", limit, connected.Load(), len(local))
+		}
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "%d agents connected in %.1f s (%d processes)\n", len(tokens), time.Since(start).Seconds(), len(f.workers)+1)
+	}
+	return f, nil
+}
+
+// runAgents starts one client per token, at most concurrency connecting at
+// once, and returns when all have connected or ready ends. The clients run
+// until run ends.
+func runAgents(run, ready context.Context, wg *sync.WaitGroup, url string, tokens []string, concurrency int, connected *atomic.Int64) error {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxIdleConns: concurrency}}
+	sem := make(chan struct{}, concurrency)
+	all := make(chan struct{})
+	var left atomic.Int64
+	left.Store(int64(len(tokens)))
+	if len(tokens) == 0 {
+		close(all)
+	}
+	for _, tok := range tokens {
+		select {
+		case sem <- struct{}{}:
+		case <-ready.Done():
+			return ready.Err()
+		}
+		var once sync.Once
+		c := &connector.Client{
+			URLs:          []string{url},
+			Token:         tok,
+			Handler:       connector.HandlerFunc(echo),
+			HTTPClient:    hc,
+			MaxConcurrent: 4,
+			QueueSize:     16,
+			OnConnect: func(string) {
+				once.Do(func() {
+					<-sem
+					connected.Add(1)
+					if left.Add(-1) == 0 {
+						close(all)
+					}
+				})
+			},
+		}
+		wg.Go(func() {
+			if err := c.Run(run); err != nil && !errors.Is(err, context.Canceled) {
+				fmt.Fprintln(os.Stderr, "agent stopped:", err)
+			}
+		})
+	}
+	select {
+	case <-all:
+		return nil
+	case <-ready.Done():
+		return ready.Err()
+	}
+}
+
+// echo answers each message with its own text.
+func echo(ctx context.Context, w *connector.Work) { _ = w.Reply(w.Text()) }
+
+// startWorker starts a worker process holding the agents of tokens and
+// returns a channel that gets nil when all are connected.
+func (f *fleet) startWorker(url string, tokens []string, concurrency int) (<-chan error, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, workerArg)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	f.workers = append(f.workers, cmd)
+	f.stdins = append(f.stdins, stdin)
+	if err := json.NewEncoder(stdin).Encode(workerJob{URL: url, Tokens: tokens, Concurrency: concurrency}); err != nil {
+		return nil, err
+	}
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				ready <- nil
+			}
+		}
+		ready <- errors.New("a worker process ended before its agents connected")
+	}()
+	return ready, nil
+}
+
+// stop disconnects every agent and ends the worker processes.
+func (f *fleet) stop() {
+	f.cancel()
+	for _, in := range f.stdins {
+		in.Close()
+	}
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+	}
+	for _, w := range f.workers {
+		waited := make(chan struct{})
+		go func() { _ = w.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(15 * time.Second):
+			_ = w.Process.Kill()
+			<-waited
+		}
+	}
+}
+
+// runWorker is the worker process: it connects the job's agents, says
+// ready, and runs them until stdin closes.
+func runWorker(stdin io.Reader, stdout io.Writer) error {
+	br := bufio.NewReader(stdin)
+	var job workerJob
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("read the job: %w", err)
+	}
+	if err := json.Unmarshal(line, &job); err != nil {
+		return fmt.Errorf("read the job: %w", err)
+	}
+	run, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // the parent closes stdin (or dies): stop
+		_, _ = io.Copy(io.Discard, br)
+		cancel()
+	}()
+	var wg sync.WaitGroup
+	var connected atomic.Int64
+	if err := runAgents(run, run, &wg, job.URL, job.Tokens, max(job.Concurrency, 1), &connected); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "connected "+strconv.FormatInt(connected.Load(), 10))
+	fmt.Fprintln(stdout, "ready")
+	<-run.Done()
+	wg.Wait()
+	return nil
+}

@@ -1,0 +1,176 @@
+// Command switchboard-load measures a Switchboard deployment: it connects
+// native connector agents, drives concurrent A2A peers against their public
+// addresses, and prints throughput, latency percentiles and the server's
+// memory. By default it starts its own server on a fresh SQLite data
+// directory (and for the cross scenario two instances on PostgreSQL joined
+// by embedded NATS), so that one command measures one machine; -server
+// targets a running deployment instead. Every loop is bounded in count and
+// time, and only loopback addresses are touched unless -server names
+// another.
+//
+// Scenarios:
+//
+//	idle    hold -agents connected agents; report server memory per agent
+//	route   peers → server → connector agents → answers (and the direct path)
+//	inbox   SendMessage to inbox agents: stored, answered SUBMITTED
+//	cross   peers on one instance, agents on another (and the same-instance path)
+//	direct  the same peers against an a2a-go v2 reference server only
+//
+// See docs/performance.md for the numbers measured with it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// config is what the flags say.
+type config struct {
+	scenario      string
+	agents        int
+	peers         int
+	duration      time.Duration
+	count         int
+	warmup        time.Duration
+	payload       int
+	rate          float64
+	blocking      bool
+	direct        bool
+	jsonOut       bool
+	server        string
+	ownerToken    string
+	switchboard   string
+	database      string
+	agentsPerProc int
+	connectRate   int
+	settle        time.Duration
+	heartbeat     time.Duration
+	verbose       bool
+	serverArgs    []string
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == workerArg {
+		if err := runWorker(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "switchboard-load worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := run(ctx, cfg, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard-load:", err)
+		os.Exit(1)
+	}
+	res.printTable(os.Stdout)
+	if cfg.jsonOut {
+		if err := res.printJSON(os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "switchboard-load:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// parseFlags reads the command line.
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("switchboard-load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &config{}
+	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross or direct")
+	fs.IntVar(&c.agents, "agents", 100, "agents to create and connect")
+	fs.IntVar(&c.peers, "peers", 32, "concurrent peers sending messages")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long each measured phase sends (after -warmup)")
+	fs.IntVar(&c.count, "count", 0, "stop a phase after this many tasks (0: only -duration bounds it)")
+	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "sending before each measured phase, not counted")
+	fs.IntVar(&c.payload, "payload", 1024, "bytes of text in each message")
+	fs.Float64Var(&c.rate, "rate", 0, "tasks per second across all peers, scheduled open-loop (latency counts from the scheduled time); 0: each peer sends as soon as its last call returned")
+	fs.BoolVar(&c.blocking, "blocking", true, "blocking SendMessage; false: returnImmediately, then GetTask until the task is done")
+	fs.BoolVar(&c.direct, "direct", true, "route: also measure the same peers against an a2a-go v2 reference server, in the same run")
+	fs.BoolVar(&c.jsonOut, "json", false, "after the table, print one line of JSON with the results")
+	fs.StringVar(&c.server, "server", "", "base URL of a running deployment to measure (default: start one)")
+	fs.StringVar(&c.ownerToken, "owner-token", os.Getenv("SWITCHBOARD_OWNER_TOKEN"), "with -server: an owner token (sbo_…) to create the agents with")
+	fs.StringVar(&c.switchboard, "switchboard", "", "the switchboard binary to start (default: beside this one, then $PATH, then go build)")
+	fs.StringVar(&c.database, "database", os.Getenv("SWITCHBOARD_LOAD_DATABASE"), "cross: a postgres:// URL; the tool creates a schema of its own in it and drops it after")
+	fs.IntVar(&c.agentsPerProc, "agents-per-process", 9000, "connector agents one process holds; more are spread over worker processes")
+	fs.IntVar(&c.connectRate, "connect-concurrency", 256, "agent connections being set up at once")
+	fs.DurationVar(&c.settle, "settle", 3*time.Second, "idle: how long to wait after the last agent connected before reading the server's memory")
+	fs.DurationVar(&c.heartbeat, "heartbeat", 0, "the server's heartbeat interval for agents it starts (0: its default)")
+	fs.BoolVar(&c.verbose, "v", false, "show the started servers' warnings on stderr")
+	fs.Func("server-arg", "an extra argument for the switchboard serve processes this tool starts (repeatable), e.g. -server-arg=--pprof-addr=127.0.0.1:6060", func(s string) error {
+		c.serverArgs = append(c.serverArgs, s)
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("unexpected arguments: %v", fs.Args())
+		fmt.Fprintln(stderr, err)
+		return nil, err
+	}
+	if err := c.check(); err != nil {
+		fmt.Fprintln(stderr, "switchboard-load:", err)
+		return nil, err
+	}
+	return c, nil
+}
+
+// Bounds that keep every run finite whatever the flags say.
+const (
+	maxAgents   = 200_000
+	maxPeers    = 10_000
+	maxDuration = time.Hour
+	maxTasks    = 50_000_000
+)
+
+// check refuses flags that cannot work.
+func (c *config) check() error {
+	switch c.scenario {
+	case "idle", "route", "inbox", "cross", "direct":
+	default:
+		return fmt.Errorf("-scenario: want idle, route, inbox, cross or direct, got %q", c.scenario)
+	}
+	switch {
+	case c.agents < 1 || c.agents > maxAgents:
+		return fmt.Errorf("-agents: want 1…%d", maxAgents)
+	case c.peers < 1 || c.peers > maxPeers:
+		return fmt.Errorf("-peers: want 1…%d", maxPeers)
+	case c.duration <= 0 || c.duration > maxDuration:
+		return fmt.Errorf("-duration: want more than 0 and at most %v", maxDuration)
+	case c.warmup < 0 || c.warmup > maxDuration:
+		return fmt.Errorf("-warmup: want 0…%v", maxDuration)
+	case c.count < 0 || c.count > maxTasks:
+		return fmt.Errorf("-count: want 0…%d", maxTasks)
+	case c.payload < 0 || c.payload > 512<<10:
+		return errors.New("-payload: want 0…524288 bytes")
+	case c.rate < 0:
+		return errors.New("-rate: want 0 or more")
+	case c.agentsPerProc < 1:
+		return errors.New("-agents-per-process: want 1 or more")
+	case c.connectRate < 1:
+		return errors.New("-connect-concurrency: want 1 or more")
+	case c.server != "" && c.ownerToken == "" && c.scenario != "direct":
+		return errors.New("-server needs -owner-token (or SWITCHBOARD_OWNER_TOKEN) to create agents")
+	case c.scenario == "cross" && c.server != "":
+		return errors.New("-scenario cross starts its own two instances; -server does not apply")
+	case c.scenario == "cross" && c.database == "":
+		return errors.New("-scenario cross needs -database postgres://… (or SWITCHBOARD_LOAD_DATABASE): both instances share it")
+	}
+	return nil
+}

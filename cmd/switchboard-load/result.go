@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// result is what a run measured; its JSON form is the -json line.
+type result struct {
+	Scenario      string  `json:"scenario"`
+	Agents        int     `json:"agents"`
+	Peers         int     `json:"peers"`
+	PayloadBytes  int     `json:"payload_bytes"`
+	Blocking      bool    `json:"blocking"`
+	Rate          float64 `json:"rate"`
+	DurationS     float64 `json:"duration_s"`
+	Tasks         int64   `json:"tasks"`
+	Errors        int64   `json:"errors"`
+	FirstError    string  `json:"first_error,omitempty"`
+	TasksPerS     float64 `json:"tasks_per_s"`
+	P50Ms         float64 `json:"p50_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	P999Ms        float64 `json:"p999_ms"`
+	ServerCPU     float64 `json:"server_cpu_cores"`
+	ServerRSS     int64   `json:"server_rss_bytes"`
+	ServerBaseRSS int64   `json:"server_base_rss_bytes,omitempty"`
+	RSSPerAgent   int64   `json:"rss_per_agent_bytes"`
+	ConnectS      float64 `json:"connect_s,omitempty"`
+
+	DirectTasksPerS float64 `json:"direct_tasks_per_s,omitempty"`
+	DirectP50Ms     float64 `json:"direct_p50_ms,omitempty"`
+	DirectP99Ms     float64 `json:"direct_p99_ms,omitempty"`
+	DirectErrors    int64   `json:"direct_errors,omitempty"`
+
+	SameTasksPerS float64 `json:"same_tasks_per_s,omitempty"`
+	SameP50Ms     float64 `json:"same_p50_ms,omitempty"`
+	SameP99Ms     float64 `json:"same_p99_ms,omitempty"`
+	SameErrors    int64   `json:"same_errors,omitempty"`
+
+	phases []*phaseResult
+}
+
+// setMain records the scenario's own phase; cpu is the servers' CPU
+// seconds during it.
+func (r *result) setMain(p *phaseResult, cpu float64) {
+	r.phases = append(r.phases, p)
+	r.Tasks, r.Errors, r.FirstError = p.tasks, p.errors, p.firstErr
+	r.TasksPerS = p.tasksPerSecond()
+	r.P50Ms, r.P99Ms, r.P999Ms = p.percentile(50), p.percentile(99), p.percentile(99.9)
+	if p.elapsed > 0 {
+		r.ServerCPU = cpu / p.elapsed.Seconds()
+	}
+}
+
+// setDirect records the direct path measured in the same run.
+func (r *result) setDirect(p *phaseResult) {
+	if r.Scenario != "direct" {
+		r.phases = append(r.phases, p)
+	}
+	r.DirectTasksPerS, r.DirectP50Ms, r.DirectP99Ms, r.DirectErrors = p.tasksPerSecond(), p.percentile(50), p.percentile(99), p.errors
+}
+
+// setSame records the same-instance path measured in the same run.
+func (r *result) setSame(p *phaseResult) {
+	r.phases = append(r.phases, p)
+	r.SameTasksPerS, r.SameP50Ms, r.SameP99Ms, r.SameErrors = p.tasksPerSecond(), p.percentile(50), p.percentile(99), p.errors
+}
+
+// printTable writes the human summary.
+func (r *result) printTable(w io.Writer) {
+	fmt.Fprintf(w, "scenario %s: %d agents, %d peers, %d-byte messages, blocking %v", r.Scenario, r.Agents, r.Peers, r.PayloadBytes, r.Blocking)
+	if r.Rate > 0 {
+		fmt.Fprintf(w, ", %.0f tasks/s offered", r.Rate)
+	}
+	fmt.Fprintln(w)
+	if len(r.phases) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "path\ttasks\terrors\ttasks/s\tp50 ms\tp99 ms\tp99.9 ms\t")
+		for _, p := range r.phases {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t\n", p.name, p.tasks, p.errors, p.tasksPerSecond(),
+				p.percentile(50), p.percentile(99), p.percentile(99.9))
+		}
+		tw.Flush()
+		for _, p := range r.phases {
+			if p.firstErr != "" {
+				fmt.Fprintf(w, "%s: first error: %s\n", p.name, p.firstErr)
+			}
+		}
+		if r.DirectP50Ms > 0 && r.Scenario != "direct" {
+			fmt.Fprintf(w, "relay vs direct: p50 %.2f×, throughput %.2f×\n", r.P50Ms/r.DirectP50Ms, r.TasksPerS/r.DirectTasksPerS)
+		}
+		if r.SameP50Ms > 0 {
+			fmt.Fprintf(w, "cross vs same instance: p50 +%.2f ms, p99 +%.2f ms\n", r.P50Ms-r.SameP50Ms, r.P99Ms-r.SameP99Ms)
+		}
+	}
+	if r.ServerCPU > 0 {
+		fmt.Fprintf(w, "server CPU: %.2f cores\n", r.ServerCPU)
+	}
+	if r.ConnectS > 0 {
+		fmt.Fprintf(w, "agents connected in %.1f s\n", r.ConnectS)
+	}
+	if r.ServerRSS > 0 {
+		fmt.Fprintf(w, "server RSS: %.1f MiB", float64(r.ServerRSS)/(1<<20))
+		if r.RSSPerAgent != 0 {
+			fmt.Fprintf(w, " (%.1f MiB before the agents connected; %.1f KiB per connected agent)",
+				float64(r.ServerBaseRSS)/(1<<20), float64(r.RSSPerAgent)/1024)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// printJSON writes the one-line JSON form.
+func (r *result) printJSON(w io.Writer) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+)
+
+// deployment is the Switchboard instance(s) a run measures.
+type deployment struct {
+	owner    *ownerClient
+	peerURL  string           // where peers send
+	agentURL string           // where agents connect
+	procs    []*serverProcess // started by this tool; empty with -server
+	cleanup  []func()
+}
+
+// close stops what the deployment started.
+func (d *deployment) close() {
+	for _, p := range d.procs {
+		p.stop()
+	}
+	for i := len(d.cleanup) - 1; i >= 0; i-- {
+		d.cleanup[i]()
+	}
+}
+
+// rss is the resident memory of the instance agents connect to.
+func (d *deployment) rss() int64 {
+	if len(d.procs) == 0 {
+		return 0
+	}
+	return d.procs[len(d.procs)-1].rss()
+}
+
+// cpuSeconds is the CPU time of all started instances.
+func (d *deployment) cpuSeconds() float64 {
+	var s float64
+	for _, p := range d.procs {
+		s += p.cpuSeconds()
+	}
+	return s
+}
+
+// run performs cfg's scenario and returns what it measured.
+func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
+	res := &result{Scenario: cfg.scenario, Agents: cfg.agents, Peers: cfg.peers, PayloadBytes: cfg.payload,
+		Blocking: cfg.blocking, Rate: cfg.rate, DurationS: cfg.duration.Seconds()}
+	d := newDriver(cfg)
+	if cfg.scenario == "direct" {
+		res.Agents = 0
+		ref, err := startReferenceServer()
+		if err != nil {
+			return nil, err
+		}
+		defer ref.stop()
+		pr := d.drive(ctx, phase{name: "direct", targets: []target{{url: ref.url}}, wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking})
+		res.setMain(pr, 0)
+		res.setDirect(pr)
+		return res, ctx.Err()
+	}
+
+	dir, err := os.MkdirTemp("", "switchboard-load-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	serverLogs := io.Discard
+	if cfg.verbose {
+		serverLogs = logs
+	}
+	dep, err := deploy(ctx, cfg, dir, serverLogs, logs)
+	if err != nil {
+		return nil, err
+	}
+	defer dep.close()
+
+	mode := "connector"
+	if cfg.scenario == "inbox" {
+		mode = "inbox"
+	}
+	prefix := "load-" + randomWord()
+	fmt.Fprintf(logs, "creating %d %s agents on %s\n", cfg.agents, mode, dep.peerURL)
+	agents, err := dep.owner.createAgents(ctx, prefix, mode, cfg.agents, cfg.scenario != "idle", logs)
+	if err != nil {
+		return nil, fmt.Errorf("create agents: %w", err)
+	}
+	if len(dep.procs) == 0 { // a deployment of someone else's: leave it as found
+		defer dep.owner.deleteAgents(context.Background(), agents)
+	}
+	base := dep.rss()
+	if mode == "connector" {
+		tokens := make([]string, len(agents))
+		for i, g := range agents {
+			tokens[i] = g.AgentToken
+		}
+		start := time.Now()
+		f, err := startFleet(ctx, dep.agentURL, tokens, cfg.agentsPerProc, cfg.connectRate, logs)
+		if err != nil {
+			return nil, err
+		}
+		defer f.stop()
+		res.ConnectS = time.Since(start).Seconds()
+	}
+	if rss := dep.rss(); cfg.scenario != "idle" && rss > 0 && mode == "connector" {
+		res.ServerBaseRSS, res.RSSPerAgent = base, (rss-base)/int64(cfg.agents)
+	}
+	if cfg.scenario == "idle" {
+		select {
+		case <-time.After(cfg.settle):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		res.ServerRSS = dep.rss()
+		if res.ServerRSS > 0 {
+			res.RSSPerAgent = (res.ServerRSS - base) / int64(cfg.agents)
+			res.ServerBaseRSS = base
+		}
+		return res, nil
+	}
+
+	targets := func(baseURL string) []target {
+		ts := make([]target, len(agents))
+		for i, g := range agents {
+			ts[i] = target{url: baseURL + "/a/" + g.Handle, token: g.PeerToken}
+		}
+		return ts
+	}
+	want := "TASK_STATE_COMPLETED"
+	if mode == "inbox" {
+		want = "TASK_STATE_SUBMITTED"
+	}
+	if cfg.scenario == "cross" {
+		fmt.Fprintf(logs, "same instance: peers and agents on %s\n", dep.agentURL)
+		same := d.drive(ctx, phase{name: "same", targets: targets(dep.agentURL), wantState: want, blocking: cfg.blocking})
+		res.setSame(same)
+	}
+	cpu0 := dep.cpuSeconds()
+	fmt.Fprintf(logs, "%s: peers on %s, agents on %s\n", cfg.scenario, dep.peerURL, dep.agentURL)
+	measured := d.drive(ctx, phase{name: cfg.scenario, targets: targets(dep.peerURL), wantState: want, blocking: cfg.blocking})
+	res.setMain(measured, dep.cpuSeconds()-cpu0)
+	res.ServerRSS = dep.rss()
+	if cfg.scenario == "route" && cfg.direct {
+		ref, err := startReferenceServer()
+		if err != nil {
+			return nil, err
+		}
+		defer ref.stop()
+		fmt.Fprintf(logs, "direct: the same peers against an a2a-go v2 server at %s\n", ref.url)
+		res.setDirect(d.drive(ctx, phase{name: "direct", targets: []target{{url: ref.url}}, wantState: want, blocking: cfg.blocking}))
+	}
+	return res, ctx.Err()
+}
+
+// deploy starts the instance(s) the scenario needs, or wraps -server.
+func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Writer) (*deployment, error) {
+	hc := &http.Client{Timeout: time.Minute}
+	if cfg.server != "" {
+		return &deployment{owner: &ownerClient{base: cfg.server, token: cfg.ownerToken, http: hc},
+			peerURL: cfg.server, agentURL: cfg.server}, nil
+	}
+	bin, err := findSwitchboard(cfg.switchboard, dir, logs)
+	if err != nil {
+		return nil, err
+	}
+	token := newOwnerToken()
+	common := []string{"--owner-token", token, "--rate-per-minute", "0", "--delivery-deadline", "10m",
+		"--blocking-timeout", "60s"}
+	if cfg.heartbeat > 0 {
+		common = append(common, "--heartbeat", cfg.heartbeat.String())
+	}
+	common = append(common, cfg.serverArgs...)
+	dep := &deployment{}
+	if cfg.scenario != "cross" {
+		p, err := startServer(ctx, bin, serverLogs, append(common, "--data", dir+"/data")...)
+		if err != nil {
+			return nil, err
+		}
+		dep.procs = []*serverProcess{p}
+		dep.peerURL, dep.agentURL = p.url, p.url
+		dep.owner = &ownerClient{base: p.url, token: token, http: hc}
+		return dep, nil
+	}
+	dsn, drop, err := loadSchema(ctx, cfg.database)
+	if err != nil {
+		return nil, err
+	}
+	dep.cleanup = append(dep.cleanup, drop)
+	portA, err := freePort()
+	if err != nil {
+		dep.close()
+		return nil, err
+	}
+	portB, err := freePort()
+	if err != nil {
+		dep.close()
+		return nil, err
+	}
+	clusterA := "127.0.0.1:" + strconv.Itoa(portA)
+	clusterB := "127.0.0.1:" + strconv.Itoa(portB)
+	a, err := startServer(ctx, bin, serverLogs, append(common, "--data", dir+"/a", "--database", dsn,
+		"--bus", "embedded", "--nats-cluster-listen", clusterA, "--nats-routes", "nats-route://"+clusterB)...)
+	if err != nil {
+		dep.close()
+		return nil, err
+	}
+	dep.procs = append(dep.procs, a)
+	b, err := startServer(ctx, bin, serverLogs, append(common, "--data", dir+"/b", "--database", dsn,
+		"--bus", "embedded", "--nats-cluster-listen", clusterB, "--nats-routes", "nats-route://"+clusterA)...)
+	if err != nil {
+		dep.close()
+		return nil, err
+	}
+	dep.procs = append(dep.procs, b)
+	dep.peerURL, dep.agentURL = a.url, b.url
+	dep.owner = &ownerClient{base: a.url, token: token, http: hc}
+	return dep, nil
+}
+
+// randomWord returns 8 random lowercase hex characters.
+func randomWord() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
