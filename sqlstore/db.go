@@ -25,6 +25,7 @@ type DB struct {
 	write   *sql.DB
 	read    *sql.DB
 	dialect dialect
+	group   *groupCommitter // SQLite: the writer that commits transactions in groups
 
 	// Now returns the current time for stored timestamps; tests may replace it.
 	Now func() time.Time
@@ -69,6 +70,9 @@ var _ switchboard.Store = (*DB)(nil)
 func (db *DB) Close() error {
 	var err error
 	db.closeOnce.Do(func() {
+		if db.group != nil {
+			db.group.close()
+		}
 		err = errors.Join(db.write.Close(), db.read.Close())
 	})
 	return err
@@ -79,7 +83,7 @@ func (db *DB) Close() error {
 // applied by name, not by "everything above the highest number", so a
 // migration added later with a lower number still runs.
 func (db *DB) migrate(ctx context.Context) error {
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := db.lockMigrations(ctx, tx); err != nil {
 			return err
 		}
@@ -117,7 +121,7 @@ func (db *DB) migrate(ctx context.Context) error {
 }
 
 func (db *DB) applyMigration(ctx context.Context, name, body string) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := db.lockMigrations(ctx, tx); err != nil {
 			return err
 		}
@@ -147,13 +151,18 @@ func (db *DB) lockMigrations(ctx context.Context, tx *sql.Tx) error {
 }
 
 // inTx runs fn in a write transaction and commits it if fn returns nil.
-func (db *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+// fn must run its statements with the context it is given. On SQLite the
+// transaction may be committed together with others (groupcommit.go).
+func (db *DB) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	if db.group != nil {
+		return db.group.run(ctx, fn)
+	}
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return db.formatError(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := fn(tx); err != nil {
+	if err := fn(ctx, tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

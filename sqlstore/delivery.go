@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -95,8 +96,25 @@ const dueOrder = "d.next_attempt_at, d.created_at, d.id"
 // claim offers to holder, for lease, the deliveries that query selects (and
 // locks) with args.
 func (db *DB) claim(ctx context.Context, now time.Time, query string, args []any, holder string, lease time.Duration) ([]*switchboard.Delivery, error) {
+	if !db.dialect.rowLocks {
+		// SQLite: look with a reader first, so that a claim that finds
+		// nothing (the usual case after an answer) takes no write lock.
+		// Work committed after this look is announced on the bus, which
+		// makes the holder claim again.
+		rows, err := db.read.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		found := rows.Next()
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, nil
+		}
+	}
 	var out []*switchboard.Delivery
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
@@ -129,7 +147,7 @@ func (db *DB) claim(ctx context.Context, now time.Time, query string, args []any
 // back to queued unacknowledged, cleared by RequeueUnheld.
 func (db *DB) AckDelivery(ctx context.Context, id, holder string) (bool, error) {
 	var n int64
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'acked', holder = ''
 			WHERE id = $1 AND last_holder = $2 AND last_holder <> '' AND state IN ('offered', 'queued')`, id, holder)
 		if err != nil {
@@ -144,7 +162,7 @@ func (db *DB) AckDelivery(ctx context.Context, id, holder string) (bool, error) 
 // ReleaseDeliveries implements switchboard.DeliveryStore.
 func (db *DB) ReleaseDeliveries(ctx context.Context, holder string) (int, error) {
 	var n int64
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
 			WHERE holder = $2 AND state = 'offered'`, nanos(db.Now()), holder)
 		if err != nil {
@@ -158,7 +176,7 @@ func (db *DB) ReleaseDeliveries(ctx context.Context, holder string) (int, error)
 
 // RetryDelivery implements switchboard.DeliveryStore.
 func (db *DB) RetryDelivery(ctx context.Context, id string, next time.Time, lastErr string) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1, last_error = $2
 			WHERE id = $3 AND state = 'offered'`, nanos(next), truncateError(lastErr), id)
 		return err
@@ -187,7 +205,7 @@ func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.T
 		w.add("d.task_id NOT IN ("+strings.Join(marks, ", ")+")", args...)
 	}
 	var n int64
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// The agent's acknowledgement of this work no longer counts: it lost
 		// the work, and a late acknowledgement of the old offer must not
 		// stand for the new one.
@@ -205,7 +223,7 @@ func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.T
 // RequeueStaleOffers implements switchboard.DeliveryStore.
 func (db *DB) RequeueStaleOffers(ctx context.Context, now time.Time) ([]string, error) {
 	var agents []string
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1,
 			last_error = 'the offer was not acknowledged in time'
 			WHERE state = 'offered' AND next_attempt_at < $1 RETURNING agent_id`, nanos(now))

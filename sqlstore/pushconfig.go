@@ -14,7 +14,7 @@ const pushColumns = `protocol, created_at, data`
 
 // SavePushConfig implements switchboard.PushConfigStore.
 func (db *DB) SavePushConfig(ctx context.Context, c *switchboard.PushConfig) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error { return db.savePushConfig(ctx, tx, c) })
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return db.savePushConfig(ctx, tx, c) })
 }
 
 func (db *DB) savePushConfig(ctx context.Context, tx *sql.Tx, c *switchboard.PushConfig) error {
@@ -67,7 +67,7 @@ func (db *DB) FindPushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*switch
 
 // DeletePushConfig implements switchboard.PushConfigStore.
 func (db *DB) DeletePushConfig(ctx context.Context, taskID a2a.TaskID, id string) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM push_configs WHERE task_id = $1 AND id = $2`, string(taskID), id)
 		return err
 	})

@@ -11,7 +11,7 @@ import (
 // every instance on the database sees it.
 func (db *DB) CountRequest(ctx context.Context, key string, window time.Time) (int, error) {
 	var n int
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `INSERT INTO rate_counts (key, window_start, count) VALUES ($1, $2, 1)
 			ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counts.count + 1 RETURNING count`,
 			key, nanos(window)).Scan(&n)
@@ -22,7 +22,7 @@ func (db *DB) CountRequest(ctx context.Context, key string, window time.Time) (i
 // DeleteRateCounts implements ratelimit.Counter: it forgets the windows
 // that started before t.
 func (db *DB) DeleteRateCounts(ctx context.Context, before time.Time) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM rate_counts WHERE window_start < $1`, nanos(before))
 		return err
 	})

@@ -13,7 +13,7 @@ const sessionColumns = `agent_id, holder, instance_id, client, connected_at, exp
 // OpenSession implements switchboard.SessionStore.
 func (db *DB) OpenSession(ctx context.Context, s *switchboard.AgentSession) (string, error) {
 	var replaced string
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT holder FROM agent_sessions WHERE agent_id = $1`+db.forUpdate(""), s.AgentID).Scan(&replaced)
 		if err != nil && err != sql.ErrNoRows {
 			return err
@@ -39,7 +39,7 @@ func (db *DB) OpenSession(ctx context.Context, s *switchboard.AgentSession) (str
 // RenewSession implements switchboard.SessionStore.
 func (db *DB) RenewSession(ctx context.Context, agentID, holder string, expiresAt time.Time) (bool, error) {
 	var n int64
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET expires_at = $1 WHERE agent_id = $2 AND holder = $3`,
 			nanos(expiresAt), agentID, holder)
 		if err != nil {
@@ -53,7 +53,7 @@ func (db *DB) RenewSession(ctx context.Context, agentID, holder string, expiresA
 
 // CloseSession implements switchboard.SessionStore.
 func (db *DB) CloseSession(ctx context.Context, agentID, holder string) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM agent_sessions WHERE agent_id = $1 AND holder = $2`, agentID, holder)
 		return err
 	})

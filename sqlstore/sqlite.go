@@ -36,7 +36,7 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(ON)"} {
 		pragmas.Add("_pragma", p)
 	}
-	w, err := sql.Open("sqlite", sqliteDSN(path, pragmas, "_txlock=immediate"))
+	w, err := openSQLite(sqliteDSN(path, pragmas, "_txlock=immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -57,14 +57,17 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	db.group = newGroupCommitter(w, db.formatError)
 	if err := db.migrate(ctx); err != nil {
+		db.group.close()
 		_ = w.Close()
 		return nil, err
 	}
 
 	pragmas.Add("_pragma", "query_only(1)")
-	r, err := sql.Open("sqlite", sqliteDSN(path, pragmas, ""))
+	r, err := openSQLite(sqliteDSN(path, pragmas, ""))
 	if err != nil {
+		db.group.close()
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite %s for reading: %w", path, err)
 	}
@@ -72,6 +75,16 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxIdleConns(max(4, runtime.GOMAXPROCS(0)*2))
 	db.read = r
 	return db, nil
+}
+
+// openSQLite returns a pool of SQLite connections that keep their prepared
+// statements (stmtcache.go).
+func openSQLite(dsn string) (*sql.DB, error) {
+	c, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(&cachingConnector{base: c}), nil
 }
 
 // sqliteDSN builds a file: URI for path, escaped so that characters such as

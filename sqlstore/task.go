@@ -20,7 +20,7 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 	}
 	snapshot := t.A2A // the first event is the task as created
 	var ev *switchboard.TaskEvent
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// A task for an agent deleted a moment ago would be an orphan.
 		var found string
 		err := tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE id = $1`+db.forShare(""), t.AgentID).Scan(&found)
@@ -182,7 +182,7 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboard.Task) (*switchboard.TaskChange, error)) (*switchboard.Task, []*switchboard.TaskEvent, error) {
 	var out *switchboard.Task
 	var events []*switchboard.TaskEvent
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		t, err := db.findTask(ctx, tx, string(id), db.forUpdate(""))
 		if err != nil {
 			return err
