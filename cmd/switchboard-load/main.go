@@ -27,6 +27,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -54,6 +55,7 @@ type config struct {
 	heartbeat     time.Duration
 	verbose       bool
 	serverArgs    []string
+	cpuProfile    string
 }
 
 func main() {
@@ -73,9 +75,22 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "switchboard-load: -cpuprofile:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	res, err := run(ctx, cfg, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard-load:", err)
+		stop()
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	res.printTable(os.Stdout)
@@ -112,6 +127,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.settle, "settle", 3*time.Second, "idle: how long to wait after the last agent connected before reading the server's memory")
 	fs.DurationVar(&c.heartbeat, "heartbeat", 0, "the server's heartbeat interval for agents it starts (0: its default)")
 	fs.BoolVar(&c.verbose, "v", false, "show the started servers' warnings on stderr")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write this tool's own CPU profile (peers, agents, and the direct server) to the file")
 	fs.Func("server-arg", "an extra argument for the switchboard serve processes this tool starts (repeatable), e.g. -server-arg=--pprof-addr=127.0.0.1:6060", func(s string) error {
 		c.serverArgs = append(c.serverArgs, s)
 		return nil

@@ -96,7 +96,11 @@ func (r *result) printTable(w io.Writer) {
 		}
 	}
 	if r.ServerCPU > 0 {
-		fmt.Fprintf(w, "server CPU: %.2f cores\n", r.ServerCPU)
+		fmt.Fprintf(w, "server CPU: %.2f cores", r.ServerCPU)
+		if r.TasksPerS > 0 {
+			fmt.Fprintf(w, ", %.0f µs per task", r.ServerCPU/r.TasksPerS*1e6)
+		}
+		fmt.Fprintln(w)
 	}
 	if r.ConnectS > 0 {
 		fmt.Fprintf(w, "agents connected in %.1f s\n", r.ConnectS)
