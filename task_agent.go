@@ -161,7 +161,7 @@ func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, a
 	if _, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder); err != nil {
 		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
 	}
-	if answer == nil || d.Kind == DeliverCancel {
+	if answer == nil || d.Kind == DeliverCancel || onlyAcknowledges(answer) {
 		return nil
 	}
 	_, err := s.ApplyAgentEvent(ctx, agent, d.TaskID, answer)
@@ -169,6 +169,15 @@ func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, a
 		return s.FailAgentTask(ctx, agent, d.TaskID, ErrorMessage(err), true)
 	}
 	return err
+}
+
+// onlyAcknowledges reports whether an answer to an offer changes nothing:
+// the task as the agent sees it, still submitted, with no artifacts. (It
+// is what a connector that queues the work answers.)
+func onlyAcknowledges(answer a2a.Event) bool {
+	t, ok := answer.(*a2a.Task)
+	return ok && len(t.Artifacts) == 0 &&
+		(t.Status.State == a2a.TaskStateSubmitted || t.Status.State == a2a.TaskStateUnspecified)
 }
 
 // RejectOffer records that the agent refused a delivery or answered it with

@@ -3,16 +3,23 @@ package hub
 import (
 	"context"
 	"errors"
-	"github.com/switchboard-dev/switchboard/connproto"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/connproto"
 )
 
 // refreshEvery is how often a connection rereads its agent and token
 // without a hint, in case a hint was lost.
 const refreshEvery = time.Minute
+
+// refreshGap is the least time between two rereads on hints. The hint that
+// says "work queued" is the one that says "settings or token changed", so
+// an agent receiving many tasks would otherwise reread three rows per task;
+// a hint within the gap rereads when it ends. Changes still take effect
+// within this gap (plus the bus's delay).
+const refreshGap = 250 * time.Millisecond
 
 // writeLoop owns every write to the socket: it sends the reader's answers,
 // offers the agent's queued work (once the agent has said hello, and again
@@ -35,6 +42,9 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 	// ping still waiting when the loop ends returns as soon as the
 	// connection closes (or its interval passes).
 	var pong chan error
+	// refreshLater fires when a reread put off by refreshGap is due; nil
+	// while none is.
+	var refreshLater <-chan time.Time
 
 	for {
 		claim := false
@@ -57,10 +67,23 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 				return &closeErr{connproto.CloseRestart, "server restarting"}
 			}
 			// Something changed for this agent: work, settings or its token.
+			claim = helloDone
+			if wait := refreshGap - time.Since(lastRefresh); wait > 0 {
+				if refreshLater == nil {
+					refreshLater = time.After(wait)
+				}
+				break
+			}
 			if err := c.refresh(); err != nil {
 				return err
 			}
-			lastRefresh, claim = time.Now(), helloDone
+			lastRefresh = time.Now()
+		case <-refreshLater:
+			refreshLater = nil
+			if err := c.refresh(); err != nil {
+				return err
+			}
+			lastRefresh = time.Now()
 		case <-c.more:
 			claim = helloDone
 		case <-poll.C:
