@@ -34,7 +34,7 @@ type conn struct {
 
 	agent atomic.Pointer[switchboard.Agent] // refreshed by the writer when the agent changes
 
-	out   chan []byte   // answers for the writer to send; the reader sends without blocking
+	out   *frameQueue   // answers for the writer to send; the reader queues without blocking
 	more  chan struct{} // capacity 1: there may be more work to claim
 	ready chan struct{} // closed once the agent said hello
 	hello sync.Once
@@ -54,7 +54,7 @@ func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, ad
 		hub: h, ws: ws, agentID: agent.ID, tokenHash: tokenHash, address: address,
 		holder:   "conn/" + h.InstanceID + "/" + id,
 		log:      h.Logger.With("agent_id", agent.ID, "conn_id", id),
-		out:      make(chan []byte, h.cfg.QueueSize),
+		out:      newFrameQueue(h.cfg.QueueSize),
 		more:     make(chan struct{}, 1),
 		ready:    make(chan struct{}),
 		inflight: make(map[string]*switchboard.Delivery),
@@ -175,9 +175,7 @@ func (c *conn) send(v any) {
 		c.log.Error("encode frame", "err", err)
 		return
 	}
-	select {
-	case c.out <- b:
-	default:
+	if !c.out.push(b) {
 		c.log.Warn("agent too slow: its queue is full")
 		c.close(connproto.CloseSlow, "too slow: the queue of answers is full")
 	}

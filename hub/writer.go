@@ -51,8 +51,8 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 		select {
 		case <-c.ctx.Done():
 			return nil
-		case b := <-c.out:
-			if err := c.write(b); err != nil {
+		case <-c.out.ready:
+			if err := c.flush(); err != nil {
 				return err
 			}
 		case <-ready:
@@ -131,13 +131,12 @@ func (c *conn) write(b []byte) error {
 // flush writes every answer already queued.
 func (c *conn) flush() error {
 	for {
-		select {
-		case b := <-c.out:
-			if err := c.write(b); err != nil {
-				return err
-			}
-		default:
+		b, ok := c.out.pop()
+		if !ok {
 			return nil
+		}
+		if err := c.write(b); err != nil {
+			return err
 		}
 	}
 }
