@@ -205,21 +205,26 @@ func (c *conn) readLoop() error {
 		if typ != websocket.MessageText {
 			return &closeErr{connproto.CloseProtocol, "frames must be text (JSON-RPC)"}
 		}
-		var f connproto.Frame
-		if err := json.Unmarshal(data, &f); err != nil || f.JSONRPC != "2.0" {
-			c.replyError(nil, connproto.CodeParse, "not a JSON-RPC 2.0 object")
-			continue
-		}
-		if f.IsResponse() {
-			c.onResponse(&f)
-			continue
-		}
-		if f.Method == "" {
-			c.replyError(f.ID, connproto.CodeInvalidRequest, "a request needs a method")
-			continue
-		}
-		c.onRequest(&f)
+		onFreshStack(func() { c.onFrame(data) })
 	}
+}
+
+// onFrame handles one frame from the agent.
+func (c *conn) onFrame(data []byte) {
+	var f connproto.Frame
+	if err := json.Unmarshal(data, &f); err != nil || f.JSONRPC != "2.0" {
+		c.replyError(nil, connproto.CodeParse, "not a JSON-RPC 2.0 object")
+		return
+	}
+	if f.IsResponse() {
+		c.onResponse(&f)
+		return
+	}
+	if f.Method == "" {
+		c.replyError(f.ID, connproto.CodeInvalidRequest, "a request needs a method")
+		return
+	}
+	c.onRequest(&f)
 }
 
 // onRequest handles a request or notification from the agent.

@@ -157,7 +157,12 @@ func (h *Hub) Connected(agentID string) bool {
 // to a WebSocket and serves the connection. It returns only after the
 // connection has closed and both of its goroutines have ended.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	agent, tokenHash, status, msg := h.authenticate(r)
+	var (
+		agent          *switchboard.Agent
+		tokenHash, msg string
+		status         int
+	)
+	onFreshStack(func() { agent, tokenHash, status, msg = h.authenticate(r) })
 	if agent == nil {
 		if status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard-connector"`)

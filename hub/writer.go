@@ -74,13 +74,13 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 				}
 				break
 			}
-			if err := c.refresh(); err != nil {
+			if err := onFreshStackErr(c.refresh); err != nil {
 				return err
 			}
 			lastRefresh = time.Now()
 		case <-refreshLater:
 			refreshLater = nil
-			if err := c.refresh(); err != nil {
+			if err := onFreshStackErr(c.refresh); err != nil {
 				return err
 			}
 			lastRefresh = time.Now()
@@ -88,7 +88,7 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 			claim = helloDone
 		case <-poll.C:
 			if time.Since(lastRefresh) > refreshEvery {
-				if err := c.refresh(); err != nil {
+				if err := onFreshStackErr(c.refresh); err != nil {
 					return err
 				}
 				lastRefresh = time.Now()
@@ -108,13 +108,13 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 				return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
 			}
 			if helloDone {
-				if err := c.renewSession(); err != nil {
+				if err := onFreshStackErr(c.renewSession); err != nil {
 					return err
 				}
 			}
 		}
 		if claim && !c.closing.Load() {
-			if err := c.offer(); err != nil {
+			if err := onFreshStackErr(c.offer); err != nil {
 				return err
 			}
 		}
@@ -191,7 +191,7 @@ func (c *conn) renewSession() error {
 		return nil // the next ping tries again
 	}
 	if !ok {
-		if err := c.refresh(); err != nil {
+		if err := onFreshStackErr(c.refresh); err != nil {
 			return err // deleted, disabled or revoked: say so
 		}
 		return &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
