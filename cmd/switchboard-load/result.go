@@ -92,7 +92,7 @@ func (r *result) printTable(w io.Writer) {
 			fmt.Fprintf(w, "relay vs direct: p50 %.2f×, throughput %.2f×\n", r.P50Ms/r.DirectP50Ms, r.TasksPerS/r.DirectTasksPerS)
 		}
 		if r.SameP50Ms > 0 {
-			fmt.Fprintf(w, "cross vs same instance: p50 +%.2f ms, p99 +%.2f ms\n", r.P50Ms-r.SameP50Ms, r.P99Ms-r.SameP99Ms)
+			fmt.Fprintf(w, "cross vs same instance: p50 %+.2f ms, p99 %+.2f ms\n", r.P50Ms-r.SameP50Ms, r.P99Ms-r.SameP99Ms)
 		}
 	}
 	if r.ServerCPU > 0 {

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/pgtest"
+)
+
+// TestMain lets the test binary act as a worker process, as the command
+// does when it spreads agents over processes.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == workerArg {
+		if err := runWorker(os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// buildServer builds the switchboard command once for the tests.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "switchboard")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/switchboard-dev/switchboard/cmd/switchboard")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers and agents")
+	}
+	bin := buildServer(t)
+	base := config{peers: 3, duration: 20 * time.Second, count: 30, payload: 100, blocking: true, direct: true,
+		agentsPerProc: 2, connectRate: 4, switchboard: bin, settle: 100 * time.Millisecond}
+	tests := []struct {
+		name     string
+		scenario string
+		agents   int
+		blocking bool
+	}{
+		{"RouteOverWorkerProcesses", "route", 5, true}, // 2 agents here, 3 in two worker processes
+		{"RouteNonBlocking", "route", 2, false},
+		{"Inbox", "inbox", 3, true},
+		{"Direct", "direct", 1, true},
+		{"Idle", "idle", 4, true},
+	}
+	if pg := os.Getenv(pgtest.EnvVar); pg != "" {
+		base.database = pg
+		tests = append(tests, struct {
+			name     string
+			scenario string
+			agents   int
+			blocking bool
+		}{"CrossOnPostgres", "cross", 3, true})
+	} else {
+		t.Logf("%s is not set: the cross scenario (PostgreSQL) is not run", pgtest.EnvVar)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := base
+			cfg.scenario, cfg.agents, cfg.blocking = tt.scenario, tt.agents, tt.blocking
+			if err := cfg.check(); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			res, err := run(ctx, &cfg, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			res.printTable(&out)
+			if err := res.printJSON(&out); err != nil {
+				t.Fatal(err)
+			}
+			t.Log("\n" + out.String())
+			if tt.scenario == "idle" {
+				if res.ServerRSS <= 0 || res.RSSPerAgent == 0 {
+					t.Errorf("idle: no server memory measured: %+v", res)
+				}
+				return
+			}
+			if res.Tasks != int64(cfg.count) || res.Errors != 0 {
+				t.Errorf("tasks %d errors %d (%s), want %d and 0", res.Tasks, res.Errors, res.FirstError, cfg.count)
+			}
+			if res.P50Ms <= 0 || res.P99Ms < res.P50Ms || res.TasksPerS <= 0 {
+				t.Errorf("implausible figures: %+v", res)
+			}
+			if tt.scenario == "cross" && (res.SameTasksPerS <= 0 || res.SameErrors != 0) {
+				t.Errorf("cross: the same-instance path was not measured: %+v", res)
+			}
+			if tt.scenario == "route" && (res.DirectTasksPerS <= 0 || res.DirectErrors != 0) {
+				t.Errorf("route: the direct path was not measured: %+v", res)
+			}
+		})
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	r := &phaseResult{}
+	for i := 1; i <= 1000; i++ {
+		r.latencies = append(r.latencies, time.Duration(i)*time.Millisecond)
+	}
+	for p, want := range map[float64]float64{50: 500, 99: 990, 99.9: 999, 100: 1000} {
+		if got := r.percentile(p); got != want {
+			t.Errorf("p%v: got %v ms, want %v", p, got, want)
+		}
+	}
+	if (&phaseResult{}).percentile(99) != 0 {
+		t.Error("no samples should give 0")
+	}
+}
+
+func TestFlagsRefuseWhatCannotWork(t *testing.T) {
+	for _, args := range [][]string{
+		{"-scenario", "nope"},
+		{"-agents", "0"},
+		{"-peers", "100000"},
+		{"-duration", "0s"},
+		{"-scenario", "cross"}, // no -database
+		{"-server", "http://127.0.0.1:1"},
+		{"-payload", "-1"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+	if _, err := parseFlags([]string{"-scenario", "inbox", "-agents", "10", "-json"}, io.Discard); err != nil {
+		t.Errorf("valid flags refused: %v", err)
+	}
+}
