@@ -77,7 +77,13 @@ func (s *session) onSendMessage(f *connproto.Frame) {
 			"task_id", w.TaskID, "message_id", truncate(w.MessageID, 64), "attempt", w.Attempt)
 		return
 	}
-	ack := func() { s.reply(f.ID, taskAnswer(w.TaskID, w.ContextID, a2a.TaskStateSubmitted)) }
+	ack := func(working bool) {
+		state := a2a.TaskStateSubmitted
+		if working {
+			state = a2a.TaskStateWorking
+		}
+		s.reply(f.ID, taskAnswer(w.TaskID, w.ContextID, state))
+	}
 	if err := s.c.queue.push(w, ack); err != nil {
 		s.c.reg.forget(w)
 		w.cancel(err)

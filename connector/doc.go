@@ -5,10 +5,11 @@
 // Nothing listens on the agent's side, so it works behind NAT, on a laptop,
 // in a CLI.
 //
-// A Client dials, says hello, and queues every task it is offered: it
-// acknowledges the offer with the task still submitted, and reports the
-// task working only when one of its MaxConcurrent workers starts the
-// Handler on it. At most QueueSize tasks are acknowledged ahead of the
+// A Client dials, says hello, and queues every task it is offered: a task
+// that waits its turn is acknowledged as still submitted and reported
+// working only when one of its MaxConcurrent workers starts the Handler on
+// it; a task that an idle worker takes at once is acknowledged as working
+// (one report fewer). At most QueueSize tasks are acknowledged ahead of the
 // workers; further offers are left unanswered until the queue has room, so
 // that the work waits at the server. Queued work costs no goroutine.
 //

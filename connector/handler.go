@@ -66,6 +66,10 @@ func (c *Client) begin(w *Work) bool {
 	if w.ctx.Err() != nil {
 		return false
 	}
+	if w.startReported {
+		c.log.Debug("task started", "task_id", w.TaskID, "message_id", truncate(w.MessageID, 64))
+		return true
+	}
 	state, err := w.update(&a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
 	var rpcErr *RPCError
 	switch {

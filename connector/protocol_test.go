@@ -67,9 +67,9 @@ func writeFrame(ctx context.Context, t *testing.T, ws *websocket.Conn, frame str
 // TestProtocolEdges drives the client with frames the real server never
 // sends, or sends only in a race: an offer ahead of the answer to hello, a
 // JSON-RPC ping, an unknown method, a malformed offer. It checks each
-// answer, that the acknowledgement of an offer (submitted) precedes the
-// reports about it (working, then the answer), and that close code 4004
-// stops Run.
+// answer, that the acknowledgement of an offer precedes the reports about
+// it (here the answer: a worker was idle, so the acknowledgement itself
+// says working), and that close code 4004 stops Run.
 func TestProtocolEdges(t *testing.T) {
 	const offer = `{"jsonrpc":"2.0","id":"d1","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER",
 		"taskId":"t1","contextId":"c1","parts":[{"text":"hi"}]},"metadata":{"switchboard":{"from":"bob","attempt":1,"newTask":true}}}}`
@@ -86,7 +86,7 @@ func TestProtocolEdges(t *testing.T) {
 		got := map[string]wireFrame{}
 		var order []string
 		updates := 0
-		for len(got) < 6 {
+		for len(got) < 5 {
 			f := readFrame(ctx, t, ws)
 			if t.Failed() {
 				return
@@ -95,22 +95,18 @@ func TestProtocolEdges(t *testing.T) {
 			if f.Method == "TaskUpdate" {
 				updates++
 				key = fmt.Sprintf("update%d", updates)
-				state := "TASK_STATE_WORKING"
-				if updates > 1 {
-					state = "TASK_STATE_COMPLETED"
-				}
-				writeFrame(ctx, t, ws, `{"jsonrpc":"2.0","id":"`+f.ID+`","result":{"taskId":"t1","state":"`+state+`","seq":3}}`)
+				writeFrame(ctx, t, ws, `{"jsonrpc":"2.0","id":"`+f.ID+`","result":{"taskId":"t1","state":"TASK_STATE_COMPLETED","seq":3}}`)
 			}
 			got[key] = f
 			order = append(order, key)
 		}
-		// The offer is acknowledged as submitted; working is reported as a
-		// separate update when the handler starts, before its answer.
-		if s := string(got["d1"].Result); s != `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_SUBMITTED"}}}` {
+		// An idle worker takes the offer at once: the acknowledgement says
+		// working, and the next report is the answer.
+		if s := string(got["d1"].Result); s != `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}` {
 			t.Errorf("acknowledgement: %s", s)
 		}
-		if s := string(got["update1"].Params); !strings.Contains(s, `"statusUpdate"`) || !strings.Contains(s, `"TASK_STATE_WORKING"`) {
-			t.Errorf("first report: %s, want a working status update", s)
+		if s := string(got["update1"].Params); !strings.Contains(s, `"TASK_STATE_COMPLETED"`) || !strings.Contains(s, "hello bob") {
+			t.Errorf("first report: %s, want the answer", s)
 		}
 		if s := string(got["p1"].Result); s != `"pong"` {
 			t.Errorf("ping: %s", s)

@@ -32,12 +32,13 @@ const (
 
 // queued is one work waiting for a handler.
 type queued struct {
-	w      *Work       // immutable
-	answer func()      // immutable: answers the offer (submitted); it gives up when the offer's connection ended
-	stop   func() bool // immutable after push: stops the drop that a cancel of w triggers
+	w      *Work              // immutable
+	answer func(working bool) // immutable: answers the offer (submitted, or working when an idle worker takes it at once); it gives up when the offer's connection ended
+	stop   func() bool        // immutable after push: stops the drop that a cancel of w triggers
 
 	state   queuedState // guarded by workQueue.mu
 	removed bool        // guarded by workQueue.mu: taken by a worker, or dropped
+	working bool        // guarded by workQueue.mu: an idle worker takes it at once, so the answer says working
 }
 
 // workQueue holds the works waiting for a handler, oldest first, and hands
@@ -62,6 +63,7 @@ type workQueue struct {
 	items []*queued  // guarded by mu: oldest first
 	acked int        // guarded by mu: items answering or ready
 	held  int        // guarded by mu: items withheld
+	idle  int        // guarded by mu: workers waiting in next
 	done  bool       // guarded by mu: the client stopped
 }
 
@@ -78,7 +80,7 @@ var errQueueFull = errors.New("connector: too many offers wait for room in the q
 // now if the queue has room. It queues nothing and returns ErrClosed when
 // the client stopped, errQueueFull when too many offers are withheld
 // already.
-func (q *workQueue) push(w *Work, answer func()) error {
+func (q *workQueue) push(w *Work, answer func(working bool)) error {
 	it := &queued{w: w, answer: answer}
 	// Registered before the item is visible: a cancel from now on drops it
 	// (drop finds nothing to do until the item is in items).
@@ -98,7 +100,7 @@ func (q *workQueue) push(w *Work, answer func()) error {
 		// here, answering the offer so that the server does not wait for it.
 		q.mu.Unlock()
 		it.stop()
-		answer()
+		answer(false)
 		q.reg.finish(w)
 		return nil
 	}
@@ -111,7 +113,11 @@ func (q *workQueue) push(w *Work, answer func()) error {
 }
 
 // promoteLocked moves the oldest withheld items to answering while the
-// queue has room, and returns them for answerAll.
+// queue has room, and returns them for answerAll. An item that a waiting
+// worker will take at once (more workers wait than items are acknowledged
+// ahead of it) is answered as working: the worker then needs no report of
+// its own before it starts, which saves the agent a round trip and the
+// server a write per task.
 func (q *workQueue) promoteLocked() []*queued {
 	var out []*queued
 	for _, it := range q.items {
@@ -120,6 +126,7 @@ func (q *workQueue) promoteLocked() []*queued {
 		}
 		if it.state == withheld {
 			it.state = answering
+			it.working = q.idle > q.acked
 			q.held--
 			q.acked++
 			out = append(out, it)
@@ -135,12 +142,13 @@ func (q *workQueue) answerAll(items []*queued) {
 		return
 	}
 	for _, it := range items {
-		it.answer()
+		it.answer(it.working)
 	}
 	q.mu.Lock()
 	for _, it := range items {
 		if !it.removed {
 			it.state = ready
+			it.w.startReported = it.working
 		}
 	}
 	q.mu.Unlock()
@@ -151,12 +159,15 @@ func (q *workQueue) answerAll(items []*queued) {
 // the queue is closed.
 func (q *workQueue) next() *Work {
 	q.mu.Lock()
+	q.idle++
 	for {
 		if q.done {
+			q.idle--
 			q.mu.Unlock()
 			return nil
 		}
 		if it := q.takeReadyLocked(); it != nil {
+			q.idle--
 			promoted := q.promoteLocked()
 			q.mu.Unlock()
 			it.stop()
@@ -212,7 +223,7 @@ func (q *workQueue) drop(it *queued) {
 	promoted := q.promoteLocked()
 	q.mu.Unlock()
 	if wasWithheld {
-		it.answer()
+		it.answer(false)
 	}
 	q.reg.finish(it.w)
 	q.answerAll(promoted)

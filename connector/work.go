@@ -58,7 +58,10 @@ type Work struct {
 	ctx       context.Context // ends when the task is canceled, the handler returned or the client stops
 	cancel    context.CancelCauseFunc
 	artifacts atomic.Int64 // artifacts given a default id so far
-	ended     atomic.Bool  // a report ended the turn
+	// startReported: the answer to the offer already said working (set
+	// by the queue before a worker can take the work).
+	startReported bool
+	ended         atomic.Bool // a report ended the turn
 }
 
 // ErrWorkDone is the cause of a work's context once its handler returned.
