@@ -95,6 +95,9 @@ type Deps struct {
 	Pinger interface {
 		Ping(ctx context.Context) error
 	}
+	// MetricsHandler serves GET /metrics; nil: not served here (metrics
+	// may be on a listener of their own, or off).
+	MetricsHandler http.Handler
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -105,6 +108,7 @@ type Server struct {
 	mux     *http.ServeMux
 	rpc     map[string]rpcMethod
 	errLogs *rateLimitedLogger
+	met     *serverMetrics
 
 	state      atomic.Int32 // stateStarting, stateReady or stateDraining
 	storeCheck storeCheck
@@ -146,6 +150,7 @@ func New(deps Deps, cfg Config) *Server {
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	s.streamsByPeer = make(map[string]int)
 	s.rpc = s.methods()
+	s.met = newServerMetrics(s.rpc)
 	s.routes()
 	return s
 }
@@ -155,9 +160,12 @@ func New(deps Deps, cfg Config) *Server {
 // Clients resume with Last-Event-ID on another instance or after a restart.
 func (s *Server) CloseStreams() { s.closeStreams() }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. It counts each request by method and
+// status class once the request ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mux.ServeHTTP(w, r)
+	rec := &statusRecorder{ResponseWriter: w}
+	s.mux.ServeHTTP(rec, r)
+	s.met.countRequest(r.Method, rec.status)
 }
 
 func (s *Server) routes() {
@@ -165,6 +173,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /healthz", s.handleHealth)
 	m.HandleFunc("GET /connect", s.handleConnect)
 	m.HandleFunc("GET /readyz", s.handleReady)
+	m.HandleFunc("GET /metrics", s.handleMetrics)
 
 	// Agent addresses: {base}/a/{handle}, with or without a trailing slash.
 	m.HandleFunc("/a/{handle}", s.handleAddress)
@@ -281,7 +290,7 @@ func readDeadline(w http.ResponseWriter) func() {
 // decodeJSON reads a JSON request body of at most MaxBody bytes into v.
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	defer readDeadline(w)()
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	r.Body = http.MaxBytesReader(unwrapRecorder(w), r.Body, s.cfg.MaxBody)
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
