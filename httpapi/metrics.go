@@ -10,8 +10,8 @@ import (
 // The classes the request counter tells methods and statuses apart by: a
 // fixed set, so that odd methods or codes cannot grow the series.
 var (
-	methodClasses = []string{"GET", "HEAD", "POST", "PATCH", "DELETE", "OPTIONS", "other"}
-	statusClasses = []string{"1xx", "2xx", "3xx", "4xx", "5xx"}
+	methodClasses = [...]string{"GET", "HEAD", "POST", "PATCH", "DELETE", "OPTIONS", "other"}
+	statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
 )
 
 // serverMetrics are the metrics a Server keeps. Counting is atomic adds on
@@ -20,7 +20,7 @@ var (
 type serverMetrics struct {
 	requests *metrics.CounterVec
 	// byClass holds requests' counters by method class and status class.
-	byClass  [7][5]*metrics.Counter
+	byClass  [len(methodClasses)][len(statusClasses)]*metrics.Counter
 	rpc      *metrics.CounterVec
 	rpcOther *metrics.Counter // calls of a method not in the table
 	streams  *metrics.Gauge
@@ -32,7 +32,7 @@ func newServerMetrics(table map[string]rpcMethod) *serverMetrics {
 	m := &serverMetrics{
 		requests: metrics.NewCounterVec("switchboard_http_requests_total",
 			"HTTP requests served, by method and status class, counted when they end (a stream or an agent's WebSocket when it closes).",
-			metrics.Label{Name: "method", Values: methodClasses}, metrics.Label{Name: "code", Values: statusClasses}),
+			metrics.Label{Name: "method", Values: methodClasses[:]}, metrics.Label{Name: "code", Values: statusClasses[:]}),
 		streams: metrics.NewGauge("switchboard_sse_streams",
 			"Server-sent event streams open on this instance (SendStreamingMessage, SubscribeToTask and their 0.3 names)."),
 	}
