@@ -158,8 +158,8 @@ func findMessage(t *Task, id string) *a2a.Message {
 // an offer that was already acknowledged, or offered again, still applies
 // the answer: delivery is at least once.
 func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, answer a2a.Event) error {
-	if _, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder); err != nil {
-		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
+	if err := s.ackDelivery(ctx, agent, d); err != nil {
+		return err
 	}
 	if answer == nil || d.Kind == DeliverCancel || onlyAcknowledges(answer) {
 		return nil
@@ -185,13 +185,26 @@ func onlyAcknowledges(answer a2a.Event) bool {
 // fails with reason. With invalid, the failure is marked as an invalid
 // agent response, which a blocking caller receives as -32006.
 func (s *TaskService) RejectOffer(ctx context.Context, agent *Agent, d *Delivery, reason string, invalid bool) error {
-	if _, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder); err != nil {
-		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
+	if err := s.ackDelivery(ctx, agent, d); err != nil {
+		return err
 	}
 	if d.Kind == DeliverCancel {
 		return nil
 	}
 	return s.FailAgentTask(ctx, agent, d.TaskID, reason, invalid)
+}
+
+// ackDelivery records that the agent received d, and tells OnAck if this
+// was the delivery's first acknowledgement.
+func (s *TaskService) ackDelivery(ctx context.Context, agent *Agent, d *Delivery) error {
+	first, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder)
+	if err != nil {
+		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
+	}
+	if first && s.OnAck != nil {
+		s.OnAck(agent.Mode, d, s.Now())
+	}
+	return nil
 }
 
 // invalidAnswerMark is the status metadata that marks a failure caused by

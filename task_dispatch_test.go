@@ -148,3 +148,36 @@ func TestDispatchShutdown(t *testing.T) {
 		})
 	}
 }
+
+// TestOnAckReportsFirstAcknowledgement: the webhook dispatcher's answer is
+// reported to OnAck once, with the delivery as offered, so that metrics
+// can measure acceptance to acknowledgement and offer to acknowledgement.
+func TestOnAckReportsFirstAcknowledgement(t *testing.T) {
+	f := newFixture(t, membus.New())
+	g := f.webhookAgent(t, "hook")
+	type ack struct {
+		mode switchboard.DeliveryMode
+		d    *switchboard.Delivery
+		at   time.Time
+	}
+	acks := make(chan ack, 4)
+	f.svc.OnAck = func(mode switchboard.DeliveryMode, d *switchboard.Delivery, at time.Time) {
+		acks <- ack{mode: mode, d: d, at: at}
+	}
+	task := f.sendTo(t, g, "m1")
+	f.runDispatcher(t, &fakeDeliverer{}, switchboard.DispatchConfig{Poll: 10 * time.Millisecond})
+	got := <-acks
+	if got.mode != switchboard.ModeWebhook || got.d.TaskID != task.ID() || got.d.Kind != switchboard.DeliverTask {
+		t.Fatalf("ack of %s %s %s", got.mode, got.d.TaskID, got.d.Kind)
+	}
+	if got.d.OfferedAt == nil || got.d.CreatedAt.After(*got.d.OfferedAt) || got.d.OfferedAt.After(got.at) {
+		t.Fatalf("created %v, offered %v, acknowledged %v: want them in order", got.d.CreatedAt, got.d.OfferedAt, got.at)
+	}
+	// A second acknowledgement of the same offer is not a first one.
+	must(t, f.svc.AckOffer(context.Background(), g, got.d, nil))
+	select {
+	case again := <-acks:
+		t.Fatalf("reported twice: %+v", again)
+	default:
+	}
+}

@@ -65,6 +65,13 @@ type TaskService struct {
 	// InstanceID names this process among the instances of a deployment;
 	// offers it holds are marked with it.
 	InstanceID string
+	// OnAck, if set, is called when AckOffer or RejectOffer records the
+	// first acknowledgement of a delivery, with the agent's mode, the
+	// delivery as it was offered (CreatedAt: when the work was accepted;
+	// OfferedAt: when the acknowledged offer was made) and the time of the
+	// acknowledgement. It is for metrics: it runs on the caller's goroutine
+	// and must return at once. Set it before the service is used.
+	OnAck func(mode DeliveryMode, d *Delivery, at time.Time)
 }
 
 // Store is every store interface; one implementation (sqlstore.DB) provides

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/metrics"
 )
 
 // rpcCall is one authenticated JSON-RPC call to an agent's address.
@@ -37,6 +38,8 @@ type rpcMethod struct {
 	// push marks the push notification config methods, which answer
 	// -32003 while push notifications are off.
 	push bool
+	// calls counts the method's calls (switchboard_jsonrpc_requests_total).
+	calls *metrics.Counter
 }
 
 // methods returns the method table: 1.0 and 0.3 names are disjoint, so the
@@ -172,6 +175,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, agent *switchb
 		return
 	}
 	m, ok := s.rpc[req.Method]
+	s.met.countRPC(m)
 	if !ok {
 		writeRPCError(w, req.ID, &rpcError{Code: rpcMethodNotFound, Message: fmt.Sprintf("Method not found: %s", truncate(req.Method, 64))})
 		return
@@ -229,7 +233,9 @@ func (s *Server) acquireStream(p switchboard.Peer) (release func(), ok bool) {
 		return nil, false
 	}
 	s.streamsByPeer[key]++
+	s.met.streams.Inc()
 	return func() {
+		s.met.streams.Dec()
 		s.streamsMu.Lock()
 		defer s.streamsMu.Unlock()
 		if s.streamsByPeer[key]--; s.streamsByPeer[key] <= 0 {
@@ -246,7 +252,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		return nil, tooLarge
 	}
 	defer readDeadline(w)()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(unwrapRecorder(w), r.Body, s.cfg.MaxBody))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return nil, tooLarge

@@ -219,15 +219,8 @@ func TestTrailingSlashAddress(t *testing.T) {
 	wantRPCError(t, r, http.StatusOK, -32001) // handles are case-insensitive
 }
 
-func TestHealth(t *testing.T) {
+func TestNotFound(t *testing.T) {
 	h := newHarness(t)
-	if r := h.do("GET", h.srv.URL+"/healthz", nil, ""); r.status != http.StatusOK || r.json["ok"] != true {
-		t.Fatalf("healthz: %d %s", r.status, r.body)
-	}
-	h.api.SetReady(false)
-	if r := h.do("GET", h.srv.URL+"/readyz", nil, ""); r.status != http.StatusServiceUnavailable {
-		t.Fatalf("not ready: %d", r.status)
-	}
 	if r := h.do("GET", h.srv.URL+"/nothing-here", nil, ""); r.status != http.StatusNotFound || r.json["error"] == nil {
 		t.Fatalf("404: %d %s", r.status, r.body)
 	}

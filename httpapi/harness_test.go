@@ -37,14 +37,25 @@ type harness struct {
 	operatorToken string
 }
 
-type harnessOption func(*httpapi.Config, *int)
+// harnessSetup is what options may change before the server is made.
+type harnessSetup struct {
+	cfg  httpapi.Config
+	rate int
+	deps []func(*httpapi.Deps)
+}
+
+type harnessOption func(*harnessSetup)
 
 func withConfig(f func(*httpapi.Config)) harnessOption {
-	return func(c *httpapi.Config, _ *int) { f(c) }
+	return func(s *harnessSetup) { f(&s.cfg) }
 }
 
 func withRate(perMinute int) harnessOption {
-	return func(_ *httpapi.Config, r *int) { *r = perMinute }
+	return func(s *harnessSetup) { s.rate = perMinute }
+}
+
+func withDeps(f func(*httpapi.Deps)) harnessOption {
+	return func(s *harnessSetup) { s.deps = append(s.deps, f) }
 }
 
 func newHarness(t testing.TB, opts ...harnessOption) *harness {
@@ -54,16 +65,19 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := httpapi.Config{StreamKeepAlive: 50 * time.Millisecond}
-	rate := 0
+	setup := harnessSetup{cfg: httpapi.Config{StreamKeepAlive: 50 * time.Millisecond}}
 	for _, o := range opts {
-		o(&cfg, &rate)
+		o(&setup)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &harness{t: t, db: db, bus: membus.New()}
 	h.tasks = switchboard.NewTaskService(db, h.bus, log)
-	h.limiter = ratelimit.NewMemory(rate, time.Minute)
-	h.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Limiter: h.limiter, Logger: log}, cfg)
+	h.limiter = ratelimit.NewMemory(setup.rate, time.Minute)
+	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Limiter: h.limiter, Logger: log, Pinger: db}
+	for _, f := range setup.deps {
+		f(&deps)
+	}
+	h.api = httpapi.New(deps, setup.cfg)
 	h.api.SetReady(true)
 	h.srv = httptest.NewServer(h.api)
 	t.Cleanup(func() {

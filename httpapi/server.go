@@ -58,8 +58,11 @@ type Config struct {
 	StreamMaxDuration time.Duration
 	// MaxStreamsPerPeer bounds the streams one peer may hold open at once.
 	MaxStreamsPerPeer int
-	// Version is the build version shown by /healthz.
+	// Version is the build version shown by /healthz and /readyz.
 	Version string
+	// StoreCheckInterval is how long /readyz reuses the outcome of a store
+	// check (default DefaultStoreCheckInterval).
+	StoreCheckInterval time.Duration
 	// BlockingTimeout bounds how long a blocking SendMessage to a live
 	// agent waits for the agent's answer before returning the task as it
 	// stands.
@@ -86,6 +89,15 @@ type Deps struct {
 	Presence interface {
 		AgentConnected(ctx context.Context, agentID string) (bool, error)
 	}
+	// Pinger is the store as /readyz checks it: Ping reports whether it
+	// answers. Optional: without it /readyz checks nothing more than the
+	// server's own state.
+	Pinger interface {
+		Ping(ctx context.Context) error
+	}
+	// MetricsHandler serves GET /metrics; nil: not served here (metrics
+	// may be on a listener of their own, or off).
+	MetricsHandler http.Handler
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -95,8 +107,11 @@ type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
 	rpc     map[string]rpcMethod
-	ready   atomic.Bool
 	errLogs *rateLimitedLogger
+	met     *serverMetrics
+
+	state      atomic.Int32 // stateStarting, stateReady or stateDraining
+	storeCheck storeCheck
 
 	// streams ends every open SSE stream when cancelled by CloseStreams.
 	streams      context.Context
@@ -106,7 +121,7 @@ type Server struct {
 	streamsByPeer map[string]int // guarded by streamsMu: open streams per peer key
 }
 
-// New returns a Server. It answers /healthz with 503 until SetReady(true).
+// New returns a Server. It answers /readyz with 503 until SetReady(true).
 func New(deps Deps, cfg Config) *Server {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
@@ -123,33 +138,42 @@ func New(deps Deps, cfg Config) *Server {
 	if cfg.BlockingTimeout <= 0 {
 		cfg.BlockingTimeout = switchboard.DefaultBlockingTimeout
 	}
+	if cfg.StoreCheckInterval <= 0 {
+		cfg.StoreCheckInterval = DefaultStoreCheckInterval
+	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second)}
+	s.storeCheck.interval = cfg.StoreCheckInterval
+	if deps.Pinger != nil {
+		s.storeCheck.ping = deps.Pinger.Ping
+	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	s.streamsByPeer = make(map[string]int)
 	s.rpc = s.methods()
+	s.met = newServerMetrics(s.rpc)
 	s.routes()
 	return s
 }
-
-// SetReady sets what /healthz and /readyz answer.
-func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
 
 // CloseStreams ends every open SSE stream, so that a graceful shutdown does
 // not wait for streams that would otherwise last as long as their task.
 // Clients resume with Last-Event-ID on another instance or after a restart.
 func (s *Server) CloseStreams() { s.closeStreams() }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. It counts each request by method and
+// status class once the request ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mux.ServeHTTP(w, r)
+	rec := &statusRecorder{ResponseWriter: w}
+	s.mux.ServeHTTP(rec, r)
+	s.met.countRequest(r.Method, rec.status)
 }
 
 func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /healthz", s.handleHealth)
 	m.HandleFunc("GET /connect", s.handleConnect)
-	m.HandleFunc("GET /readyz", s.handleHealth)
+	m.HandleFunc("GET /readyz", s.handleReady)
+	m.HandleFunc("GET /metrics", s.handleMetrics)
 
 	// Agent addresses: {base}/a/{handle}, with or without a trailing slash.
 	m.HandleFunc("/a/{handle}", s.handleAddress)
@@ -188,14 +212,6 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /tasks/{id}/reply", s.owner(s.handleReply))
 
 	m.HandleFunc("/", s.handleNotFound)
-}
-
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	if !s.ready.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "status": "starting"})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "version": s.cfg.Version})
 }
 
 // handleConnect hands connector agents' WebSocket requests to Connect.
@@ -274,7 +290,7 @@ func readDeadline(w http.ResponseWriter) func() {
 // decodeJSON reads a JSON request body of at most MaxBody bytes into v.
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	defer readDeadline(w)()
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	r.Body = http.MaxBytesReader(unwrapRecorder(w), r.Body, s.cfg.MaxBody)
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -126,7 +126,7 @@ func (c *conn) end(err error) {
 	switch {
 	case errors.As(err, &ce) && (ce.code == connproto.CloseHeartbeat || ce.code == connproto.CloseSlow):
 		c.log.Info("dropping the connection", "reason", ce.reason)
-		c.closeNow() // the peer does not read: no handshake
+		c.closeNow(ce.code) // the peer does not read: no handshake
 	case errors.As(err, &ce):
 		c.close(ce.code, ce.reason)
 	case err == nil:
@@ -135,7 +135,7 @@ func (c *conn) end(err error) {
 		if c.ctx.Err() == nil && websocket.CloseStatus(err) == -1 && !errors.Is(err, context.Canceled) {
 			c.log.Debug("connection ended", "err", err)
 		}
-		c.closeNow()
+		c.closeNow(0)
 	}
 }
 
@@ -148,6 +148,7 @@ func (c *conn) end(err error) {
 // goroutine, more than once.
 func (c *conn) close(code websocket.StatusCode, reason string) {
 	c.closeOnce.Do(func() {
+		c.hub.met.byReason[closeReason(code)].Inc()
 		c.closing.Store(true)
 		c.hub.unregister(c)
 		go func() {
@@ -157,9 +158,12 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 	})
 }
 
-// closeNow drops the connection without a handshake.
-func (c *conn) closeNow() {
+// closeNow drops the connection without a handshake. code is why, for the
+// close counter: the code the agent would have been told, or 0 when the
+// agent or the network ended the connection.
+func (c *conn) closeNow(code websocket.StatusCode) {
 	c.closeOnce.Do(func() {
+		c.hub.met.byReason[closeReason(code)].Inc()
 		c.closing.Store(true)
 		c.hub.unregister(c)
 		c.cancel()

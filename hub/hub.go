@@ -98,6 +98,8 @@ type Hub struct {
 	Deps
 	cfg Config
 
+	met *hubMetrics // immutable; its counters are atomic
+
 	mu      sync.Mutex
 	conns   map[string]*conn // guarded by mu: the active connection of each agent
 	closing bool             // guarded by mu: Shutdown has begun
@@ -136,7 +138,7 @@ func New(deps Deps, cfg Config) *Hub {
 	if deps.InstanceID == "" {
 		deps.InstanceID = switchboard.NewID()
 	}
-	return &Hub{Deps: deps, cfg: cfg, conns: make(map[string]*conn)}
+	return &Hub{Deps: deps, cfg: cfg, met: newHubMetrics(), conns: make(map[string]*conn)}
 }
 
 // sessionTTL is how long an agent's session lasts without a renewal. The
@@ -188,6 +190,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Logger.Debug("websocket accept", "agent_id", agent.ID, "err", err)
 		return
 	}
+	h.met.connections.Inc()
 	ws.SetReadLimit(h.cfg.MaxFrameBytes)
 	address := ""
 	if h.AddressOf != nil {

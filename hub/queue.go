@@ -48,3 +48,10 @@ func (q *frameQueue) pop() ([]byte, bool) {
 	}
 	return b, true
 }
+
+// size returns how many frames wait.
+func (q *frameQueue) size() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.frames)
+}

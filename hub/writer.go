@@ -231,6 +231,20 @@ func (c *conn) pendingOffers(now time.Time) int {
 	return n
 }
 
+// countPending counts the offers that wait for an acknowledgement within
+// their lease, as pendingOffers does, without forgetting any.
+func (c *conn) countPending(now time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, d := range c.inflight {
+		if now.Before(d.NextAttemptAt) {
+			n++
+		}
+	}
+	return n
+}
+
 // dropTaskOffers forgets the offers of a task that has finished: the store
 // closed their deliveries.
 func (c *conn) dropTaskOffers(task string) {
@@ -278,6 +292,7 @@ func (c *conn) offer() error {
 			if err := c.write(b); err != nil {
 				return err
 			}
+			c.hub.met.offers.Inc()
 		}
 		if len(offers) < room {
 			return nil

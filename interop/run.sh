@@ -181,11 +181,11 @@ for attempt in 1 2 3; do
 	BASE="http://127.0.0.1:$PORT"
 	"$SB" serve --data "$WORK/data" --addr "127.0.0.1:$PORT" >"$SERVER_LOG" 2>&1 &
 	SERVER_PID=$!
-	if node "$TOOLS" wait-http "$BASE/healthz" 20; then
+	if node "$TOOLS" wait-http "$BASE/readyz" 20; then
 		break
 	fi
 	if kill -0 "$SERVER_PID" 2>/dev/null || ! grep -q 'address already in use' "$SERVER_LOG"; then
-		fail "switchboard did not become healthy at $BASE/healthz"
+		fail "switchboard did not become ready at $BASE/readyz"
 	fi
 	echo "  port $PORT was taken meanwhile; trying another (attempt $attempt)"
 	SERVER_PID=
@@ -193,7 +193,7 @@ done
 [[ -n $SERVER_PID ]] || fail "could not start switchboard on a free port"
 [[ -s $WORK/data/owner-token ]] || fail "switchboard did not write $WORK/data/owner-token"
 export SWITCHBOARD_URL=$BASE SWITCHBOARD_DATA=$WORK/data
-pass "switchboard serves at $BASE (healthz 200, owner token written)"
+pass "switchboard serves at $BASE (readyz 200, owner token written)"
 
 # sb runs the switchboard CLI as the operator, bounded in time.
 sb() { timeout 30 "$SB" "$@"; }

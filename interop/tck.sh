@@ -44,7 +44,7 @@ serve() {
 	SERVER_PID=$!
 	PIDS+=("$SERVER_PID")
 	for _ in $(seq 100); do
-		curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && return 0
+		curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
 	echo "switchboard did not start"; cat "$WORK/server.log"; exit 1

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -49,6 +50,8 @@ type Bus struct {
 	prefix string      // with its trailing dot
 	local  *membus.Bus // this instance's watchers
 	log    *slog.Logger
+
+	received atomic.Uint64 // hints received from other instances
 }
 
 // Connect connects to the NATS servers at urls (comma-separated nats://
@@ -110,6 +113,7 @@ func start(opts Options, dial func([]nats.Option) (*nats.Conn, error)) (*Bus, er
 
 // deliver signals the local watchers of a hint from another instance.
 func (b *Bus) deliver(m *nats.Msg) {
+	b.received.Add(1)
 	_ = b.local.Notify(context.Background(), strings.TrimPrefix(m.Subject, b.prefix))
 }
 
@@ -153,3 +157,7 @@ func (b *Bus) Close() error {
 
 // Connected reports whether the bus has a live connection to a server.
 func (b *Bus) Connected() bool { return b.nc.IsConnected() }
+
+// Received returns how many hints the bus received from other instances
+// since it started (its own are not echoed back).
+func (b *Bus) Received() uint64 { return b.received.Load() }

@@ -181,3 +181,28 @@ func TestServerRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestReceivedCountsOtherInstancesHints: Received counts the hints that
+// came from another instance, not the instance's own.
+func TestReceivedCountsOtherInstancesHints(t *testing.T) {
+	s := startServer(t, natsbus.ServerOptions{Listen: "127.0.0.1:0"})
+	a := connect(t, s.ClientURL(), natsbus.Options{})
+	b := connect(t, s.ClientURL(), natsbus.Options{})
+	// One server: b's subscription is there once Connect returns.
+	ctx := context.Background()
+	w, err := b.Watch(ctx, "task.x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := a.Notify(ctx, "task.x"); err != nil {
+		t.Fatal(err)
+	}
+	<-w.C()
+	if got, want := b.Received(), uint64(1); got != want {
+		t.Fatalf("b received: got %d, want %d", got, want)
+	}
+	if got, want := a.Received(), uint64(0); got != want {
+		t.Fatalf("a counted its own hint: got %d, want %d", got, want)
+	}
+}

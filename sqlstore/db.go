@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 )
 
@@ -29,6 +30,13 @@ type DB struct {
 
 	// Now returns the current time for stored timestamps; tests may replace it.
 	Now func() time.Time
+
+	// OnTaskState, if set, is called after each committed change of a
+	// task's state, with the state before ("" for a new task) and after,
+	// for metrics: every task change goes through CreateTask or ModifyTask.
+	// It runs on the caller's goroutine and must return at once. Set it
+	// before the store is used.
+	OnTaskState func(from, to a2a.TaskState)
 
 	closeOnce sync.Once
 }

@@ -104,8 +104,3 @@ func sqliteUniqueViolation(err error) bool {
 	}
 	return e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 }
-
-// Ping reports whether the database answers.
-func (db *DB) Ping(ctx context.Context) error {
-	return db.read.PingContext(ctx)
-}

@@ -43,7 +43,15 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 	if err != nil {
 		return nil, err
 	}
+	db.taskStateChanged("", t.State())
 	return ev, nil
+}
+
+// taskStateChanged tells OnTaskState of a committed change of state.
+func (db *DB) taskStateChanged(from, to a2a.TaskState) {
+	if db.OnTaskState != nil && from != to {
+		db.OnTaskState(from, to)
+	}
 }
 
 func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task) error {
@@ -182,11 +190,13 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboard.Task) (*switchboard.TaskChange, error)) (*switchboard.Task, []*switchboard.TaskEvent, error) {
 	var out *switchboard.Task
 	var events []*switchboard.TaskEvent
+	var from, to a2a.TaskState
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		t, err := db.findTask(ctx, tx, string(id), db.forUpdate(""))
 		if err != nil {
 			return err
 		}
+		from, to = t.State(), t.State()
 		change, err := fn(t)
 		if err != nil {
 			return err
@@ -205,11 +215,13 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 				return err
 			}
 		}
+		to = t.State()
 		return db.updateTask(ctx, tx, t)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
+	db.taskStateChanged(from, to)
 	return out, events, nil
 }
 

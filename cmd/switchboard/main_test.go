@@ -15,11 +15,14 @@ import (
 )
 
 // MustRunMain starts a server on a free loopback port with its data in dir
-// and stops it when the test ends.
-func MustRunMain(t *testing.T, dir, presetToken string) *Main {
+// and stops it when the test ends. opts change the configuration first.
+func MustRunMain(t *testing.T, dir, presetToken string, opts ...func(*Config)) *Main {
 	t.Helper()
-	m := NewMain(Config{Addr: "127.0.0.1:0", DataDir: dir, OwnerToken: presetToken, RatePerMinute: 60},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := Config{Addr: "127.0.0.1:0", DataDir: dir, OwnerToken: presetToken, RatePerMinute: 60}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	m := NewMain(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := m.Run(context.Background()); err != nil {
 		_ = m.Close()
 		t.Fatal(err)

@@ -35,6 +35,8 @@ type ServeCmd struct {
 	LogLevel        string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level."`
 	LogFormat       string        `name:"log-format" env:"SWITCHBOARD_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format."`
 	ShutdownTimeout time.Duration `name:"shutdown-timeout" env:"SWITCHBOARD_SHUTDOWN_TIMEOUT" default:"10s" help:"How long a shutdown waits for requests in flight."`
+	Metrics         bool          `name:"metrics" env:"SWITCHBOARD_METRICS" help:"Serve Prometheus metrics at GET /metrics on the main listener (to everyone who reaches it; see --metrics-addr)."`
+	MetricsAddr     string        `name:"metrics-addr" env:"SWITCHBOARD_METRICS_ADDR" help:"Serve Prometheus metrics, /healthz and /readyz on a listener of their own at this address (e.g. 127.0.0.1:9090)."`
 
 	DeliveryDeadline time.Duration `name:"delivery-deadline" env:"SWITCHBOARD_DELIVERY_DEADLINE" default:"1h" help:"How long a task waits for its agent to connect and take it before it fails."`
 	BlockingTimeout  time.Duration `name:"blocking-timeout" env:"SWITCHBOARD_BLOCKING_TIMEOUT" default:"60s" help:"How long a blocking SendMessage waits for the agent's answer before returning the task as it stands."`
@@ -59,7 +61,7 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 	m := NewMain(Config{
 		Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
 		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
-		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout,
+		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
 		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
@@ -125,6 +127,12 @@ type Config struct {
 	BusPrefix string
 	// NATS configures the embedded NATS server of Bus "embedded".
 	NATS natsbus.ServerOptions
+
+	// Metrics serves GET /metrics on the main listener.
+	Metrics bool
+	// MetricsAddr is the address of a listener of its own for /metrics,
+	// /healthz and /readyz; empty: none.
+	MetricsAddr string
 }
 
 // Main is a running server: it opens the store, the bus and the HTTP
@@ -154,6 +162,13 @@ type Main struct {
 	ln         net.Listener
 	httpServer *http.Server
 	served     chan error
+
+	// metrics holds every metric of the process; metricsServer serves them
+	// on MetricsAddr.
+	metrics       *processMetrics
+	metricsLn     net.Listener
+	metricsServer *http.Server
+	metricsServed chan error
 }
 
 // NewMain returns a Main that Run will start.
@@ -162,21 +177,26 @@ func NewMain(cfg Config, logger *slog.Logger) *Main {
 }
 
 // Run opens everything and starts serving in the background. It returns
-// once the server accepts connections and /healthz answers 200.
+// once the server accepts connections and /readyz answers 200.
 func (m *Main) Run(ctx context.Context) error {
 	cfg := m.Config
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
+	m.metrics = newProcessMetrics()
 	db, where, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	m.DB = db
+	db.OnTaskState = m.metrics.onTaskState
 	if err := m.openBus(cfg); err != nil {
 		return err
 	}
+	m.metrics.registerBus(m.Bus)
+	m.Bus = &meteredBus{Bus: m.Bus, pm: m.metrics}
 	m.Tasks = switchboard.NewTaskService(db, m.Bus, m.Logger)
+	m.Tasks.OnAck = m.metrics.onAck
 
 	// Instances that start together on an empty database race to create
 	// the operator; the losers find the winner's account on the next try.
@@ -205,14 +225,21 @@ func (m *Main) Run(ctx context.Context) error {
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
 		Limiter: limiter,
 	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: m.Tasks.AckTimeout, MaxSendBytes: int(cfg.MaxBody)})
+	var metricsHandler http.Handler // /metrics on the main listener only when asked
+	if cfg.Metrics {
+		metricsHandler = m.metrics.reg
+	}
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Limiter: limiter,
-		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks,
+		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
 	})
 	m.Hub.AddressOf = m.API.AddressURL
+	m.metrics.reg.MustRegister(m.API.Metrics()...)
+	m.metrics.reg.MustRegister(m.Hub.Metrics()...)
+	(&storeGauges{db: db, log: m.Logger}).register(m.metrics.reg)
 
 	var loops context.Context
 	loops, m.stopLoops = context.WithCancel(context.Background())
@@ -244,6 +271,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	if cfg.MetricsAddr != "" {
+		if m.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("listen on %s (--metrics-addr): %w", cfg.MetricsAddr, err)
+		}
+	}
 	m.ln = ln
 	m.httpServer = &http.Server{
 		Handler:           m.API,
@@ -255,11 +288,56 @@ func (m *Main) Run(ctx context.Context) error {
 	m.httpServer.RegisterOnShutdown(m.API.CloseStreams)
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.httpServer.Serve(ln) }()
+	m.serveMetrics()
 	m.API.SetReady(true)
 
 	m.Logger.Info("switchboard is serving", "url", m.URL(), "data", cfg.DataDir, "database", where,
-		"bus", busName(cfg.Bus), "instance", m.Tasks.InstanceID)
+		"bus", busName(cfg.Bus), "instance", m.Tasks.InstanceID, "metrics", m.metricsWhere())
 	return nil
+}
+
+// serveMetrics serves /metrics, /healthz and /readyz on the metrics
+// listener, if there is one. Health answers as on the main listener, so
+// that probes can use the private port.
+func (m *Main) serveMetrics() {
+	if m.metricsLn == nil {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.metrics.reg)
+	mux.Handle("GET /healthz", m.API)
+	mux.Handle("GET /readyz", m.API)
+	m.metricsServer = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelDebug),
+	}
+	m.metricsServed = make(chan error, 1)
+	ln := m.metricsLn
+	go func() { m.metricsServed <- m.metricsServer.Serve(ln) }()
+}
+
+// metricsWhere says where metrics are served, for the log.
+func (m *Main) metricsWhere() string {
+	switch {
+	case m.metricsLn != nil && m.Config.Metrics:
+		return m.MetricsURL() + "/metrics and " + m.URL() + "/metrics"
+	case m.metricsLn != nil:
+		return m.MetricsURL() + "/metrics"
+	case m.Config.Metrics:
+		return m.URL() + "/metrics"
+	}
+	return "off"
+}
+
+// MetricsURL returns the base URL of the metrics listener, or "" without
+// one.
+func (m *Main) MetricsURL() string {
+	if m.metricsLn == nil {
+		return ""
+	}
+	return baseURL(m.metricsLn)
 }
 
 // URL returns the base URL the server listens on.
@@ -267,7 +345,13 @@ func (m *Main) URL() string {
 	if m.ln == nil {
 		return ""
 	}
-	addr := m.ln.Addr().String()
+	return baseURL(m.ln)
+}
+
+// baseURL returns the URL of a listener, with a wildcard host made
+// loopback.
+func baseURL(ln net.Listener) string {
+	addr := ln.Addr().String()
 	if host, port, err := net.SplitHostPort(addr); err == nil && (host == "::" || host == "0.0.0.0" || host == "") {
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
@@ -300,6 +384,21 @@ func (m *Main) Close() error {
 			errs = append(errs, fmt.Errorf("serve http: %w", err))
 		}
 		m.httpServer = nil
+	}
+	// The metrics listener last, so that its /readyz said "draining" while
+	// the main listener drained.
+	if m.metricsServer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := m.metricsServer.Shutdown(ctx); err != nil {
+			_ = m.metricsServer.Close()
+		}
+		cancel()
+		if err := <-m.metricsServed; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("serve metrics: %w", err))
+		}
+		m.metricsServer = nil
+	} else if m.metricsLn != nil {
+		_ = m.metricsLn.Close() // Run failed before serving it
 	}
 	if m.stopLoops != nil {
 		m.stopLoops()

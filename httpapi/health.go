@@ -1,0 +1,103 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// What /readyz reports, in the order a server goes through them.
+const (
+	stateStarting int32 = iota // from New until the first SetReady(true)
+	stateReady
+	stateDraining // SetReady(false) after being ready: shutting down
+)
+
+// DefaultStoreCheckInterval is how long /readyz reuses the result of a
+// store check, so that however often load balancers ask, the store sees
+// at most one check per interval.
+const DefaultStoreCheckInterval = time.Second
+
+// storeCheckTimeout bounds one store check; a store that takes longer
+// counts as unreachable.
+const storeCheckTimeout = 2 * time.Second
+
+// SetReady sets what /readyz answers: 200 once ready (while the store
+// answers), 503 before ("starting") and again after ready is set back to
+// false ("draining", the server is shutting down). /healthz answers 200
+// in every state.
+func (s *Server) SetReady(ready bool) {
+	if ready {
+		s.state.Store(stateReady)
+		return
+	}
+	s.state.CompareAndSwap(stateReady, stateDraining)
+}
+
+func (s *Server) stateName() string {
+	switch s.state.Load() {
+	case stateReady:
+		return "ready"
+	case stateDraining:
+		return "draining"
+	}
+	return "starting"
+}
+
+// handleHealth answers liveness: 200 whenever the process answers HTTP at
+// all, whatever its readiness, so that a supervisor restarts only a process
+// that is stuck, not one that is starting or draining.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "status": s.stateName(), "version": s.cfg.Version})
+}
+
+// handleReady answers readiness: 200 when the server is ready and the
+// store answers, 503 with the reason otherwise (starting, draining, store
+// unreachable), so that load balancers send work only where it can be
+// done.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	status := s.stateName()
+	if status == "ready" {
+		if err := s.storeCheck.check(r.Context()); err != nil {
+			s.errLogs.Error("not ready: the store does not answer", "err", err)
+			status = "store unreachable"
+		}
+	}
+	if status != "ready" {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "status": status})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "status": status, "version": s.cfg.Version})
+}
+
+// storeCheck checks the store at most once per interval and remembers the
+// outcome.
+type storeCheck struct {
+	ping     func(context.Context) error // immutable; nil: there is nothing to check
+	interval time.Duration               // immutable
+
+	// mu is held during a ping: concurrent checks wait for that one ping
+	// (at most storeCheckTimeout) and share its outcome.
+	mu  sync.Mutex
+	at  time.Time // guarded by mu: when err was found; zero before the first check
+	err error     // guarded by mu
+}
+
+// check returns the outcome of the last ping, pinging first if it is older
+// than the interval. The ping outlives a caller that goes away.
+func (c *storeCheck) check(ctx context.Context) error {
+	if c.ping == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < c.interval {
+		return c.err
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeCheckTimeout)
+	defer cancel()
+	c.err, c.at = c.ping(pctx), time.Now()
+	return c.err
+}

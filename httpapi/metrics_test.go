@@ -1,0 +1,145 @@
+package httpapi_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/internal/promtest"
+	"github.com/switchboard-dev/switchboard/metrics"
+)
+
+// scrape reads /metrics from url and parses it strictly.
+func scrape(t testing.TB, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	must(t, err)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != metrics.ContentType {
+		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	s, err := promtest.Parse(resp.Body)
+	must(t, err)
+	return s
+}
+
+func TestMetrics(t *testing.T) {
+	reg := metrics.NewRegistry()
+	h := newHarness(t, withDeps(func(d *httpapi.Deps) { d.MetricsHandler = reg }))
+	reg.MustRegister(h.api.Metrics()...)
+	g := h.agent("alice")
+	tok := h.peerToken(g, "bob")
+
+	h.send(g, tok, "m1", "hi")
+	h.call(h.addr(g), tok, "tasks/get", map[string]any{"id": "nope"})
+	h.call(h.addr(g), tok, "NoSuchMethod", map[string]any{})
+	h.call(h.addr(g), "", "SendMessage", userMessage("m2", "no token")) // refused before the method is read
+	h.do("GET", h.srv.URL+"/nothing-here", nil, "")
+	h.do("PUT", h.srv.URL+"/nothing-here", nil, "")
+
+	s := scrape(t, h.srv.URL)
+	for key, want := range map[string]float64{
+		`switchboard_jsonrpc_requests_total{method="SendMessage"}`:   1,
+		`switchboard_jsonrpc_requests_total{method="tasks/get"}`:     1,
+		`switchboard_jsonrpc_requests_total{method="other"}`:         1,
+		`switchboard_jsonrpc_requests_total{method="GetTask"}`:       0,
+		`switchboard_http_requests_total{method="POST",code="2xx"}`:  3,
+		`switchboard_http_requests_total{method="POST",code="4xx"}`:  1,
+		`switchboard_http_requests_total{method="GET",code="4xx"}`:   1,
+		`switchboard_http_requests_total{method="other",code="4xx"}`: 1,
+		`switchboard_http_requests_total{method="GET",code="5xx"}`:   0,
+		`switchboard_sse_streams`:                                    0,
+	} {
+		if got, ok := s[key]; !ok || got != want {
+			t.Errorf("%s: got %v (present %v), want %v", key, got, ok, want)
+		}
+	}
+	// The scrape itself is counted when it ends.
+	if got := scrape(t, h.srv.URL)[`switchboard_http_requests_total{method="GET",code="2xx"}`]; got != 1 {
+		t.Errorf("scrapes counted: got %v, want 1", got)
+	}
+}
+
+func TestMetricsStreamGauge(t *testing.T) {
+	reg := metrics.NewRegistry()
+	h := newHarness(t, withDeps(func(d *httpapi.Deps) { d.MetricsHandler = reg }))
+	reg.MustRegister(h.api.Metrics()...)
+	g := h.agent("alice")
+	tok := h.peerToken(g, "bob")
+	id := h.send(g, tok, "m1", "hi")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"` + id + `"}}`
+	req, err := http.NewRequestWithContext(ctx, "POST", h.addr(g), strings.NewReader(body))
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	buf := make([]byte, 1)
+	if _, err := resp.Body.Read(buf); err != nil { // the snapshot is on its way: the stream is open
+		t.Fatal(err)
+	}
+	if got := scrape(t, h.srv.URL)["switchboard_sse_streams"]; got != 1 {
+		t.Fatalf("open streams: got %v, want 1", got)
+	}
+	cancel()
+	waitFor(t, func() bool { return scrape(t, h.srv.URL)["switchboard_sse_streams"] == 0 })
+}
+
+func TestMetricsOffByDefault(t *testing.T) {
+	h := newHarness(t)
+	if r := h.do("GET", h.srv.URL+"/metrics", nil, ""); r.status != http.StatusNotFound {
+		t.Fatalf("/metrics without a handler: %d", r.status)
+	}
+}
+
+// TestTooLargeBodyClosesConnection: a body that turns out too large while
+// it is read (chunked, no declared length) makes the server close the
+// connection rather than read the rest, through the request counter's
+// wrapper.
+func TestTooLargeBodyClosesConnection(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.MaxBody = 1024 }))
+	g := h.agent("alice")
+	tok := h.peerToken(g, "bob")
+	body := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"x":"`),
+		strings.NewReader(strings.Repeat("a", 8<<10)), strings.NewReader(`"}}`))
+	req, err := http.NewRequest("POST", h.addr(g), body)
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
+		t.Fatalf("got %d, close %v; want 413 and the connection closed", resp.StatusCode, resp.Close)
+	}
+}
+
+// waitFor polls cond until it holds, for at most 5 s.
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// BenchmarkServeHealthz measures a whole request through Server.ServeHTTP,
+// request counting included, without the network.
+func BenchmarkServeHealthz(b *testing.B) {
+	h := newHarness(b)
+	req := httptest.NewRequest("GET", "/healthz", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		h.api.ServeHTTP(httptest.NewRecorder(), req)
+	}
+}
