@@ -121,7 +121,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.server, "server", "", "base URL of a running deployment to measure (default: start one)")
 	fs.StringVar(&c.ownerToken, "owner-token", os.Getenv("SWITCHBOARD_OWNER_TOKEN"), "with -server: an owner token (sbo_…) to create the agents with")
 	fs.StringVar(&c.switchboard, "switchboard", "", "the switchboard binary to start (default: beside this one, then $PATH, then go build)")
-	fs.StringVar(&c.database, "database", os.Getenv("SWITCHBOARD_LOAD_DATABASE"), "cross: a postgres:// URL; the tool creates a schema of its own in it and drops it after")
+	fs.StringVar(&c.database, "database", os.Getenv("SWITCHBOARD_LOAD_DATABASE"), "a postgres:// URL for the servers this tool starts (cross needs one; the others use SQLite without it); the tool creates a schema of its own in it and drops it after")
 	fs.IntVar(&c.agentsPerProc, "agents-per-process", 9000, "connector agents one process holds; more are spread over worker processes")
 	fs.IntVar(&c.connectRate, "connect-concurrency", 256, "agent connections being set up at once")
 	fs.DurationVar(&c.settle, "settle", 3*time.Second, "idle: how long to wait after the last agent connected before reading the server's memory")

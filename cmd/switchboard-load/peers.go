@@ -18,11 +18,13 @@ import (
 type target struct {
 	url   string
 	token string // peer token; empty: no Authorization header
+	group int    // which of the phase's groups its calls count in
 }
 
 // phase describes one measured run of the peers.
 type phase struct {
 	name      string
+	groups    []string // names of the targets' groups when they are several (measured apart, interleaved)
 	targets   []target
 	wantState string // the state a task must be in when the call returns (blocking) or when it is done
 	blocking  bool   // false: returnImmediately, then GetTask until wantState
@@ -86,6 +88,14 @@ func newDriver(cfg *config) *driver {
 // drive runs one phase: -warmup of sending that is not counted, then up to
 // -duration (and -count tasks) that is.
 func (d *driver) drive(ctx context.Context, p phase) *phaseResult {
+	return d.driveGroups(ctx, p)[0]
+}
+
+// driveGroups runs one phase and returns one result per group of targets
+// (one when p.groups is empty). The groups' calls interleave, so that each
+// group is measured under the same load at the same time.
+func (d *driver) driveGroups(ctx context.Context, p phase) []*phaseResult {
+	groups := max(len(p.groups), 1)
 	cfg := d.cfg
 	start := time.Now()
 	measureFrom := start.Add(cfg.warmup)
@@ -99,7 +109,8 @@ func (d *driver) drive(ctx context.Context, p phase) *phaseResult {
 		errOnce  sync.Once
 		firstErr string
 		mu       sync.Mutex
-		all      []time.Duration
+		all      = make([][]time.Duration, groups)
+		errsBy   = make([]atomic.Int64, groups)
 		lastDone atomic.Int64 // unix nanos of the last measured call's end
 	)
 	var interval time.Duration
@@ -109,7 +120,7 @@ func (d *driver) drive(ctx context.Context, p phase) *phaseResult {
 	var wg sync.WaitGroup
 	for peer := range cfg.peers {
 		wg.Go(func() {
-			var mine []time.Duration
+			mine := make([][]time.Duration, groups)
 			buf := new(bytes.Buffer)
 			for {
 				i := seq.Add(1) - 1
@@ -141,25 +152,40 @@ func (d *driver) drive(ctx context.Context, p phase) *phaseResult {
 				}
 				if err != nil {
 					errs.Add(1)
+					errsBy[t.group].Add(1)
 					errOnce.Do(func() { firstErr = err.Error() })
 					continue
 				}
-				mine = append(mine, done.Sub(at))
+				mine[t.group] = append(mine[t.group], done.Sub(at))
 				lastDone.Store(done.UnixNano())
 			}
 			mu.Lock()
-			all = append(all, mine...)
+			for g := range all {
+				all[g] = append(all[g], mine[g]...)
+			}
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	slices.Sort(all)
 	elapsed := cfg.duration
 	if last := time.Unix(0, lastDone.Load()); cfg.count > 0 && last.After(measureFrom) && last.Before(end) {
 		elapsed = last.Sub(measureFrom) // -count ended the phase early
 	}
-	return &phaseResult{name: p.name, tasks: int64(len(all)), errors: errs.Load(), firstErr: firstErr,
-		elapsed: elapsed, latencies: all}
+	out := make([]*phaseResult, groups)
+	for g := range out {
+		slices.Sort(all[g])
+		out[g] = &phaseResult{name: p.name, tasks: int64(len(all[g])), errors: errsBy[g].Load(), elapsed: elapsed, latencies: all[g]}
+		if len(p.groups) > 0 {
+			out[g].name = p.groups[g]
+		}
+		if out[g].errors > 0 {
+			out[g].firstErr = firstErr
+		}
+	}
+	if groups == 1 {
+		out[0].errors = errs.Load()
+	}
+	return out
 }
 
 // rpcAnswer is the part of a JSON-RPC answer the driver reads.

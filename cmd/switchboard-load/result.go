@@ -7,7 +7,9 @@ import (
 	"text/tabwriter"
 )
 
-// result is what a run measured; its JSON form is the -json line.
+// result is what a run measured; its JSON form is the -json line. In the
+// cross scenario tasks and tasks_per_s count both paths (the load), the
+// latencies are the cross path's, and same_* the same-instance path's.
 type result struct {
 	Scenario      string  `json:"scenario"`
 	Agents        int     `json:"agents"`

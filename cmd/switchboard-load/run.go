@@ -137,9 +137,23 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 		want = "TASK_STATE_SUBMITTED"
 	}
 	if cfg.scenario == "cross" {
-		fmt.Fprintf(logs, "same instance: peers and agents on %s\n", dep.agentURL)
-		same := d.drive(ctx, phase{name: "same", targets: targets(dep.agentURL), wantState: want, blocking: cfg.blocking})
-		res.setSame(same)
+		// One phase whose calls alternate between the two paths, so that
+		// both are measured under the same load at the same moments.
+		fmt.Fprintf(logs, "cross: agents on %s; calls alternate between it (same) and %s (cross)\n", dep.agentURL, dep.peerURL)
+		same, cross := targets(dep.agentURL), targets(dep.peerURL)
+		mixed := make([]target, 0, 2*len(same))
+		for i := range same {
+			cross[i].group = 1
+			mixed = append(mixed, same[i], cross[i])
+		}
+		cpu0 := dep.cpuSeconds()
+		rs := d.driveGroups(ctx, phase{name: "cross", groups: []string{"same", "cross"}, targets: mixed, wantState: want, blocking: cfg.blocking})
+		res.setSame(rs[0])
+		res.setMain(rs[1], dep.cpuSeconds()-cpu0)
+		// The load is both paths together: count it whole.
+		res.Tasks, res.TasksPerS = rs[0].tasks+rs[1].tasks, rs[0].tasksPerSecond()+rs[1].tasksPerSecond()
+		res.ServerRSS = dep.rss()
+		return res, ctx.Err()
 	}
 	cpu0 := dep.cpuSeconds()
 	fmt.Fprintf(logs, "%s: peers on %s, agents on %s\n", cfg.scenario, dep.peerURL, dep.agentURL)
@@ -178,8 +192,18 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 	common = append(common, cfg.serverArgs...)
 	dep := &deployment{}
 	if cfg.scenario != "cross" {
-		p, err := startServer(ctx, bin, serverLogs, append(common, "--data", dir+"/data")...)
+		args := append(common, "--data", dir+"/data")
+		if cfg.database != "" {
+			dsn, drop, err := loadSchema(ctx, cfg.database)
+			if err != nil {
+				return nil, err
+			}
+			dep.cleanup = append(dep.cleanup, drop)
+			args = append(args, "--database", dsn)
+		}
+		p, err := startServer(ctx, bin, serverLogs, args...)
 		if err != nil {
+			dep.close()
 			return nil, err
 		}
 		dep.procs = []*serverProcess{p}
