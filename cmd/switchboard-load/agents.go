@@ -26,7 +26,8 @@ const workerArg = "-agent-worker"
 
 // workerJob is what a worker process is given.
 type workerJob struct {
-	URL         string   `json:"url"`
+	URLs        []string `json:"urls"`   // agent i of the deployment connects to URLs[i % len(URLs)]
+	Offset      int      `json:"offset"` // the deployment-wide number of the job's first agent
 	Tokens      []string `json:"tokens"`
 	Concurrency int      `json:"concurrency"`
 }
@@ -40,11 +41,11 @@ type fleet struct {
 	stdins  []io.Closer
 }
 
-// startFleet connects one connector agent per token to url, at most
-// perProc in this process and the rest in worker processes, and returns
-// once every agent is connected (or fails when they are not within a
-// bound that grows with their number).
-func startFleet(ctx context.Context, url string, tokens []string, perProc, concurrency int, progress io.Writer) (*fleet, error) {
+// startFleet connects one connector agent per token, agent i to
+// urls[i % len(urls)], at most perProc in this process and the rest in
+// worker processes, and returns once every agent is connected (or fails
+// when they are not within a bound that grows with their number).
+func startFleet(ctx context.Context, urls []string, tokens []string, perProc, concurrency int, progress io.Writer) (*fleet, error) {
 	fctx, cancel := context.WithCancel(context.Background())
 	f := &fleet{cancel: cancel}
 	limit := time.Duration(30+len(tokens)/200) * time.Second
@@ -56,10 +57,10 @@ func startFleet(ctx context.Context, url string, tokens []string, perProc, concu
 		local = tokens[:perProc]
 	}
 	var wait []<-chan error
-	for rest := tokens[len(local):]; len(rest) > 0; {
-		share := rest[:min(perProc, len(rest))]
-		rest = rest[len(share):]
-		ready, err := f.startWorker(url, share, concurrency)
+	for offset := len(local); offset < len(tokens); {
+		share := tokens[offset:min(offset+perProc, len(tokens))]
+		ready, err := f.startWorker(workerJob{URLs: urls, Offset: offset, Tokens: share, Concurrency: concurrency})
+		offset += len(share)
 		if err != nil {
 			f.stop()
 			return nil, err
@@ -68,7 +69,7 @@ func startFleet(ctx context.Context, url string, tokens []string, perProc, concu
 	}
 	var connected atomic.Int64
 	localReady := make(chan error, 1)
-	go func() { localReady <- runAgents(fctx, ctx, &f.wg, url, local, concurrency, &connected) }()
+	go func() { localReady <- runAgents(fctx, ctx, &f.wg, urls, 0, local, concurrency, &connected) }()
 	wait = append(wait, localReady)
 	start := time.Now()
 	for _, ch := range wait {
@@ -89,10 +90,11 @@ func startFleet(ctx context.Context, url string, tokens []string, perProc, concu
 	return f, nil
 }
 
-// runAgents starts one client per token, at most concurrency connecting at
-// once, and returns when all have connected or ready ends. The clients run
-// until run ends.
-func runAgents(run, ready context.Context, wg *sync.WaitGroup, url string, tokens []string, concurrency int, connected *atomic.Int64) error {
+// runAgents starts one client per token (tokens[j] is the deployment's
+// agent offset+j, and connects to urls[(offset+j) % len(urls)]), at most
+// concurrency connecting at once, and returns when all have connected or
+// ready ends. The clients run until run ends.
+func runAgents(run, ready context.Context, wg *sync.WaitGroup, urls []string, offset int, tokens []string, concurrency int, connected *atomic.Int64) error {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxIdleConns: concurrency}}
 	sem := make(chan struct{}, concurrency)
 	all := make(chan struct{})
@@ -101,7 +103,7 @@ func runAgents(run, ready context.Context, wg *sync.WaitGroup, url string, token
 	if len(tokens) == 0 {
 		close(all)
 	}
-	for _, tok := range tokens {
+	for j, tok := range tokens {
 		select {
 		case sem <- struct{}{}:
 		case <-ready.Done():
@@ -109,7 +111,7 @@ func runAgents(run, ready context.Context, wg *sync.WaitGroup, url string, token
 		}
 		var once sync.Once
 		c := &connector.Client{
-			URLs:          []string{url},
+			URLs:          []string{urls[(offset+j)%len(urls)]},
 			Token:         tok,
 			Handler:       connector.HandlerFunc(echo),
 			HTTPClient:    hc,
@@ -142,9 +144,9 @@ func runAgents(run, ready context.Context, wg *sync.WaitGroup, url string, token
 // echo answers each message with its own text.
 func echo(ctx context.Context, w *connector.Work) { _ = w.Reply(w.Text()) }
 
-// startWorker starts a worker process holding the agents of tokens and
+// startWorker starts a worker process holding the agents of job and
 // returns a channel that gets nil when all are connected.
-func (f *fleet) startWorker(url string, tokens []string, concurrency int) (<-chan error, error) {
+func (f *fleet) startWorker(job workerJob) (<-chan error, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -164,7 +166,7 @@ func (f *fleet) startWorker(url string, tokens []string, concurrency int) (<-cha
 	}
 	f.workers = append(f.workers, cmd)
 	f.stdins = append(f.stdins, stdin)
-	if err := json.NewEncoder(stdin).Encode(workerJob{URL: url, Tokens: tokens, Concurrency: concurrency}); err != nil {
+	if err := json.NewEncoder(stdin).Encode(job); err != nil {
 		return nil, err
 	}
 	ready := make(chan error, 1)
@@ -224,7 +226,10 @@ func runWorker(stdin io.Reader, stdout io.Writer) error {
 	}()
 	var wg sync.WaitGroup
 	var connected atomic.Int64
-	if err := runAgents(run, run, &wg, job.URL, job.Tokens, max(job.Concurrency, 1), &connected); err != nil {
+	if len(job.URLs) == 0 {
+		return errors.New("the job names no server")
+	}
+	if err := runAgents(run, run, &wg, job.URLs, job.Offset, job.Tokens, max(job.Concurrency, 1), &connected); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "connected "+strconv.FormatInt(connected.Load(), 10))

@@ -42,34 +42,36 @@ func TestScenarios(t *testing.T) {
 	}
 	bin := buildServer(t)
 	base := config{peers: 3, duration: 20 * time.Second, count: 30, payload: 100, blocking: true, direct: true,
-		agentsPerProc: 2, connectRate: 4, switchboard: bin, settle: 100 * time.Millisecond}
+		agentsPerProc: 2, connectRate: 4, switchboard: bin, settle: 100 * time.Millisecond, instances: 1}
 	tests := []struct {
-		name     string
-		scenario string
-		agents   int
-		blocking bool
+		name      string
+		scenario  string
+		agents    int
+		blocking  bool
+		instances int
 	}{
-		{"RouteOverWorkerProcesses", "route", 5, true}, // 2 agents here, 3 in two worker processes
-		{"RouteNonBlocking", "route", 2, false},
-		{"Inbox", "inbox", 3, true},
-		{"Direct", "direct", 1, true},
-		{"Idle", "idle", 4, true},
+		{"RouteOverWorkerProcesses", "route", 5, true, 1}, // 2 agents here, 3 in two worker processes
+		{"RouteNonBlocking", "route", 2, false, 1},
+		{"Inbox", "inbox", 3, true, 1},
+		{"Direct", "direct", 1, true, 1},
+		{"Idle", "idle", 4, true, 1},
 	}
 	if pg := os.Getenv(pgtest.EnvVar); pg != "" {
 		base.database = pg
-		tests = append(tests, struct {
-			name     string
-			scenario string
-			agents   int
-			blocking bool
-		}{"CrossOnPostgres", "cross", 3, true})
+		tests = append(tests, []struct {
+			name      string
+			scenario  string
+			agents    int
+			blocking  bool
+			instances int
+		}{{"CrossOnPostgres", "cross", 3, true, 1}, {"IdleOverThreeInstances", "idle", 7, true, 3}}...)
 	} else {
 		t.Logf("%s is not set: the cross scenario (PostgreSQL) is not run", pgtest.EnvVar)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := base
-			cfg.scenario, cfg.agents, cfg.blocking = tt.scenario, tt.agents, tt.blocking
+			cfg.scenario, cfg.agents, cfg.blocking, cfg.instances = tt.scenario, tt.agents, tt.blocking, tt.instances
 			if err := cfg.check(); err != nil {
 				t.Fatal(err)
 			}
@@ -131,6 +133,7 @@ func TestFlagsRefuseWhatCannotWork(t *testing.T) {
 		{"-scenario", "cross"}, // no -database
 		{"-server", "http://127.0.0.1:1"},
 		{"-payload", "-1"},
+		{"-instances", "3"}, // idle on PostgreSQL only
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("%v: accepted", args)

@@ -55,6 +55,7 @@ type config struct {
 	heartbeat     time.Duration
 	verbose       bool
 	serverArgs    []string
+	instances     int
 	cpuProfile    string
 }
 
@@ -122,6 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.ownerToken, "owner-token", os.Getenv("SWITCHBOARD_OWNER_TOKEN"), "with -server: an owner token (sbo_…) to create the agents with")
 	fs.StringVar(&c.switchboard, "switchboard", "", "the switchboard binary to start (default: beside this one, then $PATH, then go build)")
 	fs.StringVar(&c.database, "database", os.Getenv("SWITCHBOARD_LOAD_DATABASE"), "a postgres:// URL for the servers this tool starts (cross needs one; the others use SQLite without it); the tool creates a schema of its own in it and drops it after")
+	fs.IntVar(&c.instances, "instances", 1, "idle: start this many instances on -database (PostgreSQL), routed together by their embedded NATS servers, and spread the agents over them")
 	fs.IntVar(&c.agentsPerProc, "agents-per-process", 9000, "connector agents one process holds; more are spread over worker processes")
 	fs.IntVar(&c.connectRate, "connect-concurrency", 256, "agent connections being set up at once")
 	fs.DurationVar(&c.settle, "settle", 3*time.Second, "idle: how long to wait after the last agent connected before reading the server's memory")
@@ -185,6 +187,10 @@ func (c *config) check() error {
 		return errors.New("-server needs -owner-token (or SWITCHBOARD_OWNER_TOKEN) to create agents")
 	case c.scenario == "cross" && c.server != "":
 		return errors.New("-scenario cross starts its own two instances; -server does not apply")
+	case c.instances < 1 || c.instances > 32:
+		return errors.New("-instances: want 1…32")
+	case c.instances > 1 && (c.scenario != "idle" || c.database == "" || c.server != ""):
+		return errors.New("-instances above 1 is for -scenario idle on -database postgres://… (without -server)")
 	case c.scenario == "cross" && c.database == "":
 		return errors.New("-scenario cross needs -database postgres://… (or SWITCHBOARD_LOAD_DATABASE): both instances share it")
 	}

@@ -14,11 +14,13 @@ import (
 
 // deployment is the Switchboard instance(s) a run measures.
 type deployment struct {
-	owner    *ownerClient
-	peerURL  string           // where peers send
-	agentURL string           // where agents connect
-	procs    []*serverProcess // started by this tool; empty with -server
-	cleanup  []func()
+	owner      *ownerClient
+	peerURL    string           // where peers send
+	agentURL   string           // where agents connect (the first of agentURLs)
+	agentURLs  []string         // where agents connect: agent i to agentURLs[i % len]
+	procs      []*serverProcess // started by this tool; empty with -server
+	agentProcs []*serverProcess // the started instances agents connect to
+	cleanup    []func()
 }
 
 // close stops what the deployment started.
@@ -31,12 +33,13 @@ func (d *deployment) close() {
 	}
 }
 
-// rss is the resident memory of the instance agents connect to.
+// rss is the resident memory of the instances agents connect to.
 func (d *deployment) rss() int64 {
-	if len(d.procs) == 0 {
-		return 0
+	var n int64
+	for _, p := range d.agentProcs {
+		n += p.rss()
 	}
-	return d.procs[len(d.procs)-1].rss()
+	return n
 }
 
 // cpuSeconds is the CPU time of all started instances.
@@ -101,7 +104,7 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 			tokens[i] = g.AgentToken
 		}
 		start := time.Now()
-		f, err := startFleet(ctx, dep.agentURL, tokens, cfg.agentsPerProc, cfg.connectRate, logs)
+		f, err := startFleet(ctx, dep.agentURLs, tokens, cfg.agentsPerProc, cfg.connectRate, logs)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +180,7 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 	hc := &http.Client{Timeout: time.Minute}
 	if cfg.server != "" {
 		return &deployment{owner: &ownerClient{base: cfg.server, token: cfg.ownerToken, http: hc},
-			peerURL: cfg.server, agentURL: cfg.server}, nil
+			peerURL: cfg.server, agentURL: cfg.server, agentURLs: []string{cfg.server}}, nil
 	}
 	bin, err := findSwitchboard(cfg.switchboard, dir, logs)
 	if err != nil {
@@ -191,6 +194,9 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 	}
 	common = append(common, cfg.serverArgs...)
 	dep := &deployment{}
+	if cfg.instances > 1 {
+		return deployInstances(ctx, cfg, bin, dir, token, common, serverLogs, hc)
+	}
 	if cfg.scenario != "cross" {
 		args := append(common, "--data", dir+"/data")
 		if cfg.database != "" {
@@ -206,8 +212,8 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 			dep.close()
 			return nil, err
 		}
-		dep.procs = []*serverProcess{p}
-		dep.peerURL, dep.agentURL = p.url, p.url
+		dep.procs, dep.agentProcs = []*serverProcess{p}, []*serverProcess{p}
+		dep.peerURL, dep.agentURL, dep.agentURLs = p.url, p.url, []string{p.url}
 		dep.owner = &ownerClient{base: p.url, token: token, http: hc}
 		return dep, nil
 	}
@@ -242,8 +248,50 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 		return nil, err
 	}
 	dep.procs = append(dep.procs, b)
-	dep.peerURL, dep.agentURL = a.url, b.url
+	dep.agentProcs = []*serverProcess{b}
+	dep.peerURL, dep.agentURL, dep.agentURLs = a.url, b.url, []string{b.url}
 	dep.owner = &ownerClient{base: a.url, token: token, http: hc}
+	return dep, nil
+}
+
+// deployInstances starts cfg.instances instances on one PostgreSQL schema,
+// their embedded NATS servers routed to each other; agents are spread over
+// all of them and peers send to the first.
+func deployInstances(ctx context.Context, cfg *config, bin, dir, token string, common []string, serverLogs io.Writer, hc *http.Client) (*deployment, error) {
+	dep := &deployment{}
+	dsn, drop, err := loadSchema(ctx, cfg.database)
+	if err != nil {
+		return nil, err
+	}
+	dep.cleanup = append(dep.cleanup, drop)
+	routes := make([]string, cfg.instances)
+	for i := range routes {
+		port, err := freePort()
+		if err != nil {
+			dep.close()
+			return nil, err
+		}
+		routes[i] = "127.0.0.1:" + strconv.Itoa(port)
+	}
+	for i := range cfg.instances {
+		args := append(append([]string{}, common...), "--data", fmt.Sprintf("%s/i%d", dir, i), "--database", dsn,
+			"--bus", "embedded", "--nats-cluster-listen", routes[i])
+		for j, r := range routes {
+			if j != i {
+				args = append(args, "--nats-routes", "nats-route://"+r)
+			}
+		}
+		p, err := startServer(ctx, bin, serverLogs, args...)
+		if err != nil {
+			dep.close()
+			return nil, fmt.Errorf("instance %d: %w", i, err)
+		}
+		dep.procs = append(dep.procs, p)
+		dep.agentURLs = append(dep.agentURLs, p.url)
+	}
+	dep.agentProcs = dep.procs
+	dep.peerURL, dep.agentURL = dep.procs[0].url, dep.procs[0].url
+	dep.owner = &ownerClient{base: dep.procs[0].url, token: token, http: hc}
 	return dep, nil
 }
 
