@@ -195,7 +195,7 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 	common = append(common, cfg.serverArgs...)
 	dep := &deployment{}
 	if cfg.instances > 1 {
-		return deployInstances(ctx, cfg, bin, dir, token, common, serverLogs, hc)
+		return startInstances(ctx, cfg, cfg.instances, bin, dir, token, common, serverLogs, hc)
 	}
 	if cfg.scenario != "cross" {
 		args := append(common, "--data", dir+"/data")
@@ -217,54 +217,27 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 		dep.owner = &ownerClient{base: p.url, token: token, http: hc}
 		return dep, nil
 	}
-	dsn, drop, err := loadSchema(ctx, cfg.database)
+	// cross: two instances; peers on the first, agents on the second.
+	dep, err = startInstances(ctx, cfg, 2, bin, dir, token, common, serverLogs, hc)
 	if err != nil {
 		return nil, err
 	}
-	dep.cleanup = append(dep.cleanup, drop)
-	portA, err := freePort()
-	if err != nil {
-		dep.close()
-		return nil, err
-	}
-	portB, err := freePort()
-	if err != nil {
-		dep.close()
-		return nil, err
-	}
-	clusterA := "127.0.0.1:" + strconv.Itoa(portA)
-	clusterB := "127.0.0.1:" + strconv.Itoa(portB)
-	a, err := startServer(ctx, bin, serverLogs, append(common, "--data", dir+"/a", "--database", dsn,
-		"--bus", "embedded", "--nats-cluster-listen", clusterA, "--nats-routes", "nats-route://"+clusterB)...)
-	if err != nil {
-		dep.close()
-		return nil, err
-	}
-	dep.procs = append(dep.procs, a)
-	b, err := startServer(ctx, bin, serverLogs, append(common, "--data", dir+"/b", "--database", dsn,
-		"--bus", "embedded", "--nats-cluster-listen", clusterB, "--nats-routes", "nats-route://"+clusterA)...)
-	if err != nil {
-		dep.close()
-		return nil, err
-	}
-	dep.procs = append(dep.procs, b)
-	dep.agentProcs = []*serverProcess{b}
-	dep.peerURL, dep.agentURL, dep.agentURLs = a.url, b.url, []string{b.url}
-	dep.owner = &ownerClient{base: a.url, token: token, http: hc}
+	dep.agentProcs = dep.procs[1:]
+	dep.agentURL, dep.agentURLs = dep.procs[1].url, []string{dep.procs[1].url}
 	return dep, nil
 }
 
-// deployInstances starts cfg.instances instances on one PostgreSQL schema,
+// startInstances starts n instances on one PostgreSQL schema of their own,
 // their embedded NATS servers routed to each other; agents are spread over
 // all of them and peers send to the first.
-func deployInstances(ctx context.Context, cfg *config, bin, dir, token string, common []string, serverLogs io.Writer, hc *http.Client) (*deployment, error) {
+func startInstances(ctx context.Context, cfg *config, n int, bin, dir, token string, common []string, serverLogs io.Writer, hc *http.Client) (*deployment, error) {
 	dep := &deployment{}
 	dsn, drop, err := loadSchema(ctx, cfg.database)
 	if err != nil {
 		return nil, err
 	}
 	dep.cleanup = append(dep.cleanup, drop)
-	routes := make([]string, cfg.instances)
+	routes := make([]string, n)
 	for i := range routes {
 		port, err := freePort()
 		if err != nil {
@@ -273,7 +246,7 @@ func deployInstances(ctx context.Context, cfg *config, bin, dir, token string, c
 		}
 		routes[i] = "127.0.0.1:" + strconv.Itoa(port)
 	}
-	for i := range cfg.instances {
+	for i := range n {
 		args := append(append([]string{}, common...), "--data", fmt.Sprintf("%s/i%d", dir, i), "--database", dsn,
 			"--bus", "embedded", "--nats-cluster-listen", routes[i])
 		for j, r := range routes {
