@@ -29,6 +29,12 @@ type SessionStore interface {
 	// false when the agent's session is no longer the holder's.
 	RenewSession(ctx context.Context, agentID, holder string, expiresAt time.Time) (bool, error)
 
+	// RenewSessions moves the expiry of every session held by one of
+	// holders (connection ids; an agent's session names one) and returns
+	// the holders whose session it renewed. A holder missing from the
+	// answer no longer holds its agent's session.
+	RenewSessions(ctx context.Context, holders []string, expiresAt time.Time) ([]string, error)
+
 	// CloseSession ends the holder's session, if it is still the agent's.
 	CloseSession(ctx context.Context, agentID, holder string) error
 

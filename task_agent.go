@@ -44,11 +44,18 @@ func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *A
 	return nil
 }
 
-// RenewAgentSession extends the holder's session of the agent until the
-// given time. It reports false when the session is no longer the holder's:
-// a newer connection replaced it.
-func (s *TaskService) RenewAgentSession(ctx context.Context, agentID, holder string, until time.Time) (bool, error) {
-	return s.sessions.RenewSession(ctx, agentID, holder, until)
+// RenewAgentSessions extends, until the given time, the sessions of the
+// connections named by holders, and returns the holders it renewed: one
+// statement for all the connections an instance holds. A holder missing from
+// the answer was replaced by a newer connection of its agent.
+func (s *TaskService) RenewAgentSessions(ctx context.Context, holders []string, until time.Time) ([]string, error) {
+	return s.sessions.RenewSessions(ctx, holders, until)
+}
+
+// AgentsWithDueWork returns up to max connector agents with work queued and
+// due: what an instance looks for in case a hint was lost.
+func (s *TaskService) AgentsWithDueWork(ctx context.Context, max int) ([]string, error) {
+	return s.deliveries.AgentsWithDueWork(ctx, ModeConnector, max)
 }
 
 // AgentSession returns the agent's session, live or expired; ENOTFOUND when

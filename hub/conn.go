@@ -36,6 +36,7 @@ type conn struct {
 
 	out   *frameQueue   // answers for the writer to send; the reader queues without blocking
 	more  chan struct{} // capacity 1: there may be more work to claim
+	lost  chan struct{} // capacity 1: the hub could not renew the session
 	ready chan struct{} // closed once the agent said hello
 	hello sync.Once
 
@@ -56,6 +57,7 @@ func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, ad
 		log:      h.Logger.With("agent_id", agent.ID, "conn_id", id),
 		out:      newFrameQueue(h.cfg.QueueSize),
 		more:     make(chan struct{}, 1),
+		lost:     make(chan struct{}, 1),
 		ready:    make(chan struct{}),
 		inflight: make(map[string]*switchboard.Delivery),
 	}

@@ -58,7 +58,8 @@ type Config struct {
 // implements it.
 type Service interface {
 	ConnectAgent(ctx context.Context, agent *switchboard.Agent, session *switchboard.AgentSession, holding []a2a.TaskID) error
-	RenewAgentSession(ctx context.Context, agentID, holder string, until time.Time) (bool, error)
+	RenewAgentSessions(ctx context.Context, holders []string, until time.Time) ([]string, error)
+	AgentsWithDueWork(ctx context.Context, max int) ([]string, error)
 	AgentSession(ctx context.Context, agentID string) (*switchboard.AgentSession, error)
 	DisconnectAgent(ctx context.Context, agent *switchboard.Agent, holder string) error
 	ClaimOffers(ctx context.Context, agent *switchboard.Agent, holder string, max int) ([]*switchboard.Offer, error)
@@ -104,6 +105,10 @@ type Hub struct {
 	conns   map[string]*conn // guarded by mu: the active connection of each agent
 	closing bool             // guarded by mu: Shutdown has begun
 	running sync.WaitGroup   // one per connection being served
+
+	upkeepStop chan struct{} // guarded by mu: set when the upkeep loop starts (upkeep.go)
+	upkeepDone chan struct{} // guarded by mu: closed when it has ended
+	upkeepOnce sync.Once     // closes upkeepStop
 }
 
 // New returns a Hub.
@@ -142,9 +147,10 @@ func New(deps Deps, cfg Config) *Hub {
 }
 
 // sessionTTL is how long an agent's session lasts without a renewal. The
-// connection renews it after each answered ping, so it outlives two missed
-// pings, which close the connection anyway; a session left by an instance
-// that died ends after it.
+// hub renews the sessions of its connections every heartbeat interval, so a
+// session outlives two missed renewals; a connection that stops answering
+// pings is closed within two intervals, and a session left by an instance
+// that died ends after this.
 func (h *Hub) sessionTTL() time.Duration { return 3 * h.cfg.HeartbeatInterval }
 
 // Connected reports whether the agent holds a connection to this instance.
@@ -241,6 +247,7 @@ func (h *Hub) register(c *conn) (old *conn, ok bool) {
 	}
 	old = h.conns[c.agentID]
 	h.conns[c.agentID] = c
+	h.startUpkeepLocked()
 	return old, true
 }
 
@@ -267,6 +274,7 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 
+	h.stopUpkeep()
 	for _, c := range conns {
 		c.close(connproto.CloseRestart, "server restarting") // starts the close handshake; does not wait
 	}

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/coder/websocket"
@@ -10,9 +11,10 @@ import (
 	"github.com/switchboard-dev/switchboard/connproto"
 )
 
-// refreshEvery is how often a connection rereads its agent and token
-// without a hint, in case a hint was lost.
-const refreshEvery = time.Minute
+// refreshEvery is how often a connection rereads its agent, session and
+// token without a hint, in case a hint was lost (each connection at its own
+// moment within it, so that the rereads of many spread out).
+const refreshEvery = 5 * time.Minute
 
 // refreshGap is the least time between two rereads on hints. The hint that
 // says "work queued" is the one that says "settings or token changed", so
@@ -33,8 +35,8 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 	cfg := c.hub.cfg
 	ping := time.NewTicker(cfg.HeartbeatInterval)
 	defer ping.Stop()
-	poll := time.NewTicker(cfg.Poll)
-	defer poll.Stop()
+	slow := time.NewTicker(refreshEvery/2 + rand.N(refreshEvery))
+	defer slow.Stop()
 	ready := c.ready
 	helloDone := false
 	lastRefresh := time.Now()
@@ -86,14 +88,18 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 			lastRefresh = time.Now()
 		case <-c.more:
 			claim = helloDone
-		case <-poll.C:
-			if time.Since(lastRefresh) > refreshEvery {
-				if err := onFreshStackErr(c.refresh); err != nil {
-					return err
-				}
-				lastRefresh = time.Now()
+		case <-slow.C:
+			if err := onFreshStackErr(c.refresh); err != nil {
+				return err
 			}
-			claim = helloDone
+			lastRefresh, claim = time.Now(), helloDone
+		case <-c.lost:
+			// The hub could not renew this connection's session: a newer
+			// connection of the agent took it, or the agent is gone.
+			if err := onFreshStackErr(c.refresh); err != nil {
+				return err // deleted, disabled or revoked: say so
+			}
+			return &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
 		case <-ping.C:
 			if pong != nil {
 				c.log.Info("agent did not answer a ping")
@@ -106,11 +112,6 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 			if err != nil && c.ctx.Err() == nil {
 				c.log.Info("agent did not answer a ping", "err", err)
 				return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
-			}
-			if helloDone {
-				if err := onFreshStackErr(c.renewSession); err != nil {
-					return err
-				}
 			}
 		}
 		if claim && !c.closing.Load() {
@@ -179,24 +180,13 @@ func (c *conn) refresh() error {
 	return nil
 }
 
-// renewSession extends the connection's session after an answered ping.
-// A session that is no longer this connection's means a newer connection
-// of the agent took over, here or on another instance.
-func (c *conn) renewSession() error {
-	ok, err := c.hub.Service.RenewAgentSession(c.ctx, c.agentID, c.holder, time.Now().Add(c.hub.sessionTTL()))
-	if err != nil {
-		if c.ctx.Err() == nil {
-			c.log.Warn("renew the agent's session", "err", err)
-		}
-		return nil // the next ping tries again
+// sessionLost tells the writer that the hub could not renew the
+// connection's session.
+func (c *conn) sessionLost() {
+	select {
+	case c.lost <- struct{}{}:
+	default:
 	}
-	if !ok {
-		if err := onFreshStackErr(c.refresh); err != nil {
-			return err // deleted, disabled or revoked: say so
-		}
-		return &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
-	}
-	return nil
 }
 
 // helloDone reports whether the connection's hello was answered.

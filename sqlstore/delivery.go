@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +45,26 @@ func (db *DB) ClaimDeliveries(ctx context.Context, agentID, holder string, max i
 	query := `SELECT ` + deliveryColumns + ` FROM deliveries d JOIN tasks t ON t.id = d.task_id` + w.String() +
 		fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT %d`, max) + db.forClaim("d")
 	return db.claim(ctx, now, query, w.args, holder, lease)
+}
+
+// AgentsWithDueWork implements switchboard.DeliveryStore.
+func (db *DB) AgentsWithDueWork(ctx context.Context, mode switchboard.DeliveryMode, max int) ([]string, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT DISTINCT d.agent_id FROM deliveries d JOIN agents g ON g.id = d.agent_id
+		WHERE d.state = 'queued' AND d.next_attempt_at <= $1 AND g.mode = $2 LIMIT `+strconv.Itoa(max),
+		nanos(db.Now()), string(mode))
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // acceptsTasks is the condition that holds back new tasks of agents that do

@@ -3,6 +3,9 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -49,6 +52,43 @@ func (db *DB) RenewSession(ctx context.Context, agentID, holder string, expiresA
 		return err
 	})
 	return n > 0, err
+}
+
+// renewChunk bounds the holders named in one renewal statement.
+const renewChunk = 500
+
+// RenewSessions implements switchboard.SessionStore.
+func (db *DB) RenewSessions(ctx context.Context, holders []string, expiresAt time.Time) ([]string, error) {
+	var renewed []string
+	for chunk := range slices.Chunk(holders, renewChunk) {
+		err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			args := make([]any, 0, len(chunk)+1)
+			args = append(args, nanos(expiresAt))
+			marks := make([]string, len(chunk))
+			for i, h := range chunk {
+				args = append(args, h)
+				marks[i] = "$" + strconv.Itoa(i+2)
+			}
+			rows, err := tx.QueryContext(ctx, `UPDATE agent_sessions SET expires_at = $1
+				WHERE holder IN (`+strings.Join(marks, ", ")+`) RETURNING holder`, args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var h string
+				if err := rows.Scan(&h); err != nil {
+					return err
+				}
+				renewed = append(renewed, h)
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return renewed, err
+		}
+	}
+	return renewed, nil
 }
 
 // CloseSession implements switchboard.SessionStore.

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,10 +28,21 @@ func testSessions(t *testing.T, s Store) {
 		t.Fatalf("first session replaced %q", replaced)
 	}
 	_, d := queueTask(t, s, g, "m1", now.Add(-time.Second))
+	due, err := s.AgentsWithDueWork(ctx, g.Mode, 10)
+	must(t, err)
+	if !slices.Contains(due, g.ID) {
+		t.Fatalf("agents with due work: %v, want %s among them", due, g.ID)
+	}
+	if other, err := s.AgentsWithDueWork(ctx, switchboard.ModeWebhook, 10); err != nil || slices.Contains(other, g.ID) {
+		t.Fatalf("agents with due work in another mode: %v %v", other, err)
+	}
 	claimed, err := s.ClaimDeliveries(ctx, g.ID, "conn-1", 10, time.Minute)
 	must(t, err)
 	if len(claimed) != 1 {
 		t.Fatalf("claimed %d", len(claimed))
+	}
+	if due, err := s.AgentsWithDueWork(ctx, g.Mode, 10); err != nil || slices.Contains(due, g.ID) {
+		t.Fatalf("agents with due work after the claim: %v %v", due, err)
 	}
 
 	second := &switchboard.AgentSession{AgentID: g.ID, Holder: "conn-2", InstanceID: "i2",
@@ -63,6 +76,27 @@ func testSessions(t *testing.T, s Store) {
 	got, _ = s.FindSession(ctx, g.ID)
 	if !got.ExpiresAt.Equal(later) || got.Live(later) {
 		t.Fatalf("renewed session %+v", got)
+	}
+	evenLater := later.Add(time.Minute)
+	renewed, err := s.RenewSessions(ctx, []string{"conn-1", "conn-2", "nobody"}, evenLater)
+	must(t, err)
+	if !slices.Equal(renewed, []string{"conn-2"}) {
+		t.Fatalf("RenewSessions renewed %v, want [conn-2]", renewed)
+	}
+	got, _ = s.FindSession(ctx, g.ID)
+	if !got.ExpiresAt.Equal(evenLater) {
+		t.Fatalf("session after RenewSessions: %+v", got)
+	}
+	many := make([]string, 1200) // more than one statement's worth
+	for i := range many {
+		many[i] = fmt.Sprintf("gone-%d", i)
+	}
+	many[1100] = "conn-2"
+	if renewed, err := s.RenewSessions(ctx, many, evenLater); err != nil || !slices.Equal(renewed, []string{"conn-2"}) {
+		t.Fatalf("RenewSessions of 1,200 holders: %v %v", renewed, err)
+	}
+	if renewed, err := s.RenewSessions(ctx, nil, evenLater); err != nil || len(renewed) != 0 {
+		t.Fatalf("RenewSessions of nobody: %v %v", renewed, err)
 	}
 
 	must(t, s.CloseSession(ctx, g.ID, "conn-1")) // not its session: nothing happens
