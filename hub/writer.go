@@ -35,7 +35,7 @@ func (c *conn) writeLoop(watch switchboard.Watch) error {
 	cfg := c.hub.cfg
 	ping := time.NewTicker(cfg.HeartbeatInterval)
 	defer ping.Stop()
-	slow := time.NewTicker(refreshEvery/2 + rand.N(refreshEvery))
+	slow := time.NewTicker(refreshEvery - rand.N(refreshEvery/2)) // at most refreshEvery apart
 	defer slow.Stop()
 	ready := c.ready
 	helloDone := false
