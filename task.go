@@ -85,6 +85,19 @@ type TaskChange struct {
 	NewDeliveries []*Delivery
 	// CloseDeliveries are the ids of deliveries to mark failed.
 	CloseDeliveries []string
+	// Ack, when set, records an acknowledgement of a delivery in the same
+	// transaction, before the rest of the change, as
+	// DeliveryStore.AckDelivery does; the store sets its First.
+	Ack *DeliveryAck
+}
+
+// DeliveryAck is an acknowledgement of a delivery carried by a TaskChange.
+type DeliveryAck struct {
+	DeliveryID string
+	Holder     string // the holder whose offer is acknowledged
+	// First is set by the store: whether this acknowledgement was the
+	// delivery's first (see DeliveryStore.AckDelivery).
+	First bool
 }
 
 // TaskCursor is a position in a newest-first task listing.

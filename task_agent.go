@@ -164,14 +164,17 @@ func findMessage(t *Task, id string) *a2a.Message {
 // still counts if no one offered the delivery since. An acknowledgement of
 // an offer that was already acknowledged, or offered again, still applies
 // the answer: delivery is at least once.
+//
+// The acknowledgement and the answer are written in one transaction.
 func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, answer a2a.Event) error {
-	if err := s.ackDelivery(ctx, agent, d); err != nil {
-		return err
-	}
 	if answer == nil || d.Kind == DeliverCancel || onlyAcknowledges(answer) {
-		return nil
+		return s.ackDelivery(ctx, agent, d)
 	}
-	_, err := s.ApplyAgentEvent(ctx, agent, d.TaskID, answer)
+	ack := &DeliveryAck{DeliveryID: d.ID, Holder: d.Holder}
+	_, err := s.applyAgentEvent(ctx, agent, d.TaskID, answer, ack)
+	if ack.First && s.OnAck != nil {
+		s.OnAck(agent.Mode, d, s.Now())
+	}
 	if ErrorCode(err) == EINVALIDAGENTRESPONSE {
 		return s.FailAgentTask(ctx, agent, d.TaskID, ErrorMessage(err), true)
 	}
@@ -259,29 +262,53 @@ func InvalidAnswer(ev a2a.Event) bool {
 // returns ENOTFOUND for a task that is not the agent's and
 // EINVALIDAGENTRESPONSE for an event that cannot be applied.
 func (s *TaskService) ApplyAgentEvent(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event) (*Task, error) {
-	if ev == nil {
+	return s.applyAgentEvent(ctx, agent, id, ev, nil)
+}
+
+// applyAgentEvent is ApplyAgentEvent, and with ack also records that
+// acknowledgement in the same transaction, whatever becomes of the event:
+// an event that cannot be applied, or a task that is finished or not the
+// agent's, leaves the task as it was, and the acknowledgement is written
+// all the same.
+func (s *TaskService) applyAgentEvent(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event, ack *DeliveryAck) (*Task, error) {
+	if ev == nil && ack == nil {
 		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an empty event")
 	}
+	var applyErr error // an error that undoes the event, not the acknowledgement
 	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
-		if t.AgentID != agent.ID {
-			return nil, errTaskNotFound
+		var evs []a2a.Event
+		var err error
+		switch {
+		case t.AgentID != agent.ID:
+			err = errTaskNotFound
+		case t.State().Terminal():
+		case ev == nil:
+			err = Errorf(EINVALIDAGENTRESPONSE, "the agent sent an empty event")
+		default:
+			if evs, err = s.applyEvent(t, ev); err == nil {
+				if n := taskSize(t); n > MaxTaskBytes {
+					err = Errorf(EINVALIDAGENTRESPONSE, "the task would grow to %d bytes, more than the %d a task may hold", n, MaxTaskBytes)
+				}
+			}
 		}
-		if t.State().Terminal() {
+		switch {
+		case err != nil && ack == nil:
+			return nil, err
+		case err != nil:
+			applyErr = err
+			return &TaskChange{Ack: ack}, nil // the task as it was, t's changes dropped
+		case len(evs) == 0 && ack == nil:
 			return nil, nil
 		}
-		evs, err := s.applyEvent(t, ev)
-		if err != nil {
-			return nil, err
-		}
-		if n := taskSize(t); n > MaxTaskBytes {
-			return nil, Errorf(EINVALIDAGENTRESPONSE, "the task would grow to %d bytes, more than the %d a task may hold", n, MaxTaskBytes)
-		}
-		return &TaskChange{Events: evs}, nil
+		return &TaskChange{Events: evs, Ack: ack}, nil
 	})
 	if err != nil {
 		return nil, taskNotFound(err)
 	}
 	s.notifyEvents(ctx, events)
+	if applyErr != nil {
+		return nil, taskNotFound(applyErr)
+	}
 	return t, nil
 }
 

@@ -167,16 +167,24 @@ func (db *DB) claim(ctx context.Context, now time.Time, query string, args []any
 // holder of the latest offer: set by each claim, kept when the offer goes
 // back to queued unacknowledged, cleared by RequeueUnheld.
 func (db *DB) AckDelivery(ctx context.Context, id, holder string) (bool, error) {
-	var n int64
+	var first bool
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'acked', holder = ''
-			WHERE id = $1 AND last_holder = $2 AND last_holder <> '' AND state IN ('offered', 'queued')`, id, holder)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		var err error
+		first, err = db.ackDelivery(ctx, tx, id, holder)
 		return err
 	})
+	return first, err
+}
+
+// ackDelivery is AckDelivery within tx (also used by ModifyTask for a
+// TaskChange's Ack).
+func (db *DB) ackDelivery(ctx context.Context, tx *sql.Tx, id, holder string) (bool, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'acked', holder = ''
+		WHERE id = $1 AND last_holder = $2 AND last_holder <> '' AND state IN ('offered', 'queued')`, id, holder)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
 	return n > 0, err
 }
 

@@ -205,6 +205,14 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 		if change == nil {
 			return nil
 		}
+		if change.Ack != nil {
+			if change.Ack.First, err = db.ackDelivery(ctx, tx, change.Ack.DeliveryID, change.Ack.Holder); err != nil {
+				return err
+			}
+			if onlyAck(change) {
+				return nil
+			}
+		}
 		if events, err = db.writeChange(ctx, tx, t, change); err != nil {
 			return err
 		}
@@ -223,6 +231,12 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 	}
 	db.taskStateChanged(from, to)
 	return out, events, nil
+}
+
+// onlyAck reports whether a change holds nothing but an acknowledgement.
+func onlyAck(c *switchboard.TaskChange) bool {
+	return len(c.Events) == 0 && c.MessageID == "" && c.PushConfig == nil &&
+		len(c.NewDeliveries) == 0 && len(c.CloseDeliveries) == 0
 }
 
 // writeChange writes what a change holds besides the task row, and appends

@@ -581,3 +581,55 @@ func testDeliveryDueInDueOrder(t *testing.T, s Store) {
 		t.Fatalf("third claim %v, want the retry %s", ids(got), d1.ID)
 	}
 }
+
+// testModifyTaskAck: a TaskChange's Ack acknowledges the delivery in the
+// task's transaction, says whether it was the first acknowledgement, and a
+// change holding only an Ack leaves the task as it was.
+func testModifyTaskAck(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	task, d := queueTask(t, s, g, "m1", now.Add(-time.Second))
+	claimed, err := s.ClaimDeliveries(ctx, g.ID, "conn-1", 10, time.Minute)
+	must(t, err)
+	if len(claimed) != 1 {
+		t.Fatalf("claimed %d", len(claimed))
+	}
+	before, err := s.FindTaskByID(ctx, task.ID())
+	must(t, err)
+
+	ack := &switchboard.DeliveryAck{DeliveryID: d.ID, Holder: "conn-1"}
+	_, events, err := s.ModifyTask(ctx, task.ID(), func(*switchboard.Task) (*switchboard.TaskChange, error) {
+		return &switchboard.TaskChange{Ack: ack}, nil
+	})
+	must(t, err)
+	if !ack.First || len(events) != 0 {
+		t.Fatalf("ack only: First %v, %d events", ack.First, len(events))
+	}
+	after, err := s.FindTaskByID(ctx, task.ID())
+	must(t, err)
+	if after.Seq != before.Seq || after.State() != before.State() {
+		t.Fatalf("an ack-only change changed the task: seq %d → %d, %s → %s", before.Seq, after.Seq, before.State(), after.State())
+	}
+	ds, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID})
+	must(t, err)
+	if len(ds) != 1 || ds[0].State != switchboard.DeliveryAcked {
+		t.Fatalf("delivery after the ack: %+v", ds)
+	}
+
+	again := &switchboard.DeliveryAck{DeliveryID: d.ID, Holder: "conn-1"}
+	_, events, err = s.ModifyTask(ctx, task.ID(), func(t *switchboard.Task) (*switchboard.TaskChange, error) {
+		t.A2A.Status = a2a.TaskStatus{State: a2a.TaskStateWorking}
+		return &switchboard.TaskChange{Ack: again, Events: []a2a.Event{
+			&a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}}}, nil
+	})
+	must(t, err)
+	if again.First || len(events) != 1 {
+		t.Fatalf("a second ack with an event: First %v, %d events", again.First, len(events))
+	}
+	after, err = s.FindTaskByID(ctx, task.ID())
+	must(t, err)
+	if after.State() != a2a.TaskStateWorking || after.Seq != before.Seq+1 {
+		t.Fatalf("the event was not written with the ack: %s seq %d", after.State(), after.Seq)
+	}
+}
