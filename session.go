@@ -25,10 +25,6 @@ type SessionStore interface {
 	// to the queue in the same transaction, and its holder is returned.
 	OpenSession(ctx context.Context, s *AgentSession) (replaced string, err error)
 
-	// RenewSession moves the expiry of the holder's session. It reports
-	// false when the agent's session is no longer the holder's.
-	RenewSession(ctx context.Context, agentID, holder string, expiresAt time.Time) (bool, error)
-
 	// RenewSessions moves the expiry of every session held by one of
 	// holders (connection ids; an agent's session names one) and returns
 	// the holders whose session it renewed. A holder missing from the

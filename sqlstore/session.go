@@ -39,21 +39,6 @@ func (db *DB) OpenSession(ctx context.Context, s *switchboard.AgentSession) (str
 	return replaced, err
 }
 
-// RenewSession implements switchboard.SessionStore.
-func (db *DB) RenewSession(ctx context.Context, agentID, holder string, expiresAt time.Time) (bool, error) {
-	var n int64
-	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE agent_sessions SET expires_at = $1 WHERE agent_id = $2 AND holder = $3`,
-			nanos(expiresAt), agentID, holder)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n > 0, err
-}
-
 // renewChunk bounds the holders named in one renewal statement.
 const renewChunk = 500
 

@@ -66,12 +66,12 @@ func testSessions(t *testing.T, s Store) {
 		t.Fatalf("reopening one's own session: %q %v", replaced, err)
 	}
 
-	if ok, err := s.RenewSession(ctx, g.ID, "conn-1", now.Add(time.Hour)); err != nil || ok {
-		t.Fatalf("the replaced connection renewed: %v %v", ok, err)
+	if renewed, err := s.RenewSessions(ctx, []string{"conn-1"}, now.Add(time.Hour)); err != nil || len(renewed) != 0 {
+		t.Fatalf("the replaced connection renewed: %v %v", renewed, err)
 	}
 	later := now.Add(3 * time.Minute)
-	if ok, err := s.RenewSession(ctx, g.ID, "conn-2", later); err != nil || !ok {
-		t.Fatalf("renew: %v %v", ok, err)
+	if renewed, err := s.RenewSessions(ctx, []string{"conn-2"}, later); err != nil || !slices.Equal(renewed, []string{"conn-2"}) {
+		t.Fatalf("renew: %v %v", renewed, err)
 	}
 	got, _ = s.FindSession(ctx, g.ID)
 	if !got.ExpiresAt.Equal(later) || got.Live(later) {
