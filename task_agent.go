@@ -262,6 +262,9 @@ func InvalidAnswer(ev a2a.Event) bool {
 // returns ENOTFOUND for a task that is not the agent's and
 // EINVALIDAGENTRESPONSE for an event that cannot be applied.
 func (s *TaskService) ApplyAgentEvent(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event) (*Task, error) {
+	if ev == nil {
+		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an empty event")
+	}
 	return s.applyAgentEvent(ctx, agent, id, ev, nil)
 }
 
@@ -269,11 +272,8 @@ func (s *TaskService) ApplyAgentEvent(ctx context.Context, agent *Agent, id a2a.
 // acknowledgement in the same transaction, whatever becomes of the event:
 // an event that cannot be applied, or a task that is finished or not the
 // agent's, leaves the task as it was, and the acknowledgement is written
-// all the same.
+// all the same. ev is not nil.
 func (s *TaskService) applyAgentEvent(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event, ack *DeliveryAck) (*Task, error) {
-	if ev == nil && ack == nil {
-		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an empty event")
-	}
 	var applyErr error // an error that undoes the event, not the acknowledgement
 	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
 		var evs []a2a.Event
@@ -282,8 +282,6 @@ func (s *TaskService) applyAgentEvent(ctx context.Context, agent *Agent, id a2a.
 		case t.AgentID != agent.ID:
 			err = errTaskNotFound
 		case t.State().Terminal():
-		case ev == nil:
-			err = Errorf(EINVALIDAGENTRESPONSE, "the agent sent an empty event")
 		default:
 			if evs, err = s.applyEvent(t, ev); err == nil {
 				if n := taskSize(t); n > MaxTaskBytes {

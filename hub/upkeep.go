@@ -16,7 +16,7 @@ import (
 // maxDueAgents bounds the agents one poll wakes.
 const maxDueAgents = 10000
 
-// startUpkeep starts the upkeep loop, once; the caller holds h.mu.
+// startUpkeepLocked starts the upkeep loop, once; the caller holds h.mu.
 func (h *Hub) startUpkeepLocked() {
 	if h.upkeepStop != nil {
 		return
