@@ -105,7 +105,6 @@ func (d *driver) driveGroups(ctx context.Context, p phase) []*phaseResult {
 	var (
 		seq      atomic.Int64 // tickets handed out
 		counted  atomic.Int64 // measured tasks started
-		errs     atomic.Int64
 		errOnce  sync.Once
 		firstErr string
 		mu       sync.Mutex
@@ -151,7 +150,6 @@ func (d *driver) driveGroups(ctx context.Context, p phase) []*phaseResult {
 					continue
 				}
 				if err != nil {
-					errs.Add(1)
 					errsBy[t.group].Add(1)
 					errOnce.Do(func() { firstErr = err.Error() })
 					continue
@@ -181,9 +179,6 @@ func (d *driver) driveGroups(ctx context.Context, p phase) []*phaseResult {
 		if out[g].errors > 0 {
 			out[g].firstErr = firstErr
 		}
-	}
-	if groups == 1 {
-		out[0].errors = errs.Load()
 	}
 	return out
 }

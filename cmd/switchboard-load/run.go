@@ -16,7 +16,6 @@ import (
 type deployment struct {
 	owner      *ownerClient
 	peerURL    string           // where peers send
-	agentURL   string           // where agents connect (the first of agentURLs)
 	agentURLs  []string         // where agents connect: agent i to agentURLs[i % len]
 	procs      []*serverProcess // started by this tool; empty with -server
 	agentProcs []*serverProcess // the started instances agents connect to
@@ -142,8 +141,8 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 	if cfg.scenario == "cross" {
 		// One phase whose calls alternate between the two paths, so that
 		// both are measured under the same load at the same moments.
-		fmt.Fprintf(logs, "cross: agents on %s; calls alternate between it (same) and %s (cross)\n", dep.agentURL, dep.peerURL)
-		same, cross := targets(dep.agentURL), targets(dep.peerURL)
+		fmt.Fprintf(logs, "cross: agents on %s; calls alternate between it (same) and %s (cross)\n", dep.agentURLs[0], dep.peerURL)
+		same, cross := targets(dep.agentURLs[0]), targets(dep.peerURL)
 		mixed := make([]target, 0, 2*len(same))
 		for i := range same {
 			cross[i].group = 1
@@ -159,7 +158,7 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 		return res, ctx.Err()
 	}
 	cpu0 := dep.cpuSeconds()
-	fmt.Fprintf(logs, "%s: peers on %s, agents on %s\n", cfg.scenario, dep.peerURL, dep.agentURL)
+	fmt.Fprintf(logs, "%s: peers on %s, agents on %s\n", cfg.scenario, dep.peerURL, dep.agentURLs)
 	measured := d.drive(ctx, phase{name: cfg.scenario, targets: targets(dep.peerURL), wantState: want, blocking: cfg.blocking})
 	res.setMain(measured, dep.cpuSeconds()-cpu0)
 	res.ServerRSS = dep.rss()
@@ -180,7 +179,7 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 	hc := &http.Client{Timeout: time.Minute}
 	if cfg.server != "" {
 		return &deployment{owner: &ownerClient{base: cfg.server, token: cfg.ownerToken, http: hc},
-			peerURL: cfg.server, agentURL: cfg.server, agentURLs: []string{cfg.server}}, nil
+			peerURL: cfg.server, agentURLs: []string{cfg.server}}, nil
 	}
 	bin, err := findSwitchboard(cfg.switchboard, dir, logs)
 	if err != nil {
@@ -213,7 +212,7 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 			return nil, err
 		}
 		dep.procs, dep.agentProcs = []*serverProcess{p}, []*serverProcess{p}
-		dep.peerURL, dep.agentURL, dep.agentURLs = p.url, p.url, []string{p.url}
+		dep.peerURL, dep.agentURLs = p.url, []string{p.url}
 		dep.owner = &ownerClient{base: p.url, token: token, http: hc}
 		return dep, nil
 	}
@@ -223,7 +222,7 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 		return nil, err
 	}
 	dep.agentProcs = dep.procs[1:]
-	dep.agentURL, dep.agentURLs = dep.procs[1].url, []string{dep.procs[1].url}
+	dep.agentURLs = []string{dep.procs[1].url}
 	return dep, nil
 }
 
@@ -263,7 +262,7 @@ func startInstances(ctx context.Context, cfg *config, n int, bin, dir, token str
 		dep.agentURLs = append(dep.agentURLs, p.url)
 	}
 	dep.agentProcs = dep.procs
-	dep.peerURL, dep.agentURL = dep.procs[0].url, dep.procs[0].url
+	dep.peerURL = dep.procs[0].url
 	dep.owner = &ownerClient{base: dep.procs[0].url, token: token, http: hc}
 	return dep, nil
 }
