@@ -326,15 +326,7 @@ func TestConnectInstall(t *testing.T) {
 	}
 	unitPath := filepath.Join(home, ".config", "systemd", "user", "switchboard-connect-helper.service")
 	envPath := filepath.Join(home, ".config", "switchboard", "connect-helper.env")
-	for path, mode := range map[string]os.FileMode{unitPath: 0o644, envPath: 0o600} {
-		info, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := info.Mode().Perm(); got != mode {
-			t.Errorf("%s: mode %o, want %o", path, got, mode)
-		}
-	}
+	requireModes(t, map[string]os.FileMode{unitPath: 0o644, envPath: 0o600})
 	env, _ := os.ReadFile(envPath)
 	for _, want := range []string{"SWITCHBOARD_AGENT_TOKEN=sba_secret-token\n", `SWITCHBOARD_FORWARD_TOKEN="up \"token\""` + "\n"} {
 		if !strings.Contains(string(env), want) {
@@ -938,15 +930,7 @@ func TestConnectInstallSystem(t *testing.T) {
 	}
 	unitPath := filepath.Join(root, "etc", "systemd", "system", "switchboard-connect-helper.service")
 	envPath := filepath.Join(root, "etc", "switchboard", "connect-helper.env")
-	for path, mode := range map[string]os.FileMode{unitPath: 0o644, envPath: 0o600} {
-		info, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := info.Mode().Perm(); got != mode {
-			t.Errorf("%s: mode %o, want %o", path, got, mode)
-		}
-	}
+	requireModes(t, map[string]os.FileMode{unitPath: 0o644, envPath: 0o600})
 	if dir, _ := os.Stat(filepath.Dir(envPath)); dir.Mode().Perm() != 0o700 {
 		t.Errorf("the env file's directory has mode %o, want 700", dir.Mode().Perm())
 	}
@@ -1006,5 +990,19 @@ echo end >> %[1]s`, log)
 				waitTask(t, m, handle, peerToken, task.ID, func(t *peerTask) bool { return t.Status.State == "TASK_STATE_COMPLETED" })
 			}
 		})
+	}
+}
+
+// requireModes checks that each file exists with its permission bits.
+func requireModes(t *testing.T, modes map[string]os.FileMode) {
+	t.Helper()
+	for path, mode := range modes {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != mode {
+			t.Errorf("%s: mode %o, want %o", path, got, mode)
+		}
 	}
 }
