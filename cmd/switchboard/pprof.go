@@ -10,12 +10,12 @@ import (
 
 // servePprof serves Go's profiling endpoints (/debug/pprof/) on their own
 // listener at addr, which should be a loopback or otherwise private
-// address: profiles show the process's internals. It returns a function
-// that closes the listener.
-func servePprof(addr string, logger *slog.Logger) (func(), error) {
+// address: profiles show the process's internals. It returns the address
+// it listens on and a function that closes the listener.
+func servePprof(addr string, logger *slog.Logger) (string, func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -26,5 +26,5 @@ func servePprof(addr string, logger *slog.Logger) (func(), error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	logger.Warn("serving profiles; keep this address private", "pprof", "http://"+ln.Addr().String()+"/debug/pprof/")
-	return func() { _ = srv.Close() }, nil
+	return ln.Addr().String(), func() { _ = srv.Close() }, nil
 }

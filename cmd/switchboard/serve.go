@@ -68,7 +68,7 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		NATS: natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
 	}, newLogger(c.LogLevel, c.LogFormat))
 	if c.PprofAddr != "" {
-		stop, err := servePprof(c.PprofAddr, m.Logger)
+		_, stop, err := servePprof(c.PprofAddr, m.Logger)
 		if err != nil {
 			return fmt.Errorf("--pprof-addr: %w", err)
 		}
