@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,5 +142,43 @@ func TestFlagsRefuseWhatCannotWork(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-scenario", "inbox", "-agents", "10", "-json"}, io.Discard); err != nil {
 		t.Errorf("valid flags refused: %v", err)
+	}
+}
+
+// TestAgainstRunningServer: with -server the tool measures a deployment it
+// did not start, and deletes the agents it created when it ends.
+func TestAgainstRunningServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server and agents")
+	}
+	bin := buildServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	token := newOwnerToken()
+	srv, err := startServer(ctx, bin, io.Discard, "--data", t.TempDir(), "--owner-token", token, "--rate-per-minute", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stop()
+	cfg := config{scenario: "route", agents: 3, peers: 2, duration: 20 * time.Second, count: 12, payload: 10,
+		blocking: true, agentsPerProc: 10, connectRate: 4, instances: 1, server: srv.url, ownerToken: token}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := run(ctx, &cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tasks != 12 || res.Errors != 0 || res.ServerRSS != 0 {
+		t.Errorf("tasks %d errors %d (%s) server RSS %d, want 12, 0 and no RSS for a server it did not start",
+			res.Tasks, res.Errors, res.FirstError, res.ServerRSS)
+	}
+	owner := &ownerClient{base: srv.url, token: token, http: &http.Client{Timeout: 10 * time.Second}}
+	var agents []map[string]any
+	if err := owner.call(ctx, "GET", "/agents", nil, &agents); err != nil {
+		t.Fatal(err)
+	}
+	if len(agents) != 0 {
+		t.Errorf("%d agents left on the deployment after the run", len(agents))
 	}
 }
