@@ -349,7 +349,7 @@ func (a *testAgent) call(method string, params any) frame {
 	id := fmt.Sprintf("t%d", a.nextID)
 	a.mu.Unlock()
 	a.write(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(15 * time.Second) // a task of megabytes under -race on a busy machine
 	for {
 		select {
 		case f, ok := <-a.in:

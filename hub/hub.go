@@ -162,8 +162,10 @@ func (h *Hub) Connected(agentID string) bool {
 }
 
 // ServeHTTP authenticates an agent by its agent token, upgrades the request
-// to a WebSocket and serves the connection. It returns only after the
-// connection has closed and both of its goroutines have ended.
+// to a WebSocket and serves the connection on goroutines of its own: it
+// returns once the connection is upgraded, so that the request's goroutine,
+// with net/http's deep stack and its buffers, does not live as long as the
+// connection. Close waits for the connections.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var (
 		agent          *switchboard.Agent
@@ -189,10 +191,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	defer h.running.Done()
-
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{connproto.Subprotocol}})
+	ws, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{Subprotocols: []string{connproto.Subprotocol}})
 	if err != nil {
+		h.running.Done()
 		h.Logger.Debug("websocket accept", "agent_id", agent.ID, "err", err)
 		return
 	}
@@ -203,7 +204,11 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		address = h.AddressOf(r, agent)
 	}
 	c := newConn(h, ws, agent, tokenHash, address)
-	c.serve(r.Context())
+	ctx := context.WithoutCancel(r.Context())
+	go func() {
+		defer h.running.Done()
+		c.serve(ctx)
+	}()
 }
 
 // authenticate finds the agent whose agent token the request presents. On
