@@ -31,7 +31,7 @@ type serverMetrics struct {
 func newServerMetrics(table map[string]rpcMethod) *serverMetrics {
 	m := &serverMetrics{
 		requests: metrics.NewCounterVec("switchboard_http_requests_total",
-			"HTTP requests served, by method and status class, counted when they end (a stream or an agent's WebSocket when it closes).",
+			"HTTP requests served, by method and status class, counted when they end (a stream when it closes, an agent's WebSocket when it is upgraded).",
 			metrics.Label{Name: "method", Values: methodClasses[:]}, metrics.Label{Name: "code", Values: statusClasses[:]}),
 		streams: metrics.NewGauge("switchboard_sse_streams",
 			"Server-sent event streams open on this instance (SendStreamingMessage, SubscribeToTask and their 0.3 names)."),

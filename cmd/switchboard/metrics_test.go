@@ -97,7 +97,7 @@ func TestMetricsListener(t *testing.T) {
 		`switchboard_deliveries{state="queued"}`:                    0,
 		`switchboard_jsonrpc_requests_total{method="SendMessage"}`:  1,
 		`switchboard_http_requests_total{method="POST",code="2xx"}`: -1,
-		`switchboard_http_requests_total{method="GET",code="1xx"}`:  0, // the connector's WebSocket is open: counted when it ends
+		`switchboard_http_requests_total{method="GET",code="1xx"}`:  1, // the connector's WebSocket, counted once upgraded
 		"switchboard_bus_published_total":                           -1,
 		"switchboard_bus_publish_errors_total":                      0,
 		"switchboard_bus_publish_seconds_count":                     -1,
