@@ -22,9 +22,12 @@ const MetadataKey = "switchboard"
 // recorded (replacing any other connection of the agent, on any instance,
 // whose unacknowledged offers go back to the queue), of the work the agent
 // confirmed earlier what it no longer holds (it restarted) is queued again
-// with a fresh deadline (DeliveryDeadline from now),
-// and the agent's subject is notified, so that this connection claims the
-// work and a replaced one, wherever it is, finds out and closes.
+// with a fresh deadline (DeliveryDeadline from now). When the session
+// replaced another connection's, the agent's subject is notified, so that
+// the replaced one, wherever it is, finds out and closes at once rather than
+// at its instance's next renewal. The connection itself claims its work when
+// it answers hello; a first connection notifies no one, which spares every
+// instance a reread per connecting agent.
 func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *AgentSession, holding []a2a.TaskID) error {
 	replaced, err := s.sessions.OpenSession(ctx, session)
 	if err != nil {
@@ -40,7 +43,9 @@ func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *A
 	if n > 0 {
 		s.log.Info("offering again the work an agent no longer holds", "agent_id", agent.ID, "deliveries", n)
 	}
-	s.notify(ctx, AgentSubject(agent.ID))
+	if replaced != "" {
+		s.notify(ctx, AgentSubject(agent.ID))
+	}
 	return nil
 }
 
