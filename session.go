@@ -3,6 +3,8 @@ package switchboard
 import (
 	"context"
 	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
 // AgentSession is the live connection of a connector agent as every
@@ -24,6 +26,12 @@ type SessionStore interface {
 	// connection's session, that connection's unacknowledged offers go back
 	// to the queue in the same transaction, and its holder is returned.
 	OpenSession(ctx context.Context, s *AgentSession) (replaced string, err error)
+
+	// ConnectSession is OpenSession followed by DeliveryStore.RequeueUnheld
+	// of the session's agent, in one transaction: what a connection's hello
+	// does. It returns the replaced holder and how many deliveries it
+	// queued again.
+	ConnectSession(ctx context.Context, s *AgentSession, holding []a2a.TaskID, deadline time.Time) (replaced string, requeued int, err error)
 
 	// RenewSessions moves the expiry of every session held by one of
 	// holders (connection ids; an agent's session names one) and returns

@@ -29,16 +29,12 @@ const MetadataKey = "switchboard"
 // it answers hello; a first connection notifies no one, which spares every
 // instance a reread per connecting agent.
 func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *AgentSession, holding []a2a.TaskID) error {
-	replaced, err := s.sessions.OpenSession(ctx, session)
+	replaced, n, err := s.sessions.ConnectSession(ctx, session, holding, s.Now().Add(s.DeliveryDeadline))
 	if err != nil {
 		return fmt.Errorf("open session of agent %s: %w", agent.ID, err)
 	}
 	if replaced != "" {
 		s.log.Info("a newer connection took over the agent's session", "agent_id", agent.ID, "holder", session.Holder, "replaced", replaced)
-	}
-	n, err := s.deliveries.RequeueUnheld(ctx, agent.ID, holding, s.Now().Add(s.DeliveryDeadline))
-	if err != nil {
-		return fmt.Errorf("requeue unheld work of agent %s: %w", agent.ID, err)
 	}
 	if n > 0 {
 		s.log.Info("offering again the work an agent no longer holds", "agent_id", agent.ID, "deliveries", n)

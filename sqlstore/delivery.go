@@ -216,6 +216,17 @@ func (db *DB) RetryDelivery(ctx context.Context, id string, next time.Time, last
 // delivery of each task is offered again: it is the turn the agent owes an
 // answer to, and tasks waiting for their peer are left alone.
 func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.TaskID, deadline time.Time) (int, error) {
+	var n int
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		n, err = db.requeueUnheld(ctx, tx, agentID, holding, deadline)
+		return err
+	})
+	return n, err
+}
+
+// requeueUnheld is RequeueUnheld within tx.
+func (db *DB) requeueUnheld(ctx context.Context, tx *sql.Tx, agentID string, holding []a2a.TaskID, deadline time.Time) (int, error) {
 	w := &where{args: []any{nanos(db.Now()), nanos(deadline)}} // $1 is the time it is due, $2 its new deadline
 	w.add("d.agent_id = ?", agentID)
 	w.add("d.state = 'acked'")
@@ -233,19 +244,15 @@ func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.T
 		}
 		w.add("d.task_id NOT IN ("+strings.Join(marks, ", ")+")", args...)
 	}
-	var n int64
-	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		// The agent's acknowledgement of this work no longer counts: it lost
-		// the work, and a late acknowledgement of the old offer must not
-		// stand for the new one.
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', last_holder = '', next_attempt_at = $1,
-			deadline = $2 WHERE id IN (SELECT d.id FROM deliveries d JOIN tasks t ON t.id = d.task_id`+w.String()+`)`, w.args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
+	// The agent's acknowledgement of this work no longer counts: it lost
+	// the work, and a late acknowledgement of the old offer must not stand
+	// for the new one.
+	res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', last_holder = '', next_attempt_at = $1,
+		deadline = $2 WHERE id IN (SELECT d.id FROM deliveries d JOIN tasks t ON t.id = d.task_id`+w.String()+`)`, w.args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
 	return int(n), err
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 )
 
@@ -17,25 +18,46 @@ const sessionColumns = `agent_id, holder, instance_id, client, connected_at, exp
 func (db *DB) OpenSession(ctx context.Context, s *switchboard.AgentSession) (string, error) {
 	var replaced string
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT holder FROM agent_sessions WHERE agent_id = $1`+db.forUpdate(""), s.AgentID).Scan(&replaced)
-		if err != nil && err != sql.ErrNoRows {
-			return err
-		}
-		if replaced == s.Holder {
-			replaced = ""
-		}
-		if replaced != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
-				WHERE holder = $2 AND state = 'offered'`, nanos(db.Now()), replaced); err != nil {
-				return err
-			}
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO agent_sessions (`+sessionColumns+`) VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (agent_id) DO UPDATE SET holder = excluded.holder, instance_id = excluded.instance_id,
-			client = excluded.client, connected_at = excluded.connected_at, expires_at = excluded.expires_at`,
-			s.AgentID, s.Holder, s.InstanceID, s.Client, nanos(s.ConnectedAt), nanos(s.ExpiresAt))
+		var err error
+		replaced, err = db.openSession(ctx, tx, s)
 		return err
 	})
+	return replaced, err
+}
+
+// ConnectSession implements switchboard.SessionStore.
+func (db *DB) ConnectSession(ctx context.Context, s *switchboard.AgentSession, holding []a2a.TaskID, deadline time.Time) (replaced string, requeued int, err error) {
+	err = db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		if replaced, err = db.openSession(ctx, tx, s); err != nil {
+			return err
+		}
+		requeued, err = db.requeueUnheld(ctx, tx, s.AgentID, holding, deadline)
+		return err
+	})
+	return replaced, requeued, err
+}
+
+// openSession is OpenSession within tx.
+func (db *DB) openSession(ctx context.Context, tx *sql.Tx, s *switchboard.AgentSession) (string, error) {
+	var replaced string
+	err := tx.QueryRowContext(ctx, `SELECT holder FROM agent_sessions WHERE agent_id = $1`+db.forUpdate(""), s.AgentID).Scan(&replaced)
+	if err != nil && err != sql.ErrNoRows {
+		return "", err
+	}
+	if replaced == s.Holder {
+		replaced = ""
+	}
+	if replaced != "" {
+		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
+			WHERE holder = $2 AND state = 'offered'`, nanos(db.Now()), replaced); err != nil {
+			return "", err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO agent_sessions (`+sessionColumns+`) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (agent_id) DO UPDATE SET holder = excluded.holder, instance_id = excluded.instance_id,
+		client = excluded.client, connected_at = excluded.connected_at, expires_at = excluded.expires_at`,
+		s.AgentID, s.Holder, s.InstanceID, s.Client, nanos(s.ConnectedAt), nanos(s.ExpiresAt))
 	return replaced, err
 }
 

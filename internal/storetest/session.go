@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 )
 
@@ -113,5 +114,59 @@ func testSessions(t *testing.T, s Store) {
 	must(t, s.DeleteAgent(ctx, g.ID))
 	if _, err := s.FindSession(ctx, g.ID); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		t.Fatalf("after the agent was deleted: %v", err)
+	}
+}
+
+// testConnectSession: a new connection's session replaces the old one's,
+// whose offer goes back to the queue, and the work the agent acknowledged
+// but no longer holds is queued again, in one call.
+func testConnectSession(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	old := &switchboard.AgentSession{AgentID: g.ID, Holder: "c1", InstanceID: "i1", ConnectedAt: now, ExpiresAt: now.Add(time.Minute)}
+	_, err := s.OpenSession(ctx, old)
+	must(t, err)
+	acked, _ := queueTask(t, s, g, "m1", now.Add(-time.Minute))
+	got, err := s.ClaimDeliveries(ctx, g.ID, "c1", 1, time.Minute)
+	must(t, err)
+	must(t, ackAll(s, got))
+	offered, _ := queueTask(t, s, g, "m2", now.Add(-time.Minute))
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c1", 1, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].TaskID != offered.ID() {
+		t.Fatalf("offered %v", ids(got))
+	}
+
+	next := &switchboard.AgentSession{AgentID: g.ID, Holder: "c2", InstanceID: "i2", ConnectedAt: now, ExpiresAt: now.Add(time.Minute)}
+	replaced, requeued, err := s.ConnectSession(ctx, next, nil, now.Add(time.Hour))
+	must(t, err)
+	if replaced != "c1" || requeued != 1 {
+		t.Fatalf("replaced %q, requeued %d; want c1 and 1 (the acknowledged task)", replaced, requeued)
+	}
+	sess, err := s.FindSession(ctx, g.ID)
+	must(t, err)
+	if sess.Holder != "c2" {
+		t.Fatalf("session held by %q", sess.Holder)
+	}
+	got, err = s.ClaimDeliveries(ctx, g.ID, "c2", 10, time.Minute)
+	must(t, err)
+	var tasks []string
+	for _, d := range got {
+		tasks = append(tasks, string(d.TaskID))
+	}
+	slices.Sort(tasks)
+	want := []string{string(acked.ID()), string(offered.ID())}
+	slices.Sort(want)
+	if !slices.Equal(tasks, want) {
+		t.Fatalf("c2 was offered %v, want both tasks %v", tasks, want)
+	}
+
+	// The same connection saying hello again, holding its task, changes
+	// nothing.
+	replaced, requeued, err = s.ConnectSession(ctx, next, []a2a.TaskID{acked.ID(), offered.ID()}, now.Add(time.Hour))
+	must(t, err)
+	if replaced != "" || requeued != 0 {
+		t.Fatalf("again: replaced %q, requeued %d", replaced, requeued)
 	}
 }

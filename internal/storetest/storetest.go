@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"TaskFindFiltersAndCursor":  testTaskFind,
 		"PushConfigs":               testPushConfigs,
 		"Sessions":                  testSessions,
+		"ConnectSession":            testConnectSession,
 		"TaskModifyAcknowledges":    testModifyTaskAck,
 	}
 	for name, fn := range deliveryTests {
