@@ -19,10 +19,10 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-// conn is one agent's WebSocket connection. Exactly two goroutines serve it:
-// the HTTP handler's goroutine runs the read loop, and one writer goroutine
-// owns every write (answers, offers, pings). Whichever ends first closes the
-// connection, which ends the other.
+// conn is one agent's WebSocket connection. Exactly two goroutines serve it,
+// started once the request was upgraded: the reader runs the read loop, and
+// the writer owns every write (answers, offers, pings). Whichever ends first
+// closes the connection, which ends the other.
 type conn struct {
 	hub       *Hub
 	ws        *websocket.Conn

@@ -31,95 +31,177 @@ const refreshGap = 250 * time.Millisecond
 // A ping waits for its pong in a short-lived goroutine of its own, so that
 // waiting does not hold up writes; a ping still unanswered when the next
 // one is due means the agent is gone.
+//
+// The goroutine spends days waiting in wait; its state lives in a writer
+// and the work of each wake-up runs in handle, so that the frames on its
+// stack while it waits stay under the quarter of 4 KiB below which the
+// garbage collector shrinks the stack to the runtime's 2 KiB minimum.
 func (c *conn) writeLoop(watch switchboard.Watch) error {
-	cfg := c.hub.cfg
-	ping := time.NewTicker(cfg.HeartbeatInterval)
-	defer ping.Stop()
-	slow := time.NewTicker(refreshEvery - rand.N(refreshEvery/2)) // at most refreshEvery apart
-	defer slow.Stop()
-	ready := c.ready
-	helloDone := false
-	lastRefresh := time.Now()
+	w := c.newWriter()
+	for {
+		if err := c.handle(w, c.wait(w, watch)); err != nil {
+			w.stop()
+			if err == errWriterDone {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// newWriter starts the writer's tickers.
+func (c *conn) newWriter() *writer {
+	return &writer{
+		ping:        time.NewTicker(c.hub.cfg.HeartbeatInterval),
+		slow:        time.NewTicker(refreshEvery - rand.N(refreshEvery/2)), // at most refreshEvery apart
+		ready:       c.ready,
+		lastRefresh: time.Now(),
+	}
+}
+
+// stop stops the writer's tickers.
+func (w *writer) stop() {
+	w.ping.Stop()
+	w.slow.Stop()
+}
+
+// writer is the writer goroutine's state between wake-ups.
+type writer struct {
+	ping, slow  *time.Ticker
+	ready       chan struct{} // c.ready until hello was answered, then nil
+	helloDone   bool
+	lastRefresh time.Time
 	// pong carries the pending ping's outcome; nil when none is pending. A
 	// ping still waiting when the loop ends returns as soon as the
 	// connection closes (or its interval passes).
-	var pong chan error
+	pong    chan error
+	pongErr error // the outcome received, for handle
 	// refreshLater fires when a reread put off by refreshGap is due; nil
 	// while none is.
-	var refreshLater <-chan time.Time
+	refreshLater <-chan time.Time
+}
 
-	for {
-		claim := false
-		select {
-		case <-c.ctx.Done():
-			return nil
-		case <-c.out.ready:
-			if err := c.flush(); err != nil {
-				return err
-			}
-		case <-ready:
-			// The answer to hello is queued before ready closes: send it
-			// (and anything queued with it) before the first offer.
-			if err := c.flush(); err != nil {
-				return err
-			}
-			ready, helloDone, claim = nil, true, true
-		case _, ok := <-watch.C():
-			if !ok {
-				return &closeErr{connproto.CloseRestart, "server restarting"}
-			}
-			// Something changed for this agent: work, settings or its token.
-			claim = helloDone
-			if wait := refreshGap - time.Since(lastRefresh); wait > 0 {
-				if refreshLater == nil {
-					refreshLater = time.After(wait)
-				}
-				break
-			}
-			if err := onFreshStackErr(c.refresh); err != nil {
-				return err
-			}
-			lastRefresh = time.Now()
-		case <-refreshLater:
-			refreshLater = nil
-			if err := onFreshStackErr(c.refresh); err != nil {
-				return err
-			}
-			lastRefresh = time.Now()
-		case <-c.more:
-			claim = helloDone
-		case <-slow.C:
-			if err := onFreshStackErr(c.refresh); err != nil {
-				return err
-			}
-			lastRefresh, claim = time.Now(), helloDone
-		case <-c.lost:
-			// The hub could not renew this connection's session: a newer
-			// connection of the agent took it, or the agent is gone.
-			if err := onFreshStackErr(c.refresh); err != nil {
-				return err // deleted, disabled or revoked: say so
-			}
-			return &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
-		case <-ping.C:
-			if pong != nil {
-				c.log.Info("agent did not answer a ping")
-				return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
-			}
-			pong = make(chan error, 1)
-			go c.ping(pong)
-		case err := <-pong:
-			pong = nil
-			if err != nil && c.ctx.Err() == nil {
-				c.log.Info("agent did not answer a ping", "err", err)
-				return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
-			}
+// writerEvent names what woke the writer.
+type writerEvent uint8
+
+const (
+	evDone         writerEvent = iota // the connection ended
+	evAnswers                         // answers are queued
+	evHello                           // hello was answered
+	evHint                            // the agent's subject was notified
+	evHintsEnded                      // the bus closed the watch
+	evRefreshLater                    // a reread put off is due
+	evMore                            // there may be more work to claim
+	evSlow                            // the slow reread is due
+	evLost                            // the session could not be renewed
+	evPing                            // a ping is due
+	evPong                            // the pending ping has its outcome
+)
+
+// errWriterDone ends the write loop without an error.
+var errWriterDone = errors.New("writer done")
+
+// wait blocks until something needs the writer.
+func (c *conn) wait(w *writer, watch switchboard.Watch) writerEvent {
+	select {
+	case <-c.ctx.Done():
+		return evDone
+	case <-c.out.ready:
+		return evAnswers
+	case <-w.ready:
+		return evHello
+	case _, ok := <-watch.C():
+		if !ok {
+			return evHintsEnded
 		}
-		if claim && !c.closing.Load() {
-			if err := onFreshStackErr(c.offer); err != nil {
-				return err
+		return evHint
+	case <-w.refreshLater:
+		return evRefreshLater
+	case <-c.more:
+		return evMore
+	case <-w.slow.C:
+		return evSlow
+	case <-c.lost:
+		return evLost
+	case <-w.ping.C:
+		return evPing
+	case w.pongErr = <-w.pong:
+		return evPong
+	}
+}
+
+// handle does the work ev calls for. errWriterDone or another error ends
+// the loop.
+func (c *conn) handle(w *writer, ev writerEvent) error {
+	claim := false
+	switch ev {
+	case evDone:
+		return errWriterDone
+	case evAnswers:
+		if err := onFreshStackErr(c.flush); err != nil {
+			return err
+		}
+	case evHello:
+		// The answer to hello is queued before ready closes: send it
+		// (and anything queued with it) before the first offer.
+		if err := onFreshStackErr(c.flush); err != nil {
+			return err
+		}
+		w.ready, w.helloDone, claim = nil, true, true
+	case evHintsEnded:
+		return &closeErr{connproto.CloseRestart, "server restarting"}
+	case evHint:
+		// Something changed for this agent: work, settings or its token.
+		claim = w.helloDone
+		if wait := refreshGap - time.Since(w.lastRefresh); wait > 0 {
+			if w.refreshLater == nil {
+				w.refreshLater = time.After(wait)
 			}
+			break
+		}
+		if err := onFreshStackErr(c.refresh); err != nil {
+			return err
+		}
+		w.lastRefresh = time.Now()
+	case evRefreshLater:
+		w.refreshLater = nil
+		if err := onFreshStackErr(c.refresh); err != nil {
+			return err
+		}
+		w.lastRefresh = time.Now()
+	case evMore:
+		claim = w.helloDone
+	case evSlow:
+		if err := onFreshStackErr(c.refresh); err != nil {
+			return err
+		}
+		w.lastRefresh, claim = time.Now(), w.helloDone
+	case evLost:
+		// The hub could not renew this connection's session: a newer
+		// connection of the agent took it, or the agent is gone.
+		if err := onFreshStackErr(c.refresh); err != nil {
+			return err // deleted, disabled or revoked: say so
+		}
+		return &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
+	case evPing:
+		if w.pong != nil {
+			c.log.Info("agent did not answer a ping")
+			return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
+		}
+		w.pong = make(chan error, 1)
+		go c.ping(w.pong)
+	case evPong:
+		err := w.pongErr
+		w.pong, w.pongErr = nil, nil
+		if err != nil && c.ctx.Err() == nil {
+			c.log.Info("agent did not answer a ping", "err", err)
+			return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
 		}
 	}
+	if claim && !c.closing.Load() {
+		return onFreshStackErr(c.offer)
+	}
+	return nil
 }
 
 // write writes one frame within the write timeout.
