@@ -180,6 +180,9 @@ func newDumpReader(r io.Reader) (*dumpReader, error) {
 }
 
 func (d *dumpReader) checkHeader() error {
+	if len(d.header.Migrations) == 0 {
+		d.header.Migrations = nil
+	}
 	if _, err := time.Parse(time.RFC3339Nano, d.header.ExportedAt); err != nil {
 		return d.errorf("header: exported_at %q is not an RFC 3339 time", d.header.ExportedAt)
 	}
@@ -200,6 +203,9 @@ func (d *dumpReader) checkHeader() error {
 				return d.errorf("header: table %q: column %q has unknown type %q", t.Name, c.Name, c.Type)
 			}
 			cols[c.Name] = true
+		}
+		if len(t.PrimaryKey) == 0 {
+			t.PrimaryKey = nil
 		}
 		for _, k := range t.PrimaryKey {
 			if !cols[k] {
