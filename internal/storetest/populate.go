@@ -22,11 +22,19 @@ type Populated struct {
 // and peer tokens (one rotated, so revoked), tasks in several states with
 // events, artifacts and follow-up message ids, push configurations,
 // deliveries (queued, offered, closed), a session and a rate count. Times
-// are fixed, with nanoseconds, so that exports compare byte for byte.
+// are fixed, with nanoseconds (those the store takes from its clock
+// aside: token creation, event times).
 func Populate(tb testing.TB, s Store) *Populated {
 	tb.Helper()
+	return PopulateAt(tb, s, time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC))
+}
+
+// PopulateAt is Populate with the tasks created from at on: task-a
+// (submitted) and task-b (working) are unfinished, task-c (completed) and
+// task-d (failed) finished 2 and 3 minutes and a second after at.
+func PopulateAt(tb testing.TB, s Store, at time.Time) *Populated {
+	tb.Helper()
 	ctx := context.Background()
-	at := time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC)
 	p := &Populated{}
 	check := func(err error) {
 		tb.Helper()
