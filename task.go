@@ -150,6 +150,17 @@ type TaskStore interface {
 	// FindTaskEvents returns the task's events with a sequence number above
 	// afterSeq, oldest first, at most limit of them (0: no limit).
 	FindTaskEvents(ctx context.Context, id a2a.TaskID, afterSeq int64, limit int) ([]*TaskEvent, error)
+
+	// ExpireTasks deletes up to max of the tasks that reached a final
+	// state (completed, failed, canceled, rejected) before the given time,
+	// those that finished first first, with every row that belongs to
+	// them: events, message ids, push configurations, deliveries, and the
+	// rows of any other table that names the task in a task_id column or
+	// references it by a foreign key (docs/deploying.md, "Retention"). It
+	// runs one short transaction and returns how many tasks it deleted;
+	// instances that run it at once never delete a task twice, and a
+	// task deleted already is simply not found again.
+	ExpireTasks(ctx context.Context, finishedBefore time.Time, max int) (int, error)
 }
 
 // ErrDuplicateMessage means the peer already sent a message with this id to

@@ -23,6 +23,8 @@ type CLI struct {
 	Inbox   InboxCmd   `cmd:"" help:"List tasks waiting for your agents."`
 	Show    ShowCmd    `cmd:"" help:"Show one task."`
 	Reply   ReplyCmd   `cmd:"" help:"Answer a task."`
+	Export  ExportCmd  `cmd:"" help:"Write the deployment's data (the database in --data, or --database) as JSON lines, from one consistent snapshot; servers may keep running."`
+	Import  ImportCmd  `cmd:"" help:"Load an export into an empty database (SQLite in --data, or --database), all or nothing. Stop the servers first."`
 	Connect ConnectCmd `cmd:"" help:"Connect an agent to its server (--server, repeated or comma-separated for several) and work on its tasks with --exec or --forward; --install makes it a systemd service."`
 	Version VersionCmd `cmd:"" help:"Print the version."`
 

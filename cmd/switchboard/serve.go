@@ -53,6 +53,8 @@ type ServeCmd struct {
 	NATSClusterListen string   `name:"nats-cluster-listen" env:"SWITCHBOARD_NATS_CLUSTER_LISTEN" help:"With --bus embedded: host:port where the embedded NATS server accepts routes from the other instances' servers."`
 	NATSRoutes        []string `name:"nats-routes" env:"SWITCHBOARD_NATS_ROUTES" help:"With --bus embedded: nats-route://host:port of the other instances' embedded servers (comma-separated)."`
 
+	Retention retentionFlag `name:"retention" env:"SWITCHBOARD_RETENTION" default:"0" help:"Delete tasks that finished (completed, failed, canceled, rejected) longer ago than this, with their events, deliveries and push configurations: days (30d) or a duration (720h); 0 keeps them forever."`
+
 	PprofAddr string `name:"pprof-addr" env:"SWITCHBOARD_PPROF_ADDR" help:"host:port where Go's profiling endpoints (/debug/pprof/) are served (default: none). Keep it private."`
 }
 
@@ -65,7 +67,8 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
 		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
-		NATS: natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
+		NATS:      natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
+		Retention: time.Duration(c.Retention),
 	}, newLogger(c.LogLevel, c.LogFormat))
 	if c.PprofAddr != "" {
 		_, stop, err := servePprof(c.PprofAddr, m.Logger)
@@ -127,6 +130,12 @@ type Config struct {
 	BusPrefix string
 	// NATS configures the embedded NATS server of Bus "embedded".
 	NATS natsbus.ServerOptions
+
+	// Retention is how long finished tasks are kept; 0 keeps them forever.
+	Retention time.Duration
+	// RetentionInterval is how often old finished tasks are looked for;
+	// 0 means switchboard.DefaultExpiryInterval.
+	RetentionInterval time.Duration
 
 	// Metrics serves GET /metrics on the main listener.
 	Metrics bool
@@ -248,6 +257,13 @@ func (m *Main) Run(ctx context.Context) error {
 		defer m.loops.Done()
 		_ = m.Tasks.RunDeliverySweeper(loops, 0)
 	}()
+	if cfg.Retention > 0 {
+		m.loops.Add(1)
+		go func() {
+			defer m.loops.Done()
+			_ = m.Tasks.RunTaskExpiry(loops, cfg.Retention, cfg.RetentionInterval)
+		}()
+	}
 	if cfg.AllowPrivateNetworks {
 		m.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks can target loopback, LAN and metadata addresses")
 	}
@@ -292,7 +308,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.API.SetReady(true)
 
 	m.Logger.Info("switchboard is serving", "url", m.URL(), "data", cfg.DataDir, "database", where,
-		"bus", busName(cfg.Bus), "instance", m.Tasks.InstanceID, "metrics", m.metricsWhere())
+		"bus", busName(cfg.Bus), "instance", m.Tasks.InstanceID, "metrics", m.metricsWhere(), "retention", retentionWhere(cfg.Retention))
 	return nil
 }
 
@@ -478,4 +494,15 @@ func (m *Main) findOperator(ctx context.Context) (*switchboard.Account, error) {
 		}
 	}
 	return nil, nil
+}
+
+// retentionWhere says how long finished tasks are kept, for the log.
+func retentionWhere(d time.Duration) string {
+	if d <= 0 {
+		return "forever"
+	}
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
 }
