@@ -65,7 +65,7 @@ func (r *receiver) requests() []received {
 func workingTask() *a2a.Task {
 	now := time.Now().UTC()
 	return &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &now},
-		History: []*a2a.Message{{ID: "m1", Role: a2a.MessageRoleUser, TaskID: "t1", ContextID: "c1", Parts: a2a.ContentParts{a2a.NewTextPart("hi")}}},
+		History:   []*a2a.Message{{ID: "m1", Role: a2a.MessageRoleUser, TaskID: "t1", ContextID: "c1", Parts: a2a.ContentParts{a2a.NewTextPart("hi")}}},
 		Artifacts: []*a2a.Artifact{{ID: "a1", Parts: a2a.ContentParts{a2a.NewTextPart("part")}}}}
 }
 
@@ -257,7 +257,7 @@ func TestRetryAfter(t *testing.T) {
 		"": 0, "0": 0, "-5": 0, "30": 30 * time.Second, " 30 ": 30 * time.Second, "soon": 0,
 		"99999999999999999999": 0, "9999999": 24 * time.Hour,
 		now.Add(90 * time.Second).Format(http.TimeFormat): 90 * time.Second,
-		now.Add(-time.Hour).Format(http.TimeFormat):      0,
+		now.Add(-time.Hour).Format(http.TimeFormat):       0,
 	} {
 		if got := push.RetryAfter(v, now); got != want {
 			t.Errorf("RetryAfter(%q) = %s, want %s", v, got, want)
