@@ -123,11 +123,13 @@ type pushFixture struct {
 	agent *switchboard.Agent
 	peer  switchboard.Peer
 	cfg   switchboard.PushSendConfig
+	guard netguard.Options // the sender's; newPushFixture allows 127.0.0.1
 	stop  func()
 }
 
 func newPushFixture(t *testing.T, cfg switchboard.PushSendConfig) *pushFixture {
-	f := &pushFixture{path: filepath.Join(t.TempDir(), "sb.db"), clk: newClock(), cfg: cfg}
+	f := &pushFixture{path: filepath.Join(t.TempDir(), "sb.db"), clk: newClock(), cfg: cfg,
+		guard: netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Timeout: 5 * time.Second}}
 	f.open(t)
 	ctx := context.Background()
 	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
@@ -160,7 +162,7 @@ func (f *pushFixture) run(t *testing.T) {
 	cfg.Jitter = func() float64 { return 1 } // every wait is its whole backoff
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	sender := push.New(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Timeout: 5 * time.Second}, "switchboard/test")
+	sender := push.New(f.guard, "switchboard/test")
 	svc := f.svc
 	go func() {
 		defer close(done)
@@ -443,5 +445,34 @@ func TestPushRetryWait(t *testing.T) {
 	}
 	if got := cfg.RetryWait(1, time.Hour); got != 10*time.Second {
 		t.Errorf("Retry-After 1 h: %s, want the cap", got)
+	}
+}
+
+// TestPushRefusedTargetGivenUp runs the sender with the network guard's
+// defaults: a push to a loopback address (literal, or a name that resolves
+// to it) is refused at dial time and given up at once, not retried, and the
+// receiver never hears of it.
+func TestPushRefusedTargetGivenUp(t *testing.T) {
+	f := newPushFixture(t, switchboard.PushSendConfig{})
+	f.guard = netguard.Options{}
+	rc := newPushReceiver(t, 200)
+	port := rc.URL[strings.LastIndex(rc.URL, ":")+1:]
+	f.run(t)
+	for _, target := range []string{"https://127.0.0.1:" + port + "/hook", "https://localhost:" + port + "/hook"} {
+		task := f.send(t, target, switchboard.ProtocolV1)
+		f.reply(t, task.ID(), a2a.TaskStateWorking)
+		f.reply(t, task.ID(), a2a.TaskStateCompleted)
+		eventually(t, "both given up", func() bool {
+			ps := f.pushes(t, task.ID()).Pushes
+			return len(ps) == 2 && ps[0].State == switchboard.PushFailed && ps[1].State == switchboard.PushFailed
+		})
+		for _, p := range f.pushes(t, task.ID()).Pushes {
+			if p.Attempts != 1 || !strings.Contains(p.LastError, "private or special-purpose address") || !strings.Contains(p.LastError, "not retried") {
+				t.Fatalf("%s: push %+v", target, p)
+			}
+		}
+	}
+	if _, n := rc.got(); n != 0 {
+		t.Fatalf("%d refused pushes arrived", n)
 	}
 }

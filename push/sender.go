@@ -50,14 +50,21 @@ type Sender struct {
 	Client *http.Client
 	// UserAgent is sent with every request.
 	UserAgent string
+	// AllowHTTP lets pushes go to plain http URLs. Without it only https is
+	// used (a first URL or a redirect to http is refused): the token and
+	// credentials would otherwise cross the network in clear.
+	AllowHTTP bool
 }
 
 // New returns a Sender whose requests go through a netguard client with
-// opts. Redirects are followed only when they keep the method and body
+// opts. Plain http is allowed only where the operator opened the guard
+// (opts.AllowPrivate, or opts.Allow for tests): a deployment on a private
+// network. Redirects are followed only when they keep the method and body
 // (307, 308), each hop checked by the guard; a hop to another host drops
 // the token and the credentials.
 func New(opts netguard.Options, userAgent string) *Sender {
 	c := netguard.NewClient(opts)
+	s := &Sender{Client: c, UserAgent: userAgent, AllowHTTP: opts.AllowPrivate || len(opts.Allow) > 0}
 	guard := c.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect &&
@@ -67,6 +74,9 @@ func New(opts netguard.Options, userAgent string) *Sender {
 		if err := guard(req, via); err != nil {
 			return err
 		}
+		if err := s.checkScheme(req.URL.Scheme); err != nil {
+			return err
+		}
 		if req.URL.Host != via[0].URL.Host {
 			req.Header.Del(HeaderToken)
 			req.Header.Del(HeaderTokenLegacy)
@@ -74,7 +84,17 @@ func New(opts netguard.Options, userAgent string) *Sender {
 		}
 		return nil
 	}
-	return &Sender{Client: c, UserAgent: userAgent}
+	return s
+}
+
+// errPlainHTTP refuses a push to a plain http URL.
+var errPlainHTTP = fmt.Errorf("%w: push notification urls must be https (the token would cross the network in clear)", netguard.ErrRefused)
+
+func (s *Sender) checkScheme(scheme string) error {
+	if scheme != "https" && !s.AllowHTTP {
+		return errPlainHTTP
+	}
+	return nil
 }
 
 // Body returns the body of a push of task for configuration c and its
@@ -99,6 +119,9 @@ func (s *Sender) Push(ctx context.Context, c *switchboard.PushConfig, task *a2a.
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Config.URL, bytes.NewReader(body))
 	if err != nil {
 		return permanent, errors.New("the push notification url cannot be requested")
+	}
+	if err := s.checkScheme(req.URL.Scheme); err != nil {
+		return permanent, err
 	}
 	req.Header.Set("Content-Type", ct)
 	req.Header.Set("User-Agent", s.UserAgent)

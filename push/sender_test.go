@@ -177,9 +177,10 @@ func TestPushRefusedByDefault(t *testing.T) {
 	rc := newReceiver(t, http.StatusOK)
 	port := rc.URL[strings.LastIndex(rc.URL, ":")+1:]
 	s := push.New(netguard.Options{}, "sb")
-	for _, target := range []string{rc.URL, "http://localhost:" + port + "/", "http://[::ffff:127.0.0.1]:" + port} {
+	// https, so that the refusal is the dial-time check of the address.
+	for _, target := range []string{"https://127.0.0.1:" + port, "https://localhost:" + port + "/", "https://[::ffff:127.0.0.1]:" + port} {
 		res, err := s.Push(context.Background(), config(target, switchboard.ProtocolV1), workingTask())
-		if err == nil || !res.Permanent || !strings.Contains(err.Error(), "network guard") {
+		if err == nil || !res.Permanent || !strings.Contains(err.Error(), "private or special-purpose address") {
 			t.Errorf("%s: %+v %v", target, res, err)
 		}
 	}
@@ -275,4 +276,25 @@ func FuzzRetryAfter(f *testing.F) {
 			t.Fatalf("RetryAfter(%q) = %s", v, d)
 		}
 	})
+}
+
+// TestPushPlainHTTPRefused refuses http URLs, first or redirected to,
+// unless the operator opened the guard: the token would travel in clear.
+func TestPushPlainHTTPRefused(t *testing.T) {
+	res, err := push.New(netguard.Options{}, "sb").Push(context.Background(), config("http://example.com/hook", switchboard.ProtocolV1), workingTask())
+	if err == nil || !res.Permanent || !strings.Contains(err.Error(), "must be https") {
+		t.Fatalf("http: %+v %v", res, err)
+	}
+	plain := newReceiver(t, http.StatusOK)
+	tlsRedirector := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, plain.URL+"/hook", http.StatusTemporaryRedirect)
+	}))
+	defer tlsRedirector.Close()
+	s := push.New(loopback, "sb")
+	s.AllowHTTP = false
+	s.Client.Transport.(*http.Transport).TLSClientConfig = tlsRedirector.Client().Transport.(*http.Transport).TLSClientConfig
+	res, err = s.Push(context.Background(), config(tlsRedirector.URL, switchboard.ProtocolV1), workingTask())
+	if err == nil || !res.Permanent || !strings.Contains(err.Error(), "must be https") || len(plain.requests()) != 0 {
+		t.Fatalf("redirect to http: %+v %v", res, err)
+	}
 }

@@ -75,13 +75,16 @@ func (db *DB) ClaimPushes(ctx context.Context, holder string, now time.Time, max
 	if !db.dialect.rowLocks {
 		// SQLite: look with a reader first, so that a claim that finds
 		// nothing (the usual case) takes no write lock.
-		var one int
-		err := db.read.QueryRowContext(ctx, `SELECT 1 FROM push_deliveries WHERE state IN ('queued', 'sending')
-			AND next_attempt_at <= $1 LIMIT 1`, at).Scan(&one)
-		if err == sql.ErrNoRows {
-			return nil, nil
-		} else if err != nil {
+		rows, err := db.read.QueryContext(ctx, query, at)
+		if err != nil {
 			return nil, db.formatError(err)
+		}
+		found := rows.Next()
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, nil
 		}
 	}
 	var out []*switchboard.PushDelivery
