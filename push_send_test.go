@@ -476,3 +476,18 @@ func TestPushRefusedTargetGivenUp(t *testing.T) {
 		t.Fatalf("%d refused pushes arrived", n)
 	}
 }
+
+// TestPushCanceled pushes a cancellation by the peer, as every other
+// change of state.
+func TestPushCanceled(t *testing.T) {
+	f := newPushFixture(t, switchboard.PushSendConfig{})
+	rc := newPushReceiver(t, 200)
+	f.run(t)
+	task := f.send(t, rc.URL, switchboard.ProtocolV03)
+	_, err := f.svc.CancelTask(context.Background(), f.agent, f.peer, task.ID())
+	must(t, err)
+	eventually(t, "the push", func() bool { d, _ := rc.got(); return len(d) == 1 })
+	if d, _ := rc.got(); d[0] != "canceled" {
+		t.Fatalf("pushed %v", d)
+	}
+}
