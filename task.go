@@ -146,9 +146,8 @@ type TaskStore interface {
 	// transaction that no other change to the task interleaves with. A
 	// change whose events PushedChange reports as pushed queues a
 	// PushDelivery of the task as fn left it for each of its push
-	// configurations, in the same transaction. A task
-	// that ends in a final state closes its open task and message
-	// deliveries. A nil change writes nothing. It returns the task as stored
+	// configurations, in the same transaction. A task that ends in a final
+	// state closes its open task and message deliveries. A nil change writes nothing. It returns the task as stored
 	// and the events appended, ENOTFOUND, the error fn returned, or
 	// ErrDuplicateMessage.
 	ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*Task) (*TaskChange, error)) (*Task, []*TaskEvent, error)
