@@ -298,3 +298,47 @@ func TestPushPlainHTTPRefused(t *testing.T) {
 		t.Fatalf("redirect to http: %+v %v", res, err)
 	}
 }
+
+// TestPushTimeoutAndLargeAnswer: a receiver that does not answer in time
+// fails the attempt (to be retried); a large answer is not read whole.
+func TestPushTimeoutAndLargeAnswer(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	res, err := push.New(loopback, "sb").Push(ctx, config(slow.URL, switchboard.ProtocolV1), workingTask())
+	if err == nil || res.Permanent || err.Error() != "no answer in time" {
+		t.Fatalf("slow receiver: %+v %v", res, err)
+	}
+
+	whole := make(chan bool, 1) // whether the receiver could write its whole answer
+	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := strings.Repeat("x", 64<<10)
+		for range 1024 { // 64 MiB: more than any socket buffer holds
+			if _, err := io.WriteString(w, chunk); err != nil {
+				whole <- false
+				return
+			}
+		}
+		whole <- true
+	}))
+	defer big.Close()
+	if _, err := push.New(loopback, "sb").Push(context.Background(), config(big.URL, switchboard.ProtocolV1), workingTask()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case all := <-whole:
+		if all {
+			t.Fatal("the sender read a 64 MiB answer whole")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the receiver is still writing: the sender did not stop reading")
+	}
+}
