@@ -69,6 +69,9 @@ type TaskEvent struct {
 	// or *a2a.TaskArtifactUpdateEvent.
 	Event     a2a.Event
 	CreatedAt time.Time
+	// Pushes is how many push notifications the change queued; the store
+	// sets it on the last event of a change, when it is written.
+	Pushes int
 }
 
 // TaskChange is what is written with a task besides the task itself, in the
@@ -140,9 +143,11 @@ type TaskStore interface {
 
 	// ModifyTask reads the task, calls fn with it and, if fn returns a
 	// change, writes the task as fn left it and the change, all in one
-	// transaction that no other change to the task interleaves with. A task
-	// that ends in a final state closes its open task and message
-	// deliveries. A nil change writes nothing. It returns the task as stored
+	// transaction that no other change to the task interleaves with. A
+	// change whose events PushedChange reports as pushed queues a
+	// PushDelivery of the task as fn left it for each of its push
+	// configurations, in the same transaction. A task that ends in a final
+	// state closes its open task and message deliveries. A nil change writes nothing. It returns the task as stored
 	// and the events appended, ENOTFOUND, the error fn returned, or
 	// ErrDuplicateMessage.
 	ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*Task) (*TaskChange, error)) (*Task, []*TaskEvent, error)
@@ -220,8 +225,9 @@ type PushConfigStore interface {
 	// FindPushConfigs returns a task's configurations, oldest first.
 	FindPushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*PushConfig, error)
 
-	// DeletePushConfig removes one configuration. Removing one that does not
-	// exist is not an error.
+	// DeletePushConfig removes one configuration and cancels its pushes not
+	// yet sent, in one transaction. Removing one that does not exist is not
+	// an error.
 	DeletePushConfig(ctx context.Context, taskID a2a.TaskID, id string) error
 }
 

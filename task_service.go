@@ -47,6 +47,7 @@ const DefaultStreamPoll = 5 * time.Second
 type TaskService struct {
 	tasks      TaskStore
 	pushes     PushConfigStore
+	pushQueue  PushStore
 	deliveries DeliveryStore
 	sessions   SessionStore
 	agents     AgentStore
@@ -84,6 +85,7 @@ type Store interface {
 	PushConfigStore
 	DeliveryStore
 	SessionStore
+	PushStore
 }
 
 // NewTaskService returns a TaskService over the given store and bus.
@@ -91,6 +93,7 @@ func NewTaskService(store Store, bus Bus, log *slog.Logger) *TaskService {
 	return &TaskService{
 		tasks:            store,
 		pushes:           store,
+		pushQueue:        store,
 		deliveries:       store,
 		sessions:         store,
 		agents:           store,
@@ -327,6 +330,9 @@ func (s *TaskService) notify(ctx context.Context, subject string) {
 func (s *TaskService) notifyEvents(ctx context.Context, events []*TaskEvent) {
 	if n := len(events); n > 0 {
 		s.notify(ctx, TaskSubject(events[n-1].TaskID))
+		if events[n-1].Pushes > 0 {
+			s.notify(ctx, PushSubject)
+		}
 	}
 }
 

@@ -210,6 +210,7 @@ func (s *Server) routes() {
 
 	m.HandleFunc("GET /tasks/{id}", s.owner(s.handleGetTask))
 	m.HandleFunc("POST /tasks/{id}/reply", s.owner(s.handleReply))
+	m.HandleFunc("GET /tasks/{id}/pushes", s.owner(s.handleTaskPushes))
 
 	m.HandleFunc("/", s.handleNotFound)
 }

@@ -155,6 +155,8 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 		for _, q := range []string{
 			`DELETE FROM task_events WHERE task_id IN (SELECT id FROM tasks WHERE agent_id = $1)`,
 			`DELETE FROM push_configs WHERE task_id IN (SELECT id FROM tasks WHERE agent_id = $1)`,
+			`DELETE FROM push_attempts WHERE task_id IN (SELECT id FROM tasks WHERE agent_id = $1)`,
+			`DELETE FROM push_deliveries WHERE task_id IN (SELECT id FROM tasks WHERE agent_id = $1)`,
 			`DELETE FROM task_messages WHERE agent_id = $1`,
 			`DELETE FROM tasks WHERE agent_id = $1`,
 			`DELETE FROM tokens WHERE agent_id = $1`,

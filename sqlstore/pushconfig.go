@@ -68,8 +68,10 @@ func (db *DB) FindPushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*switch
 // DeletePushConfig implements switchboard.PushConfigStore.
 func (db *DB) DeletePushConfig(ctx context.Context, taskID a2a.TaskID, id string) error {
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM push_configs WHERE task_id = $1 AND id = $2`, string(taskID), id)
-		return err
+		if _, err := tx.ExecContext(ctx, `DELETE FROM push_configs WHERE task_id = $1 AND id = $2`, string(taskID), id); err != nil {
+			return err
+		}
+		return db.cancelPushes(ctx, tx, taskID, id)
 	})
 }
 

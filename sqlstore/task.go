@@ -239,11 +239,16 @@ func onlyAck(c *switchboard.TaskChange) bool {
 		len(c.NewDeliveries) == 0 && len(c.CloseDeliveries) == 0
 }
 
-// writeChange writes what a change holds besides the task row, and appends
-// its events (advancing t.Seq).
+// writeChange writes what a change holds besides the task row, appends its
+// events (advancing t.Seq), and queues the push notifications they call for.
 func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, change *switchboard.TaskChange) ([]*switchboard.TaskEvent, error) {
 	if change.MessageID != "" {
 		if err := db.recordMessage(ctx, tx, t, change.MessageID); err != nil {
+			return nil, err
+		}
+	}
+	if change.PushConfig != nil {
+		if err := db.savePushConfig(ctx, tx, change.PushConfig); err != nil {
 			return nil, err
 		}
 	}
@@ -251,10 +256,11 @@ func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, 
 	if err != nil {
 		return nil, err
 	}
-	if change.PushConfig != nil {
-		if err := db.savePushConfig(ctx, tx, change.PushConfig); err != nil {
-			return nil, err
-		}
+	// The pushes of the change carry the task as fn left it.
+	if n, err := db.queuePushes(ctx, tx, t, change.Events); err != nil {
+		return nil, err
+	} else if n > 0 {
+		events[len(events)-1].Pushes = n
 	}
 	for _, d := range change.NewDeliveries {
 		if err := db.insertDelivery(ctx, tx, d); err != nil {

@@ -745,3 +745,74 @@ func TestClusterEmbeddedBus(t *testing.T) {
 	}
 	t.Logf("answered across the embedded servers in %s", time.Since(start).Round(time.Millisecond))
 }
+
+// TestClusterPushOncePerChange: three instances share the push queue. The
+// owner answers tasks through every instance; each state of each task
+// reaches the peer's receiver once, and in order.
+func TestClusterPushOncePerChange(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string][]string{} // task → states pushed, in arrival order
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Task struct {
+				ID     string `json:"id"`
+				Status struct {
+					State string `json:"state"`
+				} `json:"status"`
+			} `json:"task"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		got[body.Task.ID] = append(got[body.Task.ID], body.Task.Status.State)
+		mu.Unlock()
+	}))
+	defer rc.Close()
+	c := newCluster(t, 3, nil)
+	_, _, bob := c.agent("pushed", map[string]any{"mode": "inbox"})
+	const n = 12
+	ids := make([]string, n)
+	for i := range n {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"p-%d","role":"ROLE_USER",
+			"parts":[{"text":"hi"}]},"configuration":{"taskPushNotificationConfig":{"url":%q}}}}`, i, rc.URL)
+		req, _ := http.NewRequest("POST", c.bases[i%3]+"/a/pushed", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+bob)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent struct {
+			Result struct {
+				Task struct {
+					ID string `json:"id"`
+				} `json:"task"`
+			} `json:"result"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&sent)
+		resp.Body.Close()
+		ids[i] = sent.Result.Task.ID
+	}
+	for i, id := range ids {
+		for j, state := range []string{"working", "completed"} {
+			if st := c.owner((i+j)%3, "POST", "/tasks/"+id+"/reply", map[string]any{"text": state, "state": state}, nil); st != http.StatusOK {
+				t.Fatalf("reply: %d", st)
+			}
+		}
+	}
+	c.eventually("every push", 10*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		total := 0
+		for _, s := range got {
+			total += len(s)
+		}
+		return total >= 2*n
+	})
+	time.Sleep(200 * time.Millisecond) // a duplicate would be on its way by now
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		if s := strings.Join(got[id], ","); s != "TASK_STATE_WORKING,TASK_STATE_COMPLETED" {
+			t.Fatalf("task %s: pushed %s", id, s)
+		}
+	}
+}

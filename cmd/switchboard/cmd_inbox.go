@@ -106,7 +106,8 @@ func writeUntrusted(w io.Writer, text string) {
 
 // ShowCmd shows a task.
 type ShowCmd struct {
-	Task string `arg:"" help:"Task id."`
+	Task   string `arg:"" help:"Task id."`
+	Pushes bool   `name:"pushes" help:"Show the task's push notifications to its peer instead: each config (secrets masked), each push and its attempts."`
 }
 
 // Run shows the task.
@@ -114,6 +115,9 @@ func (c *ShowCmd) Run(ctx context.Context, cli *CLI) error {
 	cl, err := newClient(cli)
 	if err != nil {
 		return err
+	}
+	if c.Pushes {
+		return showPushes(ctx, cl, c.Task)
 	}
 	var t taskJSON
 	if printed, err := cl.call(ctx, "GET", "/tasks/"+pathEscape(c.Task), nil, &t); err != nil || printed {

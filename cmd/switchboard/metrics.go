@@ -44,6 +44,9 @@ type processMetrics struct {
 	byMode      map[switchboard.DeliveryMode][2]*metrics.Histogram
 	byFinal     map[a2a.TaskState]*metrics.Counter
 
+	pushes *metrics.CounterVec // push attempts by outcome
+	byPush map[switchboard.PushState]*metrics.Counter
+
 	published, publishErrors *metrics.Counter
 	publishLatency           *metrics.Histogram
 }
@@ -69,6 +72,10 @@ func newProcessMetrics() *processMetrics {
 		publishLatency: metrics.NewHistogram("switchboard_bus_publish_seconds",
 			"Time to hand one hint to the bus: the in-process fan-out, and for NATS the client's buffered publish (not the trip to other instances).",
 			busPublishBuckets),
+		pushes: metrics.NewCounterVec("switchboard_push_attempts_total",
+			"Push notification attempts to peers made by this instance, by outcome: sent (2xx), retry (failed, tried again later), failed (given up).",
+			metrics.Label{Name: "outcome", Values: []string{"sent", "retry", "failed"}}),
+		byPush:  make(map[switchboard.PushState]*metrics.Counter),
 		byMode:  make(map[switchboard.DeliveryMode][2]*metrics.Histogram),
 		byFinal: make(map[a2a.TaskState]*metrics.Counter),
 	}
@@ -78,6 +85,10 @@ func newProcessMetrics() *processMetrics {
 	for _, s := range finalStates {
 		pm.byFinal[s] = pm.finished.With(switchboard.ShortState(s))
 	}
+	pm.byPush[switchboard.PushSent] = pm.pushes.With("sent")
+	pm.byPush[switchboard.PushQueued] = pm.pushes.With("retry")
+	pm.byPush[switchboard.PushFailed] = pm.pushes.With("failed")
+	pm.reg.MustRegister(pm.pushes)
 	pm.reg.MustRegister(pm.delivery, pm.deliveryAck, pm.created, pm.finished, pm.published, pm.publishErrors, pm.publishLatency,
 		metrics.NewGaugeVecFunc("switchboard_build_info", "The running version; always 1.",
 			func(v []float64) { v[0] = 1 }, metrics.Label{Name: "version", Values: []string{version}}))
@@ -103,6 +114,14 @@ func (pm *processMetrics) onAck(mode switchboard.DeliveryMode, d *switchboard.De
 	hs[0].ObserveDuration(max(0, at.Sub(d.CreatedAt)))
 	if d.OfferedAt != nil {
 		hs[1].ObserveDuration(max(0, at.Sub(*d.OfferedAt)))
+	}
+}
+
+// onPushAttempt counts a push attempt by the state it left the push in
+// (PushSendConfig.OnAttempt).
+func (pm *processMetrics) onPushAttempt(state switchboard.PushState) {
+	if c := pm.byPush[state]; c != nil {
+		c.Inc()
 	}
 }
 

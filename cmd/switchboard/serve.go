@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 	"github.com/switchboard-dev/switchboard/webhook"
 )
@@ -42,8 +43,12 @@ type ServeCmd struct {
 	BlockingTimeout  time.Duration `name:"blocking-timeout" env:"SWITCHBOARD_BLOCKING_TIMEOUT" default:"60s" help:"How long a blocking SendMessage waits for the agent's answer before returning the task as it stands."`
 	Heartbeat        time.Duration `name:"heartbeat" env:"SWITCHBOARD_HEARTBEAT" default:"15s" help:"Ping interval of connector agents; a dead agent is dropped within two intervals."`
 	WebhookTimeout   time.Duration `name:"webhook-timeout" env:"SWITCHBOARD_WEBHOOK_TIMEOUT" default:"60s" help:"How long one webhook delivery may take."`
+	PushTimeout      time.Duration `name:"push-timeout" env:"SWITCHBOARD_PUSH_TIMEOUT" default:"15s" help:"How long one push notification attempt to a peer may take."`
+	PushMaxAttempts  int           `name:"push-max-attempts" env:"SWITCHBOARD_PUSH_MAX_ATTEMPTS" default:"12" help:"Attempts a push notification gets before it is given up."`
+	PushMaxAge       time.Duration `name:"push-max-age" env:"SWITCHBOARD_PUSH_MAX_AGE" default:"24h" help:"A push notification that fails when older than this is given up."`
+	PushMaxBackoff   time.Duration `name:"push-max-backoff" env:"SWITCHBOARD_PUSH_MAX_BACKOFF" default:"10m" help:"Longest wait between two attempts of a push notification (the wait doubles from 1s, with jitter)."`
 
-	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks) reach private, loopback and link-local addresses. Only for deployments on a private network."`
+	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks, push notifications) reach private, loopback and link-local addresses. Only for deployments on a private network."`
 
 	Database          string   `name:"database" env:"SWITCHBOARD_DATABASE" help:"A postgres:// URL to share one PostgreSQL database between instances (default: the SQLite file switchboard.db in the data directory)."`
 	DatabaseMaxConns  int      `name:"database-max-conns" env:"SWITCHBOARD_DATABASE_MAX_CONNS" default:"16" help:"Connections this instance opens to PostgreSQL at most."`
@@ -66,6 +71,7 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
+		Push:     switchboard.PushSendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
 		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
 		NATS:      natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
 		Retention: time.Duration(c.Retention),
@@ -115,6 +121,9 @@ type Config struct {
 	Heartbeat time.Duration
 	// WebhookTimeout bounds one webhook delivery.
 	WebhookTimeout time.Duration
+	// Push tunes the push notification sender (timeout, give-up limits,
+	// backoff); zero values mean its defaults.
+	Push switchboard.PushSendConfig
 	// AllowPrivateNetworks lets outbound requests reach private addresses.
 	AllowPrivateNetworks bool
 	// OutboundAllow lists extra prefixes outbound requests may reach (tests).
@@ -244,6 +253,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
+		PushNotifications: true,
 	})
 	m.Hub.AddressOf = m.API.AddressURL
 	m.metrics.reg.MustRegister(m.API.Metrics()...)
@@ -265,7 +275,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}()
 	}
 	if cfg.AllowPrivateNetworks {
-		m.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks can target loopback, LAN and metadata addresses")
+		m.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks and push notifications can target loopback, LAN and metadata addresses")
 	}
 	deliverer := &webhook.Deliverer{
 		Client: netguard.NewClient(netguard.Options{
@@ -277,6 +287,16 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() {
 		defer m.loops.Done()
 		_ = m.Tasks.RunDispatcher(loops, switchboard.ModeWebhook, deliverer, switchboard.DispatchConfig{Timeout: cfg.WebhookTimeout})
+	}()
+	pushCfg := cfg.Push
+	pushCfg.OnAttempt = m.metrics.onPushAttempt
+	pusher := push.New(netguard.Options{
+		AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow, Timeout: pushCfg.Timeout,
+	}, "switchboard/"+version)
+	m.loops.Add(1)
+	go func() {
+		defer m.loops.Done()
+		_ = m.Tasks.RunPushSender(loops, pusher, pushCfg)
 	}()
 
 	addr := cfg.Addr

@@ -1,0 +1,165 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	legacy "github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/push"
+)
+
+// peerReceiver is a peer's push endpoint: a real HTTP server on loopback
+// that records the state each push carried and its token.
+type peerReceiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	states []string
+	tokens []string
+}
+
+func newPeerReceiver(t *testing.T) *peerReceiver {
+	r := &peerReceiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		state := "?"
+		if req.Header.Get("Content-Type") == push.ContentTypeV1 {
+			var sr a2a.StreamResponse
+			if json.Unmarshal(b, &sr) == nil {
+				if task, ok := sr.Event.(*a2a.Task); ok {
+					state = "1.0:" + switchboard.ShortState(task.Status.State)
+				}
+			}
+		} else {
+			var task legacy.Task
+			if json.Unmarshal(b, &task) == nil {
+				state = "0.3:" + string(task.Status.State)
+			}
+		}
+		r.mu.Lock()
+		r.states = append(r.states, state)
+		r.tokens = append(r.tokens, req.Header.Get(push.HeaderToken))
+		r.mu.Unlock()
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *peerReceiver) got() ([]string, []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.states...), append([]string(nil), r.tokens...)
+}
+
+// runPushSender runs the push sender of the harness's service until the
+// test ends, reaching loopback receivers.
+func (h *harness) runPushSender(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	sender := push.New(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, "switchboard/test")
+	go func() {
+		defer close(done)
+		_ = h.tasks.RunPushSender(ctx, sender, switchboard.PushSendConfig{Poll: 20 * time.Millisecond})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// TestPushesToPeers sends messages with an inline push configuration over
+// 1.0 and 0.3; the owner's replies reach each peer's receiver in the
+// shape of its version, and the owner sees the attempts with the secrets
+// masked.
+func TestPushesToPeers(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.PushNotifications = true }))
+	h.runPushSender(t)
+	g := h.agent("alice")
+	bob := h.peerToken(g, "bob")
+	rc := newPeerReceiver(t)
+	const token = "peer-push-token-0123456789"
+
+	params := userMessage("m1", "push me")
+	params["configuration"] = map[string]any{"taskPushNotificationConfig": map[string]any{
+		"url": rc.URL + "/v1?key=abc", "token": token, "authentication": map[string]any{"scheme": "Bearer", "credentials": "very-secret"},
+	}}
+	v1 := path(h.call(h.addr(g), bob, "SendMessage", params).result(t), "task", "id").(string)
+	old := legacyMessage("m2", "push me too")
+	old["configuration"] = map[string]any{"blocking": false, "pushNotificationConfig": map[string]any{"url": rc.URL + "/v03", "token": token}}
+	v03 := h.call(h.addr(g), bob, "message/send", old).result(t)["id"].(string)
+
+	for _, id := range []string{v1, v03} {
+		h.reply(id, a2a.TaskStateWorking, "on it")
+		h.reply(id, a2a.TaskStateCompleted, "done")
+	}
+	waitFor(t, func() bool { s, _ := rc.got(); return len(s) == 4 })
+	states, tokens := rc.got()
+	var gotV1, gotV03 []string
+	for _, s := range states {
+		if strings.HasPrefix(s, "1.0:") {
+			gotV1 = append(gotV1, s)
+		} else {
+			gotV03 = append(gotV03, s)
+		}
+	}
+	if strings.Join(gotV1, ",") != "1.0:working,1.0:completed" || strings.Join(gotV03, ",") != "0.3:working,0.3:completed" {
+		t.Fatalf("pushes %v", states)
+	}
+	for _, tok := range tokens {
+		if tok != token {
+			t.Fatalf("token %q", tok)
+		}
+	}
+
+	waitFor(t, func() bool {
+		r := h.owner("GET", "/tasks/"+v1+"/pushes", h.operatorToken, nil)
+		ps, _ := r.json["pushes"].([]any)
+		return len(ps) == 2 && path(ps[1], "state") == "sent"
+	})
+	r := h.owner("GET", "/tasks/"+v1+"/pushes", h.operatorToken, nil)
+	if r.status != 200 {
+		t.Fatalf("pushes: %d %s", r.status, r.body)
+	}
+	for _, secret := range []string{token, "very-secret", "key=abc"} {
+		if strings.Contains(string(r.body), secret) {
+			t.Fatalf("the owner API shows a secret in full: %s", r.body)
+		}
+	}
+	cfg := r.json["configs"].([]any)[0]
+	if path(cfg, "token") != "peer…" || path(cfg, "credentials") != "…" || path(cfg, "auth_scheme") != "Bearer" ||
+		path(cfg, "protocol") != "1.0" || !strings.HasSuffix(path(cfg, "url").(string), "/v1?…") {
+		t.Fatalf("config %v", cfg)
+	}
+	p := r.json["pushes"].([]any)[0]
+	log := path(p, "attempt_log").([]any)
+	if path(p, "task_state") != "working" || path(p, "attempts") != 1.0 || len(log) != 1 || path(log[0], "status_code") != 200.0 {
+		t.Fatalf("push %v", p)
+	}
+
+	// Another owner's task is not found.
+	_, other := h.account("mallory")
+	if r := h.owner("GET", "/tasks/"+v1+"/pushes", other, nil); r.status != http.StatusNotFound {
+		t.Fatalf("another owner: %d", r.status)
+	}
+}
+
+// TestCardDeclaresPush checks that cards say push notifications are sent
+// when the server has a sender.
+func TestCardDeclaresPush(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.PushNotifications = true }))
+	g := h.agent("alice")
+	for _, p := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
+		r := h.do("GET", h.addr(g)+p, nil, "")
+		if path(r.json, "capabilities", "pushNotifications") != true {
+			t.Fatalf("%s: %s", p, r.body)
+		}
+	}
+}
