@@ -84,6 +84,7 @@ type Store interface {
 	PushConfigStore
 	DeliveryStore
 	SessionStore
+	OutboundStore
 }
 
 // NewTaskService returns a TaskService over the given store and bus.

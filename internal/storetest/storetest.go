@@ -35,6 +35,9 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"Sessions":                  testSessions,
 		"TaskModifyAcknowledges":    testModifyTaskAck,
 	}
+	for name, fn := range outboundTests {
+		tests[name] = fn
+	}
 	for name, fn := range deliveryTests {
 		tests[name] = fn
 	}
