@@ -79,9 +79,9 @@ type Deps struct {
 	// Outbox records what agents send to other agents and receives the
 	// pushes that answer them; nil: the outbox, history and push routes
 	// answer 404.
-	Outbox *switchboard.OutboxService
-	Limiter    switchboard.RateLimiter
-	Logger     *slog.Logger
+	Outbox  *switchboard.OutboxService
+	Limiter switchboard.RateLimiter
+	Logger  *slog.Logger
 	// Bus carries hints to connections and dispatchers when an agent's
 	// settings or tokens change.
 	Bus switchboard.Bus
