@@ -50,14 +50,14 @@ const (
 
 // SendCmd sends a message from one of our agents to any A2A agent.
 type SendCmd struct {
-	Target  string        `arg:"" help:"The agent to send to: a URL, an alias (switchboard peers add) or the handle of an agent on this server."`
-	Agent   string        `name:"agent" required:"" help:"Your agent that sends (handle or id); the exchange is recorded in its outbox."`
-	Text    string        `name:"text" required:"" help:"The message ('-' reads it from stdin)."`
-	Context string        `name:"context" help:"contextId: continue this conversation."`
-	Task    string        `name:"task" help:"taskId: continue this task of the target (for instance one waiting for input)."`
-	Wait    bool          `name:"wait" help:"Wait until the task is finished or needs input (at most --timeout); otherwise return at once."`
-	Timeout time.Duration `name:"timeout" default:"2m" help:"How long --wait waits (at most 30m)."`
-	Push    bool          `name:"push" help:"Ask the target to push updates to the sending agent's address, with a fresh token of which the server keeps only a hash."`
+	Target      string        `arg:"" help:"The agent to send to: a URL, an alias (switchboard peers add) or the handle of an agent on this server."`
+	Agent       string        `name:"agent" required:"" help:"Your agent that sends (handle or id); the exchange is recorded in its outbox."`
+	Text        string        `name:"text" required:"" help:"The message ('-' reads it from stdin)."`
+	Context     string        `name:"context" help:"contextId: continue this conversation."`
+	Task        string        `name:"task" help:"taskId: continue this task of the target (for instance one waiting for input)."`
+	Wait        bool          `name:"wait" help:"Wait until the task is finished or needs input (at most --timeout); otherwise return at once."`
+	Timeout     time.Duration `name:"timeout" default:"2m" help:"How long --wait waits (at most 30m)."`
+	Push        bool          `name:"push" help:"Ask the target to push updates to the sending agent's address, with a fresh token of which the server keeps only a hash."`
 	targetFlags `embed:""`
 }
 
@@ -302,7 +302,7 @@ func orDash(s string) string {
 
 // PollCmd fetches a sent task again.
 type PollCmd struct {
-	ID string `arg:"" help:"Outbox id (switchboard outbox)."`
+	ID          string `arg:"" help:"Outbox id (switchboard outbox)."`
 	targetFlags `embed:""`
 }
 
