@@ -197,10 +197,14 @@ func TestSendToA2AGo(t *testing.T) {
 				t.Fatalf("record after poll: %+v", got)
 			}
 
-			// --wait returns once the task needs input, and says so.
-			out = cli(t, m, "send", "bob", "--agent", "alice", "--text", "a question", "--wait", "--timeout", "10s")
-			if !strings.Contains(out, "input-required") || !strings.Contains(out, "  | which one?") {
-				t.Fatalf("send --wait: %s", out)
+			// --wait returns once the task needs input; --task answers it.
+			q := sendJSON(t, m, "bob", "--agent", "alice", "--text", "a question", "--wait", "--timeout", "10s")
+			if q.State != "input-required" || q.Updates[len(q.Updates)-1].Text != "which one?" {
+				t.Fatalf("send --wait: %+v", q)
+			}
+			out = cli(t, m, "send", "bob", "--agent", "alice", "--text", "the first", "--task", q.TaskID, "--context", q.ContextID, "--wait", "--timeout", "10s")
+			if !strings.Contains(out, "task "+q.TaskID) || !strings.Contains(out, " completed\n") || !strings.Contains(out, "  | done: the first") {
+				t.Fatalf("send --task --wait: %s", out)
 			}
 
 			// --push: the remote a2a-go server pushes to alice's address.
@@ -220,7 +224,7 @@ func TestSendToA2AGo(t *testing.T) {
 
 			// The outbox lists every send; history shows both directions.
 			out = cli(t, m, "outbox", "--agent", "alice")
-			if strings.Count(out, "alice → bob") != 3 {
+			if strings.Count(out, "alice → bob") != 4 {
 				t.Fatalf("outbox: %s", out)
 			}
 			out = cli(t, m, "history", "ctx-"+version, "--agent", "alice")
