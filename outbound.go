@@ -119,9 +119,26 @@ func (o *Outbound) ApplyTask(t *a2a.Task, source string, at time.Time) {
 	if t.ContextID != "" && ValidRemoteID(t.ContextID) {
 		o.ContextID = t.ContextID
 	}
-	o.State = t.Status.State
-	o.Task = t
+	if !o.outdated(t.Status) {
+		o.State = t.Status.State
+		o.Task = t
+	}
 	o.addUpdate(OutboundUpdate{At: at, Source: source, State: t.Status.State, Text: remoteTaskText(t)})
+}
+
+// outdated reports whether a status seen now is older than what the record
+// holds: the answer to a send may be recorded after pushes that came
+// during the call, and must not take the record back. A status stamped
+// before the recorded one is outdated, and so is any unfinished status once
+// the record holds a final one (a finished task never starts again).
+func (o *Outbound) outdated(st a2a.TaskStatus) bool {
+	if o.State.Terminal() && !st.State.Terminal() {
+		return true
+	}
+	if o.Task != nil && o.Task.Status.Timestamp != nil && st.Timestamp != nil {
+		return st.Timestamp.Before(*o.Task.Status.Timestamp)
+	}
+	return false
 }
 
 // ApplyEvent records one event about the remote task (a task, a status or
@@ -137,11 +154,13 @@ func (o *Outbound) ApplyEvent(ev a2a.Event, source string, at time.Time) {
 		if o.ContextID == "" && ValidRemoteID(e.ContextID) {
 			o.ContextID = e.ContextID
 		}
-		o.State = e.Status.State
-		if o.Task != nil && o.Task.ID == e.TaskID {
-			o.Task.Status = e.Status
-			if e.Status.Message != nil {
-				o.Task.History = append(o.Task.History, e.Status.Message)
+		if !o.outdated(e.Status) {
+			o.State = e.Status.State
+			if o.Task != nil && o.Task.ID == e.TaskID {
+				o.Task.Status = e.Status
+				if e.Status.Message != nil {
+					o.Task.History = append(o.Task.History, e.Status.Message)
+				}
 			}
 		}
 		text := ""
