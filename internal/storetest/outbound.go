@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 var outboundTests = map[string]func(*testing.T, Store){
 	"OutboundCreateFindModify": testOutboundCreateFindModify,
 	"OutboundFilters":          testOutboundFilters,
+	"OutboundModifyConcurrent": testOutboundModifyConcurrent,
 }
 
 func newOutbound(g *switchboard.Agent, contextID string, at time.Time) *switchboard.Outbound {
@@ -145,4 +147,38 @@ func testOutboundFilters(t *testing.T, s Store) {
 	check("task of another agent", ids(switchboard.OutboundFilter{AgentID: other.ID, TaskID: "t-a"}))
 	check("pending by push hash", ids(switchboard.OutboundFilter{AgentID: g.ID, Pending: true, PushTokenHash: b.PushTokenHash}), b.ID)
 	check("pending", ids(switchboard.OutboundFilter{AgentID: g.ID, Pending: true, OldestFirst: true}), b.ID, c.ID)
+}
+
+// testOutboundModifyConcurrent: changes to one record never interleave, so
+// none is lost (pushes may arrive together).
+func testOutboundModifyConcurrent(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "alice")
+	o := newOutbound(g, "c1", time.Now())
+	must(t, s.CreateOutbound(ctx, o))
+	const n = 10
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) error {
+				o.ApplyEvent(&a2a.Message{ID: fmt.Sprint(i), TaskID: "r1", Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprint(i))}},
+					switchboard.OutboundFromPush, time.Now())
+				return nil
+			})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		must(t, err)
+	}
+	got, err := s.FindOutboundByID(ctx, o.ID)
+	must(t, err)
+	if len(got.Updates) != n {
+		t.Fatalf("%d updates kept of %d concurrent changes", len(got.Updates), n)
+	}
 }
