@@ -8,12 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/netguard"
 )
 
 // outboundJSON is an outbound record as the owner API shows it.
@@ -124,6 +127,9 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 	}, &rec)
 	if err != nil {
 		return fmt.Errorf("record the send: %w", err)
+	}
+	if c.Push && !publicURL(rec.PushURL) {
+		fmt.Fprintf(cli.errOut, "switchboard: note: pushes go to %s, which other hosts cannot reach; start the server with --public-url\n", rec.PushURL)
 	}
 
 	remote, err := newRemoteClient(ctx, hc, iface)
@@ -342,4 +348,21 @@ func (c *PollCmd) Run(ctx context.Context, cli *CLI) error {
 		return fmt.Errorf("record the answer: %w", err)
 	}
 	return printOutbound(cli, cl, &rec, proto, rec.Target)
+}
+
+// publicURL reports whether other hosts may reach u: its host is not
+// localhost nor a loopback, private or special address.
+func publicURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(p.Hostname())
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return false
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return !netguard.Special(ip.Unmap())
+	}
+	return true
 }

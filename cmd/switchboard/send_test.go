@@ -299,3 +299,20 @@ func TestSendToHandle(t *testing.T) {
 		t.Fatalf("history of all agents: %v %+v", err, hs)
 	}
 }
+
+func TestPublicURL(t *testing.T) {
+	for u, want := range map[string]bool{
+		"https://agents.example.com/a/x/push": true,
+		"http://127.0.0.1:8080/a/x/push":      false,
+		"http://localhost:8080/a/x/push":      false,
+		"http://[::1]/a/x/push":               false,
+		"http://10.1.2.3/a/x/push":            false,
+		"http://[::ffff:192.168.1.1]/push":    false,
+		"https://93.184.216.34/push":          true,
+		"::not a url":                         false,
+	} {
+		if got := publicURL(u); got != want {
+			t.Errorf("publicURL(%q) = %v, want %v", u, got, want)
+		}
+	}
+}
