@@ -233,8 +233,8 @@ func printOutbound(cli *CLI, cl *client, rec *outboundJSON, proto switchboard.Pr
 	if rec.Push {
 		fmt.Fprintf(cl.out, "  updates are pushed to %s\n", rec.PushURL)
 	}
-	if n := len(rec.Updates); n > 0 && rec.Updates[n-1].Text != "" {
-		writeUntrusted(cl.out, rec.Updates[n-1].Text)
+	if text := rec.lastText(); text != "" {
+		writeUntrusted(cl.out, text)
 	}
 	fmt.Fprintf(cl.out, "outbox %s  (switchboard poll %s)\n", rec.ID, rec.ID)
 	return nil
@@ -290,6 +290,8 @@ func (c *OutboxCmd) Run(ctx context.Context, cli *CLI) error {
 				orDash(o.ContextID), o.State, o.UpdatedAt.Format(time.RFC3339))
 			if o.Error != "" {
 				fmt.Fprintf(cl.out, "  error: %s\n", o.Error)
+			} else if text := o.lastText(); text != "" {
+				writeUntrusted(cl.out, preview(text, outboxPreview))
 			}
 		}
 	}
@@ -297,6 +299,28 @@ func (c *OutboxCmd) Run(ctx context.Context, cli *CLI) error {
 		fmt.Fprintln(cl.out, "nothing sent")
 	}
 	return nil
+}
+
+// lastText is the text of the latest update that had one.
+func (o *outboundJSON) lastText() string {
+	for i := len(o.Updates) - 1; i >= 0; i-- {
+		if o.Updates[i].Text != "" {
+			return o.Updates[i].Text
+		}
+	}
+	return ""
+}
+
+// outboxPreview is how much of the last answer the outbox shows.
+const outboxPreview = 300
+
+// preview cuts text to at most n characters, marking the cut.
+func preview(text string, n int) string {
+	r := []rune(text)
+	if len(r) <= n {
+		return text
+	}
+	return string(r[:n]) + "…"
 }
 
 func orDash(s string) string {

@@ -30,6 +30,13 @@ type echoAgent struct {
 func (e *echoAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		e.calls.Add(1)
+		if strings.Contains(switchboard.MessageText(ec.Message), "quick") {
+			// Answered at once with a message: no task at all.
+			reply := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("quick answer"))
+			reply.ContextID = ec.ContextID
+			yield(reply, nil)
+			return
+		}
 		if ec.StoredTask == nil {
 			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
 				return
@@ -222,9 +229,18 @@ func TestSendToA2AGo(t *testing.T) {
 				return false
 			})
 
+			// An answer that is a message ends the exchange; there is nothing to poll.
+			quick := sendJSON(t, m, "bob", "--agent", "alice", "--text", "a quick one")
+			if quick.TaskID != "" || quick.State != "completed" || quick.Updates[0].Text != "quick answer" {
+				t.Fatalf("message answer: %+v", quick)
+			}
+			if _, err := cliErr(m, "poll", quick.ID); err == nil || !strings.Contains(err.Error(), "nothing to poll") {
+				t.Fatalf("poll of a message answer: %v", err)
+			}
+
 			// The outbox lists every send; history shows both directions.
 			out = cli(t, m, "outbox", "--agent", "alice")
-			if strings.Count(out, "alice → bob") != 4 {
+			if strings.Count(out, "alice → bob") != 5 || !strings.Contains(out, "UNTRUSTED PEER MESSAGE >>>\n  | done: push me") {
 				t.Fatalf("outbox: %s", out)
 			}
 			out = cli(t, m, "history", "ctx-"+version, "--agent", "alice")
@@ -276,6 +292,11 @@ func TestSendToHandle(t *testing.T) {
 	}
 	if inbox := cli(t, m, "inbox", "--agent", "helper"); !strings.Contains(inbox, rec.TaskID) || !strings.Contains(inbox, "can you help?") {
 		t.Fatalf("helper's inbox: %s", inbox)
+	}
+	// --wait is bounded: an inbox agent answers when it wakes.
+	_, errOut, err := cliIO(m, tok.Token, "send", "helper", "--agent", "alice", "--text", "are you there?", "--token-stdin", "--wait", "--timeout", "1s")
+	if err != nil || !strings.Contains(errOut, "still submitted after 1s; follow with  switchboard poll ") {
+		t.Fatalf("send --wait to a sleeping agent: %v %q", err, errOut)
 	}
 	cli(t, m, "reply", rec.TaskID, "--text", "gladly")
 
