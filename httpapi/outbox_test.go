@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -276,5 +277,10 @@ func TestHistoryBothDirections(t *testing.T) {
 	}
 	if r := h.owner("GET", "/agents/alice/history/nothing-here", h.operatorToken, nil); r.status != 200 || len(r.json["entries"].([]any)) != 0 {
 		t.Fatalf("empty context: %s", r.body)
+	}
+	// A contextId with a slash and a space, escaped in the path.
+	h.recordOutbound(g, h.operatorToken, map[string]any{"target": "dan", "endpoint": "https://dan.example/", "protocol": "1.0", "context_id": "a/b c", "text": "odd"})
+	if r := h.owner("GET", "/agents/alice/history/"+url.PathEscape("a/b c"), h.operatorToken, nil); r.status != 200 || len(r.json["entries"].([]any)) != 1 || r.json["context_id"] != "a/b c" {
+		t.Fatalf("escaped context: HTTP %d %s", r.status, r.body)
 	}
 }
