@@ -86,6 +86,7 @@ type Store interface {
 	DeliveryStore
 	SessionStore
 	PushStore
+	OutboundStore
 }
 
 // NewTaskService returns a TaskService over the given store and bus.

@@ -29,6 +29,7 @@ type harness struct {
 	db      *sqlstore.DB
 	bus     *membus.Bus
 	tasks   *switchboard.TaskService
+	outbox  *switchboard.OutboxService
 	api     *httpapi.Server
 	srv     *httptest.Server
 	limiter *ratelimit.Memory
@@ -72,8 +73,9 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &harness{t: t, db: db, bus: membus.New()}
 	h.tasks = switchboard.NewTaskService(db, h.bus, log)
+	h.outbox = switchboard.NewOutboxService(db, db)
 	h.limiter = ratelimit.NewMemory(setup.rate, time.Minute)
-	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Limiter: h.limiter, Logger: log, Pinger: db}
+	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Limiter: h.limiter, Logger: log, Pinger: db}
 	for _, f := range setup.deps {
 		f(&deps)
 	}

@@ -76,8 +76,12 @@ type Deps struct {
 	Tokens     switchboard.TokenStore
 	Deliveries switchboard.DeliveryStore
 	Tasks      *switchboard.TaskService
-	Limiter    switchboard.RateLimiter
-	Logger     *slog.Logger
+	// Outbox records what agents send to other agents and receives the
+	// pushes that answer them; nil: the outbox, history and push routes
+	// answer 404.
+	Outbox  *switchboard.OutboxService
+	Limiter switchboard.RateLimiter
+	Logger  *slog.Logger
 	// Bus carries hints to connections and dispatchers when an agent's
 	// settings or tokens change.
 	Bus switchboard.Bus
@@ -180,6 +184,7 @@ func (s *Server) routes() {
 	m.HandleFunc("/a/{handle}/{$}", s.handleAddress)
 	m.HandleFunc("/a/{handle}/.well-known/agent-card.json", s.handleCardV1)
 	m.HandleFunc("/a/{handle}/.well-known/agent.json", s.handleCardV03)
+	m.HandleFunc("POST /a/{handle}/push", s.handlePush)
 
 	// The default agent, if any, also lives at the root.
 	m.HandleFunc("/{$}", s.handleRoot)
@@ -207,6 +212,12 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /agents/{ref}/agent-token", s.owner(s.handleRotateAgentToken))
 	m.HandleFunc("POST /agents/{ref}/webhook-secret", s.owner(s.handleRotateWebhookSecret))
 	m.HandleFunc("GET /agents/{ref}/deliveries", s.owner(s.handleDeliveries))
+
+	m.HandleFunc("POST /agents/{ref}/outbox", s.owner(s.handleCreateOutbound))
+	m.HandleFunc("GET /agents/{ref}/outbox", s.owner(s.handleListOutbound))
+	m.HandleFunc("GET /agents/{ref}/history/{contextId}", s.owner(s.handleHistory))
+	m.HandleFunc("GET /outbox/{id}", s.owner(s.handleGetOutbound))
+	m.HandleFunc("PATCH /outbox/{id}", s.owner(s.handleUpdateOutbound))
 
 	m.HandleFunc("GET /tasks/{id}", s.owner(s.handleGetTask))
 	m.HandleFunc("POST /tasks/{id}/reply", s.owner(s.handleReply))

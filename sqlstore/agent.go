@@ -162,6 +162,7 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 			`DELETE FROM tokens WHERE agent_id = $1`,
 			`DELETE FROM deliveries WHERE agent_id = $1`,
 			`DELETE FROM agent_sessions WHERE agent_id = $1`,
+			`DELETE FROM outbound WHERE agent_id = $1`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err

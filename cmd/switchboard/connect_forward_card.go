@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -60,13 +61,19 @@ func (f *forwarder) reset(up *upstream) {
 	}
 }
 
-// resolveCard reads the target's agent card. The parser takes both 1.0 and
-// 0.3 cards. It looks at the well-known paths under the URL, then under
-// its origin, for the current name of the card, then the older one.
+// resolveCard reads the target's agent card.
 func (f *forwarder) resolveCard(ctx context.Context) (*a2a.AgentCard, error) {
-	resolver := &agentcard.Resolver{Client: f.http, CardParser: a2av0.NewAgentCardParser()}
+	return resolveAgentCard(ctx, f.http, f.target)
+}
+
+// resolveAgentCard reads the agent card of the A2A server at target with
+// hc. The parser takes both 1.0 and 0.3 cards. It looks at the well-known
+// paths under the URL, then under its origin, for the current name of the
+// card, then the older one.
+func resolveAgentCard(ctx context.Context, hc *http.Client, target string) (*a2a.AgentCard, error) {
+	resolver := &agentcard.Resolver{Client: hc, CardParser: a2av0.NewAgentCardParser()}
 	var errs []error
-	for _, loc := range cardLocations(f.target) {
+	for _, loc := range cardLocations(target) {
 		card, err := resolver.Resolve(ctx, loc.base, agentcard.WithPath(loc.path))
 		if err == nil && len(card.SupportedInterfaces) == 0 {
 			err = errors.New("the card names no interface")
@@ -108,7 +115,17 @@ func cardLocations(target string) []cardLocation {
 // public address behind a proxy) or bad ones; either way nothing is sent
 // there.
 func (f *forwarder) pinInterfaces(card *a2a.AgentCard) {
-	target, err := url.Parse(f.target)
+	pinCardInterfaces(card, f.target, func(cardURL string) {
+		f.log.Info("the forward target's card names another host; sending to the --forward host instead",
+			"card_url", cardURL, "forward", f.target)
+	})
+}
+
+// pinCardInterfaces points every interface of the card at target's scheme,
+// host and port, keeping the path the card names; elsewhere, if set, is
+// told of each interface that named another host.
+func pinCardInterfaces(card *a2a.AgentCard, target string, elsewhere func(cardURL string)) {
+	t, err := url.Parse(target)
 	if err != nil {
 		return
 	}
@@ -118,13 +135,12 @@ func (f *forwarder) pinInterfaces(card *a2a.AgentCard) {
 		}
 		u, err := url.Parse(iface.URL)
 		if err != nil || u.Opaque != "" {
-			u = &url.URL{Path: target.Path} // unusable: the --forward URL itself
+			u = &url.URL{Path: t.Path} // unusable: the target URL itself
 		}
-		if u.Host != "" && !sameOrigin(u, target) {
-			f.log.Info("the forward target's card names another host; sending to the --forward host instead",
-				"card_url", u.Redacted(), "forward", f.target)
+		if u.Host != "" && !sameOrigin(u, t) && elsewhere != nil {
+			elsewhere(u.Redacted())
 		}
-		u.Scheme, u.Host, u.User = target.Scheme, target.Host, nil
+		u.Scheme, u.Host, u.User = t.Scheme, t.Host, nil
 		iface.URL = u.String()
 	}
 }

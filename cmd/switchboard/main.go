@@ -40,7 +40,12 @@ func exitStatus(err error) int {
 
 // run parses args and runs the chosen command, which prints to out.
 func run(ctx context.Context, args []string, out io.Writer) error {
-	cli := CLI{out: out}
+	return runIO(ctx, args, os.Stdin, out, os.Stderr)
+}
+
+// runIO is run with the command's standard input and error output given.
+func runIO(ctx context.Context, args []string, stdin io.Reader, out, errOut io.Writer) error {
+	cli := CLI{out: out, errOut: errOut, stdin: stdin}
 	parser, err := kong.New(&cli,
 		kong.Name("switchboard"),
 		kong.Description("Public A2A addresses for AI agents, and the work routed between them."),

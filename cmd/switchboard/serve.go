@@ -163,6 +163,9 @@ type Main struct {
 	DB    *sqlstore.DB
 	Bus   switchboard.Bus
 	Tasks *switchboard.TaskService
+	// Outbox records what agents send and the pushes answering them; its
+	// OnOutboundUpdate hook is where a wake on outbound updates plugs in.
+	Outbox *switchboard.OutboxService
 
 	// nats is the embedded NATS server of Bus "embedded".
 	nats *server.Server
@@ -215,6 +218,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Bus = &meteredBus{Bus: m.Bus, pm: m.metrics}
 	m.Tasks = switchboard.NewTaskService(db, m.Bus, m.Logger)
 	m.Tasks.OnAck = m.metrics.onAck
+	m.Outbox = switchboard.NewOutboxService(db, db)
 
 	// Instances that start together on an empty database race to create
 	// the operator; the losers find the winner's account on the next try.
@@ -248,7 +252,7 @@ func (m *Main) Run(ctx context.Context) error {
 		metricsHandler = m.metrics.reg
 	}
 	m.API = httpapi.New(httpapi.Deps{
-		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Limiter: limiter,
+		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,

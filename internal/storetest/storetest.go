@@ -36,6 +36,9 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"ConnectSession":            testConnectSession,
 		"TaskModifyAcknowledges":    testModifyTaskAck,
 	}
+	for name, fn := range outboundTests {
+		tests[name] = fn
+	}
 	for name, fn := range deliveryTests {
 		tests[name] = fn
 	}

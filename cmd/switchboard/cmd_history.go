@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// historyJSON is GET /agents/{ref}/history/{contextId}.
+type historyJSON struct {
+	Agent     string `json:"agent"`
+	ContextID string `json:"context_id"`
+	Entries   []struct {
+		At         time.Time `json:"at"`
+		Direction  string    `json:"direction"`
+		Kind       string    `json:"kind"`
+		TaskID     string    `json:"task_id"`
+		Peer       string    `json:"peer"`
+		State      string    `json:"state"`
+		Text       string    `json:"text"`
+		Untrusted  bool      `json:"untrusted"`
+		OutboundID string    `json:"outbound_id"`
+	} `json:"entries"`
+}
+
+// HistoryCmd shows a conversation in both directions.
+type HistoryCmd struct {
+	Context string `arg:"" help:"The conversation's contextId."`
+	Agent   string `name:"agent" help:"The agent (handle or id); default: each of yours that took part."`
+	N       int    `name:"n" short:"n" default:"50" help:"Show the last N messages (at most 1000)."`
+}
+
+// Run prints the conversation.
+func (c *HistoryCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	agents := []string{c.Agent}
+	if c.Agent == "" {
+		var all []agentJSON
+		if err := cl.do(ctx, "GET", "/agents", nil, &all); err != nil {
+			return err
+		}
+		agents = agents[:0]
+		for _, g := range all {
+			agents = append(agents, g.Handle)
+		}
+	}
+	var hs []historyJSON
+	for _, a := range agents {
+		var h historyJSON
+		path := fmt.Sprintf("/agents/%s/history/%s?n=%d", pathEscape(a), url.PathEscape(c.Context), c.N)
+		if err := cl.do(ctx, "GET", path, nil, &h); err != nil {
+			return err
+		}
+		if len(h.Entries) > 0 || c.Agent != "" {
+			hs = append(hs, h)
+		}
+	}
+	if cl.json {
+		if hs == nil {
+			hs = []historyJSON{}
+		}
+		return cl.printJSON(hs)
+	}
+	if len(hs) == 0 || (len(hs) == 1 && len(hs[0].Entries) == 0) {
+		fmt.Fprintf(cl.out, "no messages in context %s\n", c.Context)
+		return nil
+	}
+	for _, h := range hs {
+		fmt.Fprintf(cl.out, "context %s  agent %s\n", h.ContextID, h.Agent)
+		for _, e := range h.Entries {
+			var who string
+			switch e.Kind {
+			case "message":
+				who = "from " + e.Peer
+			case "reply":
+				who = "%s replied to " + e.Peer
+				who = fmt.Sprintf(who, h.Agent)
+			case "sent":
+				who = fmt.Sprintf("%s sent to %s", h.Agent, e.Peer)
+			case "answer":
+				who = "answer from " + e.Peer
+			default:
+				who = e.Kind
+			}
+			line := fmt.Sprintf("%s  %-3s  %s", e.At.Format(time.RFC3339), e.Direction, who)
+			if e.TaskID != "" {
+				line += "  task " + e.TaskID
+			}
+			if e.State != "" {
+				line += "  " + shortState(e.State)
+			}
+			fmt.Fprintln(cl.out, line)
+			if e.Untrusted {
+				writeUntrusted(cl.out, e.Text)
+			} else {
+				for _, l := range strings.Split(e.Text, "\n") {
+					fmt.Fprintln(cl.out, "  | "+l)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// shortState turns "TASK_STATE_INPUT_REQUIRED" into "input-required".
+func shortState(s string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(s, "TASK_STATE_")), "_", "-")
+}

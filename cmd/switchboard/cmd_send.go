@@ -1,0 +1,392 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/netguard"
+)
+
+// outboundJSON is an outbound record as the owner API shows it.
+type outboundJSON struct {
+	ID        string          `json:"id"`
+	Agent     string          `json:"agent"`
+	Target    string          `json:"target"`
+	Endpoint  string          `json:"endpoint"`
+	Protocol  string          `json:"protocol"`
+	TaskID    string          `json:"task_id"`
+	ContextID string          `json:"context_id"`
+	State     string          `json:"state"`
+	Text      string          `json:"text"`
+	Error     string          `json:"error"`
+	Push      bool            `json:"push"`
+	PushURL   string          `json:"push_url"`
+	Task      json.RawMessage `json:"task"`
+	Updates   []struct {
+		At     time.Time `json:"at"`
+		Source string    `json:"source"`
+		State  string    `json:"state"`
+		Text   string    `json:"text"`
+	} `json:"updates"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Defaults of send --wait.
+const (
+	defaultWaitTimeout = 2 * time.Minute
+	maxWaitTimeout     = 30 * time.Minute
+	waitPollMax        = 5 * time.Second
+)
+
+// SendCmd sends a message from one of our agents to any A2A agent.
+type SendCmd struct {
+	Target      string        `arg:"" help:"The agent to send to: a URL, an alias (switchboard peers add) or the handle of an agent on this server."`
+	Agent       string        `name:"agent" required:"" help:"Your agent that sends (handle or id); the exchange is recorded in its outbox."`
+	Text        string        `name:"text" required:"" help:"The message ('-' reads it from stdin)."`
+	Context     string        `name:"context" help:"contextId: continue this conversation."`
+	Task        string        `name:"task" help:"taskId: continue this task of the target (for instance one waiting for input)."`
+	Wait        bool          `name:"wait" help:"Wait until the task is finished or needs input (at most --timeout); otherwise return at once."`
+	Timeout     time.Duration `name:"timeout" default:"2m" help:"How long --wait waits (at most 30m)."`
+	Push        bool          `name:"push" help:"Ask the target to push updates to the sending agent's address, with a fresh token of which the server keeps only a hash."`
+	targetFlags `embed:""`
+}
+
+// Run sends the message.
+func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
+	if c.Timeout <= 0 || c.Timeout > maxWaitTimeout {
+		return fmt.Errorf("--timeout must be between 1s and %s", maxWaitTimeout)
+	}
+	text := c.Text
+	if text == "-" {
+		if c.TokenStdin {
+			return errors.New("--text - and --token-stdin both read stdin; use --token-env or an alias")
+		}
+		b, err := io.ReadAll(io.LimitReader(cli.stdin, 1<<20+1))
+		if err != nil {
+			return fmt.Errorf("read stdin: %w", err)
+		}
+		text = strings.TrimRight(string(b), "\n")
+	}
+	if strings.TrimSpace(text) == "" {
+		return errors.New("--text is empty")
+	}
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	var sender agentJSON
+	if err := cl.do(ctx, "GET", "/agents/"+pathEscape(c.Agent), nil, &sender); err != nil {
+		return fmt.Errorf("sending agent %s: %w", c.Agent, err)
+	}
+	target, err := c.resolveTarget(cli, cl, c.Target)
+	if err != nil {
+		return err
+	}
+	hc := target.httpClient(cl.base)
+
+	cctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	card, err := resolveAgentCard(cctx, hc, target.url)
+	cancel()
+	if err != nil {
+		return remoteError(target, err)
+	}
+	pinCardInterfaces(card, target.url, func(cardURL string) {
+		fmt.Fprintf(cli.errOut, "switchboard: note: the card names %s; sending to %s's host instead\n", cardURL, target.url)
+	})
+	iface, proto, err := pickInterface(card)
+	if err != nil {
+		return fmt.Errorf("%s: %w", target.name, err)
+	}
+	if c.Push && !card.Capabilities.PushNotifications {
+		return fmt.Errorf("%s does not take push notifications (its card says so); send without --push and follow with  switchboard poll", target.name)
+	}
+	pushToken := ""
+	if c.Push {
+		pushToken = newPushToken()
+	}
+	msgID := switchboard.NewID()
+
+	// Record first: a push may arrive before the answer does.
+	var rec outboundJSON
+	err = cl.do(ctx, "POST", "/agents/"+pathEscape(sender.Handle)+"/outbox", map[string]any{
+		"target": c.Target, "endpoint": iface.URL, "protocol": string(proto), "context_id": c.Context,
+		"task_id": c.Task, "message_id": msgID, "text": text, "push_token": pushToken,
+	}, &rec)
+	if err != nil {
+		return fmt.Errorf("record the send: %w", err)
+	}
+	if c.Push && !publicURL(rec.PushURL) {
+		fmt.Fprintf(cli.errOut, "switchboard: note: pushes go to %s, which other hosts cannot reach; start the server with --public-url\n", rec.PushURL)
+	}
+
+	remote, err := newRemoteClient(ctx, hc, iface)
+	if err != nil {
+		return fmt.Errorf("%s: %w", target.name, err)
+	}
+	defer remote.Destroy()
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+	msg.ID, msg.ContextID, msg.TaskID = msgID, c.Context, a2a.TaskID(c.Task)
+	req := &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}}
+	if c.Push {
+		req.Config.PushConfig = &a2a.PushConfig{URL: rec.PushURL, Token: pushToken}
+	}
+	sctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	res, sendErr := remote.SendMessage(sctx, req)
+	cancel()
+	update := map[string]any{"source": switchboard.OutboundFromSend}
+	var task *a2a.Task
+	switch r := res.(type) {
+	case *a2a.Task:
+		task = r
+		update["task"] = r
+	case *a2a.Message:
+		update["reply"] = r
+	}
+	if sendErr != nil {
+		update["error"] = sendErr.Error()
+	}
+	if err := cl.do(ctx, "PATCH", "/outbox/"+pathEscape(rec.ID), update, &rec); err != nil {
+		return fmt.Errorf("record the answer: %w", err)
+	}
+	if sendErr != nil {
+		return remoteError(target, sendErr)
+	}
+	if c.Wait && task != nil {
+		if err := c.wait(ctx, cli, cl, remote, &rec, task); err != nil {
+			return err
+		}
+	}
+	return printOutbound(cli, cl, &rec, proto, target.name)
+}
+
+// wait polls the remote task until it is finished or needs input, or the
+// timeout passes, recording each change.
+func (c *SendCmd) wait(ctx context.Context, cli *CLI, cl *client, remote *a2aclient.Client, rec *outboundJSON, task *a2a.Task) error {
+	deadline := time.Now().Add(c.Timeout)
+	interval := 250 * time.Millisecond
+	last := task.Status.State
+	for !settled(last) {
+		if time.Now().After(deadline) {
+			fmt.Fprintf(cli.errOut, "switchboard: still %s after %s; follow with  switchboard poll %s\n", switchboard.ShortState(last), c.Timeout, rec.ID)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+		interval = min(interval*2, waitPollMax)
+		gctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+		t, err := remote.GetTask(gctx, &a2a.GetTaskRequest{ID: task.ID})
+		cancel()
+		if err != nil {
+			fmt.Fprintf(cli.errOut, "switchboard: poll: %v\n", err)
+			continue
+		}
+		if t.Status.State == last {
+			continue
+		}
+		last = t.Status.State
+		if err := cl.do(ctx, "PATCH", "/outbox/"+pathEscape(rec.ID), map[string]any{"source": switchboard.OutboundFromPoll, "task": t}, rec); err != nil {
+			return fmt.Errorf("record the answer: %w", err)
+		}
+	}
+	return nil
+}
+
+// settled reports whether a remote task in state s waits for nothing more
+// from its agent: finished, or waiting for our input.
+func settled(s a2a.TaskState) bool {
+	return s.Terminal() || switchboard.Interrupted(s)
+}
+
+// newPushToken returns a fresh random push notification token.
+func newPushToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// printOutbound prints a record after a send or a poll.
+func printOutbound(cli *CLI, cl *client, rec *outboundJSON, proto switchboard.ProtocolVersion, name string) error {
+	if cl.json {
+		return cl.printJSON(rec)
+	}
+	task := rec.TaskID
+	if task == "" {
+		task = "(none: answered with a message)"
+	}
+	fmt.Fprintf(cl.out, "sent to %s (A2A %s): task %s  context %s  %s\n", name, proto, task, rec.ContextID, rec.State)
+	if rec.Push {
+		fmt.Fprintf(cl.out, "  updates are pushed to %s\n", rec.PushURL)
+	}
+	if text := rec.lastText(); text != "" {
+		writeUntrusted(cl.out, text)
+	}
+	fmt.Fprintf(cl.out, "outbox %s  (switchboard poll %s)\n", rec.ID, rec.ID)
+	return nil
+}
+
+// OutboxCmd lists what agents sent.
+type OutboxCmd struct {
+	Agent string `name:"agent" help:"Only this agent (handle or id); default: all of yours."`
+	Limit int    `name:"limit" short:"n" default:"50" help:"At most this many per agent, most recently updated first."`
+}
+
+// Run lists the records.
+func (c *OutboxCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	agents := []string{c.Agent}
+	if c.Agent == "" {
+		var all []agentJSON
+		if err := cl.do(ctx, "GET", "/agents", nil, &all); err != nil {
+			return err
+		}
+		agents = agents[:0]
+		for _, g := range all {
+			agents = append(agents, g.Handle)
+		}
+	}
+	type box struct {
+		Agent  string         `json:"agent"`
+		Outbox []outboundJSON `json:"outbox"`
+	}
+	var boxes []box
+	for _, a := range agents {
+		var b box
+		if err := cl.do(ctx, "GET", fmt.Sprintf("/agents/%s/outbox?limit=%d", pathEscape(a), c.Limit), nil, &b); err != nil {
+			return err
+		}
+		boxes = append(boxes, b)
+	}
+	if cl.json {
+		return cl.printJSON(boxes)
+	}
+	n := 0
+	for _, b := range boxes {
+		for _, o := range b.Outbox {
+			n++
+			task := o.TaskID
+			if task == "" {
+				task = "-"
+			}
+			fmt.Fprintf(cl.out, "%s  agent %s → %s  task %s  context %s  %s  %s\n", o.ID, b.Agent, o.Target, task,
+				orDash(o.ContextID), o.State, o.UpdatedAt.Format(time.RFC3339))
+			if o.Error != "" {
+				fmt.Fprintf(cl.out, "  error: %s\n", o.Error)
+			} else if text := o.lastText(); text != "" {
+				writeUntrusted(cl.out, preview(text, outboxPreview))
+			}
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(cl.out, "nothing sent")
+	}
+	return nil
+}
+
+// lastText is the text of the latest update that had one.
+func (o *outboundJSON) lastText() string {
+	for i := len(o.Updates) - 1; i >= 0; i-- {
+		if o.Updates[i].Text != "" {
+			return o.Updates[i].Text
+		}
+	}
+	return ""
+}
+
+// outboxPreview is how much of the last answer the outbox shows.
+const outboxPreview = 300
+
+// preview cuts text to at most n characters, marking the cut.
+func preview(text string, n int) string {
+	r := []rune(text)
+	if len(r) <= n {
+		return text
+	}
+	return string(r[:n]) + "…"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// PollCmd fetches a sent task again.
+type PollCmd struct {
+	ID          string `arg:"" help:"Outbox id (switchboard outbox)."`
+	targetFlags `embed:""`
+}
+
+// Run polls the remote task and records it.
+func (c *PollCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	var rec outboundJSON
+	if err := cl.do(ctx, "GET", "/outbox/"+pathEscape(c.ID), nil, &rec); err != nil {
+		return err
+	}
+	if rec.TaskID == "" {
+		return fmt.Errorf("the target named no task for %s (%s); nothing to poll", rec.ID, rec.State)
+	}
+	target, err := c.resolveTarget(cli, cl, rec.Target)
+	if err != nil {
+		return err
+	}
+	// The call goes to the recorded endpoint, whatever the name stands for
+	// now: the guard and the token's origin follow it.
+	target.url = rec.Endpoint
+	proto := switchboard.ProtocolVersion(rec.Protocol)
+	remote, err := newRemoteClient(ctx, target.httpClient(cl.base), endpointInterface(rec.Endpoint, proto))
+	if err != nil {
+		return fmt.Errorf("%s: %w", target.name, err)
+	}
+	defer remote.Destroy()
+	gctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	task, err := remote.GetTask(gctx, &a2a.GetTaskRequest{ID: a2a.TaskID(rec.TaskID)})
+	cancel()
+	if err != nil {
+		return remoteError(target, err)
+	}
+	if err := cl.do(ctx, "PATCH", "/outbox/"+pathEscape(rec.ID), map[string]any{"source": switchboard.OutboundFromPoll, "task": task}, &rec); err != nil {
+		return fmt.Errorf("record the answer: %w", err)
+	}
+	return printOutbound(cli, cl, &rec, proto, rec.Target)
+}
+
+// publicURL reports whether other hosts may reach u: its host is not
+// localhost nor a loopback, private or special address.
+func publicURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(p.Hostname())
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return false
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return !netguard.Special(ip.Unmap())
+	}
+	return true
+}

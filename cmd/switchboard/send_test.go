@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// echoAgent is a real a2a-go v2 agent: it takes a message, works for a
+// moment, and completes with "done: <text>", or asks for input when the
+// text contains "question".
+type echoAgent struct {
+	delay time.Duration
+	calls atomic.Int32
+}
+
+func (e *echoAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		e.calls.Add(1)
+		if strings.Contains(switchboard.MessageText(ec.Message), "quick") {
+			// Answered at once with a message: no task at all.
+			reply := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("quick answer"))
+			reply.ContextID = ec.ContextID
+			yield(reply, nil)
+			return
+		}
+		if ec.StoredTask == nil {
+			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+		}
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		select {
+		case <-time.After(e.delay):
+		case <-ctx.Done():
+			return
+		}
+		text := switchboard.MessageText(ec.Message)
+		if strings.Contains(text, "question") {
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("which one?"))), nil)
+			return
+		}
+		if !yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("echo: "+text)), nil) {
+			return
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("done: "+text))), nil)
+	}
+}
+
+func (e *echoAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+const remoteToken = "remote-secret-token"
+
+// startA2AGo starts a real a2a-go v2 server on loopback speaking version
+// ("1.0": the JSON-RPC handler and a 1.0 card at agent-card.json; "0.3":
+// the v0.3 compat handler and only a 0.3 card at agent.json). Its push
+// sender may reach loopback, so that pushes come back to the test's
+// Switchboard server. Calls need the bearer token remoteToken.
+func startA2AGo(t *testing.T, version string, agent *echoAgent) *httptest.Server {
+	t.Helper()
+	sender := push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true, Timeout: 5 * time.Second})
+	handler := a2asrv.NewHandler(agent, a2asrv.WithPushNotifications(push.NewInMemoryStore(), sender))
+	mux := http.NewServeMux()
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	card := &a2a.AgentCard{
+		Name: "echo " + version, Description: "echoes", Version: "1.0.0",
+		Capabilities:       a2a.AgentCapabilities{PushNotifications: true},
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		Skills:             []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "echo", Tags: []string{"echo"}}},
+		SupportedInterfaces: []*a2a.AgentInterface{{URL: srv.URL + "/rpc", ProtocolBinding: a2a.TransportProtocolJSONRPC,
+			ProtocolVersion: a2a.ProtocolVersion(version)}},
+	}
+	var rpc http.Handler
+	switch version {
+	case "1.0":
+		rpc = a2asrv.NewJSONRPCHandler(handler)
+		mux.Handle("GET /.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(card))
+	case "0.3":
+		rpc = a2av0.NewJSONRPCHandler(handler)
+		legacy, err := json.Marshal(a2av0.FromV1AgentCard(card))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux.HandleFunc("GET /.well-known/agent.json", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(legacy)
+		})
+	}
+	mux.Handle("/rpc", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+remoteToken {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		rpc.ServeHTTP(w, r)
+	}))
+	return srv
+}
+
+// cliIO runs the command line against m with stdin and returns stdout and
+// stderr.
+func cliIO(m *Main, stdin string, args ...string) (string, string, error) {
+	var out, errOut bytes.Buffer
+	full := append([]string{"--server", m.URL(), "--data", m.Config.DataDir}, args...)
+	err := runIO(context.Background(), full, strings.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// outboxRecord reads one outbound record through the CLI.
+func outboxRecord(t *testing.T, m *Main, agent, id string) outboundJSON {
+	t.Helper()
+	var boxes []struct {
+		Outbox []outboundJSON `json:"outbox"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "outbox", "--agent", agent)), &boxes); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range boxes[0].Outbox {
+		if o.ID == id {
+			return o
+		}
+	}
+	t.Fatalf("no outbox record %s", id)
+	return outboundJSON{}
+}
+
+// sendJSON runs send with --json and returns the record.
+func sendJSON(t *testing.T, m *Main, args ...string) outboundJSON {
+	t.Helper()
+	var rec outboundJSON
+	out := cli(t, m, append([]string{"--json", "send"}, args...)...)
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatalf("send output: %v\n%s", err, out)
+	}
+	return rec
+}
+
+// eventually retries check every 20 ms for up to 10 s.
+func eventually(t *testing.T, what string, check func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !check() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSendToA2AGo(t *testing.T) {
+	for _, version := range []string{"1.0", "0.3"} {
+		t.Run(version, func(t *testing.T) {
+			agent := &echoAgent{delay: 50 * time.Millisecond}
+			remote := startA2AGo(t, version, agent)
+			m := MustRunMain(t, t.TempDir(), "")
+			cli(t, m, "agent", "create", "alice", "--mode", "inbox")
+			t.Setenv("SWITCHBOARD_CONFIG_DIR", t.TempDir())
+			t.Setenv("BOB_TOKEN", remoteToken)
+
+			// The network guard refuses loopback by default, before anything is sent.
+			_, err := cliErr(m, "send", remote.URL, "--agent", "alice", "--text", "hi", "--token-env", "BOB_TOKEN")
+			if err == nil || !strings.Contains(err.Error(), "--allow-private") || agent.calls.Load() != 0 {
+				t.Fatalf("loopback target: %v (calls %d)", err, agent.calls.Load())
+			}
+
+			cli(t, m, "peers", "add", "bob", remote.URL, "--token-env", "BOB_TOKEN", "--allow-private")
+
+			// A plain send returns at once; poll brings the answer.
+			rec := sendJSON(t, m, "bob", "--agent", "alice", "--text", "hello", "--context", "ctx-"+version)
+			if rec.TaskID == "" || rec.Protocol != version || rec.ContextID != "ctx-"+version || rec.Target != "bob" ||
+				!strings.HasPrefix(rec.Endpoint, remote.URL) || rec.Push {
+				t.Fatalf("send: %+v", rec)
+			}
+			eventually(t, "the remote task to finish", func() bool {
+				out := cli(t, m, "poll", rec.ID)
+				return strings.Contains(out, " completed\n")
+			})
+			out := cli(t, m, "poll", rec.ID)
+			if !strings.Contains(out, "UNTRUSTED PEER MESSAGE >>>\n  | done: hello\n") || !strings.Contains(out, "A2A "+version) {
+				t.Fatalf("poll: %s", out)
+			}
+			if got := outboxRecord(t, m, "alice", rec.ID); got.State != "completed" || got.Updates[len(got.Updates)-1].Source != "poll" {
+				t.Fatalf("record after poll: %+v", got)
+			}
+
+			// --wait returns once the task needs input; --task answers it.
+			q := sendJSON(t, m, "bob", "--agent", "alice", "--text", "a question", "--wait", "--timeout", "10s")
+			if q.State != "input-required" || q.Updates[len(q.Updates)-1].Text != "which one?" {
+				t.Fatalf("send --wait: %+v", q)
+			}
+			out = cli(t, m, "send", "bob", "--agent", "alice", "--text", "the first", "--task", q.TaskID, "--context", q.ContextID, "--wait", "--timeout", "10s")
+			if !strings.Contains(out, "task "+q.TaskID) || !strings.Contains(out, " completed\n") || !strings.Contains(out, "  | done: the first") {
+				t.Fatalf("send --task --wait: %s", out)
+			}
+
+			// --push: the remote a2a-go server pushes to alice's address.
+			rec = sendJSON(t, m, "bob", "--agent", "alice", "--text", "push me", "--push", "--context", "ctx-"+version)
+			if !rec.Push || rec.PushURL != m.URL()+"/a/alice/push" {
+				t.Fatalf("send --push: %+v", rec)
+			}
+			eventually(t, "pushes to complete the record", func() bool {
+				got := outboxRecord(t, m, "alice", rec.ID)
+				for _, u := range got.Updates {
+					if u.Source == "push" && u.State == string(a2a.TaskStateCompleted) {
+						return got.State == "completed"
+					}
+				}
+				return false
+			})
+
+			// An answer that is a message ends the exchange; there is nothing to poll.
+			quick := sendJSON(t, m, "bob", "--agent", "alice", "--text", "a quick one")
+			if quick.TaskID != "" || quick.State != "completed" || quick.Updates[0].Text != "quick answer" {
+				t.Fatalf("message answer: %+v", quick)
+			}
+			if _, err := cliErr(m, "poll", quick.ID); err == nil || !strings.Contains(err.Error(), "nothing to poll") {
+				t.Fatalf("poll of a message answer: %v", err)
+			}
+
+			// The outbox lists every send; history shows both directions.
+			out = cli(t, m, "outbox", "--agent", "alice")
+			if strings.Count(out, "alice → bob") != 5 || !strings.Contains(out, "UNTRUSTED PEER MESSAGE >>>\n  | done: push me") {
+				t.Fatalf("outbox: %s", out)
+			}
+			out = cli(t, m, "history", "ctx-"+version, "--agent", "alice")
+			for _, want := range []string{"alice sent to bob", "  | hello", "answer from bob", "UNTRUSTED PEER MESSAGE >>>\n  | done: push me"} {
+				if !strings.Contains(out, want) {
+					t.Fatalf("history lacks %q:\n%s", want, out)
+				}
+			}
+
+			// A wrong token is refused and explained; the failure is recorded.
+			t.Setenv("BOB_TOKEN", "wrong")
+			_, err = cliErr(m, "send", "bob", "--agent", "alice", "--text", "x")
+			if err == nil || !strings.Contains(err.Error(), "refused") {
+				t.Fatalf("wrong token: %v", err)
+			}
+			if out := cli(t, m, "outbox", "--agent", "alice"); !strings.Contains(out, "failed") || !strings.Contains(out, "error:") {
+				t.Fatalf("outbox after a failed send: %s", out)
+			}
+		})
+	}
+}
+
+func TestSendToHandle(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "alice", "--mode", "inbox")
+	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
+	t.Setenv("SWITCHBOARD_CONFIG_DIR", t.TempDir())
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "token", "issue", "--agent", "helper", "alice")), &tok); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without a token the target's 401 is explained.
+	_, err := cliErr(m, "send", "helper", "--agent", "alice", "--text", "hi")
+	if err == nil || !strings.Contains(err.Error(), "--token-env") {
+		t.Fatalf("no token: %v", err)
+	}
+
+	// The token from stdin; the server's own address needs no --allow-private.
+	out, _, err := cliIO(m, tok.Token+"\n", "--json", "send", "helper", "--agent", "alice", "--text", "can you help?", "--context", "ctx-h", "--token-stdin")
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	var rec outboundJSON
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.TaskID == "" || rec.Protocol != "1.0" || rec.State != "submitted" {
+		t.Fatalf("send: %v %s", err, out)
+	}
+	if inbox := cli(t, m, "inbox", "--agent", "helper"); !strings.Contains(inbox, rec.TaskID) || !strings.Contains(inbox, "can you help?") {
+		t.Fatalf("helper's inbox: %s", inbox)
+	}
+	// --wait is bounded: an inbox agent answers when it wakes.
+	_, errOut, err := cliIO(m, tok.Token, "send", "helper", "--agent", "alice", "--text", "are you there?", "--token-stdin", "--wait", "--timeout", "1s")
+	if err != nil || !strings.Contains(errOut, "still submitted after 1s; follow with  switchboard poll ") {
+		t.Fatalf("send --wait to a sleeping agent: %v %q", err, errOut)
+	}
+	cli(t, m, "reply", rec.TaskID, "--text", "gladly")
+
+	t.Setenv("SWITCHBOARD_PEER_TOKEN", tok.Token)
+	out = cli(t, m, "poll", rec.ID)
+	if !strings.Contains(out, "completed") || !strings.Contains(out, "  | gladly") {
+		t.Fatalf("poll: %s", out)
+	}
+
+	// Both sides of the conversation, each from its agent's view.
+	out = cli(t, m, "history", "ctx-h", "--agent", "alice")
+	if !strings.Contains(out, "alice sent to helper") || !strings.Contains(out, "answer from helper") || strings.Index(out, "can you help?") > strings.Index(out, "gladly") {
+		t.Fatalf("alice's history: %s", out)
+	}
+	out = cli(t, m, "history", "ctx-h", "--agent", "helper")
+	if !strings.Contains(out, "from alice") || !strings.Contains(out, "helper replied to alice") || !strings.Contains(out, "UNTRUSTED PEER MESSAGE >>>\n  | can you help?") {
+		t.Fatalf("helper's history: %s", out)
+	}
+	var hs []historyJSON
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "history", "ctx-h")), &hs); err != nil || len(hs) != 2 {
+		t.Fatalf("history of all agents: %v %+v", err, hs)
+	}
+}
+
+func TestPublicURL(t *testing.T) {
+	for u, want := range map[string]bool{
+		"https://agents.example.com/a/x/push": true,
+		"http://127.0.0.1:8080/a/x/push":      false,
+		"http://localhost:8080/a/x/push":      false,
+		"http://[::1]/a/x/push":               false,
+		"http://10.1.2.3/a/x/push":            false,
+		"http://[::ffff:192.168.1.1]/push":    false,
+		"https://93.184.216.34/push":          true,
+		"::not a url":                         false,
+	} {
+		if got := publicURL(u); got != want {
+			t.Errorf("publicURL(%q) = %v, want %v", u, got, want)
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// outboundView is an outbound record in owner-API answers. Text the target
+// wrote (task, reply, updates) is untrusted.
+type outboundView struct {
+	ID        string                       `json:"id"`
+	AgentID   string                       `json:"agent_id"`
+	Agent     string                       `json:"agent"`
+	Target    string                       `json:"target"`
+	Endpoint  string                       `json:"endpoint"`
+	Protocol  string                       `json:"protocol"`
+	TaskID    a2a.TaskID                   `json:"task_id"`
+	ContextID string                       `json:"context_id"`
+	MessageID string                       `json:"message_id"`
+	State     string                       `json:"state"`
+	Text      string                       `json:"text"`
+	Error     string                       `json:"error,omitempty"`
+	Push      bool                         `json:"push"`
+	PushURL   string                       `json:"push_url,omitempty"`
+	Task      *a2a.Task                    `json:"task,omitempty"`
+	Reply     *a2a.Message                 `json:"reply,omitempty"`
+	Updates   []switchboard.OutboundUpdate `json:"updates"`
+	CreatedAt time.Time                    `json:"created_at"`
+	UpdatedAt time.Time                    `json:"updated_at"`
+}
+
+func (s *Server) viewOutbound(r *http.Request, o *switchboard.Outbound, g *switchboard.Agent) outboundView {
+	v := outboundView{
+		ID: o.ID, AgentID: o.AgentID, Agent: g.Handle, Target: o.Target, Endpoint: o.Endpoint, Protocol: string(o.Protocol),
+		TaskID: o.TaskID, ContextID: o.ContextID, MessageID: o.MessageID, State: outboundState(o.State), Text: o.Text,
+		Error: o.Error, Push: o.PushTokenHash != "", Task: o.Task, Reply: o.Reply, Updates: o.Updates,
+		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
+	}
+	if v.Push {
+		v.PushURL = s.PushURL(r, g)
+	}
+	if v.Updates == nil {
+		v.Updates = []switchboard.OutboundUpdate{}
+	}
+	return v
+}
+
+// outboundState names a remote task's state; "sent" before the target
+// answered.
+func outboundState(st a2a.TaskState) string {
+	if st == a2a.TaskStateUnspecified {
+		return "sent"
+	}
+	return switchboard.ShortState(st)
+}
+
+// PushURL is where other agents push notifications about tasks the agent
+// sent: its address plus /push.
+func (s *Server) PushURL(r *http.Request, g *switchboard.Agent) string {
+	return s.AddressURL(r, g) + "/push"
+}
+
+// handleCreateOutbound records a message the agent is about to send:
+// POST /agents/{ref}/outbox {target, endpoint, protocol, context_id,
+// task_id, message_id, text, push_token}. Only the push token's hash is
+// kept. The answer carries the record's id and, with a push token, the
+// push_url to register with the target.
+func (s *Server) handleCreateOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	if s.Outbox == nil {
+		s.handleNotFound(w, r)
+		return
+	}
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var body struct {
+		Target    string `json:"target"`
+		Endpoint  string `json:"endpoint"`
+		Protocol  string `json:"protocol"`
+		ContextID string `json:"context_id"`
+		TaskID    string `json:"task_id"`
+		MessageID string `json:"message_id"`
+		Text      string `json:"text"`
+		PushToken string `json:"push_token"`
+	}
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	o := &switchboard.Outbound{
+		AgentID: g.ID, Target: body.Target, Endpoint: body.Endpoint, Protocol: switchboard.ProtocolVersion(body.Protocol),
+		ContextID: body.ContextID, TaskID: a2a.TaskID(body.TaskID), MessageID: body.MessageID, Text: body.Text,
+	}
+	if err := s.Outbox.Record(r.Context(), o, body.PushToken); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.viewOutbound(r, o, g))
+}
+
+func (s *Server) handleListOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	if s.Outbox == nil {
+		s.handleNotFound(w, r)
+		return
+	}
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	all, err := s.Outbox.List(r.Context(), g.ID, limit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	views := make([]outboundView, 0, len(all))
+	for _, o := range all {
+		views = append(views, s.viewOutbound(r, o, g))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "outbox": views})
+}
+
+// ownedOutbound finds the record named by the {id} of the path if the
+// account owns its agent; otherwise it reports it as not found.
+func (s *Server) ownedOutbound(r *http.Request, acct *switchboard.Account) (*switchboard.Outbound, *switchboard.Agent, error) {
+	notFound := switchboard.Errorf(switchboard.ENOTFOUND, "outbound record not found")
+	if s.Outbox == nil {
+		return nil, nil, notFound
+	}
+	o, err := s.Outbox.Find(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := s.Agents.FindAgentByID(r.Context(), o.AgentID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !acct.IsOperator() && g.AccountID != acct.ID {
+		return nil, nil, notFound
+	}
+	return o, g, nil
+}
+
+func (s *Server) handleGetOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	o, g, err := s.ownedOutbound(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.viewOutbound(r, o, g))
+}
+
+// handleUpdateOutbound records what the sender learnt about the remote
+// task: PATCH /outbox/{id} {source: send|poll, task?, reply?, error?}, the
+// task and reply in the A2A 1.0 JSON shape.
+func (s *Server) handleUpdateOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	o, g, err := s.ownedOutbound(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var body struct {
+		Source string       `json:"source"`
+		Task   *a2a.Task    `json:"task"`
+		Reply  *a2a.Message `json:"reply"`
+		Error  string       `json:"error"`
+	}
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	o, err = s.Outbox.Update(r.Context(), o.ID, switchboard.OutboundResult{Source: body.Source, Task: body.Task, Reply: body.Reply, Error: body.Error})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.viewOutbound(r, o, g))
+}
+
+// handleHistory lists a conversation of an agent in both directions:
+// GET /agents/{ref}/history/{contextId}?n=50.
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	if s.Outbox == nil {
+		s.handleNotFound(w, r)
+		return
+	}
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	n := 0
+	if q := r.URL.Query().Get("n"); q != "" {
+		if n, err = strconv.Atoi(q); err != nil || n < 1 {
+			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "n must be a positive number"))
+			return
+		}
+	}
+	contextID := r.PathValue("contextId")
+	entries, err := s.Outbox.Conversation(r.Context(), g.ID, contextID, n)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if entries == nil {
+		entries = []switchboard.ConversationEntry{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "context_id": contextID, "entries": entries})
+}

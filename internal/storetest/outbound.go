@@ -1,0 +1,184 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// outboundTests are the contract of OutboundStore.
+var outboundTests = map[string]func(*testing.T, Store){
+	"OutboundCreateFindModify": testOutboundCreateFindModify,
+	"OutboundFilters":          testOutboundFilters,
+	"OutboundModifyConcurrent": testOutboundModifyConcurrent,
+}
+
+func newOutbound(g *switchboard.Agent, contextID string, at time.Time) *switchboard.Outbound {
+	at = at.UTC()
+	return &switchboard.Outbound{
+		ID: switchboard.NewID(), AgentID: g.ID, Target: "bob", Endpoint: "https://bob.example/a2a",
+		Protocol: switchboard.ProtocolV1, ContextID: contextID, MessageID: "m-" + switchboard.NewID(), Text: "hello bob",
+		CreatedAt: at, UpdatedAt: at,
+	}
+}
+
+func testOutboundCreateFindModify(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "alice")
+	now := time.Now().UTC().Truncate(time.Microsecond)
+
+	orphan := newOutbound(&switchboard.Agent{ID: switchboard.NewID()}, "c1", now)
+	wantCode(t, s.CreateOutbound(ctx, orphan), switchboard.ENOTFOUND)
+
+	o := newOutbound(g, "c1", now)
+	o.PushTokenHash = switchboard.HashToken("push-secret-0123456789")
+	must(t, s.CreateOutbound(ctx, o))
+	got, err := s.FindOutboundByID(ctx, o.ID)
+	must(t, err)
+	if got.AgentID != g.ID || got.Target != "bob" || got.Endpoint != o.Endpoint || got.Protocol != switchboard.ProtocolV1 ||
+		got.ContextID != "c1" || got.Text != "hello bob" || got.MessageID != o.MessageID || got.TaskID != "" ||
+		got.PushTokenHash != o.PushTokenHash || !got.CreatedAt.Equal(now) || got.Task != nil {
+		t.Fatalf("found %+v", got)
+	}
+	_, err = s.FindOutboundByID(ctx, switchboard.NewID())
+	wantCode(t, err, switchboard.ENOTFOUND)
+
+	// A change is written whole: task, state, updates.
+	task := &a2a.Task{ID: "remote-1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
+		Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("on it"))}}
+	later := now.Add(time.Second)
+	upd, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) error {
+		o.ApplyTask(task, switchboard.OutboundFromSend, later)
+		return nil
+	})
+	must(t, err)
+	got, err = s.FindOutboundByID(ctx, o.ID)
+	must(t, err)
+	if got.TaskID != "remote-1" || got.State != a2a.TaskStateWorking || got.Task == nil || got.Task.ID != "remote-1" ||
+		len(got.Updates) != 1 || got.Updates[0].Text != "on it" || !got.UpdatedAt.Equal(later) || upd.TaskID != "remote-1" {
+		t.Fatalf("after modify %+v", got)
+	}
+
+	// More than MaxOutboundUpdates changes keep the last ones.
+	for i := range switchboard.MaxOutboundUpdates + 5 {
+		_, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) error {
+			o.ApplyEvent(&a2a.TaskStatusUpdateEvent{TaskID: "remote-1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
+				Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(fmt.Sprint("step ", i)))}}, switchboard.OutboundFromPush, later.Add(time.Duration(i+1)*time.Second))
+			return nil
+		})
+		must(t, err)
+	}
+	got, err = s.FindOutboundByID(ctx, o.ID)
+	must(t, err)
+	if n := len(got.Updates); n != switchboard.MaxOutboundUpdates || got.Updates[n-1].Text != fmt.Sprint("step ", switchboard.MaxOutboundUpdates+4) {
+		t.Fatalf("updates kept: %d, last %+v", n, got.Updates[n-1])
+	}
+
+	// fn's error writes nothing.
+	boom := errors.New("boom")
+	_, err = s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) error {
+		o.State = a2a.TaskStateFailed
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("modify error = %v", err)
+	}
+	if again, _ := s.FindOutboundByID(ctx, o.ID); again.State != a2a.TaskStateWorking {
+		t.Fatalf("a failed modify wrote: %s", again.State)
+	}
+	_, err = s.ModifyOutbound(ctx, switchboard.NewID(), func(*switchboard.Outbound) error { return nil })
+	wantCode(t, err, switchboard.ENOTFOUND)
+
+	// Deleting the agent deletes its records.
+	must(t, s.DeleteAgent(ctx, g.ID))
+	_, err = s.FindOutboundByID(ctx, o.ID)
+	wantCode(t, err, switchboard.ENOTFOUND)
+}
+
+func testOutboundFilters(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "alice")
+	g := newAgent(t, s, acct, "alice")
+	other := newAgent(t, s, acct, "carol")
+	base := time.Now().UTC().Add(-time.Hour)
+
+	a := newOutbound(g, "c1", base)
+	b := newOutbound(g, "c1", base.Add(time.Second))
+	b.PushTokenHash = switchboard.HashToken("token-b-0123456789")
+	c := newOutbound(g, "c2", base.Add(2*time.Second))
+	d := newOutbound(other, "c1", base.Add(3*time.Second))
+	d.PushTokenHash = b.PushTokenHash
+	for _, o := range []*switchboard.Outbound{a, b, c, d} {
+		must(t, s.CreateOutbound(ctx, o))
+	}
+	_, err := s.ModifyOutbound(ctx, a.ID, func(o *switchboard.Outbound) error {
+		o.ApplyTask(&a2a.Task{ID: "t-a", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}, switchboard.OutboundFromPoll, base.Add(10*time.Second))
+		return nil
+	})
+	must(t, err)
+
+	ids := func(f switchboard.OutboundFilter) []string {
+		t.Helper()
+		all, err := s.FindOutbounds(ctx, f)
+		must(t, err)
+		var out []string
+		for _, o := range all {
+			out = append(out, o.ID)
+		}
+		return out
+	}
+	check := func(name string, got []string, want ...string) {
+		t.Helper()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: got %v, want %v", name, got, want)
+		}
+	}
+	// Default order: newest update first (a was updated last).
+	check("agent", ids(switchboard.OutboundFilter{AgentID: g.ID}), a.ID, c.ID, b.ID)
+	check("limit", ids(switchboard.OutboundFilter{AgentID: g.ID, Limit: 1}), a.ID)
+	check("context oldest first", ids(switchboard.OutboundFilter{AgentID: g.ID, ContextID: "c1", OldestFirst: true}), a.ID, b.ID)
+	check("task", ids(switchboard.OutboundFilter{AgentID: g.ID, TaskID: "t-a"}), a.ID)
+	check("task of another agent", ids(switchboard.OutboundFilter{AgentID: other.ID, TaskID: "t-a"}))
+	check("pending by push hash", ids(switchboard.OutboundFilter{AgentID: g.ID, Pending: true, PushTokenHash: b.PushTokenHash}), b.ID)
+	check("pending", ids(switchboard.OutboundFilter{AgentID: g.ID, Pending: true, OldestFirst: true}), b.ID, c.ID)
+}
+
+// testOutboundModifyConcurrent: changes to one record never interleave, so
+// none is lost (pushes may arrive together).
+func testOutboundModifyConcurrent(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "alice")
+	o := newOutbound(g, "c1", time.Now())
+	must(t, s.CreateOutbound(ctx, o))
+	const n = 10
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) error {
+				o.ApplyEvent(&a2a.Message{ID: fmt.Sprint(i), TaskID: "r1", Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprint(i))}},
+					switchboard.OutboundFromPush, time.Now())
+				return nil
+			})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		must(t, err)
+	}
+	got, err := s.FindOutboundByID(ctx, o.ID)
+	must(t, err)
+	if len(got.Updates) != n {
+		t.Fatalf("%d updates kept of %d concurrent changes", len(got.Updates), n)
+	}
+}

@@ -1,0 +1,158 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+const outboundColumns = `id, agent_id, target, endpoint, protocol, task_id, context_id, state, push_hash, created_at, updated_at, data`
+
+// outboundData is the JSON kept in outbound.data: what has no column.
+type outboundData struct {
+	MessageID string                       `json:"message_id,omitempty"`
+	Text      string                       `json:"text"`
+	Task      *a2a.Task                    `json:"task,omitempty"`
+	Reply     *a2a.Message                 `json:"reply,omitempty"`
+	Error     string                       `json:"error,omitempty"`
+	Updates   []switchboard.OutboundUpdate `json:"updates,omitempty"`
+}
+
+// CreateOutbound implements switchboard.OutboundStore.
+func (db *DB) CreateOutbound(ctx context.Context, o *switchboard.Outbound) error {
+	data, err := encodeOutbound(o)
+	if err != nil {
+		return err
+	}
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var found string
+		err := tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE id = $1`+db.forShare(""), o.AgentID).Scan(&found)
+		if err == sql.ErrNoRows {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+		} else if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO outbound (`+outboundColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			o.ID, o.AgentID, o.Target, o.Endpoint, string(o.Protocol), string(o.TaskID), o.ContextID, string(o.State),
+			o.PushTokenHash, nanos(o.CreatedAt), nanos(o.UpdatedAt), data)
+		return err
+	})
+}
+
+// FindOutboundByID implements switchboard.OutboundStore.
+func (db *DB) FindOutboundByID(ctx context.Context, id string) (*switchboard.Outbound, error) {
+	o, err := scanOutbound(db.read.QueryRowContext(ctx, `SELECT `+outboundColumns+` FROM outbound WHERE id = $1`, id))
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "outbound record not found")
+	}
+	return o, db.formatError(err)
+}
+
+// FindOutbounds implements switchboard.OutboundStore.
+func (db *DB) FindOutbounds(ctx context.Context, f switchboard.OutboundFilter) ([]*switchboard.Outbound, error) {
+	var w where
+	if f.AgentID != "" {
+		w.add("agent_id = ?", f.AgentID)
+	}
+	if f.ContextID != "" {
+		w.add("context_id = ?", f.ContextID)
+	}
+	if f.TaskID != "" {
+		w.add("task_id = ?", string(f.TaskID))
+	}
+	if f.Pending {
+		w.add("task_id = ''")
+	}
+	if f.PushTokenHash != "" {
+		w.add("push_hash = ?", f.PushTokenHash)
+	}
+	order := " ORDER BY updated_at DESC, id DESC"
+	if f.OldestFirst {
+		order = " ORDER BY created_at, id"
+	}
+	q := `SELECT ` + outboundColumns + ` FROM outbound` + w.String() + order
+	if f.Limit > 0 {
+		q += " LIMIT " + w.arg(f.Limit)
+	}
+	rows, err := db.read.QueryContext(ctx, q, w.args...)
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	defer rows.Close()
+	var out []*switchboard.Outbound
+	for rows.Next() {
+		o, err := scanOutbound(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// ModifyOutbound implements switchboard.OutboundStore.
+func (db *DB) ModifyOutbound(ctx context.Context, id string, fn func(*switchboard.Outbound) error) (*switchboard.Outbound, error) {
+	var out *switchboard.Outbound
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		o, err := scanOutbound(tx.QueryRowContext(ctx, `SELECT `+outboundColumns+` FROM outbound WHERE id = $1`+db.forUpdate(""), id))
+		if err == sql.ErrNoRows {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "outbound record not found")
+		} else if err != nil {
+			return err
+		}
+		if err := fn(o); err != nil {
+			return err
+		}
+		data, err := encodeOutbound(o)
+		if err != nil {
+			return err
+		}
+		// The id, agent and push token hash never change.
+		_, err = tx.ExecContext(ctx, `UPDATE outbound SET target = $1, endpoint = $2, protocol = $3, task_id = $4,
+			context_id = $5, state = $6, updated_at = $7, data = $8 WHERE id = $9`,
+			o.Target, o.Endpoint, string(o.Protocol), string(o.TaskID), o.ContextID, string(o.State), nanos(o.UpdatedAt), data, id)
+		if err != nil {
+			return err
+		}
+		out = o
+		return nil
+	})
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	return out, nil
+}
+
+func encodeOutbound(o *switchboard.Outbound) (string, error) {
+	b, err := json.Marshal(outboundData{MessageID: o.MessageID, Text: o.Text, Task: o.Task, Reply: o.Reply, Error: o.Error, Updates: o.Updates})
+	if err != nil {
+		return "", fmt.Errorf("encode outbound record: %w", err)
+	}
+	return string(b), nil
+}
+
+func scanOutbound(s scanner) (*switchboard.Outbound, error) {
+	var o switchboard.Outbound
+	var proto, taskID, state, data string
+	var created, updated int64
+	if err := s.Scan(&o.ID, &o.AgentID, &o.Target, &o.Endpoint, &proto, &taskID, &o.ContextID, &state,
+		&o.PushTokenHash, &created, &updated, &data); err != nil {
+		return nil, err
+	}
+	var d outboundData
+	if err := json.Unmarshal([]byte(data), &d); err != nil {
+		return nil, fmt.Errorf("decode outbound record: %w", err)
+	}
+	o.Protocol = switchboard.ProtocolVersion(proto)
+	o.TaskID = a2a.TaskID(taskID)
+	o.State = a2a.TaskState(state)
+	o.CreatedAt, o.UpdatedAt = fromNanos(created), fromNanos(updated)
+	o.MessageID, o.Text, o.Task, o.Reply, o.Error, o.Updates = d.MessageID, d.Text, d.Task, d.Reply, d.Error, d.Updates
+	return &o, nil
+}
+
+var _ switchboard.OutboundStore = (*DB)(nil)
