@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-const outboundColumns = `id, agent_id, target, endpoint, protocol, task_id, context_id, state, push_hash, created_at, updated_at, data`
+const outboundColumns = `id, agent_id, target, endpoint, protocol, remote_task_id, context_id, state, push_hash, created_at, updated_at, data`
 
 // outboundData is the JSON kept in outbound.data: what has no column.
 type outboundData struct {
@@ -62,10 +62,10 @@ func (db *DB) FindOutbounds(ctx context.Context, f switchboard.OutboundFilter) (
 		w.add("context_id = ?", f.ContextID)
 	}
 	if f.TaskID != "" {
-		w.add("task_id = ?", string(f.TaskID))
+		w.add("remote_task_id = ?", string(f.TaskID))
 	}
 	if f.Pending {
-		w.add("task_id = ''")
+		w.add("remote_task_id = ''")
 	}
 	if f.PushTokenHash != "" {
 		w.add("push_hash = ?", f.PushTokenHash)
@@ -112,7 +112,7 @@ func (db *DB) ModifyOutbound(ctx context.Context, id string, fn func(*switchboar
 			return err
 		}
 		// The id, agent and push token hash never change.
-		_, err = tx.ExecContext(ctx, `UPDATE outbound SET target = $1, endpoint = $2, protocol = $3, task_id = $4,
+		_, err = tx.ExecContext(ctx, `UPDATE outbound SET target = $1, endpoint = $2, protocol = $3, remote_task_id = $4,
 			context_id = $5, state = $6, updated_at = $7, data = $8 WHERE id = $9`,
 			o.Target, o.Endpoint, string(o.Protocol), string(o.TaskID), o.ContextID, string(o.State), nanos(o.UpdatedAt), data, id)
 		if err != nil {

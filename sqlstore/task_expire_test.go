@@ -20,6 +20,7 @@ var tablesWithoutTasks = map[string]string{
 	"agent_sessions":    "live connections of agents",
 	"rate_counts":       "request counts per peer",
 	"tasks":             "the tasks themselves",
+	"outbound":          "what our agents sent; remote_task_id names the remote agent's task",
 }
 
 // TestRetentionCoversSchema fails when a table is neither tied to tasks

@@ -1,5 +1,5 @@
 -- Messages our agents sent to other A2A agents, and what came back: one row
--- per send. task_id is the remote task's ('' until the target names it);
+-- per send. remote_task_id is the remote task's ('' until the target names it);
 -- push_hash is the SHA-256 of the token the target presents with pushes
 -- ('' when none was asked for). data holds the rest as JSON (text sent,
 -- remote task, reply, error, the last updates).
@@ -9,7 +9,7 @@ CREATE TABLE outbound (
 	target     TEXT   NOT NULL,
 	endpoint   TEXT   NOT NULL,
 	protocol   TEXT   NOT NULL,
-	task_id    TEXT   NOT NULL DEFAULT '',
+	remote_task_id TEXT NOT NULL DEFAULT '',
 	context_id TEXT   NOT NULL DEFAULT '',
 	state      TEXT   NOT NULL DEFAULT '',
 	push_hash  TEXT   NOT NULL DEFAULT '',
@@ -18,6 +18,6 @@ CREATE TABLE outbound (
 	data       TEXT   NOT NULL
 );
 CREATE INDEX outbound_agent ON outbound (agent_id, updated_at);
-CREATE INDEX outbound_task ON outbound (agent_id, task_id);
+CREATE INDEX outbound_task ON outbound (agent_id, remote_task_id);
 CREATE INDEX outbound_context ON outbound (agent_id, context_id, created_at);
 CREATE INDEX outbound_push ON outbound (push_hash) WHERE push_hash <> '';
