@@ -337,3 +337,36 @@ func TestPublicURL(t *testing.T) {
 		}
 	}
 }
+
+// TestSendToHandleWithPush: with --push, the answer of an agent on the
+// same server comes back as a push notification to the sender's own
+// address, and the outbox shows it without a poll.
+func TestSendToHandleWithPush(t *testing.T) {
+	// The server pushes to its own loopback address: only with private
+	// networks allowed (and plain http with them).
+	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.AllowPrivateNetworks = true })
+	cli(t, m, "agent", "create", "alice", "--mode", "inbox")
+	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
+	t.Setenv("SWITCHBOARD_CONFIG_DIR", t.TempDir())
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "token", "issue", "--agent", "helper", "alice")), &tok); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := cliIO(m, tok.Token+"\n", "--json", "send", "helper", "--agent", "alice", "--text", "tell me when done", "--token-stdin", "--push")
+	if err != nil {
+		t.Fatalf("send --push: %v", err)
+	}
+	var rec outboundJSON
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.TaskID == "" {
+		t.Fatalf("send --push: %v %s", err, out)
+	}
+	cli(t, m, "reply", rec.TaskID, "--text", "done it")
+	eventually(t, "the push to reach alice's outbox", func() bool {
+		return outboxRecord(t, m, "alice", rec.ID).State == "completed"
+	})
+	if pushes := cli(t, m, "show", rec.TaskID, "--pushes"); !strings.Contains(pushes, "/a/alice/push") {
+		t.Fatalf("helper's task pushes: %s", pushes)
+	}
+}
