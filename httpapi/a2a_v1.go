@@ -164,6 +164,7 @@ func (s *Server) v1CancelTask(ctx context.Context, c *rpcCall) (any, error) {
 // parent "tasks/{id}").
 type v1PushConfigParams struct {
 	a2a.PushConfig
+	ProtoTaskID            a2a.TaskID      `json:"task_id"` // the proto field name, which ProtoJSON parsers accept
 	Parent                 string          `json:"parent"`
 	PushNotificationConfig *a2a.PushConfig `json:"pushNotificationConfig"`
 	Config                 *a2a.PushConfig `json:"config"`
@@ -179,6 +180,8 @@ func (p *v1PushConfigParams) config() a2a.PushConfig {
 	switch {
 	case p.PushConfig.TaskID != "":
 		c.TaskID = p.PushConfig.TaskID
+	case p.ProtoTaskID != "":
+		c.TaskID = p.ProtoTaskID
 	case strings.HasPrefix(p.Parent, "tasks/"):
 		c.TaskID = a2a.TaskID(strings.TrimPrefix(p.Parent, "tasks/"))
 	}
@@ -201,13 +204,34 @@ func (s *Server) v1CreatePushConfig(ctx context.Context, c *rpcCall) (any, error
 	return &pc.Config, nil
 }
 
-func (s *Server) v1GetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
-	var p a2a.GetTaskPushConfigRequest
+// v1PushConfigRef names a task's push configuration (Get, List, Delete).
+// ProtoJSON parsers accept a field's proto name as well as its JSON name,
+// and clients send either: taskId or task_id.
+type v1PushConfigRef struct {
+	TaskID      a2a.TaskID `json:"taskId"`
+	ProtoTaskID a2a.TaskID `json:"task_id"`
+	ID          string     `json:"id"`
+}
+
+// decodePushConfigRef decodes the params and returns the task named.
+func decodePushConfigRef(c *rpcCall) (*v1PushConfigRef, error) {
+	var p v1PushConfigRef
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
 	}
 	if p.TaskID == "" {
+		p.TaskID = p.ProtoTaskID
+	}
+	if p.TaskID == "" {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: taskId is required")
+	}
+	return &p, nil
+}
+
+func (s *Server) v1GetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
+	p, err := decodePushConfigRef(c)
+	if err != nil {
+		return nil, err
 	}
 	pc, err := s.Tasks.GetPushConfig(ctx, c.peer, p.TaskID, p.ID)
 	if err != nil {
@@ -225,12 +249,9 @@ type listPushConfigsResult struct {
 }
 
 func (s *Server) v1ListPushConfigs(ctx context.Context, c *rpcCall) (any, error) {
-	var p a2a.ListTaskPushConfigRequest
-	if err := decodeParams(c, &p); err != nil {
+	p, err := decodePushConfigRef(c)
+	if err != nil {
 		return nil, err
-	}
-	if p.TaskID == "" {
-		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: taskId is required")
 	}
 	pcs, err := s.Tasks.ListPushConfigs(ctx, c.peer, p.TaskID)
 	if err != nil {
@@ -244,12 +265,9 @@ func (s *Server) v1ListPushConfigs(ctx context.Context, c *rpcCall) (any, error)
 }
 
 func (s *Server) v1DeletePushConfig(ctx context.Context, c *rpcCall) (any, error) {
-	var p a2a.DeleteTaskPushConfigRequest
-	if err := decodeParams(c, &p); err != nil {
+	p, err := decodePushConfigRef(c)
+	if err != nil {
 		return nil, err
-	}
-	if p.TaskID == "" {
-		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: taskId is required")
 	}
 	if err := s.Tasks.DeletePushConfig(ctx, c.peer, p.TaskID, p.ID); err != nil {
 		return nil, err

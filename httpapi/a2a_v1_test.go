@@ -321,6 +321,17 @@ func TestV1PushConfigs(t *testing.T) {
 	if n := len(list["configs"].([]any)); n != 2 {
 		t.Fatalf("list: %d configs", n)
 	}
+	// ProtoJSON parsers accept the proto field names too (the TCK sends task_id).
+	if got := h.call(h.addr(g), bob, "GetTaskPushNotificationConfig", map[string]any{"task_id": id, "id": cfgID}).result(t); got["id"] != cfgID {
+		t.Fatalf("get by task_id: %v", got)
+	}
+	if list := h.call(h.addr(g), bob, "ListTaskPushNotificationConfigs", map[string]any{"task_id": id}).result(t); len(list["configs"].([]any)) != 2 {
+		t.Fatalf("list by task_id: %v", list)
+	}
+	if third := h.call(h.addr(g), bob, "CreateTaskPushNotificationConfig", map[string]any{"task_id": id, "id": "third", "url": "https://example.com/3"}).result(t); third["taskId"] != id {
+		t.Fatalf("create by task_id: %v", third)
+	}
+	h.call(h.addr(g), bob, "DeleteTaskPushNotificationConfig", map[string]any{"task_id": id, "id": "third"}).result(t)
 	del := h.call(h.addr(g), bob, "DeleteTaskPushNotificationConfig", map[string]any{"taskId": id, "id": cfgID})
 	if del.result(t) == nil {
 		t.Fatal("delete has no result")

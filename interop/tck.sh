@@ -57,7 +57,9 @@ PEER_TOKEN=$("$SB" --json token issue --agent tck tck | sed -n 's/.*"token": *"\
 PIDS+=($!)
 sleep 1
 
-pytest() { (cd "$1" && shift && "$PY" -m pytest "$@" --test-scope=all --transports jsonrpc -q --tb=line -p no:cacheprovider 2>&1 | tail -n 25) || true; }
+# TCK_PYTEST_ARGS adds pytest arguments to every run, to look closer at some
+# tests: TCK_PYTEST_ARGS="-k push --tb=short".
+pytest() { (cd "$1" && shift && "$PY" -m pytest "$@" --test-scope=all --transports jsonrpc -q --tb=line -p no:cacheprovider ${TCK_PYTEST_ARGS:-} 2>&1 | tail -n "${TCK_TAIL:-25}") || true; }
 
 echo "== A2A 1.0 (a2a-tck main): mandatory"
 A2A_AUTH_TYPE=bearer A2A_AUTH_TOKEN=$PEER_TOKEN pytest "$WORK/tck-1.0" tests/mandatory/ \
