@@ -219,6 +219,9 @@ func (c *WakeConfig) Validate() error {
 	if len(c.BodyTemplate) > MaxWakeTemplateLen {
 		return Errorf(EINVALID, "the body template is longer than %d bytes", MaxWakeTemplateLen)
 	}
+	if c.Preset == WakeHermes && c.HMACSecret == "" {
+		return Errorf(EINVALID, "the hermes preset signs every wake: it needs an hmac secret")
+	}
 	if c.BodyTemplate != "" && c.Preset != WakeGeneric {
 		return Errorf(EINVALID, "a body template is for the generic preset only")
 	}
