@@ -76,8 +76,10 @@ func newSender(opts netguard.Options) *wake.Sender {
 	return &wake.Sender{
 		Client:    wake.NewClient(opts),
 		UserAgent: "switchboard/test",
-		CardURL:   func(g *switchboard.Agent) string { return "https://sb.example/a/" + g.Handle + "/.well-known/agent-card.json" },
-		Now:       func() time.Time { return time.Unix(1767225600, 0) },
+		CardURL: func(g *switchboard.Agent) string {
+			return "https://sb.example/a/" + g.Handle + "/.well-known/agent-card.json"
+		},
+		Now: func() time.Time { return time.Unix(1767225600, 0) },
 	}
 }
 
