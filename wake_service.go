@@ -59,6 +59,9 @@ type WakeService struct {
 	Now func() time.Time
 	// InstanceID names this process; the wakes it claims are held by it.
 	InstanceID string
+	// CheckTemplate, if set, checks a body template when a configuration
+	// is saved (the renderer lives with the sender).
+	CheckTemplate func(string) error
 }
 
 // NewWakeService returns a WakeService that sends through waker.
@@ -75,6 +78,49 @@ func inboundWake(agent *Agent, t *Task, caller Peer, msg *a2a.Message) *WakeRequ
 	}
 	return &WakeRequest{AgentID: agent.ID, ContextID: t.A2A.ContextID, TaskID: t.ID(), Kind: WakeInbound,
 		From: caller.Label, Preview: WakePreview(MessageText(msg))}
+}
+
+// SetConfig applies upd to the agent's wake configuration (creating it if
+// there is none), checks the result and saves it.
+func (s *WakeService) SetConfig(ctx context.Context, agent *Agent, upd WakeUpdate) (*WakeConfig, error) {
+	old, err := s.store.FindWakeConfig(ctx, agent.ID)
+	if ErrorCode(err) == ENOTFOUND {
+		old = nil
+	} else if err != nil {
+		return nil, err
+	}
+	c, err := ApplyWakeUpdate(agent.ID, old, upd, s.Now().UTC(), s.CheckTemplate)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.SaveWakeConfig(ctx, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Config returns the agent's wake configuration, or ENOTFOUND.
+func (s *WakeService) Config(ctx context.Context, agent *Agent) (*WakeConfig, error) {
+	c, err := s.store.FindWakeConfig(ctx, agent.ID)
+	if ErrorCode(err) == ENOTFOUND {
+		return nil, Errorf(ENOTFOUND, "agent %s has no wake configuration", agent.Handle)
+	}
+	return c, err
+}
+
+// DeleteConfig removes the agent's wake configuration; its pending wakes
+// are dropped.
+func (s *WakeService) DeleteConfig(ctx context.Context, agent *Agent) error {
+	err := s.store.DeleteWakeConfig(ctx, agent.ID)
+	if ErrorCode(err) == ENOTFOUND {
+		return Errorf(ENOTFOUND, "agent %s has no wake configuration", agent.Handle)
+	}
+	return err
+}
+
+// Recent returns the agent's latest wakes, newest first.
+func (s *WakeService) Recent(ctx context.Context, agent *Agent, limit int) ([]*Wake, error) {
+	return s.store.FindWakes(ctx, agent.ID, limit)
 }
 
 // Enqueue queues a wake of r.AgentID in a transaction of its own and tells
