@@ -23,6 +23,7 @@ type CLI struct {
 	Inbox   InboxCmd   `cmd:"" help:"List tasks waiting for your agents."`
 	Show    ShowCmd    `cmd:"" help:"Show one task."`
 	Reply   ReplyCmd   `cmd:"" help:"Answer a task."`
+	Wake    WakeCmd    `cmd:"" help:"Wake webhooks: how an agent that sleeps learns that work waits in its inbox."`
 	Connect ConnectCmd `cmd:"" help:"Connect an agent to its server (--server, repeated or comma-separated for several) and work on its tasks with --exec or --forward; --install makes it a systemd service."`
 	Version VersionCmd `cmd:"" help:"Print the version."`
 

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/sqlstore"
+	"github.com/switchboard-dev/switchboard/wake"
 	"github.com/switchboard-dev/switchboard/webhook"
 )
 
@@ -43,7 +44,7 @@ type ServeCmd struct {
 	Heartbeat        time.Duration `name:"heartbeat" env:"SWITCHBOARD_HEARTBEAT" default:"15s" help:"Ping interval of connector agents; a dead agent is dropped within two intervals."`
 	WebhookTimeout   time.Duration `name:"webhook-timeout" env:"SWITCHBOARD_WEBHOOK_TIMEOUT" default:"60s" help:"How long one webhook delivery may take."`
 
-	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks) reach private, loopback and link-local addresses. Only for deployments on a private network."`
+	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks, wakes) reach private, loopback and link-local addresses. Only for deployments on a private network."`
 
 	Database          string   `name:"database" env:"SWITCHBOARD_DATABASE" help:"A postgres:// URL to share one PostgreSQL database between instances (default: the SQLite file switchboard.db in the data directory)."`
 	DatabaseMaxConns  int      `name:"database-max-conns" env:"SWITCHBOARD_DATABASE_MAX_CONNS" default:"16" help:"Connections this instance opens to PostgreSQL at most."`
@@ -145,6 +146,8 @@ type Main struct {
 	DB    *sqlstore.DB
 	Bus   switchboard.Bus
 	Tasks *switchboard.TaskService
+	// Wakes queues and sends wake webhooks.
+	Wakes *switchboard.WakeService
 
 	// nats is the embedded NATS server of Bus "embedded".
 	nats *server.Server
@@ -220,6 +223,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if cfg.DeliveryDeadline > 0 {
 		m.Tasks.DeliveryDeadline = cfg.DeliveryDeadline
 	}
+	m.Wakes = m.newWakeService(cfg, db)
 	limiter := newLimiter(cfg, db)
 	m.Hub = hub.New(hub.Deps{
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
@@ -232,6 +236,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
+		Wakes: m.Wakes,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
@@ -249,7 +254,7 @@ func (m *Main) Run(ctx context.Context) error {
 		_ = m.Tasks.RunDeliverySweeper(loops, 0)
 	}()
 	if cfg.AllowPrivateNetworks {
-		m.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks can target loopback, LAN and metadata addresses")
+		m.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks and wakes can target loopback, LAN and metadata addresses")
 	}
 	deliverer := &webhook.Deliverer{
 		Client: netguard.NewClient(netguard.Options{
@@ -278,6 +283,13 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	m.ln = ln
+	// The wake sender starts once the listener is known: a wake names the
+	// agent's card, whose URL may be the listener's.
+	m.loops.Add(1)
+	go func() {
+		defer m.loops.Done()
+		_ = m.Wakes.RunSender(loops, switchboard.WakeSenderConfig{})
+	}()
 	m.httpServer = &http.Server{
 		Handler:           m.API,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -294,6 +306,27 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Logger.Info("switchboard is serving", "url", m.URL(), "data", cfg.DataDir, "database", where,
 		"bus", busName(cfg.Bus), "instance", m.Tasks.InstanceID, "metrics", m.metricsWhere())
 	return nil
+}
+
+// newWakeService builds the wake sender: wakes go through the network
+// guard (15 s per request) and name the agent's card at the public URL, or
+// at the listener's when none is set.
+func (m *Main) newWakeService(cfg Config, db *sqlstore.DB) *switchboard.WakeService {
+	sender := &wake.Sender{
+		Client:    wake.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow}),
+		UserAgent: "switchboard/" + version,
+		CardURL: func(g *switchboard.Agent) string {
+			base := strings.TrimRight(cfg.PublicURL, "/")
+			if base == "" {
+				base = m.URL()
+			}
+			return base + "/a/" + g.Handle + "/.well-known/agent-card.json"
+		},
+	}
+	w := switchboard.NewWakeService(db, db, m.Bus, sender, m.Logger)
+	w.InstanceID = m.Tasks.InstanceID
+	w.CheckTemplate = wake.CheckTemplate
+	return w
 }
 
 // serveMetrics serves /metrics, /healthz and /readyz on the metrics
