@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -94,5 +95,47 @@ func TestWakeCLI(t *testing.T) {
 	if _, err := cliErr(m, "wake", "set", "--agent", "sleeper", "--url", "https://x.example/", "--preset", "hermes"); err == nil ||
 		!strings.Contains(err.Error(), "hmac secret") {
 		t.Fatalf("hermes without a secret: %v", err)
+	}
+}
+
+// TestClusterWakeOnce: three instances on one PostgreSQL database all run
+// a wake sender; every message wakes the agent exactly once.
+func TestClusterWakeOnce(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p struct {
+			TaskIDs []string `json:"taskIds"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&p)
+		mu.Lock()
+		for _, id := range p.TaskIDs {
+			seen[id]++
+		}
+		mu.Unlock()
+	}))
+	defer recv.Close()
+	c := newCluster(t, 3, nil)
+	_, _, bob := c.agent("sleepy", map[string]any{"mode": "inbox"})
+	if st := c.owner(1, "PUT", "/agents/sleepy/wake", map[string]any{"url": recv.URL, "debounce_seconds": 0}, nil); st != http.StatusOK {
+		t.Fatalf("set wake: %d", st)
+	}
+	const n = 30
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = peerSend(t, c.inst[i%3], "sleepy", bob, fmt.Sprint("w-", i), "wake me", "", false).ID
+	}
+	c.eventually("every task woke the agent", 10*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == n
+	})
+	time.Sleep(300 * time.Millisecond) // a duplicate would be on its way by now
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		if seen[id] != 1 {
+			t.Fatalf("task %s was in %d wakes", id, seen[id])
+		}
 	}
 }
