@@ -123,6 +123,10 @@ func (s *WakeService) Recent(ctx context.Context, agent *Agent, limit int) ([]*W
 	return s.store.FindWakes(ctx, agent.ID, limit)
 }
 
+// maxWakeRefLen bounds the ids a queued wake names (a remote agent's ids
+// may be longer than ours).
+const maxWakeRefLen = 1024
+
 // Enqueue queues a wake of r.AgentID in a transaction of its own and tells
 // the senders. It is the entry point for wakes that no task change of the
 // agent's causes, such as an update pushed for a task the agent sent
@@ -131,6 +135,9 @@ func (s *WakeService) Recent(ctx context.Context, agent *Agent, limit int) ([]*W
 func (s *WakeService) Enqueue(ctx context.Context, r WakeRequest) (bool, error) {
 	if r.AgentID == "" || r.ContextID == "" {
 		return false, Errorf(EINVALID, "a wake needs an agent and a context")
+	}
+	if len(r.ContextID) > maxWakeRefLen || len(r.TaskID) > maxWakeRefLen {
+		return false, Errorf(EINVALID, "a wake's context and task ids are at most %d bytes", maxWakeRefLen)
 	}
 	if r.Kind == "" {
 		r.Kind = WakeOutboundUpdate

@@ -51,7 +51,10 @@ func (b *wakeBody) update() (switchboard.WakeUpdate, error) {
 // the secret are never shown, only whether they are set and a fingerprint;
 // the URL is shown with its long path segments and query values cut.
 type wakeConfigView struct {
-	Agent           string     `json:"agent"`
+	Agent string `json:"agent"`
+	// Inbound says whether peers' messages wake the agent: only inbox
+	// agents are woken by them; any agent is woken by outbound updates.
+	Inbound         bool       `json:"inbound"`
 	URL             string     `json:"url"`
 	URLFingerprint  string     `json:"url_fingerprint"`
 	Preset          string     `json:"preset"`
@@ -95,7 +98,7 @@ func fingerprint(secret string) string {
 
 func viewWakeConfig(g *switchboard.Agent, c *switchboard.WakeConfig, wakes []*switchboard.Wake) wakeConfigView {
 	v := wakeConfigView{
-		Agent: g.Handle, URL: switchboard.RedactSecrets(c.URL), URLFingerprint: fingerprint(c.URL), Preset: string(c.Preset),
+		Agent: g.Handle, Inbound: g.Mode == switchboard.ModeInbox, URL: switchboard.RedactSecrets(c.URL), URLFingerprint: fingerprint(c.URL), Preset: string(c.Preset),
 		Key: fingerprint(c.Key), HMACSecret: fingerprint(c.HMACSecret), DebounceSeconds: c.Debounce.Seconds(),
 		MaxPerHour: c.MaxPerHour, KeyHeader: c.KeyHeader, KeyPrefix: c.KeyPrefix, BodyTemplate: c.BodyTemplate,
 		OpenClawAgentID: c.OpenClawAgentID, CLICommand: c.CLICommand, UpdatedAt: c.UpdatedAt, Wakes: []wakeView{},

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,6 +117,7 @@ func payloadOf(t *testing.T, r received) *struct {
 	Hint    string   `json:"hint"`
 	Count   int      `json:"count"`
 	Preview string   `json:"preview"`
+	Untrust []string `json:"untrusted"`
 } {
 	t.Helper()
 	var p struct {
@@ -124,6 +126,7 @@ func payloadOf(t *testing.T, r received) *struct {
 		Hint    string   `json:"hint"`
 		Count   int      `json:"count"`
 		Preview string   `json:"preview"`
+		Untrust []string `json:"untrusted"`
 	}
 	must(t, json.Unmarshal(r.Body, &p))
 	return &p
@@ -302,6 +305,9 @@ func TestOutboundUpdateEntryPoint(t *testing.T) {
 	if _, err := q.wakes.Enqueue(ctx, switchboard.WakeRequest{AgentID: q.agent.ID, ContextID: "c1", Kind: switchboard.WakeTest}); switchboard.ErrorCode(err) != switchboard.EINVALID {
 		t.Fatalf("a test wake was queued: %v", err)
 	}
+	if _, err := q.wakes.Enqueue(ctx, switchboard.WakeRequest{AgentID: q.agent.ID, ContextID: strings.Repeat("c", 2000)}); switchboard.ErrorCode(err) != switchboard.EINVALID {
+		t.Fatalf("a context id of 2000 bytes was queued: %v", err)
+	}
 	q.clock.Add(10 * time.Second)
 	q.sendDue(t)
 	reqs := rc.requests()
@@ -309,7 +315,8 @@ func TestOutboundUpdateEntryPoint(t *testing.T) {
 		t.Fatalf("%d wakes, want 1", len(reqs))
 	}
 	p := payloadOf(t, reqs[0])
-	if p.Kind != "outbound_update" || p.Hint != "switchboard history c1" || !slices.Equal(p.TaskIDs, []string{"remote-1"}) {
+	if p.Kind != "outbound_update" || p.Hint != "switchboard history c1" || !slices.Equal(p.TaskIDs, []string{"remote-1"}) ||
+		!slices.Contains(p.Untrust, "taskIds") || !slices.Contains(p.Untrust, "contextId") {
 		t.Fatalf("outbound update wake %+v", p)
 	}
 	checkPreview(t, p.Preview)

@@ -146,9 +146,14 @@ func payload(in Input) *Payload {
 	for i, id := range w.TaskIDs {
 		ids[i] = string(id)
 	}
+	untrusted := []string{"from", "preview"}
+	if w.Kind == switchboard.WakeOutboundUpdate {
+		// The remote agent chose these ids.
+		untrusted = append(untrusted, "contextId", "taskId", "taskIds")
+	}
 	return &Payload{
 		EventType: "a2a_wake", Agent: in.Agent.Handle, ContextID: w.ContextID, TaskID: string(w.TaskID), TaskIDs: ids,
-		Count: w.Count, From: w.From, Preview: switchboard.WakePreview(w.Preview), Untrusted: []string{"from", "preview"},
+		Count: w.Count, From: w.From, Preview: switchboard.WakePreview(w.Preview), Untrusted: untrusted,
 		Kind: string(w.Kind), Hint: Hint(in.Config, in.Agent, w), AgentCard: in.CardURL, WakeID: w.ID,
 	}
 }

@@ -20,6 +20,7 @@ type WakeCmd struct {
 // wakeJSON is an agent's wake configuration as the owner API shows it.
 type wakeJSON struct {
 	Agent           string  `json:"agent"`
+	Inbound         bool    `json:"inbound"`
 	URL             string  `json:"url"`
 	URLFingerprint  string  `json:"url_fingerprint"`
 	Preset          string  `json:"preset"`
@@ -160,6 +161,9 @@ func printWake(cl *client, w *wakeJSON) {
 		fmt.Fprintf(tw, "openclaw agent\t%s\n", w.OpenClawAgentID)
 	}
 	fmt.Fprintf(tw, "cli command\t%s\n", w.CLICommand)
+	if !w.Inbound {
+		fmt.Fprintf(tw, "note\tthe agent is not in inbox mode: messages reach it directly, and only updates of tasks it sent wake it\n")
+	}
 	_ = tw.Flush()
 }
 
