@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -361,5 +363,36 @@ func TestRunSender(t *testing.T) {
 	must(t, <-done)
 	if n := len(rc.requests()); n != 1 {
 		t.Fatalf("%d wakes, want 1", n)
+	}
+}
+
+// TestShutdownGivesBack: a wake whose request a shutdown cuts short goes
+// back to pending, due at once, without counting as a retry.
+func TestShutdownGivesBack(t *testing.T) {
+	q := newQueue(t, switchboard.ModeInbox)
+	started, stop := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		select { // hangs until the sender goes away
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	q.configure(t, &receiver{Server: srv}, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0))})
+	q.send(t, "c1", "", "hello")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := q.wakes.SendDue(ctx, switchboard.WakeSenderConfig{})
+		done <- err
+	}()
+	<-started
+	cancel()
+	must(t, <-done)
+	ws := q.wakesOf(t)
+	if len(ws) != 1 || ws[0].State != switchboard.WakePending || ws[0].Retries != 0 || ws[0].DueAt.After(q.clock.Now()) {
+		t.Fatalf("after a shutdown mid-request: %+v", ws)
 	}
 }
