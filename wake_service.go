@@ -62,6 +62,21 @@ type WakeService struct {
 	// CheckTemplate, if set, checks a body template when a configuration
 	// is saved (the renderer lives with the sender).
 	CheckTemplate func(string) error
+	// OnOutcome, if set, is called with each recorded outcome of a queued
+	// wake's attempt: one of WakeOutcomes. It is for metrics: it must
+	// return at once. Set it before the sender runs.
+	OnOutcome func(outcome string)
+}
+
+// WakeOutcomes are the outcomes OnOutcome reports: sent (2xx), retried
+// (429, 503 or no answer: queued again), failed (another status, or
+// refused), dropped (retries used up, or the configuration gone).
+var WakeOutcomes = []string{"sent", "retried", "failed", "dropped"}
+
+func (s *WakeService) outcome(o string) {
+	if s.OnOutcome != nil {
+		s.OnOutcome(o)
+	}
 }
 
 // NewWakeService returns a WakeService that sends through waker.
@@ -333,13 +348,17 @@ func (s *WakeService) retry(ctx context.Context, log *slog.Logger, holder string
 	log.Info("wake_requeued", "status", status, "retry_in", wait, "err", lastErr)
 	if _, err := s.store.RetryWake(ctx, w.ID, holder, now.Add(wait), true, status, lastErr); err != nil {
 		log.Warn("record wake outcome", "err", err)
+		return
 	}
+	s.outcome("retried")
 }
 
 func (s *WakeService) finish(ctx context.Context, log *slog.Logger, holder string, w *Wake, state WakeState, status int, lastErr string) {
 	if _, err := s.store.FinishWake(ctx, w.ID, holder, state, status, lastErr); err != nil {
 		log.Warn("record wake outcome", "err", err)
+		return
 	}
+	s.outcome(string(state))
 }
 
 // RetryAfter reads a Retry-After header (seconds or an HTTP date) and

@@ -224,6 +224,7 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Tasks.DeliveryDeadline = cfg.DeliveryDeadline
 	}
 	m.Wakes = m.newWakeService(cfg, db)
+	m.metrics.registerWakes(m.Wakes)
 	limiter := newLimiter(cfg, db)
 	m.Hub = hub.New(hub.Deps{
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,

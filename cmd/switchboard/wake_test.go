@@ -34,6 +34,7 @@ func TestWakeCLI(t *testing.T) {
 	defer recv.Close()
 	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
 		c.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+		c.Metrics = true
 	})
 	cli(t, m, "agent", "create", "sleeper", "--mode", "inbox")
 	const key = "wake-key-from-the-environment-0123"
@@ -82,6 +83,17 @@ func TestWakeCLI(t *testing.T) {
 		t.Fatalf("wake payload %s", bodies[0])
 	}
 
+	// The outcome is recorded once the receiver has answered.
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if scrape(t, m.URL())[`switchboard_wakes_total{outcome="sent"}`] == 1 {
+			break
+		}
+	}
+	wantSamples(t, scrape(t, m.URL()), map[string]float64{
+		`switchboard_wakes_total{outcome="sent"}`:    1,
+		`switchboard_wakes_total{outcome="retried"}`: 0,
+		`switchboard_wakes_total{outcome="dropped"}`: 0,
+	})
 	if out := cli(t, m, "wake", "test", "--agent", "sleeper"); !strings.Contains(out, "HTTP 200") || !strings.Contains(out, "body: ok") {
 		t.Fatalf("wake test printed:\n%s", out)
 	}
