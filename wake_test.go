@@ -104,3 +104,17 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRetryAfter checks that whatever a receiver sends, the wait stays
+// within the clamp.
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"", "0", "30", "3601", "-1", "1e9", "Sun, 01 Mar 2026 10:10:00 GMT", "99999999999999999999"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, h string) {
+		if d := switchboard.RetryAfter(h, now); d < switchboard.WakeRetryAfterMin || d > switchboard.WakeRetryAfterMax {
+			t.Fatalf("RetryAfter(%q) = %s", h, d)
+		}
+	})
+}
