@@ -101,5 +101,6 @@ func redactURL(raw string) string {
 	if u.Fragment != "" {
 		out += "#…"
 	}
-	return out
+	// A URL redacted before keeps its marks as they were.
+	return strings.ReplaceAll(out, "%E2%80%A6", "…")
 }

@@ -35,6 +35,11 @@ func TestWakePreview(t *testing.T) {
 	if n := utf8.RuneCountInString(p); n > switchboard.MaxWakePreview || !strings.HasSuffix(p, "…") || strings.Contains(p, "hunter2") {
 		t.Fatalf("preview (%d runes): %q", n, p)
 	}
+	for _, in := range []string{"see https://example.com/hooks/0123456789abcdefghij/run?token=x#f", "Authorization: Bearer abcdefghijkl", long} {
+		if p := switchboard.WakePreview(in); switchboard.WakePreview(p) != p {
+			t.Errorf("a preview of a preview changed: %q", p)
+		}
+	}
 	if p := switchboard.WakePreview("two\n\nlines\t here"); p != "two lines here" {
 		t.Fatalf("whitespace not collapsed: %q", p)
 	}
@@ -55,6 +60,11 @@ func FuzzWakePreview(f *testing.F) {
 		}
 		if strings.Contains(p, "ZZZZZZZZ") {
 			t.Fatalf("a token survived: %q", p)
+		}
+		// A preview is rendered from the stored preview again: that must
+		// change nothing.
+		if again := switchboard.WakePreview(p); again != p {
+			t.Fatalf("preview of a preview changed:\n%q\n%q", p, again)
 		}
 	})
 }
