@@ -52,13 +52,13 @@ type wakeJSON struct {
 type WakeSetCmd struct {
 	Agent        string         `name:"agent" required:"" help:"The agent (handle or id)."`
 	URL          *string        `name:"url" env:"SWITCHBOARD_WAKE_URL" help:"The URL each wake is POSTed to (required the first time)."`
-	Key          *string        `name:"key" env:"SWITCHBOARD_WAKE_KEY" help:"Bearer or API key sent with each wake ('' removes it). Prefer the environment variable."`
+	Key          *string        `name:"key" env:"SWITCHBOARD_WAKE_KEY" help:"Bearer or API key sent with each wake (an empty value removes it). Prefer the environment variable."`
 	HMACSecret   *string        `name:"hmac-secret" env:"SWITCHBOARD_WAKE_HMAC_SECRET" help:"Secret that signs each wake (X-Webhook-Signature-V2; required by hermes). Prefer the environment variable."`
 	Preset       *string        `name:"preset" help:"generic (default), claude-code, openclaw-wake, openclaw-agent, hermes or grok-bot."`
 	Debounce     *time.Duration `name:"debounce" help:"How long a conversation's wake waits for more messages (default 10s; 20s for claude-code)."`
 	MaxPerHour   *int           `name:"max-per-hour" help:"Most wakes per hour (default 0: no cap; 25 for claude-code)."`
 	KeyHeader    *string        `name:"key-header" help:"generic: the header the key goes in (default Authorization)."`
-	KeyPrefix    *string        `name:"key-prefix" help:"generic: what precedes the key in that header (default 'Bearer '; '' for none)."`
+	KeyPrefix    *string        `name:"key-prefix" help:"generic: what precedes the key in that header (default \"Bearer \"; empty for none)."`
 	BodyTemplate *string        `name:"body-template" help:"generic: a JSON body template with {{placeholders}} (docs/agents.md), or @FILE."`
 	AgentID      *string        `name:"openclaw-agent-id" help:"openclaw presets: the agentId (default main)."`
 	CLICommand   *string        `name:"cli-command" help:"How the woken agent runs this CLI, for the hint in each wake (default switchboard)."`

@@ -100,6 +100,9 @@ func TestWakeCLI(t *testing.T) {
 	if out := cli(t, m, "wake", "show", "--agent", "sleeper"); !strings.Contains(out, "latest wakes") || !strings.Contains(out, "sent") {
 		t.Fatalf("wake show after a wake:\n%s", out)
 	}
+	if out := cli(t, m, "wake", "set", "--agent", "sleeper", "--key-header", "X-Api-Key", "--key-prefix", ""); !strings.Contains(out, `X-Api-Key: "" + key`) {
+		t.Fatalf("an empty key prefix:\n%s", out)
+	}
 	cli(t, m, "wake", "unset", "--agent", "sleeper")
 	if _, err := cliErr(m, "wake", "show", "--agent", "sleeper"); err == nil || !strings.Contains(err.Error(), "no wake configuration") {
 		t.Fatalf("show after unset: %v", err)
