@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/pgtest"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -24,6 +25,7 @@ import (
 // that accepts peers' messages, the wake service and a sender that reaches
 // a real receiver on loopback, all on one settable clock.
 type queue struct {
+	dsn   string // PostgreSQL; empty: SQLite at path
 	path  string
 	clock *storetest.Clock
 	bus   *membus.Bus
@@ -36,9 +38,24 @@ type queue struct {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// engines runs fn on SQLite and, when SWITCHBOARD_TEST_POSTGRES is set, on
+// PostgreSQL.
+func engines(t *testing.T, fn func(t *testing.T, engine string)) {
+	for _, e := range []string{"sqlite", "postgres"} {
+		t.Run(e, func(t *testing.T) { fn(t, e) })
+	}
+}
+
 func newQueue(t *testing.T, mode switchboard.DeliveryMode) *queue {
+	return newQueueOn(t, "sqlite", mode)
+}
+
+func newQueueOn(t *testing.T, engine string, mode switchboard.DeliveryMode) *queue {
 	t.Helper()
 	q := &queue{path: filepath.Join(t.TempDir(), "sb.db"), clock: storetest.NewClock(time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)), bus: membus.New()}
+	if engine == "postgres" {
+		q.dsn = pgtest.DSN(t)
+	}
 	q.open(t)
 	t.Cleanup(func() { _ = q.db.Close(); _ = q.bus.Close() })
 	ctx := context.Background()
@@ -53,7 +70,13 @@ func newQueue(t *testing.T, mode switchboard.DeliveryMode) *queue {
 // open opens the store and builds the services, as a (re)started server does.
 func (q *queue) open(t *testing.T) {
 	t.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), q.path)
+	var db *sqlstore.DB
+	var err error
+	if q.dsn != "" {
+		db, err = sqlstore.OpenPostgres(context.Background(), q.dsn, sqlstore.PostgresOptions{})
+	} else {
+		db, err = sqlstore.OpenSQLite(context.Background(), q.path)
+	}
 	must(t, err)
 	db.Now = q.clock.Now
 	q.db = db
@@ -135,97 +158,103 @@ func payloadOf(t *testing.T, r received) *struct {
 }
 
 func TestDebounceMergesABurst(t *testing.T) {
-	q := newQueue(t, switchboard.ModeInbox)
-	rc := newReceiver(t)
-	q.configure(t, rc, switchboard.WakeUpdate{})
-	a := q.send(t, "c1", "", "first")
-	q.clock.Add(2 * time.Second)
-	b := q.send(t, "c1", "", "second")
-	q.clock.Add(3 * time.Second)
-	q.send(t, "", a.ID(), "a follow-up on the first task")
-	other := q.send(t, "c2", "", "another conversation")
+	engines(t, func(t *testing.T, engine string) {
+		q := newQueueOn(t, engine, switchboard.ModeInbox)
+		rc := newReceiver(t)
+		q.configure(t, rc, switchboard.WakeUpdate{})
+		a := q.send(t, "c1", "", "first")
+		q.clock.Add(2 * time.Second)
+		b := q.send(t, "c1", "", "second")
+		q.clock.Add(3 * time.Second)
+		q.send(t, "", a.ID(), "a follow-up on the first task")
+		other := q.send(t, "c2", "", "another conversation")
 
-	q.clock.Add(4 * time.Second) // 9 s after the first message
-	if n := q.sendDue(t); n != 0 || len(rc.requests()) != 0 {
-		t.Fatalf("a wake went out inside the debounce window (%d)", n)
-	}
-	q.clock.Add(time.Second)
-	if n := q.sendDue(t); n != 1 {
-		t.Fatalf("claimed %d wakes at the end of the window, want 1", n)
-	}
-	reqs := rc.requests()
-	if len(reqs) != 1 {
-		t.Fatalf("%d wakes, want 1", len(reqs))
-	}
-	p := payloadOf(t, reqs[0])
-	if !slices.Equal(p.TaskIDs, []string{string(a.ID()), string(b.ID())}) || p.Count != 3 || p.Kind != "inbound" ||
-		p.Preview != "a follow-up on the first task" {
-		t.Fatalf("burst wake %+v", p)
-	}
-	q.clock.Add(5 * time.Second)
-	q.sendDue(t)
-	reqs = rc.requests()
-	if len(reqs) != 2 || !slices.Equal(payloadOf(t, reqs[1]).TaskIDs, []string{string(other.ID())}) {
-		t.Fatalf("the second conversation's wake: %d requests", len(reqs))
-	}
-	q.clock.Add(time.Hour)
-	if n := q.sendDue(t); n != 0 || len(rc.requests()) != 2 {
-		t.Fatalf("a wake was sent twice")
-	}
+		q.clock.Add(4 * time.Second) // 9 s after the first message
+		if n := q.sendDue(t); n != 0 || len(rc.requests()) != 0 {
+			t.Fatalf("a wake went out inside the debounce window (%d)", n)
+		}
+		q.clock.Add(time.Second)
+		if n := q.sendDue(t); n != 1 {
+			t.Fatalf("claimed %d wakes at the end of the window, want 1", n)
+		}
+		reqs := rc.requests()
+		if len(reqs) != 1 {
+			t.Fatalf("%d wakes, want 1", len(reqs))
+		}
+		p := payloadOf(t, reqs[0])
+		if !slices.Equal(p.TaskIDs, []string{string(a.ID()), string(b.ID())}) || p.Count != 3 || p.Kind != "inbound" ||
+			p.Preview != "a follow-up on the first task" {
+			t.Fatalf("burst wake %+v", p)
+		}
+		q.clock.Add(5 * time.Second)
+		q.sendDue(t)
+		reqs = rc.requests()
+		if len(reqs) != 2 || !slices.Equal(payloadOf(t, reqs[1]).TaskIDs, []string{string(other.ID())}) {
+			t.Fatalf("the second conversation's wake: %d requests", len(reqs))
+		}
+		q.clock.Add(time.Hour)
+		if n := q.sendDue(t); n != 0 || len(rc.requests()) != 2 {
+			t.Fatalf("a wake was sent twice")
+		}
+	})
 }
 
 func TestHourlyCap(t *testing.T) {
-	q := newQueue(t, switchboard.ModeInbox)
-	rc := newReceiver(t)
-	q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0)), MaxPerHour: ptr(2)})
-	for _, c := range []string{"c1", "c2", "c3"} {
-		q.send(t, c, "", "hello")
-	}
-	q.sendDue(t)
-	q.clock.Add(30 * time.Minute)
-	q.sendDue(t)
-	if n := len(rc.requests()); n != 2 {
-		t.Fatalf("%d wakes within the hour, cap 2", n)
-	}
-	q.clock.Add(10 * time.Minute) // 11:00
-	q.sendDue(t)
-	if n := len(rc.requests()); n != 3 {
-		t.Fatalf("%d wakes after the hour turned, want 3", n)
-	}
+	engines(t, func(t *testing.T, engine string) {
+		q := newQueueOn(t, engine, switchboard.ModeInbox)
+		rc := newReceiver(t)
+		q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0)), MaxPerHour: ptr(2)})
+		for _, c := range []string{"c1", "c2", "c3"} {
+			q.send(t, c, "", "hello")
+		}
+		q.sendDue(t)
+		q.clock.Add(30 * time.Minute)
+		q.sendDue(t)
+		if n := len(rc.requests()); n != 2 {
+			t.Fatalf("%d wakes within the hour, cap 2", n)
+		}
+		q.clock.Add(10 * time.Minute) // 11:00
+		q.sendDue(t)
+		if n := len(rc.requests()); n != 3 {
+			t.Fatalf("%d wakes after the hour turned, want 3", n)
+		}
+	})
 }
 
 // TestRetryAfterThenDrop answers 429 and 503 four times: the wake is
 // retried after Retry-After (clamped to 30 s–1 h, 60 s without one) three
 // times, then dropped.
 func TestRetryAfterThenDrop(t *testing.T) {
-	q := newQueue(t, switchboard.ModeInbox)
-	rc := newReceiver(t,
-		answer{status: 429, retryAfter: "5"},    // clamped up to 30 s
-		answer{status: 503},                     // no header: 60 s
-		answer{status: 429, retryAfter: "7200"}, // clamped down to 1 h
-		answer{status: 503, retryAfter: "30"},
-	)
-	q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0))})
-	q.send(t, "c1", "", "hello")
-	q.sendDue(t)
-	for i, wait := range []time.Duration{30 * time.Second, time.Minute, time.Hour} {
-		q.clock.Add(wait - time.Second)
-		if q.sendDue(t); len(rc.requests()) != i+1 {
-			t.Fatalf("retry %d came before Retry-After", i+1)
+	engines(t, func(t *testing.T, engine string) {
+		q := newQueueOn(t, engine, switchboard.ModeInbox)
+		rc := newReceiver(t,
+			answer{status: 429, retryAfter: "5"},    // clamped up to 30 s
+			answer{status: 503},                     // no header: 60 s
+			answer{status: 429, retryAfter: "7200"}, // clamped down to 1 h
+			answer{status: 503, retryAfter: "30"},
+		)
+		q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0))})
+		q.send(t, "c1", "", "hello")
+		q.sendDue(t)
+		for i, wait := range []time.Duration{30 * time.Second, time.Minute, time.Hour} {
+			q.clock.Add(wait - time.Second)
+			if q.sendDue(t); len(rc.requests()) != i+1 {
+				t.Fatalf("retry %d came before Retry-After", i+1)
+			}
+			q.clock.Add(time.Second)
+			if q.sendDue(t); len(rc.requests()) != i+2 {
+				t.Fatalf("retry %d did not come after %s", i+1, wait)
+			}
 		}
-		q.clock.Add(time.Second)
-		if q.sendDue(t); len(rc.requests()) != i+2 {
-			t.Fatalf("retry %d did not come after %s", i+1, wait)
+		ws := q.wakesOf(t)
+		if len(ws) != 1 || ws[0].State != switchboard.WakeDropped || ws[0].Retries != 3 || ws[0].LastStatus != 503 {
+			t.Fatalf("after 3 retries: %+v", ws)
 		}
-	}
-	ws := q.wakesOf(t)
-	if len(ws) != 1 || ws[0].State != switchboard.WakeDropped || ws[0].Retries != 3 || ws[0].LastStatus != 503 {
-		t.Fatalf("after 3 retries: %+v", ws)
-	}
-	q.clock.Add(2 * time.Hour)
-	if q.sendDue(t); len(rc.requests()) != 4 {
-		t.Fatal("a dropped wake was sent again")
-	}
+		q.clock.Add(2 * time.Hour)
+		if q.sendDue(t); len(rc.requests()) != 4 {
+			t.Fatal("a dropped wake was sent again")
+		}
+	})
 }
 
 // TestOtherFailuresNotRetried: a receiver that answers 401 is told once.
@@ -247,45 +276,49 @@ func TestOtherFailuresNotRetried(t *testing.T) {
 // again, new services) in the middle of a debounce window: the wake is
 // neither lost nor repeated.
 func TestRestartInDebounceWindow(t *testing.T) {
-	q := newQueue(t, switchboard.ModeInbox)
-	rc := newReceiver(t)
-	q.configure(t, rc, switchboard.WakeUpdate{})
-	a := q.send(t, "c1", "", "before the restart")
-	q.clock.Add(5 * time.Second)
-	q.restart(t)
-	b := q.send(t, "c1", "", "after the restart")
-	q.clock.Add(5 * time.Second)
-	q.sendDue(t)
-	q.restart(t)
-	q.clock.Add(time.Hour)
-	q.sendDue(t)
-	reqs := rc.requests()
-	if len(reqs) != 1 || !slices.Equal(payloadOf(t, reqs[0]).TaskIDs, []string{string(a.ID()), string(b.ID())}) {
-		t.Fatalf("%d wakes after a restart in the window, want exactly 1 naming both tasks", len(reqs))
-	}
+	engines(t, func(t *testing.T, engine string) {
+		q := newQueueOn(t, engine, switchboard.ModeInbox)
+		rc := newReceiver(t)
+		q.configure(t, rc, switchboard.WakeUpdate{})
+		a := q.send(t, "c1", "", "before the restart")
+		q.clock.Add(5 * time.Second)
+		q.restart(t)
+		b := q.send(t, "c1", "", "after the restart")
+		q.clock.Add(5 * time.Second)
+		q.sendDue(t)
+		q.restart(t)
+		q.clock.Add(time.Hour)
+		q.sendDue(t)
+		reqs := rc.requests()
+		if len(reqs) != 1 || !slices.Equal(payloadOf(t, reqs[0]).TaskIDs, []string{string(a.ID()), string(b.ID())}) {
+			t.Fatalf("%d wakes after a restart in the window, want exactly 1 naming both tasks", len(reqs))
+		}
+	})
 }
 
 // TestSenderDiesMidSend: a sender that claimed a wake and died is replaced
 // once its lease ends; the wake goes out once.
 func TestSenderDiesMidSend(t *testing.T) {
-	q := newQueue(t, switchboard.ModeInbox)
-	rc := newReceiver(t)
-	q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0))})
-	q.send(t, "c1", "", "hello")
-	if ws, err := q.db.ClaimWakes(context.Background(), "wake/dead-instance", 10, 45*time.Second); err != nil || len(ws) != 1 {
-		t.Fatalf("claim: %v %v", ws, err)
-	}
-	q.restart(t)
-	if q.sendDue(t); len(rc.requests()) != 0 {
-		t.Fatal("a wake held by another sender was sent within its lease")
-	}
-	q.clock.Add(46 * time.Second)
-	q.sendDue(t)
-	q.clock.Add(time.Hour)
-	q.sendDue(t)
-	if n := len(rc.requests()); n != 1 {
-		t.Fatalf("%d wakes, want 1", n)
-	}
+	engines(t, func(t *testing.T, engine string) {
+		q := newQueueOn(t, engine, switchboard.ModeInbox)
+		rc := newReceiver(t)
+		q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0))})
+		q.send(t, "c1", "", "hello")
+		if ws, err := q.db.ClaimWakes(context.Background(), "wake/dead-instance", 10, 45*time.Second); err != nil || len(ws) != 1 {
+			t.Fatalf("claim: %v %v", ws, err)
+		}
+		q.restart(t)
+		if q.sendDue(t); len(rc.requests()) != 0 {
+			t.Fatal("a wake held by another sender was sent within its lease")
+		}
+		q.clock.Add(46 * time.Second)
+		q.sendDue(t)
+		q.clock.Add(time.Hour)
+		q.sendDue(t)
+		if n := len(rc.requests()); n != 1 {
+			t.Fatalf("%d wakes, want 1", n)
+		}
+	})
 }
 
 func TestOutboundUpdateEntryPoint(t *testing.T) {
