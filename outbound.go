@@ -276,3 +276,24 @@ func ValidRemoteID(s string) bool {
 	}
 	return true
 }
+
+// LastText returns the text of the record's latest update, if any.
+func (o *Outbound) LastText() string {
+	if n := len(o.Updates); n > 0 {
+		return o.Updates[n-1].Text
+	}
+	return ""
+}
+
+// WakeRequest is the outbound_update wake that tells the sending agent its
+// sent task changed: from the target it named, with a preview of the
+// update's text (the remote agent's words: untrusted, redacted and trimmed
+// when queued).
+func (o *Outbound) WakeRequest() WakeRequest {
+	preview := "[update on outbound task: " + ShortState(o.State) + "]"
+	if text := o.LastText(); text != "" {
+		preview += " " + text
+	}
+	return WakeRequest{AgentID: o.AgentID, ContextID: o.ContextID, TaskID: o.TaskID,
+		Kind: WakeOutboundUpdate, From: o.Target, Preview: preview}
+}

@@ -95,11 +95,11 @@ func TestOutboxServiceReceivePush(t *testing.T) {
 	}
 	svc := switchboard.NewOutboxService(db, db)
 	var hooked []a2a.TaskState
-	svc.OnOutboundUpdate = func(_ context.Context, agentID, contextID string, taskID a2a.TaskID, state a2a.TaskState, text string) {
-		if agentID != g.ID || taskID != "r1" {
-			t.Errorf("hook: %s %s", agentID, taskID)
+	svc.OnOutboundUpdate = func(_ context.Context, o *switchboard.Outbound) {
+		if o.AgentID != g.ID || o.TaskID != "r1" {
+			t.Errorf("hook: %s %s", o.AgentID, o.TaskID)
 		}
-		hooked = append(hooked, state)
+		hooked = append(hooked, o.State)
 	}
 	const token = "0123456789abcdef0123456789abcdef"
 	o := &switchboard.Outbound{AgentID: g.ID, Target: "bob", Endpoint: "https://bob.example/", Protocol: switchboard.ProtocolV1, Text: "hi"}

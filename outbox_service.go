@@ -26,14 +26,13 @@ type OutboxService struct {
 	Now func() time.Time
 
 	// OnOutboundUpdate, if set, is called after a push about a task one of
-	// our agents sent has been recorded: agentID is the sender, contextID
-	// and taskID the remote task's, state its state after the push, and
-	// text the text the push carried (written by the remote agent:
-	// untrusted). It is the seam for an "outbound_update" wake of a
-	// sleeping agent. It runs on the request's goroutine after the record
-	// is committed; it should return quickly (queue the work it starts).
-	// Set it before the service is used.
-	OnOutboundUpdate func(ctx context.Context, agentID, contextID string, taskID a2a.TaskID, state a2a.TaskState, text string)
+	// our agents sent has been recorded, with the record as it now stands
+	// (its last update holds the text the push carried, written by the
+	// remote agent: untrusted). It is the seam for an "outbound_update"
+	// wake of a sleeping agent (Outbound.WakeRequest). It runs on the
+	// request's goroutine after the record is committed; it should return
+	// quickly (queue the work it starts). Set it before the service is used.
+	OnOutboundUpdate func(ctx context.Context, o *Outbound)
 }
 
 // NewOutboxService returns an OutboxService over the given stores.
@@ -187,11 +186,7 @@ func (s *OutboxService) ReceivePush(ctx context.Context, agentID string, token s
 		return nil, err
 	}
 	if s.OnOutboundUpdate != nil {
-		text := ""
-		if n := len(o.Updates); n > 0 {
-			text = o.Updates[n-1].Text
-		}
-		s.OnOutboundUpdate(ctx, o.AgentID, o.ContextID, o.TaskID, o.State, text)
+		s.OnOutboundUpdate(ctx, o)
 	}
 	return o, nil
 }

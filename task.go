@@ -92,6 +92,9 @@ type TaskChange struct {
 	// transaction, before the rest of the change, as
 	// DeliveryStore.AckDelivery does; the store sets its First.
 	Ack *DeliveryAck
+	// Wake, when set, queues a wake of the agent as WakeStore.EnqueueWake
+	// does (nothing if the agent has no wake configuration).
+	Wake *WakeRequest
 }
 
 // DeliveryAck is an acknowledgement of a delivery carried by a TaskChange.

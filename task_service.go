@@ -87,6 +87,7 @@ type Store interface {
 	SessionStore
 	PushStore
 	OutboundStore
+	WakeStore
 }
 
 // NewTaskService returns a TaskService over the given store and bus.
@@ -177,6 +178,7 @@ func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer,
 	if agent.Mode.Live() {
 		change.NewDeliveries = []*Delivery{s.newDelivery(t, DeliverTask, msg.ID, now)}
 	}
+	change.Wake = inboundWake(agent, t, caller, msg)
 	ev, err := s.tasks.CreateTask(ctx, t, change)
 	if err != nil {
 		return nil, err
@@ -230,6 +232,7 @@ func (s *TaskService) continueTask(ctx context.Context, agent *Agent, caller Pee
 		if agent.Mode.Live() {
 			change.NewDeliveries = []*Delivery{s.newDelivery(t, DeliverMessage, msg.ID, now)}
 		}
+		change.Wake = inboundWake(agent, t, caller, msg)
 		return change, nil
 	})
 	if err != nil {

@@ -47,10 +47,10 @@ func TestOutboxPushReceiver(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var calls []hookCall
-	h.outbox.OnOutboundUpdate = func(_ context.Context, agentID, contextID string, taskID a2a.TaskID, state a2a.TaskState, text string) {
+	h.outbox.OnOutboundUpdate = func(_ context.Context, o *switchboard.Outbound) {
 		mu.Lock()
 		defer mu.Unlock()
-		calls = append(calls, hookCall{agentID, contextID, taskID, state, text})
+		calls = append(calls, hookCall{o.AgentID, o.ContextID, o.TaskID, o.State, o.LastText()})
 	}
 
 	rec := h.recordOutbound(g, h.operatorToken, map[string]any{

@@ -102,6 +102,9 @@ type Deps struct {
 	// MetricsHandler serves GET /metrics; nil: not served here (metrics
 	// may be on a listener of their own, or off).
 	MetricsHandler http.Handler
+	// Wakes manages agents' wake webhooks (/agents/{ref}/wake); nil: not
+	// served.
+	Wakes *switchboard.WakeService
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -212,6 +215,10 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /agents/{ref}/agent-token", s.owner(s.handleRotateAgentToken))
 	m.HandleFunc("POST /agents/{ref}/webhook-secret", s.owner(s.handleRotateWebhookSecret))
 	m.HandleFunc("GET /agents/{ref}/deliveries", s.owner(s.handleDeliveries))
+	m.HandleFunc("GET /agents/{ref}/wake", s.owner(s.handleShowWake))
+	m.HandleFunc("PUT /agents/{ref}/wake", s.owner(s.handleSetWake))
+	m.HandleFunc("DELETE /agents/{ref}/wake", s.owner(s.handleDeleteWake))
+	m.HandleFunc("POST /agents/{ref}/wake/test", s.owner(s.handleTestWake))
 
 	m.HandleFunc("POST /agents/{ref}/outbox", s.owner(s.handleCreateOutbound))
 	m.HandleFunc("GET /agents/{ref}/outbox", s.owner(s.handleListOutbound))

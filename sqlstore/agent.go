@@ -163,6 +163,10 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 			`DELETE FROM deliveries WHERE agent_id = $1`,
 			`DELETE FROM agent_sessions WHERE agent_id = $1`,
 			`DELETE FROM outbound WHERE agent_id = $1`,
+			`DELETE FROM wake_tasks WHERE wake_id IN (SELECT id FROM wakes WHERE agent_id = $1)`,
+			`DELETE FROM wakes WHERE agent_id = $1`,
+			`DELETE FROM wake_configs WHERE agent_id = $1`,
+			`DELETE FROM wake_budget WHERE agent_id = $1`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err

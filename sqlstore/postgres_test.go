@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
@@ -66,4 +67,12 @@ func TestPostgresBadDSN(t *testing.T) {
 	if _, err := sqlstore.OpenPostgres(context.Background(), "postgres://[bad", sqlstore.PostgresOptions{}); err == nil {
 		t.Fatal("a broken URL was accepted")
 	}
+}
+
+func TestPostgresWakeContract(t *testing.T) {
+	storetest.RunWakes(t, func(t *testing.T, now func() time.Time) storetest.Store {
+		db := MustOpenPostgres(t)
+		db.Now = now
+		return db
+	})
 }

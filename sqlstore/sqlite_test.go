@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -92,4 +93,12 @@ func TestSQLiteOddPathsAndPermissions(t *testing.T) {
 	if _, err := sqlstore.OpenSQLite(context.Background(), ":memory:"); err == nil {
 		t.Fatal(":memory: accepted")
 	}
+}
+
+func TestSQLiteWakeContract(t *testing.T) {
+	storetest.RunWakes(t, func(t *testing.T, now func() time.Time) storetest.Store {
+		db := MustOpenSQLite(t)
+		db.Now = now
+		return db
+	})
 }

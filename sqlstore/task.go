@@ -236,7 +236,7 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 // onlyAck reports whether a change holds nothing but an acknowledgement.
 func onlyAck(c *switchboard.TaskChange) bool {
 	return len(c.Events) == 0 && c.MessageID == "" && c.PushConfig == nil &&
-		len(c.NewDeliveries) == 0 && len(c.CloseDeliveries) == 0
+		len(c.NewDeliveries) == 0 && len(c.CloseDeliveries) == 0 && c.Wake == nil
 }
 
 // writeChange writes what a change holds besides the task row, appends its
@@ -269,6 +269,11 @@ func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, 
 	}
 	for _, id := range change.CloseDeliveries {
 		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed' WHERE id = $1 AND state <> 'failed'`, id); err != nil {
+			return nil, err
+		}
+	}
+	if change.Wake != nil {
+		if _, err := db.enqueueWake(ctx, tx, change.Wake); err != nil {
 			return nil, err
 		}
 	}

@@ -31,6 +31,7 @@ type CLI struct {
 	Outbox  OutboxCmd  `cmd:"" help:"List what your agents sent and the state of the answers."`
 	Poll    PollCmd    `cmd:"" help:"Fetch the remote task of a sent message again and record it."`
 	History HistoryCmd `cmd:"" help:"Show a conversation (contextId) of an agent in both directions."`
+	Wake    WakeCmd    `cmd:"" help:"Wake webhooks: how an agent that sleeps learns that work waits in its inbox."`
 	Connect ConnectCmd `cmd:"" help:"Connect an agent to its server (--server, repeated or comma-separated for several) and work on its tasks with --exec or --forward; --install makes it a systemd service."`
 	Version VersionCmd `cmd:"" help:"Print the version."`
 

@@ -340,13 +340,22 @@ func TestPublicURL(t *testing.T) {
 
 // TestSendToHandleWithPush: with --push, the answer of an agent on the
 // same server comes back as a push notification to the sender's own
-// address, and the outbox shows it without a poll.
+// address, the outbox shows it without a poll, and the sender, asleep, is
+// woken with an outbound_update wake whose hint is the history command.
 func TestSendToHandleWithPush(t *testing.T) {
+	wakes := make(chan map[string]any, 8)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		wakes <- body
+	}))
+	defer recv.Close()
 	// The server pushes to its own loopback address: only with private
 	// networks allowed (and plain http with them).
 	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.AllowPrivateNetworks = true })
 	cli(t, m, "agent", "create", "alice", "--mode", "inbox")
 	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
+	cli(t, m, "wake", "set", "--agent", "alice", "--url", recv.URL+"/wake", "--debounce", "0s")
 	t.Setenv("SWITCHBOARD_CONFIG_DIR", t.TempDir())
 	var tok struct {
 		Token string `json:"token"`
@@ -368,5 +377,21 @@ func TestSendToHandleWithPush(t *testing.T) {
 	})
 	if pushes := cli(t, m, "show", rec.TaskID, "--pushes"); !strings.Contains(pushes, "/a/alice/push") {
 		t.Fatalf("helper's task pushes: %s", pushes)
+	}
+	for {
+		select {
+		case w := <-wakes:
+			if w["kind"] != "outbound_update" {
+				continue // the push of working, or another state, may come first
+			}
+			hint, _ := w["hint"].(string)
+			preview, _ := w["preview"].(string)
+			if w["contextId"] != rec.ContextID || !strings.Contains(hint, "history "+rec.ContextID) || !strings.Contains(preview, "[update on outbound task: completed] done it") {
+				t.Fatalf("outbound_update wake: %v", w)
+			}
+			return
+		case <-time.After(15 * time.Second):
+			t.Fatal("alice was not woken by the update of the task she sent")
+		}
 	}
 }

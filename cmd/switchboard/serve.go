@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/sqlstore"
+	"github.com/switchboard-dev/switchboard/wake"
 	"github.com/switchboard-dev/switchboard/webhook"
 )
 
@@ -48,7 +49,7 @@ type ServeCmd struct {
 	PushMaxAge       time.Duration `name:"push-max-age" env:"SWITCHBOARD_PUSH_MAX_AGE" default:"24h" help:"A push notification that fails when older than this is given up."`
 	PushMaxBackoff   time.Duration `name:"push-max-backoff" env:"SWITCHBOARD_PUSH_MAX_BACKOFF" default:"10m" help:"Longest wait between two attempts of a push notification (the wait doubles from 1s, with jitter)."`
 
-	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks, push notifications) reach private, loopback and link-local addresses. Only for deployments on a private network."`
+	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks, push notifications, wakes) reach private, loopback and link-local addresses. Only for deployments on a private network."`
 
 	Database          string   `name:"database" env:"SWITCHBOARD_DATABASE" help:"A postgres:// URL to share one PostgreSQL database between instances (default: the SQLite file switchboard.db in the data directory)."`
 	DatabaseMaxConns  int      `name:"database-max-conns" env:"SWITCHBOARD_DATABASE_MAX_CONNS" default:"16" help:"Connections this instance opens to PostgreSQL at most."`
@@ -163,9 +164,12 @@ type Main struct {
 	DB    *sqlstore.DB
 	Bus   switchboard.Bus
 	Tasks *switchboard.TaskService
-	// Outbox records what agents send and the pushes answering them; its
-	// OnOutboundUpdate hook is where a wake on outbound updates plugs in.
+	// Outbox records what agents send and the pushes answering them; a
+	// push wakes the sending agent (kind outbound_update) when it has a
+	// wake webhook.
 	Outbox *switchboard.OutboxService
+	// Wakes queues and sends wake webhooks.
+	Wakes *switchboard.WakeService
 
 	// nats is the embedded NATS server of Bus "embedded".
 	nats *server.Server
@@ -242,6 +246,13 @@ func (m *Main) Run(ctx context.Context) error {
 	if cfg.DeliveryDeadline > 0 {
 		m.Tasks.DeliveryDeadline = cfg.DeliveryDeadline
 	}
+	m.Wakes = m.newWakeService(cfg, db)
+	m.Outbox.OnOutboundUpdate = func(ctx context.Context, o *switchboard.Outbound) {
+		if _, err := m.Wakes.Enqueue(ctx, o.WakeRequest()); err != nil {
+			m.Logger.Warn("queue an outbound_update wake", "agent_id", o.AgentID, "outbox_id", o.ID, "err", err)
+		}
+	}
+	m.metrics.registerWakes(m.Wakes)
 	limiter := newLimiter(cfg, db)
 	m.Hub = hub.New(hub.Deps{
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
@@ -254,6 +265,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
+		Wakes: m.Wakes,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
@@ -279,7 +291,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}()
 	}
 	if cfg.AllowPrivateNetworks {
-		m.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks and push notifications can target loopback, LAN and metadata addresses")
+		m.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks, push notifications and wakes can target loopback, LAN and metadata addresses")
 	}
 	deliverer := &webhook.Deliverer{
 		Client: netguard.NewClient(netguard.Options{
@@ -318,6 +330,13 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	m.ln = ln
+	// The wake sender starts once the listener is known: a wake names the
+	// agent's card, whose URL may be the listener's.
+	m.loops.Add(1)
+	go func() {
+		defer m.loops.Done()
+		_ = m.Wakes.RunSender(loops, switchboard.WakeSenderConfig{})
+	}()
 	m.httpServer = &http.Server{
 		Handler:           m.API,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -334,6 +353,27 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Logger.Info("switchboard is serving", "url", m.URL(), "data", cfg.DataDir, "database", where,
 		"bus", busName(cfg.Bus), "instance", m.Tasks.InstanceID, "metrics", m.metricsWhere(), "retention", retentionWhere(cfg.Retention))
 	return nil
+}
+
+// newWakeService builds the wake sender: wakes go through the network
+// guard (15 s per request) and name the agent's card at the public URL, or
+// at the listener's when none is set.
+func (m *Main) newWakeService(cfg Config, db *sqlstore.DB) *switchboard.WakeService {
+	sender := &wake.Sender{
+		Client:    wake.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow}),
+		UserAgent: "switchboard/" + version,
+		CardURL: func(g *switchboard.Agent) string {
+			base := strings.TrimRight(cfg.PublicURL, "/")
+			if base == "" {
+				base = m.URL()
+			}
+			return base + "/a/" + g.Handle + "/.well-known/agent-card.json"
+		},
+	}
+	w := switchboard.NewWakeService(db, db, m.Bus, sender, m.Logger)
+	w.InstanceID = m.Tasks.InstanceID
+	w.CheckTemplate = wake.CheckTemplate
+	return w
 }
 
 // serveMetrics serves /metrics, /healthz and /readyz on the metrics

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// TestWakeCLI wires a wake with the CLI, the key from the environment,
+// and checks that a peer's message to an inbox agent wakes it through
+// the server's background sender.
+func TestWakeCLI(t *testing.T) {
+	var mu sync.Mutex
+	var got []*http.Request
+	var bodies [][]byte
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got, bodies = append(got, r), append(bodies, b)
+		mu.Unlock()
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer recv.Close()
+	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+		c.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+		c.Metrics = true
+	})
+	cli(t, m, "agent", "create", "sleeper", "--mode", "inbox")
+	const key = "wake-key-from-the-environment-0123"
+	t.Setenv("SWITCHBOARD_WAKE_KEY", key)
+	out := cli(t, m, "wake", "set", "--agent", "sleeper", "--url", recv.URL+"/hook", "--debounce", "0s", "--max-per-hour", "5")
+	if strings.Contains(out, key) || !strings.Contains(out, "(set, sha256:") || !strings.Contains(out, "max per hour  5") {
+		t.Fatalf("wake set printed:\n%s", out)
+	}
+	t.Setenv("SWITCHBOARD_WAKE_KEY", "")
+	if out := cli(t, m, "wake", "show", "--agent", "sleeper"); strings.Contains(out, key) || !strings.Contains(out, "preset") {
+		t.Fatalf("wake show printed:\n%s", out)
+	}
+
+	ctx := context.Background()
+	g, err := m.DB.FindAgentByHandle(ctx, "sleeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, _, err := m.Tasks.SendMessage(ctx, g, switchboard.Peer{AgentID: g.ID, ID: "p1", Label: "bob"}, &a2a.SendMessageRequest{
+		Message: &a2a.Message{ID: "m1", Role: a2a.MessageRoleUser, ContextID: "c1", Parts: a2a.ContentParts{a2a.NewTextPart("wake up")}},
+	}, switchboard.ProtocolV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	if len(got) != 1 || got[0].Header.Get("Authorization") != "Bearer "+key {
+		t.Fatalf("wakes received: %d", len(got))
+	}
+	var p struct {
+		TaskIDs   []string `json:"taskIds"`
+		AgentCard string   `json:"agentCard"`
+	}
+	_ = json.Unmarshal(bodies[0], &p)
+	mu.Unlock()
+	if len(p.TaskIDs) != 1 || p.TaskIDs[0] != string(task.ID()) || p.AgentCard != m.URL()+"/a/sleeper/.well-known/agent-card.json" {
+		t.Fatalf("wake payload %s", bodies[0])
+	}
+
+	// The outcome is recorded once the receiver has answered.
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if scrape(t, m.URL())[`switchboard_wakes_total{outcome="sent"}`] == 1 {
+			break
+		}
+	}
+	wantSamples(t, scrape(t, m.URL()), map[string]float64{
+		`switchboard_wakes_total{outcome="sent"}`:    1,
+		`switchboard_wakes_total{outcome="retried"}`: 0,
+		`switchboard_wakes_total{outcome="dropped"}`: 0,
+	})
+	if out := cli(t, m, "wake", "test", "--agent", "sleeper"); !strings.Contains(out, "HTTP 200") || !strings.Contains(out, "body: ok") {
+		t.Fatalf("wake test printed:\n%s", out)
+	}
+	if out := cli(t, m, "wake", "show", "--agent", "sleeper"); !strings.Contains(out, "latest wakes") || !strings.Contains(out, "sent") {
+		t.Fatalf("wake show after a wake:\n%s", out)
+	}
+	if out := cli(t, m, "wake", "set", "--agent", "sleeper", "--key-header", "X-Api-Key", "--key-prefix", ""); !strings.Contains(out, `X-Api-Key: "" + key`) {
+		t.Fatalf("an empty key prefix:\n%s", out)
+	}
+	cli(t, m, "wake", "unset", "--agent", "sleeper")
+	if _, err := cliErr(m, "wake", "show", "--agent", "sleeper"); err == nil || !strings.Contains(err.Error(), "no wake configuration") {
+		t.Fatalf("show after unset: %v", err)
+	}
+	if _, err := cliErr(m, "wake", "set", "--agent", "sleeper", "--url", "https://x.example/", "--preset", "hermes"); err == nil ||
+		!strings.Contains(err.Error(), "hmac secret") {
+		t.Fatalf("hermes without a secret: %v", err)
+	}
+}
+
+// TestClusterWakeOnce: three instances on one PostgreSQL database all run
+// a wake sender; every message wakes the agent exactly once.
+func TestClusterWakeOnce(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p struct {
+			TaskIDs []string `json:"taskIds"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&p)
+		mu.Lock()
+		for _, id := range p.TaskIDs {
+			seen[id]++
+		}
+		mu.Unlock()
+	}))
+	defer recv.Close()
+	c := newCluster(t, 3, nil)
+	_, _, bob := c.agent("sleepy", map[string]any{"mode": "inbox"})
+	if st := c.owner(1, "PUT", "/agents/sleepy/wake", map[string]any{"url": recv.URL, "debounce_seconds": 0}, nil); st != http.StatusOK {
+		t.Fatalf("set wake: %d", st)
+	}
+	const n = 30
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = peerSend(t, c.inst[i%3], "sleepy", bob, fmt.Sprint("w-", i), "wake me", "", false).ID
+	}
+	c.eventually("every task woke the agent", 10*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == n
+	})
+	time.Sleep(300 * time.Millisecond) // a duplicate would be on its way by now
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		if seen[id] != 1 {
+			t.Fatalf("task %s was in %d wakes", id, seen[id])
+		}
+	}
+}

@@ -1,0 +1,369 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+var _ switchboard.WakeStore = (*DB)(nil)
+
+const wakeConfigColumns = `agent_id, url, wake_key, hmac_secret, preset, debounce_ms, max_per_hour, key_header, key_prefix,
+	body_template, openclaw_agent_id, cli_command, created_at, updated_at`
+
+const wakeColumns = `w.id, w.agent_id, w.context_id, w.kind, w.task_id, w.sender, w.preview, w.count, w.state, w.retries,
+	w.due_at, w.holder, w.lease_until, w.last_status, w.last_error, w.created_at, w.updated_at`
+
+// SaveWakeConfig implements switchboard.WakeStore.
+func (db *DB) SaveWakeConfig(ctx context.Context, c *switchboard.WakeConfig) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var found string
+		err := tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE id = $1`+db.forShare(""), c.AgentID).Scan(&found)
+		if err == sql.ErrNoRows {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+		} else if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO wake_configs (`+wakeConfigColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+			ON CONFLICT (agent_id) DO UPDATE SET url = excluded.url, wake_key = excluded.wake_key,
+				hmac_secret = excluded.hmac_secret, preset = excluded.preset, debounce_ms = excluded.debounce_ms,
+				max_per_hour = excluded.max_per_hour, key_header = excluded.key_header, key_prefix = excluded.key_prefix,
+				body_template = excluded.body_template, openclaw_agent_id = excluded.openclaw_agent_id,
+				cli_command = excluded.cli_command, updated_at = excluded.updated_at`,
+			c.AgentID, c.URL, c.Key, c.HMACSecret, string(c.Preset), c.Debounce.Milliseconds(), c.MaxPerHour,
+			c.KeyHeader, c.KeyPrefix, c.BodyTemplate, c.OpenClawAgentID, c.CLICommand, nanos(c.CreatedAt), nanos(c.UpdatedAt))
+		return err
+	})
+}
+
+// FindWakeConfig implements switchboard.WakeStore.
+func (db *DB) FindWakeConfig(ctx context.Context, agentID string) (*switchboard.WakeConfig, error) {
+	var c switchboard.WakeConfig
+	var preset string
+	var debounce, created, updated int64
+	err := db.read.QueryRowContext(ctx, `SELECT `+wakeConfigColumns+` FROM wake_configs WHERE agent_id = $1`, agentID).Scan(
+		&c.AgentID, &c.URL, &c.Key, &c.HMACSecret, &preset, &debounce, &c.MaxPerHour, &c.KeyHeader, &c.KeyPrefix,
+		&c.BodyTemplate, &c.OpenClawAgentID, &c.CLICommand, &created, &updated)
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "no wake configuration")
+	} else if err != nil {
+		return nil, db.formatError(err)
+	}
+	c.Preset, c.Debounce = switchboard.WakePreset(preset), time.Duration(debounce)*time.Millisecond
+	c.CreatedAt, c.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &c, nil
+}
+
+// DeleteWakeConfig implements switchboard.WakeStore.
+func (db *DB) DeleteWakeConfig(ctx context.Context, agentID string) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM wake_configs WHERE agent_id = $1`, agentID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "no wake configuration")
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'dropped', last_error = 'the wake configuration was removed',
+			updated_at = $1 WHERE agent_id = $2 AND state = 'pending'`, nanos(db.Now()), agentID)
+		return err
+	})
+}
+
+// EnqueueWake implements switchboard.WakeStore.
+func (db *DB) EnqueueWake(ctx context.Context, r *switchboard.WakeRequest) (bool, error) {
+	var queued bool
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		queued, err = db.enqueueWake(ctx, tx, r)
+		return err
+	})
+	return queued, err
+}
+
+// enqueueWake is EnqueueWake within tx; CreateTask and ModifyTask call it
+// for TaskChange.Wake, and so may any other change that should wake an
+// agent in its own transaction. The pending wake of the same agent,
+// conversation and kind, if any, takes the request (the partial unique
+// index wakes_pending settles concurrent requests); otherwise a new wake
+// is due after the configuration's debounce.
+func (db *DB) enqueueWake(ctx context.Context, tx *sql.Tx, r *switchboard.WakeRequest) (bool, error) {
+	var debounceMS int64
+	err := tx.QueryRowContext(ctx, `SELECT debounce_ms FROM wake_configs WHERE agent_id = $1`, r.AgentID).Scan(&debounceMS)
+	if err == sql.ErrNoRows {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	now := db.Now().UTC()
+	due := now.Add(time.Duration(debounceMS) * time.Millisecond)
+	var id string
+	err = tx.QueryRowContext(ctx, `INSERT INTO wakes (id, agent_id, context_id, kind, task_id, sender, preview, count, state,
+			due_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 'pending', $8, $9, $9)
+		ON CONFLICT (agent_id, context_id, kind) WHERE state = 'pending' DO UPDATE SET task_id = excluded.task_id,
+			sender = excluded.sender, preview = excluded.preview, count = wakes.count + 1, updated_at = excluded.updated_at
+		RETURNING id`,
+		switchboard.NewID(), r.AgentID, r.ContextID, string(r.Kind), string(r.TaskID), r.From, r.Preview, nanos(due), nanos(now)).Scan(&id)
+	if err != nil {
+		return false, fmt.Errorf("queue wake: %w", err)
+	}
+	if r.TaskID != "" {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, task_id, added_at) VALUES ($1, $2, $3)
+			ON CONFLICT DO NOTHING`, id, string(r.TaskID), nanos(now)); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// ClaimWakes implements switchboard.WakeStore.
+func (db *DB) ClaimWakes(ctx context.Context, holder string, max int, lease time.Duration) ([]*switchboard.Wake, error) {
+	now := db.Now().UTC()
+	query := `SELECT ` + wakeColumns + ` FROM wakes w
+		WHERE (w.state = 'pending' AND w.due_at <= $1) OR (w.state = 'sending' AND w.lease_until < $1)
+		ORDER BY w.due_at, w.id LIMIT ` + fmt.Sprint(max) + db.forClaim("w")
+	if !db.dialect.rowLocks {
+		// SQLite: look with a reader first, so that an empty queue (the
+		// usual case at each poll) takes no write lock.
+		rows, err := db.read.QueryContext(ctx, query, nanos(now))
+		if err != nil {
+			return nil, db.formatError(err)
+		}
+		found := rows.Next()
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, nil
+		}
+	}
+	var out []*switchboard.Wake
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		out = nil
+		rows, err := tx.QueryContext(ctx, query, nanos(now))
+		if err != nil {
+			return err
+		}
+		due, err := scanWakes(rows)
+		if err != nil {
+			return err
+		}
+		for _, w := range due {
+			ok, err := db.claimWake(ctx, tx, w, holder, now, lease)
+			if err != nil {
+				return err
+			}
+			if ok {
+				out = append(out, w)
+			}
+		}
+		return db.loadWakeTasks(ctx, tx, out)
+	})
+	return out, err
+}
+
+// claimWake hands one due wake to holder unless its configuration is gone
+// (it is dropped) or its agent's hourly cap is used up (it waits for the
+// next hour).
+func (db *DB) claimWake(ctx context.Context, tx *sql.Tx, w *switchboard.Wake, holder string, now time.Time, lease time.Duration) (bool, error) {
+	var perHour int
+	err := tx.QueryRowContext(ctx, `SELECT max_per_hour FROM wake_configs WHERE agent_id = $1`, w.AgentID).Scan(&perHour)
+	if err == sql.ErrNoRows {
+		_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'dropped', holder = '', last_error = 'no wake configuration',
+			updated_at = $1 WHERE id = $2`, nanos(now), w.ID)
+		return false, err
+	} else if err != nil {
+		return false, err
+	}
+	if perHour > 0 {
+		hour := now.Unix() / 3600
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_budget (agent_id, hour, count) VALUES ($1, $2, 0)
+			ON CONFLICT DO NOTHING`, w.AgentID, hour); err != nil {
+			return false, err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE wake_budget SET count = count + 1 WHERE agent_id = $1 AND hour = $2 AND count < $3`,
+			w.AgentID, hour, perHour)
+		if err != nil {
+			return false, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return false, err
+		} else if n == 0 {
+			// Over the cap: wait for the next hour. A sending wake whose
+			// lease ended keeps its state (a pending wake of the same
+			// conversation may exist) and waits through its lease.
+			next := nanos(time.Unix((hour+1)*3600, 0))
+			_, err = tx.ExecContext(ctx, `UPDATE wakes SET due_at = $1, lease_until = CASE WHEN state = 'sending' THEN $1 ELSE lease_until END,
+				last_error = 'the hourly cap is used up', updated_at = $2 WHERE id = $3`, next, nanos(now), w.ID)
+			return false, err
+		}
+	}
+	w.State, w.Holder, w.LeaseUntil, w.UpdatedAt = switchboard.WakeSending, holder, now.Add(lease), now
+	_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'sending', holder = $1, lease_until = $2, updated_at = $3 WHERE id = $4`,
+		holder, nanos(w.LeaseUntil), nanos(now), w.ID)
+	return err == nil, err
+}
+
+// FinishWake implements switchboard.WakeStore.
+func (db *DB) FinishWake(ctx context.Context, id, holder string, state switchboard.WakeState, status int, lastErr string) (bool, error) {
+	switch state {
+	case switchboard.WakeSent, switchboard.WakeFailed, switchboard.WakeDropped:
+	default:
+		return false, fmt.Errorf("finish wake %s: %q is not a final state", id, state)
+	}
+	var n int64
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE wakes SET state = $1, last_status = $2, last_error = $3, holder = '', updated_at = $4
+			WHERE id = $5 AND holder = $6 AND state = 'sending'`, string(state), status, truncateError(lastErr), nanos(db.Now()), id, holder)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n > 0, err
+}
+
+// RetryWake implements switchboard.WakeStore.
+func (db *DB) RetryWake(ctx context.Context, id, holder string, due time.Time, retried bool, status int, lastErr string) (bool, error) {
+	var ok bool
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var agentID, contextID, kind string
+		var retries, count int
+		err := tx.QueryRowContext(ctx, `SELECT agent_id, context_id, kind, retries, count FROM wakes
+			WHERE id = $1 AND holder = $2 AND state = 'sending'`+db.forUpdate(""), id, holder).Scan(&agentID, &contextID, &kind, &retries, &count)
+		if err == sql.ErrNoRows {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		ok = true
+		if retried {
+			retries++
+		}
+		now := nanos(db.Now())
+		var other string
+		var otherDue int64
+		var otherRetries int
+		err = tx.QueryRowContext(ctx, `SELECT id, due_at, retries FROM wakes
+			WHERE agent_id = $1 AND context_id = $2 AND kind = $3 AND state = 'pending'`+db.forUpdate(""),
+			agentID, contextID, kind).Scan(&other, &otherDue, &otherRetries)
+		if err == sql.ErrNoRows {
+			_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'pending', holder = '', due_at = $1, retries = $2,
+				last_status = $3, last_error = $4, updated_at = $5 WHERE id = $6`,
+				nanos(due), retries, status, truncateError(lastErr), now, id)
+			return err
+		} else if err != nil {
+			return err
+		}
+		// A newer message made a pending wake meanwhile: it takes this
+		// one's tasks, and the retry's wait and count.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, task_id, added_at)
+			SELECT $1, task_id, added_at FROM wake_tasks WHERE wake_id = $2 ON CONFLICT DO NOTHING`, other, id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE wakes SET due_at = $1, retries = $2, count = count + $3, last_status = $4,
+			last_error = $5, updated_at = $6 WHERE id = $7`,
+			max(otherDue, nanos(due)), max(otherRetries, retries), count, status, truncateError(lastErr), now, other)
+		if err != nil {
+			return err
+		}
+		for _, q := range []string{`DELETE FROM wake_tasks WHERE wake_id = $1`, `DELETE FROM wakes WHERE id = $1`} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ok, err
+}
+
+// FindWakes implements switchboard.WakeStore.
+func (db *DB) FindWakes(ctx context.Context, agentID string, limit int) ([]*switchboard.Wake, error) {
+	if limit <= 0 {
+		limit = 20
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+wakeColumns+` FROM wakes w WHERE w.agent_id = $1
+		ORDER BY w.created_at DESC, w.id DESC LIMIT `+fmt.Sprint(limit), agentID)
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	out, err := scanWakes(rows)
+	if err != nil {
+		return nil, err
+	}
+	return out, db.loadWakeTasks(ctx, db.read, out)
+}
+
+// PruneWakes implements switchboard.WakeStore.
+func (db *DB) PruneWakes(ctx context.Context, before time.Time) (int, error) {
+	var n int64
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		const finished = `SELECT id FROM wakes WHERE state IN ('sent', 'failed', 'dropped') AND updated_at < $1`
+		if _, err := tx.ExecContext(ctx, `DELETE FROM wake_tasks WHERE wake_id IN (`+finished+`)`, nanos(before)); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM wakes WHERE id IN (`+finished+`)`, nanos(before))
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM wake_budget WHERE hour < $1`, before.Unix()/3600)
+		return err
+	})
+	return int(n), err
+}
+
+// loadWakeTasks fills in the task ids of each wake, in the order they came.
+func (db *DB) loadWakeTasks(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, wakes []*switchboard.Wake) error {
+	for _, w := range wakes {
+		rows, err := q.QueryContext(ctx, `SELECT task_id FROM wake_tasks WHERE wake_id = $1 ORDER BY added_at, task_id`, w.ID)
+		if err != nil {
+			return err
+		}
+		w.TaskIDs = nil
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			w.TaskIDs = append(w.TaskIDs, a2a.TaskID(id))
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scanWakes(rows *sql.Rows) ([]*switchboard.Wake, error) {
+	defer rows.Close()
+	var out []*switchboard.Wake
+	for rows.Next() {
+		var w switchboard.Wake
+		var kind, task, state string
+		var due, lease, created, updated int64
+		if err := rows.Scan(&w.ID, &w.AgentID, &w.ContextID, &kind, &task, &w.From, &w.Preview, &w.Count, &state, &w.Retries,
+			&due, &w.Holder, &lease, &w.LastStatus, &w.LastError, &created, &updated); err != nil {
+			return nil, err
+		}
+		w.Kind, w.TaskID, w.State = switchboard.WakeKind(kind), a2a.TaskID(task), switchboard.WakeState(state)
+		w.DueAt, w.LeaseUntil, w.CreatedAt, w.UpdatedAt = fromNanos(due), fromNanos(lease), fromNanos(created), fromNanos(updated)
+		out = append(out, &w)
+	}
+	return out, rows.Err()
+}

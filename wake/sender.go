@@ -1,0 +1,121 @@
+package wake
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/netguard"
+)
+
+// Timeout is the default bound of one wake request.
+const Timeout = 15 * time.Second
+
+// Bounds on what is read of and shown from a receiver's answer.
+const (
+	maxAnswerRead = 64 << 10
+	maxAnswerShow = 500
+)
+
+var _ switchboard.Waker = (*Sender)(nil)
+
+// Sender implements switchboard.Waker over HTTP.
+type Sender struct {
+	// Client makes the requests: a netguard client (see NewClient).
+	Client *http.Client
+	// UserAgent is sent with every wake (default "switchboard").
+	UserAgent string
+	// CardURL returns the URL of the agent's card for the payload.
+	CardURL func(*switchboard.Agent) string
+	// Now returns the current time, for signatures; tests may replace it.
+	Now func() time.Time
+}
+
+// NewClient returns the network-guarded client wakes are sent with: the
+// guard's options with a 15 s timeout unless they set one.
+func NewClient(opts netguard.Options) *http.Client {
+	if opts.Timeout <= 0 {
+		opts.Timeout = Timeout
+	}
+	return netguard.NewClient(opts)
+}
+
+// Wake implements switchboard.Waker: it renders the wake and posts it. A
+// body that cannot be rendered and an address the guard refuses are
+// errors wrapping switchboard.ErrWakeRefused; errors never name the URL,
+// which may hold a secret.
+func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switchboard.WakeConfig, w *switchboard.Wake) (*switchboard.WakeResult, error) {
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	card := ""
+	if s.CardURL != nil {
+		card = s.CardURL(agent)
+	}
+	r, err := Render(Input{Agent: agent, Config: cfg, Wake: w, CardURL: card, Now: now()})
+	if err != nil {
+		return nil, err
+	}
+	if err := netguard.CheckURL(cfg.URL); err != nil {
+		return nil, fmt.Errorf("%w: %w", switchboard.ErrWakeRefused, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(r.Body))
+	if err != nil {
+		return nil, fmt.Errorf("%w: the wake url is not usable", switchboard.ErrWakeRefused)
+	}
+	req.Header = r.Header
+	ua := s.UserAgent
+	if ua == "" {
+		ua = "switchboard"
+	}
+	req.Header.Set("User-Agent", ua)
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		return nil, requestError(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswerRead))
+	body := []rune(string(bytes.ToValidUTF8(data, []byte("?"))))
+	if len(body) > maxAnswerShow {
+		body = append(body[:maxAnswerShow], '…')
+	}
+	return &switchboard.WakeResult{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: string(body)}, nil
+}
+
+// requestError describes a request that got no answer without the URL,
+// address or host name that the underlying errors carry. A refusal by the
+// network guard wraps switchboard.ErrWakeRefused: retrying cannot cure it.
+func requestError(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err
+	}
+	var nerr net.Error
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, netguard.ErrRefused):
+		return fmt.Errorf("%w: the address is private or special (refused by the network guard; see --allow-private-networks)", switchboard.ErrWakeRefused)
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout():
+		return errors.New("no answer in time")
+	case errors.As(err, &dnsErr):
+		return fmt.Errorf("the wake url's host name did not resolve: %s", dnsErr.Err)
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		cause := opErr.Err
+		var sysErr *os.SyscallError
+		if errors.As(cause, &sysErr) {
+			cause = sysErr.Err
+		}
+		return fmt.Errorf("could not connect: %w", cause)
+	}
+	return err
+}
