@@ -21,6 +21,10 @@ var tablesWithoutTasks = map[string]string{
 	"rate_counts":       "request counts per peer",
 	"tasks":             "the tasks themselves",
 	"outbound":          "what our agents sent; remote_task_id names the remote agent's task",
+	"wake_configs":      "agents' wake webhooks",
+	"wakes":             "wakes sent or waiting; the wake sender prunes finished ones (named_task_id may be a remote task's)",
+	"wake_tasks":        "the tasks a wake names; pruned with their wake",
+	"wake_budget":       "hourly wake counts; pruned by the wake sender",
 }
 
 // TestRetentionCoversSchema fails when a table is neither tied to tasks

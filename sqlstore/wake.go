@@ -16,7 +16,7 @@ var _ switchboard.WakeStore = (*DB)(nil)
 const wakeConfigColumns = `agent_id, url, wake_key, hmac_secret, preset, debounce_ms, max_per_hour, key_header, key_prefix,
 	body_template, openclaw_agent_id, cli_command, created_at, updated_at`
 
-const wakeColumns = `w.id, w.agent_id, w.context_id, w.kind, w.task_id, w.sender, w.preview, w.count, w.state, w.retries,
+const wakeColumns = `w.id, w.agent_id, w.context_id, w.kind, w.named_task_id, w.sender, w.preview, w.count, w.state, w.retries,
 	w.due_at, w.holder, w.lease_until, w.last_status, w.last_error, w.created_at, w.updated_at`
 
 // SaveWakeConfig implements switchboard.WakeStore.
@@ -106,10 +106,10 @@ func (db *DB) enqueueWake(ctx context.Context, tx *sql.Tx, r *switchboard.WakeRe
 	now := db.Now().UTC()
 	due := now.Add(time.Duration(debounceMS) * time.Millisecond)
 	var id string
-	err = tx.QueryRowContext(ctx, `INSERT INTO wakes (id, agent_id, context_id, kind, task_id, sender, preview, count, state,
+	err = tx.QueryRowContext(ctx, `INSERT INTO wakes (id, agent_id, context_id, kind, named_task_id, sender, preview, count, state,
 			due_at, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 'pending', $8, $9, $9)
-		ON CONFLICT (agent_id, context_id, kind) WHERE state = 'pending' DO UPDATE SET task_id = excluded.task_id,
+		ON CONFLICT (agent_id, context_id, kind) WHERE state = 'pending' DO UPDATE SET named_task_id = excluded.named_task_id,
 			sender = excluded.sender, preview = excluded.preview, count = wakes.count + 1, updated_at = excluded.updated_at
 		RETURNING id`,
 		switchboard.NewID(), r.AgentID, r.ContextID, string(r.Kind), string(r.TaskID), r.From, r.Preview, nanos(due), nanos(now)).Scan(&id)
@@ -117,7 +117,7 @@ func (db *DB) enqueueWake(ctx context.Context, tx *sql.Tx, r *switchboard.WakeRe
 		return false, fmt.Errorf("queue wake: %w", err)
 	}
 	if r.TaskID != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, task_id, added_at) VALUES ($1, $2, $3)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, named_task_id, added_at) VALUES ($1, $2, $3)
 			ON CONFLICT DO NOTHING`, id, string(r.TaskID), nanos(now)); err != nil {
 			return false, err
 		}
@@ -267,8 +267,8 @@ func (db *DB) RetryWake(ctx context.Context, id, holder string, due time.Time, r
 		}
 		// A newer message made a pending wake meanwhile: it takes this
 		// one's tasks, and the retry's wait and count.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, task_id, added_at)
-			SELECT $1, task_id, added_at FROM wake_tasks WHERE wake_id = $2 ON CONFLICT DO NOTHING`, other, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, named_task_id, added_at)
+			SELECT $1, named_task_id, added_at FROM wake_tasks WHERE wake_id = $2 ON CONFLICT DO NOTHING`, other, id); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE wakes SET due_at = $1, retries = $2, count = count + $3, last_status = $4,
@@ -330,7 +330,7 @@ func (db *DB) loadWakeTasks(ctx context.Context, q interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }, wakes []*switchboard.Wake) error {
 	for _, w := range wakes {
-		rows, err := q.QueryContext(ctx, `SELECT task_id FROM wake_tasks WHERE wake_id = $1 ORDER BY added_at, task_id`, w.ID)
+		rows, err := q.QueryContext(ctx, `SELECT named_task_id FROM wake_tasks WHERE wake_id = $1 ORDER BY added_at, named_task_id`, w.ID)
 		if err != nil {
 			return err
 		}

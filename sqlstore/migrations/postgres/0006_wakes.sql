@@ -1,6 +1,8 @@
 -- Wake webhooks: each agent's configuration, the durable queue of wakes
 -- (one pending wake per agent, conversation and kind, which later messages
 -- merge into), the tasks each wake names, and the hourly counts of the cap.
+-- named_task_id is a task of ours for inbound wakes and the remote agent's
+-- task for outbound updates, so retention does not take it for ours.
 CREATE TABLE wake_configs (
 	agent_id          TEXT    PRIMARY KEY,
 	url               TEXT    NOT NULL,
@@ -23,7 +25,7 @@ CREATE TABLE wakes (
 	agent_id    TEXT    NOT NULL,
 	context_id  TEXT    NOT NULL,
 	kind        TEXT    NOT NULL, -- inbound | outbound_update
-	task_id     TEXT    NOT NULL DEFAULT '',
+	named_task_id     TEXT    NOT NULL DEFAULT '',
 	sender      TEXT    NOT NULL DEFAULT '',
 	preview     TEXT    NOT NULL DEFAULT '',
 	count       INTEGER NOT NULL DEFAULT 1,
@@ -43,9 +45,9 @@ CREATE INDEX wakes_agent ON wakes (agent_id, created_at);
 
 CREATE TABLE wake_tasks (
 	wake_id  TEXT   NOT NULL,
-	task_id  TEXT   NOT NULL,
+	named_task_id  TEXT   NOT NULL,
 	added_at BIGINT NOT NULL,
-	PRIMARY KEY (wake_id, task_id)
+	PRIMARY KEY (wake_id, named_task_id)
 );
 
 CREATE TABLE wake_budget (
