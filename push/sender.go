@@ -11,10 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -144,7 +141,7 @@ func (s *Sender) Push(ctx context.Context, c *switchboard.PushConfig, task *a2a.
 	}
 	resp, err := s.Client.Do(req)
 	if err != nil {
-		return switchboard.PushResult{Permanent: errors.Is(err, netguard.ErrRefused)}, requestError(err)
+		return switchboard.PushResult{Permanent: errors.Is(err, netguard.ErrRefused)}, netguard.DescribeError(err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
@@ -205,37 +202,4 @@ func statusError(code int) error {
 		return fmt.Errorf("the receiver answered %d %s", code, text)
 	}
 	return fmt.Errorf("the receiver answered HTTP status %d", code)
-}
-
-// requestError describes a request that failed without an answer, without
-// the URL or host name the underlying errors carry.
-func requestError(err error) error {
-	var uerr *url.Error
-	if errors.As(err, &uerr) {
-		err = uerr.Err
-	}
-	var nerr net.Error
-	var dnsErr *net.DNSError
-	var opErr *net.OpError
-	switch {
-	case errors.Is(err, netguard.ErrRefused):
-		if errors.As(err, &opErr) {
-			err = opErr.Err
-		}
-		return err
-	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout():
-		return errors.New("no answer in time")
-	case errors.Is(err, context.Canceled):
-		return errors.New("canceled")
-	case errors.As(err, &dnsErr):
-		return fmt.Errorf("the host name did not resolve: %s", dnsErr.Err)
-	case errors.As(err, &opErr) && opErr.Op == "dial":
-		cause := opErr.Err
-		var sysErr *os.SyscallError
-		if errors.As(cause, &sysErr) {
-			cause = sysErr.Err
-		}
-		return fmt.Errorf("could not connect: %w", cause)
-	}
-	return fmt.Errorf("the request failed: %w", err)
 }

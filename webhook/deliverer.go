@@ -11,19 +11,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/netguard"
 )
 
 // Request headers.
@@ -101,12 +98,12 @@ func (d *Deliverer) Deliver(ctx context.Context, agent *switchboard.Agent, o *sw
 
 	resp, err := d.Client.Do(req)
 	if err != nil {
-		return nil, requestError(err)
+		return nil, netguard.DescribeError(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading the answer: %w", requestError(err))
+		return nil, fmt.Errorf("reading the answer: %w", netguard.DescribeError(err))
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, statusError(resp.StatusCode)
@@ -128,32 +125,6 @@ func statusError(code int) error {
 		return fmt.Errorf("%d %s", code, text)
 	}
 	return fmt.Errorf("HTTP status %d", code)
-}
-
-// requestError describes a request that failed without an answer, without
-// the URL, address or host name that the underlying errors carry.
-func requestError(err error) error {
-	var uerr *url.Error
-	if errors.As(err, &uerr) {
-		err = uerr.Err
-	}
-	var nerr net.Error
-	var dnsErr *net.DNSError
-	var opErr *net.OpError
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout():
-		return errors.New("no answer in time")
-	case errors.As(err, &dnsErr):
-		return fmt.Errorf("the endpoint's host name did not resolve: %s", dnsErr.Err)
-	case errors.As(err, &opErr) && opErr.Op == "dial":
-		cause := opErr.Err
-		var sysErr *os.SyscallError
-		if errors.As(cause, &sysErr) {
-			cause = sysErr.Err
-		}
-		return fmt.Errorf("could not connect: %w", cause)
-	}
-	return err
 }
 
 func newTask(o *switchboard.Offer) *Task {
