@@ -306,7 +306,7 @@ type WakeState string
 // hour's budget) → sending (claimed by a sender, under a lease) → sent,
 // failed (the receiver refused it: not retried), dropped (429/503 past the
 // retries, or the wake configuration went away). A sending wake whose lease
-// ends without an outcome is sent again: at least once.
+// ends without an outcome is sent again (at least once), counted as a retry.
 const (
 	WakePending WakeState = "pending"
 	WakeSending WakeState = "sending"
@@ -330,7 +330,8 @@ type Wake struct {
 	Preview string // the latest preview (untrusted, redacted, trimmed)
 	Count   int    // how many requests were merged
 	State   WakeState
-	// Retries counts the retries after 429 or 503.
+	// Retries counts the retries after 429 or 503 and the claims of a
+	// sending wake whose lease ended (its sender stopped mid-attempt).
 	Retries    int
 	DueAt      time.Time // a pending wake is sent at or after this time
 	Holder     string
@@ -365,6 +366,8 @@ type WakeStore interface {
 
 	// ClaimWakes hands up to max due wakes to holder for lease, oldest due
 	// first: pending wakes due now, and sending wakes whose lease ended.
+	// A claim of a wake whose lease ended counts as a retry; one that has
+	// used WakeMaxRetries already is dropped instead.
 	// Each wake is claimed by one holder; on PostgreSQL concurrent claims
 	// skip each other's rows. A wake whose agent has used its hourly cap
 	// waits, pending, for the next hour; one whose configuration is gone

@@ -184,6 +184,16 @@ func (db *DB) claimWake(ctx context.Context, tx *sql.Tx, w *switchboard.Wake, ho
 	} else if err != nil {
 		return false, err
 	}
+	// A sending wake whose lease ended lost its sender mid-attempt: that
+	// counts as a retry, so a wake whose sending kills the sender every
+	// time is given up like one answered 503 every time.
+	expired := w.State == switchboard.WakeSending
+	if expired && w.Retries >= switchboard.WakeMaxRetries {
+		w.State = switchboard.WakeDropped
+		_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'dropped', holder = '', last_error = $1, updated_at = $2 WHERE id = $3`,
+			truncateError(fmt.Sprintf("its sender stopped without an outcome %d times", w.Retries+1)), nanos(now), w.ID)
+		return false, err
+	}
 	if perHour > 0 {
 		hour := now.Unix() / 3600
 		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_budget (agent_id, hour, count) VALUES ($1, $2, 0)
@@ -207,9 +217,12 @@ func (db *DB) claimWake(ctx context.Context, tx *sql.Tx, w *switchboard.Wake, ho
 			return false, err
 		}
 	}
+	if expired {
+		w.Retries++
+	}
 	w.State, w.Holder, w.LeaseUntil, w.UpdatedAt = switchboard.WakeSending, holder, now.Add(lease), now
-	_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'sending', holder = $1, lease_until = $2, updated_at = $3 WHERE id = $4`,
-		holder, nanos(w.LeaseUntil), nanos(now), w.ID)
+	_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'sending', holder = $1, lease_until = $2, retries = $3, updated_at = $4 WHERE id = $5`,
+		holder, nanos(w.LeaseUntil), w.Retries, nanos(now), w.ID)
 	return err == nil, err
 }
 

@@ -47,6 +47,7 @@ func RunWakes(t *testing.T, open func(t *testing.T, now func() time.Time) Store)
 		"WakeHourlyCap":              testWakeCap,
 		"WakeRetryMergesWithPending": testWakeRetryMerge,
 		"WakeClaimConcurrent":        testWakeClaimConcurrent,
+		"WakeLeaseEndsCountRetries":  testWakeLeaseRetries,
 		"WakeGoneWithItsAgent":       testWakeAgentDelete,
 		"WakePrune":                  testWakePrune,
 	}
@@ -318,6 +319,50 @@ func testWakeRetryMerge(t *testing.T, s Store, c *Clock) {
 	must(t, err)
 	if w = claimWakes(t, s, "h")[0]; w.Retries != 2 {
 		t.Fatalf("a give-back counted as a retry: %+v", w)
+	}
+}
+
+// testWakeLeaseRetries: a wake whose sender dies mid-attempt every time
+// (its lease ends without an outcome) is claimed again WakeMaxRetries
+// times, each counted as a retry, and then dropped, not claimed forever.
+func testWakeLeaseRetries(t *testing.T, s Store, c *Clock) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "sleeper")
+	must(t, s.SaveWakeConfig(ctx, wakeConfig(g, 0, 0, c.Now())))
+	inbound(t, s, g, "c1", "m1", c.Now())
+	w := claimWakes(t, s, "h0")[0]
+	if w.Retries != 0 {
+		t.Fatalf("a first claim counted a retry: %+v", w)
+	}
+	for i := 1; i <= switchboard.WakeMaxRetries; i++ {
+		c.Add(time.Minute + time.Second) // the lease of claimWakes ends
+		got := claimWakes(t, s, fmt.Sprintf("h%d", i))
+		if len(got) != 1 || got[0].ID != w.ID || got[0].Retries != i {
+			t.Fatalf("claim %d after the lease ended: %+v", i, got)
+		}
+		if ws, _ := s.FindWakes(ctx, g.ID, 10); ws[0].Retries != i {
+			t.Fatalf("stored retries after claim %d = %d", i, ws[0].Retries)
+		}
+	}
+	c.Add(time.Minute + time.Second)
+	if got := claimWakes(t, s, "last"); len(got) != 0 {
+		t.Fatalf("claimed past the retry limit: %+v", got)
+	}
+	ws, _ := s.FindWakes(ctx, g.ID, 10)
+	if len(ws) != 1 || ws[0].State != switchboard.WakeDropped || ws[0].Holder != "" || ws[0].LastError == "" {
+		t.Fatalf("wake past the retry limit = %+v", ws[0])
+	}
+	c.Add(time.Hour)
+	if got := claimWakes(t, s, "later"); len(got) != 0 {
+		t.Fatalf("a dropped wake was claimed: %+v", got)
+	}
+	// A wake given back (a sender shutting down) counts no retry.
+	inbound(t, s, g, "c2", "m2", c.Now())
+	w = claimWakes(t, s, "h")[0]
+	_, err := s.RetryWake(ctx, w.ID, "h", c.Now(), false, 0, "")
+	must(t, err)
+	if w = claimWakes(t, s, "h")[0]; w.Retries != 0 {
+		t.Fatalf("a given-back wake counted a retry: %+v", w)
 	}
 }
 
