@@ -234,6 +234,21 @@ func (c *WakeConfig) Validate() error {
 	return nil
 }
 
+// CheckScheme refuses a wake URL over plain http unless allowHTTP: the key,
+// the signature and the payload would cross the network in clear. Plain
+// http is for deployments whose operator opened the network guard
+// (--allow-private-networks, or an outbound allow-list): receivers on a
+// private network. It is checked when a configuration is saved and again
+// when a wake is sent.
+func (c *WakeConfig) CheckScheme(allowHTTP bool) error {
+	u, err := url.Parse(c.URL)
+	if err != nil || u.Scheme == "https" || allowHTTP {
+		return nil // Validate reports a URL that does not parse
+	}
+	return Errorf(EINVALID, "the wake url must be https: over plain http the key would cross the network in clear "+
+		"(plain http is accepted only when the server runs with --allow-private-networks)")
+}
+
 // validHeaderName reports whether s is an HTTP header field name (a token).
 func validHeaderName(s string) bool {
 	if s == "" || len(s) > 64 {

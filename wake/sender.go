@@ -32,12 +32,30 @@ var _ switchboard.Waker = (*Sender)(nil)
 type Sender struct {
 	// Client makes the requests: a netguard client (see NewClient).
 	Client *http.Client
+	// AllowHTTP lets wakes go to plain http URLs. Without it only https
+	// is used: the key would otherwise cross the network in clear. New
+	// sets it where the operator opened the guard.
+	AllowHTTP bool
 	// UserAgent is sent with every wake (default "switchboard").
 	UserAgent string
 	// CardURL returns the URL of the agent's card for the payload.
 	CardURL func(*switchboard.Agent) string
 	// Now returns the current time, for signatures; tests may replace it.
 	Now func() time.Time
+}
+
+// New returns a Sender whose requests go through NewClient(opts). Plain
+// http is allowed only where the operator opened the guard
+// (opts.AllowPrivate, or opts.Allow for tests): a deployment on a private
+// network.
+func New(opts netguard.Options) *Sender {
+	return &Sender{Client: NewClient(opts), AllowHTTP: AllowsHTTP(opts)}
+}
+
+// AllowsHTTP reports whether wakes may use plain http under opts: only
+// where the operator opened the network guard.
+func AllowsHTTP(opts netguard.Options) bool {
+	return opts.AllowPrivate || len(opts.Allow) > 0
 }
 
 // NewClient returns the network-guarded client wakes are sent with: the
@@ -90,6 +108,9 @@ func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switch
 	}
 	if err := netguard.CheckURL(cfg.URL); err != nil {
 		return nil, fmt.Errorf("%w: %w", switchboard.ErrWakeRefused, err)
+	}
+	if err := cfg.CheckScheme(s.AllowHTTP); err != nil {
+		return nil, fmt.Errorf("%w: %s", switchboard.ErrWakeRefused, switchboard.ErrorMessage(err))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(r.Body))
 	if err != nil {
