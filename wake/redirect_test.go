@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard"
 )
@@ -135,4 +136,23 @@ func TestRedirectSameOriginFollowed(t *testing.T) {
 		t.Fatalf("requests after a same-origin redirect: %+v", got)
 	}
 	checkPayload(t, decode(t, got[0].Body))
+}
+
+// TestRedirectedWakeRecordedAsFailed: through the queue, a wake whose URL
+// answers 302 (to a page that would answer a GET with 200) is recorded as
+// failed with the 302, not as sent.
+func TestRedirectedWakeRecordedAsFailed(t *testing.T) {
+	q := newQueue(t, switchboard.ModeInbox)
+	rc := newReceiver(t)
+	r := redirector(t, http.StatusFound, func(*http.Request) string { return rc.URL + "/landing" })
+	u := r.URL + "/hook"
+	c, err := switchboard.ApplyWakeUpdate(q.agent.ID, nil, switchboard.WakeUpdate{URL: &u, Debounce: ptr(time.Duration(0))}, q.clock.Now(), nil)
+	must(t, err)
+	must(t, q.db.SaveWakeConfig(context.Background(), c))
+	q.send(t, "c1", "", "hello")
+	q.sendDue(t)
+	ws := q.wakesOf(t)
+	if len(ws) != 1 || ws[0].State != switchboard.WakeFailed || ws[0].LastStatus != http.StatusFound || len(rc.requests()) != 0 {
+		t.Fatalf("wake after a 302: %+v (the target got %d requests)", ws[0], len(rc.requests()))
+	}
 }
