@@ -234,6 +234,21 @@ func (c *WakeConfig) Validate() error {
 	return nil
 }
 
+// CheckScheme refuses a wake URL over plain http unless allowHTTP: the key,
+// the signature and the payload would cross the network in clear. Plain
+// http is for deployments whose operator opened the network guard
+// (--allow-private-networks, or an outbound allow-list): receivers on a
+// private network. It is checked when a configuration is saved and again
+// when a wake is sent.
+func (c *WakeConfig) CheckScheme(allowHTTP bool) error {
+	u, err := url.Parse(c.URL)
+	if err != nil || u.Scheme == "https" || allowHTTP {
+		return nil // Validate reports a URL that does not parse
+	}
+	return Errorf(EINVALID, "the wake url must be https: over plain http the key would cross the network in clear "+
+		"(plain http is accepted only when the server runs with --allow-private-networks)")
+}
+
 // validHeaderName reports whether s is an HTTP header field name (a token).
 func validHeaderName(s string) bool {
 	if s == "" || len(s) > 64 {
@@ -306,7 +321,7 @@ type WakeState string
 // hour's budget) → sending (claimed by a sender, under a lease) → sent,
 // failed (the receiver refused it: not retried), dropped (429/503 past the
 // retries, or the wake configuration went away). A sending wake whose lease
-// ends without an outcome is sent again: at least once.
+// ends without an outcome is sent again (at least once), counted as a retry.
 const (
 	WakePending WakeState = "pending"
 	WakeSending WakeState = "sending"
@@ -330,7 +345,8 @@ type Wake struct {
 	Preview string // the latest preview (untrusted, redacted, trimmed)
 	Count   int    // how many requests were merged
 	State   WakeState
-	// Retries counts the retries after 429 or 503.
+	// Retries counts the retries after 429 or 503 and the claims of a
+	// sending wake whose lease ended (its sender stopped mid-attempt).
 	Retries    int
 	DueAt      time.Time // a pending wake is sent at or after this time
 	Holder     string
@@ -365,6 +381,8 @@ type WakeStore interface {
 
 	// ClaimWakes hands up to max due wakes to holder for lease, oldest due
 	// first: pending wakes due now, and sending wakes whose lease ended.
+	// A claim of a wake whose lease ended counts as a retry; one that has
+	// used WakeMaxRetries already is dropped instead.
 	// Each wake is claimed by one holder; on PostgreSQL concurrent claims
 	// skip each other's rows. A wake whose agent has used its hourly cap
 	// waits, pending, for the next hour; one whose configuration is gone

@@ -138,6 +138,9 @@ func (j *wakeJob) run(ctx context.Context, timeout time.Duration) {
 		actx, cancel := context.WithTimeout(ctx, timeout)
 		res, err := j.s.waker.Wake(actx, agent, cfg, j.w)
 		cancel()
+		if res != nil {
+			res.Body = redactAnswer(res.Body, cfg)
+		}
 		j.record(ctx, res, err)
 	}
 }
@@ -161,6 +164,20 @@ func (j *wakeJob) record(ctx context.Context, res *WakeResult, err error) {
 		j.log.Warn("wake_failed", "status", res.Status, "body", res.Body)
 		j.finish(WakeFailed, res.Status, "HTTP "+strconv.Itoa(res.Status)+": "+res.Body)
 	}
+}
+
+// redactAnswer cuts secrets out of the start of a receiver's answer before
+// it is logged and kept as the wake's last error: a receiver may echo the
+// request, key and signature included. The configuration's own key and
+// hmac secret are cut wherever they appear, then whatever RedactSecrets
+// recognizes.
+func redactAnswer(body string, cfg *WakeConfig) string {
+	for _, secret := range []string{cfg.Key, cfg.HMACSecret} {
+		if len(secret) >= 4 {
+			body = strings.ReplaceAll(body, secret, cut(secret))
+		}
+	}
+	return RedactSecrets(body)
 }
 
 // retry queues the wake again after Retry-After, or drops it past

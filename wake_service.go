@@ -59,6 +59,10 @@ type WakeService struct {
 	// CheckTemplate, if set, checks a body template when a configuration
 	// is saved (the renderer lives with the sender).
 	CheckTemplate func(string) error
+	// AllowHTTP accepts wake URLs over plain http; without it a wake URL
+	// must be https (WakeConfig.CheckScheme). Set it where the operator
+	// opened the network guard, as the sender does.
+	AllowHTTP bool
 	// OnOutcome, if set, is called with each recorded outcome of a queued
 	// wake's attempt: one of WakeOutcomes. It is for metrics: it must
 	// return at once. Set it before the sender runs.
@@ -103,6 +107,9 @@ func (s *WakeService) SetConfig(ctx context.Context, agent *Agent, upd WakeUpdat
 	}
 	c, err := ApplyWakeUpdate(agent.ID, old, upd, s.Now().UTC(), s.CheckTemplate)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckScheme(s.AllowHTTP); err != nil {
 		return nil, err
 	}
 	if err := s.store.SaveWakeConfig(ctx, c); err != nil {

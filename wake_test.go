@@ -128,3 +128,28 @@ func FuzzRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+// TestWakeCheckScheme: a wake URL must be https unless plain http is
+// allowed (the operator opened the network guard).
+func TestWakeCheckScheme(t *testing.T) {
+	for _, tc := range []struct {
+		url       string
+		allowHTTP bool
+		ok        bool
+	}{
+		{"https://wake.example/hook", false, true},
+		{"https://wake.example/hook", true, true},
+		{"http://wake.example/hook", false, false},
+		{"HTTP://wake.example/hook", false, false},
+		{"http://10.0.0.5:8080/hook", true, true},
+	} {
+		c := &switchboard.WakeConfig{URL: tc.url}
+		err := c.CheckScheme(tc.allowHTTP)
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckScheme(%q, %v) = %v", tc.url, tc.allowHTTP, err)
+		}
+		if err != nil && (switchboard.ErrorCode(err) != switchboard.EINVALID || !strings.Contains(err.Error(), "must be https")) {
+			t.Errorf("CheckScheme(%q): unclear error %v", tc.url, err)
+		}
+	}
+}

@@ -27,8 +27,9 @@ func withWakes(t *testing.T, loopback bool) harnessOption {
 			opts.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 		}
 		store := d.Agents.(switchboard.Store)
-		d.Wakes = switchboard.NewWakeService(store, store, bus, &wake.Sender{Client: wake.NewClient(opts)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		d.Wakes = switchboard.NewWakeService(store, store, bus, wake.New(opts), slog.New(slog.NewTextHandler(io.Discard, nil)))
 		d.Wakes.CheckTemplate = wake.CheckTemplate
+		d.Wakes.AllowHTTP = wake.AllowsHTTP(opts)
 	})
 }
 
@@ -112,7 +113,7 @@ func TestWakeOwnerAPI(t *testing.T) {
 func TestWakeTestRefusedByDefault(t *testing.T) {
 	h := newHarness(t, withWakes(t, false))
 	hit := false
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hit = true }))
+	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hit = true }))
 	defer recv.Close()
 	h.agent("sleeper")
 	if r := h.owner("PUT", "/agents/sleeper/wake", h.operatorToken, map[string]any{"url": recv.URL}); r.status != 200 {
@@ -121,5 +122,31 @@ func TestWakeTestRefusedByDefault(t *testing.T) {
 	r := h.owner("POST", "/agents/sleeper/wake/test", h.operatorToken, nil)
 	if r.status != 400 || !strings.Contains(string(r.body), "network guard") || hit {
 		t.Fatalf("test wake to loopback: %d %s (reached: %v)", r.status, r.body, hit)
+	}
+}
+
+// TestWakeSetRequiresHTTPS: with the guard closed (the default) a wake url
+// over plain http is refused when it is saved, with a clear error, and
+// nothing is saved; https is accepted.
+func TestWakeSetRequiresHTTPS(t *testing.T) {
+	h := newHarness(t, withWakes(t, false))
+	h.agent("sleeper")
+	path := "/agents/sleeper/wake"
+	r := h.owner("PUT", path, h.operatorToken, map[string]any{"url": "http://wake.example/hook", "key": "k-0123456789"})
+	if r.status != 400 || !strings.Contains(string(r.body), "must be https") {
+		t.Fatalf("set over plain http: %d %s", r.status, r.body)
+	}
+	if r := h.owner("GET", path, h.operatorToken, nil); r.status != 404 {
+		t.Fatalf("a refused configuration was saved: %d %s", r.status, r.body)
+	}
+	if r := h.owner("PUT", path, h.operatorToken, map[string]any{"url": "https://wake.example/hook"}); r.status != 200 {
+		t.Fatalf("set over https: %d %s", r.status, r.body)
+	}
+	// A later change to plain http is refused too, and the https url stays.
+	if r := h.owner("PUT", path, h.operatorToken, map[string]any{"url": "http://wake.example/hook"}); r.status != 400 {
+		t.Fatalf("change to plain http: %d %s", r.status, r.body)
+	}
+	if r := h.owner("GET", path, h.operatorToken, nil); r.status != 200 || !strings.HasPrefix(r.json["url"].(string), "https://") {
+		t.Fatalf("after a refused change: %d %s", r.status, r.body)
 	}
 }

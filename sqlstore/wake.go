@@ -184,6 +184,16 @@ func (db *DB) claimWake(ctx context.Context, tx *sql.Tx, w *switchboard.Wake, ho
 	} else if err != nil {
 		return false, err
 	}
+	// A sending wake whose lease ended lost its sender mid-attempt: that
+	// counts as a retry, so a wake whose sending kills the sender every
+	// time is given up like one answered 503 every time.
+	expired := w.State == switchboard.WakeSending
+	if expired && w.Retries >= switchboard.WakeMaxRetries {
+		w.State = switchboard.WakeDropped
+		_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'dropped', holder = '', last_error = $1, updated_at = $2 WHERE id = $3`,
+			truncateError(fmt.Sprintf("its sender stopped without an outcome %d times", w.Retries+1)), nanos(now), w.ID)
+		return false, err
+	}
 	if perHour > 0 {
 		hour := now.Unix() / 3600
 		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_budget (agent_id, hour, count) VALUES ($1, $2, 0)
@@ -207,9 +217,12 @@ func (db *DB) claimWake(ctx context.Context, tx *sql.Tx, w *switchboard.Wake, ho
 			return false, err
 		}
 	}
+	if expired {
+		w.Retries++
+	}
 	w.State, w.Holder, w.LeaseUntil, w.UpdatedAt = switchboard.WakeSending, holder, now.Add(lease), now
-	_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'sending', holder = $1, lease_until = $2, updated_at = $3 WHERE id = $4`,
-		holder, nanos(w.LeaseUntil), nanos(now), w.ID)
+	_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'sending', holder = $1, lease_until = $2, retries = $3, updated_at = $4 WHERE id = $5`,
+		holder, nanos(w.LeaseUntil), w.Retries, nanos(now), w.ID)
 	return err == nil, err
 }
 
@@ -237,10 +250,9 @@ func (db *DB) FinishWake(ctx context.Context, id, holder string, state switchboa
 func (db *DB) RetryWake(ctx context.Context, id, holder string, due time.Time, retried bool, status int, lastErr string) (bool, error) {
 	var ok bool
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var agentID, contextID, kind string
-		var retries, count int
+		var w retriedWake
 		err := tx.QueryRowContext(ctx, `SELECT agent_id, context_id, kind, retries, count FROM wakes
-			WHERE id = $1 AND holder = $2 AND state = 'sending'`+db.forUpdate(""), id, holder).Scan(&agentID, &contextID, &kind, &retries, &count)
+			WHERE id = $1 AND holder = $2 AND state = 'sending'`+db.forUpdate(""), id, holder).Scan(&w.agentID, &w.contextID, &w.kind, &w.retries, &w.count)
 		if err == sql.ErrNoRows {
 			return nil
 		} else if err != nil {
@@ -248,43 +260,90 @@ func (db *DB) RetryWake(ctx context.Context, id, holder string, due time.Time, r
 		}
 		ok = true
 		if retried {
-			retries++
+			w.retries++
 		}
-		now := nanos(db.Now())
-		var other string
-		var otherDue int64
-		var otherRetries int
-		err = tx.QueryRowContext(ctx, `SELECT id, due_at, retries FROM wakes
-			WHERE agent_id = $1 AND context_id = $2 AND kind = $3 AND state = 'pending'`+db.forUpdate(""),
-			agentID, contextID, kind).Scan(&other, &otherDue, &otherRetries)
-		if err == sql.ErrNoRows {
-			_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'pending', holder = '', due_at = $1, retries = $2,
-				last_status = $3, last_error = $4, updated_at = $5 WHERE id = $6`,
-				nanos(due), retries, status, truncateError(lastErr), now, id)
-			return err
-		} else if err != nil {
-			return err
-		}
-		// A newer message made a pending wake meanwhile: it takes this
-		// one's tasks, and the retry's wait and count.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, named_task_id, added_at)
-			SELECT $1, named_task_id, added_at FROM wake_tasks WHERE wake_id = $2 ON CONFLICT DO NOTHING`, other, id); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE wakes SET due_at = $1, retries = $2, count = count + $3, last_status = $4,
-			last_error = $5, updated_at = $6 WHERE id = $7`,
-			max(otherDue, nanos(due)), max(otherRetries, retries), count, status, truncateError(lastErr), now, other)
-		if err != nil {
-			return err
-		}
-		for _, q := range []string{`DELETE FROM wake_tasks WHERE wake_id = $1`, `DELETE FROM wakes WHERE id = $1`} {
-			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+		w.id, w.due, w.status, w.lastErr, w.now = id, nanos(due), status, truncateError(lastErr), nanos(db.Now())
+		// On PostgreSQL a message may queue a new pending wake of the same
+		// conversation after the look for one and before this one is made
+		// pending again: the unique index wakes_pending then refuses it once
+		// that message commits. Look again and merge; the second look sees
+		// the committed wake.
+		for attempt := 1; ; attempt++ {
+			if err := db.retryWake(ctx, tx, &w); !errors.Is(err, errPendingRace) || attempt == 3 {
 				return err
 			}
 		}
-		return nil
 	})
 	return ok, err
+}
+
+// retriedWake is a claimed wake that RetryWake returns to pending.
+type retriedWake struct {
+	id, agentID, contextID, kind string
+	retries, count, status       int
+	due, now                     int64
+	lastErr                      string
+}
+
+// errPendingRace says that another pending wake of the same agent,
+// conversation and kind was committed while RetryWake made one pending.
+var errPendingRace = errors.New("a pending wake of the conversation appeared meanwhile")
+
+// retryWake makes w pending again, or, if another wake of its agent,
+// conversation and kind is pending, merges w into it (that wake takes w's
+// tasks, and its wait and retry count if they are larger) and deletes w.
+func (db *DB) retryWake(ctx context.Context, tx *sql.Tx, w *retriedWake) error {
+	var other string
+	var otherDue int64
+	var otherRetries int
+	err := tx.QueryRowContext(ctx, `SELECT id, due_at, retries FROM wakes
+		WHERE agent_id = $1 AND context_id = $2 AND kind = $3 AND state = 'pending'`+db.forUpdate(""),
+		w.agentID, w.contextID, w.kind).Scan(&other, &otherDue, &otherRetries)
+	if err == sql.ErrNoRows {
+		const pending = `UPDATE wakes SET state = 'pending', holder = '', due_at = $1, retries = $2,
+			last_status = $3, last_error = $4, updated_at = $5 WHERE id = $6`
+		args := []any{w.due, w.retries, w.status, w.lastErr, w.now, w.id}
+		if !db.dialect.rowLocks {
+			// SQLite: the transaction holds the database; nothing can
+			// have become pending since the look.
+			_, err = tx.ExecContext(ctx, pending, args...)
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT retry_wake`); err != nil {
+			return err
+		}
+		if _, err = tx.ExecContext(ctx, pending, args...); err != nil {
+			if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT retry_wake`); rerr != nil {
+				return errors.Join(err, rerr)
+			}
+			if db.dialect.uniqueViolation(err) {
+				return errPendingRace
+			}
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `RELEASE SAVEPOINT retry_wake`)
+		return err
+	} else if err != nil {
+		return err
+	}
+	// A newer message made a pending wake meanwhile: it takes this one's
+	// tasks, and the retry's wait and count.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, named_task_id, added_at)
+		SELECT $1, named_task_id, added_at FROM wake_tasks WHERE wake_id = $2 ON CONFLICT DO NOTHING`, other, w.id); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE wakes SET due_at = $1, retries = $2, count = count + $3, last_status = $4,
+		last_error = $5, updated_at = $6 WHERE id = $7`,
+		max(otherDue, w.due), max(otherRetries, w.retries), w.count, w.status, w.lastErr, w.now, other)
+	if err != nil {
+		return err
+	}
+	for _, q := range []string{`DELETE FROM wake_tasks WHERE wake_id = $1`, `DELETE FROM wakes WHERE id = $1`} {
+		if _, err := tx.ExecContext(ctx, q, w.id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FindWakes implements switchboard.WakeStore.

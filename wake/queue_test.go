@@ -272,6 +272,39 @@ func TestOtherFailuresNotRetried(t *testing.T) {
 	}
 }
 
+// TestFailedAnswerRedacted: a receiver that refuses a wake and echoes the
+// request (its key and signature headers) does not get them into the log
+// or the wake's last error.
+func TestFailedAnswerRedacted(t *testing.T) {
+	q := newQueue(t, switchboard.ModeInbox)
+	const key, hmacSecret = "wk-echoed-0123456789abcdef", "hs-echoed-0123456789abcdef"
+	rc := newReceiver(t, answer{status: 400, body: `{"error":"unexpected key","got":"` + key + `","secret":"` + hmacSecret +
+		`","headers":{"X-Api-Key":"` + key + `"},"auth":"Bearer sbp_abcdefghijklmnopqrstuvwxyz"}`})
+	q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0)), Key: ptr(key), KeyHeader: ptr("X-Api-Key"),
+		KeyPrefix: ptr(""), HMACSecret: ptr(hmacSecret)})
+	var logs strings.Builder
+	q.wakes = switchboard.NewWakeService(q.db, q.db, q.bus, newSender(loopbackOnly), slog.New(slog.NewTextHandler(&logs, nil)))
+	q.wakes.Now = q.clock.Now
+	q.send(t, "c1", "", "hello")
+	q.sendDue(t)
+	ws := q.wakesOf(t)
+	if len(rc.requests()) != 1 || ws[0].State != switchboard.WakeFailed || ws[0].LastStatus != 400 ||
+		!strings.Contains(ws[0].LastError, "unexpected key") {
+		t.Fatalf("requests %d, wake %+v", len(rc.requests()), ws[0])
+	}
+	for _, secret := range []string{key[4:], hmacSecret[4:], "abcdefghijklmnop"} {
+		if strings.Contains(ws[0].LastError, secret) {
+			t.Errorf("the wake's last error holds a secret: %q", ws[0].LastError)
+		}
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the log holds a secret:\n%s", logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "wake_failed") {
+		t.Fatalf("no wake_failed in the log:\n%s", logs.String())
+	}
+}
+
 // TestRestartInDebounceWindow restarts the server (store closed and opened
 // again, new services) in the middle of a debounce window: the wake is
 // neither lost nor repeated.

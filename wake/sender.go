@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -31,6 +32,10 @@ var _ switchboard.Waker = (*Sender)(nil)
 type Sender struct {
 	// Client makes the requests: a netguard client (see NewClient).
 	Client *http.Client
+	// AllowHTTP lets wakes go to plain http URLs. Without it only https
+	// is used: the key would otherwise cross the network in clear. New
+	// sets it where the operator opened the guard.
+	AllowHTTP bool
 	// UserAgent is sent with every wake (default "switchboard").
 	UserAgent string
 	// CardURL returns the URL of the agent's card for the payload.
@@ -39,14 +44,50 @@ type Sender struct {
 	Now func() time.Time
 }
 
+// New returns a Sender whose requests go through NewClient(opts). Plain
+// http is allowed only where the operator opened the guard
+// (opts.AllowPrivate, or opts.Allow for tests): a deployment on a private
+// network.
+func New(opts netguard.Options) *Sender {
+	return &Sender{Client: NewClient(opts), AllowHTTP: AllowsHTTP(opts)}
+}
+
+// AllowsHTTP reports whether wakes may use plain http under opts: only
+// where the operator opened the network guard.
+func AllowsHTTP(opts netguard.Options) bool {
+	return opts.AllowPrivate || len(opts.Allow) > 0
+}
+
 // NewClient returns the network-guarded client wakes are sent with: the
-// guard's options with a 15 s timeout unless they set one.
+// guard's options with a 15 s timeout unless they set one. It follows a
+// redirect only when it keeps the method and body (307, 308) and stays on
+// the same origin (scheme, host and port): a wake carries its key in
+// headers of the preset's choosing (X-Api-Key, signature headers), which
+// Go's client would otherwise carry to another host, and a 301, 302 or 303
+// would turn the POST into a GET without the wake. Such an answer is the
+// wake's result (a failure, not a wake sent); a redirect to another origin
+// is refused.
 func NewClient(opts netguard.Options) *http.Client {
 	if opts.Timeout <= 0 {
 		opts.Timeout = Timeout
 	}
-	return netguard.NewClient(opts)
+	c := netguard.NewClient(opts)
+	guard := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect &&
+			req.Response.StatusCode != http.StatusPermanentRedirect {
+			return http.ErrUseLastResponse
+		}
+		if req.URL.Scheme != via[0].URL.Scheme || !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
+			return errCrossOrigin
+		}
+		return guard(req, via)
+	}
+	return c
 }
+
+// errCrossOrigin refuses a redirect that leaves the wake URL's origin.
+var errCrossOrigin = errors.New("redirect to another origin")
 
 // Wake implements switchboard.Waker: it renders the wake and posts it. A
 // body that cannot be rendered and an address the guard refuses are
@@ -67,6 +108,9 @@ func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switch
 	}
 	if err := netguard.CheckURL(cfg.URL); err != nil {
 		return nil, fmt.Errorf("%w: %w", switchboard.ErrWakeRefused, err)
+	}
+	if err := cfg.CheckScheme(s.AllowHTTP); err != nil {
+		return nil, fmt.Errorf("%w: %s", switchboard.ErrWakeRefused, switchboard.ErrorMessage(err))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(r.Body))
 	if err != nil {
@@ -103,6 +147,8 @@ func requestError(err error) error {
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
 	switch {
+	case errors.Is(err, errCrossOrigin):
+		return fmt.Errorf("%w: the receiver redirected the wake to another host or scheme (wakes follow only 307 and 308 redirects on the same origin, so that the key stays with the receiver)", switchboard.ErrWakeRefused)
 	case errors.Is(err, netguard.ErrRefused):
 		return fmt.Errorf("%w: the address is private or special (refused by the network guard; see --allow-private-networks)", switchboard.ErrWakeRefused)
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout():

@@ -73,14 +73,13 @@ func (rc *receiver) requests() []received {
 var loopbackOnly = netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 
 func newSender(opts netguard.Options) *wake.Sender {
-	return &wake.Sender{
-		Client:    wake.NewClient(opts),
-		UserAgent: "switchboard/test",
-		CardURL: func(g *switchboard.Agent) string {
-			return "https://sb.example/a/" + g.Handle + "/.well-known/agent-card.json"
-		},
-		Now: func() time.Time { return time.Unix(1767225600, 0) },
+	s := wake.New(opts)
+	s.UserAgent = "switchboard/test"
+	s.CardURL = func(g *switchboard.Agent) string {
+		return "https://sb.example/a/" + g.Handle + "/.well-known/agent-card.json"
 	}
+	s.Now = func() time.Time { return time.Unix(1767225600, 0) }
+	return s
 }
 
 var sleeper = &switchboard.Agent{ID: "agent-1", Handle: "sleeper", Mode: switchboard.ModeInbox}
@@ -274,12 +273,22 @@ func TestGuardRefusesByDefault(t *testing.T) {
 	rc := newReceiver(t)
 	u, _ := url.Parse(rc.URL)
 	c := config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{})
-	for _, target := range []string{rc.URL + "/hook", "http://localhost:" + u.Port() + "/hook"} {
+	// https, so that the guard (not the https rule) is what refuses.
+	var hit bool
+	tls := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hit = true }))
+	defer tls.Close()
+	tu, _ := url.Parse(tls.URL)
+	for _, target := range []string{tls.URL + "/hook", "https://localhost:" + tu.Port() + "/hook"} {
 		c.URL = target
-		_, err := newSender(netguard.Options{}).Wake(context.Background(), sleeper, c, sampleWake())
-		if !errors.Is(err, switchboard.ErrWakeRefused) || strings.Contains(err.Error(), u.Port()) {
-			t.Errorf("wake to %s: %v, want a refusal that does not name the address", target, err)
+		s := newSender(netguard.Options{})
+		s.Client.Transport.(*http.Transport).TLSClientConfig = tls.Client().Transport.(*http.Transport).TLSClientConfig
+		_, err := s.Wake(context.Background(), sleeper, c, sampleWake())
+		if !errors.Is(err, switchboard.ErrWakeRefused) || !strings.Contains(err.Error(), "network guard") || strings.Contains(err.Error(), tu.Port()) {
+			t.Errorf("wake to %s: %v, want a refusal by the guard that does not name the address", target, err)
 		}
+	}
+	if hit {
+		t.Fatal("the https receiver got a refused wake")
 	}
 	// The redirecting server is reachable (its exact address is allowed);
 	// its redirect goes to another loopback address, which is not.
@@ -301,5 +310,28 @@ func TestAnswerTrimmed(t *testing.T) {
 	res := send(t, config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{}), sampleWake())
 	if res.Status != 503 || res.RetryAfter != "120" || len([]rune(res.Body)) > 501 {
 		t.Fatalf("result status %d retry %q body %d", res.Status, res.RetryAfter, len(res.Body))
+	}
+}
+
+// TestPlainHTTPNeedsAnOpenGuard: with the guard closed (the default) a wake
+// to a plain http URL is refused before anything is sent, even to a public
+// host; a sender whose guard the operator opened sends it.
+func TestPlainHTTPNeedsAnOpenGuard(t *testing.T) {
+	if s := wake.New(netguard.Options{}); s.AllowHTTP {
+		t.Fatal("a sender with the default guard allows plain http")
+	}
+	if !wake.New(netguard.Options{AllowPrivate: true}).AllowHTTP || !wake.New(loopbackOnly).AllowHTTP {
+		t.Fatal("a sender with an opened guard refuses plain http")
+	}
+	rc := newReceiver(t)
+	c := config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{Key: ptr("clear-text-key")})
+	c.URL = "http://wake.example/hook"
+	_, err := newSender(netguard.Options{}).Wake(context.Background(), sleeper, c, sampleWake())
+	if !errors.Is(err, switchboard.ErrWakeRefused) || !strings.Contains(err.Error(), "https") {
+		t.Fatalf("plain http with the default guard: %v, want a refusal", err)
+	}
+	c = config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{Key: ptr("clear-text-key")})
+	if res := send(t, c, sampleWake()); res.Status != 200 || len(rc.requests()) != 1 {
+		t.Fatalf("plain http with an opened guard: %+v, %d requests", res, len(rc.requests()))
 	}
 }

@@ -356,23 +356,23 @@ func (m *Main) Run(ctx context.Context) error {
 }
 
 // newWakeService builds the wake sender: wakes go through the network
-// guard (15 s per request) and name the agent's card at the public URL, or
+// guard (15 s per request), over https unless the guard was opened, and name the agent's card at the public URL, or
 // at the listener's when none is set.
 func (m *Main) newWakeService(cfg Config, db *sqlstore.DB) *switchboard.WakeService {
-	sender := &wake.Sender{
-		Client:    wake.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow}),
-		UserAgent: "switchboard/" + version,
-		CardURL: func(g *switchboard.Agent) string {
-			base := strings.TrimRight(cfg.PublicURL, "/")
-			if base == "" {
-				base = m.URL()
-			}
-			return base + "/a/" + g.Handle + "/.well-known/agent-card.json"
-		},
+	guard := netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow}
+	sender := wake.New(guard)
+	sender.UserAgent = "switchboard/" + version
+	sender.CardURL = func(g *switchboard.Agent) string {
+		base := strings.TrimRight(cfg.PublicURL, "/")
+		if base == "" {
+			base = m.URL()
+		}
+		return base + "/a/" + g.Handle + "/.well-known/agent-card.json"
 	}
 	w := switchboard.NewWakeService(db, db, m.Bus, sender, m.Logger)
 	w.InstanceID = m.Tasks.InstanceID
 	w.CheckTemplate = wake.CheckTemplate
+	w.AllowHTTP = wake.AllowsHTTP(guard) // plain http only where the operator opened the guard
 	return w
 }
 

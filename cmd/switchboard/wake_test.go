@@ -113,6 +113,18 @@ func TestWakeCLI(t *testing.T) {
 	}
 }
 
+// TestWakeCLIRequiresHTTPS: a server with the network guard closed (the
+// default) refuses a plain http wake url when it is set, and says why.
+func TestWakeCLIRequiresHTTPS(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "sleeper", "--mode", "inbox")
+	if _, err := cliErr(m, "wake", "set", "--agent", "sleeper", "--url", "http://wake.example/hook"); err == nil ||
+		!strings.Contains(err.Error(), "must be https") || !strings.Contains(err.Error(), "--allow-private-networks") {
+		t.Fatalf("wake set over plain http: %v", err)
+	}
+	cli(t, m, "wake", "set", "--agent", "sleeper", "--url", "https://wake.example/hook")
+}
+
 // TestClusterWakeOnce: three instances on one PostgreSQL database all run
 // a wake sender; every message wakes the agent exactly once.
 func TestClusterWakeOnce(t *testing.T) {

@@ -47,6 +47,8 @@ func RunWakes(t *testing.T, open func(t *testing.T, now func() time.Time) Store)
 		"WakeHourlyCap":              testWakeCap,
 		"WakeRetryMergesWithPending": testWakeRetryMerge,
 		"WakeClaimConcurrent":        testWakeClaimConcurrent,
+		"WakeLeaseEndsCountRetries":  testWakeLeaseRetries,
+		"WakeRetryRacesAMessage":     testWakeRetryRace,
 		"WakeGoneWithItsAgent":       testWakeAgentDelete,
 		"WakePrune":                  testWakePrune,
 	}
@@ -321,6 +323,102 @@ func testWakeRetryMerge(t *testing.T, s Store, c *Clock) {
 	}
 }
 
+// testWakeLeaseRetries: a wake whose sender dies mid-attempt every time
+// (its lease ends without an outcome) is claimed again WakeMaxRetries
+// times, each counted as a retry, and then dropped, not claimed forever.
+func testWakeLeaseRetries(t *testing.T, s Store, c *Clock) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "sleeper")
+	must(t, s.SaveWakeConfig(ctx, wakeConfig(g, 0, 0, c.Now())))
+	inbound(t, s, g, "c1", "m1", c.Now())
+	w := claimWakes(t, s, "h0")[0]
+	if w.Retries != 0 {
+		t.Fatalf("a first claim counted a retry: %+v", w)
+	}
+	for i := 1; i <= switchboard.WakeMaxRetries; i++ {
+		c.Add(time.Minute + time.Second) // the lease of claimWakes ends
+		got := claimWakes(t, s, fmt.Sprintf("h%d", i))
+		if len(got) != 1 || got[0].ID != w.ID || got[0].Retries != i {
+			t.Fatalf("claim %d after the lease ended: %+v", i, got)
+		}
+		if ws, _ := s.FindWakes(ctx, g.ID, 10); ws[0].Retries != i {
+			t.Fatalf("stored retries after claim %d = %d", i, ws[0].Retries)
+		}
+	}
+	c.Add(time.Minute + time.Second)
+	if got := claimWakes(t, s, "last"); len(got) != 0 {
+		t.Fatalf("claimed past the retry limit: %+v", got)
+	}
+	ws, _ := s.FindWakes(ctx, g.ID, 10)
+	if len(ws) != 1 || ws[0].State != switchboard.WakeDropped || ws[0].Holder != "" || ws[0].LastError == "" {
+		t.Fatalf("wake past the retry limit = %+v", ws[0])
+	}
+	c.Add(time.Hour)
+	if got := claimWakes(t, s, "later"); len(got) != 0 {
+		t.Fatalf("a dropped wake was claimed: %+v", got)
+	}
+	// A wake given back (a sender shutting down) counts no retry.
+	inbound(t, s, g, "c2", "m2", c.Now())
+	w = claimWakes(t, s, "h")[0]
+	_, err := s.RetryWake(ctx, w.ID, "h", c.Now(), false, 0, "")
+	must(t, err)
+	if w = claimWakes(t, s, "h")[0]; w.Retries != 0 {
+		t.Fatalf("a given-back wake counted a retry: %+v", w)
+	}
+}
+
+// testWakeRetryRace retries a claimed wake while a new message of its
+// conversation queues a pending wake, both at once, many times: whatever
+// their order (on PostgreSQL the message may commit between RetryWake's
+// look for a pending wake and its own return to pending), the retry
+// succeeds and the conversation is left with one pending wake naming both
+// tasks, with the retry counted and its wait kept.
+func testWakeRetryRace(t *testing.T, s Store, c *Clock) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "sleeper")
+	must(t, s.SaveWakeConfig(ctx, wakeConfig(g, 0, 0, c.Now())))
+	const rounds = 40
+	for i := range rounds {
+		ctxID := fmt.Sprintf("c%d", i)
+		a := inbound(t, s, g, ctxID, fmt.Sprintf("a%d", i), c.Now())
+		ws := claimWakes(t, s, "h")
+		if len(ws) != 1 {
+			t.Fatalf("round %d: claimed %d wakes", i, len(ws))
+		}
+		b := newTask(g, "bob", ctxID, fmt.Sprintf("b%d", i), c.Now())
+		change := created(b, nil)
+		change.Wake = &switchboard.WakeRequest{AgentID: g.ID, ContextID: ctxID, TaskID: b.ID(), Kind: switchboard.WakeInbound, From: "bob"}
+		due := c.Now().Add(time.Minute)
+		var wg sync.WaitGroup
+		var createErr, retryErr error
+		var retried bool
+		wg.Go(func() { _, createErr = s.CreateTask(ctx, b, change) })
+		wg.Go(func() { retried, retryErr = s.RetryWake(ctx, ws[0].ID, "h", due, true, 429, "HTTP 429") })
+		wg.Wait()
+		if createErr != nil || retryErr != nil || !retried {
+			t.Fatalf("round %d: message: %v; retry: %v %v", i, createErr, retried, retryErr)
+		}
+		all, err := s.FindWakes(ctx, g.ID, 3)
+		must(t, err)
+		var left []*switchboard.Wake
+		for _, w := range all {
+			if w.ContextID == ctxID {
+				left = append(left, w)
+			}
+		}
+		if len(left) != 1 || left[0].State != switchboard.WakePending || left[0].Retries != 1 || left[0].Count != 2 ||
+			!left[0].DueAt.Equal(due) || !sameTasks(left[0].TaskIDs, a.ID(), b.ID()) {
+			t.Fatalf("round %d: wakes of the conversation = %s", i, describeWakes(left))
+		}
+		// Finish it, so that the next round claims only its own.
+		c.Add(time.Minute)
+		for _, w := range claimWakes(t, s, "h") {
+			_, err := s.FinishWake(ctx, w.ID, "h", switchboard.WakeSent, 200, "")
+			must(t, err)
+		}
+	}
+}
+
 func testWakeClaimConcurrent(t *testing.T, s Store, c *Clock) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "sleeper")
@@ -397,4 +495,19 @@ func testWakePrune(t *testing.T, s Store, c *Clock) {
 	if n != 1 || len(ws) != 1 || ws[0].ContextID != "c2" {
 		t.Fatalf("pruned %d, left %+v", n, ws)
 	}
+}
+
+// sameTasks reports whether got holds the tasks want, in any order (tasks
+// added at the same clock time come in id order).
+func sameTasks(got []a2a.TaskID, want ...a2a.TaskID) bool {
+	return slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want)))
+}
+
+// describeWakes shows wakes for a failure message.
+func describeWakes(ws []*switchboard.Wake) string {
+	out := ""
+	for _, w := range ws {
+		out += fmt.Sprintf("\n%+v", *w)
+	}
+	return out
 }
