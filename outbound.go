@@ -101,9 +101,11 @@ type OutboundStore interface {
 
 	// ModifyOutbound reads the record, lets fn change it and writes it back,
 	// in one transaction that no other change to the record interleaves
-	// with. It returns the record as stored, ENOTFOUND, or fn's error (and
-	// then writes nothing).
-	ModifyOutbound(ctx context.Context, id string, fn func(*Outbound) error) (*Outbound, error)
+	// with. A wake request fn returns is queued in the same transaction, as
+	// WakeStore.EnqueueWake does (nothing if the agent has no wake
+	// configuration); wakeQueued reports whether it was. It returns the
+	// record as stored, ENOTFOUND, or fn's error (and then writes nothing).
+	ModifyOutbound(ctx context.Context, id string, fn func(*Outbound) (*WakeRequest, error)) (o *Outbound, wakeQueued bool, err error)
 }
 
 // ApplyTask records a remote task as seen from source at time at: the

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,18 +38,12 @@ func TestOutboxPushReceiver(t *testing.T) {
 	h := newHarness(t)
 	g := h.agent("alice")
 	other := h.agent("carol")
-	type hookCall struct {
-		agent, context string
-		task           a2a.TaskID
-		state          a2a.TaskState
-		text           string
-	}
-	var mu sync.Mutex
-	var calls []hookCall
-	h.outbox.OnOutboundUpdate = func(_ context.Context, o *switchboard.Outbound) {
-		mu.Lock()
-		defer mu.Unlock()
-		calls = append(calls, hookCall{o.AgentID, o.ContextID, o.TaskID, o.State, o.LastText()})
+	// alice sleeps: each accepted push queues an outbound_update wake with
+	// the push's change.
+	now := time.Now().UTC()
+	if err := h.db.SaveWakeConfig(context.Background(), &switchboard.WakeConfig{AgentID: g.ID, URL: "https://wake.example/",
+		Preset: switchboard.WakeGeneric, Debounce: time.Minute, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
 	}
 
 	rec := h.recordOutbound(g, h.operatorToken, map[string]any{
@@ -115,12 +108,14 @@ func TestOutboxPushReceiver(t *testing.T) {
 		path(got, "task", "id") != "remote-1" {
 		t.Fatalf("after the pushes: %v", got)
 	}
-	mu.Lock()
-	if len(calls) != 3 || calls[0] != (hookCall{g.ID, "ctx-1", "remote-1", a2a.TaskStateWorking, "on it"}) ||
-		calls[1].state != a2a.TaskStateCompleted || calls[1].text != "the answer" {
-		t.Fatalf("hook calls: %+v", calls)
+	wakes, err := h.db.FindWakes(context.Background(), g.ID, 10)
+	if err != nil {
+		t.Fatal(err)
 	}
-	mu.Unlock()
+	if len(wakes) != 1 || wakes[0].Kind != switchboard.WakeOutboundUpdate || wakes[0].ContextID != "ctx-1" ||
+		wakes[0].TaskID != "remote-1" || wakes[0].Count != 3 || wakes[0].Preview != "[update on outbound task: completed] ps" {
+		t.Fatalf("outbound_update wakes: %+v", wakes)
+	}
 
 	// Only the last MaxOutboundUpdates updates are kept.
 	for range switchboard.MaxOutboundUpdates + 3 {
