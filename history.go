@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -34,13 +35,17 @@ type ConversationEntry struct {
 const (
 	DefaultConversationEntries = 50
 	MaxConversationEntries     = 1000
-	maxConversationTasks       = 200 // tasks of each direction read
+	maxConversationTasks       = 200 // tasks of each direction read: the most recently active
+	maxConversationEvents      = 200 // events read per task: its latest
 )
 
 // Conversation returns the last n entries (oldest first) of a conversation
 // of an agent in both directions: the messages peers sent it in tasks of
 // that contextId and its replies, and what it sent other agents in that
-// context and their answers.
+// context and their answers. It reads the maxConversationTasks most
+// recently active tasks and outbound records of each direction, and the
+// latest maxConversationEvents events of each task (older messages of a
+// longer task take the time of the message before them).
 func (s *OutboxService) Conversation(ctx context.Context, agentID, contextID string, n int) ([]ConversationEntry, error) {
 	if contextID == "" || len(contextID) > MaxContextIDLen {
 		return nil, Errorf(EINVALID, "contextId is required (at most %d characters)", MaxContextIDLen)
@@ -52,21 +57,25 @@ func (s *OutboxService) Conversation(ctx context.Context, agentID, contextID str
 		n = MaxConversationEntries
 	}
 	var entries []ConversationEntry
-	tasks, _, err := s.tasks.FindTasks(ctx, TaskFilter{AgentID: &agentID, ContextID: &contextID, OldestFirst: true, Limit: maxConversationTasks})
+	// Newest first, so that the limit keeps the latest; the entries are
+	// put in order of time below.
+	tasks, _, err := s.tasks.FindTasks(ctx, TaskFilter{AgentID: &agentID, ContextID: &contextID, Limit: maxConversationTasks})
 	if err != nil {
 		return nil, err
 	}
+	slices.Reverse(tasks)
 	for _, t := range tasks {
-		evs, err := s.tasks.FindTaskEvents(ctx, t.ID(), 0, 0)
+		evs, err := s.tasks.FindTaskEvents(ctx, t.ID(), max(t.Seq-maxConversationEvents, 0), maxConversationEvents)
 		if err != nil {
 			return nil, err
 		}
 		entries = append(entries, inboundEntries(t, evs)...)
 	}
-	outs, err := s.outbox.FindOutbounds(ctx, OutboundFilter{AgentID: agentID, ContextID: contextID, OldestFirst: true, Limit: maxConversationTasks})
+	outs, err := s.outbox.FindOutbounds(ctx, OutboundFilter{AgentID: agentID, ContextID: contextID, Limit: maxConversationTasks})
 	if err != nil {
 		return nil, err
 	}
+	slices.Reverse(outs)
 	for _, o := range outs {
 		entries = append(entries, outboundEntries(o)...)
 	}

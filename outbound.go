@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -73,6 +74,21 @@ const MaxOutboundUpdates = 20
 // MaxOutboundText bounds the text of one update as kept.
 const MaxOutboundText = 16 << 10
 
+// Bounds on the remote task an outbound record keeps (Outbound.Task), which
+// every push and poll rewrites: a remote agent that pushes without end
+// cannot grow the record. The rule, applied after each change: the task
+// keeps its last MaxOutboundHistory history messages and its last
+// MaxOutboundArtifacts artifacts, each with its last MaxOutboundArtifactParts
+// parts; then, while its JSON is over MaxOutboundTaskBytes, the oldest
+// history message goes, then the oldest artifact, then the task's
+// metadata and the status message (whose text the updates keep, trimmed).
+const (
+	MaxOutboundHistory       = 20
+	MaxOutboundArtifacts     = 20
+	MaxOutboundArtifactParts = 64
+	MaxOutboundTaskBytes     = 64 << 10
+)
+
 // OutboundFilter selects outbound records. Empty fields match everything.
 type OutboundFilter struct {
 	AgentID   string
@@ -101,9 +117,11 @@ type OutboundStore interface {
 
 	// ModifyOutbound reads the record, lets fn change it and writes it back,
 	// in one transaction that no other change to the record interleaves
-	// with. It returns the record as stored, ENOTFOUND, or fn's error (and
-	// then writes nothing).
-	ModifyOutbound(ctx context.Context, id string, fn func(*Outbound) error) (*Outbound, error)
+	// with. A wake request fn returns is queued in the same transaction, as
+	// WakeStore.EnqueueWake does (nothing if the agent has no wake
+	// configuration); wakeQueued reports whether it was. It returns the
+	// record as stored, ENOTFOUND, or fn's error (and then writes nothing).
+	ModifyOutbound(ctx context.Context, id string, fn func(*Outbound) (*WakeRequest, error)) (o *Outbound, wakeQueued bool, err error)
 }
 
 // ApplyTask records a remote task as seen from source at time at: the
@@ -121,7 +139,7 @@ func (o *Outbound) ApplyTask(t *a2a.Task, source string, at time.Time) {
 	}
 	if !o.outdated(t.Status) {
 		o.State = t.Status.State
-		o.Task = t
+		o.Task = capRemoteTask(t)
 	}
 	o.addUpdate(OutboundUpdate{At: at, Source: source, State: t.Status.State, Text: remoteTaskText(t)})
 }
@@ -161,6 +179,7 @@ func (o *Outbound) ApplyEvent(ev a2a.Event, source string, at time.Time) {
 				if e.Status.Message != nil {
 					o.Task.History = append(o.Task.History, e.Status.Message)
 				}
+				o.Task = capRemoteTask(o.Task)
 			}
 		}
 		text := ""
@@ -174,6 +193,7 @@ func (o *Outbound) ApplyEvent(ev a2a.Event, source string, at time.Time) {
 		}
 		if o.Task != nil && o.Task.ID == e.TaskID && e.Artifact != nil {
 			o.Task.Artifacts = appendArtifact(o.Task.Artifacts, e)
+			o.Task = capRemoteTask(o.Task)
 		}
 		text := ""
 		if e.Artifact != nil {
@@ -213,6 +233,64 @@ func appendArtifact(arts []*a2a.Artifact, e *a2a.TaskArtifactUpdateEvent) []*a2a
 		}
 	}
 	return append(arts, e.Artifact)
+}
+
+// capRemoteTask applies the bounds on a kept remote task (see
+// MaxOutboundTaskBytes) and returns it. It copies what it shortens: t may
+// be shared with the caller.
+func capRemoteTask(t *a2a.Task) *a2a.Task {
+	if t == nil {
+		return nil
+	}
+	cp := *t
+	t = &cp
+	if n := len(t.History) - MaxOutboundHistory; n > 0 {
+		t.History = append([]*a2a.Message(nil), t.History[n:]...)
+	}
+	if n := len(t.Artifacts) - MaxOutboundArtifacts; n > 0 {
+		t.Artifacts = append([]*a2a.Artifact(nil), t.Artifacts[n:]...)
+	}
+	if len(t.Artifacts) > 0 {
+		arts := append([]*a2a.Artifact(nil), t.Artifacts...)
+		for i, a := range arts {
+			if a != nil && len(a.Parts) > MaxOutboundArtifactParts {
+				ac := *a
+				ac.Parts = append(a2a.ContentParts(nil), a.Parts[len(a.Parts)-MaxOutboundArtifactParts:]...)
+				arts[i] = &ac
+			}
+		}
+		t.Artifacts = arts
+	}
+	// Each element dropped takes its JSON and a comma off the size.
+	size := jsonSize(t)
+	for size > MaxOutboundTaskBytes {
+		switch {
+		case len(t.History) > 0:
+			size -= jsonSize(t.History[0]) + 1
+			t.History = t.History[1:]
+		case len(t.Artifacts) > 0:
+			size -= jsonSize(t.Artifacts[0]) + 1
+			t.Artifacts = t.Artifacts[1:]
+		case t.Metadata != nil:
+			t.Metadata = nil
+			size = jsonSize(t)
+		case t.Status.Message != nil:
+			t.Status.Message = nil
+			size = jsonSize(t)
+		default:
+			return t
+		}
+	}
+	return t
+}
+
+// jsonSize is the size of v's JSON as kept.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0 // the store reports it when it encodes the record
+	}
+	return len(b)
 }
 
 func (o *Outbound) addUpdate(u OutboundUpdate) {

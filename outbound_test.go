@@ -94,12 +94,12 @@ func TestOutboxServiceReceivePush(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := switchboard.NewOutboxService(db, db)
-	var hooked []a2a.TaskState
-	svc.OnOutboundUpdate = func(_ context.Context, o *switchboard.Outbound) {
-		if o.AgentID != g.ID || o.TaskID != "r1" {
-			t.Errorf("hook: %s %s", o.AgentID, o.TaskID)
-		}
-		hooked = append(hooked, o.State)
+	// A sleeping agent: each accepted push queues an outbound_update wake
+	// in the transaction that records it, with no hook to wire.
+	now := time.Now().UTC()
+	if err := db.SaveWakeConfig(ctx, &switchboard.WakeConfig{AgentID: g.ID, URL: "https://wake.example/", Preset: switchboard.WakeGeneric,
+		Debounce: time.Second, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
 	}
 	const token = "0123456789abcdef0123456789abcdef"
 	o := &switchboard.Outbound{AgentID: g.ID, Target: "bob", Endpoint: "https://bob.example/", Protocol: switchboard.ProtocolV1, Text: "hi"}
@@ -109,7 +109,8 @@ func TestOutboxServiceReceivePush(t *testing.T) {
 	if o.PushTokenHash != switchboard.HashToken(token) {
 		t.Fatal("the token's hash is not what is kept")
 	}
-	working := &a2a.TaskStatusUpdateEvent{TaskID: "r1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	working := &a2a.TaskStatusUpdateEvent{TaskID: "r1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
+		Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("on it, key=sb_a_0123456789abcdef0123456789"))}}
 	wantCode := func(err error, code switchboard.Code) {
 		t.Helper()
 		if switchboard.ErrorCode(err) != code {
@@ -134,8 +135,13 @@ func TestOutboxServiceReceivePush(t *testing.T) {
 	// The same token cannot move the record to another task.
 	_, err = svc.ReceivePush(ctx, g.ID, token, "r2", working)
 	wantCode(err, switchboard.ENOTFOUND)
-	if len(hooked) != 1 || hooked[0] != a2a.TaskStateWorking {
-		t.Fatalf("hook calls: %v", hooked)
+	wakes, err := db.FindWakes(ctx, g.ID, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wakes) != 1 || wakes[0].Kind != switchboard.WakeOutboundUpdate || wakes[0].ContextID != "c1" || wakes[0].Count != 1 ||
+		wakes[0].From != "bob" || !strings.Contains(wakes[0].Preview, "on it") || strings.Contains(wakes[0].Preview, "0123456789abcdef") {
+		t.Fatalf("outbound_update wakes: %+v", wakes)
 	}
 	// A record without a push token takes no pushes.
 	plain := &switchboard.Outbound{AgentID: g.ID, Target: "bob", Endpoint: "https://bob.example/", Protocol: switchboard.ProtocolV1, TaskID: "r3"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -25,14 +26,11 @@ type OutboxService struct {
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
 
-	// OnOutboundUpdate, if set, is called after a push about a task one of
-	// our agents sent has been recorded, with the record as it now stands
-	// (its last update holds the text the push carried, written by the
-	// remote agent: untrusted). It is the seam for an "outbound_update"
-	// wake of a sleeping agent (Outbound.WakeRequest). It runs on the
-	// request's goroutine after the record is committed; it should return
-	// quickly (queue the work it starts). Set it before the service is used.
-	OnOutboundUpdate func(ctx context.Context, o *Outbound)
+	// Bus, if set, is notified on WakeSubject when a push queued an
+	// outbound_update wake, so that a wake sender claims it without waiting
+	// for its poll. The wake itself is queued in the transaction that
+	// records the push (ReceivePush). Set it before the service is used.
+	Bus Bus
 }
 
 // NewOutboxService returns an OutboxService over the given stores.
@@ -109,11 +107,11 @@ func (s *OutboxService) Update(ctx context.Context, id string, r OutboundResult)
 	if len(r.Error) > 2048 {
 		r.Error = truncateUTF8(r.Error, 2048) + "…"
 	}
-	return s.outbox.ModifyOutbound(ctx, id, func(o *Outbound) error {
+	o, _, err := s.outbox.ModifyOutbound(ctx, id, func(o *Outbound) (*WakeRequest, error) {
 		now := s.Now().UTC()
 		if r.Task != nil {
 			if o.TaskID != "" && r.Task.ID != o.TaskID {
-				return Errorf(EINVALID, "task %s is not the task of this record (%s)", r.Task.ID, o.TaskID)
+				return nil, Errorf(EINVALID, "task %s is not the task of this record (%s)", r.Task.ID, o.TaskID)
 			}
 			o.ApplyTask(r.Task, r.Source, now)
 		}
@@ -130,8 +128,9 @@ func (s *OutboxService) Update(ctx context.Context, id string, r OutboundResult)
 			o.Error = ""
 		}
 		o.UpdatedAt = now
-		return nil
+		return nil, nil
 	})
+	return o, err
 }
 
 // ReceivePush records a push notification that arrived at an agent's
@@ -172,23 +171,41 @@ func (s *OutboxService) ReceivePush(ctx context.Context, agentID string, token s
 	if match == nil {
 		return nil, Errorf(ENOTFOUND, "not found")
 	}
-	o, err := s.outbox.ModifyOutbound(ctx, match.ID, func(o *Outbound) error {
+	o, queued, err := s.outbox.ModifyOutbound(ctx, match.ID, func(o *Outbound) (*WakeRequest, error) {
 		if o.TaskID != "" && o.TaskID != taskID {
-			return Errorf(EUNAUTHORIZED, "unauthorized")
+			return nil, Errorf(EUNAUTHORIZED, "unauthorized")
 		}
 		o.ApplyEvent(ev, OutboundFromPush, s.Now().UTC())
 		if o.TaskID == "" {
 			o.TaskID = taskID
 		}
-		return nil
+		return outboundUpdateWake(o), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if s.OnOutboundUpdate != nil {
-		s.OnOutboundUpdate(ctx, o)
+	if queued && s.Bus != nil {
+		// The wake is stored: a lost hint only delays it to the senders'
+		// next poll.
+		_ = s.Bus.Notify(ctx, WakeSubject)
 	}
 	return o, nil
+}
+
+// outboundUpdateWake is the outbound_update wake a push about the record's
+// task queues in the transaction that records it, with the redaction and
+// bounds WakeService.Enqueue applies: the preview (the remote agent's
+// words) redacted and trimmed by WakePreview, the sender label's
+// whitespace collapsed and cut to 200 characters. A record without a
+// context (the wake's debounce key) queues none.
+func outboundUpdateWake(o *Outbound) *WakeRequest {
+	r := o.WakeRequest()
+	if r.AgentID == "" || r.ContextID == "" || len(r.ContextID) > maxWakeRefLen || len(r.TaskID) > maxWakeRefLen {
+		return nil
+	}
+	r.Preview = WakePreview(r.Preview)
+	r.From = truncateRunes(strings.Join(strings.Fields(r.From), " "), 200)
+	return &r
 }
 
 // Find returns one record.

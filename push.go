@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -50,6 +51,27 @@ type PushDelivery struct {
 	Config *PushConfig
 }
 
+// PushLimits say when PushStore.ClaimPushes gives up a push whose sender
+// stopped mid-attempt, as the sender gives up a failed attempt
+// (PushSendConfig): once it has had MaxAttempts attempts, or once older
+// than MaxAge (since its change). Zero values set no limit.
+type PushLimits struct {
+	MaxAttempts int
+	MaxAge      time.Duration
+}
+
+// Exceeded reports why a push that has had attempts attempts and was
+// created at created is past the limits at now, or "" if it is not.
+func (l PushLimits) Exceeded(attempts int, created, now time.Time) string {
+	switch {
+	case l.MaxAttempts > 0 && attempts >= l.MaxAttempts:
+		return fmt.Sprintf("gave up after %d attempts", attempts)
+	case l.MaxAge > 0 && now.Sub(created) >= l.MaxAge:
+		return fmt.Sprintf("gave up: older than %s", l.MaxAge)
+	}
+	return ""
+}
+
 // PushAttempt is one attempt to send a push notification, as the owner
 // sees it.
 type PushAttempt struct {
@@ -74,8 +96,11 @@ type PushStore interface {
 	// recorded as interrupted). Only the earliest unsent push of each
 	// configuration is handed out: a configuration's pushes go one after the
 	// other, in the order of the task's changes. Pushes whose configuration
-	// no longer exists are not handed out.
-	ClaimPushes(ctx context.Context, holder string, now time.Time, max int, lease time.Duration) ([]*PushDelivery, error)
+	// no longer exists are not handed out. A push whose lease ended is given
+	// up instead (state PushFailed, its interrupted attempt saying why) once
+	// past limits: the interrupted attempt counts, so that a push whose
+	// sending stops its sender each time is not claimed for ever.
+	ClaimPushes(ctx context.Context, holder string, now time.Time, max int, lease time.Duration, limits PushLimits) ([]*PushDelivery, error)
 
 	// RecordPushAttempt records the outcome of an attempt of holder: the
 	// attempt itself, and the push's new state: PushSent, PushFailed, or

@@ -115,7 +115,9 @@ const pushRecordTimeout = 5 * time.Second
 // each after the one before it was sent or given up. A failed attempt is
 // retried with exponential backoff and jitter until cfg.MaxAttempts or
 // cfg.MaxAge; a permanent refusal (the network guard, a 4xx other than
-// 408 and 429) is not retried. It returns when ctx ends, after the
+// 408 and 429) is not retried. The same limits apply to a push whose
+// sender died mid-attempt (the lost attempt counts): it is given up when
+// claimed again past them. It returns when ctx ends, after the
 // attempts in flight, which ending ctx cuts short: they are queued again,
 // due at once.
 func (s *TaskService) RunPushSender(ctx context.Context, p Pusher, cfg PushSendConfig) error {
@@ -135,7 +137,8 @@ func (s *TaskService) RunPushSender(ctx context.Context, p Pusher, cfg PushSendC
 	defer wg.Wait()
 	for {
 		if free := cfg.Concurrency - len(slots); free > 0 {
-			ps, err := s.pushQueue.ClaimPushes(ctx, holder, s.Now().UTC(), free, cfg.Timeout+30*time.Second)
+			ps, err := s.pushQueue.ClaimPushes(ctx, holder, s.Now().UTC(), free, cfg.Timeout+30*time.Second,
+				PushLimits{MaxAttempts: cfg.MaxAttempts, MaxAge: cfg.MaxAge})
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("claim pushes", "err", err)
 			}

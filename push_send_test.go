@@ -366,7 +366,7 @@ func TestPushAcrossRestart(t *testing.T) {
 	f.stop()
 	other := f.send(t, rc.URL, switchboard.ProtocolV1)
 	f.reply(t, other.ID(), a2a.TaskStateCompleted)
-	claimed, err := f.db.ClaimPushes(context.Background(), "dead", f.clk.now(), 10, time.Minute)
+	claimed, err := f.db.ClaimPushes(context.Background(), "dead", f.clk.now(), 10, time.Minute, switchboard.PushLimits{})
 	must(t, err)
 	if len(claimed) != 1 || claimed[0].TaskID != other.ID() {
 		t.Fatalf("claimed %+v", claimed)

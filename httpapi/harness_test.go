@@ -27,6 +27,7 @@ import (
 type harness struct {
 	t       testing.TB
 	db      *sqlstore.DB
+	path    string // the SQLite file
 	bus     *membus.Bus
 	tasks   *switchboard.TaskService
 	outbox  *switchboard.OutboxService
@@ -62,7 +63,8 @@ func withDeps(f func(*httpapi.Deps)) harnessOption {
 func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "switchboard.db"))
+	path := filepath.Join(t.TempDir(), "switchboard.db")
+	db, err := sqlstore.OpenSQLite(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		o(&setup)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := &harness{t: t, db: db, bus: membus.New()}
+	h := &harness{t: t, db: db, path: path, bus: membus.New()}
 	h.tasks = switchboard.NewTaskService(db, h.bus, log)
 	h.outbox = switchboard.NewOutboxService(db, db)
 	h.limiter = ratelimit.NewMemory(setup.rate, time.Minute)

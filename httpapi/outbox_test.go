@@ -2,10 +2,10 @@ package httpapi_test
 
 import (
 	"context"
+	"database/sql"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,18 +39,12 @@ func TestOutboxPushReceiver(t *testing.T) {
 	h := newHarness(t)
 	g := h.agent("alice")
 	other := h.agent("carol")
-	type hookCall struct {
-		agent, context string
-		task           a2a.TaskID
-		state          a2a.TaskState
-		text           string
-	}
-	var mu sync.Mutex
-	var calls []hookCall
-	h.outbox.OnOutboundUpdate = func(_ context.Context, o *switchboard.Outbound) {
-		mu.Lock()
-		defer mu.Unlock()
-		calls = append(calls, hookCall{o.AgentID, o.ContextID, o.TaskID, o.State, o.LastText()})
+	// alice sleeps: each accepted push queues an outbound_update wake with
+	// the push's change.
+	now := time.Now().UTC()
+	if err := h.db.SaveWakeConfig(context.Background(), &switchboard.WakeConfig{AgentID: g.ID, URL: "https://wake.example/",
+		Preset: switchboard.WakeGeneric, Debounce: time.Minute, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
 	}
 
 	rec := h.recordOutbound(g, h.operatorToken, map[string]any{
@@ -115,12 +109,14 @@ func TestOutboxPushReceiver(t *testing.T) {
 		path(got, "task", "id") != "remote-1" {
 		t.Fatalf("after the pushes: %v", got)
 	}
-	mu.Lock()
-	if len(calls) != 3 || calls[0] != (hookCall{g.ID, "ctx-1", "remote-1", a2a.TaskStateWorking, "on it"}) ||
-		calls[1].state != a2a.TaskStateCompleted || calls[1].text != "the answer" {
-		t.Fatalf("hook calls: %+v", calls)
+	wakes, err := h.db.FindWakes(context.Background(), g.ID, 10)
+	if err != nil {
+		t.Fatal(err)
 	}
-	mu.Unlock()
+	if len(wakes) != 1 || wakes[0].Kind != switchboard.WakeOutboundUpdate || wakes[0].ContextID != "ctx-1" ||
+		wakes[0].TaskID != "remote-1" || wakes[0].Count != 3 || wakes[0].Preview != "[update on outbound task: completed] ps" {
+		t.Fatalf("outbound_update wakes: %+v", wakes)
+	}
 
 	// Only the last MaxOutboundUpdates updates are kept.
 	for range switchboard.MaxOutboundUpdates + 3 {
@@ -282,5 +278,89 @@ func TestHistoryBothDirections(t *testing.T) {
 	h.recordOutbound(g, h.operatorToken, map[string]any{"target": "dan", "endpoint": "https://dan.example/", "protocol": "1.0", "context_id": "a/b c", "text": "odd"})
 	if r := h.owner("GET", "/agents/alice/history/"+url.PathEscape("a/b c"), h.operatorToken, nil); r.status != 200 || len(r.json["entries"].([]any)) != 1 || r.json["context_id"] != "a/b c" {
 		t.Fatalf("escaped context: HTTP %d %s", r.status, r.body)
+	}
+}
+
+// TestPushReceiverRateLimit: pushes at an agent's address are counted per
+// agent and sending address; past the limit the receiver answers 429 with
+// Retry-After, whether or not the token is right, and stores nothing.
+func TestPushReceiverRateLimit(t *testing.T) {
+	h := newHarness(t, withRate(3))
+	fixed := time.Date(2026, 3, 1, 10, 20, 30, 0, time.UTC) // mid-window: the window does not turn during the test
+	h.limiter.Now = func() time.Time { return fixed }
+	g := h.agent("alice")
+	other := h.agent("carol")
+	h.recordOutbound(g, h.operatorToken, map[string]any{
+		"target": "bob", "endpoint": "https://bob.example/a2a", "protocol": "1.0", "context_id": "ctx-1",
+		"message_id": "m-1", "text": "hello bob", "push_token": pushToken,
+	})
+	working := `{"statusUpdate":{"taskId":"remote-1","contextId":"ctx-1","status":{"state":"TASK_STATE_WORKING"}}}`
+	auth := map[string]string{"A2A-Notification-Token": pushToken}
+	for i := range 2 {
+		if r := h.push(g, auth, working); r.status != 200 {
+			t.Fatalf("push %d: HTTP %d %s", i, r.status, r.body)
+		}
+	}
+	if r := h.push(g, map[string]string{"A2A-Notification-Token": "wrong-token-0123456789"}, working); r.status != 401 {
+		t.Fatalf("wrong token: HTTP %d %s", r.status, r.body)
+	}
+	for _, hdr := range []map[string]string{auth, {"A2A-Notification-Token": "wrong-token-0123456789"}} {
+		r := h.push(g, hdr, working)
+		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || r.header.Get("Retry-After") == "0" {
+			t.Fatalf("past the limit: HTTP %d Retry-After %q %s", r.status, r.header.Get("Retry-After"), r.body)
+		}
+	}
+	list := h.owner("GET", "/agents/"+g.Handle+"/outbox", h.operatorToken, nil).json
+	recs := list["outbox"].([]any)
+	if n := len(recs[0].(map[string]any)["updates"].([]any)); n != 2 {
+		t.Fatalf("%d updates stored, want the 2 pushes within the limit", n)
+	}
+	// Another agent's address has its own count.
+	if r := h.push(other, auth, working); r.status != 404 {
+		t.Fatalf("another agent: HTTP %d %s", r.status, r.body)
+	}
+}
+
+// TestPushReceiverStoreFailure: a push that cannot be stored (here the
+// wake it queues cannot be written) is answered 503 with Retry-After, and
+// neither the record nor a wake is changed: the pusher retries.
+func TestPushReceiverStoreFailure(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	now := time.Now().UTC()
+	if err := h.db.SaveWakeConfig(context.Background(), &switchboard.WakeConfig{AgentID: g.ID, URL: "https://wake.example/",
+		Preset: switchboard.WakeGeneric, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	rec := h.recordOutbound(g, h.operatorToken, map[string]any{
+		"target": "bob", "endpoint": "https://bob.example/a2a", "protocol": "1.0", "context_id": "ctx-1",
+		"message_id": "m-1", "text": "hello bob", "push_token": pushToken,
+	})
+	raw, err := sql.Open("sqlite", "file:"+h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`CREATE TRIGGER no_wakes BEFORE INSERT ON wakes BEGIN SELECT RAISE(FAIL, 'disk on fire'); END`); err != nil {
+		t.Fatal(err)
+	}
+	working := `{"statusUpdate":{"taskId":"remote-1","contextId":"ctx-1","status":{"state":"TASK_STATE_WORKING"}}}`
+	r := h.push(g, map[string]string{"A2A-Notification-Token": pushToken}, working)
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || strings.Contains(string(r.body), "fire") {
+		t.Fatalf("push that cannot be stored: HTTP %d Retry-After %q %s", r.status, r.header.Get("Retry-After"), r.body)
+	}
+	got := h.owner("GET", "/outbox/"+rec["id"].(string), h.operatorToken, nil).json
+	if got["state"] != "sent" || got["task_id"] != nil && got["task_id"] != "" {
+		t.Fatalf("a refused push changed the record: %v", got)
+	}
+	// Once the store works again, the retried push is stored with its wake.
+	if _, err := raw.Exec(`DROP TRIGGER no_wakes`); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.push(g, map[string]string{"A2A-Notification-Token": pushToken}, working); r.status != 200 {
+		t.Fatalf("retried push: HTTP %d %s", r.status, r.body)
+	}
+	if ws, err := h.db.FindWakes(context.Background(), g.ID, 10); err != nil || len(ws) != 1 {
+		t.Fatalf("wakes after the retry: %v %v", ws, err)
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 
 	legacy "github.com/a2aproject/a2a-go/a2a"
@@ -20,7 +23,10 @@ import (
 // X-A2A-Notification-Token, or Authorization: Bearer). Answers: 200
 // {"ok":true}; 400 a body that is no push; 401 a token that does not match
 // the task's; 404 a task the agent never sent (or no agent); 413 a body
-// over the limit.
+// over the limit; 429 with Retry-After past the rate limit (per agent and
+// sending address, counted before the token is checked, so that guessing
+// tokens is limited too); 503 when the push could not be stored (the
+// pusher retries).
 func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 	if s.Outbox == nil {
 		s.handleNotFound(w, r)
@@ -29,6 +35,16 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.agentFromPath(w, r)
 	if !ok {
 		return
+	}
+	if s.Limiter != nil {
+		if ok, retry, err := s.Limiter.Allow(r.Context(), pushLimitKey(agent, r)); err != nil {
+			s.logInternal(r, fmt.Errorf("rate limit: %w", err))
+		} else if !ok {
+			secs := max(int(math.Ceil(retry.Seconds())), 1)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			s.writeError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
+			return
+		}
 	}
 	body, err := s.readBody(w, r)
 	if err != nil {
@@ -41,10 +57,29 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := s.Outbox.ReceivePush(r.Context(), agent.ID, notificationToken(r), taskID, ev); err != nil {
+		if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
+			// Nothing was stored (the record, and the wake it queues, are
+			// written together): the pusher should try again.
+			s.logInternal(r, err)
+			w.Header().Set("Retry-After", "5")
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the push could not be stored: retry later"})
+			return
+		}
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// pushLimitKey is the rate limit key of a push: the receiving agent and
+// the address the push came from (the direct peer: a proxy in front of the
+// server shares one key per agent).
+func pushLimitKey(agent *switchboard.Agent, r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "push/" + agent.ID + "/" + host
 }
 
 // notificationToken returns the token a push presented.

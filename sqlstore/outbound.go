@@ -95,16 +95,19 @@ func (db *DB) FindOutbounds(ctx context.Context, f switchboard.OutboundFilter) (
 }
 
 // ModifyOutbound implements switchboard.OutboundStore.
-func (db *DB) ModifyOutbound(ctx context.Context, id string, fn func(*switchboard.Outbound) error) (*switchboard.Outbound, error) {
+func (db *DB) ModifyOutbound(ctx context.Context, id string, fn func(*switchboard.Outbound) (*switchboard.WakeRequest, error)) (*switchboard.Outbound, bool, error) {
 	var out *switchboard.Outbound
+	var queued bool
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		queued = false
 		o, err := scanOutbound(tx.QueryRowContext(ctx, `SELECT `+outboundColumns+` FROM outbound WHERE id = $1`+db.forUpdate(""), id))
 		if err == sql.ErrNoRows {
 			return switchboard.Errorf(switchboard.ENOTFOUND, "outbound record not found")
 		} else if err != nil {
 			return err
 		}
-		if err := fn(o); err != nil {
+		wake, err := fn(o)
+		if err != nil {
 			return err
 		}
 		data, err := encodeOutbound(o)
@@ -118,13 +121,18 @@ func (db *DB) ModifyOutbound(ctx context.Context, id string, fn func(*switchboar
 		if err != nil {
 			return err
 		}
+		if wake != nil {
+			if queued, err = db.enqueueWake(ctx, tx, wake); err != nil {
+				return err
+			}
+		}
 		out = o
 		return nil
 	})
 	if err != nil {
-		return nil, db.formatError(err)
+		return nil, false, db.formatError(err)
 	}
-	return out, nil
+	return out, queued, nil
 }
 
 func encodeOutbound(o *switchboard.Outbound) (string, error) {

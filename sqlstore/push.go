@@ -64,7 +64,7 @@ func (db *DB) cancelPushes(ctx context.Context, tx *sql.Tx, taskID a2a.TaskID, c
 }
 
 // ClaimPushes implements switchboard.PushStore.
-func (db *DB) ClaimPushes(ctx context.Context, holder string, now time.Time, max int, lease time.Duration) ([]*switchboard.PushDelivery, error) {
+func (db *DB) ClaimPushes(ctx context.Context, holder string, now time.Time, max int, lease time.Duration, limits switchboard.PushLimits) ([]*switchboard.PushDelivery, error) {
 	query := `SELECT ` + pushDeliveryColumns + `, c.protocol, c.created_at, c.data, p.data
 		FROM push_deliveries p JOIN push_configs c ON c.task_id = p.task_id AND c.id = p.config_id
 		WHERE p.state IN ('queued', 'sending') AND p.next_attempt_at <= $1
@@ -93,20 +93,36 @@ func (db *DB) ClaimPushes(ctx context.Context, holder string, now time.Time, max
 		if err != nil {
 			return err
 		}
-		out, err = scanClaimedPushes(rows)
+		claimed, err := scanClaimedPushes(rows)
 		if err != nil {
 			return err
 		}
+		out = out[:0]
 		until := nanos(now.Add(lease))
-		for _, p := range out {
+		for _, p := range claimed {
 			if p.State == switchboard.PushSending {
 				// Its sender's lease ended without an outcome: it stopped.
+				// The lost attempt counts; past the limits the push is
+				// given up rather than tried once more.
+				const interrupted = "interrupted: no outcome was recorded (the sender stopped)"
+				if why := limits.Exceeded(p.Attempts, p.CreatedAt, now); why != "" {
+					msg := interrupted + " (" + why + ")"
+					if _, err := tx.ExecContext(ctx, `INSERT INTO push_attempts (push_id, task_id, at, status_code, error)
+						VALUES ($1, $2, $3, 0, $4)`, p.ID, string(p.TaskID), at, msg); err != nil {
+						return err
+					}
+					if _, err := tx.ExecContext(ctx, `UPDATE push_deliveries SET state = 'failed', holder = '', last_error = $1,
+						last_status = 0, done_at = $2, data = '' WHERE id = $3`, msg, at, p.ID); err != nil {
+						return err
+					}
+					continue
+				}
 				if _, err := tx.ExecContext(ctx, `INSERT INTO push_attempts (push_id, task_id, at, status_code, error, next_attempt_at)
-					VALUES ($1, $2, $3, 0, 'interrupted: no outcome was recorded (the sender stopped)', $3)`,
-					p.ID, string(p.TaskID), at); err != nil {
+					VALUES ($1, $2, $3, 0, $4, $3)`, p.ID, string(p.TaskID), at, interrupted); err != nil {
 					return err
 				}
 			}
+			out = append(out, p)
 			p.State, p.Attempts, p.NextAttemptAt = switchboard.PushSending, p.Attempts+1, fromNanos(until)
 			if _, err := tx.ExecContext(ctx, `UPDATE push_deliveries SET state = 'sending', holder = $1, attempts = $2,
 				next_attempt_at = $3 WHERE id = $4`, holder, p.Attempts, until, p.ID); err != nil {

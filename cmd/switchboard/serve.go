@@ -247,11 +247,7 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Tasks.DeliveryDeadline = cfg.DeliveryDeadline
 	}
 	m.Wakes = m.newWakeService(cfg, db)
-	m.Outbox.OnOutboundUpdate = func(ctx context.Context, o *switchboard.Outbound) {
-		if _, err := m.Wakes.Enqueue(ctx, o.WakeRequest()); err != nil {
-			m.Logger.Warn("queue an outbound_update wake", "agent_id", o.AgentID, "outbox_id", o.ID, "err", err)
-		}
-	}
+	m.Outbox.Bus = m.Bus // pushes queue outbound_update wakes in their own transaction
 	m.metrics.registerWakes(m.Wakes)
 	limiter := newLimiter(cfg, db)
 	m.Hub = hub.New(hub.Deps{

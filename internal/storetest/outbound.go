@@ -17,6 +17,7 @@ var outboundTests = map[string]func(*testing.T, Store){
 	"OutboundCreateFindModify": testOutboundCreateFindModify,
 	"OutboundFilters":          testOutboundFilters,
 	"OutboundModifyConcurrent": testOutboundModifyConcurrent,
+	"OutboundModifyQueuesWake": testOutboundModifyQueuesWake,
 }
 
 func newOutbound(g *switchboard.Agent, contextID string, at time.Time) *switchboard.Outbound {
@@ -53,9 +54,9 @@ func testOutboundCreateFindModify(t *testing.T, s Store) {
 	task := &a2a.Task{ID: "remote-1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
 		Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("on it"))}}
 	later := now.Add(time.Second)
-	upd, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) error {
+	upd, _, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
 		o.ApplyTask(task, switchboard.OutboundFromSend, later)
-		return nil
+		return nil, nil
 	})
 	must(t, err)
 	got, err = s.FindOutboundByID(ctx, o.ID)
@@ -67,10 +68,10 @@ func testOutboundCreateFindModify(t *testing.T, s Store) {
 
 	// More than MaxOutboundUpdates changes keep the last ones.
 	for i := range switchboard.MaxOutboundUpdates + 5 {
-		_, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) error {
+		_, _, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
 			o.ApplyEvent(&a2a.TaskStatusUpdateEvent{TaskID: "remote-1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
 				Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(fmt.Sprint("step ", i)))}}, switchboard.OutboundFromPush, later.Add(time.Duration(i+1)*time.Second))
-			return nil
+			return nil, nil
 		})
 		must(t, err)
 	}
@@ -82,9 +83,9 @@ func testOutboundCreateFindModify(t *testing.T, s Store) {
 
 	// fn's error writes nothing.
 	boom := errors.New("boom")
-	_, err = s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) error {
+	_, _, err = s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
 		o.State = a2a.TaskStateFailed
-		return boom
+		return nil, boom
 	})
 	if !errors.Is(err, boom) {
 		t.Fatalf("modify error = %v", err)
@@ -92,7 +93,7 @@ func testOutboundCreateFindModify(t *testing.T, s Store) {
 	if again, _ := s.FindOutboundByID(ctx, o.ID); again.State != a2a.TaskStateWorking {
 		t.Fatalf("a failed modify wrote: %s", again.State)
 	}
-	_, err = s.ModifyOutbound(ctx, switchboard.NewID(), func(*switchboard.Outbound) error { return nil })
+	_, _, err = s.ModifyOutbound(ctx, switchboard.NewID(), func(*switchboard.Outbound) (*switchboard.WakeRequest, error) { return nil, nil })
 	wantCode(t, err, switchboard.ENOTFOUND)
 
 	// Deleting the agent deletes its records.
@@ -117,9 +118,9 @@ func testOutboundFilters(t *testing.T, s Store) {
 	for _, o := range []*switchboard.Outbound{a, b, c, d} {
 		must(t, s.CreateOutbound(ctx, o))
 	}
-	_, err := s.ModifyOutbound(ctx, a.ID, func(o *switchboard.Outbound) error {
+	_, _, err := s.ModifyOutbound(ctx, a.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
 		o.ApplyTask(&a2a.Task{ID: "t-a", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}, switchboard.OutboundFromPoll, base.Add(10*time.Second))
-		return nil
+		return nil, nil
 	})
 	must(t, err)
 
@@ -163,10 +164,10 @@ func testOutboundModifyConcurrent(t *testing.T, s Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) error {
+			_, _, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
 				o.ApplyEvent(&a2a.Message{ID: fmt.Sprint(i), TaskID: "r1", Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprint(i))}},
 					switchboard.OutboundFromPush, time.Now())
-				return nil
+				return nil, nil
 			})
 			errs <- err
 		}()
@@ -180,5 +181,74 @@ func testOutboundModifyConcurrent(t *testing.T, s Store) {
 	must(t, err)
 	if len(got.Updates) != n {
 		t.Fatalf("%d updates kept of %d concurrent changes", len(got.Updates), n)
+	}
+}
+
+// testOutboundModifyQueuesWake: a wake request returned by ModifyOutbound's
+// function is queued in the same transaction as the change, only for an
+// agent with a wake configuration, and not at all when the change fails.
+func testOutboundModifyQueuesWake(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "alice")
+	g := newAgent(t, s, acct, "alice")
+	sleeper := newAgent(t, s, acct, "carol")
+	now := time.Now().UTC()
+	must(t, s.SaveWakeConfig(ctx, wakeConfig(sleeper, 0, 0, now)))
+	wake := func(g *switchboard.Agent) *switchboard.WakeRequest {
+		return &switchboard.WakeRequest{AgentID: g.ID, ContextID: "c1", TaskID: "remote-1", Kind: switchboard.WakeOutboundUpdate,
+			From: "bob", Preview: "[update on outbound task: working] on it"}
+	}
+	push := func(o *switchboard.Outbound) {
+		o.ApplyEvent(&a2a.TaskStatusUpdateEvent{TaskID: "remote-1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
+			switchboard.OutboundFromPush, now)
+	}
+
+	// No wake configuration: the change is written, no wake is queued.
+	o := newOutbound(g, "c1", now)
+	must(t, s.CreateOutbound(ctx, o))
+	got, queued, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
+		push(o)
+		return wake(g), nil
+	})
+	must(t, err)
+	if queued || got.State != a2a.TaskStateWorking {
+		t.Fatalf("without a wake configuration: queued %v, state %s", queued, got.State)
+	}
+	if ws, err := s.FindWakes(ctx, g.ID, 10); err != nil || len(ws) != 0 {
+		t.Fatalf("wakes of an agent without configuration: %v %v", ws, err)
+	}
+
+	// A failed change queues nothing.
+	o = newOutbound(sleeper, "c1", now)
+	must(t, s.CreateOutbound(ctx, o))
+	boom := errors.New("boom")
+	_, queued, err = s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
+		push(o)
+		return wake(sleeper), boom
+	})
+	if !errors.Is(err, boom) || queued {
+		t.Fatalf("failed change: queued %v, err %v", queued, err)
+	}
+	if ws, err := s.FindWakes(ctx, sleeper.ID, 10); err != nil || len(ws) != 0 {
+		t.Fatalf("a failed change queued wakes: %v %v", ws, err)
+	}
+
+	// With a configuration: the change and its wake are written together;
+	// a second change joins the pending wake.
+	for i := range 2 {
+		_, queued, err = s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
+			push(o)
+			return wake(sleeper), nil
+		})
+		must(t, err)
+		if !queued {
+			t.Fatalf("change %d: no wake queued", i)
+		}
+	}
+	ws, err := s.FindWakes(ctx, sleeper.ID, 10)
+	must(t, err)
+	if len(ws) != 1 || ws[0].Kind != switchboard.WakeOutboundUpdate || ws[0].ContextID != "c1" || ws[0].Count != 2 ||
+		ws[0].State != switchboard.WakePending || ws[0].From != "bob" {
+		t.Fatalf("wakes: %+v", ws)
 	}
 }

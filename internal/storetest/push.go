@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ var pushTests = map[string]func(*testing.T, Store){
 	"PushQueuedWithChange":        testPushQueuedWithChange,
 	"PushOneAtATimePerConfig":     testPushOneAtATimePerConfig,
 	"PushLeaseEndsInterrupted":    testPushLeaseEnds,
+	"PushLeaseEndsPastLimits":     testPushLeaseEndsPastLimits,
 	"PushDeleteConfigCancels":     testPushDeleteConfigCancels,
 	"PushClaimConcurrent":         testPushClaimConcurrent,
 	"PushAgentDeleteRemovesAll":   testPushAgentDelete,
@@ -75,7 +77,7 @@ func setState(t *testing.T, s Store, id a2a.TaskID, state a2a.TaskState, artifac
 // claimAll claims every due push at now for holder.
 func claimAll(t *testing.T, s Store, holder string, now time.Time) []*switchboard.PushDelivery {
 	t.Helper()
-	ps, err := s.ClaimPushes(context.Background(), holder, now, 100, time.Minute)
+	ps, err := s.ClaimPushes(context.Background(), holder, now, 100, time.Minute, switchboard.PushLimits{})
 	must(t, err)
 	return ps
 }
@@ -219,7 +221,7 @@ func testPushLeaseEnds(t *testing.T, s Store) {
 	task := pushTask(t, s, g, "m1", "a")
 	setState(t, s, task.ID(), a2a.TaskStateWorking, "")
 	now := time.Now().Add(time.Second)
-	ps, err := s.ClaimPushes(ctx, "dead", now, 10, time.Minute)
+	ps, err := s.ClaimPushes(ctx, "dead", now, 10, time.Minute, switchboard.PushLimits{})
 	must(t, err)
 	if len(ps) != 1 {
 		t.Fatalf("claimed %d", len(ps))
@@ -247,6 +249,70 @@ func testPushLeaseEnds(t *testing.T, s Store) {
 	}
 	if len(attempts) != 3 || interrupted != 1 {
 		t.Fatalf("%d attempts, %d interrupted: want the lost one as interrupted, and both outcomes", len(attempts), interrupted)
+	}
+}
+
+// testPushLeaseEndsPastLimits: a push whose sender dies at each attempt
+// counts the lost attempts and is given up when claimed past the limits
+// (attempts, or age), with an attempt saying why; the configuration's next
+// push is then handed out.
+func testPushLeaseEndsPastLimits(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	task := pushTask(t, s, g, "m1", "a")
+	setState(t, s, task.ID(), a2a.TaskStateWorking, "")
+	setState(t, s, task.ID(), a2a.TaskStateCompleted, "")
+	limits := switchboard.PushLimits{MaxAttempts: 2, MaxAge: time.Hour}
+	claim := func(holder string, now time.Time) []*switchboard.PushDelivery {
+		t.Helper()
+		ps, err := s.ClaimPushes(ctx, holder, now, 10, time.Minute, limits)
+		must(t, err)
+		return ps
+	}
+	now := time.Now().Add(time.Second)
+	first := claim("dead-1", now)
+	if len(first) != 1 || first[0].Attempts != 1 || first[0].TaskState != a2a.TaskStateWorking {
+		t.Fatalf("first claim: %+v", first)
+	}
+	// The lease ends: the second attempt (within the limit) is handed out.
+	now = now.Add(61 * time.Second)
+	again := claim("dead-2", now)
+	if len(again) != 1 || again[0].ID != first[0].ID || again[0].Attempts != 2 {
+		t.Fatalf("second claim: %+v", again)
+	}
+	// Its sender dies too: two attempts made, the push is given up.
+	now = now.Add(61 * time.Second)
+	if got := claim("h", now); len(got) != 0 {
+		t.Fatalf("a push past its attempts was handed out: %+v", got)
+	}
+	all, err := s.FindPushes(ctx, task.ID())
+	must(t, err)
+	if all[0].ID != first[0].ID || all[0].State != switchboard.PushFailed || all[0].DoneAt == nil ||
+		!strings.Contains(all[0].LastError, "gave up after 2 attempts") {
+		t.Fatalf("given up push: %+v", all[0])
+	}
+	attempts, err := s.FindPushAttempts(ctx, task.ID())
+	must(t, err)
+	if len(attempts) != 2 || !strings.Contains(attempts[1].Error, "interrupted") || !strings.Contains(attempts[1].Error, "gave up after 2 attempts") ||
+		attempts[1].NextAttemptAt != nil {
+		t.Fatalf("attempts: %+v", attempts)
+	}
+	if record(t, s, again[0], "dead-2", switchboard.PushSent, nil) {
+		t.Fatal("a dead holder's late outcome changed a given up push")
+	}
+	// The configuration's next push goes now; its sender dies, and the
+	// push is given up once older than MaxAge.
+	next := claim("dead-3", now)
+	if len(next) != 1 || next[0].TaskState != a2a.TaskStateCompleted {
+		t.Fatalf("next push: %+v", next)
+	}
+	if got := claim("h", next[0].CreatedAt.Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("a push past its age was handed out: %+v", got)
+	}
+	all, err = s.FindPushes(ctx, task.ID())
+	must(t, err)
+	if all[1].State != switchboard.PushFailed || !strings.Contains(all[1].LastError, "older than 1h0m0s") {
+		t.Fatalf("push past its age: %+v", all[1])
 	}
 }
 
@@ -305,7 +371,7 @@ func testPushClaimConcurrent(t *testing.T, s Store) {
 		holder := fmt.Sprint("holder-", h)
 		wg.Go(func() {
 			for range n {
-				ps, err := s.ClaimPushes(ctx, holder, now, 3, time.Minute)
+				ps, err := s.ClaimPushes(ctx, holder, now, 3, time.Minute, switchboard.PushLimits{})
 				if err != nil {
 					t.Errorf("%s: %v", holder, err)
 					return
