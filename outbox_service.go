@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -193,18 +192,15 @@ func (s *OutboxService) ReceivePush(ctx context.Context, agentID string, token s
 }
 
 // outboundUpdateWake is the outbound_update wake a push about the record's
-// task queues in the transaction that records it, with the redaction and
-// bounds WakeService.Enqueue applies: the preview (the remote agent's
-// words) redacted and trimmed by WakePreview, the sender label's
-// whitespace collapsed and cut to 200 characters. A record without a
-// context (the wake's debounce key) queues none.
+// task queues in the transaction that records it, normalized as
+// WakeService.Enqueue does (the preview, the remote agent's words, redacted
+// and trimmed). A record without a context (the wake's debounce key)
+// queues none.
 func outboundUpdateWake(o *Outbound) *WakeRequest {
 	r := o.WakeRequest()
-	if r.AgentID == "" || r.ContextID == "" || len(r.ContextID) > maxWakeRefLen || len(r.TaskID) > maxWakeRefLen {
+	if r.normalize() != nil {
 		return nil
 	}
-	r.Preview = WakePreview(r.Preview)
-	r.From = truncateRunes(strings.Join(strings.Fields(r.From), " "), 200)
 	return &r
 }
 

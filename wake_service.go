@@ -152,20 +152,12 @@ const maxWakeRefLen = 1024
 // (kind WakeOutboundUpdate): it redacts and trims the preview and reports
 // false when the agent has no wake configuration.
 func (s *WakeService) Enqueue(ctx context.Context, r WakeRequest) (bool, error) {
-	if r.AgentID == "" || r.ContextID == "" {
-		return false, Errorf(EINVALID, "a wake needs an agent and a context")
-	}
-	if len(r.ContextID) > maxWakeRefLen || len(r.TaskID) > maxWakeRefLen {
-		return false, Errorf(EINVALID, "a wake's context and task ids are at most %d bytes", maxWakeRefLen)
-	}
 	if r.Kind == "" {
 		r.Kind = WakeOutboundUpdate
 	}
-	if r.Kind != WakeInbound && r.Kind != WakeOutboundUpdate {
-		return false, Errorf(EINVALID, "wake kind %q cannot be queued", r.Kind)
+	if err := r.normalize(); err != nil {
+		return false, err
 	}
-	r.Preview = WakePreview(r.Preview)
-	r.From = truncateRunes(strings.Join(strings.Fields(r.From), " "), 200)
 	queued, err := s.store.EnqueueWake(ctx, &r)
 	if err == nil && queued {
 		if err := s.bus.Notify(ctx, WakeSubject); err != nil {
@@ -195,4 +187,22 @@ func (s *WakeService) Test(ctx context.Context, agent *Agent) (*WakeResult, erro
 	}
 	s.log.Info("wake_sent", "agent_id", agent.ID, "kind", WakeTest, "status", res.Status)
 	return res, nil
+}
+
+// normalize checks that r can be queued and makes its peer-written parts
+// safe to store and show: the preview redacted and trimmed, the sender's
+// label on one line and bounded.
+func (r *WakeRequest) normalize() error {
+	if r.AgentID == "" || r.ContextID == "" {
+		return Errorf(EINVALID, "a wake needs an agent and a context")
+	}
+	if len(r.ContextID) > maxWakeRefLen || len(r.TaskID) > maxWakeRefLen {
+		return Errorf(EINVALID, "a wake's context and task ids are at most %d bytes", maxWakeRefLen)
+	}
+	if r.Kind != WakeInbound && r.Kind != WakeOutboundUpdate {
+		return Errorf(EINVALID, "wake kind %q cannot be queued", r.Kind)
+	}
+	r.Preview = WakePreview(r.Preview)
+	r.From = truncateRunes(strings.Join(strings.Fields(r.From), " "), 200)
+	return nil
 }
