@@ -161,3 +161,28 @@ func Special(ip netip.Addr) bool {
 	}
 	return false
 }
+
+// FollowOnlyBodyKeepingRedirects makes c follow a redirect only when it
+// keeps the request's method and body (307, 308): after a 301, 302 or 303
+// Go's client would send a POST again as a GET without its body, so that
+// answer is returned to the caller instead. A hop that is followed is
+// still checked by c's own policy (the guard's, for a client of
+// NewClient), then by also when it is not nil.
+func FollowOnlyBodyKeepingRedirects(c *http.Client, also func(req *http.Request, via []*http.Request) error) {
+	guard := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect &&
+			req.Response.StatusCode != http.StatusPermanentRedirect {
+			return http.ErrUseLastResponse
+		}
+		if guard != nil {
+			if err := guard(req, via); err != nil {
+				return err
+			}
+		}
+		if also != nil {
+			return also(req, via)
+		}
+		return nil
+	}
+}

@@ -62,15 +62,7 @@ type Sender struct {
 func New(opts netguard.Options, userAgent string) *Sender {
 	c := netguard.NewClient(opts)
 	s := &Sender{Client: c, UserAgent: userAgent, AllowHTTP: opts.AllowPrivate || len(opts.Allow) > 0}
-	guard := c.CheckRedirect
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect &&
-			req.Response.StatusCode != http.StatusPermanentRedirect {
-			return http.ErrUseLastResponse // a 301, 302 or 303 would turn the POST into a GET
-		}
-		if err := guard(req, via); err != nil {
-			return err
-		}
+	netguard.FollowOnlyBodyKeepingRedirects(c, func(req *http.Request, via []*http.Request) error {
 		if err := s.checkScheme(req.URL.Scheme); err != nil {
 			return err
 		}
@@ -80,7 +72,7 @@ func New(opts netguard.Options, userAgent string) *Sender {
 			req.Header.Del("Authorization")
 		}
 		return nil
-	}
+	})
 	return s
 }
 

@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -72,17 +69,12 @@ func NewClient(opts netguard.Options) *http.Client {
 		opts.Timeout = Timeout
 	}
 	c := netguard.NewClient(opts)
-	guard := c.CheckRedirect
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect &&
-			req.Response.StatusCode != http.StatusPermanentRedirect {
-			return http.ErrUseLastResponse
-		}
+	netguard.FollowOnlyBodyKeepingRedirects(c, func(req *http.Request, via []*http.Request) error {
 		if req.URL.Scheme != via[0].URL.Scheme || !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
 			return errCrossOrigin
 		}
-		return guard(req, via)
-	}
+		return nil
+	})
 	return c
 }
 
@@ -139,29 +131,12 @@ func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switch
 // address or host name that the underlying errors carry. A refusal by the
 // network guard wraps switchboard.ErrWakeRefused: retrying cannot cure it.
 func requestError(err error) error {
-	var uerr *url.Error
-	if errors.As(err, &uerr) {
-		err = uerr.Err
-	}
-	var nerr net.Error
-	var dnsErr *net.DNSError
-	var opErr *net.OpError
-	switch {
-	case errors.Is(err, errCrossOrigin):
+	if errors.Is(err, errCrossOrigin) {
 		return fmt.Errorf("%w: the receiver redirected the wake to another host or scheme (wakes follow only 307 and 308 redirects on the same origin, so that the key stays with the receiver)", switchboard.ErrWakeRefused)
-	case errors.Is(err, netguard.ErrRefused):
-		return fmt.Errorf("%w: the address is private or special (refused by the network guard; see --allow-private-networks)", switchboard.ErrWakeRefused)
-	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout():
-		return errors.New("no answer in time")
-	case errors.As(err, &dnsErr):
-		return fmt.Errorf("the wake url's host name did not resolve: %s", dnsErr.Err)
-	case errors.As(err, &opErr) && opErr.Op == "dial":
-		cause := opErr.Err
-		var sysErr *os.SyscallError
-		if errors.As(cause, &sysErr) {
-			cause = sysErr.Err
-		}
-		return fmt.Errorf("could not connect: %w", cause)
+	}
+	err = netguard.DescribeError(err)
+	if errors.Is(err, netguard.ErrRefused) {
+		return fmt.Errorf("%w: %w (see --allow-private-networks)", switchboard.ErrWakeRefused, err)
 	}
 	return err
 }
