@@ -145,3 +145,21 @@ func (c *client) call(ctx context.Context, method, path string, body, out any) (
 
 // pathEscape escapes one path segment.
 func pathEscape(s string) string { return url.PathEscape(s) }
+
+// agentsNamed returns the handle given, or when it is empty the handles of
+// all the owner's agents: what the commands that take an optional --agent
+// go through.
+func (c *client) agentsNamed(ctx context.Context, handle string) ([]string, error) {
+	if handle != "" {
+		return []string{handle}, nil
+	}
+	var all []agentJSON
+	if err := c.do(ctx, "GET", "/agents", nil, &all); err != nil {
+		return nil, err
+	}
+	handles := make([]string, 0, len(all))
+	for _, g := range all {
+		handles = append(handles, g.Handle)
+	}
+	return handles, nil
+}

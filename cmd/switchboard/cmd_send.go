@@ -252,16 +252,9 @@ func (c *OutboxCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	agents := []string{c.Agent}
-	if c.Agent == "" {
-		var all []agentJSON
-		if err := cl.do(ctx, "GET", "/agents", nil, &all); err != nil {
-			return err
-		}
-		agents = agents[:0]
-		for _, g := range all {
-			agents = append(agents, g.Handle)
-		}
+	agents, err := cl.agentsNamed(ctx, c.Agent)
+	if err != nil {
+		return err
 	}
 	type box struct {
 		Agent  string         `json:"agent"`
