@@ -570,6 +570,8 @@ js_checks "@a2a-js/sdk $JS_SDK03_VERSION, connector agent" sdk03-interop.mjs "$C
 # servers take no token and are on loopback (hence --allow-private). They
 # answer each message "js got: TEXT" after a moment; a text starting with
 # "ask:" gets the task to input-required ("js asks: which one?") instead.
+# They take push notification configs and push to Switchboard's loopback
+# address (the SDK's sender has no network guard).
 
 # start_js_agent VERSION: starts a2a-js-agent.mjs for VERSION in the
 # background (the cleanup ends it), waits until it listens and sets
@@ -641,6 +643,28 @@ js_send_checks() {
 	expect_eq "a2a-js $v follow-up: state" "$(jget "$out.answer.json" .state)" completed
 	expect_eq "a2a-js $v follow-up: answer" "$(jget "$out.answer.json" '.updates[-1].text')" "js got: blue over $v"
 	pass "@a2a-js/sdk $sdk (A2A $v): send --wait stops at input-required; send --task --context --wait continues the task to its answer"
+
+	# --push: the a2a-js server pushes each change of the task to the
+	# inbox agent's own address (SDK's DefaultPushNotificationSender, with
+	# the fresh token), and the record completes without a poll.
+	sb --json send "$url" --agent "$HANDLE" --text "push me over $v" --push --allow-private >"$out.push.json" 2>"$out.push.err" ||
+		fail "switchboard send --push to the a2a-js $v server failed: $(cat "$out.push.err")"
+	expect_eq "send --push to a2a-js $v: push" "$(jget "$out.push.json" .push)" true
+	expect_eq "send --push to a2a-js $v: push URL" "$(jget "$out.push.json" .push_url)" "$ADDRESS/push"
+	id=$(jget "$out.push.json" .id)
+	wait_for 15 "the pushes of the a2a-js $v server did not complete the record $id (see $JS_AGENT_LOG)" \
+		pushed_to_completion "$id" "$out.pushed.json"
+	grep -qF "js got: push me over $v" "$out.pushed.json" ||
+		fail "the pushes of the a2a-js $v server did not bring the answer: $(cat "$out.pushed.json")"
+	pass "@a2a-js/sdk $sdk (A2A $v): send --push; the server's pushes to the agent's address complete the record, answer and all"
+}
+
+# pushed_to_completion ID FILE: the outbound record ID is the one
+# switchboard outbox --json last updated (into FILE), completed by a push.
+pushed_to_completion() {
+	sb --json outbox --agent "$HANDLE" -n 1 >"$2"
+	[[ $(jget "$2" '[0].outbox[0].id') == "$1" && $(jget "$2" '[0].outbox[0].state') == completed &&
+		$(jget "$2" '[0].outbox[0].updates[-1].source') == push ]]
 }
 
 log "switchboard send to an @a2a-js/sdk $JS_SDK_VERSION server, A2A 1.0"

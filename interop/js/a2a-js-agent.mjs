@@ -21,7 +21,10 @@
 // and after ANSWER_DELAY_MS completes with one artifact "js got: TEXT". A
 // text starting with "ask:" instead stops the task in input-required, with
 // the status message "js asks: which one?"; the next message on that task
-// completes it as above.
+// completes it as above. The server takes push notification configs and
+// pushes every change of their tasks (the SDK's
+// DefaultPushNotificationSender: 1.0 StreamResponse or 0.3 task, with the
+// config's token in X-A2A-Notification-Token).
 
 import { writeFileSync, renameSync } from 'node:fs';
 import http from 'node:http';
@@ -45,7 +48,7 @@ function cardJSON(base) {
     name: `a2a-js ${version} echo`,
     description: `A plain @a2a-js/sdk server (A2A ${version}) that echoes each message.`,
     version: '1.0.0',
-    capabilities: { streaming: true, pushNotifications: false },
+    capabilities: { streaming: true, pushNotifications: true },
     skills: [{ id: 'echo', name: 'echo', description: 'Answers "js got: TEXT".', tags: ['echo'] }],
   };
   if (version === '1.0') {
@@ -172,8 +175,9 @@ async function setup(card) {
   if (version === '1.0') {
     const sdk = await import('@a2a-js/sdk');
     const server = await import('@a2a-js/sdk/server');
+    const pushes = new server.InMemoryPushNotificationStore();
     const handler = new server.DefaultRequestHandler(sdk.AgentCard.fromJSON(card), new server.InMemoryTaskStore(),
-      await executor10(sdk, server));
+      await executor10(sdk, server), undefined, pushes, new server.DefaultPushNotificationSender(pushes));
     return {
       rpc: new server.JsonRpcTransportHandler(handler),
       async context(req) {
@@ -190,7 +194,9 @@ async function setup(card) {
     };
   }
   const server = await import('a2a-js-sdk-v03/server');
-  const handler = new server.DefaultRequestHandler(card, new server.InMemoryTaskStore(), executor03());
+  const pushes = new server.InMemoryPushNotificationStore();
+  const handler = new server.DefaultRequestHandler(card, new server.InMemoryTaskStore(), executor03(), undefined, pushes,
+    new server.DefaultPushNotificationSender(pushes));
   return {
     rpc: new server.JsonRpcTransportHandler(handler),
     context: async () => new server.ServerCallContext(undefined, new server.UnauthenticatedUser()),
