@@ -483,3 +483,28 @@ func TestSendToHandleWithPush(t *testing.T) {
 		}
 	}
 }
+
+func TestSameStatus(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	t1 := t0.Add(time.Second)
+	q := &a2a.Message{ID: "q1"}
+	base := a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: &t0, Message: q}
+	for name, c := range map[string]struct {
+		a    a2a.TaskStatus
+		b    *a2a.TaskStatus
+		want bool
+	}{
+		"no status before":         {base, nil, false},
+		"the same":                 {base, &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: &t0, Message: &a2a.Message{ID: "q1"}}, true},
+		"another state":            {base, &a2a.TaskStatus{State: a2a.TaskStateAuthRequired, Timestamp: &t0, Message: q}, false},
+		"another time":             {base, &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: &t1, Message: q}, false},
+		"a time only once":         {base, &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: q}, false},
+		"another question":         {base, &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: &t0, Message: &a2a.Message{ID: "q2"}}, false},
+		"a message only once":      {base, &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: &t0}, false},
+		"neither time nor message": {a2a.TaskStatus{State: a2a.TaskStateWorking}, &a2a.TaskStatus{State: a2a.TaskStateWorking}, true},
+	} {
+		if got := sameStatus(&c.a, c.b); got != c.want {
+			t.Errorf("%s: sameStatus = %v, want %v", name, got, c.want)
+		}
+	}
+}
