@@ -3,7 +3,8 @@
 # server, over A2A 1.0 and A2A 0.3, first at an inbox agent (the owner
 # answers with switchboard reply), then at a connector agent (the default
 # mode: its tasks go over a WebSocket to `switchboard connect --exec`,
-# which runs a small shell command per task).
+# which runs a small shell command per task). Then the other direction:
+# `switchboard send` from a Switchboard agent to plain @a2a-js/sdk servers.
 #
 #   interop/run.sh            (from anywhere; CI calls it from .ci/run)
 #
@@ -17,6 +18,11 @@
 #     0.3 and sends no A2A-Version header (interop/js/sdk03-interop.mjs).
 #   Both are pinned in interop/js/package-lock.json and installed with
 #   `npm ci` into interop/js/node_modules.
+#
+# Servers (for switchboard send, outbox, poll and history): plain
+# @a2a-js/sdk servers with an echo executor (interop/js/a2a-js-agent.mjs,
+# served with node:http): 1.3.0 speaking only A2A 1.0, and 0.3.14 speaking
+# only A2A 0.3.
 #
 # Needs bash, coreutils, Go, Node >= 20 and npm, with access to the Go module
 # proxy and the npm registry (both only on a cold cache). Everything else runs
@@ -558,6 +564,116 @@ js_checks "@a2a-js/sdk $JS_SDK03_VERSION, connector agent" sdk03-interop.mjs "$C
 	SB_MODE=connector SB_MARKS="$MARKS"
 
 # ---------------------------------------------------------------------------
+# switchboard send to plain @a2a-js/sdk servers (interop/js/a2a-js-agent.mjs,
+# no Switchboard in them): @a2a-js/sdk 1.3.0 speaking only A2A 1.0 and
+# @a2a-js/sdk 0.3.14 speaking only A2A 0.3. The inbox agent sends; the
+# servers take no token and are on loopback (hence --allow-private). They
+# answer each message "js got: TEXT" after a moment; a text starting with
+# "ask:" gets the task to input-required ("js asks: which one?") instead.
+# They take push notification configs and push to Switchboard's loopback
+# address (the SDK's sender has no network guard).
+
+# start_js_agent VERSION: starts a2a-js-agent.mjs for VERSION in the
+# background (the cleanup ends it), waits until it listens and sets
+# JS_AGENT_URL and JS_AGENT_LOG (one line per JSON-RPC call it took).
+start_js_agent() {
+	local port="$WORK/js-agent-$1.port"
+	JS_AGENT_LOG="$WORK/js-agent-$1.log"
+	node "$HERE/js/a2a-js-agent.mjs" "$1" "$port" >"$JS_AGENT_LOG" 2>&1 &
+	wait_for 10 "the a2a-js $1 server did not start (see $JS_AGENT_LOG)" test -s "$port"
+	JS_AGENT_URL="http://127.0.0.1:$(cat "$port")"
+}
+
+# js_send VERSION URL OUT TEXT [ARGS...]: switchboard --json send from the
+# inbox agent to URL, waiting for the answer, into OUT.
+js_send() {
+	local v=$1 url=$2 out=$3 text=$4
+	shift 4
+	sb --json send "$url" --agent "$HANDLE" --text "$text" --wait --timeout 20s --allow-private "$@" >"$out" ||
+		fail "switchboard send to the a2a-js $v server failed (see $JS_AGENT_LOG)"
+}
+
+# js_send_checks VERSION SDK_VERSION: switchboard send, outbox and poll
+# against the a2a-js server of VERSION.
+js_send_checks() {
+	local v=$1 sdk=$2 out="$WORK/send-js-$1"
+	start_js_agent "$v"
+	local url=$JS_AGENT_URL text="hello js over $v"
+
+	js_send "$v" "$url" "$out.json" "$text"
+	expect_eq "send to a2a-js $v: state" "$(jget "$out.json" .state)" completed
+	expect_eq "send to a2a-js $v: protocol picked from the card" "$(jget "$out.json" .protocol)" "$v"
+	expect_eq "send to a2a-js $v: endpoint from the card" "$(jget "$out.json" .endpoint)" "$url/a2a/jsonrpc"
+	expect_eq "send to a2a-js $v: answer" "$(jget "$out.json" '.updates[-1].text')" "js got: $text"
+	local id tid ctx
+	id=$(jget "$out.json" .id)
+	tid=$(jget "$out.json" .task_id)
+	ctx=$(jget "$out.json" .context_id)
+	[[ -n $tid && -n $ctx ]] || fail "send to a2a-js $v: no task or context id: $(cat "$out.json")"
+	if [[ $v == 1.0 ]]; then
+		grep -qx 'rpc SendMessage a2a-version=1.0' "$JS_AGENT_LOG" ||
+			fail "send to a2a-js 1.0: the server took no 1.0 SendMessage: $(cat "$JS_AGENT_LOG")"
+	else
+		grep -q '^rpc message/send ' "$JS_AGENT_LOG" ||
+			fail "send to a2a-js 0.3: the server took no 0.3 message/send: $(cat "$JS_AGENT_LOG")"
+	fi
+	pass "switchboard send --wait to @a2a-js/sdk $sdk (A2A $v only): the task completes with its answer"
+
+	sb outbox --agent "$HANDLE" >"$out.outbox"
+	grep -qF "$id  agent $HANDLE → $url  task $tid  context $ctx  completed" "$out.outbox" ||
+		fail "switchboard outbox does not list the send to a2a-js $v ($id) as completed: $(cat "$out.outbox")"
+	# (the target is a URL on loopback: poll, like send, needs --allow-private)
+	sb poll "$id" --allow-private >"$out.poll"
+	grep -qF "sent to $url (A2A $v): task $tid  context $ctx  completed" "$out.poll" &&
+		grep -qxF "  | js got: $text" "$out.poll" ||
+		fail "switchboard poll $id (a2a-js $v): $(cat "$out.poll")"
+	expect_eq "a2a-js $v: last update after poll" "$(sb --json outbox --agent "$HANDLE" | node "$TOOLS" get - "[0].outbox[0].updates[-1].source")" poll
+	sb history "$ctx" --agent "$HANDLE" >"$out.history"
+	grep -qF "$text" "$out.history" && grep -qF "js got: $text" "$out.history" ||
+		fail "switchboard history $ctx (a2a-js $v) lacks the message or the answer: $(cat "$out.history")"
+	pass "@a2a-js/sdk $sdk (A2A $v): switchboard outbox lists the send, poll refreshes it, history shows both directions"
+
+	js_send "$v" "$url" "$out.ask.json" "ask: a colour over $v"
+	expect_eq "a2a-js $v question: state" "$(jget "$out.ask.json" .state)" input-required
+	expect_eq "a2a-js $v question: text" "$(jget "$out.ask.json" '.updates[-1].text')" "js asks: which one?"
+	tid=$(jget "$out.ask.json" .task_id)
+	ctx=$(jget "$out.ask.json" .context_id)
+	js_send "$v" "$url" "$out.answer.json" "blue over $v" --task "$tid" --context "$ctx"
+	expect_eq "a2a-js $v follow-up: task" "$(jget "$out.answer.json" .task_id)" "$tid"
+	expect_eq "a2a-js $v follow-up: state" "$(jget "$out.answer.json" .state)" completed
+	expect_eq "a2a-js $v follow-up: answer" "$(jget "$out.answer.json" '.updates[-1].text')" "js got: blue over $v"
+	pass "@a2a-js/sdk $sdk (A2A $v): send --wait stops at input-required; send --task --context --wait continues the task to its answer"
+
+	# --push: the a2a-js server pushes each change of the task to the
+	# inbox agent's own address (SDK's DefaultPushNotificationSender, with
+	# the fresh token), and the record completes without a poll.
+	sb --json send "$url" --agent "$HANDLE" --text "push me over $v" --push --allow-private >"$out.push.json" 2>"$out.push.err" ||
+		fail "switchboard send --push to the a2a-js $v server failed: $(cat "$out.push.err")"
+	expect_eq "send --push to a2a-js $v: push" "$(jget "$out.push.json" .push)" true
+	expect_eq "send --push to a2a-js $v: push URL" "$(jget "$out.push.json" .push_url)" "$ADDRESS/push"
+	id=$(jget "$out.push.json" .id)
+	wait_for 15 "the pushes of the a2a-js $v server did not complete the record $id (see $JS_AGENT_LOG)" \
+		pushed_to_completion "$id" "$out.pushed.json"
+	grep -qF "js got: push me over $v" "$out.pushed.json" ||
+		fail "the pushes of the a2a-js $v server did not bring the answer: $(cat "$out.pushed.json")"
+	pass "@a2a-js/sdk $sdk (A2A $v): send --push; the server's pushes to the agent's address complete the record, answer and all"
+}
+
+# pushed_to_completion ID FILE: the outbound record ID is the one
+# switchboard outbox --json last updated (into FILE), completed by a push.
+pushed_to_completion() {
+	sb --json outbox --agent "$HANDLE" -n 1 >"$2"
+	[[ $(jget "$2" '[0].outbox[0].id') == "$1" && $(jget "$2" '[0].outbox[0].state') == completed &&
+		$(jget "$2" '[0].outbox[0].updates[-1].source') == push ]]
+}
+
+log "switchboard send to an @a2a-js/sdk $JS_SDK_VERSION server, A2A 1.0"
+js_send_checks 1.0 "$JS_SDK_VERSION"
+
+log "switchboard send to an @a2a-js/sdk $JS_SDK03_VERSION server, A2A 0.3"
+js_send_checks 0.3 "$JS_SDK03_VERSION"
+
+# ---------------------------------------------------------------------------
 stop "$CONNECT_PID" "switchboard connect"
 expect_eq "exit status of switchboard connect after SIGTERM" "$STOPPED_RC" 0
 pass "switchboard connect stops cleanly on SIGTERM"
@@ -569,4 +685,4 @@ pass "switchboard shuts down cleanly on SIGTERM"
 log "summary"
 printf '  %d checks passed in %d s:\n' "${#PASSED[@]}" "$((SECONDS - STARTED))"
 printf '    - %s\n' "${PASSED[@]}"
-echo "PASS: a2a-go CLI $A2A_GO_VERSION, @a2a-js/sdk $JS_SDK_VERSION and @a2a-js/sdk $JS_SDK03_VERSION interoperate with switchboard over A2A 1.0 and 0.3, with an inbox agent and a connector agent"
+echo "PASS: a2a-go CLI $A2A_GO_VERSION, @a2a-js/sdk $JS_SDK_VERSION and @a2a-js/sdk $JS_SDK03_VERSION interoperate with switchboard over A2A 1.0 and 0.3, with an inbox agent and a connector agent; switchboard send reaches @a2a-js/sdk $JS_SDK_VERSION (1.0) and $JS_SDK03_VERSION (0.3) servers"

@@ -137,6 +137,10 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 		return fmt.Errorf("%s: %w", target.name, err)
 	}
 	defer remote.Destroy()
+	var before *a2a.TaskStatus
+	if c.Wait && c.Task != "" {
+		before = taskStatus(ctx, remote, a2a.TaskID(c.Task))
+	}
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
 	msg.ID, msg.ContextID, msg.TaskID = msgID, c.Context, a2a.TaskID(c.Task)
 	req := &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}}
@@ -165,7 +169,7 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 		return remoteError(target, sendErr)
 	}
 	if c.Wait && task != nil {
-		if err := c.wait(ctx, cli, cl, remote, &rec, task); err != nil {
+		if err := c.wait(ctx, cli, cl, remote, &rec, task, before); err != nil {
 			return err
 		}
 	}
@@ -173,14 +177,19 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 }
 
 // wait polls the remote task until it is finished or needs input, or the
-// timeout passes, recording each change.
-func (c *SendCmd) wait(ctx context.Context, cli *CLI, cl *client, remote *a2aclient.Client, rec *outboundJSON, task *a2a.Task) error {
+// timeout passes, recording each change. before, if known, is the task's
+// status before this send: an answer that still shows it is the task as it
+// was, not the agent's answer. (A server may answer a follow-up at once
+// with the task before its agent has read the message: @a2a-js/sdk 1.x
+// executors must publish the task first, input-required and all.) So
+// --wait goes on until the status differs from before.
+func (c *SendCmd) wait(ctx context.Context, cli *CLI, cl *client, remote *a2aclient.Client, rec *outboundJSON, task *a2a.Task, before *a2a.TaskStatus) error {
 	deadline := time.Now().Add(c.Timeout)
 	interval := 250 * time.Millisecond
-	last := task.Status.State
-	for !settled(last) {
+	cur := task.Status
+	for !settled(cur.State) || sameStatus(&cur, before) {
 		if time.Now().After(deadline) {
-			fmt.Fprintf(cli.errOut, "switchboard: still %s after %s; follow with  switchboard poll %s\n", switchboard.ShortState(last), c.Timeout, rec.ID)
+			fmt.Fprintf(cli.errOut, "switchboard: still %s after %s; follow with  switchboard poll %s\n", switchboard.ShortState(cur.State), c.Timeout, rec.ID)
 			return nil
 		}
 		select {
@@ -196,15 +205,42 @@ func (c *SendCmd) wait(ctx context.Context, cli *CLI, cl *client, remote *a2acli
 			fmt.Fprintf(cli.errOut, "switchboard: poll: %v\n", err)
 			continue
 		}
-		if t.Status.State == last {
+		stale := sameStatus(&cur, before)
+		if t.Status.State == cur.State && (!stale || sameStatus(&t.Status, before)) {
 			continue
 		}
-		last = t.Status.State
+		cur = t.Status
 		if err := cl.do(ctx, "PATCH", "/outbox/"+pathEscape(rec.ID), map[string]any{"source": switchboard.OutboundFromPoll, "task": t}, rec); err != nil {
 			return fmt.Errorf("record the answer: %w", err)
 		}
 	}
 	return nil
+}
+
+// taskStatus reads the status of a remote task; nil if the read fails.
+func taskStatus(ctx context.Context, remote *a2aclient.Client, id a2a.TaskID) *a2a.TaskStatus {
+	gctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	defer cancel()
+	t, err := remote.GetTask(gctx, &a2a.GetTaskRequest{ID: id, HistoryLength: new(0)})
+	if err != nil {
+		return nil
+	}
+	return &t.Status
+}
+
+// sameStatus reports whether a is the status b, as far as a client can
+// tell: the same state, time and message. b nil: no.
+func sameStatus(a, b *a2a.TaskStatus) bool {
+	if b == nil || a.State != b.State {
+		return false
+	}
+	if (a.Timestamp == nil) != (b.Timestamp == nil) || (a.Timestamp != nil && !a.Timestamp.Equal(*b.Timestamp)) {
+		return false
+	}
+	if (a.Message == nil) != (b.Message == nil) {
+		return false
+	}
+	return a.Message == nil || a.Message.ID == b.Message.ID
 }
 
 // settled reports whether a remote task in state s waits for nothing more

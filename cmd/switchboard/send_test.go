@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +26,9 @@ import (
 type echoAgent struct {
 	delay time.Duration
 	calls atomic.Int32
+	// replayTask: the server answers a follow-up at once with the task as
+	// it was (see replayFollowUps).
+	replayTask bool
 }
 
 func (e *echoAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
@@ -108,6 +112,9 @@ func startA2AGo(t *testing.T, version string, agent *echoAgent) *httptest.Server
 			w.Write(legacy)
 		})
 	}
+	if agent.replayTask {
+		rpc = replayFollowUps(handler, version, rpc)
+	}
 	mux.Handle("/rpc", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+remoteToken {
 			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
@@ -116,6 +123,50 @@ func startA2AGo(t *testing.T, version string, agent *echoAgent) *httptest.Server
 		rpc.ServeHTTP(w, r)
 	}))
 	return srv
+}
+
+// replayFollowUps wraps rpc, the JSON-RPC handler of the a2a-go handler
+// h, so that a follow-up message (one naming a task) is answered at once
+// with the task as it was before the agent read the message, while the
+// message goes on to the agent. So answer @a2a-js/sdk 1.x servers, whose
+// executors must publish the task first, even on a follow-up, when the
+// client asks to return immediately. (An a2a-go agent cannot: a2a-go ends
+// an execution at a task event in input-required.)
+func replayFollowUps(h a2asrv.RequestHandler, version string, rpc http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Message struct {
+					TaskID string `json:"taskId"`
+				} `json:"message"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &req)
+		if (req.Method == "SendMessage" || req.Method == "message/send") && req.Params.Message.TaskID != "" {
+			task, err := h.GetTask(r.Context(), &a2a.GetTaskRequest{ID: a2a.TaskID(req.Params.Message.TaskID)})
+			if err == nil {
+				fwd := r.Clone(context.WithoutCancel(r.Context()))
+				fwd.Body = io.NopCloser(bytes.NewReader(body))
+				go rpc.ServeHTTP(httptest.NewRecorder(), fwd)
+				var result any = map[string]any{"task": task}
+				if version == "0.3" {
+					result = a2av0.FromV1Task(task)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+				return
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rpc.ServeHTTP(w, r)
+	})
 }
 
 // cliIO runs the command line against m with stdin and returns stdout and
@@ -263,6 +314,43 @@ func TestSendToA2AGo(t *testing.T) {
 	}
 }
 
+// TestSendWaitFollowUpReplayedTask: a server that answers a follow-up at
+// once with the task as it was (still input-required, asking the question
+// just answered) does not end send --task --wait: it waits for the agent's
+// real answer. @a2a-js/sdk 1.x servers answer so (interop/run.sh).
+func TestSendWaitFollowUpReplayedTask(t *testing.T) {
+	for _, version := range []string{"1.0", "0.3"} {
+		t.Run(version, func(t *testing.T) {
+			agent := &echoAgent{delay: 300 * time.Millisecond, replayTask: true}
+			remote := startA2AGo(t, version, agent)
+			m := MustRunMain(t, t.TempDir(), "")
+			cli(t, m, "agent", "create", "alice", "--mode", "inbox")
+			t.Setenv("SWITCHBOARD_CONFIG_DIR", t.TempDir())
+			t.Setenv("SWITCHBOARD_PEER_TOKEN", remoteToken)
+			send := func(args ...string) outboundJSON {
+				return sendJSON(t, m, append([]string{remote.URL, "--agent", "alice", "--wait", "--timeout", "10s", "--allow-private"}, args...)...)
+			}
+			q := send("--text", "a question")
+			if q.State != "input-required" || q.Updates[len(q.Updates)-1].Text != "which one?" {
+				t.Fatalf("send --wait: %+v", q)
+			}
+			a := send("--text", "the first", "--task", q.TaskID, "--context", q.ContextID)
+			if a.TaskID != q.TaskID || a.State != "completed" || a.Updates[0].State != string(a2a.TaskStateInputRequired) ||
+				a.Updates[len(a.Updates)-1].Text != "done: the first" {
+				t.Fatalf("send --task --wait answered at once with the replayed task: %+v", a)
+			}
+
+			// A new question after the replayed one is the agent's answer.
+			q = send("--text", "a question")
+			a = send("--text", "another question", "--task", q.TaskID, "--context", q.ContextID)
+			if a.State != "input-required" || a.Updates[0].Source != "send" || a.Updates[len(a.Updates)-1].Source != "poll" ||
+				a.Updates[len(a.Updates)-1].Text != "which one?" {
+				t.Fatalf("send --task --wait answered with a new question: %+v", a)
+			}
+		})
+	}
+}
+
 func TestSendToHandle(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "")
 	cli(t, m, "agent", "create", "alice", "--mode", "inbox")
@@ -392,6 +480,31 @@ func TestSendToHandleWithPush(t *testing.T) {
 			return
 		case <-time.After(15 * time.Second):
 			t.Fatal("alice was not woken by the update of the task she sent")
+		}
+	}
+}
+
+func TestSameStatus(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	t1 := t0.Add(time.Second)
+	q := &a2a.Message{ID: "q1"}
+	base := a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: &t0, Message: q}
+	for name, c := range map[string]struct {
+		a    a2a.TaskStatus
+		b    *a2a.TaskStatus
+		want bool
+	}{
+		"no status before":         {base, nil, false},
+		"the same":                 {base, &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: &t0, Message: &a2a.Message{ID: "q1"}}, true},
+		"another state":            {base, &a2a.TaskStatus{State: a2a.TaskStateAuthRequired, Timestamp: &t0, Message: q}, false},
+		"another time":             {base, &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: &t1, Message: q}, false},
+		"a time only once":         {base, &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: q}, false},
+		"another question":         {base, &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: &t0, Message: &a2a.Message{ID: "q2"}}, false},
+		"a message only once":      {base, &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: &t0}, false},
+		"neither time nor message": {a2a.TaskStatus{State: a2a.TaskStateWorking}, &a2a.TaskStatus{State: a2a.TaskStateWorking}, true},
+	} {
+		if got := sameStatus(&c.a, c.b); got != c.want {
+			t.Errorf("%s: sameStatus = %v, want %v", name, got, c.want)
 		}
 	}
 }
