@@ -146,8 +146,15 @@ func TestMetricsOnMainListener(t *testing.T) {
 // still answers; /healthz stays 200.
 func TestReadyzWhileDraining(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.MetricsAddr = "127.0.0.1:0"; c.ShutdownTimeout = time.Second })
-	_, agentToken, _ := connectAgent(t, m, "slow")
+	id, agentToken, _ := connectAgent(t, m, "slow")
 	dialAgent(t, m.URL(), agentToken) // never reads: its close handshake holds the hub's shutdown
+	// The connection is served on goroutines of its own once upgraded: wait
+	// until the hub holds it, or a shutdown begun earlier refuses it at once.
+	for deadline := time.Now().Add(5 * time.Second); !m.Hub.Connected(id); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hub never registered the connection")
+		}
+	}
 	closed := make(chan error, 1)
 	go func() { closed <- m.Close() }()
 	deadline := time.Now().Add(5 * time.Second)
