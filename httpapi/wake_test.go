@@ -29,7 +29,7 @@ func withWakes(t *testing.T, loopback bool) harnessOption {
 		store := d.Agents.(switchboard.Store)
 		d.Wakes = switchboard.NewWakeService(store, store, bus, wake.New(opts), slog.New(slog.NewTextHandler(io.Discard, nil)))
 		d.Wakes.CheckTemplate = wake.CheckTemplate
-		d.Wakes.AllowHTTP = wake.AllowsHTTP(opts)
+		d.Wakes.AllowHTTP = opts.AllowsPlainHTTP()
 	})
 }
 

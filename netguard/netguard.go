@@ -186,3 +186,11 @@ func FollowOnlyBodyKeepingRedirects(c *http.Client, also func(req *http.Request,
 		return nil
 	}
 }
+
+// AllowsPlainHTTP reports whether senders of secrets (push tokens, wake
+// keys) may use plain http under o: only where the operator opened the
+// guard (AllowPrivate, or an Allow list in tests), that is on a private
+// network. Elsewhere the secret would cross the internet in clear.
+func (o Options) AllowsPlainHTTP() bool {
+	return o.AllowPrivate || len(o.Allow) > 0
+}

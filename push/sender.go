@@ -61,7 +61,7 @@ type Sender struct {
 // the token and the credentials.
 func New(opts netguard.Options, userAgent string) *Sender {
 	c := netguard.NewClient(opts)
-	s := &Sender{Client: c, UserAgent: userAgent, AllowHTTP: opts.AllowPrivate || len(opts.Allow) > 0}
+	s := &Sender{Client: c, UserAgent: userAgent, AllowHTTP: opts.AllowsPlainHTTP()}
 	netguard.FollowOnlyBodyKeepingRedirects(c, func(req *http.Request, via []*http.Request) error {
 		if err := s.checkScheme(req.URL.Scheme); err != nil {
 			return err

@@ -46,13 +46,7 @@ type Sender struct {
 // (opts.AllowPrivate, or opts.Allow for tests): a deployment on a private
 // network.
 func New(opts netguard.Options) *Sender {
-	return &Sender{Client: NewClient(opts), AllowHTTP: AllowsHTTP(opts)}
-}
-
-// AllowsHTTP reports whether wakes may use plain http under opts: only
-// where the operator opened the network guard.
-func AllowsHTTP(opts netguard.Options) bool {
-	return opts.AllowPrivate || len(opts.Allow) > 0
+	return &Sender{Client: NewClient(opts), AllowHTTP: opts.AllowsPlainHTTP()}
 }
 
 // NewClient returns the network-guarded client wakes are sent with: the

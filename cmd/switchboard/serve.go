@@ -368,7 +368,7 @@ func (m *Main) newWakeService(cfg Config, db *sqlstore.DB) *switchboard.WakeServ
 	w := switchboard.NewWakeService(db, db, m.Bus, sender, m.Logger)
 	w.InstanceID = m.Tasks.InstanceID
 	w.CheckTemplate = wake.CheckTemplate
-	w.AllowHTTP = wake.AllowsHTTP(guard) // plain http only where the operator opened the guard
+	w.AllowHTTP = guard.AllowsPlainHTTP() // plain http only where the operator opened the guard
 	return w
 }
 
