@@ -214,16 +214,29 @@ func (j *wakeJob) finish(state WakeState, status int, lastErr string) {
 	j.s.outcome(string(state))
 }
 
-// RetryAfter reads a Retry-After header (seconds or an HTTP date) and
-// clamps it to WakeRetryAfterMin–WakeRetryAfterMax; absent or unreadable,
-// it is WakeRetryAfterDefault.
+// RetryAfter reads a Retry-After header for a wake, clamped to
+// WakeRetryAfterMin–WakeRetryAfterMax; absent or unreadable, it is
+// WakeRetryAfterDefault.
 func RetryAfter(header string, now time.Time) time.Duration {
-	header = strings.TrimSpace(header)
-	d := WakeRetryAfterDefault
-	if n, err := strconv.ParseInt(header, 10, 64); err == nil && n >= 0 {
-		d = time.Duration(min(n, int64(WakeRetryAfterMax/time.Second)+1)) * time.Second
-	} else if t, err := http.ParseTime(header); err == nil {
-		d = t.Sub(now)
+	d, ok := ParseRetryAfter(header, now)
+	if !ok {
+		d = WakeRetryAfterDefault
 	}
 	return min(max(d, WakeRetryAfterMin), WakeRetryAfterMax)
+}
+
+// ParseRetryAfter reads a Retry-After header: a number of seconds, or an
+// HTTP date relative to now (negative when it is past). ok is false when
+// the header is absent or unreadable. Waits longer than a week are cut to
+// a week; callers bound them further.
+func ParseRetryAfter(header string, now time.Time) (wait time.Duration, ok bool) {
+	header = strings.TrimSpace(header)
+	const week = 7 * 24 * time.Hour
+	if n, err := strconv.ParseInt(header, 10, 64); err == nil && n >= 0 {
+		return time.Duration(min(n, int64(week/time.Second))) * time.Second, true
+	}
+	if t, err := http.ParseTime(header); err == nil {
+		return min(t.Sub(now), week), true
+	}
+	return 0, false
 }

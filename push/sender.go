@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -163,25 +161,14 @@ func headerSafe(v string) bool {
 	return true
 }
 
-// RetryAfter parses a Retry-After header: a number of seconds or an HTTP
-// date (then relative to now). It returns 0 for an absent, malformed or
-// past value, and at most a day.
+// RetryAfter reads a Retry-After header (switchboard.ParseRetryAfter) for
+// a push: 0 for an absent, malformed or past value, and at most a day.
 func RetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
+	d, ok := switchboard.ParseRetryAfter(v, now)
+	if !ok || d <= 0 {
 		return 0
 	}
-	const most = 24 * time.Hour
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		return min(time.Duration(min(n, int64(most/time.Second)))*time.Second, most)
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return min(t.Sub(now), most)
-	}
-	return 0
+	return min(d, 24*time.Hour)
 }
 
 // The errors of an attempt never name the URL, which may hold a secret:
