@@ -28,6 +28,8 @@ type DB struct {
 	dialect dialect
 	group   *groupCommitter // SQLite: the writer that commits transactions in groups
 
+	checkpoints *checkpointer // SQLite: copies the WAL into the database off the write path
+
 	// Now returns the current time for stored timestamps; tests may replace it.
 	Now func() time.Time
 
@@ -82,6 +84,9 @@ func (db *DB) Close() error {
 			db.group.close()
 		}
 		err = errors.Join(db.write.Close(), db.read.Close())
+		if db.checkpoints != nil {
+			err = errors.Join(err, db.checkpoints.close())
+		}
 	})
 	return err
 }

@@ -33,10 +33,11 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 	_ = f.Close()
 	pragmas := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(ON)"} {
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(ON)", "temp_store(MEMORY)"} {
 		pragmas.Add("_pragma", p)
 	}
-	w, err := openSQLite(sqliteDSN(path, pragmas, "_txlock=immediate"))
+	writer := url.Values{"_pragma": append([]string{fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages)}, pragmas["_pragma"]...)}
+	w, err := openSQLite(sqliteDSN(path, writer, "_txlock=immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -64,11 +65,20 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 
+	ck, err := openSQLite(sqliteDSN(path, pragmas, ""))
+	if err != nil {
+		db.group.close()
+		_ = w.Close()
+		return nil, fmt.Errorf("open sqlite %s for checkpoints: %w", path, err)
+	}
+	db.checkpoints = startCheckpointer(ck)
+
 	pragmas.Add("_pragma", "query_only(1)")
 	r, err := openSQLite(sqliteDSN(path, pragmas, ""))
 	if err != nil {
 		db.group.close()
 		_ = w.Close()
+		_ = db.checkpoints.close()
 		return nil, fmt.Errorf("open sqlite %s for reading: %w", path, err)
 	}
 	r.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)*2))

@@ -1,0 +1,75 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// SQLite in WAL mode appends every committed page to the WAL, and a
+// checkpoint copies them back into the database file so that the WAL can
+// start over. By default the connection that commits runs the checkpoint
+// itself, whenever the WAL passes 1,000 pages: a pause of milliseconds (two
+// fsyncs and the page writes) inside some unlucky caller's commit, with all
+// other writes queued behind it. The checkpointer takes that off the write
+// path: the writer never checkpoints unless the WAL grows far past what the
+// checkpointer lets it reach, and a connection of its own runs a PASSIVE
+// checkpoint every checkpointEvery, which neither waits for nor blocks the
+// writer and the readers. A page written many times between two
+// checkpoints is copied once.
+
+// checkpointEvery is how often the checkpointer runs.
+const checkpointEvery = 100 * time.Millisecond
+
+// writerCheckpointPages is the writer's own wal_autocheckpoint: a backstop
+// for a checkpointer that cannot keep up (or long readers that keep it from
+// finishing), at 40 MB of WAL.
+const writerCheckpointPages = 10000
+
+// checkpointer runs PASSIVE checkpoints on its own connection.
+type checkpointer struct {
+	db       *sql.DB
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+func startCheckpointer(db *sql.DB) *checkpointer {
+	db.SetMaxOpenConns(1)
+	c := &checkpointer{db: db, stop: make(chan struct{}), done: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+func (c *checkpointer) loop() {
+	defer close(c.done)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		if err := c.checkpoint(); err != nil {
+			slog.Warn("sqlite checkpoint", "err", err)
+		}
+	}
+}
+
+// checkpoint copies what it can of the WAL into the database file.
+func (c *checkpointer) checkpoint() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var busy, walPages, copied int
+	return c.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &walPages, &copied)
+}
+
+// close stops the checkpointer and closes its connection.
+func (c *checkpointer) close() error {
+	c.stopOnce.Do(func() { close(c.stop) })
+	<-c.done
+	return c.db.Close()
+}

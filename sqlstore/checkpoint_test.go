@@ -1,0 +1,63 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCheckpointerCopiesTheWAL checks that what the writer commits reaches
+// the database file without the writer checkpointing (its own threshold is
+// far above what this test writes).
+func TestCheckpointerCopiesTheWAL(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ckpt.db")
+	db, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	before := fileSize(t, path)
+	const rows, size = 64, 8192 // 512 KiB: about 130 pages, far below writerCheckpointPages
+	if err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE ck (k INTEGER PRIMARY KEY, v TEXT)`); err != nil {
+			return err
+		}
+		for i := range rows {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO ck (k, v) VALUES ($1, $2)`, i, strings.Repeat("x", size)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for fileSize(t, path) < before+rows*size {
+		if time.Now().After(deadline) {
+			t.Fatalf("database file %d bytes after 10 s (was %d): the WAL was not checkpointed", fileSize(t, path), before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The copy is whole: the writer's next commit may start the WAL over.
+	var busy, walPages, copied int
+	if err := db.read.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &walPages, &copied); err != nil {
+		t.Fatal(err)
+	}
+	if busy != 0 || copied != walPages {
+		t.Fatalf("after the checkpointer: busy %d, %d of %d WAL pages copied", busy, copied, walPages)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
