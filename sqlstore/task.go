@@ -29,16 +29,19 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 		} else if err != nil {
 			return err
 		}
-		t.Seq = 0
-		evs, err := db.appendEvents(ctx, tx, t, []a2a.Event{&snapshot})
+		// The first event is the task's JSON as stored, wrapped: encoded once.
+		data, err := json.Marshal(&snapshot)
 		if err != nil {
+			return fmt.Errorf("encode task %s: %w", t.ID(), err)
+		}
+		t.Seq = 0
+		if ev, err = db.appendEvent(ctx, tx, t, &snapshot, wrapEvent("task", data)); err != nil {
 			return err
 		}
-		ev = evs[0]
 		if _, err := db.writeChange(ctx, tx, t, change); err != nil {
 			return err
 		}
-		return db.insertTask(ctx, tx, t)
+		return db.insertTask(ctx, tx, t, data) // writeChange changes only t.Seq
 	})
 	if err != nil {
 		return nil, err
@@ -54,12 +57,15 @@ func (db *DB) taskStateChanged(from, to a2a.TaskState) {
 	}
 }
 
-func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task) error {
-	data, err := json.Marshal(&t.A2A)
-	if err != nil {
-		return fmt.Errorf("encode task %s: %w", t.ID(), err)
+// insertTask writes the task's row; data is its A2A JSON, or nil to encode it.
+func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, data []byte) error {
+	if data == nil {
+		var err error
+		if data, err = json.Marshal(&t.A2A); err != nil {
+			return fmt.Errorf("encode task %s: %w", t.ID(), err)
+		}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
+	_, err := tx.ExecContext(ctx, `INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
 		status_at, created_at, updated_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		string(t.ID()), t.AgentID, t.PeerID, t.PeerLabel, t.A2A.ContextID, string(t.State()), string(t.Protocol), t.Seq,
 		nanos(switchboard.StatusAt(t)), nanos(t.CreatedAt), nanos(t.UpdatedAt), string(data))
@@ -82,21 +88,31 @@ func (db *DB) recordMessage(ctx context.Context, tx *sql.Tx, t *switchboard.Task
 // appendEvents writes events after the task's current sequence number and
 // advances t.Seq past them.
 func (db *DB) appendEvents(ctx context.Context, tx *sql.Tx, t *switchboard.Task, events []a2a.Event) ([]*switchboard.TaskEvent, error) {
-	now := db.Now().UTC()
 	out := make([]*switchboard.TaskEvent, 0, len(events))
 	for _, e := range events {
-		data, err := json.Marshal(a2a.StreamResponse{Event: e})
+		data, err := encodeEvent(e)
 		if err != nil {
 			return nil, fmt.Errorf("encode event of task %s: %w", t.ID(), err)
 		}
-		t.Seq++
-		if _, err := tx.ExecContext(ctx, `INSERT INTO task_events (task_id, seq, created_at, data) VALUES ($1, $2, $3, $4)`,
-			string(t.ID()), t.Seq, nanos(now), string(data)); err != nil {
+		ev, err := db.appendEvent(ctx, tx, t, e, data)
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, &switchboard.TaskEvent{TaskID: t.ID(), Seq: t.Seq, Event: e, CreatedAt: now})
+		out = append(out, ev)
 	}
 	return out, nil
+}
+
+// appendEvent writes one event, data its StreamResponse JSON, after the
+// task's current sequence number and advances t.Seq past it.
+func (db *DB) appendEvent(ctx context.Context, tx *sql.Tx, t *switchboard.Task, e a2a.Event, data []byte) (*switchboard.TaskEvent, error) {
+	now := db.Now().UTC()
+	t.Seq++
+	if _, err := tx.ExecContext(ctx, `INSERT INTO task_events (task_id, seq, created_at, data) VALUES ($1, $2, $3, $4)`,
+		string(t.ID()), t.Seq, nanos(now), string(data)); err != nil {
+		return nil, err
+	}
+	return &switchboard.TaskEvent{TaskID: t.ID(), Seq: t.Seq, Event: e, CreatedAt: now}, nil
 }
 
 // FindTaskByID implements switchboard.TaskStore.
