@@ -84,7 +84,14 @@ type TaskChange struct {
 	MessageID string
 	// PushConfig, when set, is saved as by SavePushConfig.
 	PushConfig *PushConfig
-	// NewDeliveries are queued for the task's agent.
+	// NewDeliveries are queued for the task's agent. In CreateTask, the
+	// delivery of the new task may come already offered (State
+	// DeliveryOffered, with Holder, Attempts, OfferedAt and NextAttemptAt
+	// set, as a claim sets them) by the instance that holds the agent's
+	// connection and sends the offer itself. The store then marks the task
+	// offered, unless the agent, as stored, does not accept tasks or has
+	// older deliveries queued (which go first): then it writes the delivery
+	// queued, and sets the Delivery's fields so.
 	NewDeliveries []*Delivery
 	// CloseDeliveries are the ids of deliveries to mark failed.
 	CloseDeliveries []string

@@ -212,6 +212,14 @@ func nullNanos(n sql.NullInt64) *time.Time {
 	return &t
 }
 
+// nullableNanos converts a time that may be missing to its stored form.
+func nullableNanos(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: nanos(*t), Valid: true}
+}
+
 // boolInt is how booleans are stored: as 0 or 1 on every engine.
 func boolInt(b bool) int {
 	if b {

@@ -26,10 +26,29 @@ const maxHolding = 1000
 
 func (db *DB) insertDelivery(ctx context.Context, tx *sql.Tx, d *switchboard.Delivery) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, task_id, agent_id, kind, message_id, state, attempts, holder,
-		deadline, next_attempt_at, last_error, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		last_holder, deadline, next_attempt_at, last_error, created_at, offered_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13)`,
 		d.ID, string(d.TaskID), d.AgentID, string(d.Kind), d.MessageID, string(d.State), d.Attempts, d.Holder,
-		nanos(d.Deadline), nanos(d.NextAttemptAt), d.LastError, nanos(d.CreatedAt))
+		nanos(d.Deadline), nanos(d.NextAttemptAt), d.LastError, nanos(d.CreatedAt), nullableNanos(d.OfferedAt))
 	return err
+}
+
+// keepOffered decides whether a new task's delivery, which comes already
+// offered (see switchboard.TaskChange), stays so: only when the agent
+// accepts tasks and has no deliveries queued, which must be offered first.
+// Otherwise it makes d a plain queued delivery.
+func (db *DB) keepOffered(ctx context.Context, tx *sql.Tx, d *switchboard.Delivery, accepts bool) (bool, error) {
+	if accepts {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM deliveries WHERE agent_id = $1 AND state = 'queued' LIMIT 1`, d.AgentID).Scan(&one)
+		if err == sql.ErrNoRows {
+			return true, nil
+		} else if err != nil {
+			return false, err
+		}
+	}
+	d.State, d.Holder, d.Attempts, d.OfferedAt, d.NextAttemptAt = switchboard.DeliveryQueued, "", 0, nil, d.CreatedAt
+	return false, nil
 }
 
 // ClaimDeliveries implements switchboard.DeliveryStore.

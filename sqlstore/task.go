@@ -22,12 +22,21 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 	var ev *switchboard.TaskEvent
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// A task for an agent deleted a moment ago would be an orphan.
-		var found string
-		err := tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE id = $1`+db.forShare(""), t.AgentID).Scan(&found)
+		var accepts bool
+		err := tx.QueryRowContext(ctx, `SELECT accepts_tasks FROM agents WHERE id = $1`+db.forShare(""), t.AgentID).Scan(&accepts)
 		if err == sql.ErrNoRows {
 			return switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
 		} else if err != nil {
 			return err
+		}
+		t.Offered = false
+		for _, d := range change.NewDeliveries {
+			if d.State != switchboard.DeliveryOffered {
+				continue
+			}
+			if t.Offered, err = db.keepOffered(ctx, tx, d, accepts); err != nil {
+				return err
+			}
 		}
 		// The first event is the task's JSON as stored, wrapped: encoded once.
 		data, err := json.Marshal(&snapshot)
@@ -66,9 +75,9 @@ func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, d
 		}
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
-		status_at, created_at, updated_at, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		status_at, created_at, updated_at, offered, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		string(t.ID()), t.AgentID, t.PeerID, t.PeerLabel, t.A2A.ContextID, string(t.State()), string(t.Protocol), t.Seq,
-		nanos(switchboard.StatusAt(t)), nanos(t.CreatedAt), nanos(t.UpdatedAt), string(data))
+		nanos(switchboard.StatusAt(t)), nanos(t.CreatedAt), nanos(t.UpdatedAt), boolInt(t.Offered), string(data))
 	if db.dialect.uniqueViolation(err) {
 		return switchboard.Errorf(switchboard.ECONFLICT, "task %s already exists", t.ID())
 	}

@@ -26,6 +26,7 @@ var deliveryTests = map[string]func(*testing.T, Store){
 	"DeliveryRequeueFreshDeadline": testDeliveryRequeueFreshDeadline,
 	"DeliveryDuePerAgentCap":       testDeliveryDuePerAgentCap,
 	"DeliveryDueInDueOrder":        testDeliveryDueInDueOrder,
+	"DeliveryCreatedOffered":       testDeliveryCreatedOffered,
 }
 
 // queueTask stores a new task for the agent with a queued delivery of it.
@@ -631,5 +632,85 @@ func testModifyTaskAck(t *testing.T, s Store) {
 	must(t, err)
 	if after.State() != a2a.TaskStateWorking || after.Seq != before.Seq+1 {
 		t.Fatalf("the event was not written with the ack: %s seq %d", after.State(), after.Seq)
+	}
+}
+
+// createOffered stores a new task whose delivery comes already offered to
+// holder, as a direct offer does, and returns the task and the delivery as
+// the store left them.
+func createOffered(t *testing.T, s Store, g *switchboard.Agent, messageID, holder string, at time.Time) (*switchboard.Task, *switchboard.Delivery) {
+	t.Helper()
+	task := newTask(g, "bob", "c", messageID, at)
+	d := &switchboard.Delivery{
+		ID: switchboard.NewID(), TaskID: task.ID(), AgentID: g.ID, Kind: switchboard.DeliverTask, MessageID: messageID,
+		State: switchboard.DeliveryOffered, Holder: holder, Attempts: 1, OfferedAt: &at,
+		Deadline: at.Add(time.Hour), NextAttemptAt: at.Add(time.Minute), CreatedAt: at,
+	}
+	change := created(task, nil)
+	change.NewDeliveries = []*switchboard.Delivery{d}
+	_, err := s.CreateTask(context.Background(), task, change)
+	must(t, err)
+	return task, d
+}
+
+// testDeliveryCreatedOffered checks a new task's delivery written already
+// offered: it stays offered (and its task counts as offered) only while the
+// agent accepts tasks and has nothing queued, which goes first.
+func testDeliveryCreatedOffered(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().Add(-time.Minute).UTC()
+
+	task, d := createOffered(t, s, g, "m1", "conn-a", now)
+	if d.State != switchboard.DeliveryOffered || d.Holder != "conn-a" {
+		t.Fatalf("nothing queued: delivery %s held by %q, want offered to conn-a", d.State, d.Holder)
+	}
+	stored, err := s.FindTaskByID(ctx, task.ID())
+	must(t, err)
+	if !stored.Offered {
+		t.Fatal("a task created with its delivery offered is not marked offered")
+	}
+	// A cancel may follow at once: its task has been offered.
+	cancel := followUp(t, s, task, switchboard.DeliverCancel, now)
+	got, err := s.ClaimDeliveries(ctx, g.ID, "conn-a", 10, time.Minute)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != cancel.ID {
+		t.Fatalf("claimed %v, want only the cancel %s (the task's delivery is held)", ids(got), cancel.ID)
+	}
+	// The offer is held like a claimed one: acknowledged by its holder,
+	// or given back when the holder goes.
+	first, err := s.AckDelivery(ctx, d.ID, "conn-a")
+	must(t, err)
+	if !first {
+		t.Fatal("the first acknowledgement of a delivery created offered did not count as first")
+	}
+
+	// Older work queued for the agent goes first: the new delivery is
+	// queued behind it.
+	queued, _ := queueTask(t, s, g, "m2", now)
+	later, d2 := createOffered(t, s, g, "m3", "conn-a", now.Add(time.Second))
+	if d2.State != switchboard.DeliveryQueued || d2.Holder != "" || d2.Attempts != 0 || d2.OfferedAt != nil {
+		t.Fatalf("older work queued: delivery %+v, want it queued", d2)
+	}
+	if stored, err := s.FindTaskByID(ctx, later.ID()); err != nil || stored.Offered {
+		t.Fatalf("a task whose delivery was queued is marked offered (err %v)", err)
+	}
+	got, err = s.ClaimDeliveries(ctx, g.ID, "conn-a", 10, time.Minute)
+	must(t, err)
+	if len(got) != 2 || got[0].TaskID != queued.ID() || got[1].ID != d2.ID {
+		t.Fatalf("claimed %v, want the older task's delivery, then %s", ids(got), d2.ID)
+	}
+	must(t, ackAll(s, got))
+
+	// An agent that does not accept tasks, as stored, gets none offered.
+	setAcceptsTasks(t, s, g, false)
+	_, d3 := createOffered(t, s, g, "m4", "conn-a", now.Add(2*time.Second))
+	if d3.State != switchboard.DeliveryQueued {
+		t.Fatalf("agent not accepting tasks: delivery %s, want queued", d3.State)
+	}
+	ds, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &d3.TaskID})
+	must(t, err)
+	if len(ds) != 1 || ds[0].State != switchboard.DeliveryQueued || ds[0].Holder != "" {
+		t.Fatalf("stored: %+v", ds)
 	}
 }
