@@ -117,34 +117,42 @@ func (s *TaskService) offers(ctx context.Context, ds []*Delivery) ([]*Offer, err
 		} else if err != nil {
 			return nil, err
 		}
-		o := &Offer{Delivery: d, Task: t}
-		switch d.Kind {
-		case DeliverCancel:
-			o.Cancel = &a2a.CancelTaskRequest{ID: t.ID()}
-		default:
-			msg := findMessage(t, d.MessageID)
-			if msg == nil {
-				// Cannot happen while messages are only ever appended; if it
-				// does, the lease ends and the deadline fails the task.
-				s.log.Error("delivery names a message its task does not hold", "delivery_id", d.ID, "message_id", d.MessageID, "task_id", t.ID())
-				continue
-			}
-			o.Send = &a2a.SendMessageRequest{
-				Message: msg,
-				Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
-				Metadata: map[string]any{MetadataKey: map[string]any{
-					"deliveryId": d.ID,
-					"attempt":    d.Attempts,
-					"from":       t.PeerLabel,
-					"peerId":     t.PeerID,
-					"protocol":   string(t.Protocol),
-					"newTask":    d.Kind == DeliverTask,
-				}},
-			}
+		if o := s.offerFor(d, t); o != nil {
+			out = append(out, o)
 		}
-		out = append(out, o)
 	}
 	return out, nil
+}
+
+// offerFor builds the request that offers delivery d of task t, or returns
+// nil when the task does not hold the delivery's message.
+func (s *TaskService) offerFor(d *Delivery, t *Task) *Offer {
+	o := &Offer{Delivery: d, Task: t}
+	switch d.Kind {
+	case DeliverCancel:
+		o.Cancel = &a2a.CancelTaskRequest{ID: t.ID()}
+	default:
+		msg := findMessage(t, d.MessageID)
+		if msg == nil {
+			// Cannot happen while messages are only ever appended; if it
+			// does, the lease ends and the deadline fails the task.
+			s.log.Error("delivery names a message its task does not hold", "delivery_id", d.ID, "message_id", d.MessageID, "task_id", t.ID())
+			return nil
+		}
+		o.Send = &a2a.SendMessageRequest{
+			Message: msg,
+			Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+			Metadata: map[string]any{MetadataKey: map[string]any{
+				"deliveryId": d.ID,
+				"attempt":    d.Attempts,
+				"from":       t.PeerLabel,
+				"peerId":     t.PeerID,
+				"protocol":   string(t.Protocol),
+				"newTask":    d.Kind == DeliverTask,
+			}},
+		}
+	}
+	return o
 }
 
 func findMessage(t *Task, id string) *a2a.Message {

@@ -66,6 +66,10 @@ type TaskService struct {
 	// InstanceID names this process among the instances of a deployment;
 	// offers it holds are marked with it.
 	InstanceID string
+	// Direct, if set, offers new tasks to agents connected to this
+	// instance as they are created (see DirectOffers). Set it before the
+	// service is used.
+	Direct DirectOffers
 	// OnAck, if set, is called when AckOffer or RejectOffer records the
 	// first acknowledgement of a delivery, with the agent's mode, the
 	// delivery as it was offered (CreatedAt: when the work was accepted;
@@ -175,16 +179,23 @@ func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer,
 	if push != nil {
 		push.Config.TaskID = t.A2A.ID
 	}
+	var d *Delivery
+	var holder string
 	if agent.Mode.Live() {
-		change.NewDeliveries = []*Delivery{s.newDelivery(t, DeliverTask, msg.ID, now)}
+		d = s.newDelivery(t, DeliverTask, msg.ID, now)
+		holder = s.reserveOffer(agent, d, now)
+		change.NewDeliveries = []*Delivery{d}
 	}
 	change.Wake = inboundWake(agent, t, caller, msg)
 	ev, err := s.tasks.CreateTask(ctx, t, change)
+	sent := s.sendReserved(ctx, agent, t, d, holder, err)
 	if err != nil {
 		return nil, err
 	}
 	s.notify(ctx, TaskSubject(ev.TaskID))
-	s.notifyAgent(ctx, agent)
+	if !sent {
+		s.notifyAgent(ctx, agent)
+	}
 	return t, nil
 }
 

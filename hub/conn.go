@@ -42,11 +42,16 @@ type conn struct {
 
 	mu       sync.Mutex
 	inflight map[string]*switchboard.Delivery // guarded by mu: offers sent and not yet answered, by delivery id
+	reserved int                              // guarded by mu: room taken for offers about to be sent (direct.go)
 
 	ctx       context.Context // immutable: ends when the connection closes
 	cancel    context.CancelFunc
 	closeOnce sync.Once
 	closing   atomic.Bool // set when closing starts: no more offers
+	// claimOnAnswer says whether the agent's answer to an offer should make
+	// the writer claim again (see offer); work queued later is announced
+	// on the agent's subject, which makes it claim anyway.
+	claimOnAnswer atomic.Bool
 }
 
 func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, address string) *conn {
@@ -62,6 +67,7 @@ func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, ad
 		inflight: make(map[string]*switchboard.Delivery),
 	}
 	c.agent.Store(agent)
+	c.claimOnAnswer.Store(true)
 	return c
 }
 
@@ -325,7 +331,9 @@ func (c *conn) onResponse(f *connproto.Frame) {
 	if err != nil && c.ctx.Err() == nil {
 		c.log.Error("record the agent's answer", "delivery_id", d.ID, "err", err)
 	}
-	c.wakeWriter()
+	if c.claimOnAnswer.Load() {
+		c.wakeWriter() // the window opened for work it held back
+	}
 }
 
 // parseAnswer decodes the result of a SendMessage the agent answered: a
@@ -358,7 +366,9 @@ func (c *conn) onTaskUpdate(f *connproto.Frame) {
 	}
 	if t.State().Terminal() {
 		c.dropTaskOffers(string(t.ID()))
-		c.wakeWriter() // the window may have opened
+		if c.claimOnAnswer.Load() {
+			c.wakeWriter() // the window opened for work it held back
+		}
 	}
 	c.reply(f.ID, connproto.TaskUpdateResult{TaskID: string(t.ID()), State: string(t.State()), Seq: t.Seq})
 }

@@ -47,6 +47,19 @@ type server struct {
 
 type serverOption func(*switchboard.TaskService, *hub.Config, *httpapi.Config)
 
+// withoutDirectOffers makes every new task wait in the queue for a claim,
+// as on an instance the agent is not connected to.
+func withoutDirectOffers(ts *switchboard.TaskService, _ *hub.Config, _ *httpapi.Config) {
+	ts.Direct = noDirectOffers{}
+}
+
+// noDirectOffers never has room.
+type noDirectOffers struct{}
+
+func (noDirectOffers) ReserveOffer(string) (string, bool) { return "", false }
+func (noDirectOffers) SendOffer(*switchboard.Offer) bool  { return false }
+func (noDirectOffers) CancelOffer(agentID, holder string) {}
+
 func newServer(t testing.TB, opts ...serverOption) *server {
 	t.Helper()
 	return openServer(t, filepath.Join(t.TempDir(), "sb.db"), opts...)
@@ -67,6 +80,9 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 		o(s.tasks, &hcfg, &acfg)
 	}
 	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: db, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID}, hcfg)
+	if s.tasks.Direct == nil {
+		s.tasks.Direct = s.hub // as serve wires it
+	}
 	s.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.tasks,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Bus: s.bus, Connect: s.hub, Presence: s.tasks}, acfg)
 	s.api.SetReady(true)

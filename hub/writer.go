@@ -331,30 +331,31 @@ func (c *conn) dropTaskOffers(task string) {
 
 // offer claims queued work for the agent, as much as the in-flight limit
 // allows, and sends each offer as a request whose id is the delivery id.
+// It leaves c.claimOnAnswer saying whether an answer to an offer should
+// make the writer claim again: when the window held work back, when a claim
+// failed, or when it offered a task, whose follow-ups and cancels wait in
+// the queue until the task has been offered.
 func (c *conn) offer() error {
 	for {
 		c.mu.Lock()
-		room := c.hub.cfg.MaxInflight - c.pendingOffers(time.Now())
+		room := c.hub.cfg.MaxInflight - c.pendingOffers(time.Now()) - c.reserved
 		c.mu.Unlock()
 		if room <= 0 {
+			c.claimOnAnswer.Store(true)
 			return nil
 		}
 		offers, err := c.hub.Service.ClaimOffers(c.ctx, c.agent.Load(), c.holder, room)
 		if err != nil {
+			c.claimOnAnswer.Store(true)
 			if c.ctx.Err() != nil || errors.Is(err, switchboard.ErrStoreClosed) {
 				return nil
 			}
 			c.log.Error("claim offers", "err", err)
 			return nil // the next hint or poll tries again
 		}
+		offeredTask := false
 		for _, o := range offers {
-			req := connproto.Request{JSONRPC: "2.0", ID: o.Delivery.ID}
-			if o.Cancel != nil {
-				req.Method, req.Params = connproto.MethodCancelTask, o.Cancel
-			} else {
-				req.Method, req.Params = connproto.MethodSendMessage, o.Send
-			}
-			b, err := connproto.Encode(req)
+			b, err := offerFrame(o)
 			if err != nil {
 				return err
 			}
@@ -365,8 +366,10 @@ func (c *conn) offer() error {
 				return err
 			}
 			c.hub.met.offers.Inc()
+			offeredTask = offeredTask || o.Delivery.Kind == switchboard.DeliverTask
 		}
 		if len(offers) < room {
+			c.claimOnAnswer.Store(offeredTask)
 			return nil
 		}
 	}

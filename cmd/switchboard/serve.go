@@ -254,6 +254,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
 		Limiter: limiter,
 	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: m.Tasks.AckTimeout, MaxSendBytes: int(cfg.MaxBody)})
+	m.Tasks.Direct = m.Hub          // new tasks for agents connected here are offered as they are created
 	var metricsHandler http.Handler // /metrics on the main listener only when asked
 	if cfg.Metrics {
 		metricsHandler = m.metrics.reg

@@ -1,0 +1,92 @@
+package hub
+
+import (
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/connproto"
+)
+
+// The hub offers new tasks to the agents connected to it as the tasks are
+// created (switchboard.DirectOffers): the task service reserves room on the
+// agent's connection, writes the delivery already offered to it, and after
+// the commit hands the offer over, which the connection's writer sends like
+// any other frame. A reservation counts against the agent's in-flight
+// window like an offer, so the claims the writer makes meanwhile leave room
+// for it.
+
+var _ switchboard.DirectOffers = (*Hub)(nil)
+
+// ReserveOffer implements switchboard.DirectOffers.
+func (h *Hub) ReserveOffer(agentID string) (string, bool) {
+	c := h.conn(agentID)
+	if c == nil || !c.helloDone() || c.closing.Load() || c.ctx.Err() != nil {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hub.cfg.MaxInflight-c.pendingOffers(time.Now())-c.reserved <= 0 {
+		return "", false
+	}
+	c.reserved++
+	return c.holder, true
+}
+
+// SendOffer implements switchboard.DirectOffers.
+func (h *Hub) SendOffer(o *switchboard.Offer) bool {
+	c := h.conn(o.Delivery.AgentID)
+	if c == nil || c.holder != o.Delivery.Holder {
+		return false // closed, or replaced by a newer connection: the reservation went with it
+	}
+	b, err := offerFrame(o)
+	c.mu.Lock()
+	c.reserved--
+	if err != nil || c.closing.Load() || c.ctx.Err() != nil {
+		c.mu.Unlock()
+		if err != nil {
+			c.log.Error("encode an offer", "delivery_id", o.Delivery.ID, "err", err)
+		}
+		return false
+	}
+	c.inflight[o.Delivery.ID] = o.Delivery // before the write, so a fast answer finds it
+	c.mu.Unlock()
+	if !c.out.push(b) {
+		c.mu.Lock()
+		delete(c.inflight, o.Delivery.ID)
+		c.mu.Unlock()
+		return false
+	}
+	h.met.offers.Inc()
+	return true
+}
+
+// CancelOffer implements switchboard.DirectOffers.
+func (h *Hub) CancelOffer(agentID, holder string) {
+	c := h.conn(agentID)
+	if c == nil || c.holder != holder {
+		return
+	}
+	c.mu.Lock()
+	c.reserved--
+	c.mu.Unlock()
+	c.wakeWriter() // it may have left work unclaimed for want of the room
+}
+
+// conn returns the agent's active connection on this instance, or nil.
+func (h *Hub) conn(agentID string) *conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conns[agentID]
+}
+
+// offerFrame encodes the request that makes an offer; its id is the
+// delivery id.
+func offerFrame(o *switchboard.Offer) ([]byte, error) {
+	req := connproto.Request{JSONRPC: "2.0", ID: o.Delivery.ID}
+	if o.Cancel != nil {
+		req.Method, req.Params = connproto.MethodCancelTask, o.Cancel
+	} else {
+		req.Method, req.Params = connproto.MethodSendMessage, o.Send
+	}
+	return connproto.Encode(req)
+}
