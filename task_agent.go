@@ -234,7 +234,7 @@ const invalidAnswerMark = "INVALID_AGENT_RESPONSE"
 // status message. With invalid, the status carries a mark that makes a
 // blocking caller answer -32006 InvalidAgentResponse.
 func (s *TaskService) FailAgentTask(ctx context.Context, agent *Agent, id a2a.TaskID, reason string, invalid bool) error {
-	_, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
 		if t.AgentID != agent.ID {
 			return nil, errTaskNotFound
 		}
@@ -250,7 +250,7 @@ func (s *TaskService) FailAgentTask(ctx context.Context, agent *Agent, id a2a.Ta
 	if err != nil {
 		return taskNotFound(err)
 	}
-	s.notifyEvents(ctx, events)
+	s.notifyEvents(ctx, t, events)
 	return nil
 }
 
@@ -312,7 +312,7 @@ func (s *TaskService) applyAgentEvent(ctx context.Context, agent *Agent, id a2a.
 	if err != nil {
 		return nil, taskNotFound(err)
 	}
-	s.notifyEvents(ctx, events)
+	s.notifyEvents(ctx, t, events)
 	if applyErr != nil {
 		return nil, taskNotFound(applyErr)
 	}

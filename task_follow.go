@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -17,6 +18,16 @@ const followBatch = 256
 // between is missed, and rereads the log every StreamPoll even without a
 // hint. It returns nil when emit stopped it, emit's error, or ctx's cause.
 func (s *TaskService) FollowTask(ctx context.Context, id a2a.TaskID, afterSeq int64, emit func(*TaskEvent) (more bool, err error)) error {
+	return s.follow(ctx, id, afterSeq, nil, emit)
+}
+
+// errHandedOver ends follow when its handedOver channel closes.
+var errHandedOver = errors.New("the event was handed over in memory")
+
+// follow is FollowTask, which also ends, with errHandedOver, as soon as
+// handedOver is closed (a nil channel never is): before each read of the
+// log, and while it waits for a hint.
+func (s *TaskService) follow(ctx context.Context, id a2a.TaskID, afterSeq int64, handedOver <-chan struct{}, emit func(*TaskEvent) (more bool, err error)) error {
 	w, err := s.bus.Watch(ctx, TaskSubject(id))
 	if err != nil {
 		return err
@@ -27,6 +38,11 @@ func (s *TaskService) FollowTask(ctx context.Context, id a2a.TaskID, afterSeq in
 
 	cursor := afterSeq
 	for {
+		select {
+		case <-handedOver:
+			return errHandedOver
+		default:
+		}
 		events, err := s.tasks.FindTaskEvents(ctx, id, cursor, followBatch)
 		if err != nil {
 			return err
@@ -42,6 +58,8 @@ func (s *TaskService) FollowTask(ctx context.Context, id a2a.TaskID, afterSeq in
 			continue
 		}
 		select {
+		case <-handedOver:
+			return errHandedOver
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		case _, ok := <-w.C():

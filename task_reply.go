@@ -61,7 +61,7 @@ func (s *TaskService) ReplyToTask(ctx context.Context, id a2a.TaskID, r Reply) (
 	if err != nil {
 		return nil, taskNotFound(err)
 	}
-	s.notifyEvents(ctx, events)
+	s.notifyEvents(ctx, t, events)
 	return t, nil
 }
 

@@ -53,6 +53,7 @@ type TaskService struct {
 	agents     AgentStore
 	bus        Bus
 	log        *slog.Logger
+	turns      localTurns // blocking calls on this instance waiting for a turn to end
 
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
@@ -249,7 +250,7 @@ func (s *TaskService) continueTask(ctx context.Context, agent *Agent, caller Pee
 	if err != nil {
 		return nil, taskNotFound(err)
 	}
-	s.notifyEvents(ctx, events)
+	s.notifyEvents(ctx, t, events)
 	s.notifyAgent(ctx, agent)
 	return t, nil
 }
@@ -329,7 +330,7 @@ func (s *TaskService) CancelTask(ctx context.Context, agent *Agent, caller Peer,
 	if err != nil {
 		return nil, taskNotFound(err)
 	}
-	s.notifyEvents(ctx, events)
+	s.notifyEvents(ctx, t, events)
 	s.notifyAgent(ctx, agent)
 	return t, nil
 }
@@ -342,7 +343,8 @@ func (s *TaskService) notify(ctx context.Context, subject string) {
 	}
 }
 
-func (s *TaskService) notifyEvents(ctx context.Context, events []*TaskEvent) {
+func (s *TaskService) notifyEvents(ctx context.Context, t *Task, events []*TaskEvent) {
+	s.turns.finish(t, events) // before the hint, so that a waiter woken by it finds its turn handed over
 	if n := len(events); n > 0 {
 		s.notify(ctx, TaskSubject(events[n-1].TaskID))
 		if events[n-1].Pushes > 0 {

@@ -69,7 +69,7 @@ func (s *TaskService) expire(ctx context.Context, d *Delivery) error {
 	if d.Kind != DeliverCancel {
 		reason = s.expiryReason(ctx, d)
 	}
-	_, events, err := s.tasks.ModifyTask(ctx, d.TaskID, func(t *Task) (*TaskChange, error) {
+	t, events, err := s.tasks.ModifyTask(ctx, d.TaskID, func(t *Task) (*TaskChange, error) {
 		change := &TaskChange{CloseDeliveries: []string{d.ID}}
 		if d.Kind == DeliverCancel || t.State().Terminal() {
 			return change, nil
@@ -82,7 +82,7 @@ func (s *TaskService) expire(ctx context.Context, d *Delivery) error {
 	} else if err != nil {
 		return err
 	}
-	s.notifyEvents(ctx, events)
+	s.notifyEvents(ctx, t, events)
 	return nil
 }
 

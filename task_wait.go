@@ -30,23 +30,30 @@ func (s *TaskService) WaitForTurnUntil(ctx context.Context, id a2a.TaskID, after
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(wait, cancel)()
+	// A turn that ends on this instance is handed over with the task as
+	// written; one that ends elsewhere is read from the log and the store.
+	local := s.turns.watch(id, afterSeq)
+	defer s.turns.forget(id, local)
 	var invalid bool
-	err := s.FollowTask(wctx, id, afterSeq, func(ev *TaskEvent) (bool, error) {
+	err := s.follow(wctx, id, afterSeq, local.done, func(ev *TaskEvent) (bool, error) {
 		if EndsTurn(ev.Event) {
 			invalid = InvalidAnswer(ev.Event)
 			return false, nil
 		}
 		return true, nil
 	})
-	if err != nil && ctx.Err() != nil {
+	var t *Task
+	switch {
+	case err == errHandedOver:
+		t, invalid = local.task, local.invalid
+	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err() // the caller went away
-	}
-	if err != nil && wctx.Err() == nil {
+	case err != nil && wctx.Err() == nil:
 		return nil, err
-	}
-	t, err := s.tasks.FindTaskByID(ctx, id)
-	if err != nil {
-		return nil, taskNotFound(err)
+	default:
+		if t, err = s.tasks.FindTaskByID(ctx, id); err != nil {
+			return nil, taskNotFound(err)
+		}
 	}
 	if invalid {
 		return t, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an invalid response: %s", statusText(t))
