@@ -75,6 +75,22 @@ func ErrorMessage(err error) string {
 	return "internal error"
 }
 
+// TaskTooLargeError is a store's refusal to write a task whose A2A JSON
+// would be larger than MaxTaskBytes: nothing of the change is written. Its
+// code is ETOOLARGE; callers that refuse the change for a reason of their
+// own say so in their own terms.
+type TaskTooLargeError struct {
+	Bytes int // the size the task would have had
+}
+
+// Error implements the error interface.
+func (e *TaskTooLargeError) Error() string {
+	return fmt.Sprintf("the task would grow to %d bytes, more than the %d a task may hold", e.Bytes, MaxTaskBytes)
+}
+
+// Unwrap gives the error its code and message.
+func (e *TaskTooLargeError) Unwrap() error { return &Error{Code: ETOOLARGE, Message: e.Error()} }
+
 // Sentinel errors for states that callers branch on.
 var (
 	// ErrStoreClosed is returned by a Store after Close.

@@ -2,7 +2,6 @@ package switchboard
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -42,15 +41,6 @@ func (t *Task) ID() a2a.TaskID { return t.A2A.ID }
 
 // State returns the task's current state.
 func (t *Task) State() a2a.TaskState { return t.A2A.Status.State }
-
-// taskSize returns the size of the task's A2A JSON, as it would be stored.
-func taskSize(t *Task) int {
-	b, err := json.Marshal(&t.A2A)
-	if err != nil {
-		return 0 // the store reports the encoding error itself
-	}
-	return len(b)
-}
 
 // VisibleTo reports whether the peer may see the task: only the peer that
 // created it, on the agent it was sent to.
@@ -157,9 +147,11 @@ type TaskStore interface {
 	// change whose events PushedChange reports as pushed queues a
 	// PushDelivery of the task as fn left it for each of its push
 	// configurations, in the same transaction. A task that ends in a final
-	// state closes its open task and message deliveries. A nil change writes nothing. It returns the task as stored
-	// and the events appended, ENOTFOUND, the error fn returned, or
-	// ErrDuplicateMessage.
+	// state closes its open task and message deliveries. A nil change
+	// writes nothing. It returns the task as stored and the events
+	// appended, ENOTFOUND, the error fn returned, ErrDuplicateMessage, or
+	// a *TaskTooLargeError when the task fn left is larger than
+	// MaxTaskBytes (CreateTask refuses such a task as well).
 	ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*Task) (*TaskChange, error)) (*Task, []*TaskEvent, error)
 
 	// FindTaskEvents returns the task's events with a sequence number above

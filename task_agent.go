@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -279,24 +280,44 @@ func (s *TaskService) ApplyAgentEvent(ctx context.Context, agent *Agent, id a2a.
 
 // applyAgentEvent is ApplyAgentEvent, and with ack also records that
 // acknowledgement in the same transaction, whatever becomes of the event:
-// an event that cannot be applied, or a task that is finished or not the
-// agent's, leaves the task as it was, and the acknowledgement is written
-// all the same. ev is not nil.
+// an event that cannot be applied (or would grow the task past
+// MaxTaskBytes), or a task that is finished or not the agent's, leaves the
+// task as it was, and the acknowledgement is written all the same. ev is
+// not nil.
 func (s *TaskService) applyAgentEvent(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event, ack *DeliveryAck) (*Task, error) {
-	var applyErr error // an error that undoes the event, not the acknowledgement
-	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+	t, events, applyErr, err := s.modifyAgentTask(ctx, agent, id, ev, ack)
+	var tooLarge *TaskTooLargeError
+	if errors.As(err, &tooLarge) {
+		applyErr = Errorf(EINVALIDAGENTRESPONSE, "the task would grow to %d bytes, more than the %d a task may hold", tooLarge.Bytes, MaxTaskBytes)
+		if ack == nil {
+			return nil, applyErr
+		}
+		t, events, _, err = s.modifyAgentTask(ctx, agent, id, nil, ack) // the acknowledgement alone
+	}
+	if err != nil {
+		return nil, taskNotFound(err)
+	}
+	s.notifyEvents(ctx, t, events)
+	if applyErr != nil {
+		return nil, taskNotFound(applyErr)
+	}
+	return t, nil
+}
+
+// modifyAgentTask applies ev (none when nil) and ack in one transaction. An
+// error that undoes the event but not the acknowledgement comes back as
+// applyErr.
+func (s *TaskService) modifyAgentTask(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event, ack *DeliveryAck) (t *Task, events []*TaskEvent, applyErr, err error) {
+	t, events, err = s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+		applyErr = nil
 		var evs []a2a.Event
 		var err error
 		switch {
 		case t.AgentID != agent.ID:
 			err = errTaskNotFound
-		case t.State().Terminal():
+		case t.State().Terminal() || ev == nil:
 		default:
-			if evs, err = s.applyEvent(t, ev); err == nil {
-				if n := taskSize(t); n > MaxTaskBytes {
-					err = Errorf(EINVALIDAGENTRESPONSE, "the task would grow to %d bytes, more than the %d a task may hold", n, MaxTaskBytes)
-				}
-			}
+			evs, err = s.applyEvent(t, ev)
 		}
 		switch {
 		case err != nil && ack == nil:
@@ -309,14 +330,7 @@ func (s *TaskService) applyAgentEvent(ctx context.Context, agent *Agent, id a2a.
 		}
 		return &TaskChange{Events: evs, Ack: ack}, nil
 	})
-	if err != nil {
-		return nil, taskNotFound(err)
-	}
-	s.notifyEvents(ctx, t, events)
-	if applyErr != nil {
-		return nil, taskNotFound(applyErr)
-	}
-	return t, nil
+	return t, events, applyErr, err
 }
 
 // agentStates are the states an agent may set.

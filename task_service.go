@@ -236,9 +236,6 @@ func (s *TaskService) continueTask(ctx context.Context, agent *Agent, caller Pee
 			t.A2A.SetMeta(k, v)
 		}
 		t.UpdatedAt = now
-		if n := taskSize(t); n > MaxTaskBytes {
-			return nil, Errorf(EINVALID, "task %s would grow to %d bytes, more than the %d a task may hold; continue in a new task with the same contextId", t.ID(), n, MaxTaskBytes)
-		}
 		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
 		change := &TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push}
 		if agent.Mode.Live() {
@@ -247,7 +244,10 @@ func (s *TaskService) continueTask(ctx context.Context, agent *Agent, caller Pee
 		change.Wake = inboundWake(agent, t, caller, msg)
 		return change, nil
 	})
-	if err != nil {
+	var tooLarge *TaskTooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, Errorf(EINVALID, "task %s would grow to %d bytes, more than the %d a task may hold; continue in a new task with the same contextId", msg.TaskID, tooLarge.Bytes, MaxTaskBytes)
+	} else if err != nil {
 		return nil, taskNotFound(err)
 	}
 	s.notifyEvents(ctx, t, events)

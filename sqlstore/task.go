@@ -39,9 +39,9 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 			}
 		}
 		// The first event is the task's JSON as stored, wrapped: encoded once.
-		data, err := json.Marshal(&snapshot)
+		data, err := encodeTask(t)
 		if err != nil {
-			return fmt.Errorf("encode task %s: %w", t.ID(), err)
+			return err
 		}
 		t.Seq = 0
 		if ev, err = db.appendEvent(ctx, tx, t, &snapshot, wrapEvent("task", data)); err != nil {
@@ -66,12 +66,25 @@ func (db *DB) taskStateChanged(from, to a2a.TaskState) {
 	}
 }
 
+// encodeTask returns the task's A2A JSON as stored, or a
+// *switchboard.TaskTooLargeError when it is larger than a task may be.
+func encodeTask(t *switchboard.Task) ([]byte, error) {
+	data, err := json.Marshal(&t.A2A)
+	if err != nil {
+		return nil, fmt.Errorf("encode task %s: %w", t.ID(), err)
+	}
+	if len(data) > switchboard.MaxTaskBytes {
+		return nil, &switchboard.TaskTooLargeError{Bytes: len(data)}
+	}
+	return data, nil
+}
+
 // insertTask writes the task's row; data is its A2A JSON, or nil to encode it.
 func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, data []byte) error {
 	if data == nil {
 		var err error
-		if data, err = json.Marshal(&t.A2A); err != nil {
-			return fmt.Errorf("encode task %s: %w", t.ID(), err)
+		if data, err = encodeTask(t); err != nil {
+			return err
 		}
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
@@ -306,9 +319,9 @@ func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, 
 }
 
 func (db *DB) updateTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task) error {
-	data, err := json.Marshal(&t.A2A)
+	data, err := encodeTask(t)
 	if err != nil {
-		return fmt.Errorf("encode task %s: %w", t.ID(), err)
+		return err
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE tasks SET state = $1, seq = $2, status_at = $3, updated_at = $4, data = $5 WHERE id = $6`,
 		string(t.State()), t.Seq, nanos(switchboard.StatusAt(t)), nanos(t.UpdatedAt), string(data), string(t.ID()))

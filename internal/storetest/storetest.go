@@ -6,6 +6,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"TaskDuplicateMessage":      testTaskDuplicateMessage,
 		"TaskModifyAppendsInOrder":  testTaskModify,
 		"TaskModifyErrorWritesNone": testTaskModifyError,
+		"TaskModifyTooLarge":        testTaskModifyTooLarge,
 		"TaskModifyConcurrent":      testTaskModifyConcurrent,
 		"TaskFindFiltersAndCursor":  testTaskFind,
 		"PushConfigs":               testPushConfigs,
@@ -455,6 +457,39 @@ func testTaskModifyError(t *testing.T, s Store) {
 	must(t, err)
 	if stored.State() != a2a.TaskStateSubmitted {
 		t.Fatal("a failed change was written")
+	}
+}
+
+// testTaskModifyTooLarge checks that a change that would make the task
+// larger than MaxTaskBytes is refused with a TaskTooLargeError and writes
+// nothing of itself (not its events, not its acknowledgement).
+func testTaskModifyTooLarge(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	task, d := queueTask(t, s, g, "m1", time.Now())
+	_, err := s.ClaimDeliveries(ctx, g.ID, "conn-1", 10, time.Minute)
+	must(t, err)
+	big := strings.Repeat("x", switchboard.MaxTaskBytes)
+	_, _, err = s.ModifyTask(ctx, task.ID(), func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
+		tk.A2A.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(big))}
+		ev := &a2a.TaskStatusUpdateEvent{TaskID: tk.ID(), ContextID: tk.A2A.ContextID, Status: tk.A2A.Status}
+		return &switchboard.TaskChange{Events: []a2a.Event{ev}, Ack: &switchboard.DeliveryAck{DeliveryID: d.ID, Holder: "conn-1"}}, nil
+	})
+	var tooLarge *switchboard.TaskTooLargeError
+	if !errors.As(err, &tooLarge) || tooLarge.Bytes <= switchboard.MaxTaskBytes || switchboard.ErrorCode(err) != switchboard.ETOOLARGE {
+		t.Fatalf("err = %v, want a TaskTooLargeError", err)
+	}
+	stored, err := s.FindTaskByID(ctx, task.ID())
+	must(t, err)
+	events, err := s.FindTaskEvents(ctx, task.ID(), 0, 0)
+	must(t, err)
+	if stored.State() != a2a.TaskStateSubmitted || stored.Seq != 1 || len(events) != 1 {
+		t.Fatalf("after the refusal: state %s, seq %d, %d events", stored.State(), stored.Seq, len(events))
+	}
+	first, err := s.AckDelivery(ctx, d.ID, "conn-1")
+	must(t, err)
+	if !first {
+		t.Fatal("the refused change's acknowledgement was written")
 	}
 }
 
