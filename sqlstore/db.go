@@ -29,6 +29,7 @@ type DB struct {
 	group   *groupCommitter // SQLite: the writer that commits transactions in groups
 
 	checkpoints *checkpointer // SQLite: copies the WAL into the database off the write path
+	tasks       *taskCache    // SQLite: the tasks this process wrote last (nil: none kept)
 
 	// Now returns the current time for stored timestamps; tests may replace it.
 	Now func() time.Time

@@ -51,7 +51,8 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 			name:            "sqlite",
 			uniqueViolation: sqliteUniqueViolation,
 		},
-		Now: time.Now,
+		Now:   time.Now,
+		tasks: newTaskCache(),
 	}
 	// The writer creates the file and switches it to WAL before readers open.
 	if err := w.PingContext(ctx); err != nil {

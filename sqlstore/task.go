@@ -55,6 +55,7 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 	if err != nil {
 		return nil, err
 	}
+	db.tasks.put(t)
 	db.taskStateChanged("", t.State())
 	return ev, nil
 }
@@ -229,11 +230,15 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 	var out *switchboard.Task
 	var events []*switchboard.TaskEvent
 	var from, to a2a.TaskState
+	var written bool // the task row was written, as out holds it
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		t, err := db.findTask(ctx, tx, string(id), db.forUpdate(""))
-		if err != nil {
-			return err
+		t, err := scanTaskCached(tx.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1`+db.forUpdate(""), string(id)), db.tasks)
+		if err == sql.ErrNoRows {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "task not found")
+		} else if err != nil {
+			return db.formatError(err)
 		}
+		written = false
 		from, to = t.State(), t.State()
 		change, err := fn(t)
 		if err != nil {
@@ -262,10 +267,14 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 			}
 		}
 		to = t.State()
+		written = true
 		return db.updateTask(ctx, tx, t)
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if written {
+		db.tasks.put(out)
 	}
 	db.taskStateChanged(from, to)
 	return out, events, nil
@@ -359,6 +368,12 @@ func (db *DB) FindTaskEvents(ctx context.Context, id a2a.TaskID, afterSeq int64,
 }
 
 func scanTask(s scanner) (*switchboard.Task, error) {
+	return scanTaskCached(s, nil)
+}
+
+// scanTaskCached is scanTask that takes the task's A2A part from cache, if
+// it holds the task as stored, instead of decoding it.
+func scanTaskCached(s scanner, cache *taskCache) (*switchboard.Task, error) {
 	var t switchboard.Task
 	var id, proto, data string
 	var created, updated int64
@@ -366,7 +381,9 @@ func scanTask(s scanner) (*switchboard.Task, error) {
 	if err := s.Scan(&id, &t.AgentID, &t.PeerID, &t.PeerLabel, &proto, &t.Seq, &offered, &created, &updated, &data); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(data), &t.A2A); err != nil {
+	if a, ok := cache.get(a2a.TaskID(id), t.Seq, updated); ok {
+		t.A2A = a
+	} else if err := json.Unmarshal([]byte(data), &t.A2A); err != nil {
 		return nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
 	t.Protocol = switchboard.ProtocolVersion(proto)

@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"TaskModifyAppendsInOrder":  testTaskModify,
 		"TaskModifyErrorWritesNone": testTaskModifyError,
 		"TaskModifyTooLarge":        testTaskModifyTooLarge,
+		"TaskModifyDiscardedChange": testTaskModifyDiscarded,
 		"TaskModifyConcurrent":      testTaskModifyConcurrent,
 		"TaskFindFiltersAndCursor":  testTaskFind,
 		"PushConfigs":               testPushConfigs,
@@ -490,6 +491,51 @@ func testTaskModifyTooLarge(t *testing.T, s Store) {
 	must(t, err)
 	if !first {
 		t.Fatal("the refused change's acknowledgement was written")
+	}
+}
+
+// testTaskModifyDiscarded checks that what fn did to the task it was
+// handed is forgotten when it writes nothing (an error, or no change): the
+// next change starts from the task as stored.
+func testTaskModifyDiscarded(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	task := newTask(g, "bob", "c", "m1", time.Now())
+	task.A2A.Metadata = map[string]any{"kept": "yes"}
+	task.A2A.Artifacts = []*a2a.Artifact{{ID: "a1", Parts: a2a.ContentParts{a2a.NewTextPart("first")}}}
+	_, err := s.CreateTask(ctx, task, created(task, nil))
+	must(t, err)
+	spoil := func(tk *switchboard.Task) {
+		tk.A2A.History = append(tk.A2A.History, a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("spoiled")))
+		tk.A2A.Artifacts[0] = &a2a.Artifact{ID: "a1", Parts: a2a.ContentParts{a2a.NewTextPart("spoiled")}}
+		tk.A2A.Metadata["spoiled"] = true
+		tk.A2A.Status.State = a2a.TaskStateFailed
+	}
+	boom := errors.New("boom")
+	for _, result := range []error{boom, nil} {
+		_, _, err = s.ModifyTask(ctx, task.ID(), func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
+			spoil(tk)
+			return nil, result
+		})
+		if !errors.Is(err, result) {
+			t.Fatalf("err = %v, want %v", err, result)
+		}
+	}
+	var seen *switchboard.Task
+	_, _, err = s.ModifyTask(ctx, task.ID(), func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
+		c := *tk
+		seen = &c
+		return nil, nil
+	})
+	must(t, err)
+	stored, err := s.FindTaskByID(ctx, task.ID())
+	must(t, err)
+	for name, got := range map[string]*switchboard.Task{"ModifyTask": seen, "FindTaskByID": stored} {
+		if len(got.A2A.History) != 1 || got.State() != a2a.TaskStateSubmitted || len(got.A2A.Metadata) != 1 ||
+			a2a.Text(got.A2A.Artifacts[0].Parts[0].Content.(a2a.Text)) != "first" {
+			t.Fatalf("%s sees a change that was not written: %d messages, %s, metadata %v, artifact %v",
+				name, len(got.A2A.History), got.State(), got.A2A.Metadata, got.A2A.Artifacts[0].Parts[0].Content)
+		}
 	}
 }
 
