@@ -44,7 +44,7 @@ func connectURL(base string) (string, error) {
 // dial opens a WebSocket to the server. On failure it returns how the
 // attempt ended: a refusal that will not change (401, 403, 409) is
 // terminal.
-func (c *Client) dial(ctx context.Context, hc *http.Client, base string) (*websocket.Conn, *sessionEnd) {
+func (c *Client) dial(ctx context.Context, hc *http.Client, base string, heard *connproto.LastHeard) (*websocket.Conn, *sessionEnd) {
 	u, err := connectURL(base)
 	if err != nil {
 		return nil, &sessionEnd{err: err, code: -1, terminal: err}
@@ -52,9 +52,10 @@ func (c *Client) dial(ctx context.Context, hc *http.Client, base string) (*webso
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	ws, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{
-		HTTPClient:   hc,
-		HTTPHeader:   http.Header{"Authorization": {"Bearer " + c.Token}},
-		Subprotocols: []string{Subprotocol},
+		HTTPClient:     hc,
+		HTTPHeader:     http.Header{"Authorization": {"Bearer " + c.Token}},
+		Subprotocols:   []string{Subprotocol},
+		OnPingReceived: heard.Ping,
 	})
 	if err != nil {
 		return nil, refused(resp, err)

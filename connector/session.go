@@ -33,6 +33,7 @@ type session struct {
 	c        *Client
 	id       uint64          // immutable: numbers the connection, for the outbox
 	ws       *websocket.Conn // immutable
+	heard    *connproto.LastHeard
 	log      *slog.Logger    // immutable
 	interval time.Duration   // immutable after hello: the ping interval
 	answers  chan []byte     // the read loop's answers, for the write loop
@@ -45,17 +46,19 @@ type session struct {
 
 // connect runs one connection: dial, hello, serve until it ends.
 func (c *Client) connect(ctx context.Context, hc *http.Client, url string) sessionEnd {
-	ws, refusal := c.dial(ctx, hc, url)
+	heard := new(connproto.LastHeard)
+	ws, refusal := c.dial(ctx, hc, url, heard)
 	if refusal != nil {
 		return *refusal
 	}
-	s := &session{c: c, id: c.sessions.Add(1), ws: ws, log: c.log.With("url", url), answers: make(chan []byte, answerQueue)}
+	s := &session{c: c, id: c.sessions.Add(1), ws: ws, heard: heard, log: c.log.With("url", url), answers: make(chan []byte, answerQueue)}
 	hello, early, err := s.sayHello(ctx)
 	if err != nil {
 		_ = ws.CloseNow()
 		code, reason := closeOf(err)
 		return sessionEnd{err: fmt.Errorf("hello: %w", err), code: code, reason: reason, terminal: closeTerminal(code, reason)}
 	}
+	heard.Now() // the answer to hello
 	s.interval = c.Heartbeat
 	if s.interval <= 0 {
 		s.interval = time.Duration(hello.HeartbeatMillis) * time.Millisecond
@@ -204,6 +207,7 @@ func (s *session) readLoop(ctx context.Context, early [][]byte) error {
 		if err != nil {
 			return err
 		}
+		s.heard.Now()
 		if typ != websocket.MessageText {
 			s.log.Debug("ignoring a binary frame")
 			continue
@@ -261,17 +265,23 @@ func (s *session) write(ctx context.Context, b []byte) error {
 	return s.ws.Write(ctx, websocket.MessageText, b)
 }
 
-// heartbeatLoop pings the server every interval and ends the session when
-// a ping is not answered within one interval: a half-open TCP connection
-// would otherwise look alive forever.
+// heartbeatLoop pings the server when it has not been heard from for
+// connproto.ConnectorPingAfter intervals (the server's own pings, every
+// interval, keep an idle connection from needing ours), and ends the session
+// when a ping is not answered within one interval: a half-open TCP
+// connection would otherwise look alive forever.
 func (s *session) heartbeatLoop(ctx context.Context) error {
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
+	quiet := time.Duration(float64(s.interval) * connproto.ConnectorPingAfter)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		}
+		if s.heard.Within(quiet) {
+			continue
 		}
 		pctx, cancel := context.WithTimeout(ctx, s.interval)
 		err := s.ws.Ping(pctx)

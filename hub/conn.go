@@ -33,6 +33,7 @@ type conn struct {
 	log       *slog.Logger
 
 	agent atomic.Pointer[switchboard.Agent] // refreshed by the writer when the agent changes
+	heard *connproto.LastHeard              // when the agent last sent a frame or a ping
 
 	out   *frameQueue   // answers for the writer to send; the reader queues without blocking
 	more  chan struct{} // capacity 1: there may be more work to claim
@@ -54,10 +55,10 @@ type conn struct {
 	claimOnAnswer atomic.Bool
 }
 
-func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, address string) *conn {
+func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, address string, heard *connproto.LastHeard) *conn {
 	id := switchboard.NewID()
 	c := &conn{
-		hub: h, ws: ws, agentID: agent.ID, tokenHash: tokenHash, address: address,
+		hub: h, ws: ws, agentID: agent.ID, tokenHash: tokenHash, address: address, heard: heard,
 		holder:   "conn/" + h.InstanceID + "/" + id,
 		log:      h.Logger.With("agent_id", agent.ID, "conn_id", id),
 		out:      newFrameQueue(h.cfg.QueueSize),
@@ -217,6 +218,7 @@ func (c *conn) readLoop() error {
 		if typ != websocket.MessageText {
 			return &closeErr{connproto.CloseProtocol, "frames must be text (JSON-RPC)"}
 		}
+		c.heard.Now()
 		onFreshStack(func() { c.onFrame(data) })
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -279,10 +280,11 @@ type frame struct {
 // testAgent is a hand-driven connector client: the test decides every
 // frame it sends.
 type testAgent struct {
-	t    testing.TB
-	ws   *websocket.Conn
-	in   chan frame
-	done chan error // the read error that ended the connection
+	t     testing.TB
+	ws    *websocket.Conn
+	in    chan frame
+	done  chan error   // the read error that ended the connection
+	pings atomic.Int64 // pings received from the server
 
 	mu      sync.Mutex
 	stashed []frame // server requests read while waiting for a response
@@ -302,13 +304,15 @@ func (s *server) dialURL(base, token string) (*testAgent, *http.Response, error)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	a := &testAgent{t: s.t, in: make(chan frame, 256), done: make(chan error, 1)}
 	ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/connect",
-		&websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{connproto.Subprotocol}})
+		&websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{connproto.Subprotocol},
+			OnPingReceived: func(context.Context, []byte) bool { a.pings.Add(1); return true }})
 	if err != nil {
 		return nil, resp, err
 	}
 	ws.SetReadLimit(8 << 20)
-	a := &testAgent{t: s.t, ws: ws, in: make(chan frame, 256), done: make(chan error, 1)}
+	a.ws = ws
 	go a.read()
 	s.t.Cleanup(func() { _ = ws.CloseNow() })
 	return a, resp, nil

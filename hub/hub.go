@@ -191,7 +191,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	ws, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{Subprotocols: []string{connproto.Subprotocol}})
+	heard := new(connproto.LastHeard)
+	ws, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{Subprotocols: []string{connproto.Subprotocol},
+		OnPingReceived: heard.Ping})
 	if err != nil {
 		h.running.Done()
 		h.Logger.Debug("websocket accept", "agent_id", agent.ID, "err", err)
@@ -203,7 +205,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.AddressOf != nil {
 		address = h.AddressOf(r, agent)
 	}
-	c := newConn(h, ws, agent, tokenHash, address)
+	c := newConn(h, ws, agent, tokenHash, address, heard)
 	ctx := context.WithoutCancel(r.Context())
 	go func() {
 		defer h.running.Done()

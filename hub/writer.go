@@ -188,6 +188,9 @@ func (c *conn) handle(w *writer, ev writerEvent) error {
 			c.log.Info("agent did not answer a ping")
 			return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
 		}
+		if c.heard.Within(c.hub.cfg.HeartbeatInterval) {
+			break // the agent spoke (or pinged) within the interval: it is there
+		}
 		w.pong = make(chan error, 1)
 		go c.ping(w.pong)
 	case evPong:

@@ -130,7 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.heartbeat, "heartbeat", 0, "the server's heartbeat interval for agents it starts (0: its default)")
 	fs.BoolVar(&c.verbose, "v", false, "show the started servers' warnings on stderr")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write this tool's own CPU profile (peers, agents, and the direct server) to the file")
-	fs.Func("server-arg", "an extra argument for the switchboard serve processes this tool starts (repeatable), e.g. -server-arg=--pprof-addr=127.0.0.1:6060", func(s string) error {
+	fs.Func("server-arg", "an extra argument for the switchboard serve processes this tool starts (repeatable), e.g. -server-arg=--pprof-addr=127.0.0.1:6060; with -instances, {i} stands for the instance's number (--pprof-addr=127.0.0.1:606{i})", func(s string) error {
 		c.serverArgs = append(c.serverArgs, s)
 		return nil
 	})

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -246,7 +247,11 @@ func startInstances(ctx context.Context, cfg *config, n int, bin, dir, token str
 		routes[i] = "127.0.0.1:" + strconv.Itoa(port)
 	}
 	for i := range n {
-		args := append(append([]string{}, common...), "--data", fmt.Sprintf("%s/i%d", dir, i), "--database", dsn,
+		args := make([]string, 0, len(common)+8)
+		for _, a := range common {
+			args = append(args, strings.ReplaceAll(a, "{i}", strconv.Itoa(i))) // e.g. a pprof port per instance
+		}
+		args = append(args, "--data", fmt.Sprintf("%s/i%d", dir, i), "--database", dsn,
 			"--bus", "embedded", "--nats-cluster-listen", routes[i])
 		for j, r := range routes {
 			if j != i {

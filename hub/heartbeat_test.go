@@ -1,0 +1,39 @@
+package hub_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/hub"
+)
+
+// TestHubPingsOnlyQuietAgents checks the heartbeat rule: the hub pings an
+// agent it has not heard from for an interval, and leaves alone one that
+// pings on its own, which is how a connector's pings and the hub's are
+// not both sent.
+func TestHubPingsOnlyQuietAgents(t *testing.T) {
+	interval := 100 * time.Millisecond
+	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
+	_, quietTok := s.agent("quiet")
+	_, chattyTok := s.agent("chatty")
+	quiet := s.connect(quietTok)
+	chatty := s.connect(chattyTok)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			_ = chatty.ws.Ping(ctx)
+			time.Sleep(interval / 3)
+		}
+	}()
+	time.Sleep(10 * interval)
+	if n := quiet.pings.Load(); n < 5 {
+		t.Fatalf("a quiet agent was pinged %d times in 10 intervals, want about 10", n)
+	}
+	if n := chatty.pings.Load(); n > 1 {
+		t.Fatalf("an agent that pings every third of an interval was pinged %d times", n)
+	}
+}
