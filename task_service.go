@@ -131,19 +131,23 @@ func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer
 		return nil, false, err
 	}
 
-	if t, err := s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.ID, msg.ID); err == nil {
-		return t, true, nil
-	} else if ErrorCode(err) != ENOTFOUND {
-		return nil, false, err
-	}
-
 	if msg.TaskID != "" {
+		// A message sent again to a task that has finished since must be
+		// recognised before continueTask refuses the finished task.
+		if t, err := s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.ID, msg.ID); err == nil {
+			return t, true, nil
+		} else if ErrorCode(err) != ENOTFOUND {
+			return nil, false, err
+		}
 		t, err = s.continueTask(ctx, agent, caller, req, push)
 	} else {
+		// A new task records its message id in the transaction that
+		// creates it: a message sent again fails there, and is looked up
+		// only then, which spares every first send a read.
 		t, err = s.createTask(ctx, agent, caller, req, proto, push)
 	}
 	if errors.Is(err, ErrDuplicateMessage) {
-		// A concurrent send of the same message won the race.
+		// Sent before (or by a concurrent send that won the race).
 		t, err = s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.ID, msg.ID)
 		return t, true, err
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,22 +97,29 @@ func TestFollowTaskWithoutHints(t *testing.T) {
 func TestConcurrentDuplicateSends(t *testing.T) {
 	f := newFixture(t, membus.New())
 	var wg sync.WaitGroup
+	var replays atomic.Int32
 	ids := make([]a2a.TaskID, 16)
 	for i := range ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			task, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
+			task, replayed, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
 				Message: &a2a.Message{ID: "same", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("x")}},
 			}, switchboard.ProtocolV1)
 			if err != nil {
 				t.Error(err)
 				return
 			}
+			if replayed {
+				replays.Add(1)
+			}
 			ids[i] = task.ID()
 		}()
 	}
 	wg.Wait()
+	if n := replays.Load(); n != int32(len(ids)-1) {
+		t.Fatalf("%d sends were replays, want %d", n, len(ids)-1)
+	}
 	for _, id := range ids {
 		if id != ids[0] {
 			t.Fatalf("one message became tasks %s and %s", ids[0], id)
