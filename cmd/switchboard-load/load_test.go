@@ -92,6 +92,9 @@ func TestScenarios(t *testing.T) {
 				if res.ServerRSS <= 0 || res.RSSPerAgent == 0 {
 					t.Errorf("idle: no server memory measured: %+v", res)
 				}
+				if res.AgentsHeld == nil || *res.AgentsHeld != int64(tt.agents) {
+					t.Errorf("idle: agents held %v, want %d", res.AgentsHeld, tt.agents)
+				}
 				return
 			}
 			if res.Tasks != int64(cfg.count) || res.Errors != 0 {

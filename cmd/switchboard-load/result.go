@@ -30,6 +30,9 @@ type result struct {
 	ServerBaseRSS int64   `json:"server_base_rss_bytes,omitempty"`
 	RSSPerAgent   int64   `json:"rss_per_agent_bytes"`
 	ConnectS      float64 `json:"connect_s,omitempty"`
+	// AgentsHeld is how many agents the started instances held connected
+	// at the end of an idle run (their switchboard_agents_connected).
+	AgentsHeld *int64 `json:"agents_held,omitempty"`
 
 	DirectTasksPerS float64 `json:"direct_tasks_per_s,omitempty"`
 	DirectP50Ms     float64 `json:"direct_p50_ms,omitempty"`
@@ -106,6 +109,9 @@ func (r *result) printTable(w io.Writer) {
 	}
 	if r.ConnectS > 0 {
 		fmt.Fprintf(w, "agents connected in %.1f s\n", r.ConnectS)
+	}
+	if r.AgentsHeld != nil {
+		fmt.Fprintf(w, "agents held connected at the end: %d of %d\n", *r.AgentsHeld, r.Agents)
 	}
 	if r.ServerRSS > 0 {
 		fmt.Fprintf(w, "server RSS: %.1f MiB", float64(r.ServerRSS)/(1<<20))

@@ -42,6 +42,21 @@ func (d *deployment) rss() int64 {
 	return n
 }
 
+// held counts the agents connected to the started instances now, from the
+// switchboard_agents_connected gauge each serves at /metrics; false when
+// an instance did not say.
+func (d *deployment) held(ctx context.Context) (int64, bool) {
+	var n int64
+	for _, p := range d.agentProcs {
+		v, err := scrapeGauge(ctx, p.url+"/metrics", "switchboard_agents_connected")
+		if err != nil {
+			return 0, false
+		}
+		n += int64(v)
+	}
+	return n, len(d.agentProcs) > 0
+}
+
 // cpuSeconds is the CPU time of all started instances.
 func (d *deployment) cpuSeconds() float64 {
 	var s float64
@@ -120,6 +135,9 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+		if n, ok := dep.held(ctx); ok {
+			res.AgentsHeld = &n
+		}
 		res.ServerRSS = dep.rss()
 		if res.ServerRSS > 0 {
 			res.RSSPerAgent = (res.ServerRSS - base) / int64(cfg.agents)
@@ -188,7 +206,7 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 	}
 	token := newOwnerToken()
 	common := []string{"--owner-token", token, "--rate-per-minute", "0", "--delivery-deadline", "10m",
-		"--blocking-timeout", "60s"}
+		"--blocking-timeout", "60s", "--metrics"}
 	if cfg.heartbeat > 0 {
 		common = append(common, "--heartbeat", cfg.heartbeat.String())
 	}
