@@ -81,9 +81,16 @@ func (s *TaskService) AgentConnected(ctx context.Context, agentID string) (bool,
 // DisconnectAgent ends a connection's session: the offers it held and did
 // not acknowledge go back to the queue, to be offered on the next
 // connection, and its session ends unless a newer connection took it over.
-func (s *TaskService) DisconnectAgent(ctx context.Context, agent *Agent, holder string) error {
+// heldOffers false says the connection held none (sent none it did not see
+// answered, reserved room for none): then there is nothing to release, and
+// an instance whose agents all disconnect at once makes one statement per
+// connection, not two.
+func (s *TaskService) DisconnectAgent(ctx context.Context, agent *Agent, holder string, heldOffers bool) error {
 	if err := s.sessions.CloseSession(ctx, agent.ID, holder); err != nil {
 		return fmt.Errorf("close session %s: %w", holder, err)
+	}
+	if !heldOffers {
+		return nil
 	}
 	n, err := s.deliveries.ReleaseDeliveries(ctx, holder)
 	if err != nil {
