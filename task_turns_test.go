@@ -14,15 +14,26 @@ import (
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
-// countingStore counts the reads of whole tasks.
+// countingStore counts the reads of whole tasks, and tells of each read of
+// a task's events.
 type countingStore struct {
 	*sqlstore.DB
-	taskReads atomic.Int64
+	taskReads  atomic.Int64
+	eventReads chan struct{}
 }
 
 func (c *countingStore) FindTaskByID(ctx context.Context, id a2a.TaskID) (*switchboard.Task, error) {
 	c.taskReads.Add(1)
 	return c.DB.FindTaskByID(ctx, id)
+}
+
+func (c *countingStore) FindTaskEvents(ctx context.Context, id a2a.TaskID, afterSeq int64, limit int) ([]*switchboard.TaskEvent, error) {
+	evs, err := c.DB.FindTaskEvents(ctx, id, afterSeq, limit)
+	select {
+	case c.eventReads <- struct{}{}:
+	default:
+	}
+	return evs, err
 }
 
 // TestTurnEndHandedOverInMemory checks that a blocking wait on the
@@ -37,7 +48,7 @@ func TestTurnEndHandedOverInMemory(t *testing.T) {
 	g, err := f.db.UpdateAgent(ctx, f.agent.ID, switchboard.AgentUpdate{Mode: &mode})
 	must(t, err)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	here := &countingStore{DB: f.db}
+	here := &countingStore{DB: f.db, eventReads: make(chan struct{}, 1)}
 	local := switchboard.NewTaskService(here, bus, log)     // records the answer and waits
 	elsewhere := switchboard.NewTaskService(f.db, bus, log) // waits only
 	answer := func(svc *switchboard.TaskService, id a2a.TaskID, invalid bool) {
@@ -68,11 +79,29 @@ func TestTurnEndHandedOverInMemory(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			before := here.taskReads.Load()
+			select {
+			case <-here.eventReads: // left over from an earlier case
+			default:
+			}
 			go func() {
 				got, err := tc.waiter.WaitForTurn(ctx, task.ID(), task.Seq, 10*time.Second)
 				done <- result{got, err}
 			}()
-			time.Sleep(50 * time.Millisecond) // let the wait begin
+			// Answer once the wait has begun: registered, and (on this
+			// instance) past its first look at the log, so that the answer
+			// comes while it waits, as a real one does.
+			for deadline := time.Now().Add(5 * time.Second); tc.waiter.TurnWaiters(task.ID()) == 0; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the wait did not begin")
+				}
+			}
+			if tc.waiter == local {
+				select {
+				case <-here.eventReads:
+				case <-time.After(5 * time.Second):
+					t.Fatal("the wait did not read the log")
+				}
+			}
 			answer(local, task.ID(), tc.invalid)
 			r := <-done
 			want := a2a.TaskStateCompleted

@@ -51,8 +51,13 @@ func (s *TaskService) WaitForTurnUntil(ctx context.Context, id a2a.TaskID, after
 	case err != nil && wctx.Err() == nil:
 		return nil, err
 	default:
-		if t, err = s.tasks.FindTaskByID(ctx, id); err != nil {
-			return nil, taskNotFound(err)
+		select {
+		case <-local.done: // read from the log, and handed over meanwhile
+			t = local.task
+		default:
+			if t, err = s.tasks.FindTaskByID(ctx, id); err != nil {
+				return nil, taskNotFound(err)
+			}
 		}
 	}
 	if invalid {
