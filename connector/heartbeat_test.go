@@ -59,13 +59,13 @@ func pingCountingServer(t *testing.T, interval time.Duration, pings bool) (url s
 // connector's side: it does not ping a server that pings it every
 // interval, and does ping one it has not heard from.
 func TestConnectorPingsOnlyASilentServer(t *testing.T) {
-	const interval = 100 * time.Millisecond
+	const interval = 200 * time.Millisecond
 	for _, tc := range []struct {
 		name          string
 		serverPings   bool
 		atLeast, most int64
 	}{
-		{"server pings", true, 0, 1},
+		{"server pings", true, 0, 2}, // a stalled server goroutine may let one or two through
 		{"server silent", false, 4, 12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

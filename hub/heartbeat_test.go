@@ -15,7 +15,7 @@ import (
 // pings on its own, which is how a connector's pings and the hub's are
 // not both sent.
 func TestHubPingsOnlyQuietAgents(t *testing.T) {
-	interval := 100 * time.Millisecond
+	interval := 200 * time.Millisecond
 	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
 	_, quietTok := s.agent("quiet")
 	_, chattyTok := s.agent("chatty")
@@ -26,14 +26,14 @@ func TestHubPingsOnlyQuietAgents(t *testing.T) {
 	go func() {
 		for ctx.Err() == nil {
 			_ = chatty.ws.Ping(ctx)
-			time.Sleep(interval / 3)
+			time.Sleep(interval / 4)
 		}
 	}()
 	time.Sleep(10 * interval)
 	if n := quiet.pings.Load(); n < 5 {
 		t.Fatalf("a quiet agent was pinged %d times in 10 intervals, want about 10", n)
 	}
-	if n := chatty.pings.Load(); n > 1 {
-		t.Fatalf("an agent that pings every third of an interval was pinged %d times", n)
+	if n := chatty.pings.Load(); n > 2 { // a stalled test goroutine may let one or two through
+		t.Fatalf("an agent that pings every quarter of an interval was pinged %d times in 10 intervals", n)
 	}
 }
