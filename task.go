@@ -89,6 +89,13 @@ type TaskChange struct {
 	// transaction, before the rest of the change, as
 	// DeliveryStore.AckDelivery does; the store sets its First.
 	Ack *DeliveryAck
+	// MaxBytes, when set, bounds the task as written: a task whose JSON
+	// is larger is refused with a *TaskTooLargeError and nothing is
+	// written. Changes that carry content from outside (a peer's message,
+	// an agent's event, an owner's reply) set it to MaxTaskBytes; the
+	// relay's own changes (failing, expiring, canceling a task) do not,
+	// so that a task near the bound can still be ended.
+	MaxBytes int
 	// Wake, when set, queues a wake of the agent as WakeStore.EnqueueWake
 	// does (nothing if the agent has no wake configuration).
 	Wake *WakeRequest

@@ -81,16 +81,9 @@ func (s *TaskService) AgentConnected(ctx context.Context, agentID string) (bool,
 // DisconnectAgent ends a connection's session: the offers it held and did
 // not acknowledge go back to the queue, to be offered on the next
 // connection, and its session ends unless a newer connection took it over.
-// heldOffers false says the connection held none (sent none it did not see
-// answered, reserved room for none): then there is nothing to release, and
-// an instance whose agents all disconnect at once makes one statement per
-// connection, not two.
-func (s *TaskService) DisconnectAgent(ctx context.Context, agent *Agent, holder string, heldOffers bool) error {
+func (s *TaskService) DisconnectAgent(ctx context.Context, agent *Agent, holder string) error {
 	if err := s.sessions.CloseSession(ctx, agent.ID, holder); err != nil {
 		return fmt.Errorf("close session %s: %w", holder, err)
-	}
-	if !heldOffers {
-		return nil
 	}
 	n, err := s.deliveries.ReleaseDeliveries(ctx, holder)
 	if err != nil {
@@ -335,7 +328,7 @@ func (s *TaskService) modifyAgentTask(ctx context.Context, agent *Agent, id a2a.
 		case len(evs) == 0 && ack == nil:
 			return nil, nil
 		}
-		return &TaskChange{Events: evs, Ack: ack}, nil
+		return &TaskChange{Events: evs, Ack: ack, MaxBytes: MaxTaskBytes}, nil
 	})
 	return t, events, applyErr, err
 }

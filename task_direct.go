@@ -57,14 +57,18 @@ func (s *TaskService) sendReserved(ctx context.Context, agent *Agent, t *Task, d
 	o := s.offerFor(d, t)
 	if o == nil {
 		s.Direct.CancelOffer(agent.ID, holder)
-	} else if s.Direct.SendOffer(o) {
+		return false // cannot happen (offerFor logs it); the lease ends it
+	}
+	if s.Direct.SendOffer(o) {
 		return true
 	}
 	// The connection went away between the reservation and now, and may
 	// have released its offers before this one was committed: release
 	// again, so that the next connection is offered it at once (rather
 	// than when the offer's lease ends).
-	if _, err := s.deliveries.ReleaseDeliveries(ctx, holder); err != nil {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second) // the peer may have gone
+	defer cancel()
+	if _, err := s.deliveries.ReleaseDeliveries(rctx, holder); err != nil {
 		s.log.Warn("release an offer whose connection closed", "holder", holder, "err", err)
 	}
 	return false

@@ -56,7 +56,9 @@ func (s *TaskService) ReplyToTask(ctx context.Context, id a2a.TaskID, r Reply) (
 		if t.State().Terminal() && !r.Force {
 			return nil, Errorf(ECONFLICT, "task %s is already %s (force to answer anyway)", t.ID(), ShortState(t.State()))
 		}
-		return s.applyReply(t, r), nil
+		change := s.applyReply(t, r)
+		change.MaxBytes = MaxTaskBytes
+		return change, nil
 	})
 	if err != nil {
 		return nil, taskNotFound(err)

@@ -180,7 +180,7 @@ func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer,
 		CreatedAt: now,
 		UpdatedAt: now,
 	}
-	change := &TaskChange{MessageID: msg.ID, PushConfig: push}
+	change := &TaskChange{MessageID: msg.ID, PushConfig: push, MaxBytes: MaxTaskBytes}
 	if push != nil {
 		push.Config.TaskID = t.A2A.ID
 	}
@@ -241,7 +241,7 @@ func (s *TaskService) continueTask(ctx context.Context, agent *Agent, caller Pee
 		}
 		t.UpdatedAt = now
 		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
-		change := &TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push}
+		change := &TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push, MaxBytes: MaxTaskBytes}
 		if agent.Mode.Live() {
 			change.NewDeliveries = []*Delivery{s.newDelivery(t, DeliverMessage, msg.ID, now)}
 		}

@@ -95,11 +95,11 @@ var (
 // Each pattern runs only when the text holds a word it needs (a regular
 // expression over a whole message costs ~100 µs a KiB; the check, ~1 µs).
 func RedactSecrets(text string) string {
-	lower := foldCase(text)
 	s := text
-	if strings.Contains(lower, "http") {
-		s = webURL.ReplaceAllStringFunc(s, redactURL)
+	if strings.Contains(foldCase(s), "http") {
+		s = webURL.ReplaceAllStringFunc(s, redactURL) // may decode a host into words the checks below look for
 	}
+	lower := foldCase(s)
 	if containsAny(lower, secretNames) {
 		s = redactAssignments(s)
 	}

@@ -38,6 +38,7 @@ var redactSeeds = []string{
 	"to\u212Aen=supersecretvalue", "pa\u017Fsword: hunter2hunter2", "ba\u017Fic QWxhZGRpbjpvcGVu",
 	"HTTPS://example.com/0123456789abcdefgh?x=1", "ghp_0123456789abcdef and AKIA0123456789ABCDEF",
 	"X-Signature: 0123456789abcdef", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+	"https://%E2%84%AAey=abcdefghijkl", // a host that decodes to a secret name
 }
 
 // TestRedactSecretsSkipsOnlyWhatCannotMatch checks that skipping a pattern

@@ -115,10 +115,7 @@ func (c *conn) serve(parent context.Context) {
 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
 	defer cancel()
-	c.mu.Lock()
-	held := len(c.inflight) > 0 || c.reserved > 0 // the writer has ended: no claim adds to them now
-	c.mu.Unlock()
-	if err := c.hub.Service.DisconnectAgent(ctx, c.agent.Load(), c.holder, held); err != nil {
+	if err := c.hub.Service.DisconnectAgent(ctx, c.agent.Load(), c.holder); err != nil {
 		c.log.Error("release offers of a closed connection", "err", err)
 	}
 	c.log.Info("agent disconnected")

@@ -32,7 +32,8 @@ func (h *Hub) ReserveOffer(agentID string) (string, bool) {
 	return c.holder, true
 }
 
-// SendOffer implements switchboard.DirectOffers.
+// SendOffer implements switchboard.DirectOffers. When it returns false the
+// connection is gone or closing, so the caller may release its offers.
 func (h *Hub) SendOffer(o *switchboard.Offer) bool {
 	c := h.conn(o.Delivery.AgentID)
 	if c == nil || c.holder != o.Delivery.Holder {
@@ -54,6 +55,10 @@ func (h *Hub) SendOffer(o *switchboard.Offer) bool {
 		c.mu.Lock()
 		delete(c.inflight, o.Delivery.ID)
 		c.mu.Unlock()
+		// As for any frame: a connection whose queue is full is closed,
+		// and its offers (released by the caller) go to the next one.
+		c.log.Warn("agent too slow: its queue is full")
+		c.close(connproto.CloseSlow, "too slow: the queue of answers is full")
 		return false
 	}
 	h.met.offers.Inc()

@@ -61,7 +61,7 @@ type Service interface {
 	RenewAgentSessions(ctx context.Context, holders []string, until time.Time) ([]string, error)
 	AgentsWithDueWork(ctx context.Context, max int) ([]string, error)
 	AgentSession(ctx context.Context, agentID string) (*switchboard.AgentSession, error)
-	DisconnectAgent(ctx context.Context, agent *switchboard.Agent, holder string, heldOffers bool) error
+	DisconnectAgent(ctx context.Context, agent *switchboard.Agent, holder string) error
 	ClaimOffers(ctx context.Context, agent *switchboard.Agent, holder string, max int) ([]*switchboard.Offer, error)
 	AckOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event) error
 	RejectOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, reason string, invalid bool) error

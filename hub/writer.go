@@ -356,6 +356,11 @@ func (c *conn) offer() error {
 			c.log.Error("claim offers", "err", err)
 			return nil // the next hint or poll tries again
 		}
+		// Direct offers wait in c.out; a follow-up or cancel claimed now
+		// must not overtake the task it follows.
+		if err := c.flush(); err != nil {
+			return err
+		}
 		offeredTask := false
 		for _, o := range offers {
 			b, err := offerFrame(o)

@@ -39,7 +39,7 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 			}
 		}
 		// The first event is the task's JSON as stored, wrapped: encoded once.
-		data, err := encodeTask(t)
+		data, err := encodeTask(t, change.MaxBytes)
 		if err != nil {
 			return err
 		}
@@ -68,13 +68,13 @@ func (db *DB) taskStateChanged(from, to a2a.TaskState) {
 }
 
 // encodeTask returns the task's A2A JSON as stored, or a
-// *switchboard.TaskTooLargeError when it is larger than a task may be.
-func encodeTask(t *switchboard.Task) ([]byte, error) {
+// *switchboard.TaskTooLargeError when it is larger than max (0: no bound).
+func encodeTask(t *switchboard.Task, max int) ([]byte, error) {
 	data, err := json.Marshal(&t.A2A)
 	if err != nil {
 		return nil, fmt.Errorf("encode task %s: %w", t.ID(), err)
 	}
-	if len(data) > switchboard.MaxTaskBytes {
+	if max > 0 && len(data) > max {
 		return nil, &switchboard.TaskTooLargeError{Bytes: len(data)}
 	}
 	return data, nil
@@ -84,7 +84,7 @@ func encodeTask(t *switchboard.Task) ([]byte, error) {
 func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, data []byte) error {
 	if data == nil {
 		var err error
-		if data, err = encodeTask(t); err != nil {
+		if data, err = encodeTask(t, 0); err != nil {
 			return err
 		}
 	}
@@ -268,7 +268,7 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 		}
 		to = t.State()
 		written = true
-		return db.updateTask(ctx, tx, t)
+		return db.updateTask(ctx, tx, t, change.MaxBytes)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -327,8 +327,8 @@ func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, 
 	return events, nil
 }
 
-func (db *DB) updateTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task) error {
-	data, err := encodeTask(t)
+func (db *DB) updateTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, max int) error {
+	data, err := encodeTask(t, max)
 	if err != nil {
 		return err
 	}
