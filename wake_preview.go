@@ -66,7 +66,11 @@ func leadingWords(text string, max int) string {
 	}
 }
 
-const secretAfterNameExpr = `(?:authorization|key|token|secret|signature|password|passwd|access-client-id|cookie)[A-Za-z0-9_.-]*(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?([^\s"',;&]+)`
+// secretNameWords are the words, lower case, that make a name one of a
+// secret: the one list the pattern and the checks before it are built from.
+var secretNameWords = []string{"authorization", "key", "token", "secret", "signature", "password", "passwd", "access-client-id", "cookie"}
+
+var secretAfterNameExpr = `(?:` + strings.Join(secretNameWords, "|") + `)[A-Za-z0-9_.-]*(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?([^\s"',;&]+)`
 
 var (
 	// secretAfterName matches the end of "name: value" and "name=value"
@@ -76,7 +80,6 @@ var (
 	// of every word: ten times slower.)
 	secretAfterName     = regexp.MustCompile(`(?i)` + secretAfterNameExpr)
 	secretAfterNameHere = regexp.MustCompile(`(?i)^` + secretAfterNameExpr)
-	secretNameWords     = []string{"authorization", "key", "token", "secret", "signature", "password", "passwd", "access-client-id", "cookie"}
 	// bearerCredential matches a credential after an auth scheme.
 	bearerCredential = regexp.MustCompile(`(?i)\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})`)
 	// knownToken matches tokens whose prefix says what they are.
@@ -100,7 +103,7 @@ func RedactSecrets(text string) string {
 		s = webURL.ReplaceAllStringFunc(s, redactURL) // may decode a host into words the checks below look for
 	}
 	lower := foldCase(s)
-	if containsAny(lower, secretNames) {
+	if containsAny(lower, secretNameWords) {
 		s = redactAssignments(s)
 	}
 	if strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") {
@@ -115,12 +118,8 @@ func RedactSecrets(text string) string {
 	return s
 }
 
-// secretNames are the words secretAssignment looks for, lower case; "passw"
-// stands for password and passwd. knownTokenPrefixes are knownToken's prefixes.
-var (
-	secretNames        = []string{"authorization", "key", "token", "secret", "signature", "passw", "access-client-id", "cookie"}
-	knownTokenPrefixes = []string{"sb", "sk-", "sk_live_", "ghp_", "gho_", "ghs_", "github_pat_", "xox", "AKIA", "eyJ"}
-)
+// knownTokenPrefixes are the literal starts of knownToken's prefixes.
+var knownTokenPrefixes = []string{"sb", "sk-", "sk_live_", "ghp_", "gho_", "ghs_", "github_pat_", "xox", "AKIA", "eyJ"}
 
 // redactAssignments cuts the values of the secret assignments in s.
 func redactAssignments(s string) string {
