@@ -43,7 +43,7 @@ type conn struct {
 
 	mu       sync.Mutex
 	inflight map[string]*switchboard.Delivery // guarded by mu: offers sent and not yet answered, by delivery id
-	reserved int                              // guarded by mu: room taken for offers about to be sent (a claim in progress, direct.go)
+	reserved int                              // guarded by mu: room taken for offers about to be sent (direct.go)
 
 	ctx       context.Context // immutable: ends when the connection closes
 	cancel    context.CancelFunc
