@@ -25,6 +25,13 @@ type Bus interface {
 	// returns ErrBusClosed after Close.
 	Watch(ctx context.Context, subject string) (Watch, error)
 
+	// WatchFunc is Watch for a watcher that holds no goroutine while it
+	// waits: the bus calls notify(false) after each Notify of the subject,
+	// and notify(true) once when the bus closes. notify must return at
+	// once (the bus may hold a lock while it runs); it may be called from
+	// any goroutine, never twice at a time. The watch's C is nil.
+	WatchFunc(ctx context.Context, subject string, notify func(closed bool)) (Watch, error)
+
 	// Close stops the bus and closes every watch.
 	Close() error
 }
@@ -32,7 +39,8 @@ type Bus interface {
 // Watch is an open watch on one subject.
 type Watch interface {
 	// C returns a channel that receives a value when the subject was
-	// notified. It is closed when the bus closes.
+	// notified. It is closed when the bus closes. It is nil for a watch
+	// made by WatchFunc.
 	C() <-chan struct{}
 	// Close ends the watch. It is safe to call more than once.
 	Close()

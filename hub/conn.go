@@ -19,10 +19,10 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-// conn is one agent's WebSocket connection. Exactly two goroutines serve it,
-// started once the request was upgraded: the reader runs the read loop, and
-// the writer owns every write (answers, offers, pings). Whichever ends first
-// closes the connection, which ends the other.
+// conn is one agent's WebSocket connection. Once the request was upgraded,
+// a goroutine of its own runs the read loop, and the writer (writer.go)
+// owns every write (answers, offers, pings) on goroutines started as work
+// comes. Whichever ends first closes the connection, which ends the other.
 type conn struct {
 	hub       *Hub
 	ws        *websocket.Conn
@@ -36,10 +36,9 @@ type conn struct {
 	heard *connproto.LastHeard              // when the agent last sent a frame or a ping
 
 	out   *frameQueue   // answers for the writer to send; the reader queues without blocking
-	more  chan struct{} // capacity 1: there may be more work to claim
-	lost  chan struct{} // capacity 1: the hub could not renew the session
 	ready chan struct{} // closed once the agent said hello
 	hello sync.Once
+	w     writer
 
 	mu       sync.Mutex
 	inflight map[string]*switchboard.Delivery // guarded by mu: offers sent and not yet answered, by delivery id
@@ -61,22 +60,21 @@ func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, ad
 		hub: h, ws: ws, agentID: agent.ID, tokenHash: tokenHash, address: address, heard: heard,
 		holder:   "conn/" + h.InstanceID + "/" + id,
 		log:      h.Logger.With("agent_id", agent.ID, "conn_id", id),
-		out:      newFrameQueue(h.cfg.QueueSize),
-		more:     make(chan struct{}, 1),
-		lost:     make(chan struct{}, 1),
 		ready:    make(chan struct{}),
 		inflight: make(map[string]*switchboard.Delivery),
 	}
+	c.out = newFrameQueue(h.cfg.QueueSize, func() { c.wake(evAnswers) })
 	c.agent.Store(agent)
 	c.claimOnAnswer.Store(true)
 	return c
 }
 
 // serve runs the connection until it closes, then gives back the offers it
-// held. It returns after both goroutines have ended.
+// held. It returns after the reader and the writer have ended.
 func (c *conn) serve(parent context.Context) {
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(parent))
 	defer c.cancel()
+	c.startWriter()
 	old, ok := c.hub.register(c)
 	if !ok {
 		c.close(connproto.CloseRestart, "server restarting")
@@ -85,7 +83,7 @@ func (c *conn) serve(parent context.Context) {
 	if old != nil {
 		old.close(connproto.CloseReplaced, "replaced by a newer connection of this agent")
 	}
-	watch, err := c.hub.Bus.Watch(c.ctx, switchboard.AgentSubject(c.agentID))
+	watch, err := c.hub.Bus.WatchFunc(c.ctx, switchboard.AgentSubject(c.agentID), c.onHint)
 	if err != nil {
 		c.log.Error("watch agent subject", "err", err)
 		c.close(connproto.CloseRestart, "server unavailable")
@@ -101,14 +99,8 @@ func (c *conn) serve(parent context.Context) {
 			c.close(connproto.CloseProtocol, "no hello within "+c.hub.cfg.HelloTimeout.String())
 		}
 	})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.end(c.writeLoop(watch))
-	}()
 	c.end(c.readLoop())
-	wg.Wait()
+	<-c.w.done // the connection's context ended with the reader: the writer ends
 	helloTimer.Stop()
 	watch.Close()
 	c.hub.unregister(c)
@@ -295,7 +287,10 @@ func (c *conn) onHello(f *connproto.Frame) {
 	res.AckTimeoutMillis = c.hub.cfg.AckTimeout.Milliseconds()
 	res.Server = "switchboard"
 	c.reply(f.ID, res)
-	c.hello.Do(func() { close(c.ready) })
+	c.hello.Do(func() {
+		close(c.ready)
+		c.wake(evHello)
+	})
 	if p.Client != "" {
 		c.log.Info("agent said hello", "client", truncate(p.Client, 64), "holding", len(holding))
 	}
@@ -334,7 +329,7 @@ func (c *conn) onResponse(f *connproto.Frame) {
 		c.log.Error("record the agent's answer", "delivery_id", d.ID, "err", err)
 	}
 	if c.claimOnAnswer.Load() {
-		c.wakeWriter() // the window opened for work it held back
+		c.wake(evMore) // the window opened for work it held back
 	}
 }
 
@@ -369,7 +364,7 @@ func (c *conn) onTaskUpdate(f *connproto.Frame) {
 	if t.State().Terminal() {
 		c.dropTaskOffers(string(t.ID()))
 		if c.claimOnAnswer.Load() {
-			c.wakeWriter() // the window opened for work it held back
+			c.wake(evMore) // the window opened for work it held back
 		}
 	}
 	c.reply(f.ID, connproto.TaskUpdateResult{TaskID: string(t.ID()), State: string(t.State()), Seq: t.Seq})
@@ -463,13 +458,6 @@ func (c *conn) replyErr(id json.RawMessage, err error) {
 		c.replyError(id, connproto.CodeInternal, "internal error")
 	default:
 		c.replyError(id, connproto.CodeInvalidParams, switchboard.ErrorMessage(err))
-	}
-}
-
-func (c *conn) wakeWriter() {
-	select {
-	case c.more <- struct{}{}:
-	default:
 	}
 }
 

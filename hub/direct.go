@@ -74,7 +74,7 @@ func (h *Hub) CancelOffer(agentID, holder string) {
 	c.mu.Lock()
 	c.reserved--
 	c.mu.Unlock()
-	c.wakeWriter() // it may have left work unclaimed for want of the room
+	c.wake(evMore) // it may have left work unclaimed for want of the room
 }
 
 // conn returns the agent's active connection on this instance, or nil.

@@ -9,12 +9,13 @@ type frameQueue struct {
 	mu     sync.Mutex
 	frames [][]byte
 	max    int
-	// ready holds a token whenever frames may be waiting.
-	ready chan struct{}
+	pushed func() // called after each push
 }
 
-func newFrameQueue(max int) *frameQueue {
-	return &frameQueue{max: max, ready: make(chan struct{}, 1)}
+// newFrameQueue returns a queue of at most max frames that calls pushed
+// after each push.
+func newFrameQueue(max int, pushed func()) *frameQueue {
+	return &frameQueue{max: max, pushed: pushed}
 }
 
 // push queues b and reports false when the queue is full.
@@ -26,10 +27,7 @@ func (q *frameQueue) push(b []byte) bool {
 	}
 	q.frames = append(q.frames, b)
 	q.mu.Unlock()
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
+	q.pushed()
 	return true
 }
 

@@ -90,7 +90,7 @@ func (h *Hub) renewSessions(ctx context.Context) {
 		delete(byHolder, holder)
 	}
 	for _, c := range byHolder {
-		c.sessionLost()
+		c.wake(evLost) // it says why and closes
 	}
 }
 
@@ -109,7 +109,7 @@ func (h *Hub) wakeDue(ctx context.Context) {
 	defer h.mu.Unlock()
 	for _, id := range ids {
 		if c := h.conns[id]; c != nil {
-			c.wakeWriter()
+			c.wake(evMore)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -23,187 +24,240 @@ const refreshEvery = 5 * time.Minute
 // within this gap (plus the bus's delay).
 const refreshGap = 250 * time.Millisecond
 
-// writeLoop owns every write to the socket: it sends the reader's answers,
-// offers the agent's queued work (once the agent has said hello, and again
-// on every hint, acknowledgement and poll), and pings. It returns when the
-// connection ends; its error closes the connection.
+// The writer owns every write to the socket: it sends the reader's
+// answers, offers the agent's queued work (once the agent has said hello,
+// and again on every hint, acknowledgement and poll), and pings.
+//
+// It holds no goroutine while the connection is idle, which is how a
+// connection spends its life. What needs the writer (an answer queued, a
+// hint on the agent's subject, a timer, a pong, the connection's end) sets
+// its event's bit in writer.state with wake; the wake that finds no writer
+// running starts one, which handles the events set, again until none is
+// left, and then ends. One writer runs at a time, each ordered after the
+// last by state, so the writer's fields need no lock. An idle connection
+// costs its reader's goroutine, two timers and this struct.
 //
 // A ping waits for its pong in a short-lived goroutine of its own, so that
 // waiting does not hold up writes; a ping still unanswered when the next
 // one is due means the agent is gone.
-//
-// The goroutine spends days waiting in wait; its state lives in a writer
-// and the work of each wake-up runs in handle, so that the frames on its
-// stack while it waits stay under the quarter of 4 KiB below which the
-// garbage collector shrinks the stack to the runtime's 2 KiB minimum.
-func (c *conn) writeLoop(watch switchboard.Watch) error {
-	w := c.newWriter()
-	for {
-		if err := c.handle(w, c.wait(w, watch)); err != nil {
-			w.stop()
-			if err == errWriterDone {
-				return nil
-			}
-			return err
-		}
-	}
-}
 
-// newWriter starts the writer's tickers.
-func (c *conn) newWriter() *writer {
-	return &writer{
-		ping:        time.NewTicker(c.hub.cfg.HeartbeatInterval),
-		slow:        time.NewTicker(refreshEvery - rand.N(refreshEvery/2)), // at most refreshEvery apart
-		ready:       c.ready,
-		lastRefresh: time.Now(),
-	}
-}
-
-// stop stops the writer's tickers.
-func (w *writer) stop() {
-	w.ping.Stop()
-	w.slow.Stop()
-}
-
-// writer is the writer goroutine's state between wake-ups.
+// writer is the writer's state.
 type writer struct {
-	ping, slow  *time.Ticker
-	ready       chan struct{} // c.ready until hello was answered, then nil
-	helloDone   bool
-	lastRefresh time.Time
-	// pong carries the pending ping's outcome; nil when none is pending. A
-	// ping still waiting when the loop ends returns as soon as the
-	// connection closes (or its interval passes).
-	pong    chan error
-	pongErr error // the outcome received, for handle
-	// refreshLater fires when a reread put off by refreshGap is due; nil
-	// while none is.
-	refreshLater <-chan time.Time
+	// state holds a bit per event waiting (1 << writerEvent) and
+	// writerRunning while a writer goroutine runs. A writer that ended the
+	// connection leaves writerRunning set, so that none starts again.
+	state atomic.Uint32
+	// done is closed when the writer has ended for good.
+	done chan struct{}
+
+	// Owned by the running writer.
+	ping, slow   *time.Timer
+	refreshLater *time.Timer // a reread put off by refreshGap; set while refreshDue
+	refreshDue   bool
+	helloDone    bool
+	pinging      bool  // a ping waits for its pong
+	pongErr      error // the ping's outcome, set before it wakes the writer with evPong
+	lastRefresh  time.Time
 }
 
-// writerEvent names what woke the writer.
+// writerRunning is the bit of writer.state that says a writer runs.
+const writerRunning = 1 << 31
+
+// writerEvent names what needs the writer. The writer handles the events
+// set in this order.
 type writerEvent uint8
 
 const (
 	evDone         writerEvent = iota // the connection ended
 	evAnswers                         // answers are queued
 	evHello                           // hello was answered
-	evHint                            // the agent's subject was notified
 	evHintsEnded                      // the bus closed the watch
+	evHint                            // the agent's subject was notified
 	evRefreshLater                    // a reread put off is due
 	evMore                            // there may be more work to claim
 	evSlow                            // the slow reread is due
 	evLost                            // the session could not be renewed
 	evPing                            // a ping is due
 	evPong                            // the pending ping has its outcome
+	evCount
 )
 
-// errWriterDone ends the write loop without an error.
+// errWriterDone ends the writer without an error.
 var errWriterDone = errors.New("writer done")
 
-// wait blocks until something needs the writer.
-func (c *conn) wait(w *writer, watch switchboard.Watch) writerEvent {
-	select {
-	case <-c.ctx.Done():
-		return evDone
-	case <-c.out.ready:
-		return evAnswers
-	case <-w.ready:
-		return evHello
-	case _, ok := <-watch.C():
-		if !ok {
-			return evHintsEnded
-		}
-		return evHint
-	case <-w.refreshLater:
-		return evRefreshLater
-	case <-c.more:
-		return evMore
-	case <-w.slow.C:
-		return evSlow
-	case <-c.lost:
-		return evLost
-	case <-w.ping.C:
-		return evPing
-	case w.pongErr = <-w.pong:
-		return evPong
+// startWriter arms the writer's timers and its wake-up when the
+// connection's context ends. c.ctx is set.
+func (c *conn) startWriter() {
+	w := &c.w
+	w.done = make(chan struct{})
+	w.lastRefresh = time.Now()
+	w.ping = time.AfterFunc(c.hub.cfg.HeartbeatInterval, func() { c.wakeHere(evPing) })
+	w.slow = time.AfterFunc(slowRefreshDelay(), func() { c.wakeHere(evSlow) })
+	context.AfterFunc(c.ctx, func() { c.wakeHere(evDone) })
+}
+
+// slowRefreshDelay is when the next reread without a hint is due: at most
+// refreshEvery from now, at a moment of its own within that.
+func slowRefreshDelay() time.Duration { return refreshEvery - rand.N(refreshEvery/2) }
+
+// onHint is the connection's watch of its agent's subject.
+func (c *conn) onHint(closed bool) {
+	if closed {
+		c.wake(evHintsEnded)
+	} else {
+		c.wake(evHint)
 	}
 }
 
-// handle does the work ev calls for. errWriterDone or another error ends
-// the loop.
-func (c *conn) handle(w *writer, ev writerEvent) error {
+// wake tells the writer of ev, and starts a writer goroutine if none runs.
+// It never blocks.
+func (c *conn) wake(ev writerEvent) {
+	if c.w.state.Or(1<<ev|writerRunning)&writerRunning == 0 {
+		go c.runWriter()
+	}
+}
+
+// wakeHere is wake for a caller on a goroutine of its own that is about to
+// end (a timer's, a ping's): it runs the writer itself instead of starting
+// another goroutine.
+func (c *conn) wakeHere(ev writerEvent) {
+	if c.w.state.Or(1<<ev|writerRunning)&writerRunning == 0 {
+		c.runWriter()
+	}
+}
+
+// runWriter handles the events set until none is left. The writer's work
+// runs on this short-lived goroutine, so the deep stacks of the store's
+// calls go back to the runtime when it ends.
+func (c *conn) runWriter() {
+	for {
+		evs := c.w.state.And(writerRunning) &^ writerRunning
+		if evs == 0 {
+			if c.w.state.CompareAndSwap(writerRunning, 0) {
+				return
+			}
+			continue // woken meanwhile
+		}
+		if err := c.handle(evs); err != nil {
+			c.stopWriter(err)
+			return
+		}
+	}
+}
+
+// stopWriter ends the writer for good after handle returned err, and ends
+// the connection with it.
+func (c *conn) stopWriter(err error) {
+	w := &c.w
+	w.ping.Stop()
+	w.slow.Stop()
+	if w.refreshLater != nil {
+		w.refreshLater.Stop()
+	}
+	close(w.done)
+	if err == errWriterDone {
+		err = nil
+	}
+	c.end(err)
+}
+
+// handle does the work the events evs call for, then claims work if one of
+// them asks for it. errWriterDone or another error ends the writer.
+func (c *conn) handle(evs uint32) error {
 	claim := false
+	for ev := range evCount {
+		if evs&(1<<ev) == 0 {
+			continue
+		}
+		more, err := c.handleEvent(ev)
+		if err != nil {
+			return err
+		}
+		claim = claim || more
+	}
+	if claim && !c.closing.Load() {
+		return c.offer()
+	}
+	return nil
+}
+
+// handleEvent does the work ev calls for and reports whether to claim work
+// after it.
+func (c *conn) handleEvent(ev writerEvent) (claim bool, err error) {
+	w := &c.w
 	switch ev {
 	case evDone:
-		return errWriterDone
+		return false, errWriterDone
 	case evAnswers:
-		if err := onFreshStackErr(c.flush); err != nil {
-			return err
-		}
+		return false, c.flush()
 	case evHello:
-		// The answer to hello is queued before ready closes: send it
-		// (and anything queued with it) before the first offer.
-		if err := onFreshStackErr(c.flush); err != nil {
-			return err
+		// The answer to hello is queued before hello is marked done: send
+		// it (and anything queued with it) before the first offer.
+		if err := c.flush(); err != nil {
+			return false, err
 		}
-		w.ready, w.helloDone, claim = nil, true, true
+		w.helloDone = true
+		return true, nil
 	case evHintsEnded:
-		return &closeErr{connproto.CloseRestart, "server restarting"}
+		return false, &closeErr{connproto.CloseRestart, "server restarting"}
 	case evHint:
 		// Something changed for this agent: work, settings or its token.
-		claim = w.helloDone
 		if wait := refreshGap - time.Since(w.lastRefresh); wait > 0 {
-			if w.refreshLater == nil {
-				w.refreshLater = time.After(wait)
+			if !w.refreshDue {
+				w.refreshDue = true
+				if w.refreshLater == nil {
+					w.refreshLater = time.AfterFunc(wait, func() { c.wakeHere(evRefreshLater) })
+				} else {
+					w.refreshLater.Reset(wait)
+				}
 			}
-			break
+			return w.helloDone, nil
 		}
-		if err := onFreshStackErr(c.refresh); err != nil {
-			return err
-		}
-		w.lastRefresh = time.Now()
+		return w.helloDone, c.reread()
 	case evRefreshLater:
-		w.refreshLater = nil
-		if err := onFreshStackErr(c.refresh); err != nil {
-			return err
-		}
-		w.lastRefresh = time.Now()
+		w.refreshDue = false
+		return false, c.reread()
 	case evMore:
-		claim = w.helloDone
+		return w.helloDone, nil
 	case evSlow:
-		if err := onFreshStackErr(c.refresh); err != nil {
-			return err
-		}
-		w.lastRefresh, claim = time.Now(), w.helloDone
+		w.slow.Reset(slowRefreshDelay())
+		return w.helloDone, c.reread()
 	case evLost:
 		// The hub could not renew this connection's session: a newer
 		// connection of the agent took it, or the agent is gone.
-		if err := onFreshStackErr(c.refresh); err != nil {
-			return err // deleted, disabled or revoked: say so
+		if err := c.refresh(); err != nil {
+			return false, err // deleted, disabled or revoked: say so
 		}
-		return &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
+		return false, &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
 	case evPing:
-		if w.pong != nil {
+		w.ping.Reset(c.hub.cfg.HeartbeatInterval)
+		if w.pinging {
 			c.log.Info("agent did not answer a ping")
-			return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
+			return false, &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
 		}
 		if c.heard.Within(c.hub.cfg.HeartbeatInterval) {
-			break // the agent spoke (or pinged) within the interval: it is there
+			return false, nil // the agent spoke (or pinged) within the interval: it is there
 		}
-		w.pong = make(chan error, 1)
-		go c.ping(w.pong)
+		w.pinging = true
+		go c.ping()
 	case evPong:
 		err := w.pongErr
-		w.pong, w.pongErr = nil, nil
+		w.pinging, w.pongErr = false, nil
 		if err != nil && c.ctx.Err() == nil {
 			c.log.Info("agent did not answer a ping", "err", err)
-			return &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
+			return false, &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
 		}
 	}
-	if claim && !c.closing.Load() {
-		return onFreshStackErr(c.offer)
+	return false, nil
+}
+
+// reread rereads the agent, its session and the token (refresh), and
+// notes when.
+func (c *conn) reread() error {
+	if err := c.refresh(); err != nil {
+		return err
 	}
+	c.w.lastRefresh = time.Now()
 	return nil
 }
 
@@ -227,12 +281,13 @@ func (c *conn) flush() error {
 	}
 }
 
-// ping sends a ping and reports on done whether the pong came within one
+// ping sends a ping and tells the writer whether the pong came within one
 // heartbeat interval.
-func (c *conn) ping(done chan<- error) {
+func (c *conn) ping() {
 	ctx, cancel := context.WithTimeout(c.ctx, c.hub.cfg.HeartbeatInterval)
-	defer cancel()
-	done <- c.ws.Ping(ctx)
+	c.w.pongErr = c.ws.Ping(ctx)
+	cancel()
+	c.wakeHere(evPong)
 }
 
 // refresh rereads the agent and the token the connection holds, and closes
@@ -263,15 +318,6 @@ func (c *conn) refresh() error {
 	}
 	c.agent.Store(agent)
 	return nil
-}
-
-// sessionLost tells the writer that the hub could not renew the
-// connection's session.
-func (c *conn) sessionLost() {
-	select {
-	case c.lost <- struct{}{}:
-	default:
-	}
 }
 
 // helloDone reports whether the connection's hello was answered.

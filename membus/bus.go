@@ -34,6 +34,10 @@ func (b *Bus) Notify(_ context.Context, subject string) error {
 		return switchboard.ErrBusClosed
 	}
 	for w := range b.watches[subject] {
+		if w.fn != nil {
+			w.fn(false)
+			continue
+		}
 		select {
 		case w.c <- struct{}{}:
 		default:
@@ -44,12 +48,23 @@ func (b *Bus) Notify(_ context.Context, subject string) error {
 
 // Watch implements switchboard.Bus.
 func (b *Bus) Watch(_ context.Context, subject string) (switchboard.Watch, error) {
+	return b.add(&watch{bus: b, subject: subject, c: make(chan struct{}, 1)})
+}
+
+// WatchFunc implements switchboard.Bus. notify runs with the bus's lock
+// held.
+func (b *Bus) WatchFunc(_ context.Context, subject string, notify func(closed bool)) (switchboard.Watch, error) {
+	return b.add(&watch{bus: b, subject: subject, fn: notify})
+}
+
+// add registers w.
+func (b *Bus) add(w *watch) (switchboard.Watch, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return nil, switchboard.ErrBusClosed
 	}
-	w := &watch{bus: b, subject: subject, c: make(chan struct{}, 1)}
+	subject := w.subject
 	set := b.watches[subject]
 	if set == nil {
 		set = make(map[*watch]struct{})
@@ -69,7 +84,11 @@ func (b *Bus) Close() error {
 	b.closed = true
 	for _, set := range b.watches {
 		for w := range set {
-			close(w.c)
+			if w.fn != nil {
+				w.fn(true)
+			} else {
+				close(w.c)
+			}
 		}
 	}
 	b.watches = nil
@@ -80,7 +99,8 @@ func (b *Bus) Close() error {
 type watch struct {
 	bus     *Bus
 	subject string
-	c       chan struct{} // capacity 1: pending signals merge; closed by Bus.Close
+	c       chan struct{}     // capacity 1: pending signals merge; closed by Bus.Close (nil for fn)
+	fn      func(closed bool) // set by WatchFunc instead of c
 }
 
 // C implements switchboard.Watch.

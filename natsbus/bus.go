@@ -137,6 +137,11 @@ func (b *Bus) Watch(ctx context.Context, subject string) (switchboard.Watch, err
 	return b.local.Watch(ctx, subject)
 }
 
+// WatchFunc implements switchboard.Bus.
+func (b *Bus) WatchFunc(ctx context.Context, subject string, notify func(closed bool)) (switchboard.Watch, error) {
+	return b.local.WatchFunc(ctx, subject, notify)
+}
+
 // Close implements switchboard.Bus: it closes every watch and the
 // connection, after sending the hints still buffered.
 func (b *Bus) Close() error {

@@ -21,6 +21,8 @@ func Run(t *testing.T, open func(t *testing.T) switchboard.Bus) {
 		"WatchCloseStops":      testWatchClose,
 		"CloseEndsWatches":     testClose,
 		"ManyWatchersSameTask": testManyWatchers,
+		"WatchFunc":            testWatchFunc,
+		"WatchFuncClose":       testWatchFuncClose,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -153,6 +155,89 @@ func testManyWatchers(t *testing.T, b switchboard.Bus) {
 	}
 }
 
+// funcWatch watches subject with WatchFunc and turns its calls into values
+// on a channel: false for a notification, true for the bus's close.
+func funcWatch(t *testing.T, b switchboard.Bus, subject string) (switchboard.Watch, <-chan bool) {
+	t.Helper()
+	calls := make(chan bool, 1000)
+	w, err := b.WatchFunc(context.Background(), subject, func(closed bool) {
+		select {
+		case calls <- closed:
+		default:
+			t.Error("notify called more than 1000 times")
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.C() != nil {
+		t.Error("a WatchFunc watch has a channel")
+	}
+	return w, calls
+}
+
+// nextCall returns the next call of a funcWatch within a second; ok is false
+// when none came.
+func nextCall(calls <-chan bool) (closed, ok bool) {
+	select {
+	case closed = <-calls:
+		return closed, true
+	case <-time.After(time.Second):
+		return false, false
+	}
+}
+
+// quietCalls reports whether a funcWatch gets no call for a short while.
+func quietCalls(calls <-chan bool) bool {
+	select {
+	case <-calls:
+		return false
+	case <-time.After(50 * time.Millisecond):
+		return true
+	}
+}
+
+func testWatchFunc(t *testing.T, b switchboard.Bus) {
+	w, calls := funcWatch(t, b, "agent.f")
+	notify(t, b, "agent.other")
+	if !quietCalls(calls) {
+		t.Fatal("called for another subject")
+	}
+	notify(t, b, "agent.f")
+	if closed, ok := nextCall(calls); !ok || closed {
+		t.Fatalf("after a notify: call %v, closed %v", ok, closed)
+	}
+	w.Close()
+	w.Close()
+	notify(t, b, "agent.f")
+	if !quietCalls(calls) {
+		t.Fatal("called after the watch closed")
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !quietCalls(calls) {
+		t.Fatal("a closed watch told of the bus's close")
+	}
+}
+
+func testWatchFuncClose(t *testing.T, b switchboard.Bus) {
+	w, calls := funcWatch(t, b, "agent.f")
+	defer w.Close()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if closed, ok := nextCall(calls); !ok || !closed {
+		t.Fatalf("after the bus closed: call %v, closed %v", ok, closed)
+	}
+	if !quietCalls(calls) {
+		t.Fatal("called again after the bus closed")
+	}
+	if _, err := b.WatchFunc(context.Background(), "agent.g", func(bool) {}); !errors.Is(err, switchboard.ErrBusClosed) {
+		t.Fatalf("WatchFunc after close: %v", err)
+	}
+}
+
 // RunAcross runs the part of the contract that spans instances. open
 // returns two buses of one deployment, ready to carry hints between them
 // (for NATS: on two servers of a cluster, with the routes up).
@@ -162,6 +247,7 @@ func RunAcross(t *testing.T, open func(t *testing.T) (a, b switchboard.Bus)) {
 		"AcrossOtherSubjectQuiet":  testAcrossOther,
 		"AcrossBothWatchersWoken":  testAcrossBoth,
 		"AcrossCoalesces":          testAcrossCoalesce,
+		"AcrossWatchFunc":          testAcrossWatchFunc,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -216,6 +302,19 @@ func testAcrossCoalesce(t *testing.T, a, b switchboard.Bus) {
 		t.Fatal("watcher not woken")
 	}
 	requireMerged(t, w, n)
+}
+
+func testAcrossWatchFunc(t *testing.T, a, b switchboard.Bus) {
+	w, calls := funcWatch(t, b, "agent.f")
+	defer w.Close()
+	notify(t, a, "agent.f")
+	if closed, ok := nextCall(calls); !ok || closed {
+		t.Fatalf("a hint on one instance: call %v, closed %v", ok, closed)
+	}
+	notify(t, a, "agent.other")
+	if !quietCalls(calls) {
+		t.Fatal("called for another subject's hint")
+	}
 }
 
 // requireMerged drains the signals still arriving at w after the first,
