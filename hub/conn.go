@@ -42,7 +42,7 @@ type conn struct {
 
 	mu       sync.Mutex
 	inflight map[string]*switchboard.Delivery // guarded by mu: offers sent and not yet answered, by delivery id
-	reserved int                              // guarded by mu: room taken for offers about to be sent (direct.go)
+	reserved int                              // guarded by mu: room taken for offers about to be sent (a claim running, direct.go)
 
 	ctx       context.Context // immutable: ends when the connection closes
 	cancel    context.CancelFunc

@@ -2,6 +2,8 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +37,9 @@ func TestNewTaskOfferedAsItIsCreated(t *testing.T) {
 			g, tok := s.agent("alice")
 			peer := s.peerToken(g, "bob")
 			a := s.connect(tok)
+			// The claim after hello holds the window's room while it runs;
+			// a task created meanwhile waits for the next claim.
+			waitWritersIdle(t)
 			res := async(func() map[string]any { return s.send(g, peer, "hi", false) })
 			o := a.nextOffer()
 			a.complete(o, "hello bob")
@@ -81,4 +86,39 @@ func TestDirectOffersKeepTheWindow(t *testing.T) {
 	}
 	a.complete(o2, "done")
 	s.waitState(second, a2a.TaskStateCompleted)
+}
+
+// TestWindowHoldsUnderRacingOffers sends many tasks at once to an agent that
+// answers an offer only when its window is full: the claims those answers
+// start race the direct offers of new tasks, and the offers made meanwhile
+// must not take the room a claim counted on, so the agent never holds more
+// unanswered offers than its window.
+func TestWindowHoldsUnderRacingOffers(t *testing.T) {
+	const window, tasks = 4, 64
+	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.MaxInflight = window })
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range tasks / 8 {
+				s.send(g, peer, fmt.Sprintf("task %d.%d", i, j), true)
+				time.Sleep(time.Millisecond) // new tasks keep coming while answers open the window
+			}
+		})
+	}
+	var unanswered []offered
+	for seen := 0; seen < tasks; {
+		unanswered = append(unanswered, a.nextOffer())
+		seen++
+		if len(unanswered) > window {
+			t.Fatalf("after %d offers the agent holds %d unanswered, more than its window of %d", seen, len(unanswered), window)
+		}
+		if len(unanswered) == window || seen == tasks {
+			a.ackWorking(unanswered[0])
+			unanswered = unanswered[1:]
+		}
+	}
+	wg.Wait()
 }

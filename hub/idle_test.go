@@ -28,6 +28,18 @@ func TestIdleConnectionHoldsOnlyItsReader(t *testing.T) {
 	t.Fatalf("%d idle connections: %d readers and %d other goroutines of theirs, want %d and 0:\n%s", n, readers, others, n, stacks)
 }
 
+// waitWritersIdle waits until no connection's writer runs: the claim that
+// follows a hello has ended, for one.
+func waitWritersIdle(t *testing.T) {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
+		if _, others, _ := connGoroutines(); others == 0 {
+			return
+		}
+	}
+	t.Fatal("a connection's writer still runs after 5 s")
+}
+
 // connGoroutines counts the goroutines running a connection's code: those
 // in its read loop, and the others, whose stacks it returns.
 func connGoroutines() (readers, others int, stacks string) {

@@ -386,14 +386,26 @@ func (c *conn) dropTaskOffers(task string) {
 // the queue until the task has been offered.
 func (c *conn) offer() error {
 	for {
+		// The claim holds its room while it runs, so that a direct offer
+		// made meanwhile cannot take the same room (such a task waits in
+		// the queue, and its hint makes the writer claim it next).
 		c.mu.Lock()
 		room := c.hub.cfg.MaxInflight - c.pendingOffers(time.Now()) - c.reserved
+		if room > 0 {
+			c.reserved += room
+		}
 		c.mu.Unlock()
 		if room <= 0 {
 			c.claimOnAnswer.Store(true)
 			return nil
 		}
 		offers, err := c.hub.Service.ClaimOffers(c.ctx, c.agent.Load(), c.holder, room)
+		c.mu.Lock()
+		c.reserved -= room
+		for _, o := range offers {
+			c.inflight[o.Delivery.ID] = o.Delivery // before the write, so a fast answer finds it
+		}
+		c.mu.Unlock()
 		if err != nil {
 			c.claimOnAnswer.Store(true)
 			if c.ctx.Err() != nil || errors.Is(err, switchboard.ErrStoreClosed) {
@@ -413,9 +425,6 @@ func (c *conn) offer() error {
 			if err != nil {
 				return err
 			}
-			c.mu.Lock()
-			c.inflight[o.Delivery.ID] = o.Delivery // before the write, so a fast answer finds it
-			c.mu.Unlock()
 			if err := c.write(b); err != nil {
 				return err
 			}
