@@ -27,9 +27,11 @@ type Bus interface {
 
 	// WatchFunc is Watch for a watcher that holds no goroutine while it
 	// waits: the bus calls notify(false) after each Notify of the subject,
-	// and notify(true) once when the bus closes. notify must return at
-	// once (the bus may hold a lock while it runs); it may be called from
-	// any goroutine, never twice at a time. The watch's C is nil.
+	// and notify(true) once when the bus closes; never after the watch's
+	// Close has returned. notify must return at once and must not call
+	// the bus (the bus may hold its lock while it runs); it may be called
+	// from any goroutine, never twice at a time. The watch's C is nil. ctx
+	// bounds the call that starts the watch, not the watch.
 	WatchFunc(ctx context.Context, subject string, notify func(closed bool)) (Watch, error)
 
 	// Close stops the bus and closes every watch.

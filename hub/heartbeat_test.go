@@ -37,3 +37,19 @@ func TestHubPingsOnlyQuietAgents(t *testing.T) {
 		t.Fatalf("an agent that pings every quarter of an interval was pinged %d times in 10 intervals", n)
 	}
 }
+
+// TestHeartbeatShorterThanAPong checks a heartbeat too short for any pong
+// to come in time: the timers fire while the connection is still being set
+// up (run with -race: the writer must find them armed), and the agent is
+// dropped as not answering.
+func TestHeartbeatShorterThanAPong(t *testing.T) {
+	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = time.Nanosecond })
+	_, tok := s.agent("alice")
+	a, _, err := s.dial(tok)
+	must(t, err)
+	// An agent that does not answer pings does not read either: it is
+	// dropped without a close handshake.
+	if code := a.closed(); code != -1 {
+		t.Fatalf("closed with %d, want dropped (no answer to a ping)", code)
+	}
+}

@@ -35,7 +35,8 @@ const refreshGap = 250 * time.Millisecond
 // running starts one, which handles the events set, again until none is
 // left, and then ends. One writer runs at a time, each ordered after the
 // last by state, so the writer's fields need no lock. An idle connection
-// costs its reader's goroutine, two timers and this struct.
+// costs its reader's goroutine, two timers, the wake-up registered on its
+// context, its bus watch and this struct.
 //
 // A ping waits for its pong in a short-lived goroutine of its own, so that
 // waiting does not hold up writes; a ping still unanswered when the next
@@ -56,7 +57,8 @@ type writer struct {
 	refreshDue   bool
 	helloDone    bool
 	pinging      bool  // a ping waits for its pong
-	pongErr      error // the ping's outcome, set before it wakes the writer with evPong
+	pongErr      error     // the ping's outcome, set before it wakes the writer with evPong
+	nextPing     time.Time // when the ping timer is due: each interval after the last, however long the writer took
 	lastRefresh  time.Time
 }
 
@@ -77,8 +79,8 @@ const (
 	evMore                            // there may be more work to claim
 	evSlow                            // the slow reread is due
 	evLost                            // the session could not be renewed
+	evPong                            // the pending ping has its outcome (before evPing: a pong and the next ping due in one batch is an answered ping)
 	evPing                            // a ping is due
-	evPong                            // the pending ping has its outcome
 	evCount
 )
 
@@ -86,14 +88,22 @@ const (
 var errWriterDone = errors.New("writer done")
 
 // startWriter arms the writer's timers and its wake-up when the
-// connection's context ends. c.ctx is set.
+// connection's context ends. c.ctx is set. It runs as the first writer,
+// so that no writer reads the timers before they are stored; a wake
+// meanwhile starts the next one as it returns. It must run before the
+// connection is registered, which lets others wake it.
 func (c *conn) startWriter() {
 	w := &c.w
+	w.state.Store(writerRunning)
 	w.done = make(chan struct{})
 	w.lastRefresh = time.Now()
+	w.nextPing = time.Now().Add(c.hub.cfg.HeartbeatInterval)
 	w.ping = time.AfterFunc(c.hub.cfg.HeartbeatInterval, func() { c.wakeHere(evPing) })
 	w.slow = time.AfterFunc(slowRefreshDelay(), func() { c.wakeHere(evSlow) })
 	context.AfterFunc(c.ctx, func() { c.wakeHere(evDone) })
+	if !w.state.CompareAndSwap(writerRunning, 0) {
+		go c.runWriter()
+	}
 }
 
 // slowRefreshDelay is when the next reread without a hint is due: at most
@@ -149,12 +159,12 @@ func (c *conn) runWriter() {
 // the connection with it.
 func (c *conn) stopWriter(err error) {
 	w := &c.w
+	defer close(w.done)
 	w.ping.Stop()
 	w.slow.Stop()
 	if w.refreshLater != nil {
 		w.refreshLater.Stop()
 	}
-	close(w.done)
 	if err == errWriterDone {
 		err = nil
 	}
@@ -216,6 +226,9 @@ func (c *conn) handleEvent(ev writerEvent) (claim bool, err error) {
 		return w.helloDone, c.reread()
 	case evRefreshLater:
 		w.refreshDue = false
+		if time.Since(w.lastRefresh) < refreshGap {
+			return false, nil // a hint in the same batch reread already
+		}
 		return false, c.reread()
 	case evMore:
 		return w.helloDone, nil
@@ -230,7 +243,14 @@ func (c *conn) handleEvent(ev writerEvent) (claim bool, err error) {
 		}
 		return false, &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
 	case evPing:
-		w.ping.Reset(c.hub.cfg.HeartbeatInterval)
+		// Due an interval after the last, not after this wake-up, so that
+		// a busy writer does not push every later ping back.
+		interval := c.hub.cfg.HeartbeatInterval
+		w.nextPing = w.nextPing.Add(interval)
+		if now := time.Now(); w.nextPing.Before(now) {
+			w.nextPing = now.Add(interval)
+		}
+		w.ping.Reset(time.Until(w.nextPing))
 		if w.pinging {
 			c.log.Info("agent did not answer a ping")
 			return false, &closeErr{connproto.CloseHeartbeat, "no answer to a ping"}
