@@ -43,7 +43,9 @@ func TestHubPingsOnlyQuietAgents(t *testing.T) {
 // up (run with -race: the writer must find them armed), and the agent is
 // dropped as not answering.
 func TestHeartbeatShorterThanAPong(t *testing.T) {
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = time.Nanosecond })
+	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) {
+		h.HeartbeatInterval = time.Nanosecond
+	})
 	_, tok := s.agent("alice")
 	a, _, err := s.dial(tok)
 	must(t, err)

@@ -56,7 +56,7 @@ type writer struct {
 	refreshLater *time.Timer // a reread put off by refreshGap; set while refreshDue
 	refreshDue   bool
 	helloDone    bool
-	pinging      bool  // a ping waits for its pong
+	pinging      bool      // a ping waits for its pong
 	pongErr      error     // the ping's outcome, set before it wakes the writer with evPong
 	nextPing     time.Time // when the ping timer is due: each interval after the last, however long the writer took
 	lastRefresh  time.Time
