@@ -177,13 +177,19 @@ func findMessage(t *Task, id string) *a2a.Message {
 //
 // The acknowledgement and the answer are written in one transaction.
 func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, answer a2a.Event) error {
+	return s.AckOfferAt(ctx, agent, d, answer, s.Now())
+}
+
+// AckOfferAt is AckOffer for an answer that arrived at at, and was held
+// back since (see ApplyAgentEventAcking): at is when OnAck says it came.
+func (s *TaskService) AckOfferAt(ctx context.Context, agent *Agent, d *Delivery, answer a2a.Event, at time.Time) error {
 	if answer == nil || d.Kind == DeliverCancel || onlyAcknowledges(answer) {
-		return s.ackDelivery(ctx, agent, d)
+		return s.ackDeliveryAt(ctx, agent, d, at)
 	}
 	ack := &DeliveryAck{DeliveryID: d.ID, Holder: d.Holder}
 	_, err := s.applyAgentEvent(ctx, agent, d.TaskID, answer, ack)
 	if ack.First && s.OnAck != nil {
-		s.OnAck(agent.Mode, d, s.Now())
+		s.OnAck(agent.Mode, d, at)
 	}
 	if ErrorCode(err) == EINVALIDAGENTRESPONSE {
 		return s.FailAgentTask(ctx, agent, d.TaskID, ErrorMessage(err), true)
@@ -217,12 +223,17 @@ func (s *TaskService) RejectOffer(ctx context.Context, agent *Agent, d *Delivery
 // ackDelivery records that the agent received d, and tells OnAck if this
 // was the delivery's first acknowledgement.
 func (s *TaskService) ackDelivery(ctx context.Context, agent *Agent, d *Delivery) error {
+	return s.ackDeliveryAt(ctx, agent, d, s.Now())
+}
+
+// ackDeliveryAt is ackDelivery for an acknowledgement that arrived at at.
+func (s *TaskService) ackDeliveryAt(ctx context.Context, agent *Agent, d *Delivery, at time.Time) error {
 	first, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder)
 	if err != nil {
 		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
 	}
 	if first && s.OnAck != nil {
-		s.OnAck(agent.Mode, d, s.Now())
+		s.OnAck(agent.Mode, d, at)
 	}
 	return nil
 }
@@ -276,6 +287,26 @@ func (s *TaskService) ApplyAgentEvent(ctx context.Context, agent *Agent, id a2a.
 		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an empty event")
 	}
 	return s.applyAgentEvent(ctx, agent, id, ev, nil)
+}
+
+// ApplyAgentEventAcking is ApplyAgentEvent for an event that comes while
+// the agent's answer to the offer d, which said no more than "working", is
+// held back (a connection holds such an answer for a moment, since the
+// event that ends the turn usually follows it at once): the event and the
+// acknowledgement of d are written in one transaction, the acknowledgement
+// whatever becomes of the event. The working state the held answer would
+// have set is left out; if the event is not applied, the caller applies
+// the held answer with AckOfferAt. at is when the held answer arrived.
+func (s *TaskService) ApplyAgentEventAcking(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event, d *Delivery, at time.Time) (*Task, error) {
+	if ev == nil {
+		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an empty event")
+	}
+	ack := &DeliveryAck{DeliveryID: d.ID, Holder: d.Holder}
+	t, err := s.applyAgentEvent(ctx, agent, id, ev, ack)
+	if ack.First && s.OnAck != nil {
+		s.OnAck(agent.Mode, d, at)
+	}
+	return t, err
 }
 
 // applyAgentEvent is ApplyAgentEvent, and with ack also records that

@@ -43,6 +43,9 @@ type conn struct {
 	mu       sync.Mutex
 	inflight map[string]*switchboard.Delivery // guarded by mu: offers sent and not yet answered, by delivery id
 	reserved int                              // guarded by mu: room taken for offers about to be sent (a claim running, direct.go)
+	held     map[a2a.TaskID]*heldAnswer       // guarded by mu: answers held back (held.go); nil until one is
+	// heldWrites counts the held answers not yet written.
+	heldWrites sync.WaitGroup
 
 	ctx       context.Context // immutable: ends when the connection closes
 	cancel    context.CancelFunc
@@ -105,6 +108,7 @@ func (c *conn) serve(parent context.Context) {
 	watch.Close()
 	c.hub.unregister(c)
 
+	c.flushHeld() // before the offers are released: these were answered
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
 	defer cancel()
 	if err := c.hub.Service.DisconnectAgent(ctx, c.agent.Load(), c.holder); err != nil {
@@ -321,6 +325,8 @@ func (c *conn) onResponse(f *connproto.Frame) {
 		answer, perr := parseAnswer(f.Result)
 		if perr != nil {
 			err = c.hub.Service.RejectOffer(c.ctx, agent, d, "the agent sent an invalid response: "+perr.Error(), true)
+		} else if bareWorking(d, answer) {
+			c.hold(d, answer)
 		} else {
 			err = c.hub.Service.AckOffer(c.ctx, agent, d, answer)
 		}
@@ -356,7 +362,18 @@ func (c *conn) onTaskUpdate(f *connproto.Frame) {
 		c.replyError(f.ID, connproto.CodeInvalidParams, "the event names no taskId")
 		return
 	}
-	t, err := c.hub.Service.ApplyAgentEvent(c.ctx, c.agent.Load(), id, sr.Event)
+	var t *switchboard.Task
+	var err error
+	if h := c.takeHeld(id); h != nil {
+		t, err = c.hub.Service.ApplyAgentEventAcking(c.ctx, c.agent.Load(), id, sr.Event, h.d, h.at)
+		if err != nil {
+			c.writeHeld(h) // the event was not applied: the answer is, as it came
+		} else {
+			c.heldWrites.Done()
+		}
+	} else {
+		t, err = c.hub.Service.ApplyAgentEvent(c.ctx, c.agent.Load(), id, sr.Event)
+	}
 	if err != nil {
 		c.replyErr(f.ID, err)
 		return

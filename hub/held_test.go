@@ -1,0 +1,114 @@
+package hub_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/coder/websocket"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// statesLogged returns the states of the status events in a task's log.
+func (s *server) statesLogged(taskID string) []a2a.TaskState {
+	s.t.Helper()
+	evs, err := s.db.FindTaskEvents(context.Background(), a2a.TaskID(taskID), 0, 100)
+	must(s.t, err)
+	var states []a2a.TaskState
+	for _, e := range evs {
+		if st, ok := e.Event.(*a2a.TaskStatusUpdateEvent); ok {
+			states = append(states, st.Status.State)
+		}
+	}
+	return states
+}
+
+// TestWorkingAnswerJoinsTheTurnsEnd checks held answers (held.go): an
+// answer that says only "working", followed at once by the end of the
+// turn, is written with it, in one change: the log has no working status,
+// and the offer is acknowledged.
+func TestWorkingAnswerJoinsTheTurnsEnd(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	res := async(func() map[string]any { return s.send(g, peer, "hi", false) })
+	o := a.nextOffer()
+	a.ackWorking(o)
+	if r := a.update(status(o.taskID, "TASK_STATE_COMPLETED", "hello bob")); r.Error != nil {
+		t.Fatalf("update: %+v", r.Error)
+	}
+	if got := path(await(t, res), "result", "task", "status", "state"); got != "TASK_STATE_COMPLETED" {
+		t.Fatalf("peer got state %v", got)
+	}
+	if got := s.statesLogged(o.taskID); len(got) != 1 || got[0] != a2a.TaskStateCompleted {
+		t.Fatalf("status events %v, want only completed", got)
+	}
+	if d := s.delivery(o.taskID); d.State != switchboard.DeliveryAcked {
+		t.Fatalf("delivery %s, want acknowledged", d.State)
+	}
+}
+
+// TestHeldWorkingAnswerWrittenAlone checks that a working answer that no
+// update follows is written when its time is up, and that one held when
+// the connection closes is written before the connection's offers are
+// released: the task is not offered again.
+func TestHeldWorkingAnswerWrittenAlone(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	first := path(s.send(g, peer, "one", true), "result", "task", "id").(string)
+	o := a.nextOffer()
+	a.ackWorking(o)
+	s.waitState(first, a2a.TaskStateWorking)
+	if d := s.delivery(first); d.State != switchboard.DeliveryAcked {
+		t.Fatalf("delivery %s, want acknowledged", d.State)
+	}
+
+	second := path(s.send(g, peer, "two", true), "result", "task", "id").(string)
+	o2 := a.nextOffer()
+	a.ackWorking(o2)
+	must(t, a.ws.Close(websocket.StatusNormalClosure, "bye")) // at once: the answer is still held
+	// The connection writes what it holds, then releases what it was
+	// offered and did not answer: the delivery leaves "offered" once,
+	// acknowledged.
+	d := s.delivery(second)
+	for start := time.Now(); d.State == switchboard.DeliveryOffered; d = s.delivery(second) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the delivery is still offered 5 s after the connection closed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if d.State != switchboard.DeliveryAcked {
+		t.Fatalf("delivery %s after the connection closed, want acknowledged", d.State)
+	}
+	if st := s.task(second).State(); st != a2a.TaskStateWorking {
+		t.Fatalf("task %s, want working", st)
+	}
+	b := s.connect(tok, first, second)
+	b.quiet(200 * time.Millisecond)
+}
+
+// TestHeldAnswerKeptWhenTheUpdateFails checks that an update refused while
+// a working answer is held leaves the answer written as it came.
+func TestHeldAnswerKeptWhenTheUpdateFails(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	id := path(s.send(g, peer, "one", true), "result", "task", "id").(string)
+	o := a.nextOffer()
+	a.ackWorking(o)
+	r := a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID, "artifact": map[string]any{"artifactId": "a", "parts": []any{}}}})
+	if r.Error == nil {
+		t.Fatal("an artifact without parts was taken")
+	}
+	if st := s.task(id).State(); st != a2a.TaskStateWorking {
+		t.Fatalf("task %s right after the refused update, want working", st)
+	}
+	if d := s.delivery(id); d.State != switchboard.DeliveryAcked {
+		t.Fatalf("delivery %s, want acknowledged", d.State)
+	}
+}
