@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,11 +17,13 @@ import (
 // other writes queued behind it. The checkpointer takes that off the write
 // path: the writer never checkpoints unless the WAL grows far past what the
 // checkpointer lets it reach, and a connection of its own runs a PASSIVE
-// checkpoint every checkpointEvery, which neither waits for nor blocks the
-// writer and the readers. A page written many times between two
-// checkpoints is copied once.
+// checkpoint checkpointEvery after a commit (at most one per
+// checkpointEvery), which neither waits for nor blocks the writer and the
+// readers. A page written many times between two checkpoints is copied
+// once, and a database nobody writes to costs no wake-ups.
 
-// checkpointEvery is how often the checkpointer runs.
+// checkpointEvery is how long the checkpointer gathers commits before it
+// checkpoints them.
 const checkpointEvery = 100 * time.Millisecond
 
 // writerCheckpointPages is the writer's own wal_autocheckpoint: a backstop
@@ -30,29 +33,41 @@ const writerCheckpointPages = 10000
 
 // checkpointer runs PASSIVE checkpoints on its own connection.
 type checkpointer struct {
-	db       *sql.DB
-	stopOnce sync.Once
-	stop     chan struct{}
-	done     chan struct{}
+	db        *sql.DB
+	committed <-chan struct{} // signalled after the writer's commits
+	runs      atomic.Int64    // checkpoints run, for tests
+	stopOnce  sync.Once
+	stop      chan struct{}
+	done      chan struct{}
 }
 
-func startCheckpointer(db *sql.DB) *checkpointer {
+// startCheckpointer starts checkpointing on db after the commits signalled
+// on committed.
+func startCheckpointer(db *sql.DB, committed <-chan struct{}) *checkpointer {
 	db.SetMaxOpenConns(1)
-	c := &checkpointer{db: db, stop: make(chan struct{}), done: make(chan struct{})}
+	c := &checkpointer{db: db, committed: committed, stop: make(chan struct{}), done: make(chan struct{})}
 	go c.loop()
 	return c
 }
 
 func (c *checkpointer) loop() {
 	defer close(c.done)
-	t := time.NewTicker(checkpointEvery)
-	defer t.Stop()
+	t := time.NewTimer(checkpointEvery)
+	t.Stop()
 	for {
 		select {
 		case <-c.stop:
 			return
+		case <-c.committed:
+		}
+		t.Reset(checkpointEvery) // commits meanwhile are copied by the same checkpoint
+		select {
+		case <-c.stop:
+			t.Stop()
+			return
 		case <-t.C:
 		}
+		c.runs.Add(1)
 		if err := c.checkpoint(); err != nil {
 			slog.Warn("sqlite checkpoint", "err", err)
 		}

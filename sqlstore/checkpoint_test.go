@@ -60,6 +60,34 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 	}
 }
 
+// TestCheckpointerRestsWhileNothingIsWritten checks that an idle database
+// costs no checkpoints, and that a write after a rest is checkpointed.
+func TestCheckpointerRestsWhileNothingIsWritten(t *testing.T) {
+	ctx := context.Background()
+	db, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "rest.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	time.Sleep(3 * checkpointEvery) // the migrations' commits are checkpointed
+	before := db.checkpoints.runs.Load()
+	time.Sleep(5 * checkpointEvery)
+	if n := db.checkpoints.runs.Load() - before; n != 0 {
+		t.Fatalf("%d checkpoints while nothing was written", n)
+	}
+	if err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE rest (k INTEGER PRIMARY KEY)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); db.checkpoints.runs.Load() == before; time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("no checkpoint within 5 s of a write")
+		}
+	}
+}
+
 func fileSize(t *testing.T, path string) int64 {
 	t.Helper()
 	fi, err := os.Stat(path)

@@ -28,6 +28,9 @@ type groupCommitter struct {
 	db     *sql.DB
 	format func(error) error // maps driver errors of begin and commit
 	reqs   chan *writeReq
+	// committed, if not nil, is signalled after each commit (the
+	// checkpointer waits on it).
+	committed chan<- struct{}
 
 	commits atomic.Int64 // transactions committed, for tests and profiles
 	grouped atomic.Int64 // requests they held
@@ -51,8 +54,10 @@ type writeResult struct {
 	panic any
 }
 
-func newGroupCommitter(db *sql.DB, format func(error) error) *groupCommitter {
-	g := &groupCommitter{db: db, format: format, reqs: make(chan *writeReq), stop: make(chan struct{}), done: make(chan struct{})}
+// newGroupCommitter starts a group committer on db. After each commit it
+// signals committed (if not nil) without blocking.
+func newGroupCommitter(db *sql.DB, format func(error) error, committed chan<- struct{}) *groupCommitter {
+	g := &groupCommitter{db: db, format: format, committed: committed, reqs: make(chan *writeReq), stop: make(chan struct{}), done: make(chan struct{})}
 	go g.loop()
 	return g
 }
@@ -176,6 +181,12 @@ func (g *groupCommitter) commit(batch []*writeReq) {
 	g.commits.Add(1)
 	g.grouped.Add(int64(live))
 	answer()
+	if g.committed != nil {
+		select {
+		case g.committed <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // runFn calls fn, turning a panic into a result.

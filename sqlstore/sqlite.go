@@ -59,7 +59,8 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	db.group = newGroupCommitter(w, db.formatError)
+	committed := make(chan struct{}, 1)
+	db.group = newGroupCommitter(w, db.formatError, committed)
 	if err := db.migrate(ctx); err != nil {
 		db.group.close()
 		_ = w.Close()
@@ -72,7 +73,7 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite %s for checkpoints: %w", path, err)
 	}
-	db.checkpoints = startCheckpointer(ck)
+	db.checkpoints = startCheckpointer(ck, committed)
 
 	pragmas.Add("_pragma", "query_only(1)")
 	r, err := openSQLite(sqliteDSN(path, pragmas, ""))
