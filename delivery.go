@@ -97,12 +97,13 @@ type DeliveryStore interface {
 	// again by holder), queued again as lost work, or closed.
 	AckDelivery(ctx context.Context, id, holder string) (bool, error)
 
-	// ReleaseDeliveries returns the offered deliveries held by holder to
-	// queued, due at once, and returns how many. They keep their deadline:
-	// an offer that was never acknowledged is work the agent has not taken,
-	// and an agent that drops its connection on every offer of a task must
-	// not keep the task waiting forever.
-	ReleaseDeliveries(ctx context.Context, holder string) (int, error)
+	// ReleaseDeliveries returns the offered deliveries held by holders
+	// (connection ids) to queued, due at once, and returns the agents they
+	// are for, each once. They keep their deadline: an offer that was never
+	// acknowledged is work the agent has not taken, and an agent that drops
+	// its connection on every offer of a task must not keep the task
+	// waiting forever.
+	ReleaseDeliveries(ctx context.Context, holders []string) (agentIDs []string, err error)
 
 	// RetryDelivery returns one offered delivery to queued, due at next,
 	// recording why the attempt failed.

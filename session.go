@@ -39,8 +39,10 @@ type SessionStore interface {
 	// answer no longer holds its agent's session.
 	RenewSessions(ctx context.Context, holders []string, expiresAt time.Time) ([]string, error)
 
-	// CloseSession ends the holder's session, if it is still the agent's.
-	CloseSession(ctx context.Context, agentID, holder string) error
+	// CloseSessions ends the sessions held by holders (connection ids; an
+	// agent's session names one): a session a newer connection took over
+	// names another holder and stays.
+	CloseSessions(ctx context.Context, holders []string) error
 
 	// FindSession returns the agent's session, expired or not; ENOTFOUND
 	// when it has none.

@@ -78,19 +78,21 @@ func (s *TaskService) AgentConnected(ctx context.Context, agentID string) (bool,
 	return sess.Live(s.Now()), nil
 }
 
-// DisconnectAgent ends a connection's session: the offers it held and did
-// not acknowledge go back to the queue, to be offered on the next
-// connection, and its session ends unless a newer connection took it over.
-func (s *TaskService) DisconnectAgent(ctx context.Context, agent *Agent, holder string) error {
-	if err := s.sessions.CloseSession(ctx, agent.ID, holder); err != nil {
-		return fmt.Errorf("close session %s: %w", holder, err)
+// DisconnectAgents ends the sessions of connections that closed, named by
+// their holders: the offers they held and did not acknowledge go back to
+// the queue, to be offered on their agents' next connections, and each
+// session ends unless a newer connection took it over. An instance that
+// loses many connections at once ends them in a few statements.
+func (s *TaskService) DisconnectAgents(ctx context.Context, holders []string) error {
+	if err := s.sessions.CloseSessions(ctx, holders); err != nil {
+		return fmt.Errorf("close %d sessions: %w", len(holders), err)
 	}
-	n, err := s.deliveries.ReleaseDeliveries(ctx, holder)
+	agents, err := s.deliveries.ReleaseDeliveries(ctx, holders)
+	for _, id := range agents {
+		s.notify(ctx, AgentSubject(id))
+	}
 	if err != nil {
-		return fmt.Errorf("release offers of %s: %w", holder, err)
-	}
-	if n > 0 {
-		s.notify(ctx, AgentSubject(agent.ID))
+		return fmt.Errorf("release the offers of %d connections: %w", len(holders), err)
 	}
 	return nil
 }

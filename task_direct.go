@@ -68,7 +68,7 @@ func (s *TaskService) sendReserved(ctx context.Context, agent *Agent, t *Task, d
 	// than when the offer's lease ends).
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second) // the peer may have gone
 	defer cancel()
-	if _, err := s.deliveries.ReleaseDeliveries(rctx, holder); err != nil {
+	if _, err := s.deliveries.ReleaseDeliveries(rctx, []string{holder}); err != nil {
 		s.log.Warn("release an offer whose connection closed", "holder", holder, "err", err)
 	}
 	return false

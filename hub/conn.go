@@ -109,9 +109,7 @@ func (c *conn) serve(parent context.Context) {
 	c.hub.unregister(c)
 
 	c.flushHeld() // before the offers are released: these were answered
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
-	defer cancel()
-	if err := c.hub.Service.DisconnectAgent(ctx, c.agent.Load(), c.holder); err != nil {
+	if err := c.hub.disconnect(c.holder); err != nil {
 		c.log.Error("release offers of a closed connection", "err", err)
 	}
 	c.log.Info("agent disconnected")

@@ -724,3 +724,41 @@ func TestV03Blocking(t *testing.T) {
 		t.Fatalf("blocking false: %v", res)
 	}
 }
+
+// TestManyClosingConnectionsReleaseTheirOffers closes many connections at
+// once, each holding an offer it did not answer: their sessions end and
+// every offer goes back to the queue (in the batches of disconnect.go).
+func TestManyClosingConnectionsReleaseTheirOffers(t *testing.T) {
+	s := newServer(t)
+	const n = 30
+	var agents []*switchboard.Agent
+	var conns []*testAgent
+	var tasks []string
+	for i := range n {
+		g, tok := s.agent(fmt.Sprint("agent", i))
+		peer := s.peerToken(g, "bob")
+		a := s.connect(tok)
+		id := path(s.send(g, peer, "hold this", true), "result", "task", "id").(string)
+		if o := a.nextOffer(); o.taskID != id {
+			t.Fatalf("offered %s, want %s", o.taskID, id)
+		}
+		agents, conns, tasks = append(agents, g), append(conns, a), append(tasks, id)
+	}
+	var wg sync.WaitGroup
+	for _, a := range conns {
+		wg.Go(func() { _ = a.ws.CloseNow() })
+	}
+	wg.Wait()
+	for i, g := range agents {
+		for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+			_, err := s.db.FindSession(context.Background(), g.ID)
+			d := s.delivery(tasks[i])
+			if switchboard.ErrorCode(err) == switchboard.ENOTFOUND && d.State == switchboard.DeliveryQueued {
+				break
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("agent %d 5 s after its connection closed: session %v, delivery %s", i, err, d.State)
+			}
+		}
+	}
+}

@@ -61,7 +61,7 @@ type Service interface {
 	RenewAgentSessions(ctx context.Context, holders []string, until time.Time) ([]string, error)
 	AgentsWithDueWork(ctx context.Context, max int) ([]string, error)
 	AgentSession(ctx context.Context, agentID string) (*switchboard.AgentSession, error)
-	DisconnectAgent(ctx context.Context, agent *switchboard.Agent, holder string) error
+	DisconnectAgents(ctx context.Context, holders []string) error
 	ClaimOffers(ctx context.Context, agent *switchboard.Agent, holder string, max int) ([]*switchboard.Offer, error)
 	AckOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event) error
 	AckOfferAt(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event, at time.Time) error
@@ -107,6 +107,8 @@ type Hub struct {
 	conns   map[string]*conn // guarded by mu: the active connection of each agent
 	closing bool             // guarded by mu: Shutdown has begun
 	running sync.WaitGroup   // one per connection being served
+
+	disconnects disconnects // connections that closed, ended in batches (disconnect.go)
 
 	upkeepStop chan struct{} // guarded by mu: set when the upkeep loop starts (upkeep.go)
 	upkeepDone chan struct{} // guarded by mu: closed when it has ended

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -208,18 +209,35 @@ func (db *DB) ackDelivery(ctx context.Context, tx *sql.Tx, id, holder string) (b
 }
 
 // ReleaseDeliveries implements switchboard.DeliveryStore.
-func (db *DB) ReleaseDeliveries(ctx context.Context, holder string) (int, error) {
-	var n int64
-	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
-			WHERE holder = $2 AND state = 'offered'`, nanos(db.Now()), holder)
+func (db *DB) ReleaseDeliveries(ctx context.Context, holders []string) ([]string, error) {
+	var agents []string
+	seen := make(map[string]bool)
+	for chunk := range slices.Chunk(holders, holderChunk) {
+		marks, args := holderMarks(chunk, 2)
+		err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
+				WHERE holder IN (`+marks+`) AND state = 'offered' RETURNING agent_id`, append([]any{nanos(db.Now())}, args...)...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var a string
+				if err := rows.Scan(&a); err != nil {
+					return err
+				}
+				if !seen[a] {
+					seen[a] = true
+					agents = append(agents, a)
+				}
+			}
+			return rows.Err()
+		})
 		if err != nil {
-			return err
+			return agents, err
 		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return int(n), err
+	}
+	return agents, nil
 }
 
 // RetryDelivery implements switchboard.DeliveryStore.

@@ -61,23 +61,17 @@ func (db *DB) openSession(ctx context.Context, tx *sql.Tx, s *switchboard.AgentS
 	return replaced, err
 }
 
-// renewChunk bounds the holders named in one renewal statement.
-const renewChunk = 500
+// holderChunk bounds the holders named in one statement.
+const holderChunk = 500
 
 // RenewSessions implements switchboard.SessionStore.
 func (db *DB) RenewSessions(ctx context.Context, holders []string, expiresAt time.Time) ([]string, error) {
 	var renewed []string
-	for chunk := range slices.Chunk(holders, renewChunk) {
+	for chunk := range slices.Chunk(holders, holderChunk) {
 		err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			args := make([]any, 0, len(chunk)+1)
-			args = append(args, nanos(expiresAt))
-			marks := make([]string, len(chunk))
-			for i, h := range chunk {
-				args = append(args, h)
-				marks[i] = "$" + strconv.Itoa(i+2)
-			}
+			marks, holders := holderMarks(chunk, 2)
 			rows, err := tx.QueryContext(ctx, `UPDATE agent_sessions SET expires_at = $1
-				WHERE holder IN (`+strings.Join(marks, ", ")+`) RETURNING holder`, args...)
+				WHERE holder IN (`+marks+`) RETURNING holder`, append([]any{nanos(expiresAt)}, holders...)...)
 			if err != nil {
 				return err
 			}
@@ -98,12 +92,30 @@ func (db *DB) RenewSessions(ctx context.Context, holders []string, expiresAt tim
 	return renewed, nil
 }
 
-// CloseSession implements switchboard.SessionStore.
-func (db *DB) CloseSession(ctx context.Context, agentID, holder string) error {
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM agent_sessions WHERE agent_id = $1 AND holder = $2`, agentID, holder)
-		return err
-	})
+// CloseSessions implements switchboard.SessionStore.
+func (db *DB) CloseSessions(ctx context.Context, holders []string) error {
+	for chunk := range slices.Chunk(holders, holderChunk) {
+		marks, args := holderMarks(chunk, 1)
+		if err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `DELETE FROM agent_sessions WHERE holder IN (`+marks+`)`, args...)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holderMarks returns the placeholders of a list of holders, numbered from
+// first, and the holders as arguments.
+func holderMarks(holders []string, first int) (string, []any) {
+	marks := make([]string, len(holders))
+	args := make([]any, len(holders))
+	for i, h := range holders {
+		marks[i] = "$" + strconv.Itoa(first+i)
+		args[i] = h
+	}
+	return strings.Join(marks, ", "), args
 }
 
 // FindSession implements switchboard.SessionStore.

@@ -98,10 +98,13 @@ func testDeliveryClaimAckRelease(t *testing.T, s Store) {
 	if ok, _ := s.AckDelivery(ctx, d1.ID, "conn-a"); ok {
 		t.Fatal("second ack reported true")
 	}
-	n, err := s.ReleaseDeliveries(ctx, "conn-a")
+	agents, err := s.ReleaseDeliveries(ctx, []string{"conn-x", "conn-a"})
 	must(t, err)
-	if n != 1 {
-		t.Fatalf("released %d, want 1 (the unacknowledged one)", n)
+	if len(agents) != 1 || agents[0] != g.ID {
+		t.Fatalf("released offers for agents %v, want only %s (the unacknowledged one)", agents, g.ID)
+	}
+	if agents, err := s.ReleaseDeliveries(ctx, []string{"conn-a"}); err != nil || len(agents) != 0 {
+		t.Fatalf("released again: %v %v", agents, err)
 	}
 	got, err = s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, time.Minute)
 	must(t, err)
@@ -435,7 +438,7 @@ func testDeliveryLateAck(t *testing.T, s Store) {
 	task, d = queueTask(t, s, g, "m2", now)
 	held = append(held, task.ID())
 	claim("conn-a", time.Minute)
-	_, err = s.ReleaseDeliveries(ctx, "conn-a")
+	_, err = s.ReleaseDeliveries(ctx, []string{"conn-a"})
 	must(t, err)
 	ack(d, "conn-a", true)
 
@@ -496,7 +499,7 @@ func testDeliveryRequeueFreshDeadline(t *testing.T, s Store) {
 	if len(got) != 1 || got[0].ID != d.ID || !got[0].Deadline.Equal(deadline) {
 		t.Fatalf("claimed %+v, want %s with deadline %s", got, d.ID, deadline.UTC())
 	}
-	_, err = s.ReleaseDeliveries(ctx, "conn-b")
+	_, err = s.ReleaseDeliveries(ctx, []string{"conn-b"})
 	must(t, err)
 	if expired, _ := s.FindExpiredDeliveries(ctx, now.Add(time.Minute), 10); len(expired) != 0 {
 		t.Fatalf("requeued work expired after a dropped offer: %v", ids(expired))

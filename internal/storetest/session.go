@@ -100,11 +100,12 @@ func testSessions(t *testing.T, s Store) {
 		t.Fatalf("RenewSessions of nobody: %v %v", renewed, err)
 	}
 
-	must(t, s.CloseSession(ctx, g.ID, "conn-1")) // not its session: nothing happens
+	must(t, s.CloseSessions(ctx, []string{"conn-1"})) // not its session: nothing happens
 	if _, err := s.FindSession(ctx, g.ID); err != nil {
 		t.Fatalf("closed by a stale connection: %v", err)
 	}
-	must(t, s.CloseSession(ctx, g.ID, "conn-2"))
+	must(t, s.CloseSessions(ctx, nil))
+	must(t, s.CloseSessions(ctx, many)) // conn-2 among 1,200 holders, past one statement's worth
 	if _, err := s.FindSession(ctx, g.ID); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		t.Fatalf("after close: %v", err)
 	}
