@@ -362,7 +362,12 @@ func (c *conn) onTaskUpdate(f *connproto.Frame) {
 	}
 	var t *switchboard.Task
 	var err error
-	if h := c.takeHeld(id); h != nil {
+	h := c.takeHeld(id)
+	if h != nil && !setsState(sr.Event) {
+		c.writeHeld(h) // an artifact, say: the answer's working state stays, written first
+		h = nil
+	}
+	if h != nil {
 		t, err = c.hub.Service.ApplyAgentEventAcking(c.ctx, c.agent.Load(), id, sr.Event, h.d, h.at)
 		if err != nil {
 			c.writeHeld(h) // the event was not applied: the answer is, as it came

@@ -12,10 +12,11 @@ import (
 // usually reports the end of its turn a moment later. Written as they come,
 // that is two transactions, the first setting a state the second replaces
 // at once. So the connection holds such an answer back for up to
-// holdWorking: an update of the task within that time is written together
-// with the acknowledgement, and the working state is left out (no one
-// could have seen it for longer); otherwise the answer is written when the
-// time is up, and the task shows working that much later. The offer stops
+// holdWorking: an update of the task within that time that sets its state
+// is written together with the acknowledgement, and the working state is
+// left out (no one could have seen it for longer); otherwise (the time is
+// up, or the update is an artifact) the answer is written first, as it
+// came, and the task shows working that much later. The offer stops
 // counting against the agent's window when the answer arrives, as before.
 const holdWorking = 20 * time.Millisecond
 
@@ -25,6 +26,11 @@ type heldAnswer struct {
 	answer a2a.Event
 	at     time.Time // when it arrived
 	timer  *time.Timer
+	// taken is set (under c.mu) by whoever writes the answer. The timer
+	// leaves it in c.held while it writes, and closes written after, so
+	// that an update of the task waits for it rather than overtake it.
+	taken   bool
+	written chan struct{}
 }
 
 // bareWorking reports whether answer, to the offer d, says no more than
@@ -32,19 +38,41 @@ type heldAnswer struct {
 func bareWorking(d *switchboard.Delivery, answer a2a.Event) bool {
 	t, ok := answer.(*a2a.Task)
 	return ok && d.Kind == switchboard.DeliverTask && t.Status.State == a2a.TaskStateWorking &&
-		t.Status.Message == nil && len(t.Artifacts) == 0 && len(t.History) == 0 && len(t.Metadata) == 0
+		t.Status.Message == nil && len(t.Artifacts) == 0 && len(t.Metadata) == 0
+}
+
+// setsState reports whether an agent's event sets the task's state, and
+// so replaces the working state of a held answer: a status update, a
+// message (which completes the task), or the task in a state past
+// submitted. An artifact update does not; with it the held answer is
+// written first.
+func setsState(ev a2a.Event) bool {
+	switch e := ev.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		return e.Status.State != a2a.TaskStateUnspecified && e.Status.State != a2a.TaskStateSubmitted
+	case *a2a.Task:
+		return e.Status.State != a2a.TaskStateUnspecified && e.Status.State != a2a.TaskStateSubmitted
+	case *a2a.Message:
+		return true
+	}
+	return false
 }
 
 // hold holds back answer, the agent's answer to the offer d, for up to
 // holdWorking; then the timer writes it, unless takeHeld took it first.
-// Whoever removes a held answer from c.held owns it and must write it.
+// Whoever sets a held answer's taken writes it.
 func (c *conn) hold(d *switchboard.Delivery, answer a2a.Event) {
-	h := &heldAnswer{d: d, answer: answer, at: time.Now()}
+	h := &heldAnswer{d: d, answer: answer, at: time.Now(), written: make(chan struct{})}
 	c.mu.Lock()
 	if c.held == nil {
 		c.held = make(map[a2a.TaskID]*heldAnswer)
 	}
 	old := c.held[d.TaskID]
+	if old != nil && !old.taken {
+		old.taken = true
+	} else {
+		old = nil // none, or the timer writes it
+	}
 	c.held[d.TaskID] = h
 	h.timer = time.AfterFunc(holdWorking, func() { c.releaseHeld(h) })
 	c.heldWrites.Add(1)
@@ -55,32 +83,45 @@ func (c *conn) hold(d *switchboard.Delivery, answer a2a.Event) {
 	}
 }
 
-// releaseHeld writes h when its time is up, unless it was taken.
+// releaseHeld writes h when its time is up, unless it was taken. It keeps
+// h in c.held while it writes (see heldAnswer.taken).
 func (c *conn) releaseHeld(h *heldAnswer) {
 	c.mu.Lock()
-	mine := c.held[h.d.TaskID] == h
-	if mine {
+	mine := c.held[h.d.TaskID] == h && !h.taken
+	h.taken = true
+	c.mu.Unlock()
+	if !mine {
+		return
+	}
+	c.writeHeld(h)
+	c.mu.Lock()
+	if c.held[h.d.TaskID] == h {
 		delete(c.held, h.d.TaskID)
 	}
 	c.mu.Unlock()
-	if mine {
-		c.writeHeld(h)
-	}
+	close(h.written)
 }
 
 // takeHeld takes the answer held for the task, if any; the caller writes
 // it, with an update of the task (ApplyAgentEventAcking) or alone
-// (writeHeld), and then calls c.heldWrites.Done.
+// (writeHeld), and then calls c.heldWrites.Done. If the timer is writing
+// it, takeHeld waits until it is written and returns nil.
 func (c *conn) takeHeld(task a2a.TaskID) *heldAnswer {
 	c.mu.Lock()
 	h := c.held[task]
-	if h != nil {
-		delete(c.held, task)
+	if h == nil {
+		c.mu.Unlock()
+		return nil
 	}
+	if h.taken {
+		c.mu.Unlock()
+		<-h.written
+		return nil
+	}
+	h.taken = true
+	delete(c.held, task)
 	c.mu.Unlock()
-	if h != nil {
-		h.timer.Stop()
-	}
+	h.timer.Stop()
 	return h
 }
 
@@ -103,8 +144,11 @@ func (c *conn) flushHeld() {
 	c.mu.Lock()
 	var hs []*heldAnswer
 	for id, h := range c.held {
-		delete(c.held, id)
-		hs = append(hs, h)
+		if !h.taken { // else the timer writes it
+			h.taken = true
+			delete(c.held, id)
+			hs = append(hs, h)
+		}
 	}
 	c.mu.Unlock()
 	for _, h := range hs {

@@ -112,3 +112,27 @@ func TestHeldAnswerKeptWhenTheUpdateFails(t *testing.T) {
 		t.Fatalf("delivery %s, want acknowledged", d.State)
 	}
 }
+
+// TestArtifactAfterHeldAnswerKeepsWorking checks that an update that sets
+// no state (an artifact) does not take the place of a held working answer:
+// the answer is written first, and the task shows working.
+func TestArtifactAfterHeldAnswerKeepsWorking(t *testing.T) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	id := path(s.send(g, peer, "one", true), "result", "task", "id").(string)
+	o := a.nextOffer()
+	a.ackWorking(o)
+	r := a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID,
+		"artifact": map[string]any{"artifactId": "a", "parts": []any{map[string]any{"text": "partial"}}}}})
+	if r.Error != nil {
+		t.Fatalf("update: %+v", r.Error)
+	}
+	if st := s.task(id).State(); st != a2a.TaskStateWorking {
+		t.Fatalf("task %s after an artifact, want working", st)
+	}
+	if got := s.statesLogged(id); len(got) != 1 || got[0] != a2a.TaskStateWorking {
+		t.Fatalf("status events %v, want working", got)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
 )
 
@@ -25,5 +27,25 @@ func TestPongHandledBeforeTheNextPing(t *testing.T) {
 	}
 	if c.w.pinging {
 		t.Fatal("still waiting for a pong")
+	}
+}
+
+// TestUpdateWaitsForTheHeldAnswerBeingWritten checks that an update of a
+// task whose held answer the timer is writing waits until it is written,
+// so that the two are written in the order they came.
+func TestUpdateWaitsForTheHeldAnswerBeingWritten(t *testing.T) {
+	c := &conn{}
+	h := &heldAnswer{d: &switchboard.Delivery{TaskID: "t1"}, taken: true, written: make(chan struct{})}
+	c.held = map[a2a.TaskID]*heldAnswer{"t1": h}
+	got := make(chan *heldAnswer, 1)
+	go func() { got <- c.takeHeld("t1") }()
+	select {
+	case <-got:
+		t.Fatal("takeHeld returned while the held answer was being written")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(h.written)
+	if taken := <-got; taken != nil {
+		t.Fatal("takeHeld took an answer the timer wrote")
 	}
 }
