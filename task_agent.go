@@ -84,17 +84,18 @@ func (s *TaskService) AgentConnected(ctx context.Context, agentID string) (bool,
 // session ends unless a newer connection took it over. An instance that
 // loses many connections at once ends them in a few statements.
 func (s *TaskService) DisconnectAgents(ctx context.Context, holders []string) error {
+	var errs []error
 	if err := s.sessions.CloseSessions(ctx, holders); err != nil {
-		return fmt.Errorf("close %d sessions: %w", len(holders), err)
+		errs = append(errs, fmt.Errorf("close %d sessions: %w", len(holders), err))
 	}
-	agents, err := s.deliveries.ReleaseDeliveries(ctx, holders)
+	agents, err := s.deliveries.ReleaseDeliveries(ctx, holders) // even when the sessions stay: they expire
 	for _, id := range agents {
 		s.notify(ctx, AgentSubject(id))
 	}
 	if err != nil {
-		return fmt.Errorf("release the offers of %d connections: %w", len(holders), err)
+		errs = append(errs, fmt.Errorf("release the offers of %d connections: %w", len(holders), err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // ClaimOffers offers up to max queued deliveries of the agent to holder and

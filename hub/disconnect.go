@@ -11,9 +11,9 @@ import (
 // instance's network blinks, a balancer restarts), one write each would
 // queue thousands of statements: 100,000 agents leaving six instances at
 // once made 200,000, and half of them timed out. So the connections that
-// close while one batch is written join the next, which one of them writes
-// for all, up to maxDisconnectBatch at a time; a lone close is written at
-// once, as before.
+// close while one batch is written join the next, written for all of them
+// (by a goroutine that runs while batches wait), up to maxDisconnectBatch
+// at a time; a lone close is written at once, as before.
 
 // maxDisconnectBatch bounds the connections one batch ends.
 const maxDisconnectBatch = 1000
@@ -51,21 +51,43 @@ func (h *Hub) disconnect(holder string) error {
 		<-b.done
 		return b.err
 	}
-	// This connection writes the batches, its own first, and those that
-	// form while it writes.
+	// No batch is being written, so the queue holds this one alone: write
+	// it, and leave the batches that form meanwhile to a goroutine, so
+	// that this connection is not held up by others' closes.
 	d.writing = true
+	d.queue = d.queue[1:]
+	d.mu.Unlock()
+	h.writeDisconnects(b)
+	d.mu.Lock()
+	if len(d.queue) > 0 {
+		d.mu.Unlock()
+		go h.drainDisconnects()
+	} else {
+		d.writing = false
+		d.mu.Unlock()
+	}
+	return b.err
+}
+
+// drainDisconnects writes the queued batches until none is left.
+func (h *Hub) drainDisconnects() {
+	d := &h.disconnects
+	d.mu.Lock()
 	for len(d.queue) > 0 {
-		next := d.queue[0]
+		b := d.queue[0]
 		d.queue = d.queue[1:]
 		d.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		next.err = h.Service.DisconnectAgents(ctx, next.holders)
-		cancel()
-		close(next.done)
+		h.writeDisconnects(b)
 		d.mu.Lock()
 	}
-	d.queue = nil
 	d.writing = false
 	d.mu.Unlock()
-	return b.err
+}
+
+// writeDisconnects writes one batch and tells its connections.
+func (h *Hub) writeDisconnects(b *disconnectBatch) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	b.err = h.Service.DisconnectAgents(ctx, b.holders)
+	cancel()
+	close(b.done)
 }

@@ -54,11 +54,14 @@ func (c *checkpointer) loop() {
 	defer close(c.done)
 	t := time.NewTimer(checkpointEvery)
 	t.Stop()
+	again := false // the last checkpoint left pages behind (a reader held them)
 	for {
-		select {
-		case <-c.stop:
-			return
-		case <-c.committed:
+		if !again {
+			select {
+			case <-c.stop:
+				return
+			case <-c.committed:
+			}
 		}
 		t.Reset(checkpointEvery) // commits meanwhile are copied by the same checkpoint
 		select {
@@ -68,18 +71,24 @@ func (c *checkpointer) loop() {
 		case <-t.C:
 		}
 		c.runs.Add(1)
-		if err := c.checkpoint(); err != nil {
+		complete, err := c.checkpoint()
+		if err != nil {
 			slog.Warn("sqlite checkpoint", "err", err)
 		}
+		again = err == nil && !complete
 	}
 }
 
-// checkpoint copies what it can of the WAL into the database file.
-func (c *checkpointer) checkpoint() error {
+// checkpoint copies what it can of the WAL into the database file, and
+// reports whether it copied all of it.
+func (c *checkpointer) checkpoint() (complete bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var busy, walPages, copied int
-	return c.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &walPages, &copied)
+	if err := c.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &walPages, &copied); err != nil {
+		return false, err
+	}
+	return busy == 0 && copied >= walPages, nil
 }
 
 // close stops the checkpointer and closes its connection.
