@@ -24,6 +24,27 @@ func (s *server) statesLogged(taskID string) []a2a.TaskState {
 	return states
 }
 
+// workingAnswered starts a deployment with one connected agent, sends it a
+// task, and answers the offer "working": the answer is then held.
+func workingAnswered(t *testing.T) (*server, *switchboard.Agent, string, *testAgent, offered) {
+	s := newServer(t)
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	id := path(s.send(g, peer, "one", true), "result", "task", "id").(string)
+	o := a.nextOffer()
+	a.ackWorking(o)
+	return s, g, id, a, o
+}
+
+// requireAcked fails unless the task's delivery is acknowledged.
+func (s *server) requireAcked(taskID string) {
+	s.t.Helper()
+	if d := s.delivery(taskID); d.State != switchboard.DeliveryAcked {
+		s.t.Fatalf("delivery %s, want acknowledged", d.State)
+	}
+}
+
 // TestWorkingAnswerJoinsTheTurnsEnd checks held answers (held.go): an
 // answer that says only "working", followed at once by the end of the
 // turn, is written with it, in one change: the log has no working status,
@@ -45,9 +66,7 @@ func TestWorkingAnswerJoinsTheTurnsEnd(t *testing.T) {
 	if got := s.statesLogged(o.taskID); len(got) != 1 || got[0] != a2a.TaskStateCompleted {
 		t.Fatalf("status events %v, want only completed", got)
 	}
-	if d := s.delivery(o.taskID); d.State != switchboard.DeliveryAcked {
-		t.Fatalf("delivery %s, want acknowledged", d.State)
-	}
+	s.requireAcked(o.taskID)
 }
 
 // TestHeldWorkingAnswerWrittenAlone checks that a working answer that no
@@ -55,17 +74,10 @@ func TestWorkingAnswerJoinsTheTurnsEnd(t *testing.T) {
 // the connection closes is written before the connection's offers are
 // released: the task is not offered again.
 func TestHeldWorkingAnswerWrittenAlone(t *testing.T) {
-	s := newServer(t)
-	g, tok := s.agent("alice")
-	peer := s.peerToken(g, "bob")
-	a := s.connect(tok)
-	first := path(s.send(g, peer, "one", true), "result", "task", "id").(string)
-	o := a.nextOffer()
-	a.ackWorking(o)
+	s, g, first, a, _ := workingAnswered(t)
+	peer := s.peerToken(g, "carol")
 	s.waitState(first, a2a.TaskStateWorking)
-	if d := s.delivery(first); d.State != switchboard.DeliveryAcked {
-		t.Fatalf("delivery %s, want acknowledged", d.State)
-	}
+	s.requireAcked(first)
 
 	second := path(s.send(g, peer, "two", true), "result", "task", "id").(string)
 	o2 := a.nextOffer()
@@ -87,20 +99,14 @@ func TestHeldWorkingAnswerWrittenAlone(t *testing.T) {
 	if st := s.task(second).State(); st != a2a.TaskStateWorking {
 		t.Fatalf("task %s, want working", st)
 	}
-	b := s.connect(tok, first, second)
+	b := s.connect(s.agentToken(g), first, second)
 	b.quiet(200 * time.Millisecond)
 }
 
 // TestHeldAnswerKeptWhenTheUpdateFails checks that an update refused while
 // a working answer is held leaves the answer written as it came.
 func TestHeldAnswerKeptWhenTheUpdateFails(t *testing.T) {
-	s := newServer(t)
-	g, tok := s.agent("alice")
-	peer := s.peerToken(g, "bob")
-	a := s.connect(tok)
-	id := path(s.send(g, peer, "one", true), "result", "task", "id").(string)
-	o := a.nextOffer()
-	a.ackWorking(o)
+	s, _, id, a, o := workingAnswered(t)
 	r := a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID, "artifact": map[string]any{"artifactId": "a", "parts": []any{}}}})
 	if r.Error == nil {
 		t.Fatal("an artifact without parts was taken")
@@ -108,22 +114,14 @@ func TestHeldAnswerKeptWhenTheUpdateFails(t *testing.T) {
 	if st := s.task(id).State(); st != a2a.TaskStateWorking {
 		t.Fatalf("task %s right after the refused update, want working", st)
 	}
-	if d := s.delivery(id); d.State != switchboard.DeliveryAcked {
-		t.Fatalf("delivery %s, want acknowledged", d.State)
-	}
+	s.requireAcked(id)
 }
 
 // TestArtifactAfterHeldAnswerKeepsWorking checks that an update that sets
 // no state (an artifact) does not take the place of a held working answer:
 // the answer is written first, and the task shows working.
 func TestArtifactAfterHeldAnswerKeepsWorking(t *testing.T) {
-	s := newServer(t)
-	g, tok := s.agent("alice")
-	peer := s.peerToken(g, "bob")
-	a := s.connect(tok)
-	id := path(s.send(g, peer, "one", true), "result", "task", "id").(string)
-	o := a.nextOffer()
-	a.ackWorking(o)
+	s, _, id, a, o := workingAnswered(t)
 	r := a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID,
 		"artifact": map[string]any{"artifactId": "a", "parts": []any{map[string]any{"text": "partial"}}}}})
 	if r.Error != nil {
