@@ -64,12 +64,13 @@ func (s *TaskService) sendReserved(ctx context.Context, agent *Agent, t *Task, d
 	}
 	// The connection went away between the reservation and now, and may
 	// have released its offers before this one was committed: release
-	// again, so that the next connection is offered it at once (rather
-	// than when the offer's lease ends).
+	// this one, so that the next connection is offered it at once (rather
+	// than when the offer's lease ends). The connection's other offers are
+	// its own to release, after the answers it holds are written.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second) // the peer may have gone
 	defer cancel()
-	if _, err := s.deliveries.ReleaseDeliveries(rctx, []string{holder}); err != nil {
-		s.log.Warn("release an offer whose connection closed", "holder", holder, "err", err)
+	if err := s.deliveries.RetryDelivery(rctx, d.ID, s.Now(), ""); err != nil {
+		s.log.Warn("release an offer whose connection closed", "delivery_id", d.ID, "err", err)
 	}
 	return false
 }

@@ -42,6 +42,14 @@ func TestDirectOfferToAClosedConnectionIsQueued(t *testing.T) {
 	f.agent.Mode = switchboard.ModeConnector
 	_, err := f.db.UpdateAgent(ctx, f.agent.ID, switchboard.AgentUpdate{Mode: &f.agent.Mode})
 	must(t, err)
+	// The connection holds an offer of an earlier task: its own to
+	// release, after the answers it holds are written.
+	earlier := f.send(t, "m0", "before")
+	held, err := f.svc.ClaimOffers(ctx, f.agent, "conn/gone", 10)
+	must(t, err)
+	if len(held) != 1 {
+		t.Fatalf("claimed %d offers, want the earlier task's", len(held))
+	}
 	conn := &closingConn{}
 	f.svc.Direct = conn
 	w, err := bus.Watch(ctx, switchboard.AgentSubject(f.agent.ID))
@@ -53,6 +61,11 @@ func TestDirectOfferToAClosedConnectionIsQueued(t *testing.T) {
 	must(t, err)
 	if conn.reserved != 1 || len(ds) != 1 || ds[0].State != switchboard.DeliveryQueued || ds[0].Holder != "" {
 		t.Fatalf("reserved %d; deliveries %+v: want the one delivery back in the queue", conn.reserved, ds)
+	}
+	ds, err = f.db.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &earlier.A2A.ID})
+	must(t, err)
+	if len(ds) != 1 || ds[0].State != switchboard.DeliveryOffered || ds[0].Holder != "conn/gone" {
+		t.Fatalf("the earlier task's delivery %+v: want it still offered to the connection", ds)
 	}
 	select {
 	case <-w.C():
