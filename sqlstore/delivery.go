@@ -75,16 +75,7 @@ func (db *DB) AgentsWithDueWork(ctx context.Context, mode switchboard.DeliveryMo
 	if err != nil {
 		return nil, db.formatError(err)
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return scanStrings(rows)
 }
 
 // acceptsTasks is the condition that holds back new tasks of agents that do
@@ -211,7 +202,6 @@ func (db *DB) ackDelivery(ctx context.Context, tx *sql.Tx, id, holder string) (b
 // ReleaseDeliveries implements switchboard.DeliveryStore.
 func (db *DB) ReleaseDeliveries(ctx context.Context, holders []string) ([]string, error) {
 	var agents []string
-	seen := make(map[string]bool)
 	for chunk := range slices.Chunk(holders, holderChunk) {
 		marks, args := holderMarks(chunk, 2)
 		err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -220,24 +210,35 @@ func (db *DB) ReleaseDeliveries(ctx context.Context, holders []string) ([]string
 			if err != nil {
 				return err
 			}
-			defer rows.Close()
-			for rows.Next() {
-				var a string
-				if err := rows.Scan(&a); err != nil {
-					return err
-				}
-				if !seen[a] {
-					seen[a] = true
-					agents = append(agents, a)
-				}
-			}
-			return rows.Err()
+			ids, err := scanStrings(rows)
+			agents = append(agents, ids...)
+			return err
 		})
 		if err != nil {
-			return agents, err
+			return distinct(agents), err
 		}
 	}
-	return agents, nil
+	return distinct(agents), nil
+}
+
+// scanStrings reads the one text column of rows, and closes them.
+func scanStrings(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// distinct sorts ids and drops repeats.
+func distinct(ids []string) []string {
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // RetryDelivery implements switchboard.DeliveryStore.
@@ -303,21 +304,10 @@ func (db *DB) RequeueStaleOffers(ctx context.Context, now time.Time) ([]string, 
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		seen := map[string]bool{}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			if !seen[id] {
-				seen[id] = true
-				agents = append(agents, id)
-			}
-		}
-		return rows.Err()
+		agents, err = scanStrings(rows)
+		return err
 	})
-	return agents, err
+	return distinct(agents), err
 }
 
 // FindExpiredDeliveries implements switchboard.DeliveryStore.

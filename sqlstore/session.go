@@ -75,15 +75,9 @@ func (db *DB) RenewSessions(ctx context.Context, holders []string, expiresAt tim
 			if err != nil {
 				return err
 			}
-			defer rows.Close()
-			for rows.Next() {
-				var h string
-				if err := rows.Scan(&h); err != nil {
-					return err
-				}
-				renewed = append(renewed, h)
-			}
-			return rows.Err()
+			hs, err := scanStrings(rows)
+			renewed = append(renewed, hs...)
+			return err
 		})
 		if err != nil {
 			return renewed, err
