@@ -189,11 +189,7 @@ func (s *TaskService) AckOfferAt(ctx context.Context, agent *Agent, d *Delivery,
 	if answer == nil || d.Kind == DeliverCancel || onlyAcknowledges(answer) {
 		return s.ackDeliveryAt(ctx, agent, d, at)
 	}
-	ack := &DeliveryAck{DeliveryID: d.ID, Holder: d.Holder}
-	_, err := s.applyAgentEvent(ctx, agent, d.TaskID, answer, ack)
-	if ack.First && s.OnAck != nil {
-		s.OnAck(agent.Mode, d, at)
-	}
+	_, err := s.ApplyAgentEventAcking(ctx, agent, d.TaskID, answer, d, at)
 	if ErrorCode(err) == EINVALIDAGENTRESPONSE {
 		return s.FailAgentTask(ctx, agent, d.TaskID, ErrorMessage(err), true)
 	}

@@ -360,23 +360,7 @@ func (c *conn) onTaskUpdate(f *connproto.Frame) {
 		c.replyError(f.ID, connproto.CodeInvalidParams, "the event names no taskId")
 		return
 	}
-	var t *switchboard.Task
-	var err error
-	h := c.takeHeld(id)
-	if h != nil && !setsState(sr.Event) {
-		c.writeHeld(h) // an artifact, say: the answer's working state stays, written first
-		h = nil
-	}
-	if h != nil {
-		t, err = c.hub.Service.ApplyAgentEventAcking(c.ctx, c.agent.Load(), id, sr.Event, h.d, h.at)
-		if err != nil {
-			c.writeHeld(h) // the event was not applied: the answer is, as it came
-		} else {
-			c.heldWrites.Done()
-		}
-	} else {
-		t, err = c.hub.Service.ApplyAgentEvent(c.ctx, c.agent.Load(), id, sr.Event)
-	}
+	t, err := c.applyAgentEvent(id, sr.Event)
 	if err != nil {
 		c.replyErr(f.ID, err)
 		return

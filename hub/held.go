@@ -125,6 +125,27 @@ func (c *conn) takeHeld(task a2a.TaskID) *heldAnswer {
 	return h
 }
 
+// applyAgentEvent records an event the agent reports about one of its
+// tasks, with the answer held for the task, if any, when the event takes
+// the place of its working state.
+func (c *conn) applyAgentEvent(id a2a.TaskID, ev a2a.Event) (*switchboard.Task, error) {
+	h := c.takeHeld(id)
+	if h != nil && !setsState(ev) {
+		c.writeHeld(h) // an artifact, say: the answer's working state stays, written first
+		h = nil
+	}
+	if h == nil {
+		return c.hub.Service.ApplyAgentEvent(c.ctx, c.agent.Load(), id, ev)
+	}
+	t, err := c.hub.Service.ApplyAgentEventAcking(c.ctx, c.agent.Load(), id, ev, h.d, h.at)
+	if err != nil {
+		c.writeHeld(h) // the event was not applied: the answer is, as it came
+	} else {
+		c.heldWrites.Done()
+	}
+	return t, err
+}
+
 // writeHeld writes a held answer as it came, and marks it written. It
 // writes even while the connection closes: the answer arrived, and an
 // offer left unacknowledged would be offered again.
