@@ -268,7 +268,10 @@ func cut(s string) string {
 // redactURL removes credentials and query values from a URL and shortens
 // its long path segments.
 func redactURL(raw string) string {
-	u, err := url.Parse(raw)
+	// A URL redacted before holds "…" marks, which url.Parse refuses in
+	// user info: give them as the escape they stand for, so that a
+	// preview of a preview is the same preview.
+	u, err := url.Parse(strings.ReplaceAll(raw, "…", "%E2%80%A6"))
 	if err != nil {
 		return "…"
 	}

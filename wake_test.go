@@ -49,7 +49,7 @@ func TestWakePreview(t *testing.T) {
 // limit, and that a Switchboard token in peer text never survives.
 func FuzzWakePreview(f *testing.F) {
 	for _, s := range []string{"", "hello", "Authorization: Bearer sbo_abcdefghijklmnop", "https://a.example/0123456789abcdef?x=1",
-		"\xff\xfe broken utf8 sbp_0123456789abcdefgh", strings.Repeat("é", 400), "ZZZZZZZZ"} {
+		"\xff\xfe broken utf8 sbp_0123456789abcdefgh", strings.Repeat("é", 400), "ZZZZZZZZ", "http://@"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
