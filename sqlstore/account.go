@@ -13,7 +13,7 @@ const accountColumns = `id, name, role, disabled, created_at, updated_at`
 func (db *DB) CreateAccount(ctx context.Context, a *switchboard.Account) error {
 	now := db.Now().UTC()
 	a.CreatedAt, a.UpdatedAt = now, now
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO accounts (`+accountColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 			a.ID, a.Name, string(a.Role), boolInt(a.Disabled), nanos(now), nanos(now))
 		if db.dialect.uniqueViolation(err) {
@@ -53,7 +53,7 @@ func (db *DB) FindAccounts(ctx context.Context) ([]*switchboard.Account, error) 
 // UpdateAccount implements switchboard.AccountStore.
 func (db *DB) UpdateAccount(ctx context.Context, id string, upd switchboard.AccountUpdate) (*switchboard.Account, error) {
 	var out *switchboard.Account
-	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		a, err := scanAccount(tx.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`+db.forUpdate(""), id))
 		if err == sql.ErrNoRows {
 			return switchboard.Errorf(switchboard.ENOTFOUND, "account not found")

@@ -23,7 +23,7 @@ func (db *DB) CreateAgent(ctx context.Context, g *switchboard.Agent) error {
 	if err != nil {
 		return err
 	}
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO agents (id, account_id, handle, name, description, mode, version,
 			skills, extended_skills, accepts_tasks, endpoint, webhook_secret, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
@@ -43,7 +43,7 @@ func (db *DB) FindAgentByID(ctx context.Context, id string) (*switchboard.Agent,
 
 // FindAgentByHandle implements switchboard.AgentStore.
 func (db *DB) FindAgentByHandle(ctx context.Context, handle string) (*switchboard.Agent, error) {
-	return db.findAgent(ctx, db.read, `g.handle = $1`, handle)
+	return db.cachedAgent(ctx, handle)
 }
 
 type queryer interface {
@@ -88,7 +88,7 @@ func (db *DB) FindAgents(ctx context.Context, f switchboard.AgentFilter) ([]*swi
 // UpdateAgent implements switchboard.AgentStore.
 func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentUpdate) (*switchboard.Agent, error) {
 	var out *switchboard.Agent
-	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		g, err := db.findAgentLocked(ctx, tx, `g.id = $1`, id, db.forUpdate("g"))
 		if err != nil {
 			return err
@@ -142,7 +142,7 @@ func applyAgentUpdate(g *switchboard.Agent, upd switchboard.AgentUpdate) {
 
 // DeleteAgent implements switchboard.AgentStore.
 func (db *DB) DeleteAgent(ctx context.Context, id string) error {
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM agents WHERE id = $1`, id)
 		if err != nil {
 			return err

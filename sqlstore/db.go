@@ -28,8 +28,9 @@ type DB struct {
 	dialect dialect
 	group   *groupCommitter // SQLite: the writer that commits transactions in groups
 
-	checkpoints *checkpointer // SQLite: copies the WAL into the database off the write path
-	tasks       *taskCache    // SQLite: the tasks this process wrote last (nil: none kept)
+	checkpoints *checkpointer  // SQLite: copies the WAL into the database off the write path
+	tasks       *taskCache     // SQLite: the tasks this process wrote last (nil: none kept)
+	identities  *identityCache // SQLite: agents and tokens that requests look up (nil: none kept)
 
 	// Now returns the current time for stored timestamps; tests may replace it.
 	Now func() time.Time

@@ -36,7 +36,7 @@ func (db *DB) Import(ctx context.Context, r io.Reader, opts ImportOptions) (map[
 		return nil, err
 	}
 	var counts map[string]int64
-	err = db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		im := &importer{db: db, tx: tx, dr: dr}
 		if err := im.prepare(ctx, opts); err != nil {
 			return err

@@ -51,8 +51,9 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 			name:            "sqlite",
 			uniqueViolation: sqliteUniqueViolation,
 		},
-		Now:   time.Now,
-		tasks: newTaskCache(),
+		Now:        time.Now,
+		tasks:      newTaskCache(),
+		identities: newIdentityCache(),
 	}
 	// The writer creates the file and switches it to WAL before readers open.
 	if err := w.PingContext(ctx); err != nil {

@@ -12,7 +12,7 @@ const tokenColumns = `hash, kind, account_id, agent_id, label, peer_id, created_
 // CreateToken implements switchboard.TokenStore.
 func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace bool) error {
 	now := db.Now().UTC()
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		same := `kind = $1 AND account_id = $2 AND agent_id = $3 AND label = $4`
 		keys := []any{string(t.Kind), t.AccountID, t.AgentID, t.Label}
 		existing, err := scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = $1`, t.Hash))
@@ -67,6 +67,11 @@ func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace boo
 
 // FindTokenByHash implements switchboard.TokenStore.
 func (db *DB) FindTokenByHash(ctx context.Context, hash string) (*switchboard.Token, error) {
+	return db.cachedToken(ctx, hash)
+}
+
+// findToken reads the active token with the hash.
+func (db *DB) findToken(ctx context.Context, hash string) (*switchboard.Token, error) {
 	t, err := scanToken(db.read.QueryRowContext(ctx,
 		`SELECT `+tokenColumns+` FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash))
 	if err == sql.ErrNoRows {
@@ -101,7 +106,7 @@ func (db *DB) RevokeTokens(ctx context.Context, f switchboard.TokenFilter) (int,
 	w := &where{args: []any{nanos(db.Now())}} // $1 is the revocation time
 	addTokenConds(w, f)
 	var n int64
-	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1`+w.String(), w.args...)
 		if err != nil {
 			return err

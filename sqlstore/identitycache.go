@@ -1,0 +1,153 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// identityCache keeps, for SQLite, the agents (by handle) and the active
+// tokens (by hash) that every A2A request looks up, so that a request need
+// not read them again: at a few thousand requests a second those two reads
+// cost a tenth of the server's time.
+//
+// Every change to a SQLite database goes through this process's writer, and
+// every change to accounts, agents or tokens goes through writeIdentities,
+// which moves the generation on once the change has committed. An entry is
+// used only while the generation it was read in is still the current one,
+// and it is stored only if no change began while it was being read; so a
+// lookup never returns what a committed change replaced. An entry also
+// expires identityTTL after it was read, a bound on what a change made
+// behind the server's back (an import into a running server, which is
+// documented as unsupported) could leave stale. Misses are not kept, so
+// guessed tokens cannot fill the cache, and each map holds at most
+// identityCacheSize entries (a full one forgets an entry at random).
+type identityCache struct {
+	gen    atomic.Uint64
+	mu     sync.Mutex
+	agents map[string]cachedIdentity[switchboard.Agent]
+	tokens map[string]cachedIdentity[switchboard.Token]
+}
+
+// identityCacheSize bounds each of the cache's maps: a few MB of agents
+// with large cards at most.
+const identityCacheSize = 4096
+
+// identityTTL is how long an entry is used at most.
+const identityTTL = 2 * time.Second
+
+// cachedIdentity is a row as read in generation gen, at time read.
+type cachedIdentity[T any] struct {
+	gen  uint64
+	read time.Time
+	v    T
+}
+
+func newIdentityCache() *identityCache {
+	return &identityCache{
+		agents: make(map[string]cachedIdentity[switchboard.Agent]),
+		tokens: make(map[string]cachedIdentity[switchboard.Token]),
+	}
+}
+
+// generation returns the generation to read an entry in.
+func (c *identityCache) generation() uint64 { return c.gen.Load() }
+
+// changed ends the generation: every entry read before is not used again.
+func (c *identityCache) changed() {
+	c.gen.Add(1)
+	c.mu.Lock()
+	clear(c.agents)
+	clear(c.tokens)
+	c.mu.Unlock()
+}
+
+// lookup returns the entry for key if it is still good.
+func lookup[T any](c *identityCache, m map[string]cachedIdentity[T], key string) (T, bool) {
+	c.mu.Lock()
+	e, ok := m[key]
+	c.mu.Unlock()
+	if !ok || e.gen != c.gen.Load() || time.Since(e.read) > identityTTL {
+		var zero T
+		return zero, false
+	}
+	return e.v, true
+}
+
+// keep stores v, read in generation gen starting at time read, unless the
+// generation has moved on since.
+func keep[T any](c *identityCache, m map[string]cachedIdentity[T], key string, v T, gen uint64, read time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen.Load() != gen {
+		return
+	}
+	if _, ok := m[key]; !ok && len(m) >= identityCacheSize {
+		for k := range m {
+			delete(m, k)
+			break
+		}
+	}
+	m[key] = cachedIdentity[T]{gen: gen, read: read, v: v}
+}
+
+// cachedAgent returns the agent with the handle, read through the cache
+// where there is one. The caller gets its own copy.
+func (db *DB) cachedAgent(ctx context.Context, handle string) (*switchboard.Agent, error) {
+	c := db.identities
+	if c == nil {
+		return db.findAgent(ctx, db.read, `g.handle = $1`, handle)
+	}
+	if g, ok := lookup(c, c.agents, handle); ok {
+		return cloneAgent(&g), nil
+	}
+	gen, read := c.generation(), time.Now()
+	g, err := db.findAgent(ctx, db.read, `g.handle = $1`, handle)
+	if err == nil {
+		keep(c, c.agents, handle, *cloneAgent(g), gen, read)
+	}
+	return g, err
+}
+
+// cachedToken returns the active token with the hash, read through the
+// cache where there is one. The caller gets its own copy.
+func (db *DB) cachedToken(ctx context.Context, hash string) (*switchboard.Token, error) {
+	c := db.identities
+	if c == nil {
+		return db.findToken(ctx, hash)
+	}
+	if t, ok := lookup(c, c.tokens, hash); ok {
+		return &t, nil
+	}
+	gen, read := c.generation(), time.Now()
+	t, err := db.findToken(ctx, hash)
+	if err == nil && t.RevokedAt == nil {
+		keep(c, c.tokens, hash, *t, gen, read)
+	}
+	return t, err
+}
+
+// writeIdentities runs fn as a write transaction that may change accounts,
+// agents or tokens, and ends the cache's generation once it has committed
+// (or failed: either way, what was read before is not used again).
+func (db *DB) writeIdentities(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	err := db.inTx(ctx, fn)
+	if db.identities != nil {
+		db.identities.changed()
+	}
+	return err
+}
+
+// cloneAgent copies g, with slices of its own, so that a caller changing its
+// agent leaves the cached one as it was.
+func cloneAgent(g *switchboard.Agent) *switchboard.Agent {
+	c := *g
+	c.Skills = slices.Clone(g.Skills)
+	c.ExtendedSkills = slices.Clone(g.ExtendedSkills)
+	return &c
+}

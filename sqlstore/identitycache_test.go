@@ -1,0 +1,101 @@
+package sqlstore
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// TestIdentityCacheNeverOutlivesAChange checks that a SQLite store serves
+// agents and tokens from memory, and that every change through the store
+// (an agent updated, a token revoked, an account disabled) is seen by the
+// next lookup. The rows are also changed behind the store's back, so a
+// lookup that still read the database would not show the cache at work.
+func TestIdentityCacheNeverOutlivesAChange(t *testing.T) {
+	ctx := context.Background()
+	db, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "identities.db"))
+	must(t, err)
+	defer db.Close()
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
+	must(t, db.CreateAccount(ctx, acct))
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "g", Name: "before", Mode: switchboard.ModeInbox, AcceptsTasks: true}
+	must(t, db.CreateAgent(ctx, g))
+	tok := &switchboard.Token{Hash: "h1", Kind: switchboard.TokenPeer, AgentID: g.ID, Label: "peer"}
+	must(t, db.CreateToken(ctx, tok, false))
+
+	// A first lookup reads and keeps; a change behind the store's back is
+	// not seen while the entry is good.
+	got, err := db.FindAgentByHandle(ctx, "g")
+	must(t, err)
+	got.Name = "changed by the caller" // the caller's copy
+	if _, err := db.FindTokenByHash(ctx, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.write.ExecContext(ctx, `UPDATE agents SET name = 'behind' WHERE id = $1`, g.ID)
+	must(t, err)
+	_, err = db.write.ExecContext(ctx, `UPDATE tokens SET label = 'behind' WHERE hash = 'h1'`)
+	must(t, err)
+	if got, err := db.FindAgentByHandle(ctx, "g"); err != nil || got.Name != "before" {
+		t.Fatalf("cached agent: %+v, %v (want the name it was read with)", got, err)
+	}
+	if got, err := db.FindTokenByHash(ctx, "h1"); err != nil || got.Label != "peer" {
+		t.Fatalf("cached token: %+v, %v", got, err)
+	}
+
+	// A change through the store is seen at once, with everything committed
+	// before it.
+	name := "after"
+	_, err = db.UpdateAgent(ctx, g.ID, switchboard.AgentUpdate{Name: &name})
+	must(t, err)
+	if got, err := db.FindAgentByHandle(ctx, "g"); err != nil || got.Name != "after" {
+		t.Fatalf("after UpdateAgent: %+v, %v", got, err)
+	}
+	if got, err := db.FindTokenByHash(ctx, "h1"); err != nil || got.Label != "behind" {
+		t.Fatalf("token after a change: %+v, %v", got, err)
+	}
+	n, err := db.RevokeTokens(ctx, switchboard.TokenFilter{AgentID: &g.ID})
+	must(t, err)
+	if _, err := db.FindTokenByHash(ctx, "h1"); n != 1 || switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("revoked %d; lookup after: %v", n, err)
+	}
+	disabled := true
+	_, err = db.UpdateAccount(ctx, acct.ID, switchboard.AccountUpdate{Disabled: &disabled})
+	must(t, err)
+	if got, err := db.FindAgentByHandle(ctx, "g"); err != nil || !got.AccountDisabled {
+		t.Fatalf("after disabling the account: %+v, %v", got, err)
+	}
+	must(t, db.DeleteAgent(ctx, g.ID))
+	if _, err := db.FindAgentByHandle(ctx, "g"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("deleted agent: %v", err)
+	}
+}
+
+// TestIdentityCacheRules checks the cache's own rules: a read that a change
+// overtook is not kept, an entry expires, misses are not kept, and the map
+// stays bounded.
+func TestIdentityCacheRules(t *testing.T) {
+	c := newIdentityCache()
+	gen := c.generation()
+	c.changed() // a change commits while a read is under way
+	keep(c, c.tokens, "h", switchboard.Token{Hash: "h"}, gen, time.Now())
+	if _, ok := lookup(c, c.tokens, "h"); ok {
+		t.Fatal("a read overtaken by a change was kept")
+	}
+	keep(c, c.tokens, "h", switchboard.Token{Hash: "h"}, c.generation(), time.Now().Add(-identityTTL-time.Millisecond))
+	if _, ok := lookup(c, c.tokens, "h"); ok {
+		t.Fatal("an expired entry was used")
+	}
+	keep(c, c.tokens, "h", switchboard.Token{Hash: "h"}, c.generation(), time.Now())
+	if _, ok := lookup(c, c.tokens, "h"); !ok {
+		t.Fatal("a good entry was not used")
+	}
+	for i := range identityCacheSize + 10 {
+		keep(c, c.agents, string(rune('a'+i%26))+time.Duration(i).String(), switchboard.Agent{}, c.generation(), time.Now())
+	}
+	if len(c.agents) > identityCacheSize {
+		t.Fatalf("%d agents kept, the bound is %d", len(c.agents), identityCacheSize)
+	}
+}
