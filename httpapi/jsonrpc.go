@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"regexp"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2ajson"
 )
 
 // JSON-RPC 2.0 error codes of the envelope itself.
@@ -161,7 +163,43 @@ type rpcFailure struct {
 
 // writeRPCResult writes a successful JSON-RPC response.
 func writeRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
+	if body, ok := encodeA2AResult(id, result); ok {
+		writeJSONBody(w, http.StatusOK, append(body, '\n'))
+		return
+	}
 	writeJSON(w, http.StatusOK, rpcResult{JSONRPC: "2.0", ID: id, Result: result})
+}
+
+// encodeRPCResult returns a successful JSON-RPC response as one line.
+func encodeRPCResult(id json.RawMessage, result any) ([]byte, error) {
+	if body, ok := encodeA2AResult(id, result); ok {
+		return body, nil
+	}
+	return json.Marshal(rpcResult{JSONRPC: "2.0", ID: id, Result: result})
+}
+
+// encodeA2AResult writes the response of the A2A 1.0 results that carry
+// messages (tasks, stream responses, events) in one pass, with a2ajson; ok
+// is false for any other result, and for one a2ajson could not write.
+func encodeA2AResult(id json.RawMessage, result any) (body []byte, ok bool) {
+	switch result.(type) {
+	case a2a.StreamResponse, *a2a.Task, *a2a.Message, *a2a.TaskStatusUpdateEvent, *a2a.TaskArtifactUpdateEvent:
+	default:
+		return nil, false
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	if len(id) == 0 || json.Compact(&buf, id) != nil {
+		return nil, false
+	}
+	buf.WriteString(`,"result":`)
+	out, err := a2ajson.Marshal(result)
+	if err != nil {
+		return nil, false
+	}
+	buf.Write(out)
+	buf.WriteByte('}')
+	return buf.Bytes(), true
 }
 
 // writeRPCError writes a failed JSON-RPC response with the error's status.

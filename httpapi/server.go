@@ -265,6 +265,21 @@ type errorBody struct {
 // writeJSON writes v as the JSON response with the given status, giving up
 // on a client that does not read it within writeTimeout.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	startJSON(w, status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// writeJSONBody is writeJSON for a body already encoded.
+func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
+	startJSON(w, status)
+	_, _ = w.Write(body)
+}
+
+// startJSON sets the write deadline and headers of a JSON response and
+// writes its status.
+func startJSON(w http.ResponseWriter, status int) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -272,9 +287,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		h.Set("Cache-Control", "no-store")
 	}
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
 }
 
 // writeError writes err as an owner-API error with the status of its code.

@@ -78,7 +78,7 @@ func (sw *sseWriter) keepAlive() error {
 
 // rpcEvent writes a JSON-RPC response carrying result as one event.
 func (sw *sseWriter) rpcEvent(id int64, reqID json.RawMessage, result any) error {
-	data, err := json.Marshal(rpcResult{JSONRPC: "2.0", ID: reqID, Result: result})
+	data, err := encodeRPCResult(reqID, result)
 	if err != nil {
 		return fmt.Errorf("encode stream event: %w", err)
 	}

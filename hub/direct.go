@@ -1,9 +1,11 @@
 package hub
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2ajson"
 	"github.com/switchboard-dev/switchboard/connproto"
 )
 
@@ -87,11 +89,24 @@ func (h *Hub) conn(agentID string) *conn {
 // offerFrame encodes the request that makes an offer; its id is the
 // delivery id.
 func offerFrame(o *switchboard.Offer) ([]byte, error) {
-	req := connproto.Request{JSONRPC: "2.0", ID: o.Delivery.ID}
 	if o.Cancel != nil {
-		req.Method, req.Params = connproto.MethodCancelTask, o.Cancel
-	} else {
-		req.Method, req.Params = connproto.MethodSendMessage, o.Send
+		return connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: o.Delivery.ID, Method: connproto.MethodCancelTask, Params: o.Cancel})
 	}
-	return connproto.Encode(req)
+	if o.Send == nil {
+		return connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: o.Delivery.ID, Method: connproto.MethodSendMessage})
+	}
+	// A message to send is written in one pass (a2ajson): encoding/json
+	// would check and compact the message's text again at every level.
+	id, err := json.Marshal(o.Delivery.ID)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 512)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":"`+connproto.MethodSendMessage+`","params":`...)
+	if b, err = a2ajson.AppendSendMessageRequest(b, o.Send); err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2ajson"
 )
 
 var _ switchboard.PushStore = (*DB)(nil)
@@ -40,7 +41,7 @@ func (db *DB) queuePushes(ctx context.Context, tx *sql.Tx, t *switchboard.Task, 
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(configs) == 0 {
 		return 0, err
 	}
-	data, err := json.Marshal(&t.A2A)
+	data, err := a2ajson.AppendTask(nil, &t.A2A)
 	if err != nil {
 		return 0, fmt.Errorf("encode task %s: %w", t.ID(), err)
 	}

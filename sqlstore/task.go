@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2ajson"
 )
 
 const taskColumns = `id, agent_id, peer_id, peer_label, protocol, seq, offered, created_at, updated_at, data`
@@ -70,7 +71,7 @@ func (db *DB) taskStateChanged(from, to a2a.TaskState) {
 // encodeTask returns the task's A2A JSON as stored, or a
 // *switchboard.TaskTooLargeError when it is larger than max (0: no bound).
 func encodeTask(t *switchboard.Task, max int) ([]byte, error) {
-	data, err := json.Marshal(&t.A2A)
+	data, err := a2ajson.AppendTask(nil, &t.A2A)
 	if err != nil {
 		return nil, fmt.Errorf("encode task %s: %w", t.ID(), err)
 	}
@@ -78,6 +79,17 @@ func encodeTask(t *switchboard.Task, max int) ([]byte, error) {
 		return nil, &switchboard.TaskTooLargeError{Bytes: len(data)}
 	}
 	return data, nil
+}
+
+// wrapEvent returns {"key":event}: the StreamResponse of an event already
+// encoded.
+func wrapEvent(key string, event []byte) []byte {
+	out := make([]byte, 0, len(key)+len(event)+5)
+	out = append(out, `{"`...)
+	out = append(out, key...)
+	out = append(out, `":`...)
+	out = append(out, event...)
+	return append(out, '}')
 }
 
 // insertTask writes the task's row; data is its A2A JSON, or nil to encode it.
@@ -113,7 +125,7 @@ func (db *DB) recordMessage(ctx context.Context, tx *sql.Tx, t *switchboard.Task
 func (db *DB) appendEvents(ctx context.Context, tx *sql.Tx, t *switchboard.Task, events []a2a.Event) ([]*switchboard.TaskEvent, error) {
 	out := make([]*switchboard.TaskEvent, 0, len(events))
 	for _, e := range events {
-		data, err := encodeEvent(e)
+		data, err := a2ajson.AppendStreamResponse(nil, e)
 		if err != nil {
 			return nil, fmt.Errorf("encode event of task %s: %w", t.ID(), err)
 		}

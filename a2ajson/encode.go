@@ -1,0 +1,418 @@
+package a2ajson
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// errFallBack stops a write that json.Marshal must do instead: a value it
+// cannot write, whose error it words.
+var errFallBack = errors.New("a2ajson: left to encoding/json")
+
+// AppendTask appends the JSON of t.
+func AppendTask(dst []byte, t *a2a.Task) ([]byte, error) {
+	return finish(dst, t, func(w *writer) { w.task(t) })
+}
+
+// AppendMessage appends the JSON of m.
+func AppendMessage(dst []byte, m *a2a.Message) ([]byte, error) {
+	return finish(dst, m, func(w *writer) { w.message(m) })
+}
+
+// AppendEvent appends the JSON of e itself (a message, task, status update
+// or artifact update), as json.Marshal(e) writes it.
+func AppendEvent(dst []byte, e a2a.Event) ([]byte, error) {
+	return finish(dst, e, func(w *writer) { w.event(e) })
+}
+
+// AppendStreamResponse appends the JSON of a2a.StreamResponse{Event: e}:
+// the event wrapped in an object whose one key names its kind.
+func AppendStreamResponse(dst []byte, e a2a.Event) ([]byte, error) {
+	sr := a2a.StreamResponse{Event: e}
+	return finish(dst, sr, func(w *writer) {
+		key := eventKey(e)
+		if key == "" {
+			w.err = errFallBack // an unknown type or a nil event: its error
+			return
+		}
+		w.b = append(w.b, `{"`...)
+		w.b = append(w.b, key...)
+		w.b = append(w.b, `":`...)
+		w.event(e)
+		w.b = append(w.b, '}')
+	})
+}
+
+// AppendSendMessageRequest appends the JSON of r.
+func AppendSendMessageRequest(dst []byte, r *a2a.SendMessageRequest) ([]byte, error) {
+	return finish(dst, r, func(w *writer) {
+		if r == nil {
+			w.b = append(w.b, "null"...)
+			return
+		}
+		w.b = append(w.b, '{')
+		first := true
+		if r.Tenant != "" {
+			w.key(&first, "tenant")
+			w.b = appendString(w.b, r.Tenant)
+		}
+		if r.Config != nil {
+			w.key(&first, "configuration")
+			w.any(r.Config)
+		}
+		w.key(&first, "message")
+		w.message(r.Message)
+		if len(r.Metadata) > 0 {
+			w.key(&first, "metadata")
+			w.any(r.Metadata)
+		}
+		w.b = append(w.b, '}')
+	})
+}
+
+// Marshal returns the JSON of v: through this package for the types it
+// writes, through json.Marshal for any other.
+func Marshal(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case *a2a.Task:
+		return AppendTask(nil, v)
+	case *a2a.Message:
+		return AppendMessage(nil, v)
+	case *a2a.TaskStatusUpdateEvent:
+		return AppendEvent(nil, v)
+	case *a2a.TaskArtifactUpdateEvent:
+		return AppendEvent(nil, v)
+	case a2a.StreamResponse:
+		return AppendStreamResponse(nil, v.Event)
+	case *a2a.StreamResponse:
+		if v != nil {
+			return AppendStreamResponse(nil, v.Event)
+		}
+	case *a2a.SendMessageRequest:
+		return AppendSendMessageRequest(nil, v)
+	}
+	return json.Marshal(v)
+}
+
+// finish runs write on dst. If it could not write v, json.Marshal does,
+// so its error (or, should it succeed, its bytes) is what the caller gets.
+func finish(dst []byte, v any, write func(*writer)) ([]byte, error) {
+	w := writer{b: dst}
+	write(&w)
+	if w.err == nil {
+		return w.b, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// writer appends JSON to b until the first error.
+type writer struct {
+	b   []byte
+	err error
+}
+
+// key writes an object's key, after a comma unless it is the first.
+func (w *writer) key(first *bool, k string) {
+	if !*first {
+		w.b = append(w.b, ',')
+	}
+	*first = false
+	w.b = append(w.b, '"')
+	w.b = append(w.b, k...)
+	w.b = append(w.b, '"', ':')
+}
+
+// any writes v with encoding/json: one pass, as it is not a value whose
+// own method marshals a wrapper.
+func (w *writer) any(v any) {
+	if w.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.b = append(w.b, b...)
+}
+
+func (w *writer) event(e a2a.Event) {
+	switch e := e.(type) {
+	case *a2a.Task:
+		w.task(e)
+	case *a2a.Message:
+		w.message(e)
+	case *a2a.TaskStatusUpdateEvent:
+		w.statusUpdate(e)
+	case *a2a.TaskArtifactUpdateEvent:
+		w.artifactUpdate(e)
+	default:
+		w.err = errFallBack
+	}
+}
+
+func (w *writer) task(t *a2a.Task) {
+	if t == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.b = append(w.b, `{"id":`...)
+	w.b = appendString(w.b, t.ID)
+	if len(t.Artifacts) > 0 {
+		w.b = append(w.b, `,"artifacts":[`...)
+		for i, a := range t.Artifacts {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.artifact(a)
+		}
+		w.b = append(w.b, ']')
+	}
+	w.b = append(w.b, `,"contextId":`...)
+	w.b = appendString(w.b, t.ContextID)
+	if len(t.History) > 0 {
+		w.b = append(w.b, `,"history":[`...)
+		for i, m := range t.History {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.message(m)
+		}
+		w.b = append(w.b, ']')
+	}
+	if len(t.Metadata) > 0 {
+		w.b = append(w.b, `,"metadata":`...)
+		w.any(t.Metadata)
+	}
+	w.b = append(w.b, `,"status":`...)
+	w.status(&t.Status)
+	w.b = append(w.b, '}')
+}
+
+func (w *writer) status(s *a2a.TaskStatus) {
+	w.b = append(w.b, '{')
+	if s.Message != nil {
+		w.b = append(w.b, `"message":`...)
+		w.message(s.Message)
+		w.b = append(w.b, ',')
+	}
+	w.b = append(w.b, `"state":`...)
+	w.b = appendString(w.b, s.State.String())
+	if s.Timestamp != nil {
+		ts, err := s.Timestamp.MarshalJSON()
+		if err != nil {
+			w.err = err
+			return
+		}
+		w.b = append(w.b, `,"timestamp":`...)
+		w.b = append(w.b, ts...)
+	}
+	w.b = append(w.b, '}')
+}
+
+func (w *writer) message(m *a2a.Message) {
+	if m == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.b = append(w.b, `{"messageId":`...)
+	w.b = appendString(w.b, m.ID)
+	if m.ContextID != "" {
+		w.b = append(w.b, `,"contextId":`...)
+		w.b = appendString(w.b, m.ContextID)
+	}
+	if len(m.Extensions) > 0 {
+		w.b = append(w.b, `,"extensions":`...)
+		w.b = appendStrings(w.b, m.Extensions)
+	}
+	if len(m.Metadata) > 0 {
+		w.b = append(w.b, `,"metadata":`...)
+		w.any(m.Metadata)
+	}
+	w.b = append(w.b, `,"parts":`...)
+	w.parts(m.Parts)
+	if len(m.ReferenceTasks) > 0 {
+		w.b = append(w.b, `,"referenceTaskIds":`...)
+		w.b = appendStrings(w.b, m.ReferenceTasks)
+	}
+	w.b = append(w.b, `,"role":`...)
+	w.b = appendString(w.b, m.Role.String())
+	if m.TaskID != "" {
+		w.b = append(w.b, `,"taskId":`...)
+		w.b = appendString(w.b, m.TaskID)
+	}
+	w.b = append(w.b, '}')
+}
+
+func (w *writer) artifact(a *a2a.Artifact) {
+	if a == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.b = append(w.b, `{"artifactId":`...)
+	w.b = appendString(w.b, a.ID)
+	if a.Description != "" {
+		w.b = append(w.b, `,"description":`...)
+		w.b = appendString(w.b, a.Description)
+	}
+	if len(a.Extensions) > 0 {
+		w.b = append(w.b, `,"extensions":`...)
+		w.b = appendStrings(w.b, a.Extensions)
+	}
+	if len(a.Metadata) > 0 {
+		w.b = append(w.b, `,"metadata":`...)
+		w.any(a.Metadata)
+	}
+	if a.Name != "" {
+		w.b = append(w.b, `,"name":`...)
+		w.b = appendString(w.b, a.Name)
+	}
+	w.b = append(w.b, `,"parts":`...)
+	w.parts(a.Parts)
+	w.b = append(w.b, '}')
+}
+
+func (w *writer) parts(ps a2a.ContentParts) {
+	if ps == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.b = append(w.b, '[')
+	for i, p := range ps {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.part(p)
+	}
+	w.b = append(w.b, ']')
+}
+
+func (w *writer) part(p *a2a.Part) {
+	if p == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.b = append(w.b, '{')
+	first := true
+	switch c := p.Content.(type) {
+	case a2a.Text:
+		w.key(&first, "text")
+		w.b = appendString(w.b, c)
+	case a2a.Raw:
+		w.key(&first, "raw")
+		if c == nil {
+			w.b = append(w.b, "null"...)
+		} else {
+			w.b = append(w.b, '"')
+			w.b = base64.StdEncoding.AppendEncode(w.b, c)
+			w.b = append(w.b, '"')
+		}
+	case a2a.Data:
+		w.key(&first, "data")
+		w.any(c.Value)
+	case a2a.URL:
+		if c != "" {
+			w.key(&first, "url")
+			w.b = appendString(w.b, c)
+		}
+	}
+	if p.Filename != "" {
+		w.key(&first, "filename")
+		w.b = appendString(w.b, p.Filename)
+	}
+	if p.MediaType != "" {
+		w.key(&first, "mediaType")
+		w.b = appendString(w.b, p.MediaType)
+	}
+	if len(p.Metadata) > 0 {
+		w.key(&first, "metadata")
+		w.any(p.Metadata)
+	}
+	w.b = append(w.b, '}')
+}
+
+func (w *writer) statusUpdate(e *a2a.TaskStatusUpdateEvent) {
+	if e == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.b = append(w.b, `{"contextId":`...)
+	w.b = appendString(w.b, e.ContextID)
+	w.b = append(w.b, `,"status":`...)
+	w.status(&e.Status)
+	w.b = append(w.b, `,"taskId":`...)
+	w.b = appendString(w.b, e.TaskID)
+	if len(e.Metadata) > 0 {
+		w.b = append(w.b, `,"metadata":`...)
+		w.any(e.Metadata)
+	}
+	w.b = append(w.b, '}')
+}
+
+func (w *writer) artifactUpdate(e *a2a.TaskArtifactUpdateEvent) {
+	if e == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.b = append(w.b, '{')
+	if e.Append {
+		w.b = append(w.b, `"append":true,`...)
+	}
+	w.b = append(w.b, `"artifact":`...)
+	w.artifact(e.Artifact)
+	w.b = append(w.b, `,"contextId":`...)
+	w.b = appendString(w.b, e.ContextID)
+	if e.LastChunk {
+		w.b = append(w.b, `,"lastChunk":true`...)
+	}
+	w.b = append(w.b, `,"taskId":`...)
+	w.b = appendString(w.b, e.TaskID)
+	if len(e.Metadata) > 0 {
+		w.b = append(w.b, `,"metadata":`...)
+		w.any(e.Metadata)
+	}
+	w.b = append(w.b, '}')
+}
+
+// appendStrings appends a JSON array of strings.
+func appendStrings[S ~string](dst []byte, ss []S) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// eventKey returns the StreamResponse field that holds e, or "" for an
+// event it cannot hold (an unknown type or a nil pointer).
+func eventKey(e a2a.Event) string {
+	switch v := e.(type) {
+	case *a2a.Message:
+		if v != nil {
+			return "message"
+		}
+	case *a2a.Task:
+		if v != nil {
+			return "task"
+		}
+	case *a2a.TaskStatusUpdateEvent:
+		if v != nil {
+			return "statusUpdate"
+		}
+	case *a2a.TaskArtifactUpdateEvent:
+		if v != nil {
+			return "artifactUpdate"
+		}
+	}
+	return ""
+}
