@@ -3,9 +3,10 @@ package connector
 import (
 	"encoding/json"
 	"errors"
-	"github.com/switchboard-dev/switchboard/connproto"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard/a2ajson"
+	"github.com/switchboard-dev/switchboard/connproto"
 )
 
 // onFrame handles one frame from the server.
@@ -64,7 +65,7 @@ func (s *session) onRequest(f *connproto.Frame) {
 // acknowledged without running the handler again.
 func (s *session) onSendMessage(f *connproto.Frame) {
 	var req a2a.SendMessageRequest
-	if err := json.Unmarshal(f.Params, &req); err != nil || req.Message == nil || req.Message.TaskID == "" || req.Message.ID == "" {
+	if err := a2ajson.UnmarshalSendMessageRequest(f.Params, &req); err != nil || req.Message == nil || req.Message.TaskID == "" || req.Message.ID == "" {
 		s.replyError(f.ID, connproto.CodeInvalidParams, "SendMessage params must hold a message with a messageId and a taskId")
 		return
 	}

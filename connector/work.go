@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/connproto"
 	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard/a2ajson"
+	"github.com/switchboard-dev/switchboard/connproto"
 )
 
 // metadataKey is the key of Switchboard's own metadata on a SendMessage.
@@ -179,7 +180,11 @@ func (w *Work) update(ev a2a.Event) (a2a.TaskState, error) {
 	if err != nil {
 		return a2a.TaskStateUnspecified, err
 	}
-	raw, err := w.client.call(w.ctx, connproto.MethodTaskUpdate, a2a.StreamResponse{Event: ev}, w.TaskID)
+	params, err := a2ajson.AppendStreamResponse(nil, ev) // one pass, where the SDK's methods take four
+	if err != nil {
+		return a2a.TaskStateUnspecified, fmt.Errorf("report on task %s: %w", w.TaskID, err)
+	}
+	raw, err := w.client.call(w.ctx, connproto.MethodTaskUpdate, json.RawMessage(params), w.TaskID)
 	if err != nil {
 		return a2a.TaskStateUnspecified, fmt.Errorf("report on task %s: %w", w.TaskID, err)
 	}

@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2ajson"
 	"github.com/switchboard-dev/switchboard/metrics"
 )
 
@@ -312,7 +314,13 @@ func parseLastEventID(r *http.Request, c *rpcCall) error {
 
 // decodeParams decodes a call's params into v.
 func decodeParams(c *rpcCall, v any) error {
-	if err := json.Unmarshal(c.req.Params, v); err != nil {
+	var err error
+	if p, ok := v.(*a2a.SendMessageRequest); ok {
+		err = a2ajson.UnmarshalSendMessageRequest(c.req.Params, p) // one pass over the message, not ten
+	} else {
+		err = json.Unmarshal(c.req.Params, v)
+	}
+	if err != nil {
 		return switchboard.Errorf(switchboard.EINVALID, "Invalid params: %s", err.Error())
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/a2ajson"
 	"github.com/switchboard-dev/switchboard/connproto"
 	"log/slog"
 	"math"
@@ -342,7 +343,7 @@ func (c *conn) onResponse(f *connproto.Frame) {
 // artifact update is taken as well.
 func parseAnswer(raw json.RawMessage) (a2a.Event, error) {
 	var sr a2a.StreamResponse
-	if err := json.Unmarshal(raw, &sr); err != nil {
+	if err := a2ajson.UnmarshalStreamResponse(raw, &sr); err != nil {
 		return nil, errors.New("expected {\"task\": …} or {\"message\": …}")
 	}
 	return sr.Event, nil
@@ -351,7 +352,7 @@ func parseAnswer(raw json.RawMessage) (a2a.Event, error) {
 // onTaskUpdate records an event the agent sends about one of its tasks.
 func (c *conn) onTaskUpdate(f *connproto.Frame) {
 	var sr a2a.StreamResponse
-	if err := json.Unmarshal(f.Params, &sr); err != nil || sr.Event == nil {
+	if err := a2ajson.UnmarshalStreamResponse(f.Params, &sr); err != nil || sr.Event == nil {
 		c.replyError(f.ID, connproto.CodeInvalidParams, "TaskUpdate params must be an A2A StreamResponse: {statusUpdate|artifactUpdate|task|message}")
 		return
 	}
