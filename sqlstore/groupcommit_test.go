@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestGroupCommitUndoesOnlyTheFailedWrites(t *testing.T) {
@@ -25,10 +26,22 @@ func TestGroupCommitUndoesOnlyTheFailedWrites(t *testing.T) {
 	errOdd := errors.New("odd writes fail after writing")
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
+	// A write that holds the writer until the others have queued behind
+	// it, so that they are grouped however the goroutines are scheduled.
+	holding, release, held := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		held <- db.inTx(ctx, func(context.Context, *sql.Tx) error {
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
 	const n = 400
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	panics := make([]any, n)
+	time.AfterFunc(100*time.Millisecond, func() { close(release) })
 	for i := range n {
 		wg.Go(func() {
 			wctx := ctx
@@ -53,6 +66,9 @@ func TestGroupCommitUndoesOnlyTheFailedWrites(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
 	want := map[int]bool{}
 	for i := range n {
 		switch {
