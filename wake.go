@@ -312,6 +312,21 @@ type WakeRequest struct {
 	// Preview is text the peer wrote; it is redacted and trimmed to
 	// MaxWakePreview characters by WakePreview before it is stored.
 	Preview string
+	// Message, for a wake about a peer's message, is that message. While
+	// Preview is empty, the preview is made from its text by
+	// StoredPreview, only once the store finds the agent's wake
+	// configuration: most agents have none, and redaction passes over the
+	// whole text.
+	Message *a2a.Message
+}
+
+// StoredPreview returns the preview to store: Preview, or else the preview
+// of Message's text.
+func (r *WakeRequest) StoredPreview() string {
+	if r.Preview == "" && r.Message != nil {
+		return WakePreview(MessageText(r.Message))
+	}
+	return r.Preview
 }
 
 // WakeState is where a queued wake stands.

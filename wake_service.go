@@ -93,7 +93,7 @@ func inboundWake(agent *Agent, t *Task, caller Peer, msg *a2a.Message) *WakeRequ
 		return nil
 	}
 	return &WakeRequest{AgentID: agent.ID, ContextID: t.A2A.ContextID, TaskID: t.ID(), Kind: WakeInbound,
-		From: caller.Label, Preview: WakePreview(MessageText(msg))}
+		From: caller.Label, Message: msg}
 }
 
 // SetConfig applies upd to the agent's wake configuration (creating it if
@@ -202,7 +202,8 @@ func (r *WakeRequest) normalize() error {
 	if r.Kind != WakeInbound && r.Kind != WakeOutboundUpdate {
 		return Errorf(EINVALID, "wake kind %q cannot be queued", r.Kind)
 	}
-	r.Preview = WakePreview(r.Preview)
+	r.Preview = WakePreview(r.StoredPreview())
+	r.Message = nil
 	r.From = truncateRunes(strings.Join(strings.Fields(r.From), " "), 200)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 )
 
@@ -69,6 +70,24 @@ func FuzzWakePreview(f *testing.F) {
 			t.Fatalf("preview of a preview changed:\n%q\n%q", p, again)
 		}
 	})
+}
+
+// TestStoredPreview checks that a wake about a message stores the
+// redacted preview of its text, made only when asked, and that a preview
+// given outright wins.
+func TestStoredPreview(t *testing.T) {
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("call me   with api_key=supersecretvalue123"), a2a.NewTextPart("please"))
+	r := &switchboard.WakeRequest{Message: msg}
+	if got, want := r.StoredPreview(), "call me with api_key=supe… please"; got != want {
+		t.Fatalf("preview of the message: %q, want %q", got, want)
+	}
+	r.Preview = "given"
+	if got := r.StoredPreview(); got != "given" {
+		t.Fatalf("a given preview: %q", got)
+	}
+	if got := (&switchboard.WakeRequest{}).StoredPreview(); got != "" {
+		t.Fatalf("no message, no preview: %q", got)
+	}
 }
 
 func TestApplyWakeUpdate(t *testing.T) {

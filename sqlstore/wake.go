@@ -112,7 +112,7 @@ func (db *DB) enqueueWake(ctx context.Context, tx *sql.Tx, r *switchboard.WakeRe
 		ON CONFLICT (agent_id, context_id, kind) WHERE state = 'pending' DO UPDATE SET named_task_id = excluded.named_task_id,
 			sender = excluded.sender, preview = excluded.preview, count = wakes.count + 1, updated_at = excluded.updated_at
 		RETURNING id`,
-		switchboard.NewID(), r.AgentID, r.ContextID, string(r.Kind), string(r.TaskID), r.From, r.Preview, nanos(due), nanos(now)).Scan(&id)
+		switchboard.NewID(), r.AgentID, r.ContextID, string(r.Kind), string(r.TaskID), r.From, r.StoredPreview(), nanos(due), nanos(now)).Scan(&id)
 	if err != nil {
 		return false, fmt.Errorf("queue wake: %w", err)
 	}
