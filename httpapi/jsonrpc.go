@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"regexp"
 
@@ -44,14 +45,17 @@ var nullID = json.RawMessage("null")
 func decodeEnvelope(body []byte) (*rpcRequest, *rpcError) {
 	req := &rpcRequest{ID: nullID}
 	trimmed := bytes.TrimSpace(body)
-	if !json.Valid(trimmed) {
-		return req, &rpcError{Code: rpcParseError, Message: "Parse error: the body is not valid JSON", status: http.StatusBadRequest}
-	}
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: batch requests are not supported", status: http.StatusBadRequest}
-	}
+	// json.Unmarshal checks the whole body before it decodes any of it: a
+	// syntax error is a body that is not JSON at all.
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &fields); err != nil {
+		var syntax *json.SyntaxError
+		switch {
+		case errors.As(err, &syntax):
+			return req, &rpcError{Code: rpcParseError, Message: "Parse error: the body is not valid JSON", status: http.StatusBadRequest}
+		case trimmed[0] == '[':
+			return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: batch requests are not supported", status: http.StatusBadRequest}
+		}
 		return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC request object"}
 	}
 	if id, ok := fields["id"]; ok {

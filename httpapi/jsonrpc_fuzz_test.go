@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +29,16 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		req, rerr := decodeEnvelope(body)
 		if req == nil || len(req.ID) == 0 || !validID(req.ID) {
 			t.Fatalf("unusable id %q", req.ID)
+		}
+		// A parse error is exactly a body that is not JSON; a batch, a
+		// JSON array.
+		trimmed := bytes.TrimSpace(body)
+		valid := json.Valid(trimmed)
+		if parseErr := rerr != nil && rerr.Code == rpcParseError; parseErr == valid {
+			t.Fatalf("%q: parse error %v, but valid JSON %v", body, parseErr, valid)
+		}
+		if batch := rerr != nil && strings.Contains(rerr.Message, "batch"); batch != (valid && trimmed[0] == '[') {
+			t.Fatalf("%q: refused as a batch: %v", body, batch)
 		}
 		if rerr != nil {
 			if rerr.Code > -32600 || rerr.Code < -32700 {
