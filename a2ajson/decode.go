@@ -49,6 +49,19 @@ func UnmarshalSendMessageRequest(data []byte, r *a2a.SendMessageRequest) error {
 	return json.Unmarshal(data, r)
 }
 
+// UnmarshalTask decodes data as json.Unmarshal(data, t) does into a zero
+// task.
+func UnmarshalTask(data []byte, t *a2a.Task) error {
+	var w wireTask
+	if json.Unmarshal(data, &w) == nil {
+		if task, ok := w.task(); ok {
+			*t = *task
+			return nil
+		}
+	}
+	return json.Unmarshal(data, t)
+}
+
 type wireSendMessageRequest struct {
 	Tenant   string                 `json:"tenant"`
 	Config   *a2a.SendMessageConfig `json:"configuration"`

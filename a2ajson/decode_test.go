@@ -80,6 +80,20 @@ func sameDecoding(t *testing.T, data []byte) {
 	err := UnmarshalStreamResponse(data, &got)
 	compare(t, "stream response", data, want, got, wantErr, err)
 
+	var wantTask, gotTask a2a.Task
+	wantErr = json.Unmarshal(data, &wantTask)
+	err = UnmarshalTask(data, &gotTask)
+	compare(t, "task", data, wantTask, gotTask, wantErr, err)
+	if want.Event != nil { // the event alone, as the store keeps tasks
+		if task, ok := want.Event.(*a2a.Task); ok && task != nil {
+			inner, _ := json.Marshal(task)
+			wantErr = json.Unmarshal(inner, &wantTask)
+			gotTask = a2a.Task{}
+			err = UnmarshalTask(inner, &gotTask)
+			compare(t, "stored task", inner, wantTask, gotTask, wantErr, err)
+		}
+	}
+
 	var wantReq, gotReq a2a.SendMessageRequest
 	wantErr = json.Unmarshal(data, &wantReq)
 	err = UnmarshalSendMessageRequest(data, &gotReq)

@@ -247,7 +247,7 @@ func scanClaimedPushes(rows *sql.Rows) ([]*switchboard.PushDelivery, error) {
 			return nil, fmt.Errorf("decode push config of push %s: %w", p.ID, err)
 		}
 		p.Task = new(a2a.Task)
-		if err := json.Unmarshal([]byte(task), p.Task); err != nil {
+		if err := a2ajson.UnmarshalTask([]byte(task), p.Task); err != nil {
 			return nil, fmt.Errorf("decode task of push %s: %w", p.ID, err)
 		}
 		out = append(out, p)

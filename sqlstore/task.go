@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -369,7 +368,7 @@ func (db *DB) FindTaskEvents(ctx context.Context, id a2a.TaskID, afterSeq int64,
 			return nil, err
 		}
 		var sr a2a.StreamResponse
-		if err := json.Unmarshal([]byte(data), &sr); err != nil {
+		if err := a2ajson.UnmarshalStreamResponse([]byte(data), &sr); err != nil {
 			return nil, fmt.Errorf("decode event %d of task %s: %w", ev.Seq, id, err)
 		}
 		ev.Event = sr.Event
@@ -395,7 +394,7 @@ func scanTaskCached(s scanner, cache *taskCache) (*switchboard.Task, error) {
 	}
 	if a, ok := cache.get(a2a.TaskID(id), t.Seq, updated); ok {
 		t.A2A = a
-	} else if err := json.Unmarshal([]byte(data), &t.A2A); err != nil {
+	} else if err := a2ajson.UnmarshalTask([]byte(data), &t.A2A); err != nil {
 		return nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
 	t.Protocol = switchboard.ProtocolVersion(proto)
