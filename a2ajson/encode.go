@@ -187,10 +187,7 @@ func (w *writer) task(t *a2a.Task) {
 		}
 		w.b = append(w.b, ']')
 	}
-	if len(t.Metadata) > 0 {
-		w.b = append(w.b, `,"metadata":`...)
-		w.any(t.Metadata)
-	}
+	w.metadata(t.Metadata)
 	w.b = append(w.b, `,"status":`...)
 	w.status(&t.Status)
 	w.b = append(w.b, '}')
@@ -224,30 +221,15 @@ func (w *writer) message(m *a2a.Message) {
 	}
 	w.b = append(w.b, `{"messageId":`...)
 	w.b = appendString(w.b, m.ID)
-	if m.ContextID != "" {
-		w.b = append(w.b, `,"contextId":`...)
-		w.b = appendString(w.b, m.ContextID)
-	}
-	if len(m.Extensions) > 0 {
-		w.b = append(w.b, `,"extensions":`...)
-		w.b = appendStrings(w.b, m.Extensions)
-	}
-	if len(m.Metadata) > 0 {
-		w.b = append(w.b, `,"metadata":`...)
-		w.any(m.Metadata)
-	}
+	optString(w, `,"contextId":`, m.ContextID)
+	optStrings(w, `,"extensions":`, m.Extensions)
+	w.metadata(m.Metadata)
 	w.b = append(w.b, `,"parts":`...)
 	w.parts(m.Parts)
-	if len(m.ReferenceTasks) > 0 {
-		w.b = append(w.b, `,"referenceTaskIds":`...)
-		w.b = appendStrings(w.b, m.ReferenceTasks)
-	}
+	optStrings(w, `,"referenceTaskIds":`, m.ReferenceTasks)
 	w.b = append(w.b, `,"role":`...)
 	w.b = appendString(w.b, m.Role.String())
-	if m.TaskID != "" {
-		w.b = append(w.b, `,"taskId":`...)
-		w.b = appendString(w.b, m.TaskID)
-	}
+	optString(w, `,"taskId":`, m.TaskID)
 	w.b = append(w.b, '}')
 }
 
@@ -258,22 +240,10 @@ func (w *writer) artifact(a *a2a.Artifact) {
 	}
 	w.b = append(w.b, `{"artifactId":`...)
 	w.b = appendString(w.b, a.ID)
-	if a.Description != "" {
-		w.b = append(w.b, `,"description":`...)
-		w.b = appendString(w.b, a.Description)
-	}
-	if len(a.Extensions) > 0 {
-		w.b = append(w.b, `,"extensions":`...)
-		w.b = appendStrings(w.b, a.Extensions)
-	}
-	if len(a.Metadata) > 0 {
-		w.b = append(w.b, `,"metadata":`...)
-		w.any(a.Metadata)
-	}
-	if a.Name != "" {
-		w.b = append(w.b, `,"name":`...)
-		w.b = appendString(w.b, a.Name)
-	}
+	optString(w, `,"description":`, a.Description)
+	optStrings(w, `,"extensions":`, a.Extensions)
+	w.metadata(a.Metadata)
+	optString(w, `,"name":`, a.Name)
 	w.b = append(w.b, `,"parts":`...)
 	w.parts(a.Parts)
 	w.b = append(w.b, '}')
@@ -349,10 +319,7 @@ func (w *writer) statusUpdate(e *a2a.TaskStatusUpdateEvent) {
 	w.status(&e.Status)
 	w.b = append(w.b, `,"taskId":`...)
 	w.b = appendString(w.b, e.TaskID)
-	if len(e.Metadata) > 0 {
-		w.b = append(w.b, `,"metadata":`...)
-		w.any(e.Metadata)
-	}
+	w.metadata(e.Metadata)
 	w.b = append(w.b, '}')
 }
 
@@ -374,11 +341,32 @@ func (w *writer) artifactUpdate(e *a2a.TaskArtifactUpdateEvent) {
 	}
 	w.b = append(w.b, `,"taskId":`...)
 	w.b = appendString(w.b, e.TaskID)
-	if len(e.Metadata) > 0 {
-		w.b = append(w.b, `,"metadata":`...)
-		w.any(e.Metadata)
-	}
+	w.metadata(e.Metadata)
 	w.b = append(w.b, '}')
+}
+
+// optString writes key (`,"name":`) and s, unless s is empty.
+func optString[S ~string](w *writer, key string, s S) {
+	if s != "" {
+		w.b = append(w.b, key...)
+		w.b = appendString(w.b, s)
+	}
+}
+
+// optStrings writes key (`,"name":`) and ss, unless ss is empty.
+func optStrings[S ~string](w *writer, key string, ss []S) {
+	if len(ss) > 0 {
+		w.b = append(w.b, key...)
+		w.b = appendStrings(w.b, ss)
+	}
+}
+
+// metadata writes `,"metadata":` and m, unless m is empty.
+func (w *writer) metadata(m map[string]any) {
+	if len(m) > 0 {
+		w.b = append(w.b, `,"metadata":`...)
+		w.any(m)
+	}
 }
 
 // appendStrings appends a JSON array of strings.
