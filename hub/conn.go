@@ -47,6 +47,9 @@ type conn struct {
 	held     map[a2a.TaskID]*heldAnswer       // guarded by mu: answers held back (held.go); nil until one is
 	// heldWrites counts the held answers not yet written.
 	heldWrites sync.WaitGroup
+	// replaced is the connection of the agent this one replaced, until
+	// this one's hello has had it write its held answers.
+	replaced atomic.Pointer[conn]
 
 	ctx       context.Context // immutable: ends when the connection closes
 	cancel    context.CancelFunc
@@ -86,6 +89,7 @@ func (c *conn) serve(parent context.Context) {
 	}
 	if old != nil {
 		old.close(connproto.CloseReplaced, "replaced by a newer connection of this agent")
+		c.replaced.Store(old) // its held answers are written before this one's hello
 	}
 	watch, err := c.hub.Bus.WatchFunc(c.ctx, switchboard.AgentSubject(c.agentID), c.onHint)
 	if err != nil {
@@ -272,6 +276,9 @@ func (c *conn) onHello(f *connproto.Frame) {
 	holding := make([]a2a.TaskID, 0, len(p.Holding))
 	for _, id := range p.Holding {
 		holding = append(holding, a2a.TaskID(id))
+	}
+	if old := c.replaced.Swap(nil); old != nil {
+		old.writeHeldNow() // what it answered stays acknowledged; the rest is requeued below
 	}
 	agent := c.agent.Load()
 	now := time.Now()

@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/connproto"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -298,6 +299,11 @@ func (s *server) dial(token string) (*testAgent, *http.Response, error) {
 
 // dialURL connects a test agent to the server at base.
 func (s *server) dialURL(base, token string) (*testAgent, *http.Response, error) {
+	return s.dialWith(base, token, nil)
+}
+
+// dialWith is dialURL whose connection is wrap's (nil: the socket itself).
+func (s *server) dialWith(base, token string, wrap func(net.Conn) net.Conn) (*testAgent, *http.Response, error) {
 	h := http.Header{}
 	if token != "" {
 		h.Set("Authorization", "Bearer "+token)
@@ -305,9 +311,19 @@ func (s *server) dialURL(base, token string) (*testAgent, *http.Response, error)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	a := &testAgent{t: s.t, in: make(chan frame, 256), done: make(chan error, 1)}
-	ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/connect",
-		&websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{connproto.Subprotocol},
-			OnPingReceived: func(context.Context, []byte) bool { a.pings.Add(1); return true }})
+	opts := &websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{connproto.Subprotocol},
+		OnPingReceived: func(context.Context, []byte) bool { a.pings.Add(1); return true }}
+	if wrap != nil {
+		opts.HTTPClient = &http.Client{Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return wrap(c), nil
+			}}}
+	}
+	ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/connect", opts)
 	if err != nil {
 		return nil, resp, err
 	}

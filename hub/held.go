@@ -12,13 +12,21 @@ import (
 // usually reports the end of its turn a moment later. Written as they come,
 // that is two transactions, the first setting a state the second replaces
 // at once. So the connection holds such an answer back for up to
-// holdWorking: an update of the task within that time that sets its state
-// is written together with the acknowledgement, and the working state is
-// left out (no one could have seen it for longer); otherwise (the time is
-// up, or the update is an artifact) the answer is written first, as it
-// came, and the task shows working that much later. The offer stops
-// counting against the agent's window when the answer arrives, as before.
-const holdWorking = 20 * time.Millisecond
+// Config.HoldWorking (DefaultHoldWorking): an update of the task within
+// that time that sets its state is written together with the
+// acknowledgement, and the working state is left out (no one could have
+// seen it for longer); otherwise (the time is up, or the update is an
+// artifact) the answer is written first, as it came, and the task shows
+// working that much later. The offer stops counting against the agent's
+// window when the answer arrives, as before.
+//
+// A held answer is written before anything that would release its offer as
+// unanswered: the connection's end (flushHeld), and the hello of a newer
+// connection of the agent, which requeues the offers of the one it
+// replaces (writeHeldNow, called by the newer connection).
+
+// DefaultHoldWorking is Config.HoldWorking's default.
+const DefaultHoldWorking = 20 * time.Millisecond
 
 // heldAnswer is an answer to an offer that is held back.
 type heldAnswer struct {
@@ -59,7 +67,7 @@ func setsState(ev a2a.Event) bool {
 }
 
 // hold holds back answer, the agent's answer to the offer d, for up to
-// holdWorking; then the timer writes it, unless takeHeld took it first.
+// Config.HoldWorking; then the timer writes it, unless takeHeld took it first.
 // Whoever sets a held answer's taken writes it.
 func (c *conn) hold(d *switchboard.Delivery, answer a2a.Event) {
 	h := &heldAnswer{d: d, answer: answer, at: time.Now(), written: make(chan struct{})}
@@ -74,7 +82,7 @@ func (c *conn) hold(d *switchboard.Delivery, answer a2a.Event) {
 		old = nil // none, or the timer writes it
 	}
 	c.held[d.TaskID] = h
-	h.timer = time.AfterFunc(holdWorking, func() { c.releaseHeld(h) })
+	h.timer = time.AfterFunc(c.hub.cfg.HoldWorking, func() { c.releaseHeld(h) })
 	c.heldWrites.Add(1)
 	c.mu.Unlock()
 	if old != nil { // an answer to an earlier offer of the task: written first
@@ -158,23 +166,37 @@ func (c *conn) writeHeld(h *heldAnswer) {
 	}
 }
 
-// flushHeld writes the answers still held and waits for those being
-// written: the connection closed, and the offers it leaves are released
-// next.
+// flushHeld writes the answers still held and waits for every write of one
+// to end: the connection closed (its reader has ended, so no answer is
+// held after this), and the offers it leaves are released next.
 func (c *conn) flushHeld() {
+	c.writeHeldNow()
+	c.heldWrites.Wait()
+}
+
+// writeHeldNow writes the answers held now and waits for those their timers
+// are writing. A newer connection of the agent calls it before its hello
+// requeues the offers this one was given, so that those it answered are
+// found acknowledged. It does not wait on heldWrites: this connection's
+// reader may still be running.
+func (c *conn) writeHeldNow() {
 	c.mu.Lock()
-	var hs []*heldAnswer
+	var mine, writing []*heldAnswer
 	for id, h := range c.held {
-		if !h.taken { // else the timer writes it
-			h.taken = true
-			delete(c.held, id)
-			hs = append(hs, h)
+		if h.taken { // its timer writes it, and closes written after
+			writing = append(writing, h)
+			continue
 		}
+		h.taken = true
+		delete(c.held, id)
+		mine = append(mine, h)
 	}
 	c.mu.Unlock()
-	for _, h := range hs {
+	for _, h := range mine {
 		h.timer.Stop()
 		c.writeHeld(h)
 	}
-	c.heldWrites.Wait()
+	for _, h := range writing {
+		<-h.written
+	}
 }

@@ -2,12 +2,16 @@ package hub_test
 
 import (
 	"context"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/hub"
 )
 
 // statesLogged returns the states of the status events in a task's log.
@@ -133,4 +137,60 @@ func TestArtifactAfterHeldAnswerKeepsWorking(t *testing.T) {
 	if got := s.statesLogged(id); len(got) != 1 || got[0] != a2a.TaskStateWorking {
 		t.Fatalf("status events %v, want working", got)
 	}
+}
+
+// TestReplacingHelloFindsTheHeldAnswerWritten checks that a newer
+// connection of an agent, whose hello requeues the offers of the one it
+// replaces, first has that one write the answers it holds: a task the
+// agent answered "working" and says it still holds is not offered again.
+// The old connection's peer has gone silent (it reads nothing more, so the
+// server's close waits for a handshake that does not come), and the answer
+// is held for a minute: only the hello can have written it.
+func TestReplacingHelloFindsTheHeldAnswerWritten(t *testing.T) {
+	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.HoldWorking = time.Minute })
+	g, tok := s.agent("alice")
+	peer := s.peerToken(g, "bob")
+	var silent *silentConn
+	a, _, err := s.dialWith(s.srv.URL, tok, func(c net.Conn) net.Conn {
+		silent = &silentConn{Conn: c, release: make(chan struct{})}
+		return silent
+	})
+	must(t, err)
+	t.Cleanup(func() { close(silent.release) })
+	if res := a.call("hello", map[string]any{"holding": []string{}}); res.Error != nil {
+		t.Fatalf("hello: %+v", res.Error)
+	}
+	id := path(s.send(g, peer, "one", true), "result", "task", "id").(string)
+	o := a.nextOffer()
+	silent.silent.Store(true)
+	a.ackWorking(o)
+	// The answer reaches the old connection, which holds it: the delivery
+	// stays offered.
+	time.Sleep(100 * time.Millisecond)
+	if d := s.delivery(id); d.State != switchboard.DeliveryOffered {
+		t.Fatalf("delivery %s before the new connection, want offered (the answer held)", d.State)
+	}
+	b := s.connect(tok, id)
+	s.requireAcked(id)
+	b.quiet(300 * time.Millisecond)
+	if st := s.task(id).State(); st != a2a.TaskStateWorking {
+		t.Fatalf("task %s, want working", st)
+	}
+}
+
+// silentConn is a client's socket that, once silent, hands nothing more it
+// receives to the WebSocket above it (a peer gone quiet), until release.
+type silentConn struct {
+	net.Conn
+	silent  atomic.Bool
+	release chan struct{}
+}
+
+func (c *silentConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if c.silent.Load() {
+		<-c.release
+		return 0, net.ErrClosed
+	}
+	return n, err
 }

@@ -52,6 +52,10 @@ type Config struct {
 	// MaxSendBytes bounds the params of an agent's own SendMessage, as the
 	// HTTP front door bounds a request body (default 1 MiB).
 	MaxSendBytes int
+	// HoldWorking is how long an answer that says only "working" waits for
+	// the update that ends the turn, to be written with it (held.go;
+	// default 20 ms).
+	HoldWorking time.Duration
 }
 
 // Service is the task protocol as the hub uses it. *switchboard.TaskService
@@ -143,6 +147,9 @@ func New(deps Deps, cfg Config) *Hub {
 	}
 	if cfg.MaxSendBytes <= 0 {
 		cfg.MaxSendBytes = DefaultMaxSendBytes
+	}
+	if cfg.HoldWorking <= 0 {
+		cfg.HoldWorking = DefaultHoldWorking
 	}
 	if deps.InstanceID == "" {
 		deps.InstanceID = switchboard.NewID()
