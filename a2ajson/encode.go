@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -14,25 +15,25 @@ var errFallBack = errors.New("a2ajson: left to encoding/json")
 
 // AppendTask appends the JSON of t.
 func AppendTask(dst []byte, t *a2a.Task) ([]byte, error) {
-	return finish(dst, t, func(w *writer) { w.task(t) })
+	return finish(dst, t, taskSize(t), func(w *writer) { w.task(t) })
 }
 
 // AppendMessage appends the JSON of m.
 func AppendMessage(dst []byte, m *a2a.Message) ([]byte, error) {
-	return finish(dst, m, func(w *writer) { w.message(m) })
+	return finish(dst, m, messageSize(m), func(w *writer) { w.message(m) })
 }
 
 // AppendEvent appends the JSON of e itself (a message, task, status update
 // or artifact update), as json.Marshal(e) writes it.
 func AppendEvent(dst []byte, e a2a.Event) ([]byte, error) {
-	return finish(dst, e, func(w *writer) { w.event(e) })
+	return finish(dst, e, eventSize(e), func(w *writer) { w.event(e) })
 }
 
 // AppendStreamResponse appends the JSON of a2a.StreamResponse{Event: e}:
 // the event wrapped in an object whose one key names its kind.
 func AppendStreamResponse(dst []byte, e a2a.Event) ([]byte, error) {
 	sr := a2a.StreamResponse{Event: e}
-	return finish(dst, sr, func(w *writer) {
+	return finish(dst, sr, 24+eventSize(e), func(w *writer) {
 		key := eventKey(e)
 		if key == "" {
 			w.err = errFallBack // an unknown type or a nil event: its error
@@ -48,7 +49,11 @@ func AppendStreamResponse(dst []byte, e a2a.Event) ([]byte, error) {
 
 // AppendSendMessageRequest appends the JSON of r.
 func AppendSendMessageRequest(dst []byte, r *a2a.SendMessageRequest) ([]byte, error) {
-	return finish(dst, r, func(w *writer) {
+	size := 4
+	if r != nil {
+		size = 128 + messageSize(r.Message)
+	}
+	return finish(dst, r, size, func(w *writer) {
 		if r == nil {
 			w.b = append(w.b, "null"...)
 			return
@@ -97,10 +102,12 @@ func Marshal(v any) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// finish runs write on dst. If it could not write v, json.Marshal does,
-// so its error (or, should it succeed, its bytes) is what the caller gets.
-func finish(dst []byte, v any, write func(*writer)) ([]byte, error) {
-	w := writer{b: dst}
+// finish runs write on dst, grown first by size, about what it will
+// write, so that it is not grown again and again as a message's text is
+// appended. If write could not write v, json.Marshal does, so its error (or,
+// should it succeed, its bytes) is what the caller gets.
+func finish(dst []byte, v any, size int, write func(*writer)) ([]byte, error) {
+	w := writer{b: slices.Grow(dst, size)}
 	write(&w)
 	if w.err == nil {
 		return w.b, nil

@@ -191,16 +191,16 @@ func encodeA2AResult(id json.RawMessage, result any) (body []byte, ok bool) {
 	default:
 		return nil, false
 	}
-	var buf bytes.Buffer
+	out, err := a2ajson.Marshal(result)
+	if err != nil || len(id) == 0 {
+		return nil, false
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, len(id)+len(out)+40)) // the envelope, once
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
-	if len(id) == 0 || json.Compact(&buf, id) != nil {
+	if json.Compact(buf, id) != nil {
 		return nil, false
 	}
 	buf.WriteString(`,"result":`)
-	out, err := a2ajson.Marshal(result)
-	if err != nil {
-		return nil, false
-	}
 	buf.Write(out)
 	buf.WriteByte('}')
 	return buf.Bytes(), true
