@@ -63,7 +63,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, agentID, holder string, max i
 	w.add(acceptsTasks)
 	claimable(w, now)
 	query := `SELECT ` + deliveryColumns + ` FROM deliveries d JOIN tasks t ON t.id = d.task_id` + w.String() +
-		fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT %d`, max) + db.forClaim("d")
+		fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT %d`, max) + db.forClaim("d, t")
 	return db.claim(ctx, now, query, w.args, holder, lease)
 }
 
@@ -110,13 +110,13 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryM
 	claimable(w, now)
 	ranked := `SELECT d.id, d.agent_id, ROW_NUMBER() OVER (PARTITION BY d.agent_id ORDER BY ` + dueOrder + `) AS pos
 		FROM deliveries d JOIN tasks t ON t.id = d.task_id` + w.String()
-	query := `SELECT ` + deliveryColumns + ` FROM deliveries d
+	query := `SELECT ` + deliveryColumns + ` FROM deliveries d JOIN tasks t ON t.id = d.task_id
 		WHERE d.state = 'queued' AND d.next_attempt_at <= ` + w.arg(nanos(now)) + ` AND d.id IN (
 			SELECT r.id FROM (` + ranked + `) r LEFT JOIN (
 				SELECT agent_id, COUNT(*) AS n FROM deliveries WHERE state = 'offered' GROUP BY agent_id
 			) f ON f.agent_id = r.agent_id
 			WHERE r.pos + COALESCE(f.n, 0) <= ` + w.arg(perAgent) + `)
-		ORDER BY ` + dueOrder + fmt.Sprintf(` LIMIT %d`, max) + db.forClaim("d")
+		ORDER BY ` + dueOrder + fmt.Sprintf(` LIMIT %d`, max) + db.forClaim("d, t")
 	return db.claim(ctx, now, query, w.args, holder, lease)
 }
 
@@ -126,7 +126,11 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryM
 const dueOrder = "d.next_attempt_at, d.created_at, d.id"
 
 // claim offers to holder, for lease, the deliveries that query selects (and
-// locks) with args.
+// locks) with args. The query locks each delivery's task with it, skipping
+// those either is locked: a claim then waits for no lock. A change of a
+// task holds the task and then writes its deliveries, so a claim that held
+// a delivery and waited for its task (to mark it offered) would deadlock
+// with it, and PostgreSQL would fail one of the two.
 func (db *DB) claim(ctx context.Context, now time.Time, query string, args []any, holder string, lease time.Duration) ([]*switchboard.Delivery, error) {
 	if !db.dialect.rowLocks {
 		// SQLite: look with a reader first, so that a claim that finds

@@ -128,7 +128,9 @@ func TestClusterKillInstance(t *testing.T) {
 		case <-ctx.Done():
 			return
 		}
-		_ = w.Reply("done " + w.Text())
+		if err := w.Reply("done " + w.Text()); err != nil {
+			t.Logf("reply to task %s: %v", w.TaskID, err)
+		}
 	})
 
 	const total, killAt = 150, 50

@@ -13,20 +13,21 @@ import (
 
 // deliveryTests are the contract of switchboard.DeliveryStore.
 var deliveryTests = map[string]func(*testing.T, Store){
-	"DeliveryClaimAckRelease":      testDeliveryClaimAckRelease,
-	"DeliveryFollowUpAfterTask":    testDeliveryFollowUpAfterTask,
-	"DeliveryNewTasksHeldBack":     testDeliveryNewTasksHeldBack,
-	"DeliveryLeaseAndExpiry":       testDeliveryLeaseAndExpiry,
-	"DeliveryRequeueUnheld":        testDeliveryRequeueUnheld,
-	"DeliveryClosedWhenTaskEnds":   testDeliveryClosedWhenTaskEnds,
-	"DeliveryDueAcrossAgents":      testDeliveryDueAcrossAgents,
-	"DeliveryRetryWaitsUntilDueAt": testDeliveryRetry,
-	"DeliveryClaimConcurrent":      testDeliveryClaimConcurrent,
-	"DeliveryLateAck":              testDeliveryLateAck,
-	"DeliveryRequeueFreshDeadline": testDeliveryRequeueFreshDeadline,
-	"DeliveryDuePerAgentCap":       testDeliveryDuePerAgentCap,
-	"DeliveryDueInDueOrder":        testDeliveryDueInDueOrder,
-	"DeliveryCreatedOffered":       testDeliveryCreatedOffered,
+	"DeliveryClaimAckRelease":       testDeliveryClaimAckRelease,
+	"DeliveryFollowUpAfterTask":     testDeliveryFollowUpAfterTask,
+	"DeliveryNewTasksHeldBack":      testDeliveryNewTasksHeldBack,
+	"DeliveryLeaseAndExpiry":        testDeliveryLeaseAndExpiry,
+	"DeliveryRequeueUnheld":         testDeliveryRequeueUnheld,
+	"DeliveryClosedWhenTaskEnds":    testDeliveryClosedWhenTaskEnds,
+	"DeliveryDueAcrossAgents":       testDeliveryDueAcrossAgents,
+	"DeliveryRetryWaitsUntilDueAt":  testDeliveryRetry,
+	"DeliveryClaimConcurrent":       testDeliveryClaimConcurrent,
+	"DeliveryLateAck":               testDeliveryLateAck,
+	"DeliveryRequeueFreshDeadline":  testDeliveryRequeueFreshDeadline,
+	"DeliveryDuePerAgentCap":        testDeliveryDuePerAgentCap,
+	"DeliveryDueInDueOrder":         testDeliveryDueInDueOrder,
+	"DeliveryCreatedOffered":        testDeliveryCreatedOffered,
+	"DeliveryClaimWhileTaskChanges": testDeliveryClaimWhileTaskChanges,
 }
 
 // queueTask stores a new task for the agent with a queued delivery of it.
@@ -715,5 +716,53 @@ func testDeliveryCreatedOffered(t *testing.T, s Store) {
 	must(t, err)
 	if len(ds) != 1 || ds[0].State != switchboard.DeliveryQueued || ds[0].Holder != "" {
 		t.Fatalf("stored: %+v", ds)
+	}
+}
+
+// testDeliveryClaimWhileTaskChanges checks that a claim and a change of the
+// same task made at the same time both go through. The change holds the
+// task, then closes the task's deliveries as it finishes it; a claim that
+// took a delivery and then waited for its task (to mark it offered) would
+// deadlock with it, and PostgreSQL would fail one of them: an agent's
+// answer refused with an internal error while its connector reconnected.
+func testDeliveryClaimWhileTaskChanges(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	task, d := queueTask(t, s, g, "m1", time.Now().Add(-time.Minute))
+	holding, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	changed := make(chan error, 1)
+	go func() {
+		_, _, err := s.ModifyTask(ctx, task.ID(), func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
+			once.Do(func() { close(holding) })
+			<-release
+			tk.A2A.Status.State = a2a.TaskStateCompleted
+			return &switchboard.TaskChange{}, nil
+		})
+		changed <- err
+	}()
+	<-holding
+	claimed := make(chan error, 1)
+	go func() {
+		_, err := s.ClaimDeliveries(ctx, g.ID, "conn-1", 10, time.Minute)
+		claimed <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the claim takes the delivery, or passes it by
+	close(release)
+	for name, ch := range map[string]chan error{"change": changed, "claim": claimed} {
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatalf("the %s failed: %v", name, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the %s did not end", name)
+		}
+	}
+	taskID := task.ID()
+	all, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &taskID})
+	must(t, err)
+	if len(all) != 1 || all[0].ID != d.ID || all[0].State != switchboard.DeliveryFailed {
+		t.Fatalf("deliveries after the task finished: %+v", all)
 	}
 }
