@@ -47,7 +47,7 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 		if ev, err = db.appendEvent(ctx, tx, t, &snapshot, wrapEvent("task", data)); err != nil {
 			return err
 		}
-		if _, err := db.writeChange(ctx, tx, t, change); err != nil {
+		if _, err := db.writeChange(ctx, tx, t, change, false); err != nil {
 			return err
 		}
 		return db.insertTask(ctx, tx, t, data) // writeChange changes only t.Seq
@@ -243,7 +243,12 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 	var from, to a2a.TaskState
 	var written bool // the task row was written, as out holds it
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		t, err := scanTaskCached(tx.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1`+db.forUpdate(""), string(id)), db.tasks)
+		// Whether the task has push configs is read with it: most have none,
+		// and a change then needs no look for them (one statement fewer).
+		var pushes bool
+		t, err := scanTaskCached(tx.QueryRowContext(ctx, `SELECT `+taskColumns+`,
+			EXISTS (SELECT 1 FROM push_configs p WHERE p.task_id = tasks.id) FROM tasks WHERE id = $1`+db.forUpdate(""), string(id)),
+			db.tasks, &pushes)
 		if err == sql.ErrNoRows {
 			return switchboard.Errorf(switchboard.ENOTFOUND, "task not found")
 		} else if err != nil {
@@ -267,7 +272,7 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 				return nil
 			}
 		}
-		if events, err = db.writeChange(ctx, tx, t, change); err != nil {
+		if events, err = db.writeChange(ctx, tx, t, change, pushes); err != nil {
 			return err
 		}
 		if t.State().Terminal() {
@@ -298,8 +303,9 @@ func onlyAck(c *switchboard.TaskChange) bool {
 }
 
 // writeChange writes what a change holds besides the task row, appends its
-// events (advancing t.Seq), and queues the push notifications they call for.
-func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, change *switchboard.TaskChange) ([]*switchboard.TaskEvent, error) {
+// events (advancing t.Seq), and queues the push notifications they call
+// for; pushes says whether the task had push configs when it was read.
+func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, change *switchboard.TaskChange, pushes bool) ([]*switchboard.TaskEvent, error) {
 	if change.MessageID != "" {
 		if err := db.recordMessage(ctx, tx, t, change.MessageID); err != nil {
 			return nil, err
@@ -314,11 +320,17 @@ func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, 
 	if err != nil {
 		return nil, err
 	}
-	// The pushes of the change carry the task as fn left it.
-	if n, err := db.queuePushes(ctx, tx, t, change.Events); err != nil {
-		return nil, err
-	} else if n > 0 {
-		events[len(events)-1].Pushes = n
+	// The pushes of the change carry the task as fn left it. A task that
+	// had no push configs when it was read, changed without adding one,
+	// has none to push to.
+	if pushes || change.PushConfig != nil {
+		n, err := db.queuePushes(ctx, tx, t, change.Events)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			events[len(events)-1].Pushes = n
+		}
 	}
 	for _, d := range change.NewDeliveries {
 		if err := db.insertDelivery(ctx, tx, d); err != nil {
@@ -383,13 +395,15 @@ func scanTask(s scanner) (*switchboard.Task, error) {
 }
 
 // scanTaskCached is scanTask that takes the task's A2A part from cache, if
-// it holds the task as stored, instead of decoding it.
-func scanTaskCached(s scanner, cache *taskCache) (*switchboard.Task, error) {
+// it holds the task as stored, instead of decoding it; the row's columns
+// after the task's are scanned into extra.
+func scanTaskCached(s scanner, cache *taskCache, extra ...any) (*switchboard.Task, error) {
 	var t switchboard.Task
 	var id, proto, data string
 	var created, updated int64
 	var offered int
-	if err := s.Scan(&id, &t.AgentID, &t.PeerID, &t.PeerLabel, &proto, &t.Seq, &offered, &created, &updated, &data); err != nil {
+	dest := append([]any{&id, &t.AgentID, &t.PeerID, &t.PeerLabel, &proto, &t.Seq, &offered, &created, &updated, &data}, extra...)
+	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
 	if a, ok := cache.get(a2a.TaskID(id), t.Seq, updated); ok {
