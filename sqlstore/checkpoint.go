@@ -27,9 +27,10 @@ import (
 // many times fewer times: measured, the more a checkpoint copies, the
 // longer the tail of the requests served while it runs. At 1,000 routed
 // tasks a second the 99th percentile of their latency was 18 ms with
-// 100 ms, 12 ms with 50 ms, 10 ms with 20 ms and 12 ms with 10 ms, and the
-// server's CPU did not change (docs/performance.md). The fsyncs are not the
-// cause: a checkpoint without them made the tail longer still.
+// 100 ms, 12 ms with 50 ms, 10 ms with 20 ms and 12 ms with 10 ms, for
+// 3-6 % more server CPU at 20 ms than at 100 ms, and the same throughput
+// (docs/performance.md). The fsyncs are not the cause: a checkpoint
+// without them made the tail longer still.
 const checkpointEvery = 20 * time.Millisecond
 
 // writerCheckpointPages is the writer's own wal_autocheckpoint: a backstop
