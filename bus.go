@@ -12,8 +12,8 @@ import (
 // hint delays a reader until its next poll; it never loses anything.
 //
 // Hints are addressed by subject: TaskSubject for a task's event log,
-// AgentSubject for the work waiting for an agent, TokensSubject for its
-// peer tokens.
+// AgentSubject for the work waiting for an agent, AgentChangeSubject for
+// the agent itself, TokensSubject for its peer tokens.
 type Bus interface {
 	// Notify wakes every watcher of the subject, on any instance. It does
 	// not block on slow watchers.
@@ -52,9 +52,19 @@ type Watch interface {
 // are appended, watched by streams and blocking calls.
 func TaskSubject(id a2a.TaskID) string { return "task." + string(id) }
 
-// AgentSubject is the subject of an agent: notified when work is queued for
-// it or its settings change, watched by whatever holds its connection.
+// AgentSubject is the subject of the work for an agent: notified when work
+// is queued for it, watched by whatever holds its connection, which then
+// offers the work.
 func AgentSubject(agentID string) string { return "agent." + agentID }
+
+// AgentChangeSubject is the subject of an agent itself: notified when its
+// settings change, its agent token is replaced, its account is disabled,
+// it is deleted, or a newer connection takes over its session; watched by
+// whatever holds its connection, which then reads the agent, its session
+// and its token again (and offers work the change may have let through).
+// It is apart from AgentSubject so that queued work, the frequent hint,
+// costs no such reread.
+func AgentChangeSubject(agentID string) string { return "agentchange." + agentID }
 
 // TokensSubject is the subject of the peer tokens of an agent: notified when
 // one is revoked or replaced, or the agent or its account goes away,

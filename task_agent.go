@@ -41,7 +41,7 @@ func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *A
 		s.log.Info("offering again the work an agent no longer holds", "agent_id", agent.ID, "deliveries", n)
 	}
 	if replaced != "" {
-		s.notify(ctx, AgentSubject(agent.ID))
+		s.notify(ctx, AgentChangeSubject(agent.ID)) // the replaced connection closes
 	}
 	return nil
 }

@@ -117,7 +117,7 @@ func (s *Server) handleUpdateAccount(w http.ResponseWriter, r *http.Request, op 
 		// agents are disconnected at once.
 		if agents, err := s.Agents.FindAgents(r.Context(), switchboard.AgentFilter{AccountID: &acct.ID}); err == nil {
 			for _, g := range agents {
-				s.notify(r, switchboard.AgentSubject(g.ID))
+				s.notify(r, switchboard.AgentChangeSubject(g.ID))
 				s.notify(r, switchboard.TokensSubject(g.ID))
 			}
 		}

@@ -325,7 +325,7 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	// Connections and dispatchers reread the agent: accepts_tasks and mode
 	// take effect at once.
-	s.notify(r, switchboard.AgentSubject(g.ID))
+	s.notify(r, switchboard.AgentChangeSubject(g.ID))
 	s.notify(r, switchboard.DispatchSubject(switchboard.ModeWebhook))
 	v := s.viewAgent(r, g)
 	v.WebhookSecret = newSecret
@@ -342,7 +342,7 @@ func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, err)
 		return
 	}
-	s.notify(r, switchboard.AgentSubject(g.ID))  // its connection closes
-	s.notify(r, switchboard.TokensSubject(g.ID)) // and its streams end
+	s.notify(r, switchboard.AgentChangeSubject(g.ID)) // its connection closes
+	s.notify(r, switchboard.TokensSubject(g.ID))      // and its streams end
 	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": g.ID, "handle": g.Handle})
 }

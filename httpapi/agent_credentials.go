@@ -26,7 +26,7 @@ func (s *Server) issueAgentToken(r *http.Request, g *switchboard.Agent) (string,
 	if err := s.Tokens.CreateToken(r.Context(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenAgent, AgentID: g.ID}, true); err != nil {
 		return "", err
 	}
-	s.notify(r, switchboard.AgentSubject(g.ID))
+	s.notify(r, switchboard.AgentChangeSubject(g.ID))
 	return secret, nil
 }
 

@@ -91,9 +91,15 @@ func (c *conn) serve(parent context.Context) {
 		old.close(connproto.CloseReplaced, "replaced by a newer connection of this agent")
 		c.replaced.Store(old) // its held answers are written before this one's hello
 	}
-	watch, err := c.hub.Bus.WatchFunc(c.ctx, switchboard.AgentSubject(c.agentID), c.onHint)
+	work, err := c.hub.Bus.WatchFunc(c.ctx, switchboard.AgentSubject(c.agentID), c.onWork)
+	var change switchboard.Watch
+	if err == nil {
+		if change, err = c.hub.Bus.WatchFunc(c.ctx, switchboard.AgentChangeSubject(c.agentID), c.onChange); err != nil {
+			work.Close()
+		}
+	}
 	if err != nil {
-		c.log.Error("watch agent subject", "err", err)
+		c.log.Error("watch agent subjects", "err", err)
 		c.close(connproto.CloseRestart, "server unavailable")
 		c.hub.unregister(c)
 		return
@@ -110,7 +116,8 @@ func (c *conn) serve(parent context.Context) {
 	c.end(c.readLoop())
 	<-c.w.done // the connection's context ended with the reader: the writer ends
 	helloTimer.Stop()
-	watch.Close()
+	work.Close()
+	change.Close()
 	c.hub.unregister(c)
 
 	c.flushHeld() // before the offers are released: these were answered

@@ -215,6 +215,38 @@ func TestRevocationAndDeletionClose(t *testing.T) {
 	}
 }
 
+// TestWorkHintsRereadNothing: a hint of queued work makes the connection
+// claim the work and read nothing else; a hint that the agent changed makes
+// it read its agent, session and token again.
+func TestWorkHintsRereadNothing(t *testing.T) {
+	s := newServer(t, withoutDirectOffers) // every task reaches the agent by a hint
+	g, tok := s.agent("busy")
+	peer := s.peerToken(g, "bob")
+	a := s.connect(tok)
+	before := s.tokenReads.n.Load()
+	for i := range 3 {
+		id := path(s.send(g, peer, fmt.Sprint("task ", i), true), "result", "task", "id").(string)
+		o := a.nextOffer()
+		if o.taskID != id {
+			t.Fatalf("offer of task %s, want %s", o.taskID, id)
+		}
+		a.complete(o, "done")
+		s.waitState(id, a2a.TaskStateCompleted)
+		time.Sleep(300 * time.Millisecond) // past the least time between two rereads
+	}
+	if n := s.tokenReads.n.Load() - before; n != 0 {
+		t.Fatalf("three hints of work read the agent token %d times, want none", n)
+	}
+	must(t, s.bus.Notify(context.Background(), switchboard.AgentChangeSubject(g.ID)))
+	deadline := time.Now().Add(5 * time.Second)
+	for s.tokenReads.n.Load() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("a hint that the agent changed read nothing again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestHelloRequired(t *testing.T) {
 	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) {
 		h.HelloTimeout = 200 * time.Millisecond

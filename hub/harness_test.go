@@ -42,6 +42,9 @@ type server struct {
 	api   *httpapi.Server
 	srv   *httptest.Server
 	owner *switchboard.Account
+	// tokenReads counts the hub's reads of agent tokens (at connect, and
+	// when a connection rereads its agent).
+	tokenReads *countingTokens
 
 	stop  context.CancelFunc
 	loops sync.WaitGroup
@@ -81,7 +84,8 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 	for _, o := range opts {
 		o(s.tasks, &hcfg, &acfg)
 	}
-	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: db, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID}, hcfg)
+	s.tokenReads = &countingTokens{TokenStore: db}
+	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: s.tokenReads, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID}, hcfg)
 	if s.tasks.Direct == nil {
 		s.tasks.Direct = s.hub // as serve wires it
 	}
@@ -106,6 +110,17 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 		s.owner = accts[0]
 	}
 	return s
+}
+
+// countingTokens is a token store that counts FindTokenByHash calls.
+type countingTokens struct {
+	switchboard.TokenStore
+	n atomic.Int64
+}
+
+func (c *countingTokens) FindTokenByHash(ctx context.Context, hash string) (*switchboard.Token, error) {
+	c.n.Add(1)
+	return c.TokenStore.FindTokenByHash(ctx, hash)
 }
 
 // close stops the deployment; it is safe to call more than once.

@@ -17,11 +17,11 @@ import (
 // moment within it, so that the rereads of many spread out).
 const refreshEvery = 5 * time.Minute
 
-// refreshGap is the least time between two rereads on hints. The hint that
-// says "work queued" is the one that says "settings or token changed", so
-// an agent receiving many tasks would otherwise reread three rows per task;
-// a hint within the gap rereads when it ends. Changes still take effect
-// within this gap (plus the bus's delay).
+// refreshGap is the least time between two rereads on change hints (see
+// switchboard.AgentChangeSubject), so that a burst of changes costs one
+// reread; a hint within the gap rereads when it ends. Changes still take
+// effect within this gap (plus the bus's delay). Hints of queued work
+// reread nothing.
 const refreshGap = 250 * time.Millisecond
 
 // The writer owns every write to the socket: it sends the reader's
@@ -30,13 +30,13 @@ const refreshGap = 250 * time.Millisecond
 //
 // It holds no goroutine while the connection is idle, which is how a
 // connection spends its life. What needs the writer (an answer queued, a
-// hint on the agent's subject, a timer, a pong, the connection's end) sets
+// hint on one of the agent's subjects, a timer, a pong, the connection's end) sets
 // its event's bit in writer.state with wake; the wake that finds no writer
 // running starts one, which handles the events set, again until none is
 // left, and then ends. One writer runs at a time, each ordered after the
 // last by state, so the writer's fields need no lock. An idle connection
 // costs its reader's goroutine, two timers, the wake-up registered on its
-// context, its bus watch and this struct.
+// context, its two bus watches and this struct.
 //
 // A ping waits for its pong in a short-lived goroutine of its own, so that
 // waiting does not hold up writes; a ping still unanswered when the next
@@ -74,7 +74,7 @@ const (
 	evAnswers                         // answers are queued
 	evHello                           // hello was answered
 	evHintsEnded                      // the bus closed the watch
-	evHint                            // the agent's subject was notified
+	evChange                          // the agent's change subject was notified
 	evRefreshLater                    // a reread put off is due
 	evMore                            // there may be more work to claim
 	evSlow                            // the slow reread is due
@@ -110,12 +110,21 @@ func (c *conn) startWriter() {
 // refreshEvery from now, at a moment of its own within that.
 func slowRefreshDelay() time.Duration { return refreshEvery - rand.N(refreshEvery/2) }
 
-// onHint is the connection's watch of its agent's subject.
-func (c *conn) onHint(closed bool) {
+// onWork is the connection's watch of its agent's work subject.
+func (c *conn) onWork(closed bool) {
 	if closed {
 		c.wake(evHintsEnded)
 	} else {
-		c.wake(evHint)
+		c.wake(evMore)
+	}
+}
+
+// onChange is the connection's watch of its agent's change subject.
+func (c *conn) onChange(closed bool) {
+	if closed {
+		c.wake(evHintsEnded)
+	} else {
+		c.wake(evChange)
 	}
 }
 
@@ -210,8 +219,8 @@ func (c *conn) handleEvent(ev writerEvent) (claim bool, err error) {
 		return true, nil
 	case evHintsEnded:
 		return false, &closeErr{connproto.CloseRestart, "server restarting"}
-	case evHint:
-		// Something changed for this agent: work, settings or its token.
+	case evChange:
+		// The agent's settings, session or token changed.
 		if wait := refreshGap - time.Since(w.lastRefresh); wait > 0 {
 			if !w.refreshDue {
 				w.refreshDue = true
