@@ -82,6 +82,17 @@ func testDeliveryClaimAckRelease(t *testing.T, s Store) {
 	if got[0].State != switchboard.DeliveryOffered || got[0].Attempts != 1 || got[0].Holder != "conn-a" {
 		t.Fatalf("claimed delivery %+v", got[0])
 	}
+	// What the claim returns is what it stored.
+	stored, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID})
+	must(t, err)
+	for i, d := range stored {
+		c := got[i]
+		if d.ID != c.ID || d.State != c.State || d.Holder != c.Holder || d.Attempts != c.Attempts ||
+			d.OfferedAt == nil || !d.OfferedAt.Equal(*c.OfferedAt) || !d.NextAttemptAt.Equal(c.NextAttemptAt) ||
+			!c.NextAttemptAt.Equal(c.OfferedAt.Add(time.Minute)) {
+			t.Fatalf("claimed delivery %d stored as %+v, returned as %+v", i, d, c)
+		}
+	}
 	task, err := s.FindTaskByID(ctx, d1.TaskID)
 	must(t, err)
 	if !task.Offered {
