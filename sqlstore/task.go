@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -20,22 +21,29 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 	}
 	snapshot := t.A2A // the first event is the task as created
 	var ev *switchboard.TaskEvent
+	offers := slices.ContainsFunc(change.NewDeliveries, func(d *switchboard.Delivery) bool { return d.State == switchboard.DeliveryOffered })
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		// A task for an agent deleted a moment ago would be an orphan.
-		var accepts bool
-		err := tx.QueryRowContext(ctx, `SELECT accepts_tasks FROM agents WHERE id = $1`+db.forShare(""), t.AgentID).Scan(&accepts)
-		if err == sql.ErrNoRows {
-			return switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
-		} else if err != nil {
-			return err
-		}
+		// A task for an agent deleted a moment ago would be an orphan: the
+		// agent is read (and on PostgreSQL locked against deletion) here
+		// when a delivery comes offered, which needs to know whether it
+		// accepts tasks, and otherwise by the insert of the task.
+		var err error
 		t.Offered = false
-		for _, d := range change.NewDeliveries {
-			if d.State != switchboard.DeliveryOffered {
-				continue
-			}
-			if t.Offered, err = db.keepOffered(ctx, tx, d, accepts); err != nil {
+		if offers {
+			var accepts bool
+			err = tx.QueryRowContext(ctx, `SELECT accepts_tasks FROM agents WHERE id = $1`+db.forShare(""), t.AgentID).Scan(&accepts)
+			if err == sql.ErrNoRows {
+				return errAgentNotFound
+			} else if err != nil {
 				return err
+			}
+			for _, d := range change.NewDeliveries {
+				if d.State != switchboard.DeliveryOffered {
+					continue
+				}
+				if t.Offered, err = db.keepOffered(ctx, tx, d, accepts); err != nil {
+					return err
+				}
 			}
 		}
 		// The first event is the task's JSON as stored, wrapped: encoded once.
@@ -50,7 +58,7 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 		if _, err := db.writeChange(ctx, tx, t, change, false); err != nil {
 			return err
 		}
-		return db.insertTask(ctx, tx, t, data) // writeChange changes only t.Seq
+		return db.insertTask(ctx, tx, t, data, !offers) // writeChange changes only t.Seq
 	})
 	if err != nil {
 		return nil, err
@@ -91,22 +99,39 @@ func wrapEvent(key string, event []byte) []byte {
 	return append(out, '}')
 }
 
-// insertTask writes the task's row; data is its A2A JSON, or nil to encode it.
-func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, data []byte) error {
-	if data == nil {
-		var err error
-		if data, err = encodeTask(t, 0); err != nil {
-			return err
-		}
+// errAgentNotFound is CreateTask's error for a task of an agent that does
+// not exist.
+var errAgentNotFound = switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+
+// insertTask writes the task's row; data is its A2A JSON. With checkAgent,
+// the row is written only if the task's agent exists (on PostgreSQL, the
+// agent is locked against deletion until the transaction ends), and
+// errAgentNotFound returned otherwise: one statement where a look and an
+// insert took two round trips.
+func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, data []byte, checkAgent bool) error {
+	query := `INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
+		status_at, created_at, updated_at, offered, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
+	if checkAgent {
+		query = `INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
+		status_at, created_at, updated_at, offered, data) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
+		WHERE EXISTS (SELECT 1 FROM agents WHERE id = $2` + db.forShare("") + `)`
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
-		status_at, created_at, updated_at, offered, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+	res, err := tx.ExecContext(ctx, query,
 		string(t.ID()), t.AgentID, t.PeerID, t.PeerLabel, t.A2A.ContextID, string(t.State()), string(t.Protocol), t.Seq,
 		nanos(switchboard.StatusAt(t)), nanos(t.CreatedAt), nanos(t.UpdatedAt), boolInt(t.Offered), string(data))
 	if db.dialect.uniqueViolation(err) {
 		return switchboard.Errorf(switchboard.ECONFLICT, "task %s already exists", t.ID())
+	} else if err != nil {
+		return err
 	}
-	return err
+	if checkAgent {
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return errAgentNotFound
+		}
+	}
+	return nil
 }
 
 // recordMessage remembers that the task's peer sent messageID to its agent.
@@ -122,31 +147,68 @@ func (db *DB) recordMessage(ctx context.Context, tx *sql.Tx, t *switchboard.Task
 // appendEvents writes events after the task's current sequence number and
 // advances t.Seq past them.
 func (db *DB) appendEvents(ctx context.Context, tx *sql.Tx, t *switchboard.Task, events []a2a.Event) ([]*switchboard.TaskEvent, error) {
-	out := make([]*switchboard.TaskEvent, 0, len(events))
-	for _, e := range events {
-		data, err := a2ajson.AppendStreamResponse(nil, e)
-		if err != nil {
+	data := make([][]byte, len(events))
+	for i, e := range events {
+		var err error
+		if data[i], err = a2ajson.AppendStreamResponse(nil, e); err != nil {
 			return nil, fmt.Errorf("encode event of task %s: %w", t.ID(), err)
 		}
-		ev, err := db.appendEvent(ctx, tx, t, e, data)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ev)
 	}
-	return out, nil
+	return db.insertEvents(ctx, tx, t, events, data)
 }
 
 // appendEvent writes one event, data its StreamResponse JSON, after the
 // task's current sequence number and advances t.Seq past it.
 func (db *DB) appendEvent(ctx context.Context, tx *sql.Tx, t *switchboard.Task, e a2a.Event, data []byte) (*switchboard.TaskEvent, error) {
-	now := db.Now().UTC()
-	t.Seq++
-	if _, err := tx.ExecContext(ctx, `INSERT INTO task_events (task_id, seq, created_at, data) VALUES ($1, $2, $3, $4)`,
-		string(t.ID()), t.Seq, nanos(now), string(data)); err != nil {
+	out, err := db.insertEvents(ctx, tx, t, []a2a.Event{e}, [][]byte{data})
+	if err != nil {
 		return nil, err
 	}
-	return &switchboard.TaskEvent{TaskID: t.ID(), Seq: t.Seq, Event: e, CreatedAt: now}, nil
+	return out[0], nil
+}
+
+// maxEventRows is how many events one statement inserts. A change usually
+// holds one to three (an agent's answer: its artifact and its status), and
+// on PostgreSQL each statement is a round trip.
+const maxEventRows = 8
+
+// insertEventsSQL[n] inserts n events of one task, all with the same
+// created_at: $1 is the task id, $2 the time, then each row's seq and data.
+var insertEventsSQL = func() (out [maxEventRows + 1]string) {
+	for n := 1; n <= maxEventRows; n++ {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO task_events (task_id, seq, created_at, data) VALUES `)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "($1, $%d, $2, $%d)", 3+2*i, 4+2*i)
+		}
+		out[n] = b.String()
+	}
+	return out
+}()
+
+// insertEvents writes events, data their StreamResponse JSON, after the
+// task's current sequence number, maxEventRows to a statement, and
+// advances t.Seq past them.
+func (db *DB) insertEvents(ctx context.Context, tx *sql.Tx, t *switchboard.Task, events []a2a.Event, data [][]byte) ([]*switchboard.TaskEvent, error) {
+	now := db.Now().UTC()
+	out := make([]*switchboard.TaskEvent, 0, len(events))
+	for start := 0; start < len(events); start += maxEventRows {
+		n := min(len(events)-start, maxEventRows)
+		args := make([]any, 0, 2+2*n)
+		args = append(args, string(t.ID()), nanos(now))
+		for i := start; i < start+n; i++ {
+			t.Seq++
+			args = append(args, t.Seq, string(data[i]))
+			out = append(out, &switchboard.TaskEvent{TaskID: t.ID(), Seq: t.Seq, Event: events[i], CreatedAt: now})
+		}
+		if _, err := tx.ExecContext(ctx, insertEventsSQL[n], args...); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // FindTaskByID implements switchboard.TaskStore.

@@ -6,6 +6,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"TaskCreateAndEvents":       testTaskCreate,
 		"TaskDuplicateMessage":      testTaskDuplicateMessage,
 		"TaskModifyAppendsInOrder":  testTaskModify,
+		"TaskModifyManyEvents":      testTaskModifyManyEvents,
 		"TaskModifyErrorWritesNone": testTaskModifyError,
 		"TaskModifyTooLarge":        testTaskModifyTooLarge,
 		"TaskModifyDiscardedChange": testTaskModifyDiscarded,
@@ -347,9 +349,30 @@ func testTaskCreate(t *testing.T, s Store) {
 	_, err = s.FindTaskByID(ctx, a2a.TaskID(switchboard.NewID()))
 	wantCode(t, err, switchboard.ENOTFOUND)
 
+	// A task for an agent that does not exist is refused and nothing of
+	// it kept, whether its delivery comes queued or offered.
 	gone := &switchboard.Agent{ID: switchboard.NewID()}
-	_, err = s.CreateTask(ctx, newTask(gone, "bob", "c", "m9", time.Now()), nil)
+	orphan := newTask(gone, "bob", "c", "m9", time.Now())
+	_, err = s.CreateTask(ctx, orphan, created(orphan, nil))
 	wantCode(t, err, switchboard.ENOTFOUND)
+	now := time.Now()
+	offered := newTask(gone, "bob", "c", "m10", now)
+	change := created(offered, nil)
+	change.NewDeliveries = []*switchboard.Delivery{{ID: switchboard.NewID(), TaskID: offered.ID(), AgentID: gone.ID,
+		Kind: switchboard.DeliverTask, MessageID: "m10", State: switchboard.DeliveryOffered, Holder: "conn-a", Attempts: 1,
+		OfferedAt: &now, Deadline: now.Add(time.Hour), NextAttemptAt: now.Add(time.Minute), CreatedAt: now}}
+	_, err = s.CreateTask(ctx, offered, change)
+	wantCode(t, err, switchboard.ENOTFOUND)
+	for _, id := range []a2a.TaskID{orphan.ID(), offered.ID()} {
+		_, err = s.FindTaskByID(ctx, id)
+		wantCode(t, err, switchboard.ENOTFOUND)
+		if evs, err := s.FindTaskEvents(ctx, id, 0, 0); err != nil || len(evs) != 0 {
+			t.Fatalf("events of a refused task: %d (%v)", len(evs), err)
+		}
+	}
+	if ds, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &gone.ID}); err != nil || len(ds) != 0 {
+		t.Fatalf("deliveries of a refused task: %d (%v)", len(ds), err)
+	}
 }
 
 func testTaskDuplicateMessage(t *testing.T, s Store) {
@@ -368,6 +391,44 @@ func testTaskDuplicateMessage(t *testing.T, s Store) {
 	third := newTask(g, "carol", "c", "m1", time.Now())
 	_, err = s.CreateTask(ctx, third, created(third, nil))
 	must(t, err)
+}
+
+// testTaskModifyManyEvents: a change with more events than one statement
+// inserts (sqlstore writes them in groups) stores them all, in order.
+func testTaskModifyManyEvents(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	task := newTask(g, "bob", "c", "m1", time.Now())
+	_, err := s.CreateTask(ctx, task, created(task, nil))
+	must(t, err)
+	const n = 19
+	_, evs, err := s.ModifyTask(ctx, task.ID(), func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
+		var events []a2a.Event
+		for i := range n {
+			art := &a2a.Artifact{ID: a2a.ArtifactID(fmt.Sprint("a", i)), Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprint("part ", i))}}
+			tk.A2A.Artifacts = append(tk.A2A.Artifacts, art)
+			events = append(events, &a2a.TaskArtifactUpdateEvent{TaskID: tk.ID(), ContextID: tk.A2A.ContextID, Artifact: art})
+		}
+		return &switchboard.TaskChange{Events: events}, nil
+	})
+	must(t, err)
+	if len(evs) != n || evs[0].Seq != 2 || evs[n-1].Seq != n+1 {
+		t.Fatalf("%d events returned, seq %d to %d", len(evs), evs[0].Seq, evs[len(evs)-1].Seq)
+	}
+	stored, err := s.FindTaskEvents(ctx, task.ID(), 1, 0)
+	must(t, err)
+	if len(stored) != n {
+		t.Fatalf("%d events stored, want %d", len(stored), n)
+	}
+	for i, ev := range stored {
+		a, ok := ev.Event.(*a2a.TaskArtifactUpdateEvent)
+		if ev.Seq != int64(i+2) || !ok || string(a.Artifact.ID) != fmt.Sprint("a", i) || !ev.CreatedAt.Equal(evs[i].CreatedAt) {
+			t.Fatalf("event %d stored as seq %d %+v", i, ev.Seq, ev.Event)
+		}
+	}
+	if got, err := s.FindTaskByID(ctx, task.ID()); err != nil || got.Seq != n+1 {
+		t.Fatalf("task seq %d (%v), want %d", got.Seq, err, n+1)
+	}
 }
 
 func testTaskModify(t *testing.T, s Store) {
