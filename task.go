@@ -130,9 +130,10 @@ type TaskFilter struct {
 
 // TaskStore keeps tasks, their event logs and message ids.
 type TaskStore interface {
-	// CreateTask stores a new task, its first event (the task snapshot) and
-	// what change holds (the message id, a push configuration, deliveries),
-	// in one transaction. It sets t.Seq and returns the event. It returns
+	// CreateTask stores a new task, its first event (the task snapshot,
+	// sequence number 1) and what change holds (the message id, a push
+	// configuration, deliveries), in one transaction. It sets t.Seq and
+	// returns the event. It returns
 	// ErrDuplicateMessage if the peer already sent a message with that id to
 	// the agent, and ENOTFOUND if the agent no longer exists.
 	CreateTask(ctx context.Context, t *Task, change *TaskChange) (*TaskEvent, error)

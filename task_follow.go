@@ -33,6 +33,14 @@ func (s *TaskService) follow(ctx context.Context, id a2a.TaskID, afterSeq int64,
 		return err
 	}
 	defer w.Close()
+	return s.followWatch(ctx, w, id, afterSeq, handedOver, false, emit)
+}
+
+// followWatch is follow on w, a watch of the task's subject that the caller
+// started and closes. fresh says w began before anything after afterSeq
+// could be written: the log is then first read on a hint or the poll, not
+// at once.
+func (s *TaskService) followWatch(ctx context.Context, w Watch, id a2a.TaskID, afterSeq int64, handedOver <-chan struct{}, fresh bool, emit func(*TaskEvent) (more bool, err error)) error {
 	poll := time.NewTicker(s.StreamPoll)
 	defer poll.Stop()
 
@@ -42,6 +50,13 @@ func (s *TaskService) follow(ctx context.Context, id a2a.TaskID, afterSeq int64,
 		case <-handedOver:
 			return errHandedOver
 		default:
+		}
+		if fresh {
+			fresh = false
+			if err := waitForHint(ctx, w, poll, handedOver); err != nil {
+				return err
+			}
+			continue
 		}
 		events, err := s.tasks.FindTaskEvents(ctx, id, cursor, followBatch)
 		if err != nil {
@@ -57,18 +72,27 @@ func (s *TaskService) follow(ctx context.Context, id a2a.TaskID, afterSeq int64,
 		if len(events) == followBatch {
 			continue
 		}
-		select {
-		case <-handedOver:
-			return errHandedOver
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case _, ok := <-w.C():
-			if !ok {
-				return ErrBusClosed
-			}
-		case <-poll.C:
+		if err := waitForHint(ctx, w, poll, handedOver); err != nil {
+			return err
 		}
 	}
+}
+
+// waitForHint waits for a hint on w or the poll's next tick; it returns
+// errHandedOver when handedOver closes first, and ctx's cause when ctx ends.
+func waitForHint(ctx context.Context, w Watch, poll *time.Ticker, handedOver <-chan struct{}) error {
+	select {
+	case <-handedOver:
+		return errHandedOver
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case _, ok := <-w.C():
+		if !ok {
+			return ErrBusClosed
+		}
+	case <-poll.C:
+	}
+	return nil
 }
 
 // EventState returns the task state an event reports: the state of a task

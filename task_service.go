@@ -122,6 +122,14 @@ func NewTaskService(store Store, bus Bus, log *slog.Logger) *TaskService {
 // send is harmless. The task and its event are written in one transaction
 // before anything else learns of them.
 func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion) (t *Task, replayed bool, err error) {
+	return s.sendMessage(ctx, agent, caller, req, proto, nil)
+}
+
+// sendMessage is SendMessage. With turn not nil, a new task is watched for
+// the end of its first turn from before it is committed, and *turn set to
+// the watch, which the caller must close; turn stays nil for a message to
+// an existing task.
+func (s *TaskService) sendMessage(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion, turn **turnWatch) (t *Task, replayed bool, err error) {
 	if err := validateSend(req); err != nil {
 		return nil, false, err
 	}
@@ -144,7 +152,7 @@ func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer
 		// A new task records its message id in the transaction that
 		// creates it: a message sent again fails there, and is looked up
 		// only then, which spares every first send a read.
-		t, err = s.createTask(ctx, agent, caller, req, proto, push)
+		t, err = s.createTask(ctx, agent, caller, req, proto, push, turn)
 	}
 	if errors.Is(err, ErrDuplicateMessage) {
 		// Sent before (or by a concurrent send that won the race).
@@ -154,7 +162,7 @@ func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer
 	return t, false, err
 }
 
-func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion, push *PushConfig) (*Task, error) {
+func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion, push *PushConfig, turn **turnWatch) (*Task, error) {
 	msg := cloneMessage(req.Message)
 	contextID := msg.ContextID
 	if contextID == "" {
@@ -192,12 +200,23 @@ func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer,
 		change.NewDeliveries = []*Delivery{d}
 	}
 	change.Wake = inboundWake(agent, t, caller, msg)
-	ev, err := s.tasks.CreateTask(ctx, t, change)
+	if turn != nil {
+		// Before the commit, after which the agent may be offered the task
+		// (by this instance or, on a poll, by another) and answer.
+		w, err := s.watchTurn(ctx, t.ID(), createdSeq)
+		if err != nil {
+			s.sendReserved(ctx, agent, t, d, holder, err)
+			return nil, err
+		}
+		*turn = w
+	}
+	_, err := s.tasks.CreateTask(ctx, t, change)
 	sent := s.sendReserved(ctx, agent, t, d, holder, err)
 	if err != nil {
 		return nil, err
 	}
-	s.notify(ctx, TaskSubject(ev.TaskID))
+	// The task's subject is not notified: no one can watch a task whose
+	// id was made here and is returned only now, but this call's own wait.
 	if !sent {
 		s.notifyAgent(ctx, agent)
 	}

@@ -19,6 +19,7 @@ import (
 type countingStore struct {
 	*sqlstore.DB
 	taskReads  atomic.Int64
+	eventReadN atomic.Int64
 	eventReads chan struct{}
 }
 
@@ -29,6 +30,7 @@ func (c *countingStore) FindTaskByID(ctx context.Context, id a2a.TaskID) (*switc
 
 func (c *countingStore) FindTaskEvents(ctx context.Context, id a2a.TaskID, afterSeq int64, limit int) ([]*switchboard.TaskEvent, error) {
 	evs, err := c.DB.FindTaskEvents(ctx, id, afterSeq, limit)
+	c.eventReadN.Add(1)
 	select {
 	case c.eventReads <- struct{}{}:
 	default:
@@ -118,6 +120,76 @@ func TestTurnEndHandedOverInMemory(t *testing.T) {
 			}
 			if n := here.taskReads.Load() - before; tc.waiter == local && n != 0 {
 				t.Fatalf("the task was read %d times while waiting on the instance that wrote it", n)
+			}
+		})
+	}
+}
+
+// TestSendAndWaitReadsOnlyTheAnswer checks that a blocking send of a new
+// task watches it from before it is committed, so that its wait reads
+// nothing until the answer: on the instance that records the answer, not
+// even that (it is handed over), and on another, the log once and the task
+// once.
+func TestSendAndWaitReadsOnlyTheAnswer(t *testing.T) {
+	ctx := context.Background()
+	bus := membus.New()
+	f := newFixture(t, bus)
+	mode := switchboard.ModeConnector
+	g, err := f.db.UpdateAgent(ctx, f.agent.ID, switchboard.AgentUpdate{Mode: &mode})
+	must(t, err)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tc := range []struct {
+		name                  string
+		sameInstance          bool
+		eventReads, taskReads int64
+	}{
+		{"same instance", true, 0, 0},
+		{"other instance", false, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &countingStore{DB: f.db, eventReads: make(chan struct{}, 1)}
+			waiter := switchboard.NewTaskService(store, bus, log)
+			recorder := switchboard.NewTaskService(f.db, bus, log)
+			if tc.sameInstance {
+				recorder = waiter
+			}
+			text := "2+2? " + tc.name
+			type result struct {
+				task *switchboard.Task
+				err  error
+			}
+			done := make(chan result, 1)
+			go func() {
+				wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				got, err := waiter.SendMessageAndWait(ctx, g, f.peer, &a2a.SendMessageRequest{
+					Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)),
+				}, switchboard.ProtocolV1, wait)
+				done <- result{got, err}
+			}()
+			var id a2a.TaskID
+			for deadline := time.Now().Add(5 * time.Second); id == ""; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the task was not created")
+				}
+				tasks, _, err := f.db.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID})
+				must(t, err)
+				for _, tk := range tasks {
+					if switchboard.MessageText(tk.A2A.History[0]) == text && waiter.TurnWaiters(tk.ID()) > 0 {
+						id = tk.ID()
+					}
+				}
+			}
+			time.Sleep(20 * time.Millisecond) // the wait is waiting, as for a real answer
+			_, err := recorder.ApplyAgentEvent(ctx, g, id, a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("4")))
+			must(t, err)
+			r := <-done
+			must(t, r.err)
+			if r.task == nil || r.task.ID() != id || r.task.State() != a2a.TaskStateCompleted {
+				t.Fatalf("the wait returned %+v, want task %s completed", r.task, id)
+			}
+			if n, m := store.eventReadN.Load(), store.taskReads.Load(); n != tc.eventReads || m != tc.taskReads {
+				t.Fatalf("the wait read the log %d times and the task %d, want %d and %d", n, m, tc.eventReads, tc.taskReads)
 			}
 		})
 	}

@@ -27,15 +27,78 @@ func (s *TaskService) WaitForTurn(ctx context.Context, id a2a.TaskID, afterSeq i
 // task is returned as it stands. When ctx (the caller's) ends, it returns
 // ctx's error.
 func (s *TaskService) WaitForTurnUntil(ctx context.Context, id a2a.TaskID, afterSeq int64, wait context.Context) (*Task, error) {
+	w, err := s.watchTurn(ctx, id, afterSeq)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	return s.waitForTurn(ctx, w, false, wait)
+}
+
+// SendMessageAndWait is SendMessage followed by WaitForTurnUntil, for a
+// blocking send to an agent delivered to live. A new task is watched from
+// before it is committed, so that the wait needs no first read of its log:
+// nothing the agent does can come before the watch. A message sent again
+// whose turn has ended returns its task at once.
+func (s *TaskService) SendMessageAndWait(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion, wait context.Context) (*Task, error) {
+	var w *turnWatch
+	t, _, err := s.sendMessage(ctx, agent, caller, req, proto, &w)
+	if w != nil {
+		defer w.close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st := t.State(); st.Terminal() || Interrupted(st) {
+		return t, nil
+	}
+	if w == nil || w.id != t.ID() || t.Seq != w.afterSeq {
+		return s.WaitForTurnUntil(ctx, t.ID(), t.Seq, wait)
+	}
+	return s.waitForTurn(ctx, w, true, wait)
+}
+
+// createdSeq is the sequence number of a new task's first event.
+const createdSeq = 1
+
+// turnWatch is a wait for the end of a turn of a task after afterSeq: the
+// watch of the task's log on the bus, and the task's local waiter, through
+// which a turn that ends on this instance is handed over with the task as
+// written (one that ends elsewhere is read from the log and the store).
+type turnWatch struct {
+	s        *TaskService
+	id       a2a.TaskID
+	afterSeq int64
+	bus      Watch
+	local    *turnWaiter
+}
+
+// watchTurn starts watching for the end of a turn of task id after
+// afterSeq. The caller must close the watch.
+func (s *TaskService) watchTurn(ctx context.Context, id a2a.TaskID, afterSeq int64) (*turnWatch, error) {
+	b, err := s.bus.Watch(ctx, TaskSubject(id))
+	if err != nil {
+		return nil, err
+	}
+	return &turnWatch{s: s, id: id, afterSeq: afterSeq, bus: b, local: s.turns.watch(id, afterSeq)}, nil
+}
+
+// close ends the watch.
+func (w *turnWatch) close() {
+	w.bus.Close()
+	w.s.turns.forget(w.id, w.local)
+}
+
+// waitForTurn is WaitForTurnUntil on a watch. fresh says the watch began
+// before anything after its afterSeq could be written, so that the log
+// needs reading only once the bus or the poll says so.
+func (s *TaskService) waitForTurn(ctx context.Context, w *turnWatch, fresh bool, wait context.Context) (*Task, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(wait, cancel)()
-	// A turn that ends on this instance is handed over with the task as
-	// written; one that ends elsewhere is read from the log and the store.
-	local := s.turns.watch(id, afterSeq)
-	defer s.turns.forget(id, local)
+	id, local := w.id, w.local
 	var invalid bool
-	err := s.follow(wctx, id, afterSeq, local.done, func(ev *TaskEvent) (bool, error) {
+	err := s.followWatch(wctx, w.bus, id, w.afterSeq, local.done, fresh, func(ev *TaskEvent) (bool, error) {
 		if EndsTurn(ev.Event) {
 			invalid = InvalidAnswer(ev.Event)
 			return false, nil

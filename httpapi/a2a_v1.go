@@ -27,10 +27,19 @@ func (s *Server) v1SendMessage(ctx context.Context, c *rpcCall) (any, error) {
 // sendMessage hands a decoded send request of either version to the task
 // service. replayed reports that the message had been accepted before.
 func (s *Server) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (t *switchboard.Task, replayed bool, err error) {
-	if p.Config != nil && p.Config.PushConfig != nil && !s.cfg.PushNotifications {
-		return nil, false, errPushNotSupported
+	if err := s.checkPush(p); err != nil {
+		return nil, false, err
 	}
 	return s.Tasks.SendMessage(ctx, c.agent, c.peer, p, c.version)
+}
+
+// checkPush refuses a send request with a push configuration when push
+// notifications are off.
+func (s *Server) checkPush(p *a2a.SendMessageRequest) error {
+	if p.Config != nil && p.Config.PushConfig != nil && !s.cfg.PushNotifications {
+		return errPushNotSupported
+	}
+	return nil
 }
 
 // sendAndWait sends a message and, for a blocking call to an agent that is
@@ -39,18 +48,18 @@ func (s *Server) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessage
 // it stands. An inbox agent is asynchronous by design: its tasks are
 // returned at once, whatever the call asks.
 func (s *Server) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (*switchboard.Task, error) {
-	t, _, err := s.sendMessage(ctx, c, p)
-	if err != nil || !c.agent.Mode.Live() || (p.Config != nil && p.Config.ReturnImmediately) {
+	if !c.agent.Mode.Live() || (p.Config != nil && p.Config.ReturnImmediately) {
+		t, _, err := s.sendMessage(ctx, c, p)
 		return t, err
 	}
-	if st := t.State(); st.Terminal() || switchboard.Interrupted(st) {
-		return t, nil // a resent message whose turn has ended
+	if err := s.checkPush(p); err != nil {
+		return nil, err
 	}
 	// The wait ends at the blocking timeout, or when the server shuts down:
 	// either way the peer gets the task as it stands.
 	wait, cancel := context.WithTimeout(s.streams, s.cfg.BlockingTimeout)
 	defer cancel()
-	return s.Tasks.WaitForTurnUntil(ctx, t.ID(), t.Seq, wait)
+	return s.Tasks.SendMessageAndWait(ctx, c.agent, c.peer, p, c.version, wait)
 }
 
 var errPushNotSupported = switchboard.Errorf(switchboard.EPUSHNOTSUPPORTED, "Push notifications are not supported by this agent")
