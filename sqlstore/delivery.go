@@ -38,24 +38,6 @@ func (db *DB) insertDelivery(ctx context.Context, tx *sql.Tx, d *switchboard.Del
 	return err
 }
 
-// keepOffered decides whether a new task's delivery, which comes already
-// offered (see switchboard.TaskChange), stays so: only when the agent
-// accepts tasks and has no deliveries queued, which must be offered first.
-// Otherwise it makes d a plain queued delivery.
-func (db *DB) keepOffered(ctx context.Context, tx *sql.Tx, d *switchboard.Delivery, accepts bool) (bool, error) {
-	if accepts {
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM deliveries WHERE agent_id = $1 AND state = 'queued' LIMIT 1`, d.AgentID).Scan(&one)
-		if err == sql.ErrNoRows {
-			return true, nil
-		} else if err != nil {
-			return false, err
-		}
-	}
-	d.State, d.Holder, d.Attempts, d.OfferedAt, d.NextAttemptAt = switchboard.DeliveryQueued, "", 0, nil, d.CreatedAt
-	return false, nil
-}
-
 // ClaimDeliveries implements switchboard.DeliveryStore.
 // Whether the agent accepts tasks is read in the claim's transaction, not
 // taken from the caller, whose copy of the agent may be older than the

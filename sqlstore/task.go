@@ -30,8 +30,13 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 		var err error
 		t.Offered = false
 		if offers {
-			var accepts bool
-			err = tx.QueryRowContext(ctx, `SELECT accepts_tasks FROM agents WHERE id = $1`+db.forShare(""), t.AgentID).Scan(&accepts)
+			// An offered delivery stays so only when the agent accepts
+			// tasks and has no deliveries queued, which must be offered
+			// first; otherwise it is written queued.
+			var accepts, queued bool
+			err = tx.QueryRowContext(ctx, `SELECT accepts_tasks,
+				EXISTS (SELECT 1 FROM deliveries WHERE agent_id = $1 AND state = 'queued')
+				FROM agents WHERE id = $1`+db.forShare("agents"), t.AgentID).Scan(&accepts, &queued)
 			if err == sql.ErrNoRows {
 				return errAgentNotFound
 			} else if err != nil {
@@ -41,8 +46,8 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 				if d.State != switchboard.DeliveryOffered {
 					continue
 				}
-				if t.Offered, err = db.keepOffered(ctx, tx, d, accepts); err != nil {
-					return err
+				if t.Offered = accepts && !queued; !t.Offered {
+					d.State, d.Holder, d.Attempts, d.OfferedAt, d.NextAttemptAt = switchboard.DeliveryQueued, "", 0, nil, d.CreatedAt
 				}
 			}
 		}
