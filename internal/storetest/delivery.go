@@ -650,6 +650,51 @@ func testModifyTaskAck(t *testing.T, s Store) {
 	}
 }
 
+// testTaskFinishedWithAck: a change that finishes a task and acknowledges
+// its offer acknowledges that delivery and fails the task's other live
+// deliveries (but cancels); when the acknowledgement does not count (not
+// the offer's holder), the offer is failed with the others.
+func testTaskFinishedWithAck(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	for _, holder := range []string{"conn-1", "someone-else"} {
+		t.Run(holder, func(t *testing.T) {
+			task, d := createOffered(t, s, g, "m-"+holder, "conn-1", now)
+			msg := followUp(t, s, task, switchboard.DeliverMessage, now.Add(time.Second))
+			cancel := followUp(t, s, task, switchboard.DeliverCancel, now.Add(2*time.Second))
+			ack := &switchboard.DeliveryAck{DeliveryID: d.ID, Holder: holder}
+			_, _, err := s.ModifyTask(ctx, task.ID(), func(t *switchboard.Task) (*switchboard.TaskChange, error) {
+				t.A2A.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted}
+				return &switchboard.TaskChange{Ack: ack, Events: []a2a.Event{
+					&a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}}}, nil
+			})
+			must(t, err)
+			id := task.ID()
+			ds, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &id})
+			must(t, err)
+			want := map[string]switchboard.DeliveryState{d.ID: switchboard.DeliveryFailed, msg.ID: switchboard.DeliveryFailed, cancel.ID: switchboard.DeliveryQueued}
+			if holder == "conn-1" {
+				want[d.ID] = switchboard.DeliveryAcked
+			}
+			if ack.First != (holder == "conn-1") {
+				t.Fatalf("ack by %s: First %v", holder, ack.First)
+			}
+			if len(ds) != len(want) {
+				t.Fatalf("%d deliveries, want %d", len(ds), len(want))
+			}
+			for _, x := range ds {
+				if x.State != want[x.ID] {
+					t.Fatalf("delivery %s (%s) is %s, want %s", x.ID, x.Kind, x.State, want[x.ID])
+				}
+				if x.State == switchboard.DeliveryFailed && x.LastError != "the task finished" {
+					t.Fatalf("delivery %s failed with %q", x.ID, x.LastError)
+				}
+			}
+		})
+	}
+}
+
 // createOffered stores a new task whose delivery comes already offered to
 // holder, as a direct offer does, and returns the task and the delivery as
 // the store left them.

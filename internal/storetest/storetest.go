@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		"Sessions":                  testSessions,
 		"ConnectSession":            testConnectSession,
 		"TaskModifyAcknowledges":    testModifyTaskAck,
+		"TaskFinishedWithAck":       testTaskFinishedWithAck,
 	}
 	for name, fn := range outboundTests {
 		tests[name] = fn
