@@ -47,7 +47,7 @@ func BenchmarkRoutedTaskWrites(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for range 20000 { // a store that has seen some traffic, not an empty one
+	for range 5000 { // a store that has seen some traffic, not an empty one
 		route()
 	}
 	before, ok := readProcIO()
