@@ -21,6 +21,18 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 	}
 	snapshot := t.A2A // the first event is the task as created
 	var ev *switchboard.TaskEvent
+	if db.createsInOneStatement(change) {
+		data, err := encodeTask(t, change.MaxBytes)
+		if err != nil {
+			return nil, err
+		}
+		if ev, err = db.createInOneStatement(ctx, t, change, &snapshot, data); err != nil {
+			return nil, err
+		}
+		db.tasks.put(t)
+		db.taskStateChanged("", t.State())
+		return ev, nil
+	}
 	offers := slices.ContainsFunc(change.NewDeliveries, func(d *switchboard.Delivery) bool { return d.State == switchboard.DeliveryOffered })
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// A task for an agent deleted a moment ago would be an orphan: the

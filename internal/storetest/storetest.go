@@ -351,20 +351,27 @@ func testTaskCreate(t *testing.T, s Store) {
 	wantCode(t, err, switchboard.ENOTFOUND)
 
 	// A task for an agent that does not exist is refused and nothing of
-	// it kept, whether its delivery comes queued or offered.
+	// it kept, whether it has no delivery, or one queued or offered.
 	gone := &switchboard.Agent{ID: switchboard.NewID()}
 	orphan := newTask(gone, "bob", "c", "m9", time.Now())
 	_, err = s.CreateTask(ctx, orphan, created(orphan, nil))
 	wantCode(t, err, switchboard.ENOTFOUND)
 	now := time.Now()
+	queued := newTask(gone, "bob", "c", "m11", now)
+	change := created(queued, nil)
+	change.NewDeliveries = []*switchboard.Delivery{{ID: switchboard.NewID(), TaskID: queued.ID(), AgentID: gone.ID,
+		Kind: switchboard.DeliverTask, MessageID: "m11", State: switchboard.DeliveryQueued,
+		Deadline: now.Add(time.Hour), NextAttemptAt: now, CreatedAt: now}}
+	_, err = s.CreateTask(ctx, queued, change)
+	wantCode(t, err, switchboard.ENOTFOUND)
 	offered := newTask(gone, "bob", "c", "m10", now)
-	change := created(offered, nil)
+	change = created(offered, nil)
 	change.NewDeliveries = []*switchboard.Delivery{{ID: switchboard.NewID(), TaskID: offered.ID(), AgentID: gone.ID,
 		Kind: switchboard.DeliverTask, MessageID: "m10", State: switchboard.DeliveryOffered, Holder: "conn-a", Attempts: 1,
 		OfferedAt: &now, Deadline: now.Add(time.Hour), NextAttemptAt: now.Add(time.Minute), CreatedAt: now}}
 	_, err = s.CreateTask(ctx, offered, change)
 	wantCode(t, err, switchboard.ENOTFOUND)
-	for _, id := range []a2a.TaskID{orphan.ID(), offered.ID()} {
+	for _, id := range []a2a.TaskID{orphan.ID(), queued.ID(), offered.ID()} {
 		_, err = s.FindTaskByID(ctx, id)
 		wantCode(t, err, switchboard.ENOTFOUND)
 		if evs, err := s.FindTaskEvents(ctx, id, 0, 0); err != nil || len(evs) != 0 {
@@ -388,9 +395,25 @@ func testTaskDuplicateMessage(t *testing.T, s Store) {
 	}
 	_, err = s.FindTaskByID(ctx, second.ID())
 	wantCode(t, err, switchboard.ENOTFOUND) // nothing of the duplicate was kept
+	// The same with a delivery: refused, and the delivery not kept.
+	now := time.Now()
+	third := newTask(g, "bob", "c", "m1", now)
+	change := created(third, nil)
+	change.NewDeliveries = []*switchboard.Delivery{{ID: switchboard.NewID(), TaskID: third.ID(), AgentID: g.ID,
+		Kind: switchboard.DeliverTask, MessageID: "m1", State: switchboard.DeliveryQueued,
+		Deadline: now.Add(time.Hour), NextAttemptAt: now, CreatedAt: now}}
+	if _, err := s.CreateTask(ctx, third, change); !errors.Is(err, switchboard.ErrDuplicateMessage) {
+		t.Fatalf("create with a delivery: %v, want ErrDuplicateMessage", err)
+	}
+	if ds, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID}); err != nil || len(ds) != 0 {
+		t.Fatalf("deliveries of a duplicate: %d (%v)", len(ds), err)
+	}
+	if evs, err := s.FindTaskEvents(ctx, third.ID(), 0, 0); err != nil || len(evs) != 0 {
+		t.Fatalf("events of a duplicate: %d (%v)", len(evs), err)
+	}
 	// Another peer may use the same message id.
-	third := newTask(g, "carol", "c", "m1", time.Now())
-	_, err = s.CreateTask(ctx, third, created(third, nil))
+	fourth := newTask(g, "carol", "c", "m1", time.Now())
+	_, err = s.CreateTask(ctx, fourth, created(fourth, nil))
 	must(t, err)
 }
 
