@@ -38,6 +38,17 @@ func (c *countingStore) FindTaskEvents(ctx context.Context, id a2a.TaskID, after
 	return evs, err
 }
 
+// newConnectorFixture is newFixture with its agent in connector mode, and a
+// logger for more task services.
+func newConnectorFixture(t *testing.T, bus switchboard.Bus) (*fixture, *switchboard.Agent, *slog.Logger) {
+	t.Helper()
+	f := newFixture(t, bus)
+	mode := switchboard.ModeConnector
+	g, err := f.db.UpdateAgent(context.Background(), f.agent.ID, switchboard.AgentUpdate{Mode: &mode})
+	must(t, err)
+	return f, g, slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
 // TestTurnEndHandedOverInMemory checks that a blocking wait on the
 // instance that records the end of the turn gets the task as written
 // without reading it back, that one on another instance gets the same from
@@ -45,11 +56,7 @@ func (c *countingStore) FindTaskEvents(ctx context.Context, id a2a.TaskID, after
 func TestTurnEndHandedOverInMemory(t *testing.T) {
 	ctx := context.Background()
 	bus := membus.New()
-	f := newFixture(t, bus)
-	mode := switchboard.ModeConnector
-	g, err := f.db.UpdateAgent(ctx, f.agent.ID, switchboard.AgentUpdate{Mode: &mode})
-	must(t, err)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	f, g, log := newConnectorFixture(t, bus)
 	here := &countingStore{DB: f.db, eventReads: make(chan struct{}, 1)}
 	local := switchboard.NewTaskService(here, bus, log)     // records the answer and waits
 	elsewhere := switchboard.NewTaskService(f.db, bus, log) // waits only
@@ -133,11 +140,7 @@ func TestTurnEndHandedOverInMemory(t *testing.T) {
 func TestSendAndWaitReadsOnlyTheAnswer(t *testing.T) {
 	ctx := context.Background()
 	bus := membus.New()
-	f := newFixture(t, bus)
-	mode := switchboard.ModeConnector
-	g, err := f.db.UpdateAgent(ctx, f.agent.ID, switchboard.AgentUpdate{Mode: &mode})
-	must(t, err)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	f, g, log := newConnectorFixture(t, bus)
 	for _, tc := range []struct {
 		name                  string
 		sameInstance          bool

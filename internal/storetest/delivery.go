@@ -34,15 +34,21 @@ var deliveryTests = map[string]func(*testing.T, Store){
 func queueTask(t *testing.T, s Store, g *switchboard.Agent, messageID string, at time.Time) (*switchboard.Task, *switchboard.Delivery) {
 	t.Helper()
 	task := newTask(g, "bob", "c", messageID, at)
-	d := &switchboard.Delivery{
-		ID: switchboard.NewID(), TaskID: task.ID(), AgentID: g.ID, Kind: switchboard.DeliverTask, MessageID: messageID,
-		State: switchboard.DeliveryQueued, Deadline: at.Add(time.Hour), NextAttemptAt: at, CreatedAt: at,
-	}
-	change := created(task, nil)
-	change.NewDeliveries = []*switchboard.Delivery{d}
+	change := withQueuedDelivery(task, at)
 	_, err := s.CreateTask(context.Background(), task, change)
 	must(t, err)
-	return task, d
+	return task, change.NewDeliveries[0]
+}
+
+// withQueuedDelivery returns task's creation change (created) with a
+// delivery of the task, queued at at.
+func withQueuedDelivery(task *switchboard.Task, at time.Time) *switchboard.TaskChange {
+	change := created(task, nil)
+	change.NewDeliveries = []*switchboard.Delivery{{
+		ID: switchboard.NewID(), TaskID: task.ID(), AgentID: task.AgentID, Kind: switchboard.DeliverTask,
+		MessageID: change.MessageID, State: switchboard.DeliveryQueued, Deadline: at.Add(time.Hour), NextAttemptAt: at, CreatedAt: at,
+	}}
+	return change
 }
 
 // followUp queues a follow-up message delivery on task.

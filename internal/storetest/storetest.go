@@ -358,14 +358,10 @@ func testTaskCreate(t *testing.T, s Store) {
 	wantCode(t, err, switchboard.ENOTFOUND)
 	now := time.Now()
 	queued := newTask(gone, "bob", "c", "m11", now)
-	change := created(queued, nil)
-	change.NewDeliveries = []*switchboard.Delivery{{ID: switchboard.NewID(), TaskID: queued.ID(), AgentID: gone.ID,
-		Kind: switchboard.DeliverTask, MessageID: "m11", State: switchboard.DeliveryQueued,
-		Deadline: now.Add(time.Hour), NextAttemptAt: now, CreatedAt: now}}
-	_, err = s.CreateTask(ctx, queued, change)
+	_, err = s.CreateTask(ctx, queued, withQueuedDelivery(queued, now))
 	wantCode(t, err, switchboard.ENOTFOUND)
 	offered := newTask(gone, "bob", "c", "m10", now)
-	change = created(offered, nil)
+	change := created(offered, nil)
 	change.NewDeliveries = []*switchboard.Delivery{{ID: switchboard.NewID(), TaskID: offered.ID(), AgentID: gone.ID,
 		Kind: switchboard.DeliverTask, MessageID: "m10", State: switchboard.DeliveryOffered, Holder: "conn-a", Attempts: 1,
 		OfferedAt: &now, Deadline: now.Add(time.Hour), NextAttemptAt: now.Add(time.Minute), CreatedAt: now}}
@@ -396,13 +392,8 @@ func testTaskDuplicateMessage(t *testing.T, s Store) {
 	_, err = s.FindTaskByID(ctx, second.ID())
 	wantCode(t, err, switchboard.ENOTFOUND) // nothing of the duplicate was kept
 	// The same with a delivery: refused, and the delivery not kept.
-	now := time.Now()
-	third := newTask(g, "bob", "c", "m1", now)
-	change := created(third, nil)
-	change.NewDeliveries = []*switchboard.Delivery{{ID: switchboard.NewID(), TaskID: third.ID(), AgentID: g.ID,
-		Kind: switchboard.DeliverTask, MessageID: "m1", State: switchboard.DeliveryQueued,
-		Deadline: now.Add(time.Hour), NextAttemptAt: now, CreatedAt: now}}
-	if _, err := s.CreateTask(ctx, third, change); !errors.Is(err, switchboard.ErrDuplicateMessage) {
+	third := newTask(g, "bob", "c", "m1", time.Now())
+	if _, err := s.CreateTask(ctx, third, withQueuedDelivery(third, time.Now())); !errors.Is(err, switchboard.ErrDuplicateMessage) {
 		t.Fatalf("create with a delivery: %v, want ErrDuplicateMessage", err)
 	}
 	if ds, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{AgentID: &g.ID}); err != nil || len(ds) != 0 {
