@@ -229,27 +229,6 @@ func (db *DB) ackDelivery(ctx context.Context, tx *sql.Tx, id, holder string) (b
 // longer needs.
 const taskFinished = "the task finished"
 
-// ackAndFinish (PostgreSQL) is ackDelivery for a change that finishes task
-// id, in one statement with the failing of the task's other live
-// deliveries but cancels (ModifyTask's, which would be a round trip of its
-// own). The offer acknowledged is left out of those failed; an offer whose
-// acknowledgement did not count is failed with them.
-func (db *DB) ackAndFinish(ctx context.Context, tx *sql.Tx, id a2a.TaskID, ack *switchboard.DeliveryAck) (bool, error) {
-	var n int
-	err := tx.QueryRowContext(ctx, `WITH acked AS (
-			UPDATE deliveries SET state = 'acked', holder = ''
-			WHERE id = $1 AND last_holder = $2 AND last_holder <> '' AND state IN ('offered', 'queued')
-			RETURNING id
-		),
-		failed AS (
-			UPDATE deliveries SET state = 'failed', last_error = $4
-			WHERE task_id = $3 AND kind <> 'cancel' AND state IN ('queued', 'offered')
-				AND (id <> $1 OR NOT EXISTS (SELECT 1 FROM acked))
-		)
-		SELECT COUNT(*) FROM acked`, ack.DeliveryID, ack.Holder, string(id), taskFinished).Scan(&n)
-	return n > 0, err
-}
-
 // ReleaseDeliveries implements switchboard.DeliveryStore.
 func (db *DB) ReleaseDeliveries(ctx context.Context, holders []string) ([]string, error) {
 	var agents []string

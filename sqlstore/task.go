@@ -343,19 +343,15 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 		if change == nil {
 			return nil
 		}
-		// A finished task needs nothing more delivered: its live
-		// deliveries but cancels are failed, after the acknowledgement and
-		// the change's own deliveries (on PostgreSQL, in the statement of
-		// the acknowledgement when the change has none).
-		finishing := t.State().Terminal()
-		if change.Ack != nil {
-			if finishing && db.dialect.rowLocks && !onlyAck(change) && len(change.NewDeliveries) == 0 && len(change.CloseDeliveries) == 0 {
-				change.Ack.First, err = db.ackAndFinish(ctx, tx, t.ID(), change.Ack)
-				finishing = false
-			} else {
-				change.Ack.First, err = db.ackDelivery(ctx, tx, change.Ack.DeliveryID, change.Ack.Holder)
+		if db.changesInOneStatement(change, pushes) {
+			if events, err = db.changeInOneStatement(ctx, tx, t, change); err != nil {
+				return err
 			}
-			if err != nil {
+			to, written = t.State(), true
+			return nil
+		}
+		if change.Ack != nil {
+			if change.Ack.First, err = db.ackDelivery(ctx, tx, change.Ack.DeliveryID, change.Ack.Holder); err != nil {
 				return err
 			}
 			if onlyAck(change) {
@@ -365,7 +361,8 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 		if events, err = db.writeChange(ctx, tx, t, change, pushes); err != nil {
 			return err
 		}
-		if finishing {
+		if t.State().Terminal() {
+			// A finished task needs nothing more delivered.
 			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed', last_error = $2
 				WHERE task_id = $1 AND kind <> 'cancel' AND state IN ('queued', 'offered')`, string(t.ID()), taskFinished); err != nil {
 				return err
