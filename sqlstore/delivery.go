@@ -29,13 +29,24 @@ var deliveryColumns = prefixed("d.", deliveryColumnNames)
 // beyond are treated as not held (they are offered again, which is safe).
 const maxHolding = 1000
 
+// deliveryRowColumns are the columns a delivery row is inserted with;
+// last_holder starts as holder.
+const deliveryRowColumns = `id, task_id, agent_id, kind, message_id, state, attempts, holder,
+	last_holder, deadline, next_attempt_at, last_error, created_at, offered_at`
+
 func (db *DB) insertDelivery(ctx context.Context, tx *sql.Tx, d *switchboard.Delivery) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, task_id, agent_id, kind, message_id, state, attempts, holder,
-		last_holder, deadline, next_attempt_at, last_error, created_at, offered_at)
+	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (`+deliveryRowColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13)`,
 		d.ID, string(d.TaskID), d.AgentID, string(d.Kind), d.MessageID, string(d.State), d.Attempts, d.Holder,
 		nanos(d.Deadline), nanos(d.NextAttemptAt), d.LastError, nanos(d.CreatedAt), nullableNanos(d.OfferedAt))
 	return err
+}
+
+// queueInstead makes d, which came offered with its new task, a plain
+// queued delivery: the agent does not accept tasks, or has older work
+// queued, which goes first.
+func queueInstead(d *switchboard.Delivery) {
+	d.State, d.Holder, d.Attempts, d.OfferedAt, d.NextAttemptAt = switchboard.DeliveryQueued, "", 0, nil, d.CreatedAt
 }
 
 // ClaimDeliveries implements switchboard.DeliveryStore.
@@ -216,8 +227,7 @@ func (db *DB) AckDelivery(ctx context.Context, id, holder string) (bool, error) 
 // ackDelivery is AckDelivery within tx (also used by ModifyTask for a
 // TaskChange's Ack).
 func (db *DB) ackDelivery(ctx context.Context, tx *sql.Tx, id, holder string) (bool, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'acked', holder = ''
-		WHERE id = $1 AND last_holder = $2 AND last_holder <> '' AND state IN ('offered', 'queued')`, id, holder)
+	res, err := tx.ExecContext(ctx, ackDeliverySQL("$1", "$2"), id, holder)
 	if err != nil {
 		return false, err
 	}
@@ -225,9 +235,24 @@ func (db *DB) ackDelivery(ctx context.Context, tx *sql.Tx, id, holder string) (b
 	return n > 0, err
 }
 
+// ackDeliverySQL acknowledges the delivery whose id is the placeholder id,
+// if the placeholder holder holds its latest offer.
+func ackDeliverySQL(id, holder string) string {
+	return `UPDATE deliveries SET state = 'acked', holder = ''
+		WHERE id = ` + id + ` AND last_holder = ` + holder + ` AND last_holder <> '' AND state IN ('offered', 'queued')`
+}
+
 // taskFinished is the last error of the deliveries a finished task no
 // longer needs.
 const taskFinished = "the task finished"
+
+// failUnneededSQL fails the live deliveries but cancels of the task whose
+// id is the placeholder task, with the placeholder reason as last error:
+// a finished task needs nothing more delivered.
+func failUnneededSQL(task, reason string) string {
+	return `UPDATE deliveries SET state = 'failed', last_error = ` + reason + `
+		WHERE task_id = ` + task + ` AND kind <> 'cancel' AND state IN ('queued', 'offered')`
+}
 
 // ReleaseDeliveries implements switchboard.DeliveryStore.
 func (db *DB) ReleaseDeliveries(ctx context.Context, holders []string) ([]string, error) {

@@ -20,19 +20,28 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 		change = &switchboard.TaskChange{}
 	}
 	snapshot := t.A2A // the first event is the task as created
+	// The first event is the task's JSON as stored, wrapped: encoded once.
+	data, err := encodeTask(t, change.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
 	var ev *switchboard.TaskEvent
 	if db.createsInOneStatement(change) {
-		data, err := encodeTask(t, change.MaxBytes)
-		if err != nil {
-			return nil, err
-		}
-		if ev, err = db.createInOneStatement(ctx, t, change, &snapshot, data); err != nil {
-			return nil, err
-		}
-		db.tasks.put(t)
-		db.taskStateChanged("", t.State())
-		return ev, nil
+		ev, err = db.createInOneStatement(ctx, t, change, &snapshot, data)
+	} else {
+		ev, err = db.createInTx(ctx, t, change, &snapshot, data)
 	}
+	if err != nil {
+		return nil, err
+	}
+	db.tasks.put(t)
+	db.taskStateChanged("", t.State())
+	return ev, nil
+}
+
+// createInTx is CreateTask in a transaction of a statement or more each.
+func (db *DB) createInTx(ctx context.Context, t *switchboard.Task, change *switchboard.TaskChange, snapshot *a2a.Task, data []byte) (*switchboard.TaskEvent, error) {
+	var ev *switchboard.TaskEvent
 	offers := slices.ContainsFunc(change.NewDeliveries, func(d *switchboard.Delivery) bool { return d.State == switchboard.DeliveryOffered })
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// A task for an agent deleted a moment ago would be an orphan: the
@@ -59,17 +68,12 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 					continue
 				}
 				if t.Offered = accepts && !queued; !t.Offered {
-					d.State, d.Holder, d.Attempts, d.OfferedAt, d.NextAttemptAt = switchboard.DeliveryQueued, "", 0, nil, d.CreatedAt
+					queueInstead(d)
 				}
 			}
 		}
-		// The first event is the task's JSON as stored, wrapped: encoded once.
-		data, err := encodeTask(t, change.MaxBytes)
-		if err != nil {
-			return err
-		}
 		t.Seq = 0
-		if ev, err = db.appendEvent(ctx, tx, t, &snapshot, wrapEvent("task", data)); err != nil {
+		if ev, err = db.appendEvent(ctx, tx, t, snapshot, wrapEvent("task", data)); err != nil {
 			return err
 		}
 		if _, err := db.writeChange(ctx, tx, t, change, false); err != nil {
@@ -77,12 +81,7 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 		}
 		return db.insertTask(ctx, tx, t, data, !offers) // writeChange changes only t.Seq
 	})
-	if err != nil {
-		return nil, err
-	}
-	db.tasks.put(t)
-	db.taskStateChanged("", t.State())
-	return ev, nil
+	return ev, err
 }
 
 // taskStateChanged tells OnTaskState of a committed change of state.
@@ -116,6 +115,17 @@ func wrapEvent(key string, event []byte) []byte {
 	return append(out, '}')
 }
 
+// taskRowColumns are the columns a task row is inserted with, in the order
+// of taskRowArgs.
+const taskRowColumns = `id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
+	status_at, created_at, updated_at, offered, data`
+
+// taskRowArgs returns the values of taskRowColumns for t, data its JSON.
+func taskRowArgs(t *switchboard.Task, data []byte, offered bool) []any {
+	return []any{string(t.ID()), t.AgentID, t.PeerID, t.PeerLabel, t.A2A.ContextID, string(t.State()), string(t.Protocol), t.Seq,
+		nanos(switchboard.StatusAt(t)), nanos(t.CreatedAt), nanos(t.UpdatedAt), boolInt(offered), string(data)}
+}
+
 // errAgentNotFound is CreateTask's error for a task of an agent that does
 // not exist.
 var errAgentNotFound = switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
@@ -126,16 +136,12 @@ var errAgentNotFound = switchboard.Errorf(switchboard.ENOTFOUND, "agent not foun
 // errAgentNotFound returned otherwise: one statement where a look and an
 // insert took two round trips.
 func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, data []byte, checkAgent bool) error {
-	query := `INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
-		status_at, created_at, updated_at, offered, data) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
+	query := `INSERT INTO tasks (` + taskRowColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 	if checkAgent {
-		query = `INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
-		status_at, created_at, updated_at, offered, data) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
+		query = `INSERT INTO tasks (` + taskRowColumns + `) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
 		WHERE EXISTS (SELECT 1 FROM agents WHERE id = $2` + db.forShare("") + `)`
 	}
-	res, err := tx.ExecContext(ctx, query,
-		string(t.ID()), t.AgentID, t.PeerID, t.PeerLabel, t.A2A.ContextID, string(t.State()), string(t.Protocol), t.Seq,
-		nanos(switchboard.StatusAt(t)), nanos(t.CreatedAt), nanos(t.UpdatedAt), boolInt(t.Offered), string(data))
+	res, err := tx.ExecContext(ctx, query, taskRowArgs(t, data, t.Offered)...)
 	if db.dialect.uniqueViolation(err) {
 		return switchboard.Errorf(switchboard.ECONFLICT, "task %s already exists", t.ID())
 	} else if err != nil {
@@ -164,6 +170,15 @@ func (db *DB) recordMessage(ctx context.Context, tx *sql.Tx, t *switchboard.Task
 // appendEvents writes events after the task's current sequence number and
 // advances t.Seq past them.
 func (db *DB) appendEvents(ctx context.Context, tx *sql.Tx, t *switchboard.Task, events []a2a.Event) ([]*switchboard.TaskEvent, error) {
+	data, err := encodeEvents(t, events)
+	if err != nil {
+		return nil, err
+	}
+	return db.insertEvents(ctx, tx, t, events, data)
+}
+
+// encodeEvents returns the StreamResponse JSON of each of the task's events.
+func encodeEvents(t *switchboard.Task, events []a2a.Event) ([][]byte, error) {
 	data := make([][]byte, len(events))
 	for i, e := range events {
 		var err error
@@ -171,7 +186,19 @@ func (db *DB) appendEvents(ctx context.Context, tx *sql.Tx, t *switchboard.Task,
 			return nil, fmt.Errorf("encode event of task %s: %w", t.ID(), err)
 		}
 	}
-	return db.insertEvents(ctx, tx, t, events, data)
+	return data, nil
+}
+
+// numberEvents advances t.Seq past events and returns them as the task's
+// next events, written now.
+func (db *DB) numberEvents(t *switchboard.Task, events []a2a.Event) []*switchboard.TaskEvent {
+	now := db.Now().UTC()
+	out := make([]*switchboard.TaskEvent, len(events))
+	for i, e := range events {
+		t.Seq++
+		out[i] = &switchboard.TaskEvent{TaskID: t.ID(), Seq: t.Seq, Event: e, CreatedAt: now}
+	}
+	return out
 }
 
 // appendEvent writes one event, data its StreamResponse JSON, after the
@@ -210,18 +237,15 @@ var insertEventsSQL = func() (out [maxEventRows + 1]string) {
 // task's current sequence number, maxEventRows to a statement, and
 // advances t.Seq past them.
 func (db *DB) insertEvents(ctx context.Context, tx *sql.Tx, t *switchboard.Task, events []a2a.Event, data [][]byte) ([]*switchboard.TaskEvent, error) {
-	now := db.Now().UTC()
-	out := make([]*switchboard.TaskEvent, 0, len(events))
-	for start := 0; start < len(events); start += maxEventRows {
-		n := min(len(events)-start, maxEventRows)
-		args := make([]any, 0, 2+2*n)
-		args = append(args, string(t.ID()), nanos(now))
-		for i := start; i < start+n; i++ {
-			t.Seq++
-			args = append(args, t.Seq, string(data[i]))
-			out = append(out, &switchboard.TaskEvent{TaskID: t.ID(), Seq: t.Seq, Event: events[i], CreatedAt: now})
+	out := db.numberEvents(t, events)
+	for start := 0; start < len(out); start += maxEventRows {
+		rows := out[start:min(start+maxEventRows, len(out))]
+		args := make([]any, 0, 2+2*len(rows))
+		args = append(args, string(t.ID()), nanos(rows[0].CreatedAt))
+		for i, ev := range rows {
+			args = append(args, ev.Seq, string(data[start+i]))
 		}
-		if _, err := tx.ExecContext(ctx, insertEventsSQL[n], args...); err != nil {
+		if _, err := tx.ExecContext(ctx, insertEventsSQL[len(rows)], args...); err != nil {
 			return nil, err
 		}
 	}
@@ -363,8 +387,7 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 		}
 		if t.State().Terminal() {
 			// A finished task needs nothing more delivered.
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed', last_error = $2
-				WHERE task_id = $1 AND kind <> 'cancel' AND state IN ('queued', 'offered')`, string(t.ID()), taskFinished); err != nil {
+			if _, err := tx.ExecContext(ctx, failUnneededSQL("$1", "$2"), string(t.ID()), taskFinished); err != nil {
 				return err
 			}
 		}
@@ -441,9 +464,17 @@ func (db *DB) updateTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, m
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE tasks SET state = $1, seq = $2, status_at = $3, updated_at = $4, data = $5 WHERE id = $6`,
-		string(t.State()), t.Seq, nanos(switchboard.StatusAt(t)), nanos(t.UpdatedAt), string(data), string(t.ID()))
+	_, err = tx.ExecContext(ctx, updateTaskSQL, updateTaskArgs(t, data)...)
 	return err
+}
+
+// updateTaskSQL writes a task row as changed; its arguments are
+// updateTaskArgs, the task id the last ($6).
+const updateTaskSQL = `UPDATE tasks SET state = $1, seq = $2, status_at = $3, updated_at = $4, data = $5 WHERE id = $6`
+
+// updateTaskArgs returns the arguments of updateTaskSQL for t, data its JSON.
+func updateTaskArgs(t *switchboard.Task, data []byte) []any {
+	return []any{string(t.State()), t.Seq, nanos(switchboard.StatusAt(t)), nanos(t.UpdatedAt), string(data), string(t.ID())}
 }
 
 // FindTaskEvents implements switchboard.TaskStore.

@@ -25,8 +25,8 @@ func (db *DB) createsInOneStatement(change *switchboard.TaskChange) bool {
 		len(change.Events) == 0 && len(change.CloseDeliveries) == 0 && change.Ack == nil && len(change.NewDeliveries) <= 1
 }
 
-// createTaskStatement inserts a task (parameters $1–$13, as insertTask,
-// but offered, $12, says whether its delivery comes offered), its first
+// createTaskStatement inserts a task (parameters $1–$13, taskRowArgs, but
+// offered, $12, says whether its delivery comes offered), its first
 // event ($14 created_at, $15 data) and its message id ($16), all only if
 // the agent exists. An offered delivery is kept so only when the agent
 // accepts tasks and has none queued, which go first (the agent's
@@ -41,8 +41,7 @@ const (
 		event AS (INSERT INTO task_events (task_id, seq, created_at, data) SELECT $1, $8, $14, $15 FROM agent),
 		message AS (INSERT INTO task_messages (agent_id, peer_id, message_id, task_id) SELECT $2, $3, $16, $1 FROM agent)`
 	createTaskRow = `
-		INSERT INTO tasks (id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
-			status_at, created_at, updated_at, offered, data)
+		INSERT INTO tasks (` + taskRowColumns + `)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 = 1 AND NOT demote THEN 1 ELSE 0 END, $13
 		FROM agent RETURNING offered`
 	createTaskStatement = createTaskParts + createTaskRow
@@ -52,8 +51,7 @@ const (
 	// offered_at), as insertDelivery writes it, or queued if demoted. The
 	// parameters in CASE are cast: PostgreSQL would take them for text.
 	createTaskWithDeliveryStatement = createTaskParts + `,
-		delivery AS (INSERT INTO deliveries (id, task_id, agent_id, kind, message_id, state, attempts, holder,
-			last_holder, deadline, next_attempt_at, last_error, created_at, offered_at)
+		delivery AS (INSERT INTO deliveries (` + deliveryRowColumns + `)
 			SELECT $17, $1, $2, $18, $19,
 				CASE WHEN demote THEN 'queued' ELSE $20::text END, CASE WHEN demote THEN 0 ELSE $24::integer END,
 				CASE WHEN demote THEN '' ELSE $25::text END, CASE WHEN demote THEN '' ELSE $25::text END,
@@ -72,11 +70,7 @@ func (db *DB) createInOneStatement(ctx context.Context, t *switchboard.Task, cha
 		d = change.NewDeliveries[0]
 	}
 	offers := d != nil && d.State == switchboard.DeliveryOffered
-	args := []any{
-		string(t.ID()), t.AgentID, t.PeerID, t.PeerLabel, t.A2A.ContextID, string(t.State()), string(t.Protocol), t.Seq,
-		nanos(switchboard.StatusAt(t)), nanos(t.CreatedAt), nanos(t.UpdatedAt), boolInt(offers), string(data),
-		nanos(now), string(wrapEvent("task", data)), change.MessageID,
-	}
+	args := append(taskRowArgs(t, data, offers), nanos(now), string(wrapEvent("task", data)), change.MessageID)
 	query := createTaskStatement
 	if d != nil {
 		args = append(args, d.ID, string(d.Kind), d.MessageID, string(d.State), nanos(d.Deadline), nanos(d.NextAttemptAt),
@@ -98,7 +92,7 @@ func (db *DB) createInOneStatement(ctx context.Context, t *switchboard.Task, cha
 	}
 	t.Offered = offered == 1
 	if offers && !t.Offered {
-		d.State, d.Holder, d.Attempts, d.OfferedAt, d.NextAttemptAt = switchboard.DeliveryQueued, "", 0, nil, d.CreatedAt
+		queueInstead(d)
 	}
 	return &switchboard.TaskEvent{TaskID: t.ID(), Seq: t.Seq, Event: snapshot, CreatedAt: now}, nil
 }

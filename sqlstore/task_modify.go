@@ -3,11 +3,9 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/a2ajson"
 )
 
 // An agent's answer changes its task with a few events and the
@@ -32,53 +30,41 @@ func (db *DB) changesInOneStatement(change *switchboard.TaskChange, pushes bool)
 // the task's sequence number, then the task row. It sets change.Ack.First
 // and returns the events.
 func (db *DB) changeInOneStatement(ctx context.Context, tx *sql.Tx, t *switchboard.Task, change *switchboard.TaskChange) ([]*switchboard.TaskEvent, error) {
-	data := make([][]byte, len(change.Events))
-	for i, e := range change.Events {
-		var err error
-		if data[i], err = a2ajson.AppendStreamResponse(nil, e); err != nil {
-			return nil, fmt.Errorf("encode event of task %s: %w", t.ID(), err)
-		}
+	data, err := encodeEvents(t, change.Events)
+	if err != nil {
+		return nil, err
 	}
-	now := db.Now().UTC()
-	var (
-		w      = &where{}
-		with   []string
-		events = make([]*switchboard.TaskEvent, 0, len(change.Events))
-		task   = w.arg(string(t.ID()))
-		acked  = "0"
-	)
-	if a := change.Ack; a != nil {
-		id := w.arg(a.DeliveryID)
-		with = append(with, `acked AS (UPDATE deliveries SET state = 'acked', holder = ''
-			WHERE id = `+id+` AND last_holder = `+w.arg(a.Holder)+` AND last_holder <> '' AND state IN ('offered', 'queued')
-			RETURNING id)`)
-		acked = "(SELECT COUNT(*) FROM acked)"
-		if t.State().Terminal() {
-			with = append(with, `failed AS (UPDATE deliveries SET state = 'failed', last_error = `+w.arg(taskFinished)+`
-				WHERE task_id = `+task+` AND kind <> 'cancel' AND state IN ('queued', 'offered')
-				AND (id <> `+id+` OR NOT EXISTS (SELECT 1 FROM acked)))`)
-		}
-	} else if t.State().Terminal() {
-		with = append(with, `failed AS (UPDATE deliveries SET state = 'failed', last_error = `+w.arg(taskFinished)+`
-			WHERE task_id = `+task+` AND kind <> 'cancel' AND state IN ('queued', 'offered'))`)
-	}
-	if len(change.Events) > 0 {
-		at := w.arg(nanos(now))
-		rows := make([]string, len(change.Events))
-		for i, e := range change.Events {
-			t.Seq++
-			rows[i] = "(" + task + ", " + w.arg(t.Seq) + ", " + at + ", " + w.arg(string(data[i])) + ")"
-			events = append(events, &switchboard.TaskEvent{TaskID: t.ID(), Seq: t.Seq, Event: e, CreatedAt: now})
-		}
-		with = append(with, `events AS (INSERT INTO task_events (task_id, seq, created_at, data) VALUES `+strings.Join(rows, ", ")+`)`)
-	}
+	events := db.numberEvents(t, change.Events)
 	row, err := encodeTask(t, change.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
-	query := `UPDATE tasks SET state = ` + w.arg(string(t.State())) + `, seq = ` + w.arg(t.Seq) +
-		`, status_at = ` + w.arg(nanos(switchboard.StatusAt(t))) + `, updated_at = ` + w.arg(nanos(t.UpdatedAt)) +
-		`, data = ` + w.arg(string(row)) + ` WHERE id = ` + task + ` RETURNING ` + acked
+	// The statement is updateTaskSQL ($1–$6, the task id $6) with WITH
+	// clauses before it, whose parameters follow.
+	w := &where{args: updateTaskArgs(t, row)}
+	task := "$6"
+	var with []string
+	acked := "0"
+	if a := change.Ack; a != nil {
+		id := w.arg(a.DeliveryID)
+		with = append(with, `acked AS (`+ackDeliverySQL(id, w.arg(a.Holder))+` RETURNING id)`)
+		acked = "(SELECT COUNT(*) FROM acked)"
+		if t.State().Terminal() {
+			with = append(with, `failed AS (`+failUnneededSQL(task, w.arg(taskFinished))+`
+				AND (id <> `+id+` OR NOT EXISTS (SELECT 1 FROM acked)))`)
+		}
+	} else if t.State().Terminal() {
+		with = append(with, `failed AS (`+failUnneededSQL(task, w.arg(taskFinished))+`)`)
+	}
+	if len(events) > 0 {
+		at := w.arg(nanos(events[0].CreatedAt))
+		rows := make([]string, len(events))
+		for i, ev := range events {
+			rows[i] = "(" + task + ", " + w.arg(ev.Seq) + ", " + at + ", " + w.arg(string(data[i])) + ")"
+		}
+		with = append(with, `events AS (INSERT INTO task_events (task_id, seq, created_at, data) VALUES `+strings.Join(rows, ", ")+`)`)
+	}
+	query := updateTaskSQL + ` RETURNING ` + acked
 	if len(with) > 0 {
 		query = "WITH " + strings.Join(with, ",\n") + "\n" + query
 	}
