@@ -23,7 +23,7 @@ import (
 // database file): on a machine with costly system calls, the write calls
 // are the largest part of a routed task's server CPU.
 func BenchmarkRoutedTaskWrites(b *testing.B) {
-	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 23)[:1024]
+	text := kibText
 	ctx := context.Background()
 	db := MustOpenSQLite(b)
 	agent := seedAgent(b, db, switchboard.ModeConnector)

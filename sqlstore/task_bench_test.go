@@ -11,13 +11,16 @@ import (
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
+// kibText is the 1 KiB of text the benchmarks' messages carry.
+var kibText = strings.Repeat("The quick brown fox jumps over the lazy dog. ", 23)[:1024]
+
 // BenchmarkAcceptMessage measures the store calls TaskService.SendMessage
 // makes for a new message: the messageId looked up (not found) and the task
 // created with its first event and the message id, in one transaction;
 // for a live agent, with a queued delivery as well. The message is 1 KiB
 // of text. The PostgreSQL runs skip without SWITCHBOARD_TEST_POSTGRES.
 func BenchmarkAcceptMessage(b *testing.B) {
-	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 23)[:1024]
+	text := kibText
 	for _, st := range []struct {
 		name string
 		open func(testing.TB) *sqlstore.DB
