@@ -1,7 +1,9 @@
 package connector
 
 import (
+	"container/list"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -9,16 +11,39 @@ import (
 )
 
 // retention is how long the client remembers a task it no longer works
-// on, to recognise a redelivery of a message it already handled.
+// on, to recognise a redelivery of a message it already handled: as long
+// as the server's default delivery deadline.
 const retention = time.Hour
 
-// taskRecord is what the client knows about one task.
+// maxIdleTasks bounds the tasks remembered after their works ended, the
+// oldest forgotten first: an agent that finishes 1,000 tasks a second
+// still recognises the redeliveries of the last 200 seconds (a redelivery
+// comes after a lost acknowledgement, within a lease or a reconnection),
+// in tens of megabytes instead of gigabytes.
+const maxIdleTasks = 200_000
+
+// taskRecord is what the client knows about one task. Slices, not maps:
+// a task has a message or a few, and a work running at a time, and the
+// client may remember maxIdleTasks of them.
 type taskRecord struct {
+	id        a2a.TaskID
 	contextID string
-	messages  map[string]bool                   // the message ids offered so far
-	works     map[*Work]context.CancelCauseFunc // works queued or running, with their cancel
-	final     a2a.TaskState                     // the final state the server confirmed, or canceled
-	idleSince time.Time                         // when works last became empty
+	messages  []string      // the message ids offered so far
+	works     []runningWork // works queued or running
+	final     a2a.TaskState // the final state the server confirmed, or canceled
+	idleSince time.Time     // when works last became empty
+	idle      *list.Element // its place in registry.idle while works is empty
+}
+
+// runningWork is a work queued or running, with the function that cancels it.
+type runningWork struct {
+	w      *Work
+	cancel context.CancelCauseFunc
+}
+
+// offered reports whether the message was offered for the task before.
+func (t *taskRecord) offered(messageID string) bool {
+	return slices.Contains(t.messages, messageID)
 }
 
 // registry holds the tasks the client has been offered: it de-duplicates
@@ -27,10 +52,15 @@ type taskRecord struct {
 type registry struct {
 	mu    sync.Mutex
 	tasks map[a2a.TaskID]*taskRecord // guarded by mu
+	// idle lists the tasks whose works ended, in the order they became
+	// idle, so the oldest come first: forgetting the expired ones reads
+	// only those, however many tasks the client remembers. Guarded by mu.
+	idle list.List
+	now  func() time.Time // immutable; time.Now but in tests
 }
 
 func newRegistry() *registry {
-	return &registry{tasks: make(map[a2a.TaskID]*taskRecord)}
+	return &registry{tasks: make(map[a2a.TaskID]*taskRecord), now: time.Now}
 }
 
 // accept records the offer of w's message and registers w with the
@@ -40,26 +70,45 @@ func newRegistry() *registry {
 func (r *registry) accept(w *Work, cancel context.CancelCauseFunc) (final a2a.TaskState, dup bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pruneLocked(time.Now())
+	r.pruneLocked(r.now())
 	t := r.tasks[w.TaskID]
 	if t == nil {
-		t = &taskRecord{contextID: w.ContextID, messages: make(map[string]bool), works: make(map[*Work]context.CancelCauseFunc)}
+		t = &taskRecord{id: w.TaskID, contextID: w.ContextID}
 		r.tasks[w.TaskID] = t
 	}
-	if t.messages[w.MessageID] {
+	if t.offered(w.MessageID) {
 		return t.final, true
 	}
-	t.messages[w.MessageID] = true
-	t.works[w] = cancel
+	t.messages = append(t.messages, w.MessageID)
+	t.works = append(t.works, runningWork{w, cancel})
+	if t.idle != nil {
+		r.idle.Remove(t.idle)
+		t.idle = nil
+	}
 	return t.final, false
 }
 
-// pruneLocked forgets the tasks idle for longer than retention.
+// pruneLocked forgets the tasks idle for longer than retention, and the
+// oldest idle ones beyond maxIdleTasks.
 func (r *registry) pruneLocked(now time.Time) {
-	for id, t := range r.tasks {
-		if len(t.works) == 0 && now.Sub(t.idleSince) > retention {
-			delete(r.tasks, id)
+	for e := r.idle.Front(); e != nil; e = r.idle.Front() {
+		t := e.Value.(*taskRecord)
+		if r.idle.Len() <= maxIdleTasks && now.Sub(t.idleSince) <= retention {
+			return
 		}
+		r.idle.Remove(e)
+		delete(r.tasks, t.id)
+	}
+}
+
+// unregisterLocked removes w from its task's works; a task left without
+// works starts being idle.
+func (r *registry) unregisterLocked(t *taskRecord, w *Work) {
+	t.works = slices.DeleteFunc(t.works, func(rw runningWork) bool { return rw.w == w })
+	if len(t.works) == 0 && t.idle == nil {
+		t.idleSince = r.now()
+		t.idle = r.idle.PushBack(t)
+		r.pruneLocked(t.idleSince)
 	}
 }
 
@@ -68,10 +117,7 @@ func (r *registry) finish(w *Work) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t := r.tasks[w.TaskID]; t != nil {
-		delete(t.works, w)
-		if len(t.works) == 0 {
-			t.idleSince = time.Now()
-		}
+		r.unregisterLocked(t, w)
 	}
 }
 
@@ -81,11 +127,8 @@ func (r *registry) forget(w *Work) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t := r.tasks[w.TaskID]; t != nil {
-		delete(t.works, w)
-		delete(t.messages, w.MessageID)
-		if len(t.works) == 0 {
-			t.idleSince = time.Now()
-		}
+		t.messages = slices.DeleteFunc(t.messages, func(id string) bool { return id == w.MessageID })
+		r.unregisterLocked(t, w)
 	}
 }
 
@@ -111,8 +154,8 @@ func (r *registry) cancel(id a2a.TaskID) (contextID string) {
 	if t != nil {
 		t.final = a2a.TaskStateCanceled
 		contextID = t.contextID
-		for _, c := range t.works {
-			cancels = append(cancels, c)
+		for _, rw := range t.works {
+			cancels = append(cancels, rw.cancel)
 		}
 	}
 	r.mu.Unlock()
