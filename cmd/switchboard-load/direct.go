@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"iter"
 	"net"
 	"net/http"
@@ -11,22 +12,45 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
 
-// referenceServer is an a2a-go v2 JSON-RPC server with an echo agent: the
-// direct path the relay is compared with.
+// referenceServer is an a2a-go v2 JSON-RPC server with an echo agent (or,
+// for the inbox comparison, an agent that only files the task): the direct
+// path the relay is compared with.
 type referenceServer struct {
 	url string
 	srv *http.Server
 }
 
-// startReferenceServer serves the echo agent on a free loopback port.
-func startReferenceServer() (*referenceServer, error) {
+// startReferenceServer serves executor on a free loopback port.
+func startReferenceServer(executor a2asrv.AgentExecutor) (*referenceServer, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(echoExecutor{})))
+	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(executor)))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return &referenceServer{url: "http://" + l.Addr().String() + "/", srv: srv}, nil
+}
+
+// startFixedAnswerServer serves, on a free loopback port, a handler that
+// reads each request whole and answers every one with the same SUBMITTED
+// task, parsing nothing: what the peers and net/http alone carry on this
+// machine, a ceiling for any server measured with these peers.
+func startFixedAnswerServer() (*referenceServer, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	answer := []byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"fixed","contextId":"fixed","status":{"state":"TASK_STATE_SUBMITTED"}}}}`)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 1<<20)); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	})}
 	go func() { _ = srv.Serve(l) }()
 	return &referenceServer{url: "http://" + l.Addr().String() + "/", srv: srv}, nil
 }
@@ -63,4 +87,24 @@ func (echoExecutor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 	return func(yield func(a2a.Event, error) bool) {
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}
+}
+
+// submitExecutor answers the way an inbox agent's address does: the task
+// is created, SUBMITTED, and nothing more happens to it. a2a-go keeps it
+// in memory: the ceiling of peers, HTTP and JSON-RPC on this machine for
+// the inbox scenario, with nothing stored durably.
+type submitExecutor struct{}
+
+// Execute files the task.
+func (submitExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil {
+			yield(a2a.NewSubmittedTask(ec, ec.Message), nil)
+		}
+	}
+}
+
+// Cancel cancels the task.
+func (submitExecutor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return echoExecutor{}.Cancel(ctx, ec)
 }

@@ -15,6 +15,8 @@
 //	inbox   SendMessage to inbox agents: stored, answered SUBMITTED
 //	cross   peers on one instance, agents on another (and the same-instance path)
 //	direct  the same peers against an a2a-go v2 reference server only
+//	ceiling the same peers against a server that answers a fixed task, parsing
+//	        nothing: what the peers and net/http alone carry here
 //
 // See docs/performance.md for the numbers measured with it.
 package main
@@ -108,7 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("switchboard-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := &config{}
-	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross or direct")
+	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross, direct or ceiling")
 	fs.IntVar(&c.agents, "agents", 100, "agents to create and connect")
 	fs.IntVar(&c.peers, "peers", 32, "concurrent peers sending messages")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long each measured phase sends (after -warmup)")
@@ -160,9 +162,9 @@ const (
 // check refuses flags that cannot work.
 func (c *config) check() error {
 	switch c.scenario {
-	case "idle", "route", "inbox", "cross", "direct":
+	case "idle", "route", "inbox", "cross", "direct", "ceiling":
 	default:
-		return fmt.Errorf("-scenario: want idle, route, inbox, cross or direct, got %q", c.scenario)
+		return fmt.Errorf("-scenario: want idle, route, inbox, cross, direct or ceiling, got %q", c.scenario)
 	}
 	switch {
 	case c.agents < 1 || c.agents > maxAgents:
@@ -183,7 +185,7 @@ func (c *config) check() error {
 		return errors.New("-agents-per-process: want 1 or more")
 	case c.connectRate < 1:
 		return errors.New("-connect-concurrency: want 1 or more")
-	case c.server != "" && c.ownerToken == "" && c.scenario != "direct":
+	case c.server != "" && c.ownerToken == "" && c.scenario != "direct" && c.scenario != "ceiling":
 		return errors.New("-server needs -owner-token (or SWITCHBOARD_OWNER_TOKEN) to create agents")
 	case c.scenario == "cross" && c.server != "":
 		return errors.New("-scenario cross starts its own two instances; -server does not apply")

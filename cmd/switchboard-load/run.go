@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
 
 // deployment is the Switchboard instance(s) a run measures.
@@ -71,16 +73,22 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 	res := &result{Scenario: cfg.scenario, Agents: cfg.agents, Peers: cfg.peers, PayloadBytes: cfg.payload,
 		Blocking: cfg.blocking, Rate: cfg.rate, DurationS: cfg.duration.Seconds()}
 	d := newDriver(cfg)
-	if cfg.scenario == "direct" {
+	if cfg.scenario == "direct" || cfg.scenario == "ceiling" {
 		res.Agents = 0
-		ref, err := startReferenceServer()
+		start, want := func() (*referenceServer, error) { return startReferenceServer(echoExecutor{}) }, "TASK_STATE_COMPLETED"
+		if cfg.scenario == "ceiling" {
+			start, want = startFixedAnswerServer, "TASK_STATE_SUBMITTED"
+		}
+		ref, err := start()
 		if err != nil {
 			return nil, err
 		}
 		defer ref.stop()
-		pr := d.drive(ctx, phase{name: "direct", targets: []target{{url: ref.url}}, wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking})
+		pr := d.drive(ctx, phase{name: cfg.scenario, targets: []target{{url: ref.url}}, wantState: want, blocking: cfg.blocking})
 		res.setMain(pr, 0)
-		res.setDirect(pr)
+		if cfg.scenario == "direct" {
+			res.setDirect(pr)
+		}
 		return res, ctx.Err()
 	}
 
@@ -181,14 +189,21 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 	measured := d.drive(ctx, phase{name: cfg.scenario, targets: targets(dep.peerURL), wantState: want, blocking: cfg.blocking})
 	res.setMain(measured, dep.cpuSeconds()-cpu0)
 	res.ServerRSS = dep.rss()
-	if cfg.scenario == "route" && cfg.direct {
-		ref, err := startReferenceServer()
+	if (cfg.scenario == "route" || cfg.scenario == "inbox") && cfg.direct {
+		var executor a2asrv.AgentExecutor = echoExecutor{}
+		blocking := cfg.blocking
+		if mode == "inbox" {
+			// a2a-go answers a blocking call only when its task is done, so
+			// the peers ask it to return at once, as the inbox does anyway.
+			executor, blocking = submitExecutor{}, false
+		}
+		ref, err := startReferenceServer(executor)
 		if err != nil {
 			return nil, err
 		}
 		defer ref.stop()
 		fmt.Fprintf(logs, "direct: the same peers against an a2a-go v2 server at %s\n", ref.url)
-		res.setDirect(d.drive(ctx, phase{name: "direct", targets: []target{{url: ref.url}}, wantState: want, blocking: cfg.blocking}))
+		res.setDirect(d.drive(ctx, phase{name: "direct", targets: []target{{url: ref.url}}, wantState: want, blocking: blocking}))
 	}
 	return res, ctx.Err()
 }
