@@ -186,3 +186,34 @@ func TestAgainstRunningServer(t *testing.T) {
 		t.Errorf("%d agents left on the deployment after the run", len(agents))
 	}
 }
+
+// TestMeasureCPUCountsTheMeasuredWindowOnly checks that the CPU of the
+// warm-up is not counted against the measured phase: a server that uses
+// half a core throughout measures half a core, however long the warm-up.
+func TestMeasureCPUCountsTheMeasuredWindowOnly(t *testing.T) {
+	t0 := time.Now()
+	halfCore := func() float64 { return time.Since(t0).Seconds() / 2 }
+	for _, tt := range []struct {
+		name       string
+		from, end  time.Duration
+		stopAfter  time.Duration
+		wantServer float64
+	}{
+		{"whole phase", 300 * time.Millisecond, 600 * time.Millisecond, 700 * time.Millisecond, 0.5},
+		{"ended early", 300 * time.Millisecond, 10 * time.Second, 600 * time.Millisecond, 0.5},
+		{"ended during warm-up", 10 * time.Second, 20 * time.Second, 100 * time.Millisecond, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			report := measureCPU(start.Add(tt.from), start.Add(tt.end), halfCore)
+			time.Sleep(tt.stopAfter)
+			server, tool := report()
+			if d := server - tt.wantServer; d < -0.05 || d > 0.05 {
+				t.Errorf("server %.3f cores, want %.2f", server, tt.wantServer)
+			}
+			if tool < 0 || tool > 2 || (tt.wantServer == 0 && tool != 0) {
+				t.Errorf("tool %.3f cores: implausible", tool)
+			}
+		})
+	}
+}

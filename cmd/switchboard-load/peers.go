@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -28,6 +29,9 @@ type phase struct {
 	targets   []target
 	wantState string // the state a task must be in when the call returns (blocking) or when it is done
 	blocking  bool   // false: returnImmediately, then GetTask until wantState
+	// serverCPU returns the CPU seconds the servers measured have used so
+	// far; nil when the phase has none of its own to measure.
+	serverCPU func() float64
 }
 
 // phaseResult is what one phase measured.
@@ -38,6 +42,10 @@ type phaseResult struct {
 	firstErr  string
 	elapsed   time.Duration
 	latencies []time.Duration // sorted
+	// serverCores and toolCores are the CPU the servers (phase.serverCPU)
+	// and this process (peers, in-process agents, the direct server) used
+	// while the phase was measured, in cores.
+	serverCores, toolCores float64
 }
 
 // tasksPerSecond is the phase's throughput.
@@ -116,6 +124,7 @@ func (d *driver) driveGroups(ctx context.Context, p phase) []*phaseResult {
 	if cfg.rate > 0 {
 		interval = time.Duration(float64(time.Second) / cfg.rate)
 	}
+	cpu := measureCPU(measureFrom, end, p.serverCPU)
 	var wg sync.WaitGroup
 	for peer := range cfg.peers {
 		wg.Go(func() {
@@ -165,6 +174,7 @@ func (d *driver) driveGroups(ctx context.Context, p phase) []*phaseResult {
 		})
 	}
 	wg.Wait()
+	serverCores, toolCores := cpu()
 	elapsed := cfg.duration
 	if last := time.Unix(0, lastDone.Load()); cfg.count > 0 && last.After(measureFrom) && last.Before(end) {
 		elapsed = last.Sub(measureFrom) // -count ended the phase early
@@ -172,7 +182,8 @@ func (d *driver) driveGroups(ctx context.Context, p phase) []*phaseResult {
 	out := make([]*phaseResult, groups)
 	for g := range out {
 		slices.Sort(all[g])
-		out[g] = &phaseResult{name: p.name, tasks: int64(len(all[g])), errors: errsBy[g].Load(), elapsed: elapsed, latencies: all[g]}
+		out[g] = &phaseResult{name: p.name, tasks: int64(len(all[g])), errors: errsBy[g].Load(), elapsed: elapsed, latencies: all[g],
+			serverCores: serverCores, toolCores: toolCores}
 		if len(p.groups) > 0 {
 			out[g].name = p.groups[g]
 		}
@@ -181,6 +192,67 @@ func (d *driver) driveGroups(ctx context.Context, p phase) []*phaseResult {
 		}
 	}
 	return out
+}
+
+// measureCPU samples the CPU of the servers (serverCPU, when not nil) and
+// of this process at from and at end, and returns a function that reports
+// the cores each used between the two samples. Called before end, that
+// function takes the second sample at once (the phase ended early); called
+// before from, it reports nothing.
+func measureCPU(from, end time.Time, serverCPU func() float64) func() (server, tool float64) {
+	type sample struct {
+		at           time.Time
+		server, tool float64
+	}
+	take := func() sample {
+		s := sample{at: time.Now(), tool: processCPU(os.Getpid())}
+		if serverCPU != nil {
+			s.server = serverCPU()
+		}
+		return s
+	}
+	var (
+		mu          sync.Mutex
+		first, last *sample
+		stop        = make(chan struct{})
+		done        = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for _, at := range []time.Time{from, end} {
+			select {
+			case <-time.After(time.Until(at)):
+			case <-stop:
+				return
+			}
+			s := take()
+			mu.Lock()
+			if first == nil {
+				first = &s
+			} else {
+				last = &s
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() (server, tool float64) {
+		close(stop)
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			return 0, 0
+		}
+		if last == nil {
+			s := take()
+			last = &s
+		}
+		secs := last.at.Sub(first.at).Seconds()
+		if secs <= 0 {
+			return 0, 0
+		}
+		return (last.server - first.server) / secs, (last.tool - first.tool) / secs
+	}
 }
 
 // rpcAnswer is the part of a JSON-RPC answer the driver reads.

@@ -26,6 +26,7 @@ type result struct {
 	P99Ms         float64 `json:"p99_ms"`
 	P999Ms        float64 `json:"p999_ms"`
 	ServerCPU     float64 `json:"server_cpu_cores"`
+	ToolCPU       float64 `json:"tool_cpu_cores"`
 	ServerRSS     int64   `json:"server_rss_bytes"`
 	ServerBaseRSS int64   `json:"server_base_rss_bytes,omitempty"`
 	RSSPerAgent   int64   `json:"rss_per_agent_bytes"`
@@ -47,16 +48,13 @@ type result struct {
 	phases []*phaseResult
 }
 
-// setMain records the scenario's own phase; cpu is the servers' CPU
-// seconds during it.
-func (r *result) setMain(p *phaseResult, cpu float64) {
+// setMain records the scenario's own phase.
+func (r *result) setMain(p *phaseResult) {
 	r.phases = append(r.phases, p)
 	r.Tasks, r.Errors, r.FirstError = p.tasks, p.errors, p.firstErr
 	r.TasksPerS = p.tasksPerSecond()
 	r.P50Ms, r.P99Ms, r.P999Ms = p.percentile(50), p.percentile(99), p.percentile(99.9)
-	if p.elapsed > 0 {
-		r.ServerCPU = cpu / p.elapsed.Seconds()
-	}
+	r.ServerCPU, r.ToolCPU = p.serverCores, p.toolCores
 }
 
 // setDirect records the direct path measured in the same run.
@@ -100,12 +98,17 @@ func (r *result) printTable(w io.Writer) {
 			fmt.Fprintf(w, "cross vs same instance: p50 %+.2f ms, p99 %+.2f ms\n", r.P50Ms-r.SameP50Ms, r.P99Ms-r.SameP99Ms)
 		}
 	}
-	if r.ServerCPU > 0 {
-		fmt.Fprintf(w, "server CPU: %.2f cores", r.ServerCPU)
-		if r.TasksPerS > 0 {
-			fmt.Fprintf(w, ", %.0f µs per task", r.ServerCPU/r.TasksPerS*1e6)
+	for _, c := range []struct {
+		name  string
+		cores float64
+	}{{"server", r.ServerCPU}, {"load tool (this process)", r.ToolCPU}} {
+		if c.cores > 0 {
+			fmt.Fprintf(w, "%s CPU: %.2f cores", c.name, c.cores)
+			if r.TasksPerS > 0 {
+				fmt.Fprintf(w, ", %.0f µs per task", c.cores/r.TasksPerS*1e6)
+			}
+			fmt.Fprintln(w)
 		}
-		fmt.Fprintln(w)
 	}
 	if r.ConnectS > 0 {
 		fmt.Fprintf(w, "agents connected in %.1f s\n", r.ConnectS)

@@ -85,7 +85,7 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 		}
 		defer ref.stop()
 		pr := d.drive(ctx, phase{name: cfg.scenario, targets: []target{{url: ref.url}}, wantState: want, blocking: cfg.blocking})
-		res.setMain(pr, 0)
+		res.setMain(pr)
 		if cfg.scenario == "direct" {
 			res.setDirect(pr)
 		}
@@ -175,19 +175,19 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 			cross[i].group = 1
 			mixed = append(mixed, same[i], cross[i])
 		}
-		cpu0 := dep.cpuSeconds()
-		rs := d.driveGroups(ctx, phase{name: "cross", groups: []string{"same", "cross"}, targets: mixed, wantState: want, blocking: cfg.blocking})
+		rs := d.driveGroups(ctx, phase{name: "cross", groups: []string{"same", "cross"}, targets: mixed, wantState: want,
+			blocking: cfg.blocking, serverCPU: dep.cpuSeconds})
 		res.setSame(rs[0])
-		res.setMain(rs[1], dep.cpuSeconds()-cpu0)
+		res.setMain(rs[1])
 		// The load is both paths together: count it whole.
 		res.Tasks, res.TasksPerS = rs[0].tasks+rs[1].tasks, rs[0].tasksPerSecond()+rs[1].tasksPerSecond()
 		res.ServerRSS = dep.rss()
 		return res, ctx.Err()
 	}
-	cpu0 := dep.cpuSeconds()
 	fmt.Fprintf(logs, "%s: peers on %s, agents on %s\n", cfg.scenario, dep.peerURL, dep.agentURLs)
-	measured := d.drive(ctx, phase{name: cfg.scenario, targets: targets(dep.peerURL), wantState: want, blocking: cfg.blocking})
-	res.setMain(measured, dep.cpuSeconds()-cpu0)
+	measured := d.drive(ctx, phase{name: cfg.scenario, targets: targets(dep.peerURL), wantState: want, blocking: cfg.blocking,
+		serverCPU: dep.cpuSeconds})
+	res.setMain(measured)
 	res.ServerRSS = dep.rss()
 	if (cfg.scenario == "route" || cfg.scenario == "inbox") && cfg.direct {
 		var executor a2asrv.AgentExecutor = echoExecutor{}
