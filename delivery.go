@@ -82,10 +82,10 @@ type DeliveryStore interface {
 	// queued; a follow-up or a cancel is offered only once its task has been.
 	ClaimDueDeliveries(ctx context.Context, mode DeliveryMode, holder string, max, perAgent int, lease time.Duration) ([]*Delivery, error)
 
-	// AgentsWithDueWork returns up to max ids of agents in mode that have a
-	// delivery queued and due now: the work an instance looks for when no
-	// hint announced it.
-	AgentsWithDueWork(ctx context.Context, mode DeliveryMode, max int) ([]string, error)
+	// AgentsWithDueWork returns those of agentIDs that have a delivery
+	// queued and due now: the work an instance looks for, for the agents
+	// connected to it, when no hint announced it.
+	AgentsWithDueWork(ctx context.Context, agentIDs []string) ([]string, error)
 
 	// AckDelivery records that the agent received the delivery that holder
 	// offered it: the offer becomes acked. A late acknowledgement counts

@@ -54,10 +54,11 @@ func (s *TaskService) RenewAgentSessions(ctx context.Context, holders []string, 
 	return s.sessions.RenewSessions(ctx, holders, until)
 }
 
-// AgentsWithDueWork returns up to max connector agents with work queued and
-// due: what an instance looks for in case a hint was lost.
-func (s *TaskService) AgentsWithDueWork(ctx context.Context, max int) ([]string, error) {
-	return s.deliveries.AgentsWithDueWork(ctx, ModeConnector, max)
+// AgentsWithDueWork returns those of agentIDs with work queued and due:
+// what an instance looks for, for its connected agents, in case a hint was
+// lost.
+func (s *TaskService) AgentsWithDueWork(ctx context.Context, agentIDs []string) ([]string, error) {
+	return s.deliveries.AgentsWithDueWork(ctx, agentIDs)
 }
 
 // AgentSession returns the agent's session, live or expired; ENOTFOUND when

@@ -63,7 +63,7 @@ type Config struct {
 type Service interface {
 	ConnectAgent(ctx context.Context, agent *switchboard.Agent, session *switchboard.AgentSession, holding []a2a.TaskID) error
 	RenewAgentSessions(ctx context.Context, holders []string, until time.Time) ([]string, error)
-	AgentsWithDueWork(ctx context.Context, max int) ([]string, error)
+	AgentsWithDueWork(ctx context.Context, agentIDs []string) ([]string, error)
 	AgentSession(ctx context.Context, agentID string) (*switchboard.AgentSession, error)
 	DisconnectAgents(ctx context.Context, holders []string) error
 	ClaimOffers(ctx context.Context, agent *switchboard.Agent, holder string, max int) ([]*switchboard.Offer, error)

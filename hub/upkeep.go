@@ -8,13 +8,10 @@ import (
 // The work an idle connection needs from the store is done here once per
 // instance, not once per connection: one statement per heartbeat renews the
 // sessions of every connection this instance holds, and one query per poll
-// interval finds the agents with work queued that no hint announced (a lost
+// interval finds which of its agents have work queued that no hint announced (a lost
 // bus message, a bus outage). Done per connection, that work grew with the
 // number of agents connected, until at 100,000 agents it was more than the
 // store could serve (docs/performance.md).
-
-// maxDueAgents bounds the agents one poll wakes.
-const maxDueAgents = 10000
 
 // startUpkeepLocked starts the upkeep loop, once; the caller holds h.mu.
 func (h *Hub) startUpkeepLocked() {
@@ -98,7 +95,16 @@ func (h *Hub) renewSessions(ctx context.Context) {
 func (h *Hub) wakeDue(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.Poll)
 	defer cancel()
-	ids, err := h.Service.AgentsWithDueWork(ctx, maxDueAgents)
+	h.mu.Lock()
+	connected := make([]string, 0, len(h.conns))
+	for id := range h.conns {
+		connected = append(connected, id)
+	}
+	h.mu.Unlock()
+	if len(connected) == 0 {
+		return
+	}
+	ids, err := h.Service.AgentsWithDueWork(ctx, connected)
 	if err != nil {
 		if ctx.Err() == nil {
 			h.Logger.Warn("look for queued work", "err", err)

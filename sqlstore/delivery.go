@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -64,20 +63,34 @@ func (db *DB) ClaimDeliveries(ctx context.Context, agentID, holder string, max i
 	return db.claim(ctx, now, query, "created_at, id", w.args, holder, lease)
 }
 
-// AgentsWithDueWork implements switchboard.DeliveryStore.
-func (db *DB) AgentsWithDueWork(ctx context.Context, mode switchboard.DeliveryMode, max int) ([]string, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT DISTINCT d.agent_id FROM deliveries d JOIN agents g ON g.id = d.agent_id
-		WHERE d.state = 'queued' AND d.next_attempt_at <= $1 AND g.mode = $2 LIMIT `+strconv.Itoa(max),
-		nanos(db.Now()), string(mode))
-	if err != nil {
-		return nil, db.formatError(err)
+// AgentsWithDueWork implements switchboard.DeliveryStore. It looks up
+// each agent's queued work by its key, so that its cost follows the agents
+// asked about (an instance's connected agents), not the work queued for
+// the whole deployment, offline agents' backlogs included.
+func (db *DB) AgentsWithDueWork(ctx context.Context, agentIDs []string) ([]string, error) {
+	var out []string
+	for chunk := range slices.Chunk(agentIDs, listChunk) {
+		marks, ids := listMarks(chunk, 2)
+		rows, err := db.read.QueryContext(ctx, `SELECT g.id FROM agents g WHERE g.id IN (`+marks+`)
+			AND EXISTS (SELECT 1 FROM deliveries d WHERE d.agent_id = g.id AND d.state = 'queued' AND d.next_attempt_at <= $1)`,
+			append([]any{nanos(db.Now())}, ids...)...)
+		if err != nil {
+			return nil, db.formatError(err)
+		}
+		due, err := scanStrings(rows)
+		if err != nil {
+			return nil, db.formatError(err)
+		}
+		out = append(out, due...)
 	}
-	return scanStrings(rows)
+	return out, nil
 }
 
 // acceptsTasks is the condition that holds back new tasks of agents that do
-// not accept tasks; follow-ups and cancels of tasks they took still go.
-const acceptsTasks = "(d.kind <> 'task' OR d.agent_id IN (SELECT id FROM agents WHERE accepts_tasks = 1))"
+// not accept tasks; follow-ups and cancels of tasks they took still go. It
+// looks up each delivery's agent by its key: "agent_id IN (SELECT id FROM
+// agents WHERE …)" read the whole agents table on every claim.
+const acceptsTasks = "(d.kind <> 'task' OR EXISTS (SELECT 1 FROM agents a WHERE a.id = d.agent_id AND a.accepts_tasks = 1))"
 
 // claimable adds the conditions of a delivery that may be offered now: queued
 // and due, and, for a follow-up or cancel, its task offered before, so that
@@ -101,18 +114,21 @@ func claimable(w *where, now time.Time) {
 // may pass it by a few (each skips the rows the other locked).
 func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryMode, holder string, max, perAgent int, lease time.Duration) ([]*switchboard.Delivery, error) {
 	now := db.Now().UTC()
+	// The candidates are read from the agents in mode (agents_mode) and
+	// each one's queued work (deliveries_agent_state), and an agent's
+	// offers in flight are counted for its candidates only, so that a
+	// claim costs what the mode's agents have queued, not what the whole
+	// deployment has queued or offered.
 	w := &where{}
-	w.add("d.agent_id IN (SELECT id FROM agents WHERE mode = ?)", string(mode))
-	w.add(acceptsTasks)
+	w.add("g.mode = ?", string(mode))
+	w.add("(d.kind <> 'task' OR g.accepts_tasks = 1)")
 	claimable(w, now)
 	ranked := `SELECT d.id, d.agent_id, ROW_NUMBER() OVER (PARTITION BY d.agent_id ORDER BY ` + dueOrder + `) AS pos
-		FROM deliveries d JOIN tasks t ON t.id = d.task_id` + w.String()
+		FROM agents g JOIN deliveries d ON d.agent_id = g.id JOIN tasks t ON t.id = d.task_id` + w.String()
 	query := `SELECT ` + deliveryColumns + ` FROM deliveries d JOIN tasks t ON t.id = d.task_id
 		WHERE d.state = 'queued' AND d.next_attempt_at <= ` + w.arg(nanos(now)) + ` AND d.id IN (
-			SELECT r.id FROM (` + ranked + `) r LEFT JOIN (
-				SELECT agent_id, COUNT(*) AS n FROM deliveries WHERE state = 'offered' GROUP BY agent_id
-			) f ON f.agent_id = r.agent_id
-			WHERE r.pos + COALESCE(f.n, 0) <= ` + w.arg(perAgent) + `)
+			SELECT r.id FROM (` + ranked + `) r
+			WHERE r.pos + (SELECT COUNT(*) FROM deliveries o WHERE o.agent_id = r.agent_id AND o.state = 'offered') <= ` + w.arg(perAgent) + `)
 		ORDER BY ` + dueOrder + fmt.Sprintf(` LIMIT %d`, max) + db.forClaim("d, t")
 	return db.claim(ctx, now, query, "next_attempt_at, created_at, id", w.args, holder, lease)
 }
@@ -257,8 +273,8 @@ func failUnneededSQL(task, reason string) string {
 // ReleaseDeliveries implements switchboard.DeliveryStore.
 func (db *DB) ReleaseDeliveries(ctx context.Context, holders []string) ([]string, error) {
 	var agents []string
-	for chunk := range slices.Chunk(holders, holderChunk) {
-		marks, args := holderMarks(chunk, 2)
+	for chunk := range slices.Chunk(holders, listChunk) {
+		marks, args := listMarks(chunk, 2)
 		err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
 				WHERE holder IN (`+marks+`) AND state = 'offered' RETURNING agent_id`, append([]any{nanos(db.Now())}, args...)...)
@@ -318,14 +334,15 @@ func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.T
 	return n, err
 }
 
-// requeueUnheld is RequeueUnheld within tx.
+// requeueUnheld is RequeueUnheld within tx. It reads the agent's open
+// tasks and the latest delivery of each, not the agent's deliveries, which
+// are all it was ever sent: an agent connects often, and its history only
+// grows.
 func (db *DB) requeueUnheld(ctx context.Context, tx *sql.Tx, agentID string, holding []a2a.TaskID, deadline time.Time) (int, error) {
 	w := &where{args: []any{nanos(db.Now()), nanos(deadline)}} // $1 is the time it is due, $2 its new deadline
-	w.add("d.agent_id = ?", agentID)
-	w.add("d.state = 'acked'")
-	w.add("d.kind IN ('task', 'message')")
+	w.add("t.agent_id = ?", agentID)
 	w.add("t.state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')")
-	w.add(`d.created_at = (SELECT MAX(d2.created_at) FROM deliveries d2 WHERE d2.task_id = d.task_id AND d2.kind IN ('task', 'message'))`)
+	w.add("d.state = 'acked'")
 	if len(holding) > maxHolding {
 		holding = holding[:maxHolding]
 	}
@@ -335,13 +352,15 @@ func (db *DB) requeueUnheld(ctx context.Context, tx *sql.Tx, agentID string, hol
 		for i, id := range holding {
 			marks[i], args[i] = "?", string(id)
 		}
-		w.add("d.task_id NOT IN ("+strings.Join(marks, ", ")+")", args...)
+		w.add("t.id NOT IN ("+strings.Join(marks, ", ")+")", args...)
 	}
+	latest := `SELECT d2.id FROM deliveries d2 WHERE d2.task_id = t.id AND d2.kind IN ('task', 'message')
+		ORDER BY d2.created_at DESC LIMIT 1`
 	// The agent's acknowledgement of this work no longer counts: it lost
 	// the work, and a late acknowledgement of the old offer must not stand
 	// for the new one.
 	res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', last_holder = '', next_attempt_at = $1,
-		deadline = $2 WHERE id IN (SELECT d.id FROM deliveries d JOIN tasks t ON t.id = d.task_id`+w.String()+`)`, w.args...)
+		deadline = $2 WHERE id IN (SELECT d.id FROM tasks t JOIN deliveries d ON d.id = (`+latest+`)`+w.String()+`)`, w.args...)
 	if err != nil {
 		return 0, err
 	}

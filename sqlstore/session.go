@@ -61,15 +61,15 @@ func (db *DB) openSession(ctx context.Context, tx *sql.Tx, s *switchboard.AgentS
 	return replaced, err
 }
 
-// holderChunk bounds the holders named in one statement.
-const holderChunk = 500
+// listChunk bounds the values (holders, agent ids) named in one IN list.
+const listChunk = 500
 
 // RenewSessions implements switchboard.SessionStore.
 func (db *DB) RenewSessions(ctx context.Context, holders []string, expiresAt time.Time) ([]string, error) {
 	var renewed []string
-	for chunk := range slices.Chunk(holders, holderChunk) {
+	for chunk := range slices.Chunk(holders, listChunk) {
 		err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			marks, holders := holderMarks(chunk, 2)
+			marks, holders := listMarks(chunk, 2)
 			rows, err := tx.QueryContext(ctx, `UPDATE agent_sessions SET expires_at = $1
 				WHERE holder IN (`+marks+`) RETURNING holder`, append([]any{nanos(expiresAt)}, holders...)...)
 			if err != nil {
@@ -88,8 +88,8 @@ func (db *DB) RenewSessions(ctx context.Context, holders []string, expiresAt tim
 
 // CloseSessions implements switchboard.SessionStore.
 func (db *DB) CloseSessions(ctx context.Context, holders []string) error {
-	for chunk := range slices.Chunk(holders, holderChunk) {
-		marks, args := holderMarks(chunk, 1)
+	for chunk := range slices.Chunk(holders, listChunk) {
+		marks, args := listMarks(chunk, 1)
 		if err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `DELETE FROM agent_sessions WHERE holder IN (`+marks+`)`, args...)
 			return err
@@ -100,12 +100,12 @@ func (db *DB) CloseSessions(ctx context.Context, holders []string) error {
 	return nil
 }
 
-// holderMarks returns the placeholders of a list of holders, numbered from
-// first, and the holders as arguments.
-func holderMarks(holders []string, first int) (string, []any) {
-	marks := make([]string, len(holders))
-	args := make([]any, len(holders))
-	for i, h := range holders {
+// listMarks returns the placeholders of a list of values, numbered from
+// first, and the values as arguments.
+func listMarks(values []string, first int) (string, []any) {
+	marks := make([]string, len(values))
+	args := make([]any, len(values))
+	for i, h := range values {
 		marks[i] = "$" + strconv.Itoa(first+i)
 		args[i] = h
 	}

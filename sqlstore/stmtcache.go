@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"sync/atomic"
 )
 
 // SQLite compiles each SQL text into a program before it runs it, and the
@@ -20,6 +21,10 @@ import (
 // statements are a few dozen texts; dynamic ones (list filters) add a few
 // more. Statements beyond the bound are prepared and finalized per call.
 const stmtCacheSize = 256
+
+// statementObserver, when set (by tests), is told the text of every
+// statement run on SQLite: plan_test.go reads each one's query plan.
+var statementObserver atomic.Pointer[func(query string)]
 
 // cachingConnector opens driver connections that keep prepared statements.
 type cachingConnector struct {
@@ -74,6 +79,9 @@ func (c *cachingConn) Prepare(query string) (driver.Stmt, error) {
 // preparing and keeping it the first time; a statement still in use (rows of
 // an earlier call not yet closed) gets a fresh one of its own.
 func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if see := statementObserver.Load(); see != nil {
+		(*see)(query)
+	}
 	if s, ok := c.stmts[query]; ok && !s.busy {
 		s.busy = true
 		return s, nil

@@ -29,20 +29,25 @@ func testSessions(t *testing.T, s Store) {
 		t.Fatalf("first session replaced %q", replaced)
 	}
 	_, d := queueTask(t, s, g, "m1", now.Add(-time.Second))
-	due, err := s.AgentsWithDueWork(ctx, g.Mode, 10)
-	must(t, err)
-	if !slices.Contains(due, g.ID) {
-		t.Fatalf("agents with due work: %v, want %s among them", due, g.ID)
+	idle := newAgent(t, s, newAccount(t, s, "bob"), "idle")
+	unknown := make([]string, 0, 1200) // more than one statement's list
+	for i := range 1200 {
+		unknown = append(unknown, fmt.Sprintf("no-such-agent-%d", i))
 	}
-	if other, err := s.AgentsWithDueWork(ctx, switchboard.ModeWebhook, 10); err != nil || slices.Contains(other, g.ID) {
-		t.Fatalf("agents with due work in another mode: %v %v", other, err)
+	due, err := s.AgentsWithDueWork(ctx, append(unknown, idle.ID, g.ID))
+	must(t, err)
+	if !slices.Equal(due, []string{g.ID}) {
+		t.Fatalf("agents with due work: %v, want only %s", due, g.ID)
+	}
+	if none, err := s.AgentsWithDueWork(ctx, nil); err != nil || len(none) != 0 {
+		t.Fatalf("agents with due work among none: %v %v", none, err)
 	}
 	claimed, err := s.ClaimDeliveries(ctx, g.ID, "conn-1", 10, time.Minute)
 	must(t, err)
 	if len(claimed) != 1 {
 		t.Fatalf("claimed %d", len(claimed))
 	}
-	if due, err := s.AgentsWithDueWork(ctx, g.Mode, 10); err != nil || slices.Contains(due, g.ID) {
+	if due, err := s.AgentsWithDueWork(ctx, []string{g.ID}); err != nil || len(due) != 0 {
 		t.Fatalf("agents with due work after the claim: %v %v", due, err)
 	}
 

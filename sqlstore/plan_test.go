@@ -1,0 +1,128 @@
+package sqlstore
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/storetest"
+)
+
+// scanLine matches a step of a query plan that reads a whole table or a
+// whole index ("SCAN t", "SCAN t USING INDEX i"), as opposed to a search of
+// it by key ("SEARCH t USING INDEX i (a=?)").
+var scanLine = regexp.MustCompile(`^SCAN (\S+)`)
+
+// harmlessScans are the steps that read something small whole: the rows
+// of a subquery already narrowed by its own plan (r is ClaimDueDeliveries'
+// ranked candidates), a VALUES list, the schema.
+var harmlessScans = regexp.MustCompile(`^SCAN (\(subquery-\d+\)|r|\d+-ROW VALUES CLAUSE|sqlite_schema|pragma_\w+ VIRTUAL TABLE)`)
+
+// scanningStatements are the statements allowed to read a table whole,
+// each for its reason, found by a part of their text.
+var scanningStatements = []struct{ sql, why string }{
+	{"FROM accounts ORDER BY created_at, id", "an operator's list of every account"},
+	{"FROM agents g JOIN accounts a ON a.id = g.account_id ORDER BY g.handle", "an operator's list of every agent (an owner's list searches agents_account)"},
+	{"DELETE FROM wake_budget WHERE hour < $1", "hourly pruning of a table of one row per agent woken per hour"},
+}
+
+// TestStatementsSearchTheirTables runs the store contract on SQLite,
+// gathers every statement it runs, and reads each one's query plan: none
+// may read a whole table (or index) but those in scanningStatements. A
+// claim that read every agent on each call, and a dispatcher's claim that
+// read every queued delivery of the deployment, were found this way. The
+// plans are SQLite's; PostgreSQL plans by the size of its tables, which a
+// test's tables do not have.
+func TestStatementsSearchTheirTables(t *testing.T) {
+	var mu sync.Mutex
+	seen := make(map[string]bool)
+	see := func(q string) { mu.Lock(); seen[q] = true; mu.Unlock() }
+	statementObserver.Store(&see)
+	t.Run("contract", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) storetest.Store { return openSQLiteForTest(t) })
+		storetest.RunWakes(t, func(t *testing.T, now func() time.Time) storetest.Store {
+			db := openSQLiteForTest(t)
+			db.Now = now
+			return db
+		})
+	})
+	statementObserver.Store(nil)
+
+	db := openSQLiteForTest(t)
+	ctx := context.Background()
+	var flagged []string
+	for q := range seen {
+		switch strings.ToUpper(strings.Fields(q + " x")[0]) {
+		case "SELECT", "INSERT", "UPDATE", "DELETE", "WITH":
+		default:
+			continue
+		}
+		rows, err := db.write.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, make([]any, countParams(q))...)
+		if err != nil {
+			t.Errorf("explain %q: %v", q, err)
+			continue
+		}
+		var steps []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			steps = append(steps, detail)
+		}
+		rows.Close()
+		for _, s := range steps {
+			if scanLine.MatchString(s) && !harmlessScans.MatchString(s) && !allowedToScan(q) {
+				flagged = append(flagged, s+" in:\n\t"+strings.Join(strings.Fields(q), " "))
+			}
+		}
+	}
+	if len(seen) < 150 {
+		t.Errorf("only %d statements seen: is statementObserver still called for every statement?", len(seen))
+	}
+	sort.Strings(flagged)
+	for _, f := range flagged {
+		t.Errorf("reads a whole table, whose cost grows with the deployment: %s", f)
+	}
+}
+
+func allowedToScan(q string) bool {
+	q = strings.Join(strings.Fields(q), " ")
+	for _, s := range scanningStatements {
+		if strings.Contains(q, s.sql) {
+			return true
+		}
+	}
+	return false
+}
+
+// openSQLiteForTest opens a store on a new SQLite file that the test
+// removes.
+func openSQLiteForTest(tb testing.TB) *DB {
+	tb.Helper()
+	db, err := OpenSQLite(context.Background(), filepath.Join(tb.TempDir(), "switchboard.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// countParams returns the highest $n in q.
+func countParams(q string) int {
+	n := 0
+	for _, m := range regexp.MustCompile(`\$(\d+)`).FindAllStringSubmatch(q, -1) {
+		var v int
+		for _, c := range m[1] {
+			v = v*10 + int(c-'0')
+		}
+		n = max(n, v)
+	}
+	return n
+}
