@@ -1,10 +1,13 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -64,24 +67,58 @@ func (db *DB) FindOutbounds(ctx context.Context, f switchboard.OutboundFilter) (
 	if f.TaskID != "" {
 		w.add("remote_task_id = ?", string(f.TaskID))
 	}
-	if f.Pending {
+	switch {
+	case f.Pending && f.PushTokenHash != "":
+		// The same test in a form no index serves: SQLite would otherwise
+		// search outbound_task for all the agent's pending records rather
+		// than outbound_push for the one with this token.
+		w.add("length(remote_task_id) = 0")
+	case f.Pending:
 		w.add("remote_task_id = ''")
 	}
 	if f.PushTokenHash != "" {
+		// The second term lets SQLite use the partial index outbound_push.
 		w.add("push_hash = ?", f.PushTokenHash)
+		w.add("push_hash <> ''")
 	}
+	// Records of one task, push token or context are few: they are sorted
+	// here, so that SQLite searches the index of that column instead of
+	// reading all the agent's records in outbound_agent's order, which it
+	// prefers to a sort when the query has an ORDER BY.
+	sortHere := f.TaskID != "" || f.PushTokenHash != "" || f.ContextID != ""
 	order := " ORDER BY updated_at DESC, id DESC"
 	if f.OldestFirst {
 		order = " ORDER BY created_at, id"
 	}
-	q := `SELECT ` + outboundColumns + ` FROM outbound` + w.String() + order
-	if f.Limit > 0 {
-		q += " LIMIT " + w.arg(f.Limit)
+	q := `SELECT ` + outboundColumns + ` FROM outbound` + w.String()
+	if !sortHere {
+		q += order
+		if f.Limit > 0 {
+			q += " LIMIT " + w.arg(f.Limit)
+		}
 	}
 	rows, err := db.read.QueryContext(ctx, q, w.args...)
 	if err != nil {
 		return nil, db.formatError(err)
 	}
+	out, err := scanOutbounds(rows)
+	if err != nil || !sortHere {
+		return out, err
+	}
+	slices.SortFunc(out, func(a, b *switchboard.Outbound) int {
+		if f.OldestFirst {
+			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+		}
+		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), strings.Compare(b.ID, a.ID))
+	})
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// scanOutbounds reads the records of rows.
+func scanOutbounds(rows *sql.Rows) ([]*switchboard.Outbound, error) {
 	defer rows.Close()
 	var out []*switchboard.Outbound
 	for rows.Next() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,6 +39,16 @@ var scanningStatements = []struct{ sql, why string }{
 // read every queued delivery of the deployment, were found this way. The
 // plans are SQLite's; PostgreSQL plans by the size of its tables, which a
 // test's tables do not have.
+// searchesBy are statements that must search a given index: their WHERE
+// names the index's columns, but a plan through another index (one that
+// spares a sort, or a shorter key) would read every row of the agent.
+var searchesBy = []struct{ sql, step string }{
+	{"FROM outbound WHERE agent_id = $1 AND remote_task_id = $2", "SEARCH outbound USING INDEX outbound_task (agent_id=? AND remote_task_id=?)"},
+	{"AND push_hash = $", "SEARCH outbound USING INDEX outbound_push (push_hash=?)"},
+	{"FROM outbound WHERE agent_id = $1 AND context_id = $2", "SEARCH outbound USING INDEX outbound_context (agent_id=? AND context_id=?)"},
+	{"FROM tasks t JOIN deliveries d ON d.id = (", "SEARCH t USING INDEX tasks_agent_state (agent_id=? AND state=?)"},
+}
+
 func TestStatementsSearchTheirTables(t *testing.T) {
 	var mu sync.Mutex
 	seen := make(map[string]bool)
@@ -56,6 +67,7 @@ func TestStatementsSearchTheirTables(t *testing.T) {
 	db := openSQLiteForTest(t)
 	ctx := context.Background()
 	var flagged []string
+	found := make(map[string]bool)
 	for q := range seen {
 		switch strings.ToUpper(strings.Fields(q + " x")[0]) {
 		case "SELECT", "INSERT", "UPDATE", "DELETE", "WITH":
@@ -77,10 +89,21 @@ func TestStatementsSearchTheirTables(t *testing.T) {
 			steps = append(steps, detail)
 		}
 		rows.Close()
+		for _, want := range searchesBy {
+			if strings.Contains(strings.Join(strings.Fields(q), " "), want.sql) && !slices.Contains(steps, want.step) {
+				t.Errorf("plan %q, want the step %q, of:\n\t%s", steps, want.step, strings.Join(strings.Fields(q), " "))
+			}
+			found[want.sql] = found[want.sql] || strings.Contains(strings.Join(strings.Fields(q), " "), want.sql)
+		}
 		for _, s := range steps {
 			if scanLine.MatchString(s) && !harmlessScans.MatchString(s) && !allowedToScan(q) {
 				flagged = append(flagged, s+" in:\n\t"+strings.Join(strings.Fields(q), " "))
 			}
+		}
+	}
+	for _, want := range searchesBy {
+		if !found[want.sql] {
+			t.Errorf("no statement with %q was run: searchesBy is out of date", want.sql)
 		}
 	}
 	if len(seen) < 150 {

@@ -115,7 +115,8 @@ func testOutboundFilters(t *testing.T, s Store) {
 	c := newOutbound(g, "c2", base.Add(2*time.Second))
 	d := newOutbound(other, "c1", base.Add(3*time.Second))
 	d.PushTokenHash = b.PushTokenHash
-	for _, o := range []*switchboard.Outbound{a, b, c, d} {
+	e := newOutbound(g, "c1", base.Add(5*time.Second)) // created after b, updated before a
+	for _, o := range []*switchboard.Outbound{a, b, c, d, e} {
 		must(t, s.CreateOutbound(ctx, o))
 	}
 	_, _, err := s.ModifyOutbound(ctx, a.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
@@ -141,13 +142,16 @@ func testOutboundFilters(t *testing.T, s Store) {
 		}
 	}
 	// Default order: newest update first (a was updated last).
-	check("agent", ids(switchboard.OutboundFilter{AgentID: g.ID}), a.ID, c.ID, b.ID)
+	check("agent", ids(switchboard.OutboundFilter{AgentID: g.ID}), a.ID, e.ID, c.ID, b.ID)
 	check("limit", ids(switchboard.OutboundFilter{AgentID: g.ID, Limit: 1}), a.ID)
-	check("context oldest first", ids(switchboard.OutboundFilter{AgentID: g.ID, ContextID: "c1", OldestFirst: true}), a.ID, b.ID)
+	check("context oldest first", ids(switchboard.OutboundFilter{AgentID: g.ID, ContextID: "c1", OldestFirst: true}), a.ID, b.ID, e.ID)
+	check("context newest update first", ids(switchboard.OutboundFilter{AgentID: g.ID, ContextID: "c1"}), a.ID, e.ID, b.ID)
+	check("context oldest first, limit", ids(switchboard.OutboundFilter{AgentID: g.ID, ContextID: "c1", OldestFirst: true, Limit: 2}), a.ID, b.ID)
+	check("context, limit", ids(switchboard.OutboundFilter{AgentID: g.ID, ContextID: "c1", Limit: 2}), a.ID, e.ID)
 	check("task", ids(switchboard.OutboundFilter{AgentID: g.ID, TaskID: "t-a"}), a.ID)
 	check("task of another agent", ids(switchboard.OutboundFilter{AgentID: other.ID, TaskID: "t-a"}))
 	check("pending by push hash", ids(switchboard.OutboundFilter{AgentID: g.ID, Pending: true, PushTokenHash: b.PushTokenHash}), b.ID)
-	check("pending", ids(switchboard.OutboundFilter{AgentID: g.ID, Pending: true, OldestFirst: true}), b.ID, c.ID)
+	check("pending", ids(switchboard.OutboundFilter{AgentID: g.ID, Pending: true, OldestFirst: true}), b.ID, c.ID, e.ID)
 }
 
 // testOutboundModifyConcurrent: changes to one record never interleave, so
