@@ -59,7 +59,7 @@ func (s *OutboxService) Conversation(ctx context.Context, agentID, contextID str
 	var entries []ConversationEntry
 	// Newest first, so that the limit keeps the latest; the entries are
 	// put in order of time below.
-	tasks, _, err := s.tasks.FindTasks(ctx, TaskFilter{AgentID: &agentID, ContextID: &contextID, Limit: maxConversationTasks})
+	tasks, _, err := s.tasks.FindTasks(ctx, TaskFilter{AgentID: &agentID, ContextID: &contextID, Limit: maxConversationTasks, NoTotal: true})
 	if err != nil {
 		return nil, err
 	}

@@ -126,6 +126,10 @@ type TaskFilter struct {
 	After       *TaskCursor // continue a newest-first listing after this task
 	OldestFirst bool        // order by creation, oldest first (inbox), without a cursor; default newest status first
 	Limit       int         // 0 means no limit
+	// NoTotal spares counting every task that matches, for a caller that
+	// does not use the count (FindTasks returns 0): an agent may have
+	// millions of tasks.
+	NoTotal bool
 }
 
 // TaskStore keeps tasks, their event logs and message ids.

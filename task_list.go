@@ -117,7 +117,7 @@ const MaxInbox = 200
 // Inbox returns the agent's tasks that wait for it (submitted or working),
 // oldest first, or with all every task of the agent.
 func (s *TaskService) Inbox(ctx context.Context, agentID string, all bool) ([]*Task, error) {
-	f := TaskFilter{AgentID: &agentID, OldestFirst: true, Limit: MaxInbox}
+	f := TaskFilter{AgentID: &agentID, OldestFirst: true, Limit: MaxInbox, NoTotal: true}
 	if !all {
 		f.States = InboxStates
 	}

@@ -307,8 +307,10 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 		w.add("status_at > ?", nanos(*f.StatusAfter))
 	}
 	var total int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM tasks`+w.String(), w.args...).Scan(&total); err != nil {
-		return nil, 0, db.formatError(err)
+	if !f.NoTotal {
+		if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM tasks`+w.String(), w.args...).Scan(&total); err != nil {
+			return nil, 0, db.formatError(err)
+		}
 	}
 
 	order := ` ORDER BY status_at DESC, id DESC`

@@ -723,10 +723,13 @@ func testTaskFind(t *testing.T, s Store) {
 	if len(recent) != 2 {
 		t.Fatalf("status after: %d, want 2", len(recent))
 	}
-	oldest, _, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, OldestFirst: true, Limit: 1})
+	oldest, uncounted, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, OldestFirst: true, Limit: 1, NoTotal: true})
 	must(t, err)
 	if len(oldest) != 1 || oldest[0].ID() != ids[0] {
 		t.Fatal("oldest first wrong")
+	}
+	if uncounted != 0 {
+		t.Fatalf("NoTotal: total %d, want 0 (not counted)", uncounted)
 	}
 	_, _, err = s.ModifyTask(ctx, ids[0], func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
 		tk.A2A.Status.State = a2a.TaskStateCompleted
