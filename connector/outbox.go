@@ -34,11 +34,16 @@ type callResult struct {
 
 // outbox holds the calls that wait for an answer, across connections.
 type outbox struct {
-	mu     sync.Mutex
-	calls  map[string]*call // guarded by mu
-	next   uint64           // guarded by mu: the last seq handed out
-	closed error            // guarded by mu: set once the client stopped
-	wake   chan struct{}    // capacity 1: there are calls to write
+	mu    sync.Mutex
+	calls map[string]*call // guarded by mu
+	// unwritten are the calls not yet written on session, in order (some
+	// may have been removed since): the writer takes them without reading
+	// every call in flight. A new session starts with all the calls.
+	unwritten []*call       // guarded by mu
+	session   uint64        // guarded by mu: the session unwritten is for
+	next      uint64        // guarded by mu: the last seq handed out
+	closed    error         // guarded by mu: set once the client stopped
+	wake      chan struct{} // capacity 1: there are calls to write
 }
 
 func newOutbox() *outbox {
@@ -64,6 +69,7 @@ func (o *outbox) add(method string, params any, taskID a2a.TaskID) (*call, error
 	}
 	c.frame = b
 	o.calls[c.id] = c
+	o.unwritten = append(o.unwritten, c)
 	o.signal()
 	return c, nil
 }
@@ -83,18 +89,28 @@ func (o *outbox) remove(c *call) {
 }
 
 // unsent returns, in order, the calls not yet written on session, and
-// marks them written on it.
+// marks them written on it. On a session it has not seen before, that is
+// every call still waiting.
 func (o *outbox) unsent(session uint64) []*call {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if session != o.session {
+		o.session = session
+		o.unwritten = o.unwritten[:0]
+		for _, c := range o.calls {
+			o.unwritten = append(o.unwritten, c)
+		}
+		slices.SortFunc(o.unwritten, func(a, b *call) int { return cmp.Compare(a.seq, b.seq) })
+	}
 	var out []*call
-	for _, c := range o.calls {
-		if c.sentOn != session {
+	for _, c := range o.unwritten {
+		if o.calls[c.id] == c && c.sentOn != session {
 			c.sentOn = session
 			out = append(out, c)
 		}
 	}
-	slices.SortFunc(out, func(a, b *call) int { return cmp.Compare(a.seq, b.seq) })
+	clear(o.unwritten) // let answered calls go
+	o.unwritten = o.unwritten[:0]
 	return out
 }
 
@@ -116,9 +132,11 @@ func (o *outbox) resolve(id string, res callResult) bool {
 func (o *outbox) tasks() []a2a.TaskID {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	seen := make(map[a2a.TaskID]bool)
 	var out []a2a.TaskID
 	for _, c := range o.calls {
-		if c.taskID != "" && !slices.Contains(out, c.taskID) {
+		if c.taskID != "" && !seen[c.taskID] {
+			seen[c.taskID] = true
 			out = append(out, c.taskID)
 		}
 	}
@@ -130,6 +148,7 @@ func (o *outbox) close(err error) {
 	o.mu.Lock()
 	calls := o.calls
 	o.calls = make(map[string]*call)
+	o.unwritten = nil
 	o.closed = err
 	o.mu.Unlock()
 	for _, c := range calls {

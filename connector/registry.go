@@ -56,11 +56,14 @@ type registry struct {
 	// idle, so the oldest come first: forgetting the expired ones reads
 	// only those, however many tasks the client remembers. Guarded by mu.
 	idle list.List
+	// busy are the tasks with works queued or running, which a new
+	// connection names to the server. Guarded by mu.
+	busy map[a2a.TaskID]*taskRecord
 	now  func() time.Time // immutable; time.Now but in tests
 }
 
 func newRegistry() *registry {
-	return &registry{tasks: make(map[a2a.TaskID]*taskRecord), now: time.Now}
+	return &registry{tasks: make(map[a2a.TaskID]*taskRecord), busy: make(map[a2a.TaskID]*taskRecord), now: time.Now}
 }
 
 // accept records the offer of w's message and registers w with the
@@ -81,6 +84,7 @@ func (r *registry) accept(w *Work, cancel context.CancelCauseFunc) (final a2a.Ta
 	}
 	t.messages = append(t.messages, w.MessageID)
 	t.works = append(t.works, runningWork{w, cancel})
+	r.busy[t.id] = t
 	if t.idle != nil {
 		r.idle.Remove(t.idle)
 		t.idle = nil
@@ -106,6 +110,7 @@ func (r *registry) pruneLocked(now time.Time) {
 func (r *registry) unregisterLocked(t *taskRecord, w *Work) {
 	t.works = slices.DeleteFunc(t.works, func(rw runningWork) bool { return rw.w == w })
 	if len(t.works) == 0 && t.idle == nil {
+		delete(r.busy, t.id)
 		t.idleSince = r.now()
 		t.idle = r.idle.PushBack(t)
 		r.pruneLocked(t.idleSince)
@@ -169,11 +174,9 @@ func (r *registry) cancel(id a2a.TaskID) (contextID string) {
 func (r *registry) holding() []a2a.TaskID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []a2a.TaskID
-	for id, t := range r.tasks {
-		if len(t.works) > 0 {
-			out = append(out, id)
-		}
+	out := make([]a2a.TaskID, 0, len(r.busy))
+	for id := range r.busy {
+		out = append(out, id)
 	}
 	return out
 }

@@ -75,6 +75,9 @@ func TestRegistryKeepsTasksWithRunningWorks(t *testing.T) {
 	if n := r.idle.Len(); n != 2 {
 		t.Fatalf("%d idle tasks, want 2 (other, again)", n)
 	}
+	if got := r.holding(); len(got) != 1 || got[0] != "busy" {
+		t.Fatalf("holding %v after again's work ended, want [busy]", got)
+	}
 }
 
 func TestRegistryForgetsTheOldestBeyondItsBound(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 	"github.com/switchboard-dev/switchboard/connproto"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
 )
 
@@ -131,8 +131,10 @@ func (s *session) sayHello(ctx context.Context) (*connproto.HelloResult, [][]byt
 // holding returns the tasks the client still works on or reports about.
 func (s *session) holding() []string {
 	out := []string{}
+	seen := make(map[a2a.TaskID]bool)
 	for _, id := range append(s.c.reg.holding(), s.c.out.tasks()...) {
-		if !slices.Contains(out, string(id)) {
+		if !seen[id] {
+			seen[id] = true
 			out = append(out, string(id))
 		}
 	}
