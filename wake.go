@@ -345,6 +345,11 @@ const (
 	WakeDropped WakeState = "dropped"
 )
 
+// MaxWakeTaskIDs bounds the task ids one wake names: any number of peers
+// may write into one conversation while its wake waits. Count still counts
+// every message, and the agent's inbox lists every task.
+const MaxWakeTaskIDs = 100
+
 // Wake is one queued wake: the messages of one conversation merged while it
 // waited.
 type Wake struct {
@@ -352,8 +357,8 @@ type Wake struct {
 	AgentID   string
 	ContextID string
 	Kind      WakeKind
-	// TaskIDs are every task merged into the wake, in the order they came;
-	// TaskID is the latest.
+	// TaskIDs are the tasks merged into the wake, in the order they came,
+	// the first MaxWakeTaskIDs of them; TaskID is the latest.
 	TaskIDs []a2a.TaskID
 	TaskID  a2a.TaskID
 	From    string // the latest sender (untrusted)

@@ -21,8 +21,8 @@ var scanLine = regexp.MustCompile(`^SCAN (\S+)`)
 
 // harmlessScans are the steps that read something small whole: the rows
 // of a subquery already narrowed by its own plan (r is ClaimDueDeliveries'
-// ranked candidates), a VALUES list, the schema.
-var harmlessScans = regexp.MustCompile(`^SCAN (\(subquery-\d+\)|r|\d+-ROW VALUES CLAUSE|sqlite_schema|pragma_\w+ VIRTUAL TABLE)`)
+// ranked candidates), a VALUES list or a SELECT of constants, the schema.
+var harmlessScans = regexp.MustCompile(`^SCAN (CONSTANT ROW|\(subquery-\d+\)|r|\d+-ROW VALUES CLAUSE|sqlite_schema|pragma_\w+ VIRTUAL TABLE)`)
 
 // scanningStatements are the statements allowed to read a table whole,
 // each for its reason, found by a part of their text.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -117,7 +118,10 @@ func (db *DB) enqueueWake(ctx context.Context, tx *sql.Tx, r *switchboard.WakeRe
 		return false, fmt.Errorf("queue wake: %w", err)
 	}
 	if r.TaskID != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, named_task_id, added_at) VALUES ($1, $2, $3)
+		// At most switchboard.MaxWakeTaskIDs: peers choose how many tasks
+		// one conversation gets, and every id goes into the wake's body.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, named_task_id, added_at) SELECT $1, $2, $3
+			WHERE (SELECT COUNT(*) FROM wake_tasks WHERE wake_id = $1) < `+strconv.Itoa(switchboard.MaxWakeTaskIDs)+`
 			ON CONFLICT DO NOTHING`, id, string(r.TaskID), nanos(now)); err != nil {
 			return false, err
 		}
@@ -330,6 +334,11 @@ func (db *DB) retryWake(ctx context.Context, tx *sql.Tx, w *retriedWake) error {
 	// tasks, and the retry's wait and count.
 	if _, err := tx.ExecContext(ctx, `INSERT INTO wake_tasks (wake_id, named_task_id, added_at)
 		SELECT $1, named_task_id, added_at FROM wake_tasks WHERE wake_id = $2 ON CONFLICT DO NOTHING`, other, w.id); err != nil {
+		return err
+	}
+	// The two may name more than a wake keeps: the first ones stay.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM wake_tasks WHERE wake_id = $1 AND named_task_id NOT IN (
+		SELECT named_task_id FROM wake_tasks WHERE wake_id = $1 ORDER BY added_at, named_task_id LIMIT `+strconv.Itoa(switchboard.MaxWakeTaskIDs)+`)`, other); err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE wakes SET due_at = $1, retries = $2, count = count + $3, last_status = $4,

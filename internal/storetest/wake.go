@@ -51,6 +51,7 @@ func RunWakes(t *testing.T, open func(t *testing.T, now func() time.Time) Store)
 		"WakeRetryRacesAMessage":     testWakeRetryRace,
 		"WakeGoneWithItsAgent":       testWakeAgentDelete,
 		"WakePrune":                  testWakePrune,
+		"WakeNamesAtMostSoManyTasks": testWakeTaskIDsBounded,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -510,4 +511,27 @@ func describeWakes(ws []*switchboard.Wake) string {
 		out += fmt.Sprintf("\n%+v", *w)
 	}
 	return out
+}
+
+// testWakeTaskIDsBounded: a conversation that many peers write into while
+// its wake waits gets one wake naming its first MaxWakeTaskIDs tasks and
+// counting every message.
+func testWakeTaskIDsBounded(t *testing.T, s Store, c *Clock) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "sleeper")
+	must(t, s.SaveWakeConfig(ctx, wakeConfig(g, time.Minute, 0, c.Now())))
+	n := switchboard.MaxWakeTaskIDs + 5
+	var first []a2a.TaskID
+	for i := range n {
+		c.Add(time.Millisecond)
+		task := inbound(t, s, g, "busy", fmt.Sprint("m", i), c.Now())
+		if len(first) < switchboard.MaxWakeTaskIDs {
+			first = append(first, task.ID())
+		}
+	}
+	ws, err := s.FindWakes(ctx, g.ID, 10)
+	must(t, err)
+	if len(ws) != 1 || ws[0].Count != n || !slices.Equal(ws[0].TaskIDs, first) {
+		t.Fatalf("wakes %d; count %d, want %d; %d task ids, want the first %d", len(ws), ws[0].Count, n, len(ws[0].TaskIDs), len(first))
+	}
 }
