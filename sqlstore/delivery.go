@@ -342,7 +342,6 @@ func (db *DB) requeueUnheld(ctx context.Context, tx *sql.Tx, agentID string, hol
 	w := &where{args: []any{nanos(db.Now()), nanos(deadline)}} // $1 is the time it is due, $2 its new deadline
 	w.add("t.agent_id = ?", agentID)
 	w.add("t.state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')")
-	w.add("d.state = 'acked'")
 	if len(holding) > maxHolding {
 		holding = holding[:maxHolding]
 	}
@@ -354,18 +353,32 @@ func (db *DB) requeueUnheld(ctx context.Context, tx *sql.Tx, agentID string, hol
 		}
 		w.add("t.id NOT IN ("+strings.Join(marks, ", ")+")", args...)
 	}
-	latest := `SELECT d2.id FROM deliveries d2 WHERE d2.task_id = t.id AND d2.kind IN ('task', 'message')
-		ORDER BY d2.created_at DESC LIMIT 1`
+	// Each open task's latest task or message delivery, if acknowledged.
+	acked := `SELECT (SELECT CASE WHEN d2.state = 'acked' THEN d2.id END FROM deliveries d2
+		WHERE d2.task_id = t.id AND d2.kind IN ('task', 'message') ORDER BY d2.created_at DESC LIMIT 1)
+		FROM tasks t` + w.String()
 	// The agent's acknowledgement of this work no longer counts: it lost
 	// the work, and a late acknowledgement of the old offer must not stand
 	// for the new one.
 	res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', last_holder = '', next_attempt_at = $1,
-		deadline = $2 WHERE id IN (SELECT d.id FROM tasks t JOIN deliveries d ON d.id = (`+latest+`)`+w.String()+`)`, w.args...)
+		deadline = $2 WHERE `+db.inList("id", acked), w.args...)
 	if err != nil {
 		return 0, err
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// inList is the condition that column is among the values of the query
+// sub. PostgreSQL reads "= ANY(ARRAY(sub))" by running sub once and then
+// searching column's index for its values, whatever it estimates; "IN
+// (sub)" it may plan as a hash join that reads every row the rest of the
+// statement selects.
+func (db *DB) inList(column, sub string) string {
+	if db.dialect.name == "postgres" {
+		return column + " = ANY(ARRAY(" + sub + "))"
+	}
+	return column + " IN (" + sub + ")"
 }
 
 // RequeueStaleOffers implements switchboard.DeliveryStore.

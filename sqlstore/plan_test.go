@@ -46,7 +46,7 @@ var searchesBy = []struct{ sql, step string }{
 	{"FROM outbound WHERE agent_id = $1 AND remote_task_id = $2", "SEARCH outbound USING INDEX outbound_task (agent_id=? AND remote_task_id=?)"},
 	{"AND push_hash = $", "SEARCH outbound USING INDEX outbound_push (push_hash=?)"},
 	{"FROM outbound WHERE agent_id = $1 AND context_id = $2", "SEARCH outbound USING INDEX outbound_context (agent_id=? AND context_id=?)"},
-	{"FROM tasks t JOIN deliveries d ON d.id = (", "SEARCH t USING INDEX tasks_agent_state (agent_id=? AND state=?)"},
+	{"THEN d2.id END FROM deliveries d2", "SEARCH t USING INDEX tasks_agent_state (agent_id=? AND state=?)"},
 }
 
 func TestStatementsSearchTheirTables(t *testing.T) {
