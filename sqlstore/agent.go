@@ -93,6 +93,7 @@ func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentU
 		if err != nil {
 			return err
 		}
+		was := g.Mode
 		applyAgentUpdate(g, upd)
 		g.UpdatedAt = db.Now().UTC()
 		skills, ext, err := marshalSkills(g)
@@ -104,8 +105,18 @@ func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentU
 			WHERE id = $11`,
 			g.Name, g.Description, string(g.Mode), g.Version, skills, ext, boolInt(g.AcceptsTasks),
 			g.Endpoint, g.WebhookSecret, nanos(g.UpdatedAt), g.ID)
+		if err != nil {
+			return err
+		}
+		if g.Mode != was {
+			// Its live deliveries go to the dispatcher of its new mode.
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET mode = $1 WHERE agent_id = $2 AND state IN ('queued', 'offered')`,
+				string(g.Mode), g.ID); err != nil {
+				return err
+			}
+		}
 		out = g
-		return err
+		return nil
 	})
 	return out, err
 }

@@ -29,13 +29,17 @@ var deliveryColumns = prefixed("d.", deliveryColumnNames)
 const maxHolding = 1000
 
 // deliveryRowColumns are the columns a delivery row is inserted with;
-// last_holder starts as holder.
+// last_holder starts as holder, and mode is the agent's (deliveries_dispatch).
 const deliveryRowColumns = `id, task_id, agent_id, kind, message_id, state, attempts, holder,
-	last_holder, deadline, next_attempt_at, last_error, created_at, offered_at`
+	last_holder, deadline, next_attempt_at, last_error, created_at, offered_at, mode`
+
+// agentModeSQL is the mode of the agent $3, or the empty string if there
+// is none (the task's insert then reports the agent missing).
+const agentModeSQL = `COALESCE((SELECT mode FROM agents WHERE id = $3), '')`
 
 func (db *DB) insertDelivery(ctx context.Context, tx *sql.Tx, d *switchboard.Delivery) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (`+deliveryRowColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, `+agentModeSQL+`)`,
 		d.ID, string(d.TaskID), d.AgentID, string(d.Kind), d.MessageID, string(d.State), d.Attempts, d.Holder,
 		nanos(d.Deadline), nanos(d.NextAttemptAt), d.LastError, nanos(d.CreatedAt), nullableNanos(d.OfferedAt))
 	return err
@@ -114,23 +118,52 @@ func claimable(w *where, now time.Time) {
 // may pass it by a few (each skips the rows the other locked).
 func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryMode, holder string, max, perAgent int, lease time.Duration) ([]*switchboard.Delivery, error) {
 	now := db.Now().UTC()
-	// The candidates are read from the agents in mode (agents_mode) and
-	// each one's queued work (deliveries_agent_state), and an agent's
-	// offers in flight are counted for its candidates only, so that a
-	// claim costs what the mode's agents have queued, not what the whole
-	// deployment has queued or offered.
+	// The candidates are the due, queued deliveries of the mode, read in
+	// an index of their own (deliveries_dispatch, which a connector's
+	// deliveries never enter), each checked against its agent. An agent's
+	// offers in flight are counted for its candidates only.
+	if err := db.fillDeliveryModes(ctx); err != nil {
+		return nil, err
+	}
 	w := &where{}
+	w.add("d.mode = ?", string(mode))
+	w.add("d.mode <> 'connector'") // the index's condition, which SQLite needs written out
 	w.add("g.mode = ?", string(mode))
 	w.add("(d.kind <> 'task' OR g.accepts_tasks = 1)")
 	claimable(w, now)
 	ranked := `SELECT d.id, d.agent_id, ROW_NUMBER() OVER (PARTITION BY d.agent_id ORDER BY ` + dueOrder + `) AS pos
-		FROM agents g JOIN deliveries d ON d.agent_id = g.id JOIN tasks t ON t.id = d.task_id` + w.String()
+		FROM deliveries d JOIN agents g ON g.id = d.agent_id JOIN tasks t ON t.id = d.task_id` + w.String()
 	query := `SELECT ` + deliveryColumns + ` FROM deliveries d JOIN tasks t ON t.id = d.task_id
-		WHERE d.state = 'queued' AND d.next_attempt_at <= ` + w.arg(nanos(now)) + ` AND d.id IN (
-			SELECT r.id FROM (` + ranked + `) r
-			WHERE r.pos + (SELECT COUNT(*) FROM deliveries o WHERE o.agent_id = r.agent_id AND o.state = 'offered') <= ` + w.arg(perAgent) + `)
+		WHERE d.state = 'queued' AND d.next_attempt_at <= ` + w.arg(nanos(now)) + ` AND ` + db.inList("d.id", `
+			SELECT r.id FROM (`+ranked+`) r
+			WHERE r.pos + (SELECT COUNT(*) FROM deliveries o WHERE o.agent_id = r.agent_id AND o.state = 'offered') <= `+w.arg(perAgent)) + `
 		ORDER BY ` + dueOrder + fmt.Sprintf(` LIMIT %d`, max) + db.forClaim("d, t")
 	return db.claim(ctx, now, query, "next_attempt_at, created_at, id", w.args, holder, lease)
+}
+
+// fillDeliveryModes gives the queued deliveries written without their
+// agent's mode (an empty one: by a version before migration 0011, during an
+// upgrade, or imported from an older export) that mode, so that the dispatchers
+// find them, a thousand at a time. Looking costs a search of an empty
+// range of deliveries_dispatch; only a find takes a write.
+func (db *DB) fillDeliveryModes(ctx context.Context) error {
+	// Ordered as the index is, so that PostgreSQL reads the index: it
+	// counts the empty modes of all finished deliveries, which that index
+	// does not hold, and would rather scan the table for a first match.
+	const modeless = `SELECT id FROM deliveries WHERE mode = '' AND mode <> 'connector' AND state = 'queued'
+		ORDER BY next_attempt_at LIMIT 1000`
+	var id string
+	err := db.read.QueryRowContext(ctx, modeless).Scan(&id)
+	if err == sql.ErrNoRows {
+		return nil
+	} else if err != nil {
+		return db.formatError(err)
+	}
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET mode = COALESCE((SELECT a.mode FROM agents a WHERE a.id = deliveries.agent_id), '')
+			WHERE `+db.inList("id", modeless))
+		return err
+	})
 }
 
 // dueOrder orders deliveries by the time they became due, so that a retry,

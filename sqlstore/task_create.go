@@ -35,7 +35,7 @@ func (db *DB) createsInOneStatement(change *switchboard.TaskChange) bool {
 const (
 	createTaskParts = `WITH agent AS (
 			SELECT $12 = 1 AND NOT (accepts_tasks = 1
-				AND NOT EXISTS (SELECT 1 FROM deliveries WHERE agent_id = $2 AND state = 'queued')) AS demote
+				AND NOT EXISTS (SELECT 1 FROM deliveries WHERE agent_id = $2 AND state = 'queued')) AS demote, mode
 			FROM agents WHERE id = $2 FOR SHARE OF agents
 		),
 		event AS (INSERT INTO task_events (task_id, seq, created_at, data) SELECT $1, $8, $14, $15 FROM agent),
@@ -48,7 +48,8 @@ const (
 	// createTaskWithDeliveryStatement also inserts the delivery ($17 id,
 	// $18 kind, $19 message id, $20 state, $21 deadline, $22 next attempt,
 	// $23 created_at, $24 attempts, $25 holder, $26 last error, $27
-	// offered_at), as insertDelivery writes it, or queued if demoted. The
+	// offered_at, and the agent's mode), as insertDelivery writes it, or
+	// queued if demoted. The
 	// parameters in CASE are cast: PostgreSQL would take them for text.
 	createTaskWithDeliveryStatement = createTaskParts + `,
 		delivery AS (INSERT INTO deliveries (` + deliveryRowColumns + `)
@@ -56,7 +57,7 @@ const (
 				CASE WHEN demote THEN 'queued' ELSE $20::text END, CASE WHEN demote THEN 0 ELSE $24::integer END,
 				CASE WHEN demote THEN '' ELSE $25::text END, CASE WHEN demote THEN '' ELSE $25::text END,
 				$21, CASE WHEN demote THEN $23::bigint ELSE $22::bigint END, $26, $23,
-				CASE WHEN demote THEN NULL ELSE $27::bigint END
+				CASE WHEN demote THEN NULL ELSE $27::bigint END, mode
 			FROM agent)` + createTaskRow
 )
 

@@ -20,6 +20,7 @@ var deliveryTests = map[string]func(*testing.T, Store){
 	"DeliveryRequeueUnheld":         testDeliveryRequeueUnheld,
 	"DeliveryClosedWhenTaskEnds":    testDeliveryClosedWhenTaskEnds,
 	"DeliveryDueAcrossAgents":       testDeliveryDueAcrossAgents,
+	"DeliveryFollowsAModeChange":    testDeliveryFollowsAModeChange,
 	"DeliveryRetryWaitsUntilDueAt":  testDeliveryRetry,
 	"DeliveryClaimConcurrent":       testDeliveryClaimConcurrent,
 	"DeliveryLateAck":               testDeliveryLateAck,
@@ -322,6 +323,38 @@ func testDeliveryDueAcrossAgents(t *testing.T, s Store) {
 	must(t, err)
 	if len(got) != 1 || got[0].ID != da.ID {
 		t.Fatalf("claimed %v, want only hook-a's task", ids(got))
+	}
+}
+
+// testDeliveryFollowsAModeChange: work queued while an agent was a
+// connector is the webhook dispatcher's once the agent becomes a webhook
+// agent, and no longer once it is a connector again.
+func testDeliveryFollowsAModeChange(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "shifter")
+	_, d := queueTask(t, s, g, "m1", time.Now().Add(-time.Minute))
+	setMode := func(m switchboard.DeliveryMode) {
+		t.Helper()
+		_, err := s.UpdateAgent(ctx, g.ID, switchboard.AgentUpdate{Mode: &m})
+		must(t, err)
+	}
+	claimWebhook := func() []*switchboard.Delivery {
+		t.Helper()
+		got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, "dispatch", 10, 4, time.Minute)
+		must(t, err)
+		return got
+	}
+	if got := claimWebhook(); len(got) != 0 {
+		t.Fatalf("a connector's work claimed by the webhook dispatcher: %v", ids(got))
+	}
+	setMode(switchboard.ModeWebhook)
+	setMode(switchboard.ModeConnector)
+	if got := claimWebhook(); len(got) != 0 {
+		t.Fatalf("work claimed by the webhook dispatcher after the agent became a connector again: %v", ids(got))
+	}
+	setMode(switchboard.ModeWebhook)
+	if got := claimWebhook(); len(got) != 1 || got[0].ID != d.ID {
+		t.Fatalf("after the change to webhook, claimed %v, want %s", ids(got), d.ID)
 	}
 }
 
