@@ -81,11 +81,16 @@ func (o *outbox) signal() {
 	}
 }
 
-// remove forgets a call whose caller stopped waiting.
+// remove forgets a call whose caller stopped waiting. Calls removed before
+// they were written leave unwritten when it holds twice as many as wait,
+// so that callers giving up while the connection is down free their frames.
 func (o *outbox) remove(c *call) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.calls, c.id)
+	if len(o.unwritten) > 2*len(o.calls)+16 {
+		o.unwritten = slices.DeleteFunc(o.unwritten, func(c *call) bool { return o.calls[c.id] != c })
+	}
 }
 
 // unsent returns, in order, the calls not yet written on session, and

@@ -44,3 +44,20 @@ func TestOutboxWritesEachCallOncePerSession(t *testing.T) {
 		t.Fatalf("next session again: %v, want nothing", callIDs(got))
 	}
 }
+
+func TestOutboxLetsGoOfCallsRemovedUnwritten(t *testing.T) {
+	o := newOutbox()
+	for range 1000 {
+		c, err := o.add("ReportTask", map[string]string{"x": "y"}, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.remove(c) // its caller gave up while no connection was up
+	}
+	if n := len(o.unwritten); n > 16 {
+		t.Fatalf("%d calls removed before they were written are still held", n)
+	}
+	if got := o.unsent(1); len(got) != 0 {
+		t.Fatalf("removed calls written: %v", callIDs(got))
+	}
+}

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -91,9 +92,13 @@ func (h *Hub) renewSessions(ctx context.Context) {
 	}
 }
 
+// dueChunk bounds the agents one look for queued work asks about, so that
+// the agents of the first chunks are woken even if a later one fails.
+const dueChunk = 500
+
 // wakeDue wakes the writers of this instance's agents that have work due.
-func (h *Hub) wakeDue(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.Poll)
+func (h *Hub) wakeDue(parent context.Context) {
+	ctx, cancel := context.WithTimeout(parent, h.cfg.Poll)
 	defer cancel()
 	h.mu.Lock()
 	connected := make([]string, 0, len(h.conns))
@@ -101,21 +106,20 @@ func (h *Hub) wakeDue(ctx context.Context) {
 		connected = append(connected, id)
 	}
 	h.mu.Unlock()
-	if len(connected) == 0 {
-		return
-	}
-	ids, err := h.Service.AgentsWithDueWork(ctx, connected)
-	if err != nil {
-		if ctx.Err() == nil {
-			h.Logger.Warn("look for queued work", "err", err)
+	for chunk := range slices.Chunk(connected, dueChunk) {
+		ids, err := h.Service.AgentsWithDueWork(ctx, chunk)
+		if err != nil {
+			if parent.Err() == nil { // a timeout of the look itself is worth a warning
+				h.Logger.Warn("look for queued work", "agents", len(connected), "err", err)
+			}
+			return
 		}
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, id := range ids {
-		if c := h.conns[id]; c != nil {
-			c.wake(evMore)
+		h.mu.Lock()
+		for _, id := range ids {
+			if c := h.conns[id]; c != nil {
+				c.wake(evMore)
+			}
 		}
+		h.mu.Unlock()
 	}
 }

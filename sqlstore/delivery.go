@@ -33,13 +33,16 @@ const maxHolding = 1000
 const deliveryRowColumns = `id, task_id, agent_id, kind, message_id, state, attempts, holder,
 	last_holder, deadline, next_attempt_at, last_error, created_at, offered_at, mode`
 
-// agentModeSQL is the mode of the agent $3, or the empty string if there
-// is none (the task's insert then reports the agent missing).
-const agentModeSQL = `COALESCE((SELECT mode FROM agents WHERE id = $3), '')`
-
+// insertDelivery writes d with its agent's mode, read under a lock on the
+// agent (PostgreSQL): a change of the agent's mode, which moves its live
+// deliveries to the new mode, waits for this transaction, or this one for
+// it, so that no delivery keeps a mode its agent no longer has. With no
+// agent the mode is empty (the task's insert then reports the agent
+// missing).
 func (db *DB) insertDelivery(ctx context.Context, tx *sql.Tx, d *switchboard.Delivery) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (`+deliveryRowColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, `+agentModeSQL+`)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13,
+			COALESCE((SELECT mode FROM agents WHERE id = $3`+db.forShare("")+`), ''))`,
 		d.ID, string(d.TaskID), d.AgentID, string(d.Kind), d.MessageID, string(d.State), d.Attempts, d.Holder,
 		nanos(d.Deadline), nanos(d.NextAttemptAt), d.LastError, nanos(d.CreatedAt), nullableNanos(d.OfferedAt))
 	return err
@@ -160,7 +163,9 @@ func (db *DB) fillDeliveryModes(ctx context.Context) error {
 		return db.formatError(err)
 	}
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET mode = COALESCE((SELECT a.mode FROM agents a WHERE a.id = deliveries.agent_id), '')
+		// A delivery whose agent is gone (no one can take it) leaves the
+		// index as a connector's would, so that it is not looked at again.
+		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET mode = COALESCE((SELECT a.mode FROM agents a WHERE a.id = deliveries.agent_id), 'connector')
 			WHERE `+db.inList("id", modeless))
 		return err
 	})
@@ -370,7 +375,7 @@ func (db *DB) RequeueUnheld(ctx context.Context, agentID string, holding []a2a.T
 // requeueUnheld is RequeueUnheld within tx. It reads the agent's open
 // tasks and the latest delivery of each, not the agent's deliveries, which
 // are all it was ever sent: an agent connects often, and its history only
-// grows.
+// grows, while its open tasks are work it is about to be offered anyway.
 func (db *DB) requeueUnheld(ctx context.Context, tx *sql.Tx, agentID string, holding []a2a.TaskID, deadline time.Time) (int, error) {
 	w := &where{args: []any{nanos(db.Now()), nanos(deadline)}} // $1 is the time it is due, $2 its new deadline
 	w.add("t.agent_id = ?", agentID)
@@ -388,7 +393,7 @@ func (db *DB) requeueUnheld(ctx context.Context, tx *sql.Tx, agentID string, hol
 	}
 	// Each open task's latest task or message delivery, if acknowledged.
 	acked := `SELECT (SELECT CASE WHEN d2.state = 'acked' THEN d2.id END FROM deliveries d2
-		WHERE d2.task_id = t.id AND d2.kind IN ('task', 'message') ORDER BY d2.created_at DESC LIMIT 1)
+		WHERE d2.task_id = t.id AND d2.kind IN ('task', 'message') ORDER BY d2.created_at DESC, d2.id DESC LIMIT 1)
 		FROM tasks t` + w.String()
 	// The agent's acknowledgement of this work no longer counts: it lost
 	// the work, and a late acknowledgement of the old offer must not stand

@@ -188,32 +188,38 @@ func TestAgainstRunningServer(t *testing.T) {
 }
 
 // TestMeasureCPUCountsTheMeasuredWindowOnly checks that the CPU of the
-// warm-up is not counted against the measured phase: a server that uses
-// half a core throughout measures half a core, however long the warm-up.
+// warm-up is not counted against the measured phase: a server busy only
+// during the warm-up measures nothing, one busy only while measured
+// measures what it used, and one busy throughout measures its rate.
 func TestMeasureCPUCountsTheMeasuredWindowOnly(t *testing.T) {
-	t0 := time.Now()
-	halfCore := func() float64 { return time.Since(t0).Seconds() / 2 }
+	const warmup, measured = 300 * time.Millisecond, 300 * time.Millisecond
 	for _, tt := range []struct {
 		name       string
-		from, end  time.Duration
+		busy       func(elapsed time.Duration) time.Duration // CPU used by then
 		stopAfter  time.Duration
 		wantServer float64
 	}{
-		{"whole phase", 300 * time.Millisecond, 600 * time.Millisecond, 700 * time.Millisecond, 0.5},
-		{"ended early", 300 * time.Millisecond, 10 * time.Second, 600 * time.Millisecond, 0.5},
-		{"ended during warm-up", 10 * time.Second, 20 * time.Second, 100 * time.Millisecond, 0},
+		{"busy in the warm-up only", func(e time.Duration) time.Duration { return min(e, warmup) }, warmup + measured + 100*time.Millisecond, 0},
+		{"busy while measured only", func(e time.Duration) time.Duration { return max(e-warmup, 0) }, warmup + measured + 100*time.Millisecond, 1},
+		{"half a core throughout", func(e time.Duration) time.Duration { return e / 2 }, warmup + measured + 100*time.Millisecond, 0.5},
+		{"ended early", func(e time.Duration) time.Duration { return e / 2 }, warmup + measured/2, 0.5},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
-			report := measureCPU(start.Add(tt.from), start.Add(tt.end), halfCore)
+			server := func() float64 { return tt.busy(time.Since(start)).Seconds() }
+			report := measureCPU(start.Add(warmup), start.Add(warmup+measured), server)
 			time.Sleep(tt.stopAfter)
-			server, tool := report()
-			if d := server - tt.wantServer; d < -0.05 || d > 0.05 {
-				t.Errorf("server %.3f cores, want %.2f", server, tt.wantServer)
+			cores, tool := report()
+			if d := cores - tt.wantServer; d < -0.1 || d > 0.1 {
+				t.Errorf("server %.3f cores, want %.2f", cores, tt.wantServer)
 			}
-			if tool < 0 || tool > 2 || (tt.wantServer == 0 && tool != 0) {
+			if tool < 0 || tool > 2 {
 				t.Errorf("tool %.3f cores: implausible", tool)
 			}
 		})
+	}
+	report := measureCPU(time.Now().Add(time.Hour), time.Now().Add(2*time.Hour), func() float64 { return 1 })
+	if server, tool := report(); server != 0 || tool != 0 {
+		t.Errorf("ended during the warm-up: %.3f and %.3f cores, want nothing", server, tool)
 	}
 }

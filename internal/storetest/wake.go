@@ -531,7 +531,10 @@ func testWakeTaskIDsBounded(t *testing.T, s Store, c *Clock) {
 	}
 	ws, err := s.FindWakes(ctx, g.ID, 10)
 	must(t, err)
-	if len(ws) != 1 || ws[0].Count != n || !slices.Equal(ws[0].TaskIDs, first) {
-		t.Fatalf("wakes %d; count %d, want %d; %d task ids, want the first %d", len(ws), ws[0].Count, n, len(ws[0].TaskIDs), len(first))
+	if len(ws) != 1 {
+		t.Fatalf("%d wakes, want 1", len(ws))
+	}
+	if ws[0].Count != n || !slices.Equal(ws[0].TaskIDs, first) {
+		t.Fatalf("count %d, want %d; %d task ids, want the first %d", ws[0].Count, n, len(ws[0].TaskIDs), len(first))
 	}
 }
