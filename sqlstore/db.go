@@ -252,6 +252,19 @@ func (w *where) arg(a any) string {
 	return fmt.Sprintf("$%d", len(w.args))
 }
 
+// placeholders appends values to w's arguments and returns their
+// placeholders, "$k, $k+1, …", for an IN list.
+func placeholders[T ~string](w *where, values []T) string {
+	var b strings.Builder
+	for i, v := range values {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(w.arg(string(v)))
+	}
+	return b.String()
+}
+
 // String returns the WHERE clause, or "" when there are no conditions.
 func (w *where) String() string {
 	if len(w.conds) == 0 {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -77,10 +76,10 @@ func (db *DB) ClaimDeliveries(ctx context.Context, agentID, holder string, max i
 func (db *DB) AgentsWithDueWork(ctx context.Context, agentIDs []string) ([]string, error) {
 	var out []string
 	for chunk := range slices.Chunk(agentIDs, listChunk) {
-		marks, ids := listMarks(chunk, 2)
-		rows, err := db.read.QueryContext(ctx, `SELECT g.id FROM agents g WHERE g.id IN (`+marks+`)
+		w := &where{args: []any{nanos(db.Now())}}
+		rows, err := db.read.QueryContext(ctx, `SELECT g.id FROM agents g WHERE g.id IN (`+placeholders(w, chunk)+`)
 			AND EXISTS (SELECT 1 FROM deliveries d WHERE d.agent_id = g.id AND d.state = 'queued' AND d.next_attempt_at <= $1)`,
-			append([]any{nanos(db.Now())}, ids...)...)
+			w.args...)
 		if err != nil {
 			return nil, db.formatError(err)
 		}
@@ -312,10 +311,11 @@ func failUnneededSQL(task, reason string) string {
 func (db *DB) ReleaseDeliveries(ctx context.Context, holders []string) ([]string, error) {
 	var agents []string
 	for chunk := range slices.Chunk(holders, listChunk) {
-		marks, args := listMarks(chunk, 2)
+		w := &where{args: []any{nanos(db.Now())}}
+		marks := placeholders(w, chunk)
 		err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
-				WHERE holder IN (`+marks+`) AND state = 'offered' RETURNING agent_id`, append([]any{nanos(db.Now())}, args...)...)
+				WHERE holder IN (`+marks+`) AND state = 'offered' RETURNING agent_id`, w.args...)
 			if err != nil {
 				return err
 			}
@@ -384,12 +384,7 @@ func (db *DB) requeueUnheld(ctx context.Context, tx *sql.Tx, agentID string, hol
 		holding = holding[:maxHolding]
 	}
 	if len(holding) > 0 {
-		marks := make([]string, len(holding))
-		args := make([]any, len(holding))
-		for i, id := range holding {
-			marks[i], args[i] = "?", string(id)
-		}
-		w.add("t.id NOT IN ("+strings.Join(marks, ", ")+")", args...)
+		w.add("t.id NOT IN (" + placeholders(w, holding) + ")")
 	}
 	// Each open task's latest task or message delivery, if acknowledged.
 	acked := `SELECT (SELECT CASE WHEN d2.state = 'acked' THEN d2.id END FROM deliveries d2
@@ -455,12 +450,7 @@ func (db *DB) FindDeliveries(ctx context.Context, f switchboard.DeliveryFilter) 
 		w.add("d.agent_id = ?", *f.AgentID)
 	}
 	if len(f.States) > 0 {
-		marks := make([]string, len(f.States))
-		args := make([]any, len(f.States))
-		for i, s := range f.States {
-			marks[i], args[i] = "?", string(s)
-		}
-		w.add("d.state IN ("+strings.Join(marks, ", ")+")", args...)
+		w.add("d.state IN (" + placeholders(w, f.States) + ")")
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries d`+w.String()+` ORDER BY d.created_at, d.id`, w.args...)
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -69,9 +67,9 @@ func (db *DB) RenewSessions(ctx context.Context, holders []string, expiresAt tim
 	var renewed []string
 	for chunk := range slices.Chunk(holders, listChunk) {
 		err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			marks, holders := listMarks(chunk, 2)
+			w := &where{args: []any{nanos(expiresAt)}}
 			rows, err := tx.QueryContext(ctx, `UPDATE agent_sessions SET expires_at = $1
-				WHERE holder IN (`+marks+`) RETURNING holder`, append([]any{nanos(expiresAt)}, holders...)...)
+				WHERE holder IN (`+placeholders(w, chunk)+`) RETURNING holder`, w.args...)
 			if err != nil {
 				return err
 			}
@@ -89,27 +87,16 @@ func (db *DB) RenewSessions(ctx context.Context, holders []string, expiresAt tim
 // CloseSessions implements switchboard.SessionStore.
 func (db *DB) CloseSessions(ctx context.Context, holders []string) error {
 	for chunk := range slices.Chunk(holders, listChunk) {
-		marks, args := listMarks(chunk, 1)
+		w := &where{}
+		marks := placeholders(w, chunk)
 		if err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `DELETE FROM agent_sessions WHERE holder IN (`+marks+`)`, args...)
+			_, err := tx.ExecContext(ctx, `DELETE FROM agent_sessions WHERE holder IN (`+marks+`)`, w.args...)
 			return err
 		}); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// listMarks returns the placeholders of a list of values, numbered from
-// first, and the values as arguments.
-func listMarks(values []string, first int) (string, []any) {
-	marks := make([]string, len(values))
-	args := make([]any, len(values))
-	for i, h := range values {
-		marks[i] = "$" + strconv.Itoa(first+i)
-		args[i] = h
-	}
-	return strings.Join(marks, ", "), args
 }
 
 // FindSession implements switchboard.SessionStore.

@@ -292,16 +292,7 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 		w.add("context_id = ?", *f.ContextID)
 	}
 	if len(f.States) > 0 {
-		cond := "state IN ("
-		args := make([]any, len(f.States))
-		for i, s := range f.States {
-			if i > 0 {
-				cond += ", "
-			}
-			cond += "?"
-			args[i] = string(s)
-		}
-		w.add(cond+")", args...)
+		w.add("state IN (" + placeholders(w, f.States) + ")")
 	}
 	if f.StatusAfter != nil {
 		w.add("status_at > ?", nanos(*f.StatusAfter))
