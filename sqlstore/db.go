@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -41,6 +42,9 @@ type DB struct {
 	// It runs on the caller's goroutine and must return at once. Set it
 	// before the store is used.
 	OnTaskState func(from, to a2a.TaskState)
+
+	// modesFilled is when fillDeliveryModes last looked (Unix nanoseconds).
+	modesFilled atomic.Int64
 
 	closeOnce sync.Once
 }

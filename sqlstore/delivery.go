@@ -147,8 +147,13 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, mode switchboard.DeliveryM
 // agent's mode (an empty one: by a version before migration 0011, during an
 // upgrade, or imported from an older export) that mode, so that the dispatchers
 // find them, a thousand at a time. Looking costs a search of an empty
-// range of deliveries_dispatch; only a find takes a write.
+// range of deliveries_dispatch, at most once a second (a claim follows
+// every webhook task queued); only a find takes a write.
 func (db *DB) fillDeliveryModes(ctx context.Context) error {
+	now := time.Now().UnixNano()
+	if last := db.modesFilled.Load(); now-last < int64(time.Second) || !db.modesFilled.CompareAndSwap(last, now) {
+		return nil
+	}
 	// Ordered as the index is, so that PostgreSQL reads the index: it
 	// counts the empty modes of all finished deliveries, which that index
 	// does not hold, and would rather scan the table for a first match.
