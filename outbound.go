@@ -206,7 +206,7 @@ func (o *Outbound) ApplyEvent(ev a2a.Event, source string, at time.Time) {
 		}
 		if o.TaskID == "" {
 			// An answer without a task ends the exchange.
-			o.Reply = e
+			o.Reply = messageContent(e)
 			o.State = a2a.TaskStateCompleted
 		}
 		if o.ContextID == "" && ValidRemoteID(e.ContextID) {
@@ -236,7 +236,7 @@ func appendArtifact(arts []*a2a.Artifact, e *a2a.TaskArtifactUpdateEvent) []*a2a
 }
 
 // capRemoteTask applies the bounds on a kept remote task (see
-// MaxOutboundTaskBytes) and returns it. It copies what it shortens: t may
+// MaxOutboundTaskBytes), leaves out parts without content, and returns it. It copies what it shortens: t may
 // be shared with the caller.
 func capRemoteTask(t *a2a.Task) *a2a.Task {
 	if t == nil {
@@ -244,6 +244,7 @@ func capRemoteTask(t *a2a.Task) *a2a.Task {
 	}
 	cp := *t
 	t = &cp
+	keepTaskContent(t)
 	if n := len(t.History) - MaxOutboundHistory; n > 0 {
 		t.History = append([]*a2a.Message(nil), t.History[n:]...)
 	}
@@ -282,6 +283,30 @@ func capRemoteTask(t *a2a.Task) *a2a.Task {
 		}
 	}
 	return t
+}
+
+// keepTaskContent leaves the parts without content out of t's messages and
+// artifacts, copying each slice it changes.
+func keepTaskContent(t *a2a.Task) {
+	t.Status.Message = messageContent(t.Status.Message)
+	for i, m := range t.History {
+		if c := messageContent(m); c != m {
+			t.History = append([]*a2a.Message(nil), t.History...)
+			for j := i; j < len(t.History); j++ {
+				t.History[j] = messageContent(t.History[j])
+			}
+			break
+		}
+	}
+	for i, a := range t.Artifacts {
+		if c := artifactContent(a); c != a {
+			t.Artifacts = append([]*a2a.Artifact(nil), t.Artifacts...)
+			for j := i; j < len(t.Artifacts); j++ {
+				t.Artifacts[j] = artifactContent(t.Artifacts[j])
+			}
+			break
+		}
+	}
 }
 
 // jsonSize is the size of v's JSON as kept.

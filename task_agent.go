@@ -390,6 +390,9 @@ func (s *TaskService) applyEvent(t *Task, ev a2a.Event) ([]a2a.Event, error) {
 		if e.Artifact == nil || len(e.Artifact.Parts) == 0 {
 			return nil, Errorf(EINVALIDAGENTRESPONSE, "an artifact update needs an artifact with parts")
 		}
+		if emptyPart(e.Artifact.Parts) >= 0 {
+			return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's artifact has an empty part")
+		}
 		a := *e.Artifact
 		if a.ID == "" {
 			a.ID = a2a.ArtifactID(NewID())
@@ -402,6 +405,9 @@ func (s *TaskService) applyEvent(t *Task, ev a2a.Event) ([]a2a.Event, error) {
 		for _, a := range e.Artifacts {
 			if a == nil || len(a.Parts) == 0 || hasArtifact(t, a) {
 				continue
+			}
+			if emptyPart(a.Parts) >= 0 {
+				return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's artifact has an empty part")
 			}
 			c := *a
 			if c.ID == "" {
@@ -487,10 +493,8 @@ func agentMessage(t *Task, m *a2a.Message) (*a2a.Message, error) {
 	if len(m.Parts) == 0 {
 		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's message has no parts")
 	}
-	for _, p := range m.Parts {
-		if p == nil || p.Content == nil {
-			return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's message has an empty part")
-		}
+	if emptyPart(m.Parts) >= 0 {
+		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's message has an empty part")
 	}
 	c := *m
 	if c.ID == "" {

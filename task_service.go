@@ -392,10 +392,8 @@ func validateSend(req *a2a.SendMessageRequest) error {
 	case len(msg.Parts) > MaxMessageParts:
 		return Errorf(EINVALID, "message.parts holds more than %d parts", MaxMessageParts)
 	}
-	for i, p := range msg.Parts {
-		if p == nil || p.Content == nil {
-			return Errorf(EINVALID, "message.parts[%d] has no content", i)
-		}
+	if i := emptyPart(msg.Parts); i >= 0 {
+		return Errorf(EINVALID, "message.parts[%d] has no content", i)
 	}
 	if req.Config != nil && req.Config.HistoryLength != nil && *req.Config.HistoryLength < 0 {
 		return Errorf(EINVALID, "configuration.historyLength must not be negative")

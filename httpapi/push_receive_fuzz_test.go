@@ -21,6 +21,7 @@ var pushSeeds = []string{
 	`{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"working"},"final":false}`,
 	`{"kind":"artifact-update","taskId":"t1","contextId":"c1","artifact":{"artifactId":"a","parts":[{"kind":"text","text":"x"}]}}`,
 	`{"kind":"message","messageId":"m","taskId":"t1","role":"agent","parts":[{"kind":"text","text":"x"}]}`,
+	`{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed","message":{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"data"}]}},"artifacts":[{"artifactId":"a","parts":[{"kind":"data","data":null},{"kind":"text","text":"x"}]}]}`,
 	// Not pushes.
 	`{"task":{"id":"t1"},"message":{"messageId":"m"}}`,
 	`{"statusUpdate":{"status":{"state":"TASK_STATE_WORKING"}}}`,
@@ -34,7 +35,7 @@ var pushSeeds = []string{
 func TestParsePushBodySeeds(t *testing.T) {
 	for i, seed := range pushSeeds {
 		id, ev, err := parsePushBody([]byte(seed))
-		wantOK := i < 9
+		wantOK := i < 10
 		if (err == nil) != wantOK {
 			t.Fatalf("seed %d %s: err %v, want ok=%v", i, seed, err, wantOK)
 		}
@@ -81,6 +82,19 @@ func FuzzParsePushBody(f *testing.F) {
 		}
 		if _, err := json.Marshal(a2a.StreamResponse{Event: ev}); err != nil {
 			t.Fatalf("accepted event does not marshal: %v", err)
+		}
+		// What the record keeps reads back: the store writes and reads it so.
+		for _, kept := range []any{o.Task, o.Reply} {
+			b, err := json.Marshal(kept)
+			if err != nil {
+				t.Fatalf("the record does not marshal: %v", err)
+			}
+			if err := json.Unmarshal(b, new(a2a.Task)); kept == o.Task && err != nil {
+				t.Fatalf("the kept task does not read back: %v: %s", err, b)
+			}
+			if err := json.Unmarshal(b, new(a2a.Message)); kept == o.Reply && err != nil {
+				t.Fatalf("the kept reply does not read back: %v: %s", err, b)
+			}
 		}
 	})
 }

@@ -25,6 +25,8 @@ func FuzzSendMessage(f *testing.F) {
 		{"message/send", `{"message":{"kind":"bogus"}}`},
 		{"SendMessage", `{"message":null}`},
 		{"message/send", `{}`},
+		{"message/send", `{"message":{"messageId":"0","role":"user","parts":[{"kind":"data"}]}}`},
+		{"message/send", `{"messAge":{"messAgeId":"0","role":"user","pArts":[{"kind":"data"}]}}`},
 	} {
 		f.Add(seed.method == "message/send", seed.params)
 	}

@@ -1,0 +1,96 @@
+package switchboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// emptyParts are parts with no content that can be written and read back,
+// each as a conversion from A2A 0.3 makes them: a data part without data
+// (a nil map, or a compat value of null), a file part with neither uri nor
+// bytes, and a missing part.
+var emptyParts = map[string]*a2a.Part{
+	"NilMap":   {Content: a2a.Data{Value: map[string]any(nil)}},
+	"NilValue": {Content: a2a.Data{}},
+	"NoURL":    {Content: a2a.URL("")},
+	"NilRaw":   {Content: a2a.Raw(nil)},
+	"NoPart":   nil,
+	"Unknown":  {},
+}
+
+// TestAgentPartsWithoutContentAreRefused checks that an agent's message or
+// artifact with such a part is refused as the agent's fault, and the task
+// stays readable: stored, the part could not be read back.
+func TestAgentPartsWithoutContentAreRefused(t *testing.T) {
+	f := connectorFixture(t)
+	ctx := context.Background()
+	task := f.send(t, "m1", "hello")
+	for name, part := range emptyParts {
+		parts := a2a.ContentParts{a2a.NewTextPart("fine"), part}
+		for kind, ev := range map[string]a2a.Event{
+			"Message":  &a2a.Message{ID: "m", Role: a2a.MessageRoleAgent, Parts: parts},
+			"Status":   &a2a.TaskStatusUpdateEvent{Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: &a2a.Message{ID: "s", Role: a2a.MessageRoleAgent, Parts: parts}}},
+			"Artifact": &a2a.TaskArtifactUpdateEvent{Artifact: &a2a.Artifact{ID: "a", Parts: parts}},
+			"Task":     &a2a.Task{Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}, Artifacts: []*a2a.Artifact{{ID: "b", Parts: parts}}},
+		} {
+			t.Run(name+kind, func(t *testing.T) {
+				if _, err := f.svc.ApplyAgentEvent(ctx, f.agent, task.ID(), ev); switchboard.ErrorCode(err) != switchboard.EINVALIDAGENTRESPONSE {
+					t.Fatalf("err %v, want EINVALIDAGENTRESPONSE", err)
+				}
+				got, err := f.svc.GetTask(ctx, f.peer, task.ID())
+				if err != nil || got.State() != a2a.TaskStateSubmitted {
+					t.Fatalf("task after the refusal: %v, %v", got, err)
+				}
+			})
+		}
+	}
+}
+
+// TestOutboundKeepsOnlyPartsWithContent checks that a remote agent's answer
+// with parts that have no content is recorded without them, in a form that
+// reads back: the answer is not ours to refuse, and the record must not be
+// lost.
+func TestOutboundKeepsOnlyPartsWithContent(t *testing.T) {
+	for name, part := range emptyParts {
+		t.Run(name, func(t *testing.T) {
+			parts := a2a.ContentParts{a2a.NewTextPart("kept"), part}
+			msg := &a2a.Message{ID: "m", TaskID: "r1", Role: a2a.MessageRoleAgent, Parts: parts}
+			var o switchboard.Outbound
+			o.ApplyTask(&a2a.Task{ID: "r1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg},
+				History: []*a2a.Message{msg}, Artifacts: []*a2a.Artifact{{ID: "a", Parts: parts}}}, switchboard.OutboundFromSend, time.Now())
+			o.ApplyEvent(&a2a.TaskArtifactUpdateEvent{TaskID: "r1", Append: true, Artifact: &a2a.Artifact{ID: "a", Parts: parts}}, switchboard.OutboundFromPush, time.Now())
+			o.ApplyEvent(&a2a.TaskStatusUpdateEvent{TaskID: "r1", Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: msg}}, switchboard.OutboundFromPush, time.Now())
+			var reply switchboard.Outbound
+			reply.ApplyEvent(&a2a.Message{ID: "x", Role: a2a.MessageRoleAgent, Parts: parts}, switchboard.OutboundFromSend, time.Now())
+
+			roundTrip(t, o.Task)
+			roundTrip(t, reply.Reply)
+			if got := o.Task.Artifacts[0].Parts; len(got) != 2 || got[0].Text() != "kept" || got[1].Text() != "kept" {
+				t.Fatalf("artifact parts %+v", got)
+			}
+			if n := len(o.Task.History); n != 2 || len(o.Task.History[1].Parts) != 1 || len(o.Task.Status.Message.Parts) != 1 {
+				t.Fatalf("%d messages, status message %+v", n, o.Task.Status.Message)
+			}
+			if len(reply.Reply.Parts) != 1 || len(msg.Parts) != 2 {
+				t.Fatalf("reply %+v; the caller's message was changed: %+v", reply.Reply, msg)
+			}
+		})
+	}
+}
+
+// roundTrip fails t unless v's JSON reads back into a value of its type.
+func roundTrip[T any](t *testing.T, v *T) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, new(T)); err != nil {
+		t.Fatalf("%s does not read back: %v", b, err)
+	}
+}
