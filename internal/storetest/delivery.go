@@ -21,6 +21,7 @@ var deliveryTests = map[string]func(*testing.T, Store){
 	"DeliveryClosedWhenTaskEnds":    testDeliveryClosedWhenTaskEnds,
 	"DeliveryDueAcrossAgents":       testDeliveryDueAcrossAgents,
 	"DeliveryFollowsAModeChange":    testDeliveryFollowsAModeChange,
+	"DeliveryModeChangeWhileQueued": testDeliveryModeChangeWhileQueued,
 	"DeliveryRetryWaitsUntilDueAt":  testDeliveryRetry,
 	"DeliveryClaimConcurrent":       testDeliveryClaimConcurrent,
 	"DeliveryLateAck":               testDeliveryLateAck,
@@ -355,6 +356,70 @@ func testDeliveryFollowsAModeChange(t *testing.T, s Store) {
 	setMode(switchboard.ModeWebhook)
 	if got := claimWebhook(); len(got) != 1 || got[0].ID != d.ID {
 		t.Fatalf("after the change to webhook, claimed %v, want %s", ids(got), d.ID)
+	}
+}
+
+// testDeliveryModeChangeWhileQueued queues work for an agent while its
+// mode flips between connector and webhook, all at once (on PostgreSQL,
+// in concurrent transactions): once the flipping stops, every delivery
+// follows the mode the agent was left in. A delivery written with the mode
+// read before a change committed, and committed after it, would be lost to
+// the webhook dispatcher.
+func testDeliveryModeChangeWhileQueued(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "flipper")
+	const writers, perWriter = 4, 50
+	at := time.Now().Add(-time.Minute)
+	var queuing sync.WaitGroup
+	for w := range writers {
+		queuing.Go(func() {
+			for i := range perWriter {
+				task := newTask(g, "bob", "c", fmt.Sprint("m", w, "-", i), at)
+				if _, err := s.CreateTask(ctx, task, withQueuedDelivery(task, at)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	flipped := make(chan error)
+	go func() {
+		modes := []switchboard.DeliveryMode{switchboard.ModeWebhook, switchboard.ModeConnector}
+		for i := range 100_000 { // bounded; flips for as long as the writers write
+			select {
+			case <-done:
+				flipped <- nil
+				return
+			default:
+			}
+			if _, err := s.UpdateAgent(ctx, g.ID, switchboard.AgentUpdate{Mode: &modes[i%2]}); err != nil {
+				flipped <- err
+				return
+			}
+		}
+		flipped <- nil
+	}()
+	queuing.Wait()
+	close(done)
+	must(t, <-flipped)
+	if t.Failed() {
+		return
+	}
+	webhook := switchboard.ModeWebhook
+	_, err := s.UpdateAgent(ctx, g.ID, switchboard.AgentUpdate{Mode: &webhook})
+	must(t, err)
+	claimed := 0
+	for range writers * perWriter { // bounded: each round claims at least one or stops
+		got, err := s.ClaimDueDeliveries(ctx, switchboard.ModeWebhook, "dispatch", 100, writers*perWriter, time.Minute)
+		must(t, err)
+		if len(got) == 0 {
+			break
+		}
+		claimed += len(got)
+	}
+	if claimed != writers*perWriter {
+		t.Fatalf("the webhook dispatcher claimed %d of the agent's %d deliveries", claimed, writers*perWriter)
 	}
 }
 
