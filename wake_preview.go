@@ -17,8 +17,11 @@ import (
 // Only the first previewInputBytes of the text (in whole words) are looked
 // at, so a preview costs the same for a 1 KiB message and a 1 MiB one.
 func WakePreview(text string) string {
-	s := RedactSecrets(leadingWords(text, previewInputBytes))
-	s = strings.Join(strings.Fields(s), " ")
+	// Whitespace is collapsed before the redaction too: a value runs to the
+	// next ASCII space, and a preview of the preview must find the same
+	// values (a vertical tab ends a word for Fields, not for the patterns).
+	s := strings.Join(strings.Fields(leadingWords(text, previewInputBytes)), " ")
+	s = strings.Join(strings.Fields(RedactSecrets(s)), " ")
 	if r := []rune(s); len(r) > MaxWakePreview {
 		s = string(r[:MaxWakePreview-1]) + "…"
 	}
