@@ -1,0 +1,110 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
+)
+
+// unaryMethods are the methods that answer with one JSON-RPC response, in
+// both versions: the streaming ones answer with an event stream.
+var unaryMethods = []string{
+	"SendMessage", "GetTask", "ListTasks", "CancelTask",
+	"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
+	"ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig", "GetExtendedAgentCard",
+	"message/send", "tasks/get", "tasks/cancel",
+	"tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
+	"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
+	"agent/getAuthenticatedExtendedCard",
+}
+
+// FuzzMethodParams feeds arbitrary params to every unary method of both
+// versions, with push notifications on, through the whole HTTP pipeline
+// ("$TASK" in the params names a new task of the caller's): whatever
+// arrives, the answer is one JSON-RPC response with a result or an error,
+// and the error is never an internal one. FuzzSendMessage checks more of
+// the send methods.
+func FuzzMethodParams(f *testing.F) {
+	for _, seed := range []struct {
+		method int
+		params string
+	}{
+		{1, `{"id":"$TASK","historyLength":2}`},
+		{1, `{"id":"$TASK","historyLength":-1}`},
+		{2, `{"pageSize":5,"status":"TASK_STATE_SUBMITTED","includeArtifacts":true,"statusTimestampAfter":"2026-01-01T00:00:00Z","contextId":"c"}`},
+		{2, `{"pageToken":"bm9wZQ","pageSize":0}`},
+		{3, `{"id":"$TASK","metadata":{"why":"x"}}`},
+		{4, `{"taskId":"$TASK","url":"https://push.example/hook","token":"t","authentication":{"scheme":"Bearer","credentials":"c"}}`},
+		{4, `{"taskId":"$TASK","id":"p1","url":"http://127.0.0.1/x"}`},
+		{5, `{"taskId":"$TASK","id":"p1"}`},
+		{6, `{"taskId":"$TASK","pageSize":1}`},
+		{7, `{"taskId":"$TASK","id":"p1"}`},
+		{8, `{}`},
+		{10, `{"id":"$TASK","historyLength":1}`},
+		{11, `{"id":"$TASK"}`},
+		{12, `{"taskId":"$TASK","pushNotificationConfig":{"url":"https://push.example/hook","token":"t","authentication":{"schemes":["Bearer"]}}}`},
+		{13, `{"id":"$TASK","pushNotificationConfigId":"p1"}`},
+		{14, `{"id":"$TASK"}`},
+		{15, `{"id":"$TASK","pushNotificationConfigId":"p1"}`},
+		{16, `null`},
+		{0, `[]`},
+		{9, `"x"`},
+	} {
+		f.Add(uint8(seed.method), seed.params)
+	}
+	h := newHarness(f, withConfig(func(c *httpapi.Config) { c.PushNotifications = true }))
+	g := h.agent("fuzz")
+	tok := h.peerToken(g, "fuzzer")
+	f.Fuzz(func(t *testing.T, method uint8, params string) {
+		name := unaryMethods[int(method)%len(unaryMethods)]
+		params = strings.ReplaceAll(params, "$TASK", newTaskID(t, h, tok))
+		body := `{"jsonrpc":"2.0","id":7,"method":"` + name + `","params":` + params + `}`
+		rec := serve(h, tok, body)
+		if rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest {
+			t.Fatalf("status %d for %s: %s", rec.Code, body, rec.Body.Bytes())
+		}
+		var resp struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Result  json.RawMessage `json:"result"`
+			Error   *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || resp.JSONRPC != "2.0" {
+			t.Fatalf("answer is not JSON-RPC: %v %s", err, rec.Body.Bytes())
+		}
+		if (resp.Error == nil) == (resp.Result == nil) {
+			t.Fatalf("answer needs exactly one of result and error: %s", rec.Body.Bytes())
+		}
+		if resp.Error != nil && resp.Error.Code == -32603 {
+			t.Fatalf("internal error for %s: %s", body, rec.Body.Bytes())
+		}
+		if resp.Error == nil && string(resp.ID) != "7" {
+			t.Fatalf("answer to id 7 has id %s", resp.ID)
+		}
+	})
+}
+
+// newTaskID sends a new message as the peer of token and returns the id of
+// the task it made.
+func newTaskID(t *testing.T, h *harness, token string) string {
+	t.Helper()
+	rec := serve(h, token, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+switchboard.NewID()+`","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`)
+	var sent struct {
+		Result struct {
+			Task struct {
+				ID string `json:"id"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &sent); err != nil || sent.Result.Task.ID == "" {
+		t.Fatalf("send: %v %s", err, rec.Body.Bytes())
+	}
+	return sent.Result.Task.ID
+}
