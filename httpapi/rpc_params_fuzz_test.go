@@ -95,7 +95,7 @@ func FuzzMethodParams(f *testing.F) {
 // the task it made.
 func newTaskID(t *testing.T, h *harness, token string) string {
 	t.Helper()
-	rec := serve(h, token, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+switchboard.NewID()+`","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`)
+	rec := serve(h, token, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+switchboard.NewID()+`","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":true}}}`)
 	var sent struct {
 		Result struct {
 			Task struct {

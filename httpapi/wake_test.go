@@ -18,7 +18,7 @@ import (
 
 // withWakes serves the wake routes, sending through a guard that reaches
 // 127.0.0.1 only when loopback is set.
-func withWakes(t *testing.T, loopback bool) harnessOption {
+func withWakes(t testing.TB, loopback bool) harnessOption {
 	return withDeps(func(d *httpapi.Deps) {
 		bus := membus.New()
 		t.Cleanup(func() { _ = bus.Close() })
