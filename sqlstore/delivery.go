@@ -385,6 +385,9 @@ func (db *DB) requeueUnheld(ctx context.Context, tx *sql.Tx, agentID string, hol
 	w := &where{args: []any{nanos(db.Now()), nanos(deadline)}} // $1 is the time it is due, $2 its new deadline
 	w.add("t.agent_id = ?", agentID)
 	w.add("t.state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')")
+	// A task never offered has no acknowledged delivery: a backlog queued
+	// while the agent was away costs a row read each, not a lookup.
+	w.add("t.offered = 1")
 	if len(holding) > maxHolding {
 		holding = holding[:maxHolding]
 	}
