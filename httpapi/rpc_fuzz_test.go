@@ -39,28 +39,8 @@ func FuzzSendMessage(f *testing.F) {
 			method, get = "message/send", "tasks/get"
 		}
 		body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + params + `}`
-		rec := serve(h, tok, body)
-		if rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest {
-			t.Fatalf("status %d for %s", rec.Code, body)
-		}
-		var resp struct {
-			JSONRPC string          `json:"jsonrpc"`
-			Result  json.RawMessage `json:"result"`
-			Error   *struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || resp.JSONRPC != "2.0" {
-			t.Fatalf("answer is not JSON-RPC: %v %s", err, rec.Body.Bytes())
-		}
-		if (resp.Error == nil) == (resp.Result == nil) {
-			t.Fatalf("answer needs exactly one of result and error: %s", rec.Body.Bytes())
-		}
-		if resp.Error != nil {
-			if resp.Error.Code == -32603 {
-				t.Fatalf("internal error for %s: %s", body, rec.Body.Bytes())
-			}
+		result := checkAnswer(t, body, serve(h, tok, body), "1")
+		if result == nil {
 			return
 		}
 		var task struct {
@@ -69,7 +49,7 @@ func FuzzSendMessage(f *testing.F) {
 				ID string `json:"id"`
 			} `json:"task"`
 		}
-		if err := json.Unmarshal(resp.Result, &task); err != nil {
+		if err := json.Unmarshal(result, &task); err != nil {
 			t.Fatalf("result: %v", err)
 		}
 		id := task.ID
@@ -82,6 +62,41 @@ func FuzzSendMessage(f *testing.F) {
 			t.Fatalf("accepted task %q cannot be read: %s", id, got.Body.String())
 		}
 	})
+}
+
+// checkAnswer fails t unless rec is one JSON-RPC answer to the request
+// body with id, with a result or an error that is not an internal error,
+// and returns the result (nil for an error).
+func checkAnswer(t *testing.T, body string, rec *httptest.ResponseRecorder, id string) json.RawMessage {
+	t.Helper()
+	if rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest {
+		t.Fatalf("status %d for %s: %s", rec.Code, body, rec.Body.Bytes())
+	}
+	var resp struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result"`
+		Error   *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || resp.JSONRPC != "2.0" {
+		t.Fatalf("answer is not JSON-RPC: %v %s", err, rec.Body.Bytes())
+	}
+	if (resp.Error == nil) == (resp.Result == nil) {
+		t.Fatalf("answer needs exactly one of result and error: %s", rec.Body.Bytes())
+	}
+	if resp.Error != nil {
+		if resp.Error.Code == -32603 {
+			t.Fatalf("internal error for %s: %s", body, rec.Body.Bytes())
+		}
+		return nil
+	}
+	if string(resp.ID) != id {
+		t.Fatalf("answer to id %s has id %s", id, resp.ID)
+	}
+	return resp.Result
 }
 
 // serve runs one JSON-RPC request through the handler without a network.

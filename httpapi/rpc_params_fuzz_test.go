@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -63,31 +62,7 @@ func FuzzMethodParams(f *testing.F) {
 		name := unaryMethods[int(method)%len(unaryMethods)]
 		params = strings.ReplaceAll(params, "$TASK", newTaskID(t, h, tok))
 		body := `{"jsonrpc":"2.0","id":7,"method":"` + name + `","params":` + params + `}`
-		rec := serve(h, tok, body)
-		if rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest {
-			t.Fatalf("status %d for %s: %s", rec.Code, body, rec.Body.Bytes())
-		}
-		var resp struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Result  json.RawMessage `json:"result"`
-			Error   *struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || resp.JSONRPC != "2.0" {
-			t.Fatalf("answer is not JSON-RPC: %v %s", err, rec.Body.Bytes())
-		}
-		if (resp.Error == nil) == (resp.Result == nil) {
-			t.Fatalf("answer needs exactly one of result and error: %s", rec.Body.Bytes())
-		}
-		if resp.Error != nil && resp.Error.Code == -32603 {
-			t.Fatalf("internal error for %s: %s", body, rec.Body.Bytes())
-		}
-		if resp.Error == nil && string(resp.ID) != "7" {
-			t.Fatalf("answer to id 7 has id %s", resp.ID)
-		}
+		checkAnswer(t, body, serve(h, tok, body), "7")
 	})
 }
 
