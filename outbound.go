@@ -236,8 +236,8 @@ func appendArtifact(arts []*a2a.Artifact, e *a2a.TaskArtifactUpdateEvent) []*a2a
 }
 
 // capRemoteTask applies the bounds on a kept remote task (see
-// MaxOutboundTaskBytes), leaves out parts without content, and returns it. It copies what it shortens: t may
-// be shared with the caller.
+// MaxOutboundTaskBytes), leaves out parts without content, and returns it.
+// It copies what it shortens: t may be shared with the caller.
 func capRemoteTask(t *a2a.Task) *a2a.Task {
 	if t == nil {
 		return nil

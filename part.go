@@ -8,9 +8,9 @@ import (
 
 // partHasContent reports whether p carries one content the store can write
 // and read back: any text, bytes (empty ones too), a JSON value that is not
-// null, or a non-empty URL. A 0.3 data part without data, or a file part
-// with neither bytes nor uri, converts to a part that has none of these;
-// such a part is refused where it arrives rather than stored unreadable.
+// null, or a non-empty URL. A 0.3 data part without data (or whose compat
+// value is null) converts to a part with none of these; such a part is
+// refused where it arrives rather than stored unreadable.
 func partHasContent(p *a2a.Part) bool {
 	if p == nil {
 		return false
@@ -47,7 +47,7 @@ func isNull(v any) bool {
 		return true
 	}
 	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Map, reflect.Slice, reflect.Pointer, reflect.Interface:
+	case reflect.Map, reflect.Slice, reflect.Pointer:
 		return r.IsNil()
 	}
 	return false

@@ -10,10 +10,10 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-// emptyParts are parts with no content that can be written and read back,
-// each as a conversion from A2A 0.3 makes them: a data part without data
-// (a nil map, or a compat value of null), a file part with neither uri nor
-// bytes, and a missing part.
+// emptyParts are parts without content the store could write and read
+// back: a data part without data, as a conversion from A2A 0.3 makes it (a
+// nil map, or a compat value of null), a URL or bytes that are not there,
+// a part with no content at all, and a missing part.
 var emptyParts = map[string]*a2a.Part{
 	"NilMap":   {Content: a2a.Data{Value: map[string]any(nil)}},
 	"NilValue": {Content: a2a.Data{}},
