@@ -22,15 +22,7 @@ type referenceServer struct {
 
 // startReferenceServer serves executor on a free loopback port.
 func startReferenceServer(executor a2asrv.AgentExecutor) (*referenceServer, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(executor)))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	return &referenceServer{url: "http://" + l.Addr().String() + "/", srv: srv}, nil
+	return serveOnLoopback(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(executor)))
 }
 
 // startFixedAnswerServer serves, on a free loopback port, a handler that
@@ -38,19 +30,24 @@ func startReferenceServer(executor a2asrv.AgentExecutor) (*referenceServer, erro
 // task, parsing nothing: what the peers and net/http alone carry on this
 // machine, a ceiling for any server measured with these peers.
 func startFixedAnswerServer() (*referenceServer, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
 	answer := []byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"fixed","contextId":"fixed","status":{"state":"TASK_STATE_SUBMITTED"}}}}`)
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serveOnLoopback(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 1<<20)); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(answer)
-	})}
+	}))
+}
+
+// serveOnLoopback serves h on a free loopback port.
+func serveOnLoopback(h http.Handler) (*referenceServer, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return &referenceServer{url: "http://" + l.Addr().String() + "/", srv: srv}, nil
 }

@@ -212,8 +212,7 @@ func measureCPU(from, end time.Time, serverCPU func() float64) func() (server, t
 		return s
 	}
 	var (
-		mu          sync.Mutex
-		first, last *sample
+		first, last *sample // written by the sampler only, read once it is done
 		stop        = make(chan struct{})
 		done        = make(chan struct{})
 	)
@@ -226,20 +225,16 @@ func measureCPU(from, end time.Time, serverCPU func() float64) func() (server, t
 				return
 			}
 			s := take()
-			mu.Lock()
 			if first == nil {
 				first = &s
 			} else {
 				last = &s
 			}
-			mu.Unlock()
 		}
 	}()
 	return func() (server, tool float64) {
 		close(stop)
 		<-done
-		mu.Lock()
-		defer mu.Unlock()
 		if first == nil {
 			return 0, 0
 		}
