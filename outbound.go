@@ -289,24 +289,8 @@ func capRemoteTask(t *a2a.Task) *a2a.Task {
 // artifacts, copying each slice it changes.
 func keepTaskContent(t *a2a.Task) {
 	t.Status.Message = messageContent(t.Status.Message)
-	for i, m := range t.History {
-		if c := messageContent(m); c != m {
-			t.History = append([]*a2a.Message(nil), t.History...)
-			for j := i; j < len(t.History); j++ {
-				t.History[j] = messageContent(t.History[j])
-			}
-			break
-		}
-	}
-	for i, a := range t.Artifacts {
-		if c := artifactContent(a); c != a {
-			t.Artifacts = append([]*a2a.Artifact(nil), t.Artifacts...)
-			for j := i; j < len(t.Artifacts); j++ {
-				t.Artifacts[j] = artifactContent(t.Artifacts[j])
-			}
-			break
-		}
-	}
+	t.History = mapChanged(t.History, messageContent)
+	t.Artifacts = mapChanged(t.Artifacts, artifactContent)
 }
 
 // jsonSize is the size of v's JSON as kept.

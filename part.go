@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"reflect"
+	"slices"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -90,4 +91,20 @@ func artifactContent(a *a2a.Artifact) *a2a.Artifact {
 	c := *a
 	c.Parts = keepContent(a.Parts)
 	return &c
+}
+
+// mapChanged returns s with f applied to each element: s itself when f
+// changes none, else a copy (s may be shared with the caller).
+func mapChanged[T comparable](s []T, f func(T) T) []T {
+	for i, v := range s {
+		if c := f(v); c != v {
+			out := slices.Clone(s)
+			out[i] = c
+			for j := i + 1; j < len(out); j++ {
+				out[j] = f(out[j])
+			}
+			return out
+		}
+	}
+	return s
 }
