@@ -9,10 +9,10 @@ import (
 // The work an idle connection needs from the store is done here once per
 // instance, not once per connection: one statement per heartbeat renews the
 // sessions of every connection this instance holds, and one query per poll
-// interval finds which of its agents have work queued that no hint announced (a lost
-// bus message, a bus outage). Done per connection, that work grew with the
-// number of agents connected, until at 100,000 agents it was more than the
-// store could serve (docs/performance.md).
+// interval finds which of its agents have work queued that no hint
+// announced (a lost bus message, a bus outage). Done per connection, that
+// work grew with the number of agents connected, until at 100,000 agents
+// it was more than the store could serve (docs/performance.md).
 
 // startUpkeepLocked starts the upkeep loop, once; the caller holds h.mu.
 func (h *Hub) startUpkeepLocked() {

@@ -49,8 +49,8 @@ const (
 	// $18 kind, $19 message id, $20 state, $21 deadline, $22 next attempt,
 	// $23 created_at, $24 attempts, $25 holder, $26 last error, $27
 	// offered_at, and the agent's mode), as insertDelivery writes it, or
-	// queued if demoted. The
-	// parameters in CASE are cast: PostgreSQL would take them for text.
+	// queued if demoted. The parameters in CASE are cast: PostgreSQL would
+	// take them for text.
 	createTaskWithDeliveryStatement = createTaskParts + `,
 		delivery AS (INSERT INTO deliveries (` + deliveryRowColumns + `)
 			SELECT $17, $1, $2, $18, $19,
