@@ -150,3 +150,34 @@ type Deliverer interface {
 	// answered, but not in a form that can be used.
 	Deliver(ctx context.Context, agent *Agent, o *Offer) (a2a.Event, error)
 }
+
+// Defaults of delivery timing (the relay's settings, the hub's too).
+const (
+	// DefaultDeliveryDeadline is how long a task waits for its agent to
+	// connect (or its webhook to answer) before it fails.
+	DefaultDeliveryDeadline = time.Hour
+	// DefaultAckTimeout is how long an offer may stay unacknowledged before
+	// it is offered again.
+	DefaultAckTimeout = 30 * time.Second
+)
+
+// DirectOffers is how the instance that holds an agent's connection offers
+// it a new task straight from the task's creation, instead of claiming it
+// afterwards: the delivery is written already offered to that connection,
+// in the transaction that creates the task, and the offer goes to the
+// socket from the task in memory. That saves a write transaction and a read
+// of the task for each task. The hub implements it; without one (or when
+// the agent's connection is on another instance, or has no room) new tasks
+// are queued and claimed.
+type DirectOffers interface {
+	// ReserveOffer takes room for one offer on the agent's connection on
+	// this instance, if it has a connection with room, and returns the
+	// holder its offers are marked with.
+	ReserveOffer(agentID string) (holder string, ok bool)
+	// SendOffer sends a committed offer, using up its reservation. It
+	// reports false when the connection has gone (the reservation is then
+	// gone too).
+	SendOffer(o *Offer) bool
+	// CancelOffer gives back a reservation that no offer used.
+	CancelOffer(agentID, holder string)
+}

@@ -19,6 +19,17 @@ const (
 	ProtocolV03 ProtocolVersion = "0.3"
 )
 
+// Limits of the task model.
+const (
+	// MaxTaskBytes bounds a task as stored (its A2A JSON, with history and
+	// artifacts). A message or an agent's event that would grow a task past
+	// it is refused: one task cannot grow without bound, and every rewrite
+	// of it stays cheap.
+	MaxTaskBytes = 4 << 20
+	// MaxMessageIDLen is the longest messageId, ours or a peer's.
+	MaxMessageIDLen = 200
+)
+
 // Task is an A2A task on one agent, as stored. A2A holds the wire model (the
 // a2a-go 1.0 types, with the full history); the other fields are what the
 // relay knows about it.
@@ -247,3 +258,49 @@ type PushConfigStore interface {
 
 // MaxPushConfigsPerTask bounds how many push configurations a task holds.
 const MaxPushConfigsPerTask = 10
+
+// MessageText joins the text parts of a message with newlines.
+func MessageText(m *a2a.Message) string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p == nil {
+			continue
+		}
+		if txt, ok := p.Content.(a2a.Text); ok {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(string(txt))
+		}
+	}
+	return b.String()
+}
+
+// StatusAt returns the time by which task listings sort a task: its status
+// timestamp, or its last update if the status has none.
+func StatusAt(t *Task) time.Time {
+	if ts := t.A2A.Status.Timestamp; ts != nil {
+		return *ts
+	}
+	return t.UpdatedAt
+}
+
+// TrimTask returns a copy of t for the wire: at most historyLength of the
+// most recent history messages (nil: all; 0: none) and, unless
+// withArtifacts, no artifacts. The stored task is not changed.
+func TrimTask(t *a2a.Task, historyLength *int, withArtifacts bool) *a2a.Task {
+	c := *t
+	if historyLength != nil {
+		n := *historyLength
+		switch {
+		case n <= 0:
+			c.History = nil
+		case n < len(c.History):
+			c.History = c.History[len(c.History)-n:]
+		}
+	}
+	if !withArtifacts {
+		c.Artifacts = nil
+	}
+	return &c
+}

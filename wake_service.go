@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"strings"
 	"time"
-
-	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
 // WakeSubject is notified when a wake is queued that may be due at once
@@ -44,7 +42,7 @@ type WakeResult struct {
 var ErrWakeRefused = errors.New("wake refused")
 
 // WakeService queues wakes and sends them. It is written against the store
-// and the bus only, like TaskService.
+// and the bus only, like relay.Service.
 type WakeService struct {
 	store  WakeStore
 	agents AgentStore
@@ -83,17 +81,6 @@ func (s *WakeService) outcome(o string) {
 // NewWakeService returns a WakeService that sends through waker.
 func NewWakeService(store WakeStore, agents AgentStore, bus Bus, waker Waker, log *slog.Logger) *WakeService {
 	return &WakeService{store: store, agents: agents, bus: bus, waker: waker, log: log, Now: time.Now, InstanceID: NewID()}
-}
-
-// inboundWake is the wake request that a peer's message to an agent
-// causes. Inbound wakes are for inbox agents: connector agents receive the
-// message on their socket and webhook agents in a request of its own.
-func inboundWake(agent *Agent, t *Task, caller Peer, msg *a2a.Message) *WakeRequest {
-	if agent.Mode != ModeInbox {
-		return nil
-	}
-	return &WakeRequest{AgentID: agent.ID, ContextID: t.A2A.ContextID, TaskID: t.ID(), Kind: WakeInbound,
-		From: caller.Label, Message: msg}
 }
 
 // SetConfig applies upd to the agent's wake configuration (creating it if

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/ratelimit"
+	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -37,7 +38,7 @@ type testServer struct {
 	t     testing.TB
 	db    *sqlstore.DB
 	bus   *membus.Bus
-	tasks *switchboard.TaskService
+	tasks *relay.Service
 	log   *slog.Logger
 	addr  string
 
@@ -61,7 +62,7 @@ func newTestServer(t testing.TB, hubOptions ...func(*hub.Config)) *testServer {
 	for _, o := range hubOptions {
 		o(&s.hubConfig)
 	}
-	s.tasks = switchboard.NewTaskService(db, s.bus, s.log)
+	s.tasks = relay.New(db, s.bus, s.log)
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
 	go func() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -148,7 +149,7 @@ func TestBodyLimit(t *testing.T) {
 		t.Fatalf("got %d %s", r.status, r.body)
 	}
 	// Nothing of the refused message was stored, and a small one still works.
-	page, err := h.tasks.ListTasks(context.Background(), h.peerOf(tok), switchboard.TaskQuery{})
+	page, err := h.tasks.ListTasks(context.Background(), h.peerOf(tok), relay.TaskQuery{})
 	must(t, err)
 	if page.TotalSize != 0 {
 		t.Fatalf("a refused body created %d tasks", page.TotalSize)

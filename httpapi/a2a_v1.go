@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // This file holds the A2A 1.0 methods. Params and results are the a2a-go 1.0
@@ -122,7 +123,7 @@ func (s *Server) v1ListTasks(ctx context.Context, c *rpcCall) (any, error) {
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
 	}
-	q := switchboard.TaskQuery{ContextID: p.ContextID, PageSize: p.PageSize, PageToken: p.PageToken}
+	q := relay.TaskQuery{ContextID: p.ContextID, PageSize: p.PageSize, PageToken: p.PageToken}
 	if p.Status != "" && p.Status != "TASK_STATE_UNSPECIFIED" {
 		st, ok := switchboard.ParseState(p.Status)
 		if !ok || !strings.HasPrefix(p.Status, "TASK_STATE_") {

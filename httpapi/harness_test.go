@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/ratelimit"
+	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -29,7 +30,7 @@ type harness struct {
 	db      *sqlstore.DB
 	path    string // the SQLite file
 	bus     *membus.Bus
-	tasks   *switchboard.TaskService
+	tasks   *relay.Service
 	outbox  *switchboard.OutboxService
 	api     *httpapi.Server
 	srv     *httptest.Server
@@ -74,7 +75,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &harness{t: t, db: db, path: path, bus: membus.New()}
-	h.tasks = switchboard.NewTaskService(db, h.bus, log)
+	h.tasks = relay.New(db, h.bus, log)
 	h.outbox = switchboard.NewOutboxService(db, db)
 	h.limiter = ratelimit.NewMemory(setup.rate, time.Minute)
 	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Limiter: h.limiter, Logger: log, Pinger: db}
@@ -278,7 +279,7 @@ func (h *harness) send(g *switchboard.Agent, token, messageID, text string) stri
 // reply answers a task as its owner through the task service.
 func (h *harness) reply(taskID string, state a2a.TaskState, text string) {
 	h.t.Helper()
-	_, err := h.tasks.ReplyToTask(context.Background(), a2a.TaskID(taskID), switchboard.Reply{Text: text, State: state})
+	_, err := h.tasks.ReplyToTask(context.Background(), a2a.TaskID(taskID), relay.Reply{Text: text, State: state})
 	must(h.t, err)
 }
 

@@ -142,7 +142,7 @@ func BenchmarkEncodeSendResult(b *testing.B) {
 	}
 }
 
-// benchCreatedTask returns the task that TaskService.SendMessage creates
+// benchCreatedTask returns the task that relay.Service.SendMessage creates
 // for a new message.
 func benchCreatedTask(p *a2a.SendMessageRequest, proto switchboard.ProtocolVersion) *switchboard.Task {
 	now := time.Now().UTC()

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/push"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // peerReceiver is a peer's push endpoint: a real HTTP server on loopback
@@ -70,7 +71,7 @@ func (h *harness) runPushSender(t *testing.T) {
 	sender := push.New(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, "switchboard/test")
 	go func() {
 		defer close(done)
-		_ = h.tasks.RunPushSender(ctx, sender, switchboard.PushSendConfig{Poll: 20 * time.Millisecond})
+		_ = h.tasks.RunPushSender(ctx, sender, relay.PushSendConfig{Poll: 20 * time.Millisecond})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }

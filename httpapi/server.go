@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // Defaults for Config fields left at zero.
@@ -75,7 +76,7 @@ type Deps struct {
 	Agents     switchboard.AgentStore
 	Tokens     switchboard.TokenStore
 	Deliveries switchboard.DeliveryStore
-	Tasks      *switchboard.TaskService
+	Tasks      *relay.Service
 	// Outbox records what agents send to other agents and receives the
 	// pushes that answer them; nil: the outbox, history and push routes
 	// answer 404.
@@ -143,7 +144,7 @@ func New(deps Deps, cfg Config) *Server {
 		cfg.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
 	}
 	if cfg.BlockingTimeout <= 0 {
-		cfg.BlockingTimeout = switchboard.DefaultBlockingTimeout
+		cfg.BlockingTimeout = relay.DefaultBlockingTimeout
 	}
 	if cfg.StoreCheckInterval <= 0 {
 		cfg.StoreCheckInterval = DefaultStoreCheckInterval

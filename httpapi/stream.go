@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // sseWriter writes one text/event-stream response. Each event carries the
@@ -157,7 +158,7 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 		followErr <- s.Tasks.FollowTask(ctx, plan.taskID, plan.after, func(ev *switchboard.TaskEvent) (bool, error) {
 			select {
 			case events <- ev:
-				return !switchboard.EndsTurn(ev.Event), nil
+				return !relay.EndsTurn(ev.Event), nil
 			case <-ctx.Done():
 				return false, context.Cause(ctx)
 			}
@@ -191,7 +192,7 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 				}
 				return
 			}
-			if err := send(ev, switchboard.EndsTurn(ev.Event)); err != nil {
+			if err := send(ev, relay.EndsTurn(ev.Event)); err != nil {
 				return
 			}
 		case _, ok := <-credentials:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // inboxItem is one task in an inbox listing. Text is the peer's latest
@@ -39,7 +40,7 @@ type taskView struct {
 func viewTask(t *switchboard.Task, g *switchboard.Agent) taskView {
 	return taskView{
 		ID: t.ID(), AgentID: t.AgentID, Agent: g.Handle, From: t.PeerLabel, ContextID: t.A2A.ContextID,
-		State: switchboard.ShortState(t.State()), Protocol: string(t.Protocol), Text: switchboard.LastUserText(&t.A2A),
+		State: switchboard.ShortState(t.State()), Protocol: string(t.Protocol), Text: relay.LastUserText(&t.A2A),
 		Seq: t.Seq, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Task: &t.A2A,
 	}
 }
@@ -59,7 +60,7 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, acct *switc
 	for _, t := range tasks {
 		items = append(items, inboxItem{
 			ID: t.ID(), ContextID: t.A2A.ContextID, From: t.PeerLabel, State: switchboard.ShortState(t.State()),
-			Text: switchboard.LastUserText(&t.A2A), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+			Text: relay.LastUserText(&t.A2A), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "tasks": items})
@@ -107,7 +108,7 @@ func (s *Server) handleReply(w http.ResponseWriter, r *http.Request, acct *switc
 		s.writeError(w, r, err)
 		return
 	}
-	reply := switchboard.Reply{Text: body.Text, Force: body.Force, ArtifactName: body.ArtifactName}
+	reply := relay.Reply{Text: body.Text, Force: body.Force, ArtifactName: body.ArtifactName}
 	if body.State != "" {
 		st, ok := switchboard.ParseState(body.State)
 		if !ok {

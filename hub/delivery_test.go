@@ -3,12 +3,14 @@ package hub_test
 import (
 	"context"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/connproto"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/relay"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
@@ -67,7 +69,7 @@ func TestAckedWorkNotHeldIsOfferedAgain(t *testing.T) {
 // connection.
 func TestDeadSocketDetected(t *testing.T) {
 	interval := 200 * time.Millisecond
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
 	g, tok := s.agent("alice")
 	peer := s.peerToken(g, "bob")
 
@@ -248,7 +250,7 @@ func TestWorkHintsRereadNothing(t *testing.T) {
 }
 
 func TestHelloRequired(t *testing.T) {
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) {
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) {
 		h.HelloTimeout = 200 * time.Millisecond
 	})
 	g, tok := s.agent("alice")
@@ -269,7 +271,7 @@ func TestHelloRequired(t *testing.T) {
 // heartbeat, whichever comes first), and that another agent is served
 // meanwhile.
 func TestSlowAgentDoesNotStallOthers(t *testing.T) {
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, c *httpapi.Config) {
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, c *httpapi.Config) {
 		h.WriteTimeout = 300 * time.Millisecond
 		c.MaxBody = 4 << 20
 	})
@@ -594,7 +596,7 @@ func TestDisabledAccountDisconnects(t *testing.T) {
 // (the finished tasks' offers leave the window at once), and so does one
 // that leaves offers unanswered past their lease.
 func TestUnansweredOffersDoNotCloseTheWindow(t *testing.T) {
-	s := newServer(t, func(ts *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) {
+	s := newServer(t, func(ts *relay.Service, h *hub.Config, _ *httpapi.Config) {
 		h.MaxInflight = 2
 		ts.AckTimeout = 300 * time.Millisecond
 		h.AckTimeout = ts.AckTimeout
@@ -633,7 +635,7 @@ func TestUnansweredOffersDoNotCloseTheWindow(t *testing.T) {
 func TestAgentCannotGrowTaskWithoutBound(t *testing.T) {
 	// Each update rewrites a task of megabytes; under the race detector one
 	// can outlast a short heartbeat, during which the reader is busy.
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) {
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) {
 		h.HeartbeatInterval = 20 * time.Second
 	})
 	g, tok := s.agent("verbose")
@@ -671,7 +673,7 @@ func TestAgentCannotGrowTaskWithoutBound(t *testing.T) {
 // rate limit, as calls over HTTP do, and are bounded in size like an HTTP
 // body.
 func TestOwnSendLimits(t *testing.T) {
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.MaxSendBytes = 4 << 10 })
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.MaxSendBytes = 4 << 10 })
 	s.hub.Limiter = ratelimit.NewMemory(2, time.Minute)
 	_, tok := s.agent("sender")
 	other, _ := s.agent("target")
@@ -698,7 +700,7 @@ func TestOwnSendLimits(t *testing.T) {
 // that works past the blocking timeout returns the task as it stands
 // (working), not an error, after about the timeout.
 func TestBlockingTimeoutReturnsTaskAsItStands(t *testing.T) {
-	s := newServer(t, func(_ *switchboard.TaskService, _ *hub.Config, a *httpapi.Config) {
+	s := newServer(t, func(_ *relay.Service, _ *hub.Config, a *httpapi.Config) {
 		a.BlockingTimeout = 300 * time.Millisecond
 	})
 	g, tok := s.agent("pondering")

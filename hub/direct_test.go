@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // delivery returns the one delivery of a task.
@@ -65,7 +66,7 @@ func TestNewTaskOfferedAsItIsCreated(t *testing.T) {
 // a task beyond it waits in the queue, and is offered when an answer opens
 // the window.
 func TestDirectOffersKeepTheWindow(t *testing.T) {
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.MaxInflight = 1 })
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.MaxInflight = 1 })
 	g, tok := s.agent("alice")
 	peer := s.peerToken(g, "bob")
 	a := s.connect(tok)
@@ -95,7 +96,7 @@ func TestDirectOffersKeepTheWindow(t *testing.T) {
 // unanswered offers than its window.
 func TestWindowHoldsUnderRacingOffers(t *testing.T) {
 	const window, tasks = 4, 64
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.MaxInflight = window })
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.MaxInflight = window })
 	g, tok := s.agent("alice")
 	peer := s.peerToken(g, "bob")
 	a := s.connect(tok)

@@ -7,7 +7,7 @@ import (
 )
 
 // A connection that closes ends its session and gives back the offers it
-// held (TaskService.DisconnectAgents). When many close at once (an
+// held (relay.Service.DisconnectAgents). When many close at once (an
 // instance's network blinks, a balancer restarts), one write each would
 // queue thousands of statements: 100,000 agents leaving six instances at
 // once made 200,000, and half of them timed out. So the connections that

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/connproto"
 	"io"
 	"log/slog"
 	"net"
@@ -19,6 +18,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/relay"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
@@ -37,7 +39,7 @@ type server struct {
 	t     testing.TB
 	db    *sqlstore.DB
 	bus   *membus.Bus
-	tasks *switchboard.TaskService
+	tasks *relay.Service
 	hub   *hub.Hub
 	api   *httpapi.Server
 	srv   *httptest.Server
@@ -50,11 +52,11 @@ type server struct {
 	loops sync.WaitGroup
 }
 
-type serverOption func(*switchboard.TaskService, *hub.Config, *httpapi.Config)
+type serverOption func(*relay.Service, *hub.Config, *httpapi.Config)
 
 // withoutDirectOffers makes every new task wait in the queue for a claim,
 // as on an instance the agent is not connected to.
-func withoutDirectOffers(ts *switchboard.TaskService, _ *hub.Config, _ *httpapi.Config) {
+func withoutDirectOffers(ts *relay.Service, _ *hub.Config, _ *httpapi.Config) {
 	ts.Direct = noDirectOffers{}
 }
 
@@ -78,7 +80,7 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 	must(t, err)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := &server{t: t, db: db, bus: membus.New()}
-	s.tasks = switchboard.NewTaskService(db, s.bus, log)
+	s.tasks = relay.New(db, s.bus, log)
 	hcfg := hub.Config{HeartbeatInterval: time.Second, Poll: 200 * time.Millisecond}
 	acfg := httpapi.Config{BlockingTimeout: 5 * time.Second, StreamKeepAlive: 100 * time.Millisecond}
 	for _, o := range opts {

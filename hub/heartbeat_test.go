@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // TestHubPingsOnlyQuietAgents checks the heartbeat rule: the hub pings an
@@ -16,7 +16,7 @@ import (
 // not both sent.
 func TestHubPingsOnlyQuietAgents(t *testing.T) {
 	interval := 200 * time.Millisecond
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
 	_, quietTok := s.agent("quiet")
 	_, chattyTok := s.agent("chatty")
 	quiet := s.connect(quietTok)
@@ -43,7 +43,7 @@ func TestHubPingsOnlyQuietAgents(t *testing.T) {
 // up (run with -race: the writer must find them armed), and the agent is
 // dropped as not answering.
 func TestHeartbeatShorterThanAPong(t *testing.T) {
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) {
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) {
 		h.HeartbeatInterval = time.Nanosecond
 	})
 	_, tok := s.agent("alice")

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // statesLogged returns the states of the status events in a task's log.
@@ -147,7 +148,7 @@ func TestArtifactAfterHeldAnswerKeepsWorking(t *testing.T) {
 // server's close waits for a handshake that does not come), and the answer
 // is held for a minute: only the hello can have written it.
 func TestReplacingHelloFindsTheHeldAnswerWritten(t *testing.T) {
-	s := newServer(t, func(_ *switchboard.TaskService, h *hub.Config, _ *httpapi.Config) { h.HoldWorking = time.Minute })
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.HoldWorking = time.Minute })
 	g, tok := s.agent("alice")
 	peer := s.peerToken(g, "bob")
 	var silent *silentConn

@@ -3,12 +3,13 @@ package hub
 import (
 	"context"
 	"errors"
-	"github.com/switchboard-dev/switchboard/connproto"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/connproto"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
@@ -58,7 +59,7 @@ type Config struct {
 	HoldWorking time.Duration
 }
 
-// Service is the task protocol as the hub uses it. *switchboard.TaskService
+// Service is the task protocol as the hub uses it. *relay.Service
 // implements it.
 type Service interface {
 	ConnectAgent(ctx context.Context, agent *switchboard.Agent, session *switchboard.AgentSession, holding []a2a.TaskID) error
@@ -75,8 +76,6 @@ type Service interface {
 	AgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID) (*switchboard.Task, error)
 	SendMessage(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion) (*switchboard.Task, bool, error)
 }
-
-var _ Service = (*switchboard.TaskService)(nil)
 
 // Deps are what a Hub needs.
 type Deps struct {

@@ -2,11 +2,13 @@ package hub_test
 
 import (
 	"context"
-	"github.com/switchboard-dev/switchboard/connproto"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/relay"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -14,6 +16,9 @@ import (
 	"github.com/switchboard-dev/switchboard/hub"
 	"go.uber.org/goleak"
 )
+
+// The relay implements what the hub needs of the task protocol.
+var _ hub.Service = (*relay.Service)(nil)
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -187,7 +192,7 @@ func TestOfflineAgentGetsQueuedWork(t *testing.T) {
 }
 
 func TestDeadlineFailsUndeliveredTask(t *testing.T) {
-	s := newServer(t, func(ts *switchboard.TaskService, _ *hub.Config, _ *httpapi.Config) {
+	s := newServer(t, func(ts *relay.Service, _ *hub.Config, _ *httpapi.Config) {
 		ts.DeliveryDeadline = 200 * time.Millisecond
 	})
 	g, _ := s.agent("alice")

@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -43,7 +44,7 @@ func testStats(t *testing.T, db *sqlstore.DB) {
 	if err := db.CreateAgent(ctx, agent); err != nil {
 		t.Fatal(err)
 	}
-	svc := switchboard.NewTaskService(db, membus.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := relay.New(db, membus.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	peer := switchboard.Peer{AgentID: agent.ID, ID: "peer-1", Label: "bob"}
 	var tasks []*switchboard.Task
 	for i := range 3 {

@@ -14,7 +14,7 @@ import (
 // kibText is the 1 KiB of text the benchmarks' messages carry.
 var kibText = strings.Repeat("The quick brown fox jumps over the lazy dog. ", 23)[:1024]
 
-// BenchmarkAcceptMessage measures the store calls TaskService.SendMessage
+// BenchmarkAcceptMessage measures the store calls relay.Service.SendMessage
 // makes for a new message: the messageId looked up (not found) and the task
 // created with its first event and the message id, in one transaction;
 // for a live agent, with a queued delivery as well. The message is 1 KiB
@@ -51,7 +51,7 @@ func BenchmarkAcceptMessage(b *testing.B) {
 }
 
 // acceptedTask returns a new task for msg and its change, as
-// TaskService.SendMessage builds them.
+// relay.Service.SendMessage builds them.
 func acceptedTask(agent *switchboard.Agent, peer switchboard.Peer, msg *a2a.Message) (*switchboard.Task, *switchboard.TaskChange) {
 	now := time.Now().UTC()
 	msg.TaskID, msg.ContextID = a2a.TaskID(switchboard.NewID()), switchboard.NewID()

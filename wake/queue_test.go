@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -30,7 +31,7 @@ type queue struct {
 	clock *storetest.Clock
 	bus   *membus.Bus
 	db    *sqlstore.DB
-	tasks *switchboard.TaskService
+	tasks *relay.Service
 	wakes *switchboard.WakeService
 	agent *switchboard.Agent
 	peer  switchboard.Peer
@@ -80,7 +81,7 @@ func (q *queue) open(t *testing.T) {
 	must(t, err)
 	db.Now = q.clock.Now
 	q.db = db
-	q.tasks = switchboard.NewTaskService(db, q.bus, quiet)
+	q.tasks = relay.New(db, q.bus, quiet)
 	q.tasks.Now = q.clock.Now
 	q.wakes = switchboard.NewWakeService(db, db, q.bus, newSender(loopbackOnly), quiet)
 	q.wakes.Now = q.clock.Now

@@ -19,13 +19,14 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 	"github.com/switchboard-dev/switchboard/webhook"
 )
 
 // fixture runs a task service with a webhook dispatcher over a real store.
 type fixture struct {
-	svc   *switchboard.TaskService
+	svc   *relay.Service
 	db    *sqlstore.DB
 	agent *switchboard.Agent
 	peer  switchboard.Peer
@@ -39,7 +40,7 @@ func newFixture(t *testing.T, endpoint string, guard netguard.Options, deadline 
 		t.Fatal(err)
 	}
 	bus := membus.New()
-	svc := switchboard.NewTaskService(db, bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := relay.New(db, bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if len(deadline) > 0 {
 		svc.DeliveryDeadline = deadline[0]
 	}
@@ -55,7 +56,7 @@ func newFixture(t *testing.T, endpoint string, guard netguard.Options, deadline 
 	d := &webhook.Deliverer{Client: netguard.NewClient(guard), UserAgent: "switchboard-test"}
 	go func() {
 		defer wg.Done()
-		_ = svc.RunDispatcher(loops, switchboard.ModeWebhook, d, switchboard.DispatchConfig{Timeout: 2 * time.Second, Poll: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+		_ = svc.RunDispatcher(loops, switchboard.ModeWebhook, d, relay.DispatchConfig{Timeout: 2 * time.Second, Poll: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 	}()
 	go func() {
 		defer wg.Done()

@@ -105,7 +105,7 @@ func shortStates(states []a2a.TaskState) []string {
 }
 
 // onAck records the latencies of a delivery's first acknowledgement
-// (TaskService.OnAck). Cancel notices are not work and are left out.
+// (relay.Service.OnAck). Cancel notices are not work and are left out.
 func (pm *processMetrics) onAck(mode switchboard.DeliveryMode, d *switchboard.Delivery, at time.Time) {
 	hs, ok := pm.byMode[mode]
 	if !ok || d.Kind == switchboard.DeliverCancel {

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/push"
+	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 	"github.com/switchboard-dev/switchboard/wake"
 	"github.com/switchboard-dev/switchboard/webhook"
@@ -72,7 +73,7 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
-		Push:     switchboard.PushSendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
+		Push:     relay.PushSendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
 		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
 		NATS:      natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
 		Retention: time.Duration(c.Retention),
@@ -124,7 +125,7 @@ type Config struct {
 	WebhookTimeout time.Duration
 	// Push tunes the push notification sender (timeout, give-up limits,
 	// backoff); zero values mean its defaults.
-	Push switchboard.PushSendConfig
+	Push relay.PushSendConfig
 	// AllowPrivateNetworks lets outbound requests reach private addresses.
 	AllowPrivateNetworks bool
 	// OutboundAllow lists extra prefixes outbound requests may reach (tests).
@@ -163,7 +164,7 @@ type Main struct {
 
 	DB    *sqlstore.DB
 	Bus   switchboard.Bus
-	Tasks *switchboard.TaskService
+	Tasks *relay.Service
 	// Outbox records what agents send and the pushes answering them; a
 	// push wakes the sending agent (kind outbound_update) when it has a
 	// wake webhook.
@@ -220,7 +221,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.metrics.registerBus(m.Bus)
 	m.Bus = &meteredBus{Bus: m.Bus, pm: m.metrics}
-	m.Tasks = switchboard.NewTaskService(db, m.Bus, m.Logger)
+	m.Tasks = relay.New(db, m.Bus, m.Logger)
 	m.Tasks.OnAck = m.metrics.onAck
 	m.Outbox = switchboard.NewOutboxService(db, db)
 
@@ -299,7 +300,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.loops.Add(1)
 	go func() {
 		defer m.loops.Done()
-		_ = m.Tasks.RunDispatcher(loops, switchboard.ModeWebhook, deliverer, switchboard.DispatchConfig{Timeout: cfg.WebhookTimeout})
+		_ = m.Tasks.RunDispatcher(loops, switchboard.ModeWebhook, deliverer, relay.DispatchConfig{Timeout: cfg.WebhookTimeout})
 	}()
 	pushCfg := cfg.Push
 	pushCfg.OnAttempt = m.metrics.onPushAttempt

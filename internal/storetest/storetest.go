@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // Store is everything a complete store implements.
@@ -736,7 +737,7 @@ func testTaskFind(t *testing.T, s Store) {
 		return &switchboard.TaskChange{}, nil
 	})
 	must(t, err)
-	open, total, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, States: switchboard.InboxStates})
+	open, total, err := s.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID, States: relay.InboxStates})
 	must(t, err)
 	if total != 4 || len(open) != 4 {
 		t.Fatalf("open tasks: %d", total)

@@ -1,4 +1,4 @@
-package switchboard_test
+package relay_test
 
 import (
 	"context"

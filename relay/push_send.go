@@ -1,4 +1,4 @@
-package switchboard
+package relay
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
 )
 
 // PushSubject is notified when push notifications are queued, so that the
@@ -51,7 +52,7 @@ type PushSendConfig struct {
 	// OnAttempt, if set, is called after each attempt with the state it left
 	// the push in: PushSent, PushQueued (to be retried) or PushFailed. It is
 	// for metrics and must return at once.
-	OnAttempt func(PushState)
+	OnAttempt func(switchboard.PushState)
 }
 
 func (c PushSendConfig) withDefaults() PushSendConfig {
@@ -120,7 +121,7 @@ const pushRecordTimeout = 5 * time.Second
 // claimed again past them. It returns when ctx ends, after the
 // attempts in flight, which ending ctx cuts short: they are queued again,
 // due at once.
-func (s *TaskService) RunPushSender(ctx context.Context, p Pusher, cfg PushSendConfig) error {
+func (s *Service) RunPushSender(ctx context.Context, p switchboard.Pusher, cfg PushSendConfig) error {
 	cfg = cfg.withDefaults()
 	w, err := s.bus.Watch(ctx, PushSubject)
 	if err != nil {
@@ -138,7 +139,7 @@ func (s *TaskService) RunPushSender(ctx context.Context, p Pusher, cfg PushSendC
 	for {
 		if free := cfg.Concurrency - len(slots); free > 0 {
 			ps, err := s.pushQueue.ClaimPushes(ctx, holder, s.Now().UTC(), free, cfg.Timeout+30*time.Second,
-				PushLimits{MaxAttempts: cfg.MaxAttempts, MaxAge: cfg.MaxAge})
+				switchboard.PushLimits{MaxAttempts: cfg.MaxAttempts, MaxAge: cfg.MaxAge})
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("claim pushes", "err", err)
 			}
@@ -160,7 +161,7 @@ func (s *TaskService) RunPushSender(ctx context.Context, p Pusher, cfg PushSendC
 			return nil
 		case _, ok := <-w.C():
 			if !ok {
-				return ErrBusClosed
+				return switchboard.ErrBusClosed
 			}
 		case <-again:
 		case <-poll.C:
@@ -170,11 +171,11 @@ func (s *TaskService) RunPushSender(ctx context.Context, p Pusher, cfg PushSendC
 
 // sendPush makes one attempt and records its outcome, even if ctx ends
 // meanwhile.
-func (s *TaskService) sendPush(ctx context.Context, p Pusher, d *PushDelivery, holder string, cfg PushSendConfig) {
+func (s *Service) sendPush(ctx context.Context, p switchboard.Pusher, d *switchboard.PushDelivery, holder string, cfg PushSendConfig) {
 	start := s.Now().UTC()
-	a := &PushAttempt{PushID: d.ID, At: start}
-	state := PushSent
-	var res PushResult
+	a := &switchboard.PushAttempt{PushID: d.ID, At: start}
+	state := switchboard.PushSent
+	var res switchboard.PushResult
 	var err error
 	if ctx.Err() == nil {
 		actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
@@ -204,36 +205,36 @@ func (s *TaskService) sendPush(ctx context.Context, p Pusher, d *PushDelivery, h
 
 // pushFailed decides what becomes of a push whose attempt failed: queued
 // again after a backoff, or given up.
-func (s *TaskService) pushFailed(ctx context.Context, d *PushDelivery, res PushResult, err error, cfg PushSendConfig) (PushState, *time.Time, string) {
+func (s *Service) pushFailed(ctx context.Context, d *switchboard.PushDelivery, res switchboard.PushResult, err error, cfg PushSendConfig) (switchboard.PushState, *time.Time, string) {
 	now := s.Now().UTC()
 	msg := err.Error()
 	switch {
 	case ctx.Err() != nil:
 		// Cut short by shutdown: not the receiver's fault; due at once, for
 		// another instance or this one once restarted.
-		return PushQueued, &now, "interrupted: the sender stopped"
+		return switchboard.PushQueued, &now, "interrupted: the sender stopped"
 	case res.Permanent:
-		return PushFailed, nil, msg + " (not retried)"
+		return switchboard.PushFailed, nil, msg + " (not retried)"
 	case d.Attempts >= cfg.MaxAttempts:
-		return PushFailed, nil, fmt.Sprintf("%s (gave up after %d attempts)", msg, d.Attempts)
+		return switchboard.PushFailed, nil, fmt.Sprintf("%s (gave up after %d attempts)", msg, d.Attempts)
 	case now.Sub(d.CreatedAt) >= cfg.MaxAge:
-		return PushFailed, nil, fmt.Sprintf("%s (gave up: older than %s)", msg, cfg.MaxAge)
+		return switchboard.PushFailed, nil, fmt.Sprintf("%s (gave up: older than %s)", msg, cfg.MaxAge)
 	}
 	next := now.Add(cfg.RetryWait(d.Attempts, res.RetryAfter))
-	return PushQueued, &next, msg
+	return switchboard.PushQueued, &next, msg
 }
 
 // PushHistory is what the owner sees of a task's push notifications.
 type PushHistory struct {
-	Configs  []*PushConfig
-	Pushes   []*PushDelivery
-	Attempts []*PushAttempt
+	Configs  []*switchboard.PushConfig
+	Pushes   []*switchboard.PushDelivery
+	Attempts []*switchboard.PushAttempt
 }
 
 // TaskPushes returns the push configurations of any task, its pushes and
 // their attempts, for the owner API (which checks that the caller owns the
 // task's agent).
-func (s *TaskService) TaskPushes(ctx context.Context, id a2a.TaskID) (*PushHistory, error) {
+func (s *Service) TaskPushes(ctx context.Context, id a2a.TaskID) (*PushHistory, error) {
 	var h PushHistory
 	var err error
 	if h.Configs, err = s.pushes.FindPushConfigs(ctx, id); err != nil {

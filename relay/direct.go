@@ -1,43 +1,24 @@
-package switchboard
+package relay
 
 import (
 	"context"
 	"time"
-)
 
-// DirectOffers is how the instance that holds an agent's connection offers
-// it a new task straight from the task's creation, instead of claiming it
-// afterwards: the delivery is written already offered to that connection,
-// in the transaction that creates the task, and the offer goes to the
-// socket from the task in memory. That saves a write transaction and a read
-// of the task for each task. The hub implements it; without one (or when
-// the agent's connection is on another instance, or has no room) new tasks
-// are queued and claimed.
-type DirectOffers interface {
-	// ReserveOffer takes room for one offer on the agent's connection on
-	// this instance, if it has a connection with room, and returns the
-	// holder its offers are marked with.
-	ReserveOffer(agentID string) (holder string, ok bool)
-	// SendOffer sends a committed offer, using up its reservation. It
-	// reports false when the connection has gone (the reservation is then
-	// gone too).
-	SendOffer(o *Offer) bool
-	// CancelOffer gives back a reservation that no offer used.
-	CancelOffer(agentID, holder string)
-}
+	"github.com/switchboard-dev/switchboard"
+)
 
 // reserveOffer makes d an offer to the agent's connection on this instance,
 // if there is one with room, and returns its holder ("" when d stays
 // queued).
-func (s *TaskService) reserveOffer(agent *Agent, d *Delivery, now time.Time) string {
-	if s.Direct == nil || agent.Mode != ModeConnector || !agent.AcceptsTasks {
+func (s *Service) reserveOffer(agent *switchboard.Agent, d *switchboard.Delivery, now time.Time) string {
+	if s.Direct == nil || agent.Mode != switchboard.ModeConnector || !agent.AcceptsTasks {
 		return ""
 	}
 	holder, ok := s.Direct.ReserveOffer(agent.ID)
 	if !ok {
 		return ""
 	}
-	d.State, d.Holder, d.Attempts, d.OfferedAt, d.NextAttemptAt = DeliveryOffered, holder, 1, &now, now.Add(s.AckTimeout)
+	d.State, d.Holder, d.Attempts, d.OfferedAt, d.NextAttemptAt = switchboard.DeliveryOffered, holder, 1, &now, now.Add(s.AckTimeout)
 	return holder
 }
 
@@ -45,11 +26,11 @@ func (s *TaskService) reserveOffer(agent *Agent, d *Delivery, now time.Time) str
 // committed (err nil) or not. It reports whether the offer went out; when
 // it did not, the delivery is in the queue and the agent's subject must be
 // notified as for any queued work.
-func (s *TaskService) sendReserved(ctx context.Context, agent *Agent, t *Task, d *Delivery, holder string, err error) bool {
+func (s *Service) sendReserved(ctx context.Context, agent *switchboard.Agent, t *switchboard.Task, d *switchboard.Delivery, holder string, err error) bool {
 	switch {
 	case holder == "":
 		return false
-	case err != nil || d.State != DeliveryOffered:
+	case err != nil || d.State != switchboard.DeliveryOffered:
 		// Not created, or the store queued it behind older work.
 		s.Direct.CancelOffer(agent.ID, holder)
 		return false

@@ -1,4 +1,4 @@
-package switchboard
+package relay
 
 import (
 	"context"
@@ -8,31 +8,17 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2ajson"
 )
 
 // Limits on what a peer may send.
 const (
 	MaxMessageParts = 100 // parts in one message
-	MaxMessageIDLen = 200 // characters of a messageId
 	// MaxPeerMessages bounds the messages a peer adds to one task, so that
 	// one task (rewritten whole on every change) stays small; a longer
 	// conversation continues in a new task with the same contextId.
 	MaxPeerMessages = 100
-	// MaxTaskBytes bounds a task as stored (its A2A JSON, with history and
-	// artifacts). A message or an agent's event that would grow a task past
-	// it is refused: one task cannot grow without bound, and every rewrite
-	// of it stays cheap.
-	MaxTaskBytes = 4 << 20
-)
-
-// Defaults of TaskService settings.
-const (
-	// DefaultDeliveryDeadline is how long a task waits for its agent to
-	// connect (or its webhook to answer) before it fails.
-	DefaultDeliveryDeadline = time.Hour
-	// DefaultAckTimeout is how long an offer may stay unacknowledged before
-	// it is offered again.
-	DefaultAckTimeout = 30 * time.Second
 )
 
 // DefaultStreamPoll is how often a stream rereads a task's event log when the
@@ -40,18 +26,18 @@ const (
 // this much delay.
 const DefaultStreamPoll = 5 * time.Second
 
-// TaskService holds the task protocol: accepting messages, reading, listing
+// Service holds the task protocol: accepting messages, reading, listing
 // and cancelling tasks, owner replies, push configurations and following a
 // task's events. It is written only against the Store and Bus interfaces, so
 // it is the same code on one instance and on many.
-type TaskService struct {
-	tasks      TaskStore
-	pushes     PushConfigStore
-	pushQueue  PushStore
-	deliveries DeliveryStore
-	sessions   SessionStore
-	agents     AgentStore
-	bus        Bus
+type Service struct {
+	tasks      switchboard.TaskStore
+	pushes     switchboard.PushConfigStore
+	pushQueue  switchboard.PushStore
+	deliveries switchboard.DeliveryStore
+	sessions   switchboard.SessionStore
+	agents     switchboard.AgentStore
+	bus        switchboard.Bus
 	log        *slog.Logger
 	turns      localTurns // blocking calls on this instance waiting for a turn to end
 
@@ -68,36 +54,33 @@ type TaskService struct {
 	// offers it holds are marked with it.
 	InstanceID string
 	// Direct, if set, offers new tasks to agents connected to this
-	// instance as they are created (see DirectOffers). Set it before the
+	// instance as they are created (see switchboard.DirectOffers). Set it before the
 	// service is used.
-	Direct DirectOffers
+	Direct switchboard.DirectOffers
 	// OnAck, if set, is called when AckOffer or RejectOffer records the
 	// first acknowledgement of a delivery, with the agent's mode, the
 	// delivery as it was offered (CreatedAt: when the work was accepted;
 	// OfferedAt: when the acknowledged offer was made) and the time of the
 	// acknowledgement. It is for metrics: it runs on the caller's goroutine
 	// and must return at once. Set it before the service is used.
-	OnAck func(mode DeliveryMode, d *Delivery, at time.Time)
+	OnAck func(mode switchboard.DeliveryMode, d *switchboard.Delivery, at time.Time)
 }
 
-// Store is every store interface; one implementation (sqlstore.DB) provides
-// them all.
+// Store is what the relay reads and writes: tasks and their logs, push
+// configurations and the push queue (which task changes fill), the
+// delivery queue, agent sessions and agents.
 type Store interface {
-	AccountStore
-	AgentStore
-	TokenStore
-	TaskStore
-	PushConfigStore
-	DeliveryStore
-	SessionStore
-	PushStore
-	OutboundStore
-	WakeStore
+	switchboard.TaskStore
+	switchboard.PushConfigStore
+	switchboard.PushStore
+	switchboard.DeliveryStore
+	switchboard.SessionStore
+	switchboard.AgentStore
 }
 
-// NewTaskService returns a TaskService over the given store and bus.
-func NewTaskService(store Store, bus Bus, log *slog.Logger) *TaskService {
-	return &TaskService{
+// New returns a Service over the given store and bus.
+func New(store Store, bus switchboard.Bus, log *slog.Logger) *Service {
+	return &Service{
 		tasks:            store,
 		pushes:           store,
 		pushQueue:        store,
@@ -108,9 +91,9 @@ func NewTaskService(store Store, bus Bus, log *slog.Logger) *TaskService {
 		log:              log,
 		Now:              time.Now,
 		StreamPoll:       DefaultStreamPoll,
-		DeliveryDeadline: DefaultDeliveryDeadline,
-		AckTimeout:       DefaultAckTimeout,
-		InstanceID:       NewID(),
+		DeliveryDeadline: switchboard.DefaultDeliveryDeadline,
+		AckTimeout:       switchboard.DefaultAckTimeout,
+		InstanceID:       switchboard.NewID(),
 	}
 }
 
@@ -121,7 +104,7 @@ func NewTaskService(store Store, bus Bus, log *slog.Logger) *TaskService {
 // nothing and returns the task it went to with replayed set, so a retried
 // send is harmless. The task and its event are written in one transaction
 // before anything else learns of them.
-func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion) (t *Task, replayed bool, err error) {
+func (s *Service) SendMessage(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion) (t *switchboard.Task, replayed bool, err error) {
 	return s.sendMessage(ctx, agent, caller, req, proto, nil)
 }
 
@@ -129,7 +112,7 @@ func (s *TaskService) SendMessage(ctx context.Context, agent *Agent, caller Peer
 // the end of its first turn from before it is committed, and *turn set to
 // the watch, which the caller must close; turn stays nil for a message to
 // an existing task.
-func (s *TaskService) sendMessage(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion, turn **turnWatch) (t *Task, replayed bool, err error) {
+func (s *Service) sendMessage(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, turn **turnWatch) (t *switchboard.Task, replayed bool, err error) {
 	if err := validateSend(req); err != nil {
 		return nil, false, err
 	}
@@ -144,7 +127,7 @@ func (s *TaskService) sendMessage(ctx context.Context, agent *Agent, caller Peer
 		// recognised before continueTask refuses the finished task.
 		if t, err := s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.ID, msg.ID); err == nil {
 			return t, true, nil
-		} else if ErrorCode(err) != ENOTFOUND {
+		} else if switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 			return nil, false, err
 		}
 		t, err = s.continueTask(ctx, agent, caller, req, push)
@@ -154,7 +137,7 @@ func (s *TaskService) sendMessage(ctx context.Context, agent *Agent, caller Peer
 		// only then, which spares every first send a read.
 		t, err = s.createTask(ctx, agent, caller, req, proto, push, turn)
 	}
-	if errors.Is(err, ErrDuplicateMessage) {
+	if errors.Is(err, switchboard.ErrDuplicateMessage) {
 		// Sent before (or by a concurrent send that won the race).
 		t, err = s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.ID, msg.ID)
 		return t, true, err
@@ -162,18 +145,18 @@ func (s *TaskService) sendMessage(ctx context.Context, agent *Agent, caller Peer
 	return t, false, err
 }
 
-func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion, push *PushConfig, turn **turnWatch) (*Task, error) {
+func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, push *switchboard.PushConfig, turn **turnWatch) (*switchboard.Task, error) {
 	msg := cloneMessage(req.Message)
 	contextID := msg.ContextID
 	if contextID == "" {
-		contextID = NewID()
-	} else if !ValidRef(contextID) {
-		return nil, Errorf(EINVALID, "contextId must be 1-%d characters of A-Z a-z 0-9 . _ : -", MaxRefLen)
+		contextID = switchboard.NewID()
+	} else if !switchboard.ValidRef(contextID) {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "contextId must be 1-%d characters of A-Z a-z 0-9 . _ : -", switchboard.MaxRefLen)
 	}
 	now := s.Now().UTC()
-	msg.TaskID = a2a.TaskID(NewID())
+	msg.TaskID = a2a.TaskID(switchboard.NewID())
 	msg.ContextID = contextID
-	t := &Task{
+	t := &switchboard.Task{
 		A2A: a2a.Task{
 			ID:        msg.TaskID,
 			ContextID: contextID,
@@ -188,16 +171,16 @@ func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer,
 		CreatedAt: now,
 		UpdatedAt: now,
 	}
-	change := &TaskChange{MessageID: msg.ID, PushConfig: push, MaxBytes: MaxTaskBytes}
+	change := &switchboard.TaskChange{MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes}
 	if push != nil {
 		push.Config.TaskID = t.A2A.ID
 	}
-	var d *Delivery
+	var d *switchboard.Delivery
 	var holder string
 	if agent.Mode.Live() {
-		d = s.newDelivery(t, DeliverTask, msg.ID, now)
+		d = s.newDelivery(t, switchboard.DeliverTask, msg.ID, now)
 		holder = s.reserveOffer(agent, d, now)
-		change.NewDeliveries = []*Delivery{d}
+		change.NewDeliveries = []*switchboard.Delivery{d}
 	}
 	change.Wake = inboundWake(agent, t, caller, msg)
 	if turn != nil {
@@ -224,29 +207,29 @@ func (s *TaskService) createTask(ctx context.Context, agent *Agent, caller Peer,
 }
 
 // notifyAgent tells whoever delivers to the agent that work is queued.
-func (s *TaskService) notifyAgent(ctx context.Context, agent *Agent) {
+func (s *Service) notifyAgent(ctx context.Context, agent *switchboard.Agent) {
 	switch agent.Mode {
-	case ModeConnector:
-		s.notify(ctx, AgentSubject(agent.ID))
-	case ModeWebhook:
-		s.notify(ctx, DispatchSubject(ModeWebhook))
+	case switchboard.ModeConnector:
+		s.notify(ctx, switchboard.AgentSubject(agent.ID))
+	case switchboard.ModeWebhook:
+		s.notify(ctx, DispatchSubject(switchboard.ModeWebhook))
 	}
 }
 
-func (s *TaskService) continueTask(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, push *PushConfig) (*Task, error) {
+func (s *Service) continueTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, push *switchboard.PushConfig) (*switchboard.Task, error) {
 	msg := cloneMessage(req.Message)
-	t, events, err := s.tasks.ModifyTask(ctx, msg.TaskID, func(t *Task) (*TaskChange, error) {
+	t, events, err := s.tasks.ModifyTask(ctx, msg.TaskID, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		if !t.VisibleTo(caller) {
 			return nil, errTaskNotFound
 		}
 		if t.State().Terminal() {
-			return nil, Errorf(EUNSUPPORTED, "task %s is %s and takes no more messages", t.ID(), ShortState(t.State()))
+			return nil, switchboard.Errorf(switchboard.EUNSUPPORTED, "task %s is %s and takes no more messages", t.ID(), switchboard.ShortState(t.State()))
 		}
 		if msg.ContextID != "" && msg.ContextID != t.A2A.ContextID {
-			return nil, Errorf(EINVALID, "contextId %q does not match the task's context", msg.ContextID)
+			return nil, switchboard.Errorf(switchboard.EINVALID, "contextId %q does not match the task's context", msg.ContextID)
 		}
 		if countUserMessages(t.A2A.History) >= MaxPeerMessages {
-			return nil, Errorf(EINVALID, "task %s already holds %d of your messages; continue in a new task with the same contextId", t.ID(), MaxPeerMessages)
+			return nil, switchboard.Errorf(switchboard.EINVALID, "task %s already holds %d of your messages; continue in a new task with the same contextId", t.ID(), MaxPeerMessages)
 		}
 		if push != nil {
 			push.Config.TaskID = t.ID()
@@ -260,16 +243,16 @@ func (s *TaskService) continueTask(ctx context.Context, agent *Agent, caller Pee
 		}
 		t.UpdatedAt = now
 		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
-		change := &TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push, MaxBytes: MaxTaskBytes}
+		change := &switchboard.TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes}
 		if agent.Mode.Live() {
-			change.NewDeliveries = []*Delivery{s.newDelivery(t, DeliverMessage, msg.ID, now)}
+			change.NewDeliveries = []*switchboard.Delivery{s.newDelivery(t, switchboard.DeliverMessage, msg.ID, now)}
 		}
 		change.Wake = inboundWake(agent, t, caller, msg)
 		return change, nil
 	})
-	var tooLarge *TaskTooLargeError
+	var tooLarge *switchboard.TaskTooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, Errorf(EINVALID, "task %s would grow to %d bytes, more than the %d a task may hold; continue in a new task with the same contextId", msg.TaskID, tooLarge.Bytes, MaxTaskBytes)
+		return nil, switchboard.Errorf(switchboard.EINVALID, "task %s would grow to %d bytes, more than the %d a task may hold; continue in a new task with the same contextId", msg.TaskID, tooLarge.Bytes, switchboard.MaxTaskBytes)
 	} else if err != nil {
 		return nil, taskNotFound(err)
 	}
@@ -279,10 +262,10 @@ func (s *TaskService) continueTask(ctx context.Context, agent *Agent, caller Pee
 }
 
 // newDelivery returns a delivery of the task to its agent, due at once.
-func (s *TaskService) newDelivery(t *Task, kind DeliveryKind, messageID string, now time.Time) *Delivery {
-	return &Delivery{
-		ID: NewID(), TaskID: t.ID(), AgentID: t.AgentID, Kind: kind, MessageID: messageID,
-		State: DeliveryQueued, Deadline: now.Add(s.DeliveryDeadline), NextAttemptAt: now, CreatedAt: now,
+func (s *Service) newDelivery(t *switchboard.Task, kind switchboard.DeliveryKind, messageID string, now time.Time) *switchboard.Delivery {
+	return &switchboard.Delivery{
+		ID: switchboard.NewID(), TaskID: t.ID(), AgentID: t.AgentID, Kind: kind, MessageID: messageID,
+		State: switchboard.DeliveryQueued, Deadline: now.Add(s.DeliveryDeadline), NextAttemptAt: now, CreatedAt: now,
 	}
 }
 
@@ -298,21 +281,21 @@ func countUserMessages(history []*a2a.Message) int {
 
 // errTaskNotFound is the one answer for a task that does not exist and for
 // one the caller may not see: the two must look the same.
-var errTaskNotFound = Errorf(ENOTFOUND, "task not found")
+var errTaskNotFound = switchboard.Errorf(switchboard.ENOTFOUND, "task not found")
 
 // taskNotFound turns any not-found error into errTaskNotFound and passes
 // other errors (and nil) through.
 func taskNotFound(err error) error {
-	if ErrorCode(err) == ENOTFOUND {
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
 		return errTaskNotFound
 	}
 	return err
 }
 
 // GetTask returns a task the peer may see, or ENOTFOUND.
-func (s *TaskService) GetTask(ctx context.Context, caller Peer, id a2a.TaskID) (*Task, error) {
+func (s *Service) GetTask(ctx context.Context, caller switchboard.Peer, id a2a.TaskID) (*switchboard.Task, error) {
 	t, err := s.tasks.FindTaskByID(ctx, id)
-	if ErrorCode(err) == ENOTFOUND || (err == nil && !t.VisibleTo(caller)) {
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && !t.VisibleTo(caller)) {
 		return nil, errTaskNotFound
 	} else if err != nil {
 		return nil, err
@@ -323,7 +306,7 @@ func (s *TaskService) GetTask(ctx context.Context, caller Peer, id a2a.TaskID) (
 // FindTaskUnscoped returns any task, whoever's it is. It is for the owner
 // API, which checks that the caller owns the task's agent; peers use
 // GetTask.
-func (s *TaskService) FindTaskUnscoped(ctx context.Context, id a2a.TaskID) (*Task, error) {
+func (s *Service) FindTaskUnscoped(ctx context.Context, id a2a.TaskID) (*switchboard.Task, error) {
 	t, err := s.tasks.FindTaskByID(ctx, id)
 	return t, taskNotFound(err)
 }
@@ -333,8 +316,8 @@ func (s *TaskService) FindTaskUnscoped(ctx context.Context, id a2a.TaskID) (*Tas
 // cancel notice (now, or when it reconnects). A finished task cannot be
 // canceled (ENOTCANCELABLE), except that cancelling a canceled task again
 // returns it unchanged.
-func (s *TaskService) CancelTask(ctx context.Context, agent *Agent, caller Peer, id a2a.TaskID) (*Task, error) {
-	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+func (s *Service) CancelTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, id a2a.TaskID) (*switchboard.Task, error) {
+	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		if !t.VisibleTo(caller) {
 			return nil, errTaskNotFound
 		}
@@ -342,11 +325,11 @@ func (s *TaskService) CancelTask(ctx context.Context, agent *Agent, caller Peer,
 			return nil, nil
 		}
 		if t.State().Terminal() {
-			return nil, Errorf(ENOTCANCELABLE, "task %s is %s and cannot be canceled", t.ID(), ShortState(t.State()))
+			return nil, switchboard.Errorf(switchboard.ENOTCANCELABLE, "task %s is %s and cannot be canceled", t.ID(), switchboard.ShortState(t.State()))
 		}
-		change := &TaskChange{Events: []a2a.Event{s.setStatus(t, a2a.TaskStateCanceled, nil)}}
-		if agent.Mode == ModeConnector && t.Offered {
-			change.NewDeliveries = []*Delivery{s.newDelivery(t, DeliverCancel, "", s.Now().UTC())}
+		change := &switchboard.TaskChange{Events: []a2a.Event{s.setStatus(t, a2a.TaskStateCanceled, nil)}}
+		if agent.Mode == switchboard.ModeConnector && t.Offered {
+			change.NewDeliveries = []*switchboard.Delivery{s.newDelivery(t, switchboard.DeliverCancel, "", s.Now().UTC())}
 		}
 		return change, nil
 	})
@@ -360,16 +343,16 @@ func (s *TaskService) CancelTask(ctx context.Context, agent *Agent, caller Peer,
 
 // notify tells the watchers of a subject to look again. A failure only
 // delays them (they poll the store), so it is logged, not returned.
-func (s *TaskService) notify(ctx context.Context, subject string) {
+func (s *Service) notify(ctx context.Context, subject string) {
 	if err := s.bus.Notify(ctx, subject); err != nil {
 		s.log.Warn("notify watchers", "subject", subject, "err", err)
 	}
 }
 
-func (s *TaskService) notifyEvents(ctx context.Context, t *Task, events []*TaskEvent) {
+func (s *Service) notifyEvents(ctx context.Context, t *switchboard.Task, events []*switchboard.TaskEvent) {
 	s.turns.finish(t, events) // before the hint, so that a waiter woken by it finds its turn handed over
 	if n := len(events); n > 0 {
-		s.notify(ctx, TaskSubject(events[n-1].TaskID))
+		s.notify(ctx, switchboard.TaskSubject(events[n-1].TaskID))
 		if events[n-1].Pushes > 0 {
 			s.notify(ctx, PushSubject)
 		}
@@ -380,23 +363,23 @@ func validateSend(req *a2a.SendMessageRequest) error {
 	msg := req.Message
 	switch {
 	case msg == nil:
-		return Errorf(EINVALID, "message is required")
+		return switchboard.Errorf(switchboard.EINVALID, "message is required")
 	case msg.ID == "":
-		return Errorf(EINVALID, "message.messageId is required")
-	case len(msg.ID) > MaxMessageIDLen:
-		return Errorf(EINVALID, "message.messageId is longer than %d characters", MaxMessageIDLen)
+		return switchboard.Errorf(switchboard.EINVALID, "message.messageId is required")
+	case len(msg.ID) > switchboard.MaxMessageIDLen:
+		return switchboard.Errorf(switchboard.EINVALID, "message.messageId is longer than %d characters", switchboard.MaxMessageIDLen)
 	case msg.Role != a2a.MessageRoleUser:
-		return Errorf(EINVALID, "message.role must be ROLE_USER (user)")
+		return switchboard.Errorf(switchboard.EINVALID, "message.role must be ROLE_USER (user)")
 	case len(msg.Parts) == 0:
-		return Errorf(EINVALID, "message.parts must hold at least one part")
+		return switchboard.Errorf(switchboard.EINVALID, "message.parts must hold at least one part")
 	case len(msg.Parts) > MaxMessageParts:
-		return Errorf(EINVALID, "message.parts holds more than %d parts", MaxMessageParts)
+		return switchboard.Errorf(switchboard.EINVALID, "message.parts holds more than %d parts", MaxMessageParts)
 	}
-	if i := emptyPart(msg.Parts); i >= 0 {
-		return Errorf(EINVALID, "message.parts[%d] has no content", i)
+	if i := a2ajson.EmptyPart(msg.Parts); i >= 0 {
+		return switchboard.Errorf(switchboard.EINVALID, "message.parts[%d] has no content", i)
 	}
 	if req.Config != nil && req.Config.HistoryLength != nil && *req.Config.HistoryLength < 0 {
-		return Errorf(EINVALID, "configuration.historyLength must not be negative")
+		return switchboard.Errorf(switchboard.EINVALID, "configuration.historyLength must not be negative")
 	}
 	return nil
 }
@@ -409,7 +392,7 @@ func cloneMessage(m *a2a.Message) *a2a.Message {
 }
 
 // inlinePushConfig returns the push configuration sent with a message, checked.
-func inlinePushConfig(req *a2a.SendMessageRequest, proto ProtocolVersion, now time.Time) (*PushConfig, error) {
+func inlinePushConfig(req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, now time.Time) (*switchboard.PushConfig, error) {
 	if req.Config == nil || req.Config.PushConfig == nil {
 		return nil, nil
 	}
@@ -417,7 +400,7 @@ func inlinePushConfig(req *a2a.SendMessageRequest, proto ProtocolVersion, now ti
 	if err := ValidatePushConfig(&c); err != nil {
 		return nil, err
 	}
-	return &PushConfig{Config: c, Protocol: proto, CreatedAt: now.UTC()}, nil
+	return &switchboard.PushConfig{Config: c, Protocol: proto, CreatedAt: now.UTC()}, nil
 }
 
 // ValidatePushConfig checks a push configuration a peer sent and gives it an
@@ -425,28 +408,39 @@ func inlinePushConfig(req *a2a.SendMessageRequest, proto ProtocolVersion, now ti
 // may be reached is decided when a push is sent, after DNS resolution.
 func ValidatePushConfig(c *a2a.PushConfig) error {
 	if c.URL == "" {
-		return Errorf(EINVALID, "push notification config needs a url")
+		return switchboard.Errorf(switchboard.EINVALID, "push notification config needs a url")
 	}
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return Errorf(EINVALID, "push notification url must be an absolute http(s) URL")
+		return switchboard.Errorf(switchboard.EINVALID, "push notification url must be an absolute http(s) URL")
 	}
 	if u.User != nil {
-		return Errorf(EINVALID, "push notification url must not carry credentials")
+		return switchboard.Errorf(switchboard.EINVALID, "push notification url must not carry credentials")
 	}
 	if len(c.URL) > 2048 {
-		return Errorf(EINVALID, "push notification url is longer than 2048 characters")
+		return switchboard.Errorf(switchboard.EINVALID, "push notification url is longer than 2048 characters")
 	}
 	if len(c.Token) > 4096 {
-		return Errorf(EINVALID, "push notification token is longer than 4096 characters")
+		return switchboard.Errorf(switchboard.EINVALID, "push notification token is longer than 4096 characters")
 	}
 	if c.ID == "" {
-		c.ID = NewID()
-	} else if !ValidRef(c.ID) {
-		return Errorf(EINVALID, "push notification config id must be 1-%d characters of A-Z a-z 0-9 . _ : -", MaxRefLen)
+		c.ID = switchboard.NewID()
+	} else if !switchboard.ValidRef(c.ID) {
+		return switchboard.Errorf(switchboard.EINVALID, "push notification config id must be 1-%d characters of A-Z a-z 0-9 . _ : -", switchboard.MaxRefLen)
 	}
 	if c.Auth != nil && c.Auth.Scheme == "" {
-		return Errorf(EINVALID, "push notification authentication needs a scheme")
+		return switchboard.Errorf(switchboard.EINVALID, "push notification authentication needs a scheme")
 	}
 	return nil
+}
+
+// inboundWake is the wake request that a peer's message to an agent
+// causes. Inbound wakes are for inbox agents: connector agents receive the
+// message on their socket and webhook agents in a request of its own.
+func inboundWake(agent *switchboard.Agent, t *switchboard.Task, caller switchboard.Peer, msg *a2a.Message) *switchboard.WakeRequest {
+	if agent.Mode != switchboard.ModeInbox {
+		return nil
+	}
+	return &switchboard.WakeRequest{AgentID: agent.ID, ContextID: t.A2A.ContextID, TaskID: t.ID(), Kind: switchboard.WakeInbound,
+		From: caller.Label, Message: msg}
 }

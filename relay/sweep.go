@@ -1,4 +1,4 @@
-package switchboard
+package relay
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
 )
 
 // DefaultSweepInterval is how often RunDeliverySweeper looks for offers
@@ -18,7 +19,7 @@ const DefaultSweepInterval = time.Second
 // agents are told), and deliveries still queued past their deadline fail
 // their tasks with a reason the peer can read. Every step is idempotent, so
 // several instances may run it at once.
-func (s *TaskService) RunDeliverySweeper(ctx context.Context, interval time.Duration) error {
+func (s *Service) RunDeliverySweeper(ctx context.Context, interval time.Duration) error {
 	if interval <= 0 {
 		interval = DefaultSweepInterval
 	}
@@ -37,14 +38,14 @@ func (s *TaskService) RunDeliverySweeper(ctx context.Context, interval time.Dura
 }
 
 // SweepDeliveries runs one round of RunDeliverySweeper.
-func (s *TaskService) SweepDeliveries(ctx context.Context) error {
+func (s *Service) SweepDeliveries(ctx context.Context) error {
 	now := s.Now().UTC()
 	agents, err := s.deliveries.RequeueStaleOffers(ctx, now)
 	if err != nil {
 		return fmt.Errorf("requeue stale offers: %w", err)
 	}
 	for _, id := range agents {
-		s.notify(ctx, AgentSubject(id))
+		s.notify(ctx, switchboard.AgentSubject(id))
 	}
 	for {
 		expired, err := s.deliveries.FindExpiredDeliveries(ctx, now, 100)
@@ -64,20 +65,20 @@ func (s *TaskService) SweepDeliveries(ctx context.Context) error {
 
 // expire closes a delivery that waited past its deadline and fails its task
 // (a cancel notice that could not be delivered only closes).
-func (s *TaskService) expire(ctx context.Context, d *Delivery) error {
+func (s *Service) expire(ctx context.Context, d *switchboard.Delivery) error {
 	var reason string
-	if d.Kind != DeliverCancel {
+	if d.Kind != switchboard.DeliverCancel {
 		reason = s.expiryReason(ctx, d)
 	}
-	t, events, err := s.tasks.ModifyTask(ctx, d.TaskID, func(t *Task) (*TaskChange, error) {
-		change := &TaskChange{CloseDeliveries: []string{d.ID}}
-		if d.Kind == DeliverCancel || t.State().Terminal() {
+	t, events, err := s.tasks.ModifyTask(ctx, d.TaskID, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
+		change := &switchboard.TaskChange{CloseDeliveries: []string{d.ID}}
+		if d.Kind == switchboard.DeliverCancel || t.State().Terminal() {
 			return change, nil
 		}
 		change.Events = []a2a.Event{s.setStatus(t, a2a.TaskStateFailed, agentText(t, reason))}
 		return change, nil
 	})
-	if ErrorCode(err) == ENOTFOUND {
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
 		return nil
 	} else if err != nil {
 		return err
@@ -91,10 +92,10 @@ func (s *TaskService) expire(ctx context.Context, d *Delivery) error {
 // whatever DeliveryDeadline says now) and what stood in the way, as far as
 // is known: the webhook's last failed attempt, the agent not connected, or
 // not accepting tasks.
-func (s *TaskService) expiryReason(ctx context.Context, d *Delivery) string {
+func (s *Service) expiryReason(ctx context.Context, d *switchboard.Delivery) string {
 	within := formatWait(d.Deadline.Sub(d.CreatedAt))
 	what := "task"
-	if d.Kind == DeliverMessage {
+	if d.Kind == switchboard.DeliverMessage {
 		what = "message"
 	}
 	took := fmt.Sprintf("not delivered: the agent did not take the %s within %s", what, within)
@@ -107,9 +108,9 @@ func (s *TaskService) expiryReason(ctx context.Context, d *Delivery) string {
 		// Deleted meanwhile (or the store failed): what the delivery says.
 		return took + lastAttempt
 	}
-	refusing := d.Kind == DeliverTask && !agent.AcceptsTasks
+	refusing := d.Kind == switchboard.DeliverTask && !agent.AcceptsTasks
 	switch agent.Mode {
-	case ModeWebhook:
+	case switchboard.ModeWebhook:
 		switch {
 		case d.LastError != "":
 			return fmt.Sprintf("not delivered: the webhook did not answer successfully within %s%s", within, lastAttempt)
@@ -117,7 +118,7 @@ func (s *TaskService) expiryReason(ctx context.Context, d *Delivery) string {
 			return took + ": it is not accepting tasks"
 		}
 		return fmt.Sprintf("not delivered: the webhook was not called within %s", within)
-	case ModeConnector:
+	case switchboard.ModeConnector:
 		connected, err := s.AgentConnected(ctx, agent.ID)
 		switch {
 		case err == nil && !connected:

@@ -1,4 +1,4 @@
-package switchboard
+package relay
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
 )
 
 // Page sizes of ListTasks.
@@ -27,7 +28,7 @@ type TaskQuery struct {
 
 // TaskPage is one page of a listing.
 type TaskPage struct {
-	Tasks         []*Task
+	Tasks         []*switchboard.Task
 	NextPageToken string // empty on the last page
 	PageSize      int
 	TotalSize     int
@@ -37,15 +38,15 @@ type TaskPage struct {
 // one page at a time. The page token is opaque to the peer: it names the
 // last task of the previous page, so pages stay stable while new tasks
 // arrive.
-func (s *TaskService) ListTasks(ctx context.Context, caller Peer, q TaskQuery) (*TaskPage, error) {
+func (s *Service) ListTasks(ctx context.Context, caller switchboard.Peer, q TaskQuery) (*TaskPage, error) {
 	size := DefaultPageSize
 	if q.PageSize != nil {
 		size = *q.PageSize
 		if size < 1 || size > MaxPageSize {
-			return nil, Errorf(EINVALID, "pageSize must be between 1 and %d", MaxPageSize)
+			return nil, switchboard.Errorf(switchboard.EINVALID, "pageSize must be between 1 and %d", MaxPageSize)
 		}
 	}
-	f := TaskFilter{
+	f := switchboard.TaskFilter{
 		AgentID:     &caller.AgentID,
 		PeerID:      &caller.ID,
 		StatusAfter: q.StatusAfter,
@@ -72,27 +73,18 @@ func (s *TaskService) ListTasks(ctx context.Context, caller Peer, q TaskQuery) (
 	if len(tasks) > size {
 		page.Tasks = tasks[:size]
 		last := page.Tasks[size-1]
-		page.NextPageToken = encodeCursor(TaskCursor{StatusAt: StatusAt(last), ID: last.ID()})
+		page.NextPageToken = encodeCursor(switchboard.TaskCursor{StatusAt: switchboard.StatusAt(last), ID: last.ID()})
 	}
 	return page, nil
 }
 
-// StatusAt returns the time by which task listings sort a task: its status
-// timestamp, or its last update if the status has none.
-func StatusAt(t *Task) time.Time {
-	if ts := t.A2A.Status.Timestamp; ts != nil {
-		return *ts
-	}
-	return t.UpdatedAt
-}
-
-func encodeCursor(c TaskCursor) string {
+func encodeCursor(c switchboard.TaskCursor) string {
 	raw := strconv.FormatInt(c.StatusAt.UnixNano(), 10) + "|" + string(c.ID)
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
-func decodeCursor(token string) (*TaskCursor, error) {
-	bad := Errorf(EINVALID, "pageToken is not a token this server issued")
+func decodeCursor(token string) (*switchboard.TaskCursor, error) {
+	bad := switchboard.Errorf(switchboard.EINVALID, "pageToken is not a token this server issued")
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
 		return nil, bad
@@ -105,7 +97,7 @@ func decodeCursor(token string) (*TaskCursor, error) {
 	if err != nil {
 		return nil, bad
 	}
-	return &TaskCursor{StatusAt: time.Unix(0, n).UTC(), ID: a2a.TaskID(id)}, nil
+	return &switchboard.TaskCursor{StatusAt: time.Unix(0, n).UTC(), ID: a2a.TaskID(id)}, nil
 }
 
 // InboxStates are the states of tasks that wait for their agent.
@@ -116,8 +108,8 @@ const MaxInbox = 200
 
 // Inbox returns the agent's tasks that wait for it (submitted or working),
 // oldest first, or with all every task of the agent.
-func (s *TaskService) Inbox(ctx context.Context, agentID string, all bool) ([]*Task, error) {
-	f := TaskFilter{AgentID: &agentID, OldestFirst: true, Limit: MaxInbox, NoTotal: true}
+func (s *Service) Inbox(ctx context.Context, agentID string, all bool) ([]*switchboard.Task, error) {
+	f := switchboard.TaskFilter{AgentID: &agentID, OldestFirst: true, Limit: MaxInbox, NoTotal: true}
 	if !all {
 		f.States = InboxStates
 	}
@@ -125,50 +117,13 @@ func (s *TaskService) Inbox(ctx context.Context, agentID string, all bool) ([]*T
 	return tasks, err
 }
 
-// TrimTask returns a copy of t for the wire: at most historyLength of the
-// most recent history messages (nil: all; 0: none) and, unless
-// withArtifacts, no artifacts. The stored task is not changed.
-func TrimTask(t *a2a.Task, historyLength *int, withArtifacts bool) *a2a.Task {
-	c := *t
-	if historyLength != nil {
-		n := *historyLength
-		switch {
-		case n <= 0:
-			c.History = nil
-		case n < len(c.History):
-			c.History = c.History[len(c.History)-n:]
-		}
-	}
-	if !withArtifacts {
-		c.Artifacts = nil
-	}
-	return &c
-}
-
 // LastUserText returns the text of the most recent message from the peer,
 // for inbox listings.
 func LastUserText(t *a2a.Task) string {
 	for i := len(t.History) - 1; i >= 0; i-- {
 		if m := t.History[i]; m != nil && m.Role == a2a.MessageRoleUser {
-			return MessageText(m)
+			return switchboard.MessageText(m)
 		}
 	}
 	return ""
-}
-
-// MessageText joins the text parts of a message with newlines.
-func MessageText(m *a2a.Message) string {
-	var b strings.Builder
-	for _, p := range m.Parts {
-		if p == nil {
-			continue
-		}
-		if txt, ok := p.Content.(a2a.Text); ok {
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(string(txt))
-		}
-	}
-	return b.String()
 }

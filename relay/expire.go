@@ -1,4 +1,4 @@
-package switchboard
+package relay
 
 import (
 	"context"
@@ -19,7 +19,7 @@ const ExpiryBatch = 200
 // (ExpireFinishedTasks). A retention of 0 or less keeps tasks forever and
 // returns at once. Several instances may run it at once: each batch is
 // one transaction, and a task is deleted once.
-func (s *TaskService) RunTaskExpiry(ctx context.Context, retention, interval time.Duration) error {
+func (s *Service) RunTaskExpiry(ctx context.Context, retention, interval time.Duration) error {
 	if retention <= 0 {
 		return nil
 	}
@@ -47,7 +47,7 @@ func (s *TaskService) RunTaskExpiry(ctx context.Context, retention, interval tim
 // than retention before now, with everything that belongs to them, in
 // batches of ExpiryBatch, and returns how many it deleted. It stops
 // between batches when ctx ends.
-func (s *TaskService) ExpireFinishedTasks(ctx context.Context, retention time.Duration) (int, error) {
+func (s *Service) ExpireFinishedTasks(ctx context.Context, retention time.Duration) (int, error) {
 	cutoff := s.Now().UTC().Add(-retention)
 	total := 0
 	for ctx.Err() == nil {

@@ -1,4 +1,4 @@
-package switchboard
+package relay
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
 )
 
 // followBatch is how many events FollowTask reads from the store at once.
@@ -17,7 +18,7 @@ const followBatch = 256
 // ctx ends. It watches the bus before its first read, so no event written in
 // between is missed, and rereads the log every StreamPoll even without a
 // hint. It returns nil when emit stopped it, emit's error, or ctx's cause.
-func (s *TaskService) FollowTask(ctx context.Context, id a2a.TaskID, afterSeq int64, emit func(*TaskEvent) (more bool, err error)) error {
+func (s *Service) FollowTask(ctx context.Context, id a2a.TaskID, afterSeq int64, emit func(*switchboard.TaskEvent) (more bool, err error)) error {
 	return s.follow(ctx, id, afterSeq, nil, emit)
 }
 
@@ -27,8 +28,8 @@ var errHandedOver = errors.New("the event was handed over in memory")
 // follow is FollowTask, which also ends, with errHandedOver, as soon as
 // handedOver is closed (a nil channel never is): before each read of the
 // log, and while it waits for a hint.
-func (s *TaskService) follow(ctx context.Context, id a2a.TaskID, afterSeq int64, handedOver <-chan struct{}, emit func(*TaskEvent) (more bool, err error)) error {
-	w, err := s.bus.Watch(ctx, TaskSubject(id))
+func (s *Service) follow(ctx context.Context, id a2a.TaskID, afterSeq int64, handedOver <-chan struct{}, emit func(*switchboard.TaskEvent) (more bool, err error)) error {
+	w, err := s.bus.Watch(ctx, switchboard.TaskSubject(id))
 	if err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func (s *TaskService) follow(ctx context.Context, id a2a.TaskID, afterSeq int64,
 // started and closes. fresh says w began before anything after afterSeq
 // could be written: the log is then first read on a hint or the poll, not
 // at once.
-func (s *TaskService) followWatch(ctx context.Context, w Watch, id a2a.TaskID, afterSeq int64, handedOver <-chan struct{}, fresh bool, emit func(*TaskEvent) (more bool, err error)) error {
+func (s *Service) followWatch(ctx context.Context, w switchboard.Watch, id a2a.TaskID, afterSeq int64, handedOver <-chan struct{}, fresh bool, emit func(*switchboard.TaskEvent) (more bool, err error)) error {
 	poll := time.NewTicker(s.StreamPoll)
 	defer poll.Stop()
 
@@ -80,7 +81,7 @@ func (s *TaskService) followWatch(ctx context.Context, w Watch, id a2a.TaskID, a
 
 // waitForHint waits for a hint on w or the poll's next tick; it returns
 // errHandedOver when handedOver closes first, and ctx's cause when ctx ends.
-func waitForHint(ctx context.Context, w Watch, poll *time.Ticker, handedOver <-chan struct{}) error {
+func waitForHint(ctx context.Context, w switchboard.Watch, poll *time.Ticker, handedOver <-chan struct{}) error {
 	select {
 	case <-handedOver:
 		return errHandedOver
@@ -88,7 +89,7 @@ func waitForHint(ctx context.Context, w Watch, poll *time.Ticker, handedOver <-c
 		return context.Cause(ctx)
 	case _, ok := <-w.C():
 		if !ok {
-			return ErrBusClosed
+			return switchboard.ErrBusClosed
 		}
 	case <-poll.C:
 	}
@@ -111,5 +112,5 @@ func EventState(ev a2a.Event) (a2a.TaskState, bool) {
 // work: a final state, or a state in which the task waits for its peer.
 func EndsTurn(ev a2a.Event) bool {
 	st, ok := EventState(ev)
-	return ok && (st.Terminal() || Interrupted(st))
+	return ok && (st.Terminal() || switchboard.Interrupted(st))
 }

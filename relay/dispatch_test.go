@@ -1,4 +1,4 @@
-package switchboard_test
+package relay_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // fakeDeliverer answers every agent's deliveries at once, except those of
@@ -69,7 +70,7 @@ func (f *fixture) sendTo(t *testing.T, g *switchboard.Agent, id string) *switchb
 
 // runDispatcher runs the webhook dispatcher until the test ends, or until
 // the returned function stops it (and waits for it).
-func (f *fixture) runDispatcher(t *testing.T, d switchboard.Deliverer, cfg switchboard.DispatchConfig) (stop func()) {
+func (f *fixture) runDispatcher(t *testing.T, d switchboard.Deliverer, cfg relay.DispatchConfig) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -92,7 +93,7 @@ func TestDispatchSlowAgentDoesNotStallOthers(t *testing.T) {
 	for i := range 64 {
 		f.sendTo(t, slow, fmt.Sprint("s", i))
 	}
-	f.runDispatcher(t, d, switchboard.DispatchConfig{Concurrency: 16, Timeout: time.Minute, Poll: 10 * time.Millisecond})
+	f.runDispatcher(t, d, relay.DispatchConfig{Concurrency: 16, Timeout: time.Minute, Poll: 10 * time.Millisecond})
 	<-d.started
 
 	task := f.sendTo(t, fast, "f1")
@@ -104,8 +105,8 @@ func TestDispatchSlowAgentDoesNotStallOthers(t *testing.T) {
 	d.mu.Lock()
 	peak := d.peak
 	d.mu.Unlock()
-	if peak > switchboard.DefaultDispatchPerAgent {
-		t.Fatalf("the slow agent had %d calls in flight, want at most %d", peak, switchboard.DefaultDispatchPerAgent)
+	if peak > relay.DefaultDispatchPerAgent {
+		t.Fatalf("the slow agent had %d calls in flight, want at most %d", peak, relay.DefaultDispatchPerAgent)
 	}
 }
 
@@ -120,7 +121,7 @@ func TestDispatchShutdown(t *testing.T) {
 			g := f.webhookAgent(t, "hook")
 			d := &fakeDeliverer{hang: g.ID, answerLate: answerLate, started: make(chan struct{}, 1)}
 			task := f.sendTo(t, g, "m1")
-			stop := f.runDispatcher(t, d, switchboard.DispatchConfig{Timeout: time.Minute, Poll: 10 * time.Millisecond})
+			stop := f.runDispatcher(t, d, relay.DispatchConfig{Timeout: time.Minute, Poll: 10 * time.Millisecond})
 			<-d.started
 			stop()
 
@@ -165,7 +166,7 @@ func TestOnAckReportsFirstAcknowledgement(t *testing.T) {
 		acks <- ack{mode: mode, d: d, at: at}
 	}
 	task := f.sendTo(t, g, "m1")
-	f.runDispatcher(t, &fakeDeliverer{}, switchboard.DispatchConfig{Poll: 10 * time.Millisecond})
+	f.runDispatcher(t, &fakeDeliverer{}, relay.DispatchConfig{Poll: 10 * time.Millisecond})
 	got := <-acks
 	if got.mode != switchboard.ModeWebhook || got.d.TaskID != task.ID() || got.d.Kind != switchboard.DeliverTask {
 		t.Fatalf("ack of %s %s %s", got.mode, got.d.TaskID, got.d.Kind)

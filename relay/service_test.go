@@ -1,4 +1,4 @@
-package switchboard_test
+package relay_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -26,7 +27,7 @@ func (*silentBus) Notify(context.Context, string) error { return nil }
 
 type fixture struct {
 	db    *sqlstore.DB
-	svc   *switchboard.TaskService
+	svc   *relay.Service
 	agent *switchboard.Agent
 	peer  switchboard.Peer
 }
@@ -47,7 +48,7 @@ func newFixture(t *testing.T, bus switchboard.Bus) *fixture {
 	if err := db.CreateAgent(ctx, g); err != nil {
 		t.Fatal(err)
 	}
-	svc := switchboard.NewTaskService(db, bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := relay.New(db, bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return &fixture{db: db, svc: svc, agent: g, peer: switchboard.Peer{AgentID: g.ID, ID: "peer-bob", Label: "bob"}}
 }
 
@@ -74,12 +75,12 @@ func TestFollowTaskWithoutHints(t *testing.T) {
 	go func() {
 		_ = f.svc.FollowTask(ctx, task.ID(), task.Seq, func(ev *switchboard.TaskEvent) (bool, error) {
 			got <- ev.Seq
-			return !switchboard.EndsTurn(ev.Event), nil
+			return !relay.EndsTurn(ev.Event), nil
 		})
 		close(got)
 	}()
 	for _, st := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateCompleted} {
-		if _, err := f.svc.ReplyToTask(context.Background(), task.ID(), switchboard.Reply{Text: "r", State: st}); err != nil {
+		if _, err := f.svc.ReplyToTask(context.Background(), task.ID(), relay.Reply{Text: "r", State: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,7 +126,7 @@ func TestConcurrentDuplicateSends(t *testing.T) {
 			t.Fatalf("one message became tasks %s and %s", ids[0], id)
 		}
 	}
-	page, err := f.svc.ListTasks(context.Background(), f.peer, switchboard.TaskQuery{})
+	page, err := f.svc.ListTasks(context.Background(), f.peer, relay.TaskQuery{})
 	if err != nil || page.TotalSize != 1 {
 		t.Fatalf("tasks stored: %v %v", page, err)
 	}
@@ -171,7 +172,7 @@ func TestTrimTask(t *testing.T) {
 		}
 	}
 	if len(task.History) != 3 || len(task.Artifacts) != 1 {
-		t.Fatal("TrimTask changed the stored task")
+		t.Fatal("switchboard.TrimTask changed the stored task")
 	}
 }
 
@@ -213,12 +214,12 @@ func TestPeerMessageCap(t *testing.T) {
 		}, switchboard.ProtocolV1)
 		return err
 	}
-	for i := 1; i < switchboard.MaxPeerMessages; i++ {
+	for i := 1; i < relay.MaxPeerMessages; i++ {
 		if err := send(i); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
 	}
-	if err := send(switchboard.MaxPeerMessages); switchboard.ErrorCode(err) != switchboard.EINVALID {
+	if err := send(relay.MaxPeerMessages); switchboard.ErrorCode(err) != switchboard.EINVALID {
 		t.Fatalf("message over the cap: %v", err)
 	}
 }

@@ -1,9 +1,10 @@
-package switchboard
+package relay
 
 import (
 	"sync"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
 )
 
 // localTurns hands the end of a turn, recorded by this instance, straight to
@@ -20,7 +21,7 @@ type localTurns struct {
 type turnWaiter struct {
 	afterSeq int64
 	done     chan struct{} // closed once task and invalid are set
-	task     *Task
+	task     *switchboard.Task
 	invalid  bool
 }
 
@@ -57,7 +58,7 @@ func (l *localTurns) forget(id a2a.TaskID, w *turnWaiter) {
 // finish hands t, as just committed with events, to the waiters whose turn
 // one of those events ended. The task is shared between them and the
 // caller: none of them may change it.
-func (l *localTurns) finish(t *Task, events []*TaskEvent) {
+func (l *localTurns) finish(t *switchboard.Task, events []*switchboard.TaskEvent) {
 	if len(events) == 0 {
 		return
 	}
@@ -85,7 +86,7 @@ func (l *localTurns) finish(t *Task, events []*TaskEvent) {
 
 // turnEnd returns the first of events after afterSeq that ends a turn, or
 // nil.
-func turnEnd(events []*TaskEvent, afterSeq int64) *TaskEvent {
+func turnEnd(events []*switchboard.TaskEvent, afterSeq int64) *switchboard.TaskEvent {
 	for _, ev := range events {
 		if ev.Seq > afterSeq && EndsTurn(ev.Event) {
 			return ev

@@ -1,9 +1,10 @@
-package switchboard
+package relay
 
 import (
 	"context"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
 )
 
 // Reply is an agent's answer to a task, given through the owner API.
@@ -36,28 +37,28 @@ const MaxReplyLen = 1 << 20
 // as a text artifact. The artifact event (if any) and the status event are
 // written with the task in one transaction, then watchers are told. A
 // finished task refuses a reply (ECONFLICT) unless r.Force.
-func (s *TaskService) ReplyToTask(ctx context.Context, id a2a.TaskID, r Reply) (*Task, error) {
+func (s *Service) ReplyToTask(ctx context.Context, id a2a.TaskID, r Reply) (*switchboard.Task, error) {
 	if r.State == a2a.TaskStateUnspecified {
 		r.State = a2a.TaskStateCompleted
 	}
 	if !replyStates[r.State] {
-		return nil, Errorf(EINVALID, "state must be one of completed, input-required, failed, rejected, working")
+		return nil, switchboard.Errorf(switchboard.EINVALID, "state must be one of completed, input-required, failed, rejected, working")
 	}
 	if r.Text == "" && r.State != a2a.TaskStateWorking {
-		return nil, Errorf(EINVALID, "text is required")
+		return nil, switchboard.Errorf(switchboard.EINVALID, "text is required")
 	}
 	if len(r.Text) > MaxReplyLen {
-		return nil, Errorf(ETOOLARGE, "text is longer than %d bytes", MaxReplyLen)
+		return nil, switchboard.Errorf(switchboard.ETOOLARGE, "text is longer than %d bytes", MaxReplyLen)
 	}
 	if r.ArtifactName == "" {
 		r.ArtifactName = "response"
 	}
-	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		if t.State().Terminal() && !r.Force {
-			return nil, Errorf(ECONFLICT, "task %s is already %s (force to answer anyway)", t.ID(), ShortState(t.State()))
+			return nil, switchboard.Errorf(switchboard.ECONFLICT, "task %s is already %s (force to answer anyway)", t.ID(), switchboard.ShortState(t.State()))
 		}
 		change := s.applyReply(t, r)
-		change.MaxBytes = MaxTaskBytes
+		change.MaxBytes = switchboard.MaxTaskBytes
 		return change, nil
 	})
 	if err != nil {
@@ -67,15 +68,15 @@ func (s *TaskService) ReplyToTask(ctx context.Context, id a2a.TaskID, r Reply) (
 	return t, nil
 }
 
-func (s *TaskService) applyReply(t *Task, r Reply) *TaskChange {
-	var change TaskChange
+func (s *Service) applyReply(t *switchboard.Task, r Reply) *switchboard.TaskChange {
+	var change switchboard.TaskChange
 	var msg *a2a.Message
 	if r.Text != "" {
 		msg = agentText(t, r.Text)
 		t.A2A.History = append(t.A2A.History, msg)
 	}
 	if r.State == a2a.TaskStateCompleted {
-		art := s.addArtifact(t, &a2a.Artifact{ID: a2a.ArtifactID(NewID()), Name: r.ArtifactName, Parts: a2a.ContentParts{a2a.NewTextPart(r.Text)}}, false)
+		art := s.addArtifact(t, &a2a.Artifact{ID: a2a.ArtifactID(switchboard.NewID()), Name: r.ArtifactName, Parts: a2a.ContentParts{a2a.NewTextPart(r.Text)}}, false)
 		art.LastChunk = true
 		change.Events = append(change.Events, art)
 	}

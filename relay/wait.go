@@ -1,10 +1,11 @@
-package switchboard
+package relay
 
 import (
 	"context"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
 )
 
 // DefaultBlockingTimeout is how long a blocking SendMessage waits for the
@@ -16,7 +17,7 @@ const DefaultBlockingTimeout = 60 * time.Second
 // returns the task as it then stands. It watches the log, so it sees the
 // answer whichever instance records it. When the turn ended with an unusable
 // agent answer, it returns the task with an EINVALIDAGENTRESPONSE error.
-func (s *TaskService) WaitForTurn(ctx context.Context, id a2a.TaskID, afterSeq int64, timeout time.Duration) (*Task, error) {
+func (s *Service) WaitForTurn(ctx context.Context, id a2a.TaskID, afterSeq int64, timeout time.Duration) (*switchboard.Task, error) {
 	wait, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	return s.WaitForTurnUntil(ctx, id, afterSeq, wait)
@@ -26,7 +27,7 @@ func (s *TaskService) WaitForTurn(ctx context.Context, id a2a.TaskID, afterSeq i
 // context: when wait ends (a timeout, or the server shutting down) the
 // task is returned as it stands. When ctx (the caller's) ends, it returns
 // ctx's error.
-func (s *TaskService) WaitForTurnUntil(ctx context.Context, id a2a.TaskID, afterSeq int64, wait context.Context) (*Task, error) {
+func (s *Service) WaitForTurnUntil(ctx context.Context, id a2a.TaskID, afterSeq int64, wait context.Context) (*switchboard.Task, error) {
 	w, err := s.watchTurn(ctx, id, afterSeq)
 	if err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func (s *TaskService) WaitForTurnUntil(ctx context.Context, id a2a.TaskID, after
 // before it is committed, so that the wait needs no first read of its log:
 // nothing the agent does can come before the watch. A message sent again
 // whose turn has ended returns its task at once.
-func (s *TaskService) SendMessageAndWait(ctx context.Context, agent *Agent, caller Peer, req *a2a.SendMessageRequest, proto ProtocolVersion, wait context.Context) (*Task, error) {
+func (s *Service) SendMessageAndWait(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, wait context.Context) (*switchboard.Task, error) {
 	var w *turnWatch
 	t, _, err := s.sendMessage(ctx, agent, caller, req, proto, &w)
 	if w != nil {
@@ -49,7 +50,7 @@ func (s *TaskService) SendMessageAndWait(ctx context.Context, agent *Agent, call
 	if err != nil {
 		return nil, err
 	}
-	if st := t.State(); st.Terminal() || Interrupted(st) {
+	if st := t.State(); st.Terminal() || switchboard.Interrupted(st) {
 		return t, nil
 	}
 	if w == nil || w.id != t.ID() || t.Seq != w.afterSeq {
@@ -66,17 +67,17 @@ const createdSeq = 1
 // which a turn that ends on this instance is handed over with the task as
 // written (one that ends elsewhere is read from the log and the store).
 type turnWatch struct {
-	s        *TaskService
+	s        *Service
 	id       a2a.TaskID
 	afterSeq int64
-	bus      Watch
+	bus      switchboard.Watch
 	local    *turnWaiter
 }
 
 // watchTurn starts watching for the end of a turn of task id after
 // afterSeq. The caller must close the watch.
-func (s *TaskService) watchTurn(ctx context.Context, id a2a.TaskID, afterSeq int64) (*turnWatch, error) {
-	b, err := s.bus.Watch(ctx, TaskSubject(id))
+func (s *Service) watchTurn(ctx context.Context, id a2a.TaskID, afterSeq int64) (*turnWatch, error) {
+	b, err := s.bus.Watch(ctx, switchboard.TaskSubject(id))
 	if err != nil {
 		return nil, err
 	}
@@ -92,20 +93,20 @@ func (w *turnWatch) close() {
 // waitForTurn is WaitForTurnUntil on a watch. fresh says the watch began
 // before anything after its afterSeq could be written, so that the log
 // needs reading only once the bus or the poll says so.
-func (s *TaskService) waitForTurn(ctx context.Context, w *turnWatch, fresh bool, wait context.Context) (*Task, error) {
+func (s *Service) waitForTurn(ctx context.Context, w *turnWatch, fresh bool, wait context.Context) (*switchboard.Task, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(wait, cancel)()
 	id, local := w.id, w.local
 	var invalid bool
-	err := s.followWatch(wctx, w.bus, id, w.afterSeq, local.done, fresh, func(ev *TaskEvent) (bool, error) {
+	err := s.followWatch(wctx, w.bus, id, w.afterSeq, local.done, fresh, func(ev *switchboard.TaskEvent) (bool, error) {
 		if EndsTurn(ev.Event) {
 			invalid = InvalidAnswer(ev.Event)
 			return false, nil
 		}
 		return true, nil
 	})
-	var t *Task
+	var t *switchboard.Task
 	switch {
 	case err == errHandedOver:
 		t, invalid = local.task, local.invalid
@@ -124,15 +125,15 @@ func (s *TaskService) waitForTurn(ctx context.Context, w *turnWatch, fresh bool,
 		}
 	}
 	if invalid {
-		return t, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an invalid response: %s", statusText(t))
+		return t, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent sent an invalid response: %s", statusText(t))
 	}
 	return t, nil
 }
 
 // statusText returns the text of a task's status message.
-func statusText(t *Task) string {
+func statusText(t *switchboard.Task) string {
 	if m := t.A2A.Status.Message; m != nil {
-		return MessageText(m)
+		return switchboard.MessageText(m)
 	}
 	return ""
 }

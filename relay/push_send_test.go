@@ -1,4 +1,4 @@
-package switchboard_test
+package relay_test
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/push"
+	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -119,15 +120,15 @@ type pushFixture struct {
 	path  string
 	clk   *clock
 	db    *sqlstore.DB
-	svc   *switchboard.TaskService
+	svc   *relay.Service
 	agent *switchboard.Agent
 	peer  switchboard.Peer
-	cfg   switchboard.PushSendConfig
+	cfg   relay.PushSendConfig
 	guard netguard.Options // the sender's; newPushFixture allows 127.0.0.1
 	stop  func()
 }
 
-func newPushFixture(t *testing.T, cfg switchboard.PushSendConfig) *pushFixture {
+func newPushFixture(t *testing.T, cfg relay.PushSendConfig) *pushFixture {
 	f := &pushFixture{path: filepath.Join(t.TempDir(), "sb.db"), clk: newClock(), cfg: cfg,
 		guard: netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Timeout: 5 * time.Second}}
 	f.open(t)
@@ -147,7 +148,7 @@ func (f *pushFixture) open(t *testing.T) {
 	must(t, err)
 	db.Now = f.clk.now
 	f.db = db
-	f.svc = switchboard.NewTaskService(db, membus.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f.svc = relay.New(db, membus.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.svc.Now = f.clk.now
 	t.Cleanup(func() { _ = db.Close() })
 }
@@ -186,12 +187,12 @@ func (f *pushFixture) send(t *testing.T, url string, proto switchboard.ProtocolV
 
 func (f *pushFixture) reply(t *testing.T, id a2a.TaskID, state a2a.TaskState) {
 	t.Helper()
-	_, err := f.svc.ReplyToTask(context.Background(), id, switchboard.Reply{Text: "answer " + string(state), State: state})
+	_, err := f.svc.ReplyToTask(context.Background(), id, relay.Reply{Text: "answer " + string(state), State: state})
 	must(t, err)
 }
 
 // pushes returns the task's pushes.
-func (f *pushFixture) pushes(t *testing.T, id a2a.TaskID) *switchboard.PushHistory {
+func (f *pushFixture) pushes(t *testing.T, id a2a.TaskID) *relay.PushHistory {
 	t.Helper()
 	h, err := f.svc.TaskPushes(context.Background(), id)
 	must(t, err)
@@ -205,7 +206,7 @@ func (f *pushFixture) pushes(t *testing.T, id a2a.TaskID) *switchboard.PushHisto
 func TestPushSequence(t *testing.T) {
 	for _, proto := range []switchboard.ProtocolVersion{switchboard.ProtocolV1, switchboard.ProtocolV03} {
 		t.Run(string(proto), func(t *testing.T) {
-			f := newPushFixture(t, switchboard.PushSendConfig{})
+			f := newPushFixture(t, relay.PushSendConfig{})
 			rc := newPushReceiver(t, 200)
 			f.run(t)
 			task := f.send(t, rc.URL+"/hook", proto)
@@ -249,7 +250,7 @@ func TestPushSequence(t *testing.T) {
 // backoff (1 s, 2 s, 4 s, 8 s …; Retry-After when longer) on the fake
 // clock, and every attempt is recorded.
 func TestPushRetries(t *testing.T) {
-	f := newPushFixture(t, switchboard.PushSendConfig{MinBackoff: time.Second, MaxBackoff: time.Minute})
+	f := newPushFixture(t, relay.PushSendConfig{MinBackoff: time.Second, MaxBackoff: time.Minute})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	addr := ln.Addr().String()
@@ -307,7 +308,7 @@ func TestPushRetries(t *testing.T) {
 // TestPushGivesUp stops after MaxAttempts, records why, and then sends the
 // configuration's next push.
 func TestPushGivesUp(t *testing.T) {
-	f := newPushFixture(t, switchboard.PushSendConfig{MaxAttempts: 3, MinBackoff: time.Second, MaxBackoff: time.Second})
+	f := newPushFixture(t, relay.PushSendConfig{MaxAttempts: 3, MinBackoff: time.Second, MaxBackoff: time.Second})
 	rc := newPushReceiver(t, 500, 500, 500, 200)
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
@@ -337,7 +338,7 @@ func TestPushGivesUp(t *testing.T) {
 // TestPushGivesUpWhenOld gives up on a push that fails when older than
 // MaxAge, however few its attempts.
 func TestPushGivesUpWhenOld(t *testing.T) {
-	f := newPushFixture(t, switchboard.PushSendConfig{MaxAge: time.Minute, MinBackoff: time.Hour, MaxBackoff: time.Hour})
+	f := newPushFixture(t, relay.PushSendConfig{MaxAge: time.Minute, MinBackoff: time.Hour, MaxBackoff: time.Hour})
 	rc := newPushReceiver(t, 503)
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
@@ -357,7 +358,7 @@ func TestPushGivesUpWhenOld(t *testing.T) {
 // store is closed; after it is opened again, a new sender sends both, once
 // each, in order.
 func TestPushAcrossRestart(t *testing.T) {
-	f := newPushFixture(t, switchboard.PushSendConfig{MinBackoff: 10 * time.Second})
+	f := newPushFixture(t, relay.PushSendConfig{MinBackoff: 10 * time.Second})
 	rc := newPushReceiver(t, 503, 200)
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
@@ -410,7 +411,7 @@ func TestPushAcrossRestart(t *testing.T) {
 
 // TestPushDeletedConfigStops cancels the pushes of a deleted config.
 func TestPushDeletedConfigStops(t *testing.T) {
-	f := newPushFixture(t, switchboard.PushSendConfig{MinBackoff: time.Hour})
+	f := newPushFixture(t, relay.PushSendConfig{MinBackoff: time.Hour})
 	rc := newPushReceiver(t, 503)
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
@@ -430,7 +431,7 @@ func TestPushDeletedConfigStops(t *testing.T) {
 }
 
 func TestPushRetryWait(t *testing.T) {
-	cfg := switchboard.PushSendConfig{MinBackoff: time.Second, MaxBackoff: 10 * time.Second, Jitter: func() float64 { return 1 }}
+	cfg := relay.PushSendConfig{MinBackoff: time.Second, MaxBackoff: 10 * time.Second, Jitter: func() float64 { return 1 }}
 	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 5: 10 * time.Second, 50: 10 * time.Second} {
 		if got := cfg.RetryWait(n, 0); got != want {
 			t.Errorf("RetryWait(%d) = %s, want %s", n, got, want)
@@ -453,7 +454,7 @@ func TestPushRetryWait(t *testing.T) {
 // to it) is refused at dial time and given up at once, not retried, and the
 // receiver never hears of it.
 func TestPushRefusedTargetGivenUp(t *testing.T) {
-	f := newPushFixture(t, switchboard.PushSendConfig{})
+	f := newPushFixture(t, relay.PushSendConfig{})
 	f.guard = netguard.Options{}
 	rc := newPushReceiver(t, 200)
 	port := rc.URL[strings.LastIndex(rc.URL, ":")+1:]
@@ -480,7 +481,7 @@ func TestPushRefusedTargetGivenUp(t *testing.T) {
 // TestPushCanceled pushes a cancellation by the peer, as every other
 // change of state.
 func TestPushCanceled(t *testing.T) {
-	f := newPushFixture(t, switchboard.PushSendConfig{})
+	f := newPushFixture(t, relay.PushSendConfig{})
 	rc := newPushReceiver(t, 200)
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV03)

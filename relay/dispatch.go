@@ -1,15 +1,17 @@
-package switchboard
+package relay
 
 import (
 	"context"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/switchboard-dev/switchboard"
 )
 
 // DispatchSubject is notified when work is queued for agents of a mode that
 // a dispatcher serves (webhook agents), so that it claims at once.
-func DispatchSubject(mode DeliveryMode) string { return "dispatch." + string(mode) }
+func DispatchSubject(mode switchboard.DeliveryMode) string { return "dispatch." + string(mode) }
 
 // DefaultDispatchPerAgent is how many deliveries of one agent a dispatcher
 // has in flight at once, unless DispatchConfig.PerAgent says otherwise.
@@ -39,7 +41,7 @@ type DispatchConfig struct {
 // deadline, after which the sweeper fails the task. It returns when ctx
 // ends, after the attempts in flight have finished: ending ctx cuts them
 // short, and their deliveries go back to the queue, due at once.
-func (s *TaskService) RunDispatcher(ctx context.Context, mode DeliveryMode, d Deliverer, cfg DispatchConfig) error {
+func (s *Service) RunDispatcher(ctx context.Context, mode switchboard.DeliveryMode, d switchboard.Deliverer, cfg DispatchConfig) error {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
 	}
@@ -100,7 +102,7 @@ func (s *TaskService) RunDispatcher(ctx context.Context, mode DeliveryMode, d De
 			return nil
 		case _, ok := <-w.C():
 			if !ok {
-				return ErrBusClosed
+				return switchboard.ErrBusClosed
 			}
 		case <-poll.C:
 		}
@@ -114,7 +116,7 @@ const dispatchRecordTimeout = 5 * time.Second
 // dispatch makes one delivery attempt and records its outcome. The outcome
 // is recorded even if ctx ends meanwhile: a delivery left offered would
 // wait out its lease (Timeout + 30 s) before anyone offered it again.
-func (s *TaskService) dispatch(ctx context.Context, mode DeliveryMode, d Deliverer, o *Offer, cfg DispatchConfig) {
+func (s *Service) dispatch(ctx context.Context, mode switchboard.DeliveryMode, d switchboard.Deliverer, o *switchboard.Offer, cfg DispatchConfig) {
 	dl := o.Delivery
 	log := s.log.With("delivery_id", dl.ID, "task_id", dl.TaskID, "agent_id", dl.AgentID, "attempt", dl.Attempts)
 	agent, err := s.agents.FindAgentByID(ctx, dl.AgentID)
@@ -129,7 +131,7 @@ func (s *TaskService) dispatch(ctx context.Context, mode DeliveryMode, d Deliver
 	actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	answer, err := d.Deliver(actx, agent, o)
 	cancel()
-	if err != nil && ctx.Err() != nil && ErrorCode(err) != EINVALIDAGENTRESPONSE {
+	if err != nil && ctx.Err() != nil && switchboard.ErrorCode(err) != switchboard.EINVALIDAGENTRESPONSE {
 		s.giveBack(ctx, mode, dl)
 		return
 	}
@@ -138,9 +140,9 @@ func (s *TaskService) dispatch(ctx context.Context, mode DeliveryMode, d Deliver
 	switch {
 	case err == nil:
 		err = s.AckOffer(rctx, agent, dl, answer)
-	case ErrorCode(err) == EINVALIDAGENTRESPONSE:
+	case switchboard.ErrorCode(err) == switchboard.EINVALIDAGENTRESPONSE:
 		log.Info("agent answered with something unusable", "err", err)
-		err = s.RejectOffer(rctx, agent, dl, ErrorMessage(err), true)
+		err = s.RejectOffer(rctx, agent, dl, switchboard.ErrorMessage(err), true)
 	default:
 		next := s.Now().Add(backoff(dl.Attempts, cfg.MaxBackoff))
 		log.Info("delivery attempt failed; will retry", "err", err, "next", next)
@@ -156,7 +158,7 @@ func (s *TaskService) dispatch(ctx context.Context, mode DeliveryMode, d Deliver
 // not at fault, and another instance (or this one once restarted) should
 // not wait for the lease to end. The last error stays that of the last
 // attempt that ran its course.
-func (s *TaskService) giveBack(ctx context.Context, mode DeliveryMode, dl *Delivery) {
+func (s *Service) giveBack(ctx context.Context, mode switchboard.DeliveryMode, dl *switchboard.Delivery) {
 	log := s.log.With("delivery_id", dl.ID, "task_id", dl.TaskID, "agent_id", dl.AgentID, "attempt", dl.Attempts)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchRecordTimeout)
 	defer cancel()

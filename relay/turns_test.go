@@ -1,4 +1,4 @@
-package switchboard_test
+package relay_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -58,9 +59,9 @@ func TestTurnEndHandedOverInMemory(t *testing.T) {
 	bus := membus.New()
 	f, g, log := newConnectorFixture(t, bus)
 	here := &countingStore{DB: f.db, eventReads: make(chan struct{}, 1)}
-	local := switchboard.NewTaskService(here, bus, log)     // records the answer and waits
-	elsewhere := switchboard.NewTaskService(f.db, bus, log) // waits only
-	answer := func(svc *switchboard.TaskService, id a2a.TaskID, invalid bool) {
+	local := relay.New(here, bus, log)     // records the answer and waits
+	elsewhere := relay.New(f.db, bus, log) // waits only
+	answer := func(svc *relay.Service, id a2a.TaskID, invalid bool) {
 		if invalid {
 			must(t, svc.FailAgentTask(ctx, g, id, "garbled", true))
 			return
@@ -70,7 +71,7 @@ func TestTurnEndHandedOverInMemory(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		waiter  *switchboard.TaskService
+		waiter  *relay.Service
 		invalid bool
 	}{
 		{"same instance", local, false},
@@ -151,8 +152,8 @@ func TestSendAndWaitReadsOnlyTheAnswer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &countingStore{DB: f.db, eventReads: make(chan struct{}, 1)}
-			waiter := switchboard.NewTaskService(store, bus, log)
-			recorder := switchboard.NewTaskService(f.db, bus, log)
+			waiter := relay.New(store, bus, log)
+			recorder := relay.New(f.db, bus, log)
 			if tc.sameInstance {
 				recorder = waiter
 			}

@@ -1,4 +1,4 @@
-package switchboard_test
+package relay_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // TestExpireFinishedTasks: with the service's clock moved past the
@@ -22,7 +23,7 @@ func TestExpireFinishedTasks(t *testing.T) {
 	f.svc.Now = func() time.Time { return now }
 	f.db.Now = func() time.Time { return now }
 
-	old := switchboard.ExpiryBatch + 3
+	old := relay.ExpiryBatch + 3
 	var expired []*switchboard.Task
 	for i := range old {
 		task := f.send(t, fmt.Sprint("old-", i), "hello")

@@ -1,4 +1,4 @@
-package switchboard
+package relay
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2ajson"
 )
 
 // This file holds the agent's side of the task protocol: what a connection
@@ -29,7 +31,7 @@ const MetadataKey = "switchboard"
 // at its instance's next renewal. The connection itself claims its work when
 // it answers hello; a first connection notifies no one, which spares every
 // instance a reread per connecting agent.
-func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *AgentSession, holding []a2a.TaskID) error {
+func (s *Service) ConnectAgent(ctx context.Context, agent *switchboard.Agent, session *switchboard.AgentSession, holding []a2a.TaskID) error {
 	replaced, n, err := s.sessions.ConnectSession(ctx, session, holding, s.Now().Add(s.DeliveryDeadline))
 	if err != nil {
 		return fmt.Errorf("open session of agent %s: %w", agent.ID, err)
@@ -41,7 +43,7 @@ func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *A
 		s.log.Info("offering again the work an agent no longer holds", "agent_id", agent.ID, "deliveries", n)
 	}
 	if replaced != "" {
-		s.notify(ctx, AgentChangeSubject(agent.ID)) // the replaced connection closes
+		s.notify(ctx, switchboard.AgentChangeSubject(agent.ID)) // the replaced connection closes
 	}
 	return nil
 }
@@ -50,28 +52,28 @@ func (s *TaskService) ConnectAgent(ctx context.Context, agent *Agent, session *A
 // connections named by holders, and returns the holders it renewed: one
 // statement for all the connections an instance holds. A holder missing from
 // the answer was replaced by a newer connection of its agent.
-func (s *TaskService) RenewAgentSessions(ctx context.Context, holders []string, until time.Time) ([]string, error) {
+func (s *Service) RenewAgentSessions(ctx context.Context, holders []string, until time.Time) ([]string, error) {
 	return s.sessions.RenewSessions(ctx, holders, until)
 }
 
 // AgentsWithDueWork returns those of agentIDs with work queued and due:
 // what an instance looks for, for its connected agents, in case a hint was
 // lost.
-func (s *TaskService) AgentsWithDueWork(ctx context.Context, agentIDs []string) ([]string, error) {
+func (s *Service) AgentsWithDueWork(ctx context.Context, agentIDs []string) ([]string, error) {
 	return s.deliveries.AgentsWithDueWork(ctx, agentIDs)
 }
 
 // AgentSession returns the agent's session, live or expired; ENOTFOUND when
 // it has none.
-func (s *TaskService) AgentSession(ctx context.Context, agentID string) (*AgentSession, error) {
+func (s *Service) AgentSession(ctx context.Context, agentID string) (*switchboard.AgentSession, error) {
 	return s.sessions.FindSession(ctx, agentID)
 }
 
 // AgentConnected reports whether the agent holds a live connection to any
 // instance of the deployment.
-func (s *TaskService) AgentConnected(ctx context.Context, agentID string) (bool, error) {
+func (s *Service) AgentConnected(ctx context.Context, agentID string) (bool, error) {
 	sess, err := s.sessions.FindSession(ctx, agentID)
-	if ErrorCode(err) == ENOTFOUND {
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
 		return false, nil
 	} else if err != nil {
 		return false, err
@@ -84,14 +86,14 @@ func (s *TaskService) AgentConnected(ctx context.Context, agentID string) (bool,
 // the queue, to be offered on their agents' next connections, and each
 // session ends unless a newer connection took it over. An instance that
 // loses many connections at once ends them in a few statements.
-func (s *TaskService) DisconnectAgents(ctx context.Context, holders []string) error {
+func (s *Service) DisconnectAgents(ctx context.Context, holders []string) error {
 	var errs []error
 	if err := s.sessions.CloseSessions(ctx, holders); err != nil {
 		errs = append(errs, fmt.Errorf("close %d sessions: %w", len(holders), err))
 	}
 	agents, err := s.deliveries.ReleaseDeliveries(ctx, holders) // even when the sessions stay: they expire
 	for _, id := range agents {
-		s.notify(ctx, AgentSubject(id))
+		s.notify(ctx, switchboard.AgentSubject(id))
 	}
 	if err != nil {
 		errs = append(errs, fmt.Errorf("release the offers of %d connections: %w", len(holders), err))
@@ -103,7 +105,7 @@ func (s *TaskService) DisconnectAgents(ctx context.Context, holders []string) er
 // returns them as the requests to send. New tasks are offered only while
 // the agent accepts tasks, as stored when the claim is made (agent may be a
 // copy from before the owner's last change).
-func (s *TaskService) ClaimOffers(ctx context.Context, agent *Agent, holder string, max int) ([]*Offer, error) {
+func (s *Service) ClaimOffers(ctx context.Context, agent *switchboard.Agent, holder string, max int) ([]*switchboard.Offer, error) {
 	ds, err := s.deliveries.ClaimDeliveries(ctx, agent.ID, holder, max, s.AckTimeout)
 	if err != nil {
 		return nil, err
@@ -113,11 +115,11 @@ func (s *TaskService) ClaimOffers(ctx context.Context, agent *Agent, holder stri
 
 // offers builds the request of each claimed delivery. A delivery whose task
 // vanished (the agent was deleted meanwhile) is dropped.
-func (s *TaskService) offers(ctx context.Context, ds []*Delivery) ([]*Offer, error) {
-	out := make([]*Offer, 0, len(ds))
+func (s *Service) offers(ctx context.Context, ds []*switchboard.Delivery) ([]*switchboard.Offer, error) {
+	out := make([]*switchboard.Offer, 0, len(ds))
 	for _, d := range ds {
 		t, err := s.tasks.FindTaskByID(ctx, d.TaskID)
-		if ErrorCode(err) == ENOTFOUND {
+		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
 			continue
 		} else if err != nil {
 			return nil, err
@@ -131,10 +133,10 @@ func (s *TaskService) offers(ctx context.Context, ds []*Delivery) ([]*Offer, err
 
 // offerFor builds the request that offers delivery d of task t, or returns
 // nil when the task does not hold the delivery's message.
-func (s *TaskService) offerFor(d *Delivery, t *Task) *Offer {
-	o := &Offer{Delivery: d, Task: t}
+func (s *Service) offerFor(d *switchboard.Delivery, t *switchboard.Task) *switchboard.Offer {
+	o := &switchboard.Offer{Delivery: d, Task: t}
 	switch d.Kind {
-	case DeliverCancel:
+	case switchboard.DeliverCancel:
 		o.Cancel = &a2a.CancelTaskRequest{ID: t.ID()}
 	default:
 		msg := findMessage(t, d.MessageID)
@@ -153,14 +155,14 @@ func (s *TaskService) offerFor(d *Delivery, t *Task) *Offer {
 				"from":       t.PeerLabel,
 				"peerId":     t.PeerID,
 				"protocol":   string(t.Protocol),
-				"newTask":    d.Kind == DeliverTask,
+				"newTask":    d.Kind == switchboard.DeliverTask,
 			}},
 		}
 	}
 	return o
 }
 
-func findMessage(t *Task, id string) *a2a.Message {
+func findMessage(t *switchboard.Task, id string) *a2a.Message {
 	for _, m := range t.A2A.History {
 		if m != nil && m.ID == id {
 			c := *m
@@ -180,19 +182,19 @@ func findMessage(t *Task, id string) *a2a.Message {
 // the answer: delivery is at least once.
 //
 // The acknowledgement and the answer are written in one transaction.
-func (s *TaskService) AckOffer(ctx context.Context, agent *Agent, d *Delivery, answer a2a.Event) error {
+func (s *Service) AckOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event) error {
 	return s.AckOfferAt(ctx, agent, d, answer, s.Now())
 }
 
 // AckOfferAt is AckOffer for an answer that arrived at at, and was held
 // back since (see ApplyAgentEventAcking): at is when OnAck says it came.
-func (s *TaskService) AckOfferAt(ctx context.Context, agent *Agent, d *Delivery, answer a2a.Event, at time.Time) error {
-	if answer == nil || d.Kind == DeliverCancel || onlyAcknowledges(answer) {
+func (s *Service) AckOfferAt(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event, at time.Time) error {
+	if answer == nil || d.Kind == switchboard.DeliverCancel || onlyAcknowledges(answer) {
 		return s.ackDeliveryAt(ctx, agent, d, at)
 	}
 	_, err := s.ApplyAgentEventAcking(ctx, agent, d.TaskID, answer, d, at)
-	if ErrorCode(err) == EINVALIDAGENTRESPONSE {
-		return s.FailAgentTask(ctx, agent, d.TaskID, ErrorMessage(err), true)
+	if switchboard.ErrorCode(err) == switchboard.EINVALIDAGENTRESPONSE {
+		return s.FailAgentTask(ctx, agent, d.TaskID, switchboard.ErrorMessage(err), true)
 	}
 	return err
 }
@@ -210,11 +212,11 @@ func onlyAcknowledges(answer a2a.Event) bool {
 // something unusable: the offer is acknowledged (it arrived) and the task
 // fails with reason. With invalid, the failure is marked as an invalid
 // agent response, which a blocking caller receives as -32006.
-func (s *TaskService) RejectOffer(ctx context.Context, agent *Agent, d *Delivery, reason string, invalid bool) error {
+func (s *Service) RejectOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, reason string, invalid bool) error {
 	if err := s.ackDelivery(ctx, agent, d); err != nil {
 		return err
 	}
-	if d.Kind == DeliverCancel {
+	if d.Kind == switchboard.DeliverCancel {
 		return nil
 	}
 	return s.FailAgentTask(ctx, agent, d.TaskID, reason, invalid)
@@ -222,12 +224,12 @@ func (s *TaskService) RejectOffer(ctx context.Context, agent *Agent, d *Delivery
 
 // ackDelivery records that the agent received d, and tells OnAck if this
 // was the delivery's first acknowledgement.
-func (s *TaskService) ackDelivery(ctx context.Context, agent *Agent, d *Delivery) error {
+func (s *Service) ackDelivery(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery) error {
 	return s.ackDeliveryAt(ctx, agent, d, s.Now())
 }
 
 // ackDeliveryAt is ackDelivery for an acknowledgement that arrived at at.
-func (s *TaskService) ackDeliveryAt(ctx context.Context, agent *Agent, d *Delivery, at time.Time) error {
+func (s *Service) ackDeliveryAt(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, at time.Time) error {
 	first, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder)
 	if err != nil {
 		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
@@ -245,8 +247,8 @@ const invalidAnswerMark = "INVALID_AGENT_RESPONSE"
 // FailAgentTask fails an unfinished task of the agent with reason as the
 // status message. With invalid, the status carries a mark that makes a
 // blocking caller answer -32006 InvalidAgentResponse.
-func (s *TaskService) FailAgentTask(ctx context.Context, agent *Agent, id a2a.TaskID, reason string, invalid bool) error {
-	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+func (s *Service) FailAgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, reason string, invalid bool) error {
+	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		if t.AgentID != agent.ID {
 			return nil, errTaskNotFound
 		}
@@ -257,7 +259,7 @@ func (s *TaskService) FailAgentTask(ctx context.Context, agent *Agent, id a2a.Ta
 		if invalid {
 			ev.SetMeta(MetadataKey, map[string]any{"error": invalidAnswerMark})
 		}
-		return &TaskChange{Events: []a2a.Event{ev}}, nil
+		return &switchboard.TaskChange{Events: []a2a.Event{ev}}, nil
 	})
 	if err != nil {
 		return taskNotFound(err)
@@ -282,9 +284,9 @@ func InvalidAnswer(ev a2a.Event) bool {
 // task is returned as it stands): a late update cannot reopen it. It
 // returns ENOTFOUND for a task that is not the agent's and
 // EINVALIDAGENTRESPONSE for an event that cannot be applied.
-func (s *TaskService) ApplyAgentEvent(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event) (*Task, error) {
+func (s *Service) ApplyAgentEvent(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event) (*switchboard.Task, error) {
 	if ev == nil {
-		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an empty event")
+		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent sent an empty event")
 	}
 	return s.applyAgentEvent(ctx, agent, id, ev, nil)
 }
@@ -297,11 +299,11 @@ func (s *TaskService) ApplyAgentEvent(ctx context.Context, agent *Agent, id a2a.
 // whatever becomes of the event. The working state the held answer would
 // have set is left out; if the event is not applied, the caller applies
 // the held answer with AckOfferAt. at is when the held answer arrived.
-func (s *TaskService) ApplyAgentEventAcking(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event, d *Delivery, at time.Time) (*Task, error) {
+func (s *Service) ApplyAgentEventAcking(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, d *switchboard.Delivery, at time.Time) (*switchboard.Task, error) {
 	if ev == nil {
-		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an empty event")
+		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent sent an empty event")
 	}
-	ack := &DeliveryAck{DeliveryID: d.ID, Holder: d.Holder}
+	ack := &switchboard.DeliveryAck{DeliveryID: d.ID, Holder: d.Holder}
 	t, err := s.applyAgentEvent(ctx, agent, id, ev, ack)
 	if ack.First && s.OnAck != nil {
 		s.OnAck(agent.Mode, d, at)
@@ -315,11 +317,11 @@ func (s *TaskService) ApplyAgentEventAcking(ctx context.Context, agent *Agent, i
 // MaxTaskBytes), or a task that is finished or not the agent's, leaves the
 // task as it was, and the acknowledgement is written all the same. ev is
 // not nil.
-func (s *TaskService) applyAgentEvent(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event, ack *DeliveryAck) (*Task, error) {
+func (s *Service) applyAgentEvent(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, ack *switchboard.DeliveryAck) (*switchboard.Task, error) {
 	t, events, applyErr, err := s.modifyAgentTask(ctx, agent, id, ev, ack)
-	var tooLarge *TaskTooLargeError
+	var tooLarge *switchboard.TaskTooLargeError
 	if errors.As(err, &tooLarge) {
-		applyErr = Errorf(EINVALIDAGENTRESPONSE, "the task would grow to %d bytes, more than the %d a task may hold", tooLarge.Bytes, MaxTaskBytes)
+		applyErr = switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the task would grow to %d bytes, more than the %d a task may hold", tooLarge.Bytes, switchboard.MaxTaskBytes)
 		if ack == nil {
 			return nil, applyErr
 		}
@@ -338,8 +340,8 @@ func (s *TaskService) applyAgentEvent(ctx context.Context, agent *Agent, id a2a.
 // modifyAgentTask applies ev (none when nil) and ack in one transaction. An
 // error that undoes the event but not the acknowledgement comes back as
 // applyErr.
-func (s *TaskService) modifyAgentTask(ctx context.Context, agent *Agent, id a2a.TaskID, ev a2a.Event, ack *DeliveryAck) (t *Task, events []*TaskEvent, applyErr, err error) {
-	t, events, err = s.tasks.ModifyTask(ctx, id, func(t *Task) (*TaskChange, error) {
+func (s *Service) modifyAgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, ack *switchboard.DeliveryAck) (t *switchboard.Task, events []*switchboard.TaskEvent, applyErr, err error) {
+	t, events, err = s.tasks.ModifyTask(ctx, id, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		applyErr = nil
 		var evs []a2a.Event
 		var err error
@@ -355,11 +357,11 @@ func (s *TaskService) modifyAgentTask(ctx context.Context, agent *Agent, id a2a.
 			return nil, err
 		case err != nil:
 			applyErr = err
-			return &TaskChange{Ack: ack}, nil // the task as it was, t's changes dropped
+			return &switchboard.TaskChange{Ack: ack}, nil // the task as it was, t's changes dropped
 		case len(evs) == 0 && ack == nil:
 			return nil, nil
 		}
-		return &TaskChange{Events: evs, Ack: ack, MaxBytes: MaxTaskBytes}, nil
+		return &switchboard.TaskChange{Events: evs, Ack: ack, MaxBytes: switchboard.MaxTaskBytes}, nil
 	})
 	return t, events, applyErr, err
 }
@@ -372,7 +374,7 @@ var agentStates = map[a2a.TaskState]bool{
 
 // applyEvent changes t as the agent's event says and returns the events to
 // log, with the task's own ids.
-func (s *TaskService) applyEvent(t *Task, ev a2a.Event) ([]a2a.Event, error) {
+func (s *Service) applyEvent(t *switchboard.Task, ev a2a.Event) ([]a2a.Event, error) {
 	switch e := ev.(type) {
 	case *a2a.Message:
 		// A direct answer completes the task: the message is the status
@@ -381,21 +383,21 @@ func (s *TaskService) applyEvent(t *Task, ev a2a.Event) ([]a2a.Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		art := s.addArtifact(t, &a2a.Artifact{ID: a2a.ArtifactID(NewID()), Name: "response", Parts: msg.Parts}, false)
+		art := s.addArtifact(t, &a2a.Artifact{ID: a2a.ArtifactID(switchboard.NewID()), Name: "response", Parts: msg.Parts}, false)
 		t.A2A.History = append(t.A2A.History, msg)
 		return []a2a.Event{art, s.setStatus(t, a2a.TaskStateCompleted, msg)}, nil
 	case *a2a.TaskStatusUpdateEvent:
 		return s.applyStatus(t, e.Status, e.Metadata)
 	case *a2a.TaskArtifactUpdateEvent:
 		if e.Artifact == nil || len(e.Artifact.Parts) == 0 {
-			return nil, Errorf(EINVALIDAGENTRESPONSE, "an artifact update needs an artifact with parts")
+			return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "an artifact update needs an artifact with parts")
 		}
-		if emptyPart(e.Artifact.Parts) >= 0 {
-			return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's artifact has an empty part")
+		if a2ajson.EmptyPart(e.Artifact.Parts) >= 0 {
+			return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's artifact has an empty part")
 		}
 		a := *e.Artifact
 		if a.ID == "" {
-			a.ID = a2a.ArtifactID(NewID())
+			a.ID = a2a.ArtifactID(switchboard.NewID())
 		}
 		ev := s.addArtifact(t, &a, e.Append)
 		ev.LastChunk = e.LastChunk
@@ -406,12 +408,12 @@ func (s *TaskService) applyEvent(t *Task, ev a2a.Event) ([]a2a.Event, error) {
 			if a == nil || len(a.Parts) == 0 || hasArtifact(t, a) {
 				continue
 			}
-			if emptyPart(a.Parts) >= 0 {
-				return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's artifact has an empty part")
+			if a2ajson.EmptyPart(a.Parts) >= 0 {
+				return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's artifact has an empty part")
 			}
 			c := *a
 			if c.ID == "" {
-				c.ID = a2a.ArtifactID(NewID())
+				c.ID = a2a.ArtifactID(switchboard.NewID())
 			}
 			out = append(out, s.addArtifact(t, &c, false))
 		}
@@ -425,13 +427,13 @@ func (s *TaskService) applyEvent(t *Task, ev a2a.Event) ([]a2a.Event, error) {
 		st, err := s.applyStatus(t, e.Status, e.Metadata)
 		return append(out, st...), err
 	}
-	return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent sent an event of an unknown kind")
+	return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent sent an event of an unknown kind")
 }
 
 // applyStatus sets a status the agent reported.
-func (s *TaskService) applyStatus(t *Task, st a2a.TaskStatus, meta map[string]any) ([]a2a.Event, error) {
+func (s *Service) applyStatus(t *switchboard.Task, st a2a.TaskStatus, meta map[string]any) ([]a2a.Event, error) {
 	if !agentStates[st.State] {
-		return nil, Errorf(EINVALIDAGENTRESPONSE, "an agent cannot set the state %s", st.State)
+		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "an agent cannot set the state %s", st.State)
 	}
 	var msg *a2a.Message
 	if st.Message != nil {
@@ -451,7 +453,7 @@ func (s *TaskService) applyStatus(t *Task, st a2a.TaskStatus, meta map[string]an
 
 // setStatus moves t to state with msg as the status message, now, and
 // returns the status event.
-func (s *TaskService) setStatus(t *Task, state a2a.TaskState, msg *a2a.Message) *a2a.TaskStatusUpdateEvent {
+func (s *Service) setStatus(t *switchboard.Task, state a2a.TaskState, msg *a2a.Message) *a2a.TaskStatusUpdateEvent {
 	now := s.Now().UTC()
 	t.A2A.Status = a2a.TaskStatus{State: state, Message: msg, Timestamp: &now}
 	t.UpdatedAt = now
@@ -460,7 +462,7 @@ func (s *TaskService) setStatus(t *Task, state a2a.TaskState, msg *a2a.Message) 
 
 // addArtifact adds a (or, with appendParts, adds its parts to the artifact
 // with the same id) and returns the artifact event.
-func (s *TaskService) addArtifact(t *Task, a *a2a.Artifact, appendParts bool) *a2a.TaskArtifactUpdateEvent {
+func (s *Service) addArtifact(t *switchboard.Task, a *a2a.Artifact, appendParts bool) *a2a.TaskArtifactUpdateEvent {
 	t.UpdatedAt = s.Now().UTC()
 	for i, old := range t.A2A.Artifacts {
 		if old != nil && old.ID == a.ID {
@@ -478,7 +480,7 @@ func (s *TaskService) addArtifact(t *Task, a *a2a.Artifact, appendParts bool) *a
 	return &a2a.TaskArtifactUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Artifact: a}
 }
 
-func hasArtifact(t *Task, a *a2a.Artifact) bool {
+func hasArtifact(t *switchboard.Task, a *a2a.Artifact) bool {
 	for _, old := range t.A2A.Artifacts {
 		if old != nil && a.ID != "" && old.ID == a.ID {
 			return true
@@ -489,30 +491,30 @@ func hasArtifact(t *Task, a *a2a.Artifact) bool {
 
 // agentMessage checks a message from the agent and gives it the task's ids
 // and the agent role.
-func agentMessage(t *Task, m *a2a.Message) (*a2a.Message, error) {
+func agentMessage(t *switchboard.Task, m *a2a.Message) (*a2a.Message, error) {
 	if len(m.Parts) == 0 {
-		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's message has no parts")
+		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's message has no parts")
 	}
-	if emptyPart(m.Parts) >= 0 {
-		return nil, Errorf(EINVALIDAGENTRESPONSE, "the agent's message has an empty part")
+	if a2ajson.EmptyPart(m.Parts) >= 0 {
+		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's message has an empty part")
 	}
 	c := *m
 	if c.ID == "" {
-		c.ID = NewID()
+		c.ID = switchboard.NewID()
 	}
 	c.Role, c.TaskID, c.ContextID = a2a.MessageRoleAgent, t.ID(), t.A2A.ContextID
 	return &c, nil
 }
 
 // agentText returns a text message from the agent on task t.
-func agentText(t *Task, text string) *a2a.Message {
+func agentText(t *switchboard.Task, text string) *a2a.Message {
 	m := a2a.NewMessageForTask(a2a.MessageRoleAgent, t.A2A.TaskInfo(), a2a.NewTextPart(text))
-	m.ID = NewID()
+	m.ID = switchboard.NewID()
 	return m
 }
 
 // AgentTask returns one of the agent's own tasks, or ENOTFOUND.
-func (s *TaskService) AgentTask(ctx context.Context, agent *Agent, id a2a.TaskID) (*Task, error) {
+func (s *Service) AgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID) (*switchboard.Task, error) {
 	t, err := s.tasks.FindTaskByID(ctx, id)
 	if err == nil && t.AgentID != agent.ID {
 		return nil, errTaskNotFound
