@@ -71,3 +71,16 @@ func AgentChangeSubject(agentID string) string { return "agentchange." + agentID
 // watched by the streams those tokens opened, which then check their token
 // again.
 func TokensSubject(agentID string) string { return "tokens." + agentID }
+
+// DispatchSubject is notified when work is queued for agents of a mode that
+// a dispatcher serves (webhook agents), so that it claims at once.
+func DispatchSubject(mode DeliveryMode) string { return "dispatch." + string(mode) }
+
+// PushSubject is notified when push notifications are queued, so that the
+// push senders claim them at once rather than at their next poll.
+const PushSubject = "push"
+
+// WakeSubject is notified when a wake is queued that may be due at once
+// (an outbound update, a configuration without debounce), so that a sender
+// claims it without waiting for its poll.
+const WakeSubject = "wake"

@@ -132,22 +132,3 @@ func PushedChange(events []a2a.Event) bool {
 	}
 	return false
 }
-
-// PushResult is the outcome of one push attempt.
-type PushResult struct {
-	// StatusCode is the HTTP status of the answer; 0 if none came.
-	StatusCode int
-	// RetryAfter is the wait the receiver asked for (Retry-After), if any.
-	RetryAfter time.Duration
-	// Permanent means that trying again cannot help: the address is refused
-	// by the network guard, or the receiver refused the request itself.
-	Permanent bool
-}
-
-// Pusher sends one push notification: the task, in the wire shape of the
-// version the configuration was registered with, to its URL.
-type Pusher interface {
-	// Push posts task to c's URL. A nil error means the receiver answered
-	// 2xx.
-	Push(ctx context.Context, c *PushConfig, task *a2a.Task) (PushResult, error)
-}

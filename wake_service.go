@@ -8,11 +8,6 @@ import (
 	"time"
 )
 
-// WakeSubject is notified when a wake is queued that may be due at once
-// (an outbound update, a configuration without debounce), so that a sender
-// claims it without waiting for its poll.
-const WakeSubject = "wake"
-
 // Retry rules for wakes answered with 429 or 503.
 const (
 	WakeMaxRetries        = 3

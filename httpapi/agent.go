@@ -7,7 +7,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // agentView is an agent in owner-API answers.
@@ -327,7 +326,7 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	// Connections and dispatchers reread the agent: accepts_tasks and mode
 	// take effect at once.
 	s.notify(r, switchboard.AgentChangeSubject(g.ID))
-	s.notify(r, relay.DispatchSubject(switchboard.ModeWebhook))
+	s.notify(r, switchboard.DispatchSubject(switchboard.ModeWebhook))
 	v := s.viewAgent(r, g)
 	v.WebhookSecret = newSecret
 	writeJSON(w, http.StatusOK, v)

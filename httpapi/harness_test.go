@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,8 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -31,6 +34,7 @@ type harness struct {
 	path    string // the SQLite file
 	bus     *membus.Bus
 	tasks   *relay.Service
+	pushes  *push.Service
 	outbox  *switchboard.OutboxService
 	api     *httpapi.Server
 	srv     *httptest.Server
@@ -77,8 +81,9 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	h := &harness{t: t, db: db, path: path, bus: membus.New()}
 	h.tasks = relay.New(db, h.bus, log)
 	h.outbox = switchboard.NewOutboxService(db, db)
+	h.pushes = push.NewService(db, h.bus, push.New(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, "switchboard/test"), log)
 	h.limiter = ratelimit.NewMemory(setup.rate, time.Minute)
-	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Limiter: h.limiter, Logger: log, Pinger: db}
+	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Pushes: h.pushes, Limiter: h.limiter, Logger: log, Pinger: db}
 	for _, f := range setup.deps {
 		f(&deps)
 	}

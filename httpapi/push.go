@@ -53,7 +53,11 @@ func (s *Server) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *
 		s.writeError(w, r, err)
 		return
 	}
-	h, err := s.Tasks.TaskPushes(r.Context(), t.ID())
+	if s.Pushes == nil {
+		s.writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "push notifications are not kept on this server"))
+		return
+	}
+	h, err := s.Pushes.History(r.Context(), t.ID())
 	if err != nil {
 		s.writeError(w, r, err)
 		return

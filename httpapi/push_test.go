@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -16,9 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
-	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/push"
-	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // peerReceiver is a peer's push endpoint: a real HTTP server on loopback
@@ -68,10 +65,9 @@ func (r *peerReceiver) got() ([]string, []string) {
 func (h *harness) runPushSender(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	sender := push.New(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, "switchboard/test")
 	go func() {
 		defer close(done)
-		_ = h.tasks.RunPushSender(ctx, sender, relay.PushSendConfig{Poll: 20 * time.Millisecond})
+		_ = h.pushes.Run(ctx, push.SendConfig{Poll: 20 * time.Millisecond})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }

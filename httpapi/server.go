@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
@@ -106,6 +107,9 @@ type Deps struct {
 	// Wakes manages agents' wake webhooks (/agents/{ref}/wake); nil: not
 	// served.
 	Wakes *switchboard.WakeService
+	// Pushes shows what became of the push notifications of a task
+	// (/tasks/{id}/pushes); nil: that route answers 404.
+	Pushes *push.Service
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health

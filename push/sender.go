@@ -1,7 +1,3 @@
-// Package push sends A2A push notifications to peers: the task as it
-// stood after a change, POSTed to the URL of a push configuration in the
-// wire shape of the protocol version the configuration was registered
-// with, through the network guard (docs/push.md).
 package push
 
 import (
@@ -17,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/jobs"
 	"github.com/switchboard-dev/switchboard/netguard"
 )
 
@@ -36,9 +33,9 @@ const (
 // away: only its status counts).
 const maxAnswer = 64 << 10
 
-var _ switchboard.Pusher = (*Sender)(nil)
+var _ Pusher = (*Sender)(nil)
 
-// Sender implements switchboard.Pusher over HTTP.
+// Sender implements Pusher over HTTP.
 type Sender struct {
 	// Client makes the requests: a netguard client whose redirect policy
 	// New sets.
@@ -96,9 +93,9 @@ func Body(c *switchboard.PushConfig, task *a2a.Task) (contentType string, body [
 	return ContentTypeV1, body, err
 }
 
-// Push implements switchboard.Pusher.
-func (s *Sender) Push(ctx context.Context, c *switchboard.PushConfig, task *a2a.Task) (switchboard.PushResult, error) {
-	permanent := switchboard.PushResult{Permanent: true}
+// Push implements Pusher.
+func (s *Sender) Push(ctx context.Context, c *switchboard.PushConfig, task *a2a.Task) (Result, error) {
+	permanent := Result{Permanent: true}
 	ct, body, err := Body(c, task)
 	if err != nil {
 		return permanent, fmt.Errorf("encode the push: %w", err)
@@ -131,11 +128,11 @@ func (s *Sender) Push(ctx context.Context, c *switchboard.PushConfig, task *a2a.
 	}
 	resp, err := s.Client.Do(req)
 	if err != nil {
-		return switchboard.PushResult{Permanent: errors.Is(err, netguard.ErrRefused)}, netguard.DescribeError(err)
+		return Result{Permanent: errors.Is(err, netguard.ErrRefused)}, netguard.DescribeError(err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
-	res := switchboard.PushResult{StatusCode: resp.StatusCode}
+	res := Result{StatusCode: resp.StatusCode}
 	switch code := resp.StatusCode; {
 	case code/100 == 2:
 		return res, nil
@@ -161,10 +158,10 @@ func headerSafe(v string) bool {
 	return true
 }
 
-// RetryAfter reads a Retry-After header (switchboard.ParseRetryAfter) for
+// RetryAfter reads a Retry-After header (jobs.ParseRetryAfter) for
 // a push: 0 for an absent, malformed or past value, and at most a day.
 func RetryAfter(v string, now time.Time) time.Duration {
-	d, ok := switchboard.ParseRetryAfter(v, now)
+	d, ok := jobs.ParseRetryAfter(v, now)
 	if !ok || d <= 0 {
 		return 0
 	}

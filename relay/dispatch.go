@@ -9,10 +9,6 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-// DispatchSubject is notified when work is queued for agents of a mode that
-// a dispatcher serves (webhook agents), so that it claims at once.
-func DispatchSubject(mode switchboard.DeliveryMode) string { return "dispatch." + string(mode) }
-
 // DefaultDispatchPerAgent is how many deliveries of one agent a dispatcher
 // has in flight at once, unless DispatchConfig.PerAgent says otherwise.
 const DefaultDispatchPerAgent = 4
@@ -57,7 +53,7 @@ func (s *Service) RunDispatcher(ctx context.Context, mode switchboard.DeliveryMo
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = time.Minute
 	}
-	w, err := s.bus.Watch(ctx, DispatchSubject(mode))
+	w, err := s.bus.Watch(ctx, switchboard.DispatchSubject(mode))
 	if err != nil {
 		return err
 	}
@@ -167,7 +163,7 @@ func (s *Service) giveBack(ctx context.Context, mode switchboard.DeliveryMode, d
 		return
 	}
 	log.Debug("gave back a delivery cut short by shutdown")
-	s.notify(rctx, DispatchSubject(mode))
+	s.notify(rctx, switchboard.DispatchSubject(mode))
 }
 
 // backoff returns the wait before attempt n+1: 1 s, 2 s, 4 s … up to max.

@@ -33,7 +33,6 @@ const DefaultStreamPoll = 5 * time.Second
 type Service struct {
 	tasks      switchboard.TaskStore
 	pushes     switchboard.PushConfigStore
-	pushQueue  switchboard.PushStore
 	deliveries switchboard.DeliveryStore
 	sessions   switchboard.SessionStore
 	agents     switchboard.AgentStore
@@ -67,12 +66,10 @@ type Service struct {
 }
 
 // Store is what the relay reads and writes: tasks and their logs, push
-// configurations and the push queue (which task changes fill), the
-// delivery queue, agent sessions and agents.
+// configurations, the delivery queue, agent sessions and agents.
 type Store interface {
 	switchboard.TaskStore
 	switchboard.PushConfigStore
-	switchboard.PushStore
 	switchboard.DeliveryStore
 	switchboard.SessionStore
 	switchboard.AgentStore
@@ -83,7 +80,6 @@ func New(store Store, bus switchboard.Bus, log *slog.Logger) *Service {
 	return &Service{
 		tasks:            store,
 		pushes:           store,
-		pushQueue:        store,
 		deliveries:       store,
 		sessions:         store,
 		agents:           store,
@@ -212,7 +208,7 @@ func (s *Service) notifyAgent(ctx context.Context, agent *switchboard.Agent) {
 	case switchboard.ModeConnector:
 		s.notify(ctx, switchboard.AgentSubject(agent.ID))
 	case switchboard.ModeWebhook:
-		s.notify(ctx, DispatchSubject(switchboard.ModeWebhook))
+		s.notify(ctx, switchboard.DispatchSubject(switchboard.ModeWebhook))
 	}
 }
 
@@ -354,7 +350,7 @@ func (s *Service) notifyEvents(ctx context.Context, t *switchboard.Task, events 
 	if n := len(events); n > 0 {
 		s.notify(ctx, switchboard.TaskSubject(events[n-1].TaskID))
 		if events[n-1].Pushes > 0 {
-			s.notify(ctx, PushSubject)
+			s.notify(ctx, switchboard.PushSubject)
 		}
 	}
 }

@@ -118,7 +118,7 @@ func (pm *processMetrics) onAck(mode switchboard.DeliveryMode, d *switchboard.De
 }
 
 // onPushAttempt counts a push attempt by the state it left the push in
-// (PushSendConfig.OnAttempt).
+// (push.SendConfig.OnAttempt).
 func (pm *processMetrics) onPushAttempt(state switchboard.PushState) {
 	if c := pm.byPush[state]; c != nil {
 		c.Inc()

@@ -73,7 +73,7 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
-		Push:     relay.PushSendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
+		Push:     push.SendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
 		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
 		NATS:      natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
 		Retention: time.Duration(c.Retention),
@@ -125,7 +125,7 @@ type Config struct {
 	WebhookTimeout time.Duration
 	// Push tunes the push notification sender (timeout, give-up limits,
 	// backoff); zero values mean its defaults.
-	Push relay.PushSendConfig
+	Push push.SendConfig
 	// AllowPrivateNetworks lets outbound requests reach private addresses.
 	AllowPrivateNetworks bool
 	// OutboundAllow lists extra prefixes outbound requests may reach (tests).
@@ -165,6 +165,8 @@ type Main struct {
 	DB    *sqlstore.DB
 	Bus   switchboard.Bus
 	Tasks *relay.Service
+	// Pushes sends the push notifications task changes queue.
+	Pushes *push.Service
 	// Outbox records what agents send and the pushes answering them; a
 	// push wakes the sending agent (kind outbound_update) when it has a
 	// wake webhook.
@@ -247,6 +249,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if cfg.DeliveryDeadline > 0 {
 		m.Tasks.DeliveryDeadline = cfg.DeliveryDeadline
 	}
+	pushCfg := cfg.Push
+	pushCfg.OnAttempt = m.metrics.onPushAttempt
+	m.Pushes = push.NewService(db, m.Bus, push.New(netguard.Options{
+		AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow, Timeout: pushCfg.Timeout,
+	}, "switchboard/"+version), m.Logger)
+	m.Pushes.InstanceID = m.Tasks.InstanceID
 	m.Wakes = m.newWakeService(cfg, db)
 	m.Outbox.Bus = m.Bus // pushes queue outbound_update wakes in their own transaction
 	m.metrics.registerWakes(m.Wakes)
@@ -263,7 +271,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
-		Wakes: m.Wakes,
+		Wakes: m.Wakes, Pushes: m.Pushes,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
@@ -302,15 +310,10 @@ func (m *Main) Run(ctx context.Context) error {
 		defer m.loops.Done()
 		_ = m.Tasks.RunDispatcher(loops, switchboard.ModeWebhook, deliverer, relay.DispatchConfig{Timeout: cfg.WebhookTimeout})
 	}()
-	pushCfg := cfg.Push
-	pushCfg.OnAttempt = m.metrics.onPushAttempt
-	pusher := push.New(netguard.Options{
-		AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow, Timeout: pushCfg.Timeout,
-	}, "switchboard/"+version)
 	m.loops.Add(1)
 	go func() {
 		defer m.loops.Done()
-		_ = m.Tasks.RunPushSender(loops, pusher, pushCfg)
+		_ = m.Pushes.Run(loops, pushCfg)
 	}()
 
 	addr := cfg.Addr

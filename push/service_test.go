@@ -1,4 +1,4 @@
-package relay_test
+package push_test
 
 import (
 	"context"
@@ -121,14 +121,15 @@ type pushFixture struct {
 	clk   *clock
 	db    *sqlstore.DB
 	svc   *relay.Service
+	bus   switchboard.Bus
 	agent *switchboard.Agent
 	peer  switchboard.Peer
-	cfg   relay.PushSendConfig
+	cfg   push.SendConfig
 	guard netguard.Options // the sender's; newPushFixture allows 127.0.0.1
 	stop  func()
 }
 
-func newPushFixture(t *testing.T, cfg relay.PushSendConfig) *pushFixture {
+func newPushFixture(t *testing.T, cfg push.SendConfig) *pushFixture {
 	f := &pushFixture{path: filepath.Join(t.TempDir(), "sb.db"), clk: newClock(), cfg: cfg,
 		guard: netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Timeout: 5 * time.Second}}
 	f.open(t)
@@ -148,7 +149,8 @@ func (f *pushFixture) open(t *testing.T) {
 	must(t, err)
 	db.Now = f.clk.now
 	f.db = db
-	f.svc = relay.New(db, membus.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f.bus = membus.New()
+	f.svc = relay.New(db, f.bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.svc.Now = f.clk.now
 	t.Cleanup(func() { _ = db.Close() })
 }
@@ -163,11 +165,10 @@ func (f *pushFixture) run(t *testing.T) {
 	cfg.Jitter = func() float64 { return 1 } // every wait is its whole backoff
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	sender := push.New(f.guard, "switchboard/test")
-	svc := f.svc
+	svc := f.service(push.New(f.guard, "switchboard/test"))
 	go func() {
 		defer close(done)
-		_ = svc.RunPushSender(ctx, sender, cfg)
+		_ = svc.Run(ctx, cfg)
 	}()
 	var once sync.Once
 	f.stop = func() { once.Do(func() { cancel(); <-done }) }
@@ -191,10 +192,17 @@ func (f *pushFixture) reply(t *testing.T, id a2a.TaskID, state a2a.TaskState) {
 	must(t, err)
 }
 
+// service returns a push service on f's store, bus and clock.
+func (f *pushFixture) service(p push.Pusher) *push.Service {
+	svc := push.NewService(f.db, f.bus, p, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc.Now = f.clk.now
+	return svc
+}
+
 // pushes returns the task's pushes.
-func (f *pushFixture) pushes(t *testing.T, id a2a.TaskID) *relay.PushHistory {
+func (f *pushFixture) pushes(t *testing.T, id a2a.TaskID) *push.History {
 	t.Helper()
-	h, err := f.svc.TaskPushes(context.Background(), id)
+	h, err := f.service(nil).History(context.Background(), id)
 	must(t, err)
 	return h
 }
@@ -206,7 +214,7 @@ func (f *pushFixture) pushes(t *testing.T, id a2a.TaskID) *relay.PushHistory {
 func TestPushSequence(t *testing.T) {
 	for _, proto := range []switchboard.ProtocolVersion{switchboard.ProtocolV1, switchboard.ProtocolV03} {
 		t.Run(string(proto), func(t *testing.T) {
-			f := newPushFixture(t, relay.PushSendConfig{})
+			f := newPushFixture(t, push.SendConfig{})
 			rc := newPushReceiver(t, 200)
 			f.run(t)
 			task := f.send(t, rc.URL+"/hook", proto)
@@ -250,7 +258,7 @@ func TestPushSequence(t *testing.T) {
 // backoff (1 s, 2 s, 4 s, 8 s …; Retry-After when longer) on the fake
 // clock, and every attempt is recorded.
 func TestPushRetries(t *testing.T) {
-	f := newPushFixture(t, relay.PushSendConfig{MinBackoff: time.Second, MaxBackoff: time.Minute})
+	f := newPushFixture(t, push.SendConfig{MinBackoff: time.Second, MaxBackoff: time.Minute})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	addr := ln.Addr().String()
@@ -308,7 +316,7 @@ func TestPushRetries(t *testing.T) {
 // TestPushGivesUp stops after MaxAttempts, records why, and then sends the
 // configuration's next push.
 func TestPushGivesUp(t *testing.T) {
-	f := newPushFixture(t, relay.PushSendConfig{MaxAttempts: 3, MinBackoff: time.Second, MaxBackoff: time.Second})
+	f := newPushFixture(t, push.SendConfig{MaxAttempts: 3, MinBackoff: time.Second, MaxBackoff: time.Second})
 	rc := newPushReceiver(t, 500, 500, 500, 200)
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
@@ -338,7 +346,7 @@ func TestPushGivesUp(t *testing.T) {
 // TestPushGivesUpWhenOld gives up on a push that fails when older than
 // MaxAge, however few its attempts.
 func TestPushGivesUpWhenOld(t *testing.T) {
-	f := newPushFixture(t, relay.PushSendConfig{MaxAge: time.Minute, MinBackoff: time.Hour, MaxBackoff: time.Hour})
+	f := newPushFixture(t, push.SendConfig{MaxAge: time.Minute, MinBackoff: time.Hour, MaxBackoff: time.Hour})
 	rc := newPushReceiver(t, 503)
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
@@ -358,7 +366,7 @@ func TestPushGivesUpWhenOld(t *testing.T) {
 // store is closed; after it is opened again, a new sender sends both, once
 // each, in order.
 func TestPushAcrossRestart(t *testing.T) {
-	f := newPushFixture(t, relay.PushSendConfig{MinBackoff: 10 * time.Second})
+	f := newPushFixture(t, push.SendConfig{MinBackoff: 10 * time.Second})
 	rc := newPushReceiver(t, 503, 200)
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
@@ -411,7 +419,7 @@ func TestPushAcrossRestart(t *testing.T) {
 
 // TestPushDeletedConfigStops cancels the pushes of a deleted config.
 func TestPushDeletedConfigStops(t *testing.T) {
-	f := newPushFixture(t, relay.PushSendConfig{MinBackoff: time.Hour})
+	f := newPushFixture(t, push.SendConfig{MinBackoff: time.Hour})
 	rc := newPushReceiver(t, 503)
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
@@ -430,22 +438,25 @@ func TestPushDeletedConfigStops(t *testing.T) {
 	}
 }
 
-func TestPushRetryWait(t *testing.T) {
-	cfg := relay.PushSendConfig{MinBackoff: time.Second, MaxBackoff: 10 * time.Second, Jitter: func() float64 { return 1 }}
+func TestPushBackoff(t *testing.T) {
+	cfg := push.SendConfig{MinBackoff: time.Second, MaxBackoff: 10 * time.Second, Jitter: func() float64 { return 1 }}
 	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 5: 10 * time.Second, 50: 10 * time.Second} {
-		if got := cfg.RetryWait(n, 0); got != want {
-			t.Errorf("RetryWait(%d) = %s, want %s", n, got, want)
+		if got := cfg.Backoff().Wait(n, 0); got != want {
+			t.Errorf("Wait(%d) = %s, want %s", n, got, want)
 		}
 	}
 	cfg.Jitter = func() float64 { return 0 }
-	if got := cfg.RetryWait(3, 0); got != 2*time.Second {
+	if got := cfg.Backoff().Wait(3, 0); got != 2*time.Second {
 		t.Errorf("no jitter: %s, want half of 4 s", got)
 	}
-	if got := cfg.RetryWait(1, 5*time.Second); got != 5*time.Second {
+	if got := cfg.Backoff().Wait(1, 5*time.Second); got != 5*time.Second {
 		t.Errorf("Retry-After 5 s: %s", got)
 	}
-	if got := cfg.RetryWait(1, time.Hour); got != 10*time.Second {
+	if got := cfg.Backoff().Wait(1, time.Hour); got != 10*time.Second {
 		t.Errorf("Retry-After 1 h: %s, want the cap", got)
+	}
+	if got := (push.SendConfig{}).Backoff(); got.Min != push.DefaultMinBackoff || got.Max != push.DefaultMaxBackoff || got.Jitter == nil {
+		t.Errorf("defaults: %+v", got)
 	}
 }
 
@@ -454,7 +465,7 @@ func TestPushRetryWait(t *testing.T) {
 // to it) is refused at dial time and given up at once, not retried, and the
 // receiver never hears of it.
 func TestPushRefusedTargetGivenUp(t *testing.T) {
-	f := newPushFixture(t, relay.PushSendConfig{})
+	f := newPushFixture(t, push.SendConfig{})
 	f.guard = netguard.Options{}
 	rc := newPushReceiver(t, 200)
 	port := rc.URL[strings.LastIndex(rc.URL, ":")+1:]
@@ -481,7 +492,7 @@ func TestPushRefusedTargetGivenUp(t *testing.T) {
 // TestPushCanceled pushes a cancellation by the peer, as every other
 // change of state.
 func TestPushCanceled(t *testing.T) {
-	f := newPushFixture(t, relay.PushSendConfig{})
+	f := newPushFixture(t, push.SendConfig{})
 	rc := newPushReceiver(t, 200)
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV03)
@@ -490,5 +501,12 @@ func TestPushCanceled(t *testing.T) {
 	eventually(t, "the push", func() bool { d, _ := rc.got(); return len(d) == 1 })
 	if d, _ := rc.got(); d[0] != "canceled" {
 		t.Fatalf("pushed %v", d)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
