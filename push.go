@@ -53,7 +53,7 @@ type PushDelivery struct {
 
 // PushLimits say when PushStore.ClaimPushes gives up a push whose sender
 // stopped mid-attempt, as the sender gives up a failed attempt
-// (PushSendConfig): once it has had MaxAttempts attempts, or once older
+// (push.SendConfig): once it has had MaxAttempts attempts, or once older
 // than MaxAge (since its change). Zero values set no limit.
 type PushLimits struct {
 	MaxAttempts int

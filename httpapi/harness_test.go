@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -35,7 +36,7 @@ type harness struct {
 	bus     *membus.Bus
 	tasks   *relay.Service
 	pushes  *push.Service
-	outbox  *switchboard.OutboxService
+	outbox  *outbox.Service
 	api     *httpapi.Server
 	srv     *httptest.Server
 	limiter *ratelimit.Memory
@@ -80,7 +81,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &harness{t: t, db: db, path: path, bus: membus.New()}
 	h.tasks = relay.New(db, h.bus, log)
-	h.outbox = switchboard.NewOutboxService(db, db)
+	h.outbox = outbox.New(db, db)
 	h.pushes = push.NewService(db, h.bus, push.New(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, "switchboard/test"), log)
 	h.limiter = ratelimit.NewMemory(setup.rate, time.Minute)
 	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Pushes: h.pushes, Limiter: h.limiter, Logger: log, Pinger: db}

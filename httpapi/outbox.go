@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/outbox"
 )
 
 // outboundView is an outbound record in owner-API answers. Text the target
@@ -176,7 +177,7 @@ func (s *Server) handleUpdateOutbound(w http.ResponseWriter, r *http.Request, ac
 		s.writeError(w, r, err)
 		return
 	}
-	o, err = s.Outbox.Update(r.Context(), o.ID, switchboard.OutboundResult{Source: body.Source, Task: body.Task, Reply: body.Reply, Error: body.Error})
+	o, err = s.Outbox.Update(r.Context(), o.ID, outbox.OutboundResult{Source: body.Source, Task: body.Task, Reply: body.Reply, Error: body.Error})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -210,7 +211,7 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, acct *swi
 		return
 	}
 	if entries == nil {
-		entries = []switchboard.ConversationEntry{}
+		entries = []outbox.ConversationEntry{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "context_id": contextID, "entries": entries})
 }

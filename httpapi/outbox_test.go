@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/wake"
 )
 
 const pushToken = "push-token-0123456789abcdef"
@@ -43,7 +44,7 @@ func TestOutboxPushReceiver(t *testing.T) {
 	// the push's change.
 	now := time.Now().UTC()
 	if err := h.db.SaveWakeConfig(context.Background(), &switchboard.WakeConfig{AgentID: g.ID, URL: "https://wake.example/",
-		Preset: switchboard.WakeGeneric, Debounce: time.Minute, CreatedAt: now, UpdatedAt: now}); err != nil {
+		Preset: wake.PresetGeneric, Debounce: time.Minute, CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -329,7 +330,7 @@ func TestPushReceiverStoreFailure(t *testing.T) {
 	g := h.agent("alice")
 	now := time.Now().UTC()
 	if err := h.db.SaveWakeConfig(context.Background(), &switchboard.WakeConfig{AgentID: g.ID, URL: "https://wake.example/",
-		Preset: switchboard.WakeGeneric, CreatedAt: now, UpdatedAt: now}); err != nil {
+		Preset: wake.PresetGeneric, CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	rec := h.recordOutbound(g, h.operatorToken, map[string]any{

@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/outbox"
 )
 
 // pushSeeds are push bodies in every accepted shape, and some that are not.
@@ -76,7 +77,7 @@ func FuzzParsePushBody(f *testing.F) {
 			t.Fatalf("accepted without a task: %q %T", id, ev)
 		}
 		var o switchboard.Outbound
-		o.ApplyEvent(ev, switchboard.OutboundFromPush, o.UpdatedAt)
+		outbox.ApplyEvent(&o, ev, switchboard.OutboundFromPush, o.UpdatedAt)
 		if len(o.Updates) != 1 {
 			t.Fatalf("updates after one event: %d", len(o.Updates))
 		}

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/wake"
 )
 
 // Defaults for Config fields left at zero.
@@ -81,7 +83,7 @@ type Deps struct {
 	// Outbox records what agents send to other agents and receives the
 	// pushes that answer them; nil: the outbox, history and push routes
 	// answer 404.
-	Outbox  *switchboard.OutboxService
+	Outbox  *outbox.Service
 	Limiter switchboard.RateLimiter
 	Logger  *slog.Logger
 	// Bus carries hints to connections and dispatchers when an agent's
@@ -106,7 +108,7 @@ type Deps struct {
 	MetricsHandler http.Handler
 	// Wakes manages agents' wake webhooks (/agents/{ref}/wake); nil: not
 	// served.
-	Wakes *switchboard.WakeService
+	Wakes *wake.Service
 	// Pushes shows what became of the push notifications of a task
 	// (/tasks/{id}/pushes); nil: that route answers 404.
 	Pushes *push.Service

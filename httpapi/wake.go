@@ -9,6 +9,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/redact"
+	"github.com/switchboard-dev/switchboard/wake"
 )
 
 // wakeBody is the body of PUT /agents/{ref}/wake. Absent fields keep their
@@ -28,8 +30,8 @@ type wakeBody struct {
 	CLICommand      *string  `json:"cli_command"`
 }
 
-func (b *wakeBody) update() (switchboard.WakeUpdate, error) {
-	upd := switchboard.WakeUpdate{URL: b.URL, Key: b.Key, HMACSecret: b.HMACSecret, MaxPerHour: b.MaxPerHour,
+func (b *wakeBody) update() (wake.Update, error) {
+	upd := wake.Update{URL: b.URL, Key: b.Key, HMACSecret: b.HMACSecret, MaxPerHour: b.MaxPerHour,
 		KeyHeader: b.KeyHeader, KeyPrefix: b.KeyPrefix, BodyTemplate: b.BodyTemplate, OpenClawAgentID: b.OpenClawAgentID,
 		CLICommand: b.CLICommand}
 	if b.Preset != nil {
@@ -38,8 +40,8 @@ func (b *wakeBody) update() (switchboard.WakeUpdate, error) {
 	}
 	if b.DebounceSeconds != nil {
 		s := *b.DebounceSeconds
-		if math.IsNaN(s) || s < 0 || s > switchboard.MaxWakeDebounce.Seconds() {
-			return upd, switchboard.Errorf(switchboard.EINVALID, "debounce_seconds must be between 0 and %.0f", switchboard.MaxWakeDebounce.Seconds())
+		if math.IsNaN(s) || s < 0 || s > wake.MaxDebounce.Seconds() {
+			return upd, switchboard.Errorf(switchboard.EINVALID, "debounce_seconds must be between 0 and %.0f", wake.MaxDebounce.Seconds())
 		}
 		d := time.Duration(s * float64(time.Second))
 		upd.Debounce = &d
@@ -98,7 +100,7 @@ func fingerprint(secret string) string {
 
 func viewWakeConfig(g *switchboard.Agent, c *switchboard.WakeConfig, wakes []*switchboard.Wake) wakeConfigView {
 	v := wakeConfigView{
-		Agent: g.Handle, Inbound: g.Mode == switchboard.ModeInbox, URL: switchboard.RedactSecrets(c.URL), URLFingerprint: fingerprint(c.URL), Preset: string(c.Preset),
+		Agent: g.Handle, Inbound: g.Mode == switchboard.ModeInbox, URL: redact.Secrets(c.URL), URLFingerprint: fingerprint(c.URL), Preset: string(c.Preset),
 		Key: fingerprint(c.Key), HMACSecret: fingerprint(c.HMACSecret), DebounceSeconds: c.Debounce.Seconds(),
 		MaxPerHour: c.MaxPerHour, KeyHeader: c.KeyHeader, KeyPrefix: c.KeyPrefix, BodyTemplate: c.BodyTemplate,
 		OpenClawAgentID: c.OpenClawAgentID, CLICommand: c.CLICommand, UpdatedAt: c.UpdatedAt, Wakes: []wakeView{},

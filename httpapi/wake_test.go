@@ -27,7 +27,7 @@ func withWakes(t testing.TB, loopback bool) harnessOption {
 			opts.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 		}
 		store := d.Agents.(switchboard.Store)
-		d.Wakes = switchboard.NewWakeService(store, store, bus, wake.New(opts), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		d.Wakes = wake.NewService(store, store, bus, wake.New(opts), slog.New(slog.NewTextHandler(io.Discard, nil)))
 		d.Wakes.CheckTemplate = wake.CheckTemplate
 		d.Wakes.AllowHTTP = opts.AllowsPlainHTTP()
 	})

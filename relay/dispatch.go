@@ -3,10 +3,10 @@ package relay
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/jobs"
 )
 
 // DefaultDispatchPerAgent is how many deliveries of one agent a dispatcher
@@ -53,55 +53,40 @@ func (s *Service) RunDispatcher(ctx context.Context, mode switchboard.DeliveryMo
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = time.Minute
 	}
-	w, err := s.bus.Watch(ctx, switchboard.DispatchSubject(mode))
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	poll := time.NewTicker(cfg.Poll)
-	defer poll.Stop()
-
 	holder := "dispatch/" + string(mode) + "/" + s.InstanceID
-	slots := make(chan struct{}, cfg.Concurrency)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		if free := cfg.Concurrency - len(slots); free > 0 {
+	r := &jobs.Runner[*switchboard.Delivery]{
+		Name: "dispatch " + string(mode), Bus: s.bus, Subject: switchboard.DispatchSubject(mode),
+		Concurrency: cfg.Concurrency, Poll: cfg.Poll, Log: s.log,
+		Claim: func(ctx context.Context, max int) ([]*switchboard.Delivery, error) {
 			// The lease outlasts the attempt, so no one else takes it meanwhile.
-			ds, err := s.deliveries.ClaimDueDeliveries(ctx, mode, holder, free, cfg.PerAgent, cfg.Timeout+30*time.Second)
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("claim deliveries", "mode", mode, "err", err)
-			}
-			offers, err := s.offers(ctx, ds)
-			if ctx.Err() != nil {
-				// Claimed as the dispatcher stopped: give them back rather
-				// than leave them leased to no one.
-				for _, dl := range ds {
-					s.giveBack(ctx, mode, dl)
-				}
-				return nil
-			}
-			if err != nil {
-				s.log.Warn("build offers", "mode", mode, "err", err)
-			}
-			for _, o := range offers {
-				slots <- struct{}{}
-				wg.Add(1)
-				go func() {
-					defer func() { <-slots; wg.Done() }()
-					s.dispatch(ctx, mode, d, o, cfg)
-				}()
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case _, ok := <-w.C():
-			if !ok {
-				return switchboard.ErrBusClosed
-			}
-		case <-poll.C:
-		}
+			return s.deliveries.ClaimDueDeliveries(ctx, mode, holder, max, cfg.PerAgent, cfg.Timeout+30*time.Second)
+		},
+		Do: func(ctx context.Context, dl *switchboard.Delivery) { s.dispatchDelivery(ctx, mode, d, dl, cfg) },
+	}
+	return r.Run(ctx)
+}
+
+// dispatchDelivery builds the offer of a claimed delivery and makes the
+// attempt. A delivery claimed as the dispatcher stopped is given back
+// rather than left leased to no one.
+func (s *Service) dispatchDelivery(ctx context.Context, mode switchboard.DeliveryMode, d switchboard.Deliverer, dl *switchboard.Delivery, cfg DispatchConfig) {
+	if ctx.Err() != nil {
+		s.giveBack(ctx, mode, dl)
+		return
+	}
+	t, err := s.tasks.FindTaskByID(ctx, dl.TaskID)
+	switch {
+	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
+		return // deleted meanwhile: nothing to deliver
+	case err != nil && ctx.Err() != nil:
+		s.giveBack(ctx, mode, dl)
+		return
+	case err != nil:
+		s.log.Warn("build offer", "mode", mode, "delivery_id", dl.ID, "err", err)
+		return // the lease ends and the delivery is claimed again
+	}
+	if o := s.offerFor(dl, t); o != nil {
+		s.dispatch(ctx, mode, d, o, cfg)
 	}
 }
 
@@ -140,7 +125,7 @@ func (s *Service) dispatch(ctx context.Context, mode switchboard.DeliveryMode, d
 		log.Info("agent answered with something unusable", "err", err)
 		err = s.RejectOffer(rctx, agent, dl, switchboard.ErrorMessage(err), true)
 	default:
-		next := s.Now().Add(backoff(dl.Attempts, cfg.MaxBackoff))
+		next := s.Now().Add(jobs.Backoff{Min: time.Second, Max: cfg.MaxBackoff}.Wait(dl.Attempts, 0))
 		log.Info("delivery attempt failed; will retry", "err", err, "next", next)
 		err = s.deliveries.RetryDelivery(rctx, dl.ID, next, err.Error())
 	}
@@ -164,13 +149,4 @@ func (s *Service) giveBack(ctx context.Context, mode switchboard.DeliveryMode, d
 	}
 	log.Debug("gave back a delivery cut short by shutdown")
 	s.notify(rctx, switchboard.DispatchSubject(mode))
-}
-
-// backoff returns the wait before attempt n+1: 1 s, 2 s, 4 s … up to max.
-func backoff(n int, max time.Duration) time.Duration {
-	d := time.Second
-	for i := 1; i < n && d < max; i++ {
-		d *= 2
-	}
-	return min(d, max)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/redact"
 )
 
 var _ switchboard.WakeStore = (*DB)(nil)
@@ -113,7 +114,7 @@ func (db *DB) enqueueWake(ctx context.Context, tx *sql.Tx, r *switchboard.WakeRe
 		ON CONFLICT (agent_id, context_id, kind) WHERE state = 'pending' DO UPDATE SET named_task_id = excluded.named_task_id,
 			sender = excluded.sender, preview = excluded.preview, count = wakes.count + 1, updated_at = excluded.updated_at
 		RETURNING id`,
-		switchboard.NewID(), r.AgentID, r.ContextID, string(r.Kind), string(r.TaskID), r.From, r.StoredPreview(), nanos(due), nanos(now)).Scan(&id)
+		switchboard.NewID(), r.AgentID, r.ContextID, string(r.Kind), string(r.TaskID), r.From, storedPreview(r), nanos(due), nanos(now)).Scan(&id)
 	if err != nil {
 		return false, fmt.Errorf("queue wake: %w", err)
 	}
@@ -434,4 +435,13 @@ func scanWakes(rows *sql.Rows) ([]*switchboard.Wake, error) {
 		out = append(out, &w)
 	}
 	return out, rows.Err()
+}
+
+// storedPreview returns the preview of a wake request as it is stored:
+// its Preview, or else the preview of its Message's text.
+func storedPreview(r *switchboard.WakeRequest) string {
+	if r.Preview == "" && r.Message != nil {
+		return redact.Preview(switchboard.MessageText(r.Message))
+	}
+	return r.Preview
 }

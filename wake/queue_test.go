@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
+	"github.com/switchboard-dev/switchboard/wake"
 )
 
 // queue is a wake queue end to end: a real SQLite file, the task service
@@ -32,7 +33,7 @@ type queue struct {
 	bus   *membus.Bus
 	db    *sqlstore.DB
 	tasks *relay.Service
-	wakes *switchboard.WakeService
+	wakes *wake.Service
 	agent *switchboard.Agent
 	peer  switchboard.Peer
 }
@@ -83,7 +84,7 @@ func (q *queue) open(t *testing.T) {
 	q.db = db
 	q.tasks = relay.New(db, q.bus, quiet)
 	q.tasks.Now = q.clock.Now
-	q.wakes = switchboard.NewWakeService(db, db, q.bus, newSender(loopbackOnly), quiet)
+	q.wakes = wake.NewService(db, db, q.bus, newSender(loopbackOnly), quiet)
 	q.wakes.Now = q.clock.Now
 }
 
@@ -94,11 +95,11 @@ func (q *queue) restart(t *testing.T) {
 	q.open(t)
 }
 
-func (q *queue) configure(t *testing.T, rc *receiver, upd switchboard.WakeUpdate) {
+func (q *queue) configure(t *testing.T, rc *receiver, upd wake.Update) {
 	t.Helper()
 	u := rc.URL + "/hook"
 	upd.URL = &u
-	c, err := switchboard.ApplyWakeUpdate(q.agent.ID, nil, upd, q.clock.Now(), nil)
+	c, err := wake.ApplyUpdate(q.agent.ID, nil, upd, q.clock.Now(), nil)
 	must(t, err)
 	must(t, q.db.SaveWakeConfig(context.Background(), c))
 }
@@ -118,7 +119,7 @@ func (q *queue) send(t *testing.T, contextID string, taskID a2a.TaskID, text str
 // sendDue runs one round of the sender and returns how many wakes it claimed.
 func (q *queue) sendDue(t *testing.T) int {
 	t.Helper()
-	n, err := q.wakes.SendDue(context.Background(), switchboard.WakeSenderConfig{})
+	n, err := q.wakes.SendDue(context.Background(), wake.SenderConfig{})
 	must(t, err)
 	return n
 }
@@ -162,7 +163,7 @@ func TestDebounceMergesABurst(t *testing.T) {
 	engines(t, func(t *testing.T, engine string) {
 		q := newQueueOn(t, engine, switchboard.ModeInbox)
 		rc := newReceiver(t)
-		q.configure(t, rc, switchboard.WakeUpdate{})
+		q.configure(t, rc, wake.Update{})
 		a := q.send(t, "c1", "", "first")
 		q.clock.Add(2 * time.Second)
 		b := q.send(t, "c1", "", "second")
@@ -204,7 +205,7 @@ func TestHourlyCap(t *testing.T) {
 	engines(t, func(t *testing.T, engine string) {
 		q := newQueueOn(t, engine, switchboard.ModeInbox)
 		rc := newReceiver(t)
-		q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0)), MaxPerHour: ptr(2)})
+		q.configure(t, rc, wake.Update{Debounce: ptr(time.Duration(0)), MaxPerHour: ptr(2)})
 		for _, c := range []string{"c1", "c2", "c3"} {
 			q.send(t, c, "", "hello")
 		}
@@ -234,7 +235,7 @@ func TestRetryAfterThenDrop(t *testing.T) {
 			answer{status: 429, retryAfter: "7200"}, // clamped down to 1 h
 			answer{status: 503, retryAfter: "30"},
 		)
-		q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0))})
+		q.configure(t, rc, wake.Update{Debounce: ptr(time.Duration(0))})
 		q.send(t, "c1", "", "hello")
 		q.sendDue(t)
 		for i, wait := range []time.Duration{30 * time.Second, time.Minute, time.Hour} {
@@ -262,7 +263,7 @@ func TestRetryAfterThenDrop(t *testing.T) {
 func TestOtherFailuresNotRetried(t *testing.T) {
 	q := newQueue(t, switchboard.ModeInbox)
 	rc := newReceiver(t, answer{status: 401, body: "bad key"})
-	q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0))})
+	q.configure(t, rc, wake.Update{Debounce: ptr(time.Duration(0))})
 	q.send(t, "c1", "", "hello")
 	q.sendDue(t)
 	q.clock.Add(time.Hour)
@@ -281,10 +282,10 @@ func TestFailedAnswerRedacted(t *testing.T) {
 	const key, hmacSecret = "wk-echoed-0123456789abcdef", "hs-echoed-0123456789abcdef"
 	rc := newReceiver(t, answer{status: 400, body: `{"error":"unexpected key","got":"` + key + `","secret":"` + hmacSecret +
 		`","headers":{"X-Api-Key":"` + key + `"},"auth":"Bearer sbp_abcdefghijklmnopqrstuvwxyz"}`})
-	q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0)), Key: ptr(key), KeyHeader: ptr("X-Api-Key"),
+	q.configure(t, rc, wake.Update{Debounce: ptr(time.Duration(0)), Key: ptr(key), KeyHeader: ptr("X-Api-Key"),
 		KeyPrefix: ptr(""), HMACSecret: ptr(hmacSecret)})
 	var logs strings.Builder
-	q.wakes = switchboard.NewWakeService(q.db, q.db, q.bus, newSender(loopbackOnly), slog.New(slog.NewTextHandler(&logs, nil)))
+	q.wakes = wake.NewService(q.db, q.db, q.bus, newSender(loopbackOnly), slog.New(slog.NewTextHandler(&logs, nil)))
 	q.wakes.Now = q.clock.Now
 	q.send(t, "c1", "", "hello")
 	q.sendDue(t)
@@ -313,7 +314,7 @@ func TestRestartInDebounceWindow(t *testing.T) {
 	engines(t, func(t *testing.T, engine string) {
 		q := newQueueOn(t, engine, switchboard.ModeInbox)
 		rc := newReceiver(t)
-		q.configure(t, rc, switchboard.WakeUpdate{})
+		q.configure(t, rc, wake.Update{})
 		a := q.send(t, "c1", "", "before the restart")
 		q.clock.Add(5 * time.Second)
 		q.restart(t)
@@ -336,7 +337,7 @@ func TestSenderDiesMidSend(t *testing.T) {
 	engines(t, func(t *testing.T, engine string) {
 		q := newQueueOn(t, engine, switchboard.ModeInbox)
 		rc := newReceiver(t)
-		q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0))})
+		q.configure(t, rc, wake.Update{Debounce: ptr(time.Duration(0))})
 		q.send(t, "c1", "", "hello")
 		if ws, err := q.db.ClaimWakes(context.Background(), "wake/dead-instance", 10, 45*time.Second); err != nil || len(ws) != 1 {
 			t.Fatalf("claim: %v %v", ws, err)
@@ -363,7 +364,7 @@ func TestOutboundUpdateEntryPoint(t *testing.T) {
 	if ok, err := q.wakes.Enqueue(ctx, switchboard.WakeRequest{AgentID: q.agent.ID, ContextID: "c1", TaskID: "remote-1"}); err != nil || ok {
 		t.Fatalf("enqueue without a configuration: %v %v", ok, err)
 	}
-	q.configure(t, rc, switchboard.WakeUpdate{})
+	q.configure(t, rc, wake.Update{})
 	// A connector agent gets no wake for inbound messages: they reach its socket.
 	q.send(t, "c9", "", "to the socket")
 	ok, err := q.wakes.Enqueue(ctx, switchboard.WakeRequest{AgentID: q.agent.ID, ContextID: "c1", TaskID: "remote-1",
@@ -398,7 +399,7 @@ func TestTestWake(t *testing.T) {
 	if _, err := q.wakes.Test(ctx, q.agent); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		t.Fatalf("test without a configuration: %v", err)
 	}
-	q.configure(t, rc, switchboard.WakeUpdate{})
+	q.configure(t, rc, wake.Update{})
 	res, err := q.wakes.Test(ctx, q.agent)
 	if err != nil || res.Status != 202 || res.Body != "queued" {
 		t.Fatalf("test wake: %+v %v", res, err)
@@ -417,10 +418,10 @@ func TestRunSender(t *testing.T) {
 	q := newQueue(t, switchboard.ModeInbox)
 	q.db.Now, q.tasks.Now, q.wakes.Now = time.Now, time.Now, time.Now
 	rc := newReceiver(t)
-	q.configure(t, rc, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0))})
+	q.configure(t, rc, wake.Update{Debounce: ptr(time.Duration(0))})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- q.wakes.RunSender(ctx, switchboard.WakeSenderConfig{Poll: 20 * time.Millisecond}) }()
+	go func() { done <- q.wakes.RunSender(ctx, wake.SenderConfig{Poll: 20 * time.Millisecond}) }()
 	q.send(t, "c1", "", "hello")
 	deadline := time.Now().Add(5 * time.Second)
 	for len(rc.requests()) == 0 && time.Now().Before(deadline) {
@@ -447,12 +448,12 @@ func TestShutdownGivesBack(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(stop)
-	q.configure(t, &receiver{Server: srv}, switchboard.WakeUpdate{Debounce: ptr(time.Duration(0))})
+	q.configure(t, &receiver{Server: srv}, wake.Update{Debounce: ptr(time.Duration(0))})
 	q.send(t, "c1", "", "hello")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := q.wakes.SendDue(ctx, switchboard.WakeSenderConfig{})
+		_, err := q.wakes.SendDue(ctx, wake.SenderConfig{})
 		done <- err
 	}()
 	<-started

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/wake"
 )
 
 // redirector is a real loopback server that answers every request with a
@@ -32,11 +33,11 @@ func TestRedirectToAnotherOriginRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		preset switchboard.WakePreset
-		upd    switchboard.WakeUpdate
+		upd    wake.Update
 	}{
-		{"generic X-Api-Key", switchboard.WakeGeneric, switchboard.WakeUpdate{Key: ptr("key-generic-secret"), KeyHeader: ptr("X-Api-Key"), KeyPrefix: ptr(""), HMACSecret: ptr("s")}},
-		{"hermes", switchboard.WakeHermes, switchboard.WakeUpdate{HMACSecret: ptr("hermes-secret")}},
-		{"bearer", switchboard.WakeGrokBot, switchboard.WakeUpdate{Key: ptr("key-bearer-secret")}},
+		{"generic X-Api-Key", wake.PresetGeneric, wake.Update{Key: ptr("key-generic-secret"), KeyHeader: ptr("X-Api-Key"), KeyPrefix: ptr(""), HMACSecret: ptr("s")}},
+		{"hermes", wake.PresetHermes, wake.Update{HMACSecret: ptr("hermes-secret")}},
+		{"bearer", wake.PresetGrokBot, wake.Update{Key: ptr("key-bearer-secret")}},
 	} {
 		for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
 			t.Run(fmt.Sprintf("%s %d", tc.name, status), func(t *testing.T) {
@@ -44,7 +45,7 @@ func TestRedirectToAnotherOriginRefused(t *testing.T) {
 				c := config(t, other, tc.preset, tc.upd)
 				c.URL = r.URL + "/hook"
 				_, err := newSender(loopbackOnly).Wake(context.Background(), sleeper, c, sampleWake())
-				if !errors.Is(err, switchboard.ErrWakeRefused) || !strings.Contains(err.Error(), "another host") {
+				if !errors.Is(err, wake.ErrRefused) || !strings.Contains(err.Error(), "another host") {
 					t.Fatalf("redirect %d to another origin: %v, want a refusal", status, err)
 				}
 				if strings.Contains(err.Error(), other.URL) {
@@ -68,9 +69,9 @@ func TestRedirectHTTPSToHTTPRefused(t *testing.T) {
 	defer tls.Close()
 	s := newSender(loopbackOnly)
 	s.Client.Transport.(*http.Transport).TLSClientConfig = tls.Client().Transport.(*http.Transport).TLSClientConfig
-	c := config(t, plain, switchboard.WakeGeneric, switchboard.WakeUpdate{Key: ptr("key-over-tls")})
+	c := config(t, plain, wake.PresetGeneric, wake.Update{Key: ptr("key-over-tls")})
 	c.URL = tls.URL + "/hook"
-	if _, err := s.Wake(context.Background(), sleeper, c, sampleWake()); !errors.Is(err, switchboard.ErrWakeRefused) {
+	if _, err := s.Wake(context.Background(), sleeper, c, sampleWake()); !errors.Is(err, wake.ErrRefused) {
 		t.Fatalf("https to http redirect: %v, want a refusal", err)
 	}
 	if got := plain.requests(); len(got) != 0 {
@@ -96,7 +97,7 @@ func TestRedirectThatDropsTheBodyNotFollowed(t *testing.T) {
 			http.Redirect(w, r, "/elsewhere", status)
 		}))
 		for _, u := range []string{r.URL + "/hook", same.URL + "/hook"} {
-			c := config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{Key: ptr("k")})
+			c := config(t, rc, wake.PresetGeneric, wake.Update{Key: ptr("k")})
 			c.URL = u
 			res, err := newSender(loopbackOnly).Wake(context.Background(), sleeper, c, sampleWake())
 			if err != nil {
@@ -125,7 +126,7 @@ func TestRedirectSameOriginFollowed(t *testing.T) {
 		rc.Config.Handler.ServeHTTP(w, r)
 	}))
 	defer moved.Close()
-	c := config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{Key: ptr("k-same")})
+	c := config(t, rc, wake.PresetGeneric, wake.Update{Key: ptr("k-same")})
 	c.URL = moved.URL + "/old"
 	res, err := newSender(loopbackOnly).Wake(context.Background(), sleeper, c, sampleWake())
 	if err != nil || res.Status != 200 {
@@ -146,7 +147,7 @@ func TestRedirectedWakeRecordedAsFailed(t *testing.T) {
 	rc := newReceiver(t)
 	r := redirector(t, http.StatusFound, func(*http.Request) string { return rc.URL + "/landing" })
 	u := r.URL + "/hook"
-	c, err := switchboard.ApplyWakeUpdate(q.agent.ID, nil, switchboard.WakeUpdate{URL: &u, Debounce: ptr(time.Duration(0))}, q.clock.Now(), nil)
+	c, err := wake.ApplyUpdate(q.agent.ID, nil, wake.Update{URL: &u, Debounce: ptr(time.Duration(0))}, q.clock.Now(), nil)
 	must(t, err)
 	must(t, q.db.SaveWakeConfig(context.Background(), c))
 	q.send(t, "c1", "", "hello")

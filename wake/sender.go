@@ -23,7 +23,7 @@ const (
 	maxAnswerShow = 500
 )
 
-var _ switchboard.Waker = (*Sender)(nil)
+var _ Waker = (*Sender)(nil)
 
 // Sender implements switchboard.Waker over HTTP.
 type Sender struct {
@@ -79,7 +79,7 @@ var errCrossOrigin = errors.New("redirect to another origin")
 // body that cannot be rendered and an address the guard refuses are
 // errors wrapping switchboard.ErrWakeRefused; errors never name the URL,
 // which may hold a secret.
-func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switchboard.WakeConfig, w *switchboard.Wake) (*switchboard.WakeResult, error) {
+func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switchboard.WakeConfig, w *switchboard.Wake) (*Result, error) {
 	now := time.Now
 	if s.Now != nil {
 		now = s.Now
@@ -93,14 +93,14 @@ func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switch
 		return nil, err
 	}
 	if err := netguard.CheckURL(cfg.URL); err != nil {
-		return nil, fmt.Errorf("%w: %w", switchboard.ErrWakeRefused, err)
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
-	if err := cfg.CheckScheme(s.AllowHTTP); err != nil {
-		return nil, fmt.Errorf("%w: %s", switchboard.ErrWakeRefused, switchboard.ErrorMessage(err))
+	if err := CheckScheme(cfg, s.AllowHTTP); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrRefused, switchboard.ErrorMessage(err))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(r.Body))
 	if err != nil {
-		return nil, fmt.Errorf("%w: the wake url is not usable", switchboard.ErrWakeRefused)
+		return nil, fmt.Errorf("%w: the wake url is not usable", ErrRefused)
 	}
 	req.Header = r.Header
 	ua := s.UserAgent
@@ -118,7 +118,7 @@ func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switch
 	if len(body) > maxAnswerShow {
 		body = append(body[:maxAnswerShow], '…')
 	}
-	return &switchboard.WakeResult{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: string(body)}, nil
+	return &Result{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: string(body)}, nil
 }
 
 // requestError describes a request that got no answer without the URL,
@@ -126,11 +126,11 @@ func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switch
 // network guard wraps switchboard.ErrWakeRefused: retrying cannot cure it.
 func requestError(err error) error {
 	if errors.Is(err, errCrossOrigin) {
-		return fmt.Errorf("%w: the receiver redirected the wake to another host or scheme (wakes follow only 307 and 308 redirects on the same origin, so that the key stays with the receiver)", switchboard.ErrWakeRefused)
+		return fmt.Errorf("%w: the receiver redirected the wake to another host or scheme (wakes follow only 307 and 308 redirects on the same origin, so that the key stays with the receiver)", ErrRefused)
 	}
 	err = netguard.DescribeError(err)
 	if errors.Is(err, netguard.ErrRefused) {
-		return fmt.Errorf("%w: %w (see --allow-private-networks)", switchboard.ErrWakeRefused, err)
+		return fmt.Errorf("%w: %w (see --allow-private-networks)", ErrRefused, err)
 	}
 	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/redact"
 	"github.com/switchboard-dev/switchboard/wake"
 )
 
@@ -92,11 +93,11 @@ func sampleWake() *switchboard.Wake {
 	}
 }
 
-func config(t *testing.T, rc *receiver, preset switchboard.WakePreset, upd switchboard.WakeUpdate) *switchboard.WakeConfig {
+func config(t *testing.T, rc *receiver, preset switchboard.WakePreset, upd wake.Update) *switchboard.WakeConfig {
 	t.Helper()
 	u := rc.URL + "/hook"
 	upd.URL, upd.Preset = &u, &preset
-	c, err := switchboard.ApplyWakeUpdate(sleeper.ID, nil, upd, time.Now(), wake.CheckTemplate)
+	c, err := wake.ApplyUpdate(sleeper.ID, nil, upd, time.Now(), wake.CheckTemplate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func config(t *testing.T, rc *receiver, preset switchboard.WakePreset, upd switc
 
 func ptr[T any](v T) *T { return &v }
 
-func send(t *testing.T, c *switchboard.WakeConfig, w *switchboard.Wake) *switchboard.WakeResult {
+func send(t *testing.T, c *switchboard.WakeConfig, w *switchboard.Wake) *wake.Result {
 	t.Helper()
 	res, err := newSender(loopbackOnly).Wake(context.Background(), sleeper, c, w)
 	if err != nil {
@@ -148,7 +149,7 @@ func checkPayload(t *testing.T, m map[string]any) {
 // checkPreview checks that peer text is trimmed and carries no secret.
 func checkPreview(t *testing.T, p string) {
 	t.Helper()
-	if n := len([]rune(p)); n > switchboard.MaxWakePreview {
+	if n := len([]rune(p)); n > redact.MaxPreview {
 		t.Errorf("preview has %d characters", n)
 	}
 	if strings.Contains(p, "abcdefghijklmnop") {
@@ -160,27 +161,27 @@ func TestPresets(t *testing.T) {
 	rc := newReceiver(t)
 	for _, tc := range []struct {
 		preset switchboard.WakePreset
-		upd    switchboard.WakeUpdate
+		upd    wake.Update
 		check  func(t *testing.T, r received)
 	}{
-		{switchboard.WakeGeneric, switchboard.WakeUpdate{Key: ptr("k1")}, func(t *testing.T, r received) {
+		{wake.PresetGeneric, wake.Update{Key: ptr("k1")}, func(t *testing.T, r received) {
 			if r.Header.Get("Authorization") != "Bearer k1" || r.Header.Get(wake.HeaderSignature) != "" {
 				t.Errorf("headers %v", r.Header)
 			}
 			checkPayload(t, decode(t, r.Body))
 		}},
-		{switchboard.WakeGeneric, switchboard.WakeUpdate{Key: ptr("k2"), KeyHeader: ptr("X-Api-Key"), KeyPrefix: ptr(""), HMACSecret: ptr("s")}, func(t *testing.T, r received) {
+		{wake.PresetGeneric, wake.Update{Key: ptr("k2"), KeyHeader: ptr("X-Api-Key"), KeyPrefix: ptr(""), HMACSecret: ptr("s")}, func(t *testing.T, r received) {
 			if r.Header.Get("X-Api-Key") != "k2" || r.Header.Get("Authorization") != "" || r.Header.Get(wake.HeaderSignature) == "" {
 				t.Errorf("headers %v", r.Header)
 			}
 		}},
-		{switchboard.WakeGrokBot, switchboard.WakeUpdate{Key: ptr("k3")}, func(t *testing.T, r received) {
+		{wake.PresetGrokBot, wake.Update{Key: ptr("k3")}, func(t *testing.T, r received) {
 			if r.Header.Get("Authorization") != "Bearer k3" {
 				t.Errorf("headers %v", r.Header)
 			}
 			checkPayload(t, decode(t, r.Body))
 		}},
-		{switchboard.WakeHermes, switchboard.WakeUpdate{Key: ptr("unused"), HMACSecret: ptr("hermes-secret")}, func(t *testing.T, r received) {
+		{wake.PresetHermes, wake.Update{Key: ptr("unused"), HMACSecret: ptr("hermes-secret")}, func(t *testing.T, r received) {
 			ts := r.Header.Get(wake.HeaderTimestamp)
 			if ts != "1767225600" || r.Header.Get("Authorization") != "" || r.Header.Get(wake.HeaderRequestID) != "wake-1" {
 				t.Errorf("headers %v", r.Header)
@@ -190,7 +191,7 @@ func TestPresets(t *testing.T) {
 			}
 			checkPayload(t, decode(t, r.Body))
 		}},
-		{switchboard.WakeClaudeCode, switchboard.WakeUpdate{Key: ptr("sk-ant-routine")}, func(t *testing.T, r received) {
+		{wake.PresetClaudeCode, wake.Update{Key: ptr("sk-ant-routine")}, func(t *testing.T, r received) {
 			if r.Header.Get("Authorization") != "Bearer sk-ant-routine" || r.Header.Get("Anthropic-Version") != "2023-06-01" {
 				t.Errorf("headers %v", r.Header)
 			}
@@ -201,7 +202,7 @@ func TestPresets(t *testing.T) {
 				t.Errorf("claude-code body %s", r.Body)
 			}
 		}},
-		{switchboard.WakeOpenClawWake, switchboard.WakeUpdate{Key: ptr("oc"), OpenClawAgentID: ptr("ops")}, func(t *testing.T, r received) {
+		{wake.PresetOpenClawWake, wake.Update{Key: ptr("oc"), OpenClawAgentID: ptr("ops")}, func(t *testing.T, r received) {
 			m := decode(t, r.Body)
 			text, _ := m["text"].(string)
 			if r.Header.Get("Authorization") != "Bearer oc" || m["mode"] != "now" || m["agentId"] != "ops" || len(m) != 3 {
@@ -217,7 +218,7 @@ func TestPresets(t *testing.T) {
 				t.Errorf("no hint in %q", text)
 			}
 		}},
-		{switchboard.WakeOpenClawAgent, switchboard.WakeUpdate{Key: ptr("oc")}, func(t *testing.T, r received) {
+		{wake.PresetOpenClawAgent, wake.Update{Key: ptr("oc")}, func(t *testing.T, r received) {
 			m := decode(t, r.Body)
 			if r.Header.Get("Authorization") != "Bearer oc" || r.Header.Get("Idempotency-Key") != "wake-1" ||
 				m["name"] != "A2A inbox" || m["agentId"] != "main" || m["sessionMode"] != "isolated" || m["deliver"] != false {
@@ -250,7 +251,7 @@ func TestPresets(t *testing.T) {
 func TestBodyTemplate(t *testing.T) {
 	rc := newReceiver(t)
 	tpl := `{"text":"{{summary}}","who":"{{from}}","ids":{{taskIdsJson}},"csv":"{{taskIds}}","all":{{payload}}}`
-	c := config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{BodyTemplate: &tpl})
+	c := config(t, rc, wake.PresetGeneric, wake.Update{BodyTemplate: &tpl})
 	w := sampleWake()
 	w.From = `bob "the" \ peer`
 	send(t, c, w)
@@ -260,7 +261,7 @@ func TestBodyTemplate(t *testing.T) {
 	}
 	// A template that is not JSON once rendered is refused when saved.
 	for _, bad := range []string{`{"a":{{from}}}`, `{"a":"{{nope}}"}`, `{"a":"{{from"}`, `not json`} {
-		if _, err := switchboard.ApplyWakeUpdate("a", nil, switchboard.WakeUpdate{URL: ptr("https://x.example"), BodyTemplate: &bad}, time.Now(), wake.CheckTemplate); switchboard.ErrorCode(err) != switchboard.EINVALID {
+		if _, err := wake.ApplyUpdate("a", nil, wake.Update{URL: ptr("https://x.example"), BodyTemplate: &bad}, time.Now(), wake.CheckTemplate); switchboard.ErrorCode(err) != switchboard.EINVALID {
 			t.Errorf("template %q: %v", bad, err)
 		}
 	}
@@ -272,7 +273,7 @@ func TestBodyTemplate(t *testing.T) {
 func TestGuardRefusesByDefault(t *testing.T) {
 	rc := newReceiver(t)
 	u, _ := url.Parse(rc.URL)
-	c := config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{})
+	c := config(t, rc, wake.PresetGeneric, wake.Update{})
 	// https, so that the guard (not the https rule) is what refuses.
 	var hit bool
 	tls := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hit = true }))
@@ -283,7 +284,7 @@ func TestGuardRefusesByDefault(t *testing.T) {
 		s := newSender(netguard.Options{})
 		s.Client.Transport.(*http.Transport).TLSClientConfig = tls.Client().Transport.(*http.Transport).TLSClientConfig
 		_, err := s.Wake(context.Background(), sleeper, c, sampleWake())
-		if !errors.Is(err, switchboard.ErrWakeRefused) || !strings.Contains(err.Error(), "network guard") || strings.Contains(err.Error(), tu.Port()) {
+		if !errors.Is(err, wake.ErrRefused) || !strings.Contains(err.Error(), "network guard") || strings.Contains(err.Error(), tu.Port()) {
 			t.Errorf("wake to %s: %v, want a refusal by the guard that does not name the address", target, err)
 		}
 	}
@@ -297,7 +298,7 @@ func TestGuardRefusesByDefault(t *testing.T) {
 	}))
 	defer redirect.Close()
 	c.URL = redirect.URL
-	if _, err := newSender(loopbackOnly).Wake(context.Background(), sleeper, c, sampleWake()); !errors.Is(err, switchboard.ErrWakeRefused) {
+	if _, err := newSender(loopbackOnly).Wake(context.Background(), sleeper, c, sampleWake()); !errors.Is(err, wake.ErrRefused) {
 		t.Errorf("redirect to a private address: %v", err)
 	}
 	if n := len(rc.requests()); n != 0 {
@@ -307,7 +308,7 @@ func TestGuardRefusesByDefault(t *testing.T) {
 
 func TestAnswerTrimmed(t *testing.T) {
 	rc := newReceiver(t, answer{status: 503, retryAfter: "120", body: strings.Repeat("e", 100<<10)})
-	res := send(t, config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{}), sampleWake())
+	res := send(t, config(t, rc, wake.PresetGeneric, wake.Update{}), sampleWake())
 	if res.Status != 503 || res.RetryAfter != "120" || len([]rune(res.Body)) > 501 {
 		t.Fatalf("result status %d retry %q body %d", res.Status, res.RetryAfter, len(res.Body))
 	}
@@ -324,13 +325,13 @@ func TestPlainHTTPNeedsAnOpenGuard(t *testing.T) {
 		t.Fatal("a sender with an opened guard refuses plain http")
 	}
 	rc := newReceiver(t)
-	c := config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{Key: ptr("clear-text-key")})
+	c := config(t, rc, wake.PresetGeneric, wake.Update{Key: ptr("clear-text-key")})
 	c.URL = "http://wake.example/hook"
 	_, err := newSender(netguard.Options{}).Wake(context.Background(), sleeper, c, sampleWake())
-	if !errors.Is(err, switchboard.ErrWakeRefused) || !strings.Contains(err.Error(), "https") {
+	if !errors.Is(err, wake.ErrRefused) || !strings.Contains(err.Error(), "https") {
 		t.Fatalf("plain http with the default guard: %v, want a refusal", err)
 	}
-	c = config(t, rc, switchboard.WakeGeneric, switchboard.WakeUpdate{Key: ptr("clear-text-key")})
+	c = config(t, rc, wake.PresetGeneric, wake.Update{Key: ptr("clear-text-key")})
 	if res := send(t, c, sampleWake()); res.Status != 200 || len(rc.requests()) != 1 {
 		t.Fatalf("plain http with an opened guard: %+v, %d requests", res, len(rc.requests()))
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -170,9 +171,9 @@ type Main struct {
 	// Outbox records what agents send and the pushes answering them; a
 	// push wakes the sending agent (kind outbound_update) when it has a
 	// wake webhook.
-	Outbox *switchboard.OutboxService
+	Outbox *outbox.Service
 	// Wakes queues and sends wake webhooks.
-	Wakes *switchboard.WakeService
+	Wakes *wake.Service
 
 	// nats is the embedded NATS server of Bus "embedded".
 	nats *server.Server
@@ -225,7 +226,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Bus = &meteredBus{Bus: m.Bus, pm: m.metrics}
 	m.Tasks = relay.New(db, m.Bus, m.Logger)
 	m.Tasks.OnAck = m.metrics.onAck
-	m.Outbox = switchboard.NewOutboxService(db, db)
+	m.Outbox = outbox.New(db, db)
 
 	// Instances that start together on an empty database race to create
 	// the operator; the losers find the winner's account on the next try.
@@ -336,7 +337,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.loops.Add(1)
 	go func() {
 		defer m.loops.Done()
-		_ = m.Wakes.RunSender(loops, switchboard.WakeSenderConfig{})
+		_ = m.Wakes.RunSender(loops, wake.SenderConfig{})
 	}()
 	m.httpServer = &http.Server{
 		Handler:           m.API,
@@ -359,7 +360,7 @@ func (m *Main) Run(ctx context.Context) error {
 // newWakeService builds the wake sender: wakes go through the network
 // guard (15 s per request), over https unless the guard was opened, and name the agent's card at the public URL, or
 // at the listener's when none is set.
-func (m *Main) newWakeService(cfg Config, db *sqlstore.DB) *switchboard.WakeService {
+func (m *Main) newWakeService(cfg Config, db *sqlstore.DB) *wake.Service {
 	guard := netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow}
 	sender := wake.New(guard)
 	sender.UserAgent = "switchboard/" + version
@@ -370,7 +371,7 @@ func (m *Main) newWakeService(cfg Config, db *sqlstore.DB) *switchboard.WakeServ
 		}
 		return base + "/a/" + g.Handle + "/.well-known/agent-card.json"
 	}
-	w := switchboard.NewWakeService(db, db, m.Bus, sender, m.Logger)
+	w := wake.NewService(db, db, m.Bus, sender, m.Logger)
 	w.InstanceID = m.Tasks.InstanceID
 	w.CheckTemplate = wake.CheckTemplate
 	w.AllowHTTP = guard.AllowsPlainHTTP() // plain http only where the operator opened the guard

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/outbox"
 )
 
 // outboundTests are the contract of OutboundStore.
@@ -55,7 +56,7 @@ func testOutboundCreateFindModify(t *testing.T, s Store) {
 		Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("on it"))}}
 	later := now.Add(time.Second)
 	upd, _, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
-		o.ApplyTask(task, switchboard.OutboundFromSend, later)
+		outbox.ApplyTask(o, task, switchboard.OutboundFromSend, later)
 		return nil, nil
 	})
 	must(t, err)
@@ -69,7 +70,7 @@ func testOutboundCreateFindModify(t *testing.T, s Store) {
 	// More than MaxOutboundUpdates changes keep the last ones.
 	for i := range switchboard.MaxOutboundUpdates + 5 {
 		_, _, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
-			o.ApplyEvent(&a2a.TaskStatusUpdateEvent{TaskID: "remote-1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
+			outbox.ApplyEvent(o, &a2a.TaskStatusUpdateEvent{TaskID: "remote-1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
 				Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(fmt.Sprint("step ", i)))}}, switchboard.OutboundFromPush, later.Add(time.Duration(i+1)*time.Second))
 			return nil, nil
 		})
@@ -120,7 +121,7 @@ func testOutboundFilters(t *testing.T, s Store) {
 		must(t, s.CreateOutbound(ctx, o))
 	}
 	_, _, err := s.ModifyOutbound(ctx, a.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
-		o.ApplyTask(&a2a.Task{ID: "t-a", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}, switchboard.OutboundFromPoll, base.Add(10*time.Second))
+		outbox.ApplyTask(o, &a2a.Task{ID: "t-a", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}, switchboard.OutboundFromPoll, base.Add(10*time.Second))
 		return nil, nil
 	})
 	must(t, err)
@@ -169,7 +170,7 @@ func testOutboundModifyConcurrent(t *testing.T, s Store) {
 		go func() {
 			defer wg.Done()
 			_, _, err := s.ModifyOutbound(ctx, o.ID, func(o *switchboard.Outbound) (*switchboard.WakeRequest, error) {
-				o.ApplyEvent(&a2a.Message{ID: fmt.Sprint(i), TaskID: "r1", Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprint(i))}},
+				outbox.ApplyEvent(o, &a2a.Message{ID: fmt.Sprint(i), TaskID: "r1", Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprint(i))}},
 					switchboard.OutboundFromPush, time.Now())
 				return nil, nil
 			})
@@ -203,7 +204,7 @@ func testOutboundModifyQueuesWake(t *testing.T, s Store) {
 			From: "bob", Preview: "[update on outbound task: working] on it"}
 	}
 	push := func(o *switchboard.Outbound) {
-		o.ApplyEvent(&a2a.TaskStatusUpdateEvent{TaskID: "remote-1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
+		outbox.ApplyEvent(o, &a2a.TaskStatusUpdateEvent{TaskID: "remote-1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
 			switchboard.OutboundFromPush, now)
 	}
 

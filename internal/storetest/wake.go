@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/wake"
 )
 
 // Clock is a settable clock for the wake contract: the store reads the time
@@ -64,7 +65,7 @@ func RunWakes(t *testing.T, open func(t *testing.T, now func() time.Time) Store)
 }
 
 func wakeConfig(g *switchboard.Agent, debounce time.Duration, perHour int, now time.Time) *switchboard.WakeConfig {
-	return &switchboard.WakeConfig{AgentID: g.ID, URL: "https://wake.example/hook", Key: "k", Preset: switchboard.WakeGeneric,
+	return &switchboard.WakeConfig{AgentID: g.ID, URL: "https://wake.example/hook", Key: "k", Preset: wake.PresetGeneric,
 		Debounce: debounce, MaxPerHour: perHour, KeyHeader: "Authorization", KeyPrefix: "Bearer ",
 		OpenClawAgentID: "main", CLICommand: "switchboard", CreatedAt: now, UpdatedAt: now}
 }
@@ -97,7 +98,7 @@ func testWakeConfig(t *testing.T, s Store, c *Clock) {
 	wantCode(t, s.SaveWakeConfig(ctx, wakeConfig(&switchboard.Agent{ID: switchboard.NewID()}, 0, 0, c.Now())), switchboard.ENOTFOUND)
 
 	cfg := wakeConfig(g, 10*time.Second, 25, c.Now())
-	cfg.Preset, cfg.HMACSecret, cfg.KeyPrefix, cfg.BodyTemplate = switchboard.WakeHermes, "s3cret", "", `{"a":"{{taskId}}"}`
+	cfg.Preset, cfg.HMACSecret, cfg.KeyPrefix, cfg.BodyTemplate = wake.PresetHermes, "s3cret", "", `{"a":"{{taskId}}"}`
 	must(t, s.SaveWakeConfig(ctx, cfg))
 	got, err := s.FindWakeConfig(ctx, g.ID)
 	must(t, err)

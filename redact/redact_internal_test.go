@@ -1,4 +1,4 @@
-package switchboard
+package redact
 
 import (
 	"regexp"
@@ -10,7 +10,7 @@ import (
 // "name: value" and "name=value" where the name says it holds a secret.
 var secretAssignment = regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:authorization|key|token|secret|signature|password|passwd|access-client-id|cookie)[A-Za-z0-9_.-]*)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?([^\s"',;&]+)`)
 
-// redactEverywhere is RedactSecrets as plain regular expressions: without
+// redactEverywhere is Secrets as plain regular expressions: without
 // the word checks that let it skip patterns, every pattern over the whole
 // text, and the whole secret assignment as one pattern.
 func redactEverywhere(text string) string {
@@ -24,13 +24,13 @@ func redactEverywhere(text string) string {
 		if scheme != "" {
 			scheme += " "
 		}
-		return g[1] + g[2] + scheme + cut(g[4])
+		return g[1] + g[2] + scheme + Cut(g[4])
 	})
 	s = bearerCredential.ReplaceAllStringFunc(s, func(m string) string {
 		g := bearerCredential.FindStringSubmatch(m)
-		return g[1] + " " + cut(g[2])
+		return g[1] + " " + Cut(g[2])
 	})
-	return knownToken.ReplaceAllStringFunc(s, cut)
+	return knownToken.ReplaceAllStringFunc(s, Cut)
 }
 
 var redactSeeds = []string{
@@ -45,19 +45,19 @@ var redactSeeds = []string{
 // whose words are absent changes no result.
 func TestRedactSecretsSkipsOnlyWhatCannotMatch(t *testing.T) {
 	for _, s := range redactSeeds {
-		if got, want := RedactSecrets(s), redactEverywhere(s); got != want {
-			t.Errorf("RedactSecrets(%q) = %q, every pattern gives %q", s, got, want)
+		if got, want := Secrets(s), redactEverywhere(s); got != want {
+			t.Errorf("Secrets(%q) = %q, every pattern gives %q", s, got, want)
 		}
 	}
 }
 
-func FuzzRedactSecretsSkips(f *testing.F) {
+func FuzzSecretsSkips(f *testing.F) {
 	for _, s := range redactSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := RedactSecrets(s), redactEverywhere(s); got != want {
-			t.Fatalf("RedactSecrets(%q) = %q, every pattern gives %q", s, got, want)
+		if got, want := Secrets(s), redactEverywhere(s); got != want {
+			t.Fatalf("Secrets(%q) = %q, every pattern gives %q", s, got, want)
 		}
 	})
 }
@@ -80,12 +80,12 @@ func TestLeadingWords(t *testing.T) {
 	// A secret that straddles the bound is dropped whole, never cut to a
 	// piece too short to be recognised.
 	text := strings.Repeat("word ", 409) + "sbp_ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	if p := WakePreview(text); strings.Contains(p, "sbp_") {
+	if p := Preview(text); strings.Contains(p, "sbp_") {
 		t.Fatalf("a token at the bound survived: %q", p[len(p)-40:])
 	}
 }
 
-func BenchmarkWakePreview(b *testing.B) {
+func BenchmarkPreview(b *testing.B) {
 	words := strings.Repeat("the quick brown fox jumps over the lazy dog ", 24) // ~1 KiB
 	for _, bc := range []struct{ name, text string }{
 		{"1KiB-plain", words},
@@ -95,7 +95,7 @@ func BenchmarkWakePreview(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(bc.text)))
 			for b.Loop() {
-				WakePreview(bc.text)
+				Preview(bc.text)
 			}
 		})
 	}

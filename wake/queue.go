@@ -1,4 +1,4 @@
-package switchboard
+package wake
 
 import (
 	"context"
@@ -7,12 +7,15 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/jobs"
+	"github.com/switchboard-dev/switchboard/redact"
 )
 
-// WakeSenderConfig tunes RunSender and SendDue. Zero values mean defaults.
-type WakeSenderConfig struct {
+// SenderConfig tunes RunSender and SendDue. Zero values mean defaults.
+type SenderConfig struct {
 	// Concurrency is how many wakes are sent at once (default 8).
 	Concurrency int
 	// Poll is how often the queue is read without a hint (default 1 s):
@@ -24,7 +27,7 @@ type WakeSenderConfig struct {
 	Keep time.Duration
 }
 
-func (c *WakeSenderConfig) defaults() {
+func (c *SenderConfig) defaults() {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
 	}
@@ -41,79 +44,75 @@ func (c *WakeSenderConfig) defaults() {
 
 // RunSender sends due wakes until ctx ends, on any number of instances at
 // once: each wake is claimed by one sender, with a lease that outlasts its
-// request. It reads the queue when told (WakeSubject) and every Poll, and
-// prunes finished wakes older than Keep once an hour.
-func (s *WakeService) RunSender(ctx context.Context, cfg WakeSenderConfig) error {
+// request. It reads the queue when told (switchboard.WakeSubject), when a
+// wake was sent, and every Poll; and it prunes finished wakes older than
+// Keep once an hour. It returns once the wakes in flight, which ending ctx
+// cuts short (they go back to pending, due at once), have finished.
+func (s *Service) RunSender(ctx context.Context, cfg SenderConfig) error {
 	cfg.defaults()
-	w, err := s.bus.Watch(ctx, WakeSubject)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	poll := time.NewTicker(cfg.Poll)
-	defer poll.Stop()
-	var pruned time.Time
-	for {
-		n, err := s.SendDue(ctx, cfg)
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("claim wakes", "err", err)
-		}
-		if now := s.Now(); now.Sub(pruned) > time.Hour {
-			pruned = now
-			if _, err := s.store.PruneWakes(ctx, now.Add(-cfg.Keep)); err != nil && ctx.Err() == nil {
-				s.log.Warn("prune wakes", "err", err)
-			}
-		}
-		if n == cfg.Concurrency && ctx.Err() == nil {
-			continue // there may be more due now
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case _, ok := <-w.C():
-			if !ok {
-				return ErrBusClosed
-			}
-		case <-poll.C:
-		}
-	}
+	prune := make(chan struct{})
+	go func() {
+		defer close(prune)
+		s.pruneLoop(ctx, cfg.Keep)
+	}()
+	defer func() { <-prune }()
+	return s.runner(cfg).Run(ctx)
 }
-
-// wakeRecordTimeout bounds the recording of an outcome once the sender's
-// context has ended.
-const wakeRecordTimeout = 5 * time.Second
 
 // SendDue claims the wakes due now (at most cfg.Concurrency), sends them
 // concurrently and records each outcome. It returns how many it claimed.
 // If ctx ends meanwhile, the wakes it cut short go back to pending, due at
 // once.
-func (s *WakeService) SendDue(ctx context.Context, cfg WakeSenderConfig) (int, error) {
+func (s *Service) SendDue(ctx context.Context, cfg SenderConfig) (int, error) {
 	cfg.defaults()
+	return s.runner(cfg).RunOnce(ctx)
+}
+
+// recordTimeout bounds the recording of an outcome once the sender's
+// context has ended.
+const recordTimeout = 5 * time.Second
+
+// runner is the jobs runner that RunSender and SendDue run.
+func (s *Service) runner(cfg SenderConfig) *jobs.Runner[*switchboard.Wake] {
 	holder := "wake/" + s.InstanceID
-	wakes, err := s.store.ClaimWakes(ctx, holder, cfg.Concurrency, cfg.Timeout+30*time.Second)
-	if err != nil {
-		return 0, err
-	}
-	var wg sync.WaitGroup
-	for _, w := range wakes {
-		// Outcomes are recorded even when ctx ends: a wake left sending
-		// would wait out its lease before anyone sent it again.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Timeout+wakeRecordTimeout)
-		j := &wakeJob{s: s, w: w, holder: holder, rctx: rctx,
-			log: s.log.With("wake_id", w.ID, "agent_id", w.AgentID, "context_id", w.ContextID, "kind", w.Kind, "tasks", len(w.TaskIDs))}
-		wg.Go(func() {
+	return &jobs.Runner[*switchboard.Wake]{
+		Name: "wake", Bus: s.bus, Subject: switchboard.WakeSubject, Concurrency: cfg.Concurrency, Poll: cfg.Poll, Log: s.log,
+		Claim: func(ctx context.Context, max int) ([]*switchboard.Wake, error) {
+			return s.store.ClaimWakes(ctx, holder, max, cfg.Timeout+30*time.Second)
+		},
+		Do: func(ctx context.Context, w *switchboard.Wake) {
+			// Outcomes are recorded even when ctx ends: a wake left sending
+			// would wait out its lease before anyone sent it again.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Timeout+recordTimeout)
 			defer cancel()
+			j := &wakeJob{s: s, w: w, holder: holder, rctx: rctx,
+				log: s.log.With("wake_id", w.ID, "agent_id", w.AgentID, "context_id", w.ContextID, "kind", w.Kind, "tasks", len(w.TaskIDs))}
 			j.run(ctx, cfg.Timeout)
-		})
+		},
 	}
-	wg.Wait()
-	return len(wakes), nil
+}
+
+// pruneLoop deletes finished wakes older than keep, at once and then
+// hourly, until ctx ends.
+func (s *Service) pruneLoop(ctx context.Context, keep time.Duration) {
+	tick := time.NewTicker(time.Hour)
+	defer tick.Stop()
+	for {
+		if _, err := s.store.PruneWakes(ctx, s.Now().Add(-keep)); err != nil && ctx.Err() == nil {
+			s.log.Warn("prune wakes", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // wakeJob is one attempt of a claimed wake.
 type wakeJob struct {
-	s      *WakeService
-	w      *Wake
+	s      *Service
+	w      *switchboard.Wake
 	holder string
 	log    *slog.Logger
 	rctx   context.Context // records the outcome; outlives a shutdown
@@ -122,16 +121,16 @@ type wakeJob struct {
 // run makes the attempt and records its outcome.
 func (j *wakeJob) run(ctx context.Context, timeout time.Duration) {
 	agent, err := j.s.agents.FindAgentByID(ctx, j.w.AgentID)
-	var cfg *WakeConfig
+	var cfg *switchboard.WakeConfig
 	if err == nil {
 		cfg, err = j.s.store.FindWakeConfig(ctx, j.w.AgentID)
 	}
 	switch {
 	case ctx.Err() != nil:
 		j.giveBack()
-	case ErrorCode(err) == ENOTFOUND:
+	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
 		j.log.Info("wake_dropped", "reason", "the agent or its wake configuration is gone")
-		j.finish(WakeDropped, 0, "the agent or its wake configuration is gone")
+		j.finish(switchboard.WakeDropped, 0, "the agent or its wake configuration is gone")
 	case err != nil:
 		j.log.Warn("read the wake's agent", "err", err) // the lease ends and it is sent again
 	default:
@@ -146,23 +145,23 @@ func (j *wakeJob) run(ctx context.Context, timeout time.Duration) {
 }
 
 // record records what came of the request.
-func (j *wakeJob) record(ctx context.Context, res *WakeResult, err error) {
+func (j *wakeJob) record(ctx context.Context, res *Result, err error) {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		j.giveBack()
-	case err != nil && errors.Is(err, ErrWakeRefused):
+	case err != nil && errors.Is(err, ErrRefused):
 		j.log.Warn("wake_refused", "err", err)
-		j.finish(WakeFailed, 0, err.Error())
+		j.finish(switchboard.WakeFailed, 0, err.Error())
 	case err != nil:
 		j.retry(0, "", err.Error())
 	case res.Status/100 == 2:
 		j.log.Info("wake_sent", "status", res.Status)
-		j.finish(WakeSent, res.Status, "")
+		j.finish(switchboard.WakeSent, res.Status, "")
 	case res.Status == http.StatusTooManyRequests || res.Status == http.StatusServiceUnavailable:
 		j.retry(res.Status, res.RetryAfter, "HTTP "+strconv.Itoa(res.Status))
 	default:
 		j.log.Warn("wake_failed", "status", res.Status, "body", res.Body)
-		j.finish(WakeFailed, res.Status, "HTTP "+strconv.Itoa(res.Status)+": "+res.Body)
+		j.finish(switchboard.WakeFailed, res.Status, "HTTP "+strconv.Itoa(res.Status)+": "+res.Body)
 	}
 }
 
@@ -171,25 +170,31 @@ func (j *wakeJob) record(ctx context.Context, res *WakeResult, err error) {
 // request, key and signature included. The configuration's own key and
 // hmac secret are cut wherever they appear, then whatever RedactSecrets
 // recognizes.
-func redactAnswer(body string, cfg *WakeConfig) string {
+func redactAnswer(body string, cfg *switchboard.WakeConfig) string {
 	for _, secret := range []string{cfg.Key, cfg.HMACSecret} {
 		if len(secret) >= 4 {
-			body = strings.ReplaceAll(body, secret, cut(secret))
+			body = strings.ReplaceAll(body, secret, redact.Cut(secret))
 		}
 	}
-	return RedactSecrets(body)
+	return redact.Secrets(body)
 }
 
-// retry queues the wake again after Retry-After, or drops it past
-// WakeMaxRetries.
+// retryBackoff is the wait before a wake is sent again after 429, 503 or
+// no answer: RetryMin, doubling with each retry, or the receiver's longer
+// Retry-After, at most RetryMax.
+var retryBackoff = jobs.Backoff{Min: RetryMin, Max: RetryMax}
+
+// retry queues the wake again after its backoff, or drops it past
+// switchboard.WakeMaxRetries.
 func (j *wakeJob) retry(status int, retryAfter, lastErr string) {
-	if j.w.Retries >= WakeMaxRetries {
+	if j.w.Retries >= switchboard.WakeMaxRetries {
 		j.log.Warn("wake_dropped", "status", status, "retries", j.w.Retries, "err", lastErr)
-		j.finish(WakeDropped, status, lastErr)
+		j.finish(switchboard.WakeDropped, status, lastErr)
 		return
 	}
 	now := j.s.Now()
-	wait := RetryAfter(retryAfter, now)
+	ra, _ := jobs.ParseRetryAfter(retryAfter, now)
+	wait := retryBackoff.Wait(j.w.Retries+1, ra)
 	j.log.Info("wake_requeued", "status", status, "retry_in", wait, "err", lastErr)
 	if _, err := j.s.store.RetryWake(j.rctx, j.w.ID, j.holder, now.Add(wait), true, status, lastErr); err != nil {
 		j.log.Warn("record wake outcome", "err", err)
@@ -206,37 +211,10 @@ func (j *wakeJob) giveBack() {
 	}
 }
 
-func (j *wakeJob) finish(state WakeState, status int, lastErr string) {
+func (j *wakeJob) finish(state switchboard.WakeState, status int, lastErr string) {
 	if _, err := j.s.store.FinishWake(j.rctx, j.w.ID, j.holder, state, status, lastErr); err != nil {
 		j.log.Warn("record wake outcome", "err", err)
 		return
 	}
 	j.s.outcome(string(state))
-}
-
-// RetryAfter reads a Retry-After header for a wake, clamped to
-// WakeRetryAfterMin–WakeRetryAfterMax; absent or unreadable, it is
-// WakeRetryAfterDefault.
-func RetryAfter(header string, now time.Time) time.Duration {
-	d, ok := ParseRetryAfter(header, now)
-	if !ok {
-		d = WakeRetryAfterDefault
-	}
-	return min(max(d, WakeRetryAfterMin), WakeRetryAfterMax)
-}
-
-// ParseRetryAfter reads a Retry-After header: a number of seconds, or an
-// HTTP date relative to now (negative when it is past). ok is false when
-// the header is absent or unreadable. Waits longer than a week are cut to
-// a week; callers bound them further.
-func ParseRetryAfter(header string, now time.Time) (wait time.Duration, ok bool) {
-	header = strings.TrimSpace(header)
-	const week = 7 * 24 * time.Hour
-	if n, err := strconv.ParseInt(header, 10, 64); err == nil && n >= 0 {
-		return time.Duration(min(n, int64(week/time.Second))) * time.Second, true
-	}
-	if t, err := http.ParseTime(header); err == nil {
-		return min(t.Sub(now), week), true
-	}
-	return 0, false
 }

@@ -1,4 +1,4 @@
-package switchboard
+package redact
 
 import (
 	"net/url"
@@ -8,28 +8,31 @@ import (
 	"unicode/utf8"
 )
 
-// WakePreview turns text a peer wrote into the preview a wake carries: what
+// MaxPreview is the most characters of peer text a wake carries.
+const MaxPreview = 300
+
+// Preview turns text a peer wrote into the preview a wake carries: what
 // looks like a secret is cut to its first 4 characters and "…", long URL
 // path segments and query values become "…", whitespace is collapsed, and
-// the result is at most MaxWakePreview characters. The preview is still
+// the result is at most MaxPreview characters. The preview is still
 // untrusted text: every wake marks it so.
 //
 // Only the first previewInputBytes of the text (in whole words) are looked
 // at, so a preview costs the same for a 1 KiB message and a 1 MiB one.
-func WakePreview(text string) string {
+func Preview(text string) string {
 	// Whitespace is collapsed before the redaction too: a value runs to the
 	// next ASCII space, and a preview of the preview must find the same
 	// values (a vertical tab ends a word for Fields, not for the patterns).
 	s := strings.Join(strings.Fields(leadingWords(text, previewInputBytes)), " ")
-	s = strings.Join(strings.Fields(RedactSecrets(s)), " ")
-	if r := []rune(s); len(r) > MaxWakePreview {
-		s = string(r[:MaxWakePreview-1]) + "…"
+	s = strings.Join(strings.Fields(Secrets(s)), " ")
+	if r := []rune(s); len(r) > MaxPreview {
+		s = string(r[:MaxPreview-1]) + "…"
 	}
 	return s
 }
 
 // previewInputBytes bounds the text a preview is made from: well above the
-// longest preview (MaxWakePreview runes of up to 4 bytes), so a preview of a
+// longest preview (MaxPreview runes of up to 4 bytes), so a preview of a
 // preview is the same preview.
 const previewInputBytes = 2048
 
@@ -91,7 +94,7 @@ var (
 	webURL = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"']+`)
 )
 
-// RedactSecrets cuts what looks like a secret in text: values of
+// Secrets cuts what looks like a secret in text: values of
 // authorization, key, token, secret, signature, password and cookie
 // fields (idempotency-key excepted), credentials after Bearer or Basic,
 // tokens with well-known prefixes (Switchboard's own, API keys, JWTs), and,
@@ -100,7 +103,7 @@ var (
 //
 // Each pattern runs only when the text holds a word it needs (a regular
 // expression over a whole message costs ~100 µs a KiB; the check, ~1 µs).
-func RedactSecrets(text string) string {
+func Secrets(text string) string {
 	s := text
 	if strings.Contains(foldCase(s), "http") {
 		s = webURL.ReplaceAllStringFunc(s, redactURL) // may decode a host into words the checks below look for
@@ -112,11 +115,11 @@ func RedactSecrets(text string) string {
 	if strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") {
 		s = bearerCredential.ReplaceAllStringFunc(s, func(m string) string {
 			g := bearerCredential.FindStringSubmatch(m)
-			return g[1] + " " + cut(g[2])
+			return g[1] + " " + Cut(g[2])
 		})
 	}
 	if containsAny(s, knownTokenPrefixes) {
-		s = knownToken.ReplaceAllStringFunc(s, cut)
+		s = knownToken.ReplaceAllStringFunc(s, Cut)
 	}
 	return s
 }
@@ -147,7 +150,7 @@ func redactAssignments(s string) string {
 			b.WriteString(s[m[4]:m[5]])
 			b.WriteByte(' ')
 		}
-		b.WriteString(cut(s[m[6]:m[7]]))
+		b.WriteString(Cut(s[m[6]:m[7]]))
 	}
 	if last == 0 {
 		return s
@@ -256,8 +259,8 @@ func containsAny(s string, words []string) bool {
 	return false
 }
 
-// cut keeps the first 4 characters of a secret.
-func cut(s string) string {
+// Cut keeps the first 4 characters of a secret, then "…".
+func Cut(s string) string {
 	if strings.HasSuffix(s, "…") {
 		return s // already cut
 	}

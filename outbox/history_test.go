@@ -1,26 +1,32 @@
-package relay_test
+package outbox_test
 
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
 // TestConversationKeepsNewest: a conversation with more tasks and outbound
 // records than are read shows its latest entries, not its oldest.
 func TestConversationKeepsNewest(t *testing.T) {
-	f := newFixture(t, membus.New())
+	f := newTaskFixture(t)
 	ctx := context.Background()
 	clock := time.Now().UTC()
 	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
 	f.svc.Now = tick
-	outbox := switchboard.NewOutboxService(f.db, f.db)
-	outbox.Now = tick
+	box := outbox.New(f.db, f.db)
+	box.Now = tick
 	const n = 230 // more than are read of each direction
 	for i := range n {
 		_, _, err := f.svc.SendMessage(ctx, f.agent, f.peer, &a2a.SendMessageRequest{
@@ -31,11 +37,11 @@ func TestConversationKeepsNewest(t *testing.T) {
 		}
 		o := &switchboard.Outbound{AgentID: f.agent.ID, Target: "bob", Endpoint: "https://bob.example/", Protocol: switchboard.ProtocolV1,
 			ContextID: "c1", Text: fmt.Sprint("out ", i)}
-		if err := outbox.Record(ctx, o, ""); err != nil {
+		if err := box.Record(ctx, o, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	entries, err := outbox.Conversation(ctx, f.agent.ID, "c1", switchboard.MaxConversationEntries)
+	entries, err := box.Conversation(ctx, f.agent.ID, "c1", outbox.MaxConversationEntries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,4 +56,34 @@ func TestConversationKeepsNewest(t *testing.T) {
 			t.Fatalf("%s entries: %d, from %q to %q", kind, len(got), got[0], got[len(got)-1])
 		}
 	}
+}
+
+// taskFixture is an inbox agent on a real SQLite file, with the relay that
+// accepts its peers' messages.
+type taskFixture struct {
+	db    *sqlstore.DB
+	svc   *relay.Service
+	agent *switchboard.Agent
+	peer  switchboard.Peer
+}
+
+func newTaskFixture(t *testing.T) *taskFixture {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "sb.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := membus.New()
+	t.Cleanup(func() { _ = bus.Close(); _ = db.Close() })
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
+	if err := db.CreateAccount(ctx, acct); err != nil {
+		t.Fatal(err)
+	}
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "g", Mode: switchboard.ModeInbox, AcceptsTasks: true}
+	if err := db.CreateAgent(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	return &taskFixture{db: db, svc: relay.New(db, bus, slog.New(slog.NewTextHandler(io.Discard, nil))), agent: g,
+		peer: switchboard.Peer{AgentID: g.ID, ID: "peer-bob", Label: "bob"}}
 }

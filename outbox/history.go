@@ -1,4 +1,4 @@
-package switchboard
+package outbox
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
 )
 
 // ConversationEntry is one message of a conversation (a contextId) as one
@@ -46,9 +47,9 @@ const (
 // recently active tasks and outbound records of each direction, and the
 // latest maxConversationEvents events of each task (older messages of a
 // longer task take the time of the message before them).
-func (s *OutboxService) Conversation(ctx context.Context, agentID, contextID string, n int) ([]ConversationEntry, error) {
+func (s *Service) Conversation(ctx context.Context, agentID, contextID string, n int) ([]ConversationEntry, error) {
 	if contextID == "" || len(contextID) > MaxContextIDLen {
-		return nil, Errorf(EINVALID, "contextId is required (at most %d characters)", MaxContextIDLen)
+		return nil, switchboard.Errorf(switchboard.EINVALID, "contextId is required (at most %d characters)", MaxContextIDLen)
 	}
 	if n <= 0 {
 		n = DefaultConversationEntries
@@ -59,7 +60,7 @@ func (s *OutboxService) Conversation(ctx context.Context, agentID, contextID str
 	var entries []ConversationEntry
 	// Newest first, so that the limit keeps the latest; the entries are
 	// put in order of time below.
-	tasks, _, err := s.tasks.FindTasks(ctx, TaskFilter{AgentID: &agentID, ContextID: &contextID, Limit: maxConversationTasks, NoTotal: true})
+	tasks, _, err := s.tasks.FindTasks(ctx, switchboard.TaskFilter{AgentID: &agentID, ContextID: &contextID, Limit: maxConversationTasks, NoTotal: true})
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func (s *OutboxService) Conversation(ctx context.Context, agentID, contextID str
 		}
 		entries = append(entries, inboundEntries(t, evs)...)
 	}
-	outs, err := s.outbox.FindOutbounds(ctx, OutboundFilter{AgentID: agentID, ContextID: contextID, Limit: maxConversationTasks})
+	outs, err := s.outbox.FindOutbounds(ctx, switchboard.OutboundFilter{AgentID: agentID, ContextID: contextID, Limit: maxConversationTasks})
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func (s *OutboxService) Conversation(ctx context.Context, agentID, contextID str
 // the time of the event that brought it (the task's creation, the status
 // update that carried it, or, for a peer's follow-up, the next return to
 // submitted), and never an earlier time than the message before it.
-func inboundEntries(t *Task, evs []*TaskEvent) []ConversationEntry {
+func inboundEntries(t *switchboard.Task, evs []*switchboard.TaskEvent) []ConversationEntry {
 	at := make(map[string]time.Time)
 	var followUps []time.Time
 	for _, ev := range evs {
@@ -126,7 +127,7 @@ func inboundEntries(t *Task, evs []*TaskEvent) []ConversationEntry {
 			when = last
 		}
 		last = when
-		e := ConversationEntry{At: when, TaskID: t.ID(), Peer: t.PeerLabel, Text: MessageText(m)}
+		e := ConversationEntry{At: when, TaskID: t.ID(), Peer: t.PeerLabel, Text: switchboard.MessageText(m)}
 		if m.Role == a2a.MessageRoleAgent {
 			e.Direction, e.Kind = "out", "reply"
 			agentSpoke = true
@@ -152,7 +153,7 @@ func inboundEntries(t *Task, evs []*TaskEvent) []ConversationEntry {
 }
 
 // outboundEntries lists what our agent sent and the answers recorded.
-func outboundEntries(o *Outbound) []ConversationEntry {
+func outboundEntries(o *switchboard.Outbound) []ConversationEntry {
 	out := []ConversationEntry{{At: o.CreatedAt, Direction: "out", Kind: "sent", TaskID: o.TaskID, Peer: o.Target, Text: o.Text, OutboundID: o.ID}}
 	prev := ""
 	for _, u := range o.Updates {
