@@ -160,24 +160,3 @@ const (
 	// it is offered again.
 	DefaultAckTimeout = 30 * time.Second
 )
-
-// DirectOffers is how the instance that holds an agent's connection offers
-// it a new task straight from the task's creation, instead of claiming it
-// afterwards: the delivery is written already offered to that connection,
-// in the transaction that creates the task, and the offer goes to the
-// socket from the task in memory. That saves a write transaction and a read
-// of the task for each task. The hub implements it; without one (or when
-// the agent's connection is on another instance, or has no room) new tasks
-// are queued and claimed.
-type DirectOffers interface {
-	// ReserveOffer takes room for one offer on the agent's connection on
-	// this instance, if it has a connection with room, and returns the
-	// holder its offers are marked with.
-	ReserveOffer(agentID string) (holder string, ok bool)
-	// SendOffer sends a committed offer, using up its reservation. It
-	// reports false when the connection has gone (the reservation is then
-	// gone too).
-	SendOffer(o *Offer) bool
-	// CancelOffer gives back a reservation that no offer used.
-	CancelOffer(agentID, holder string)
-}

@@ -1,6 +1,7 @@
 package switchboard_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os/exec"
@@ -12,20 +13,23 @@ import (
 
 // TestDeps keeps the root package the vocabulary of the system: it may
 // import the standard library and the A2A wire types, nothing else (no
-// adapter, no driver). And the shipped binary must not link the testing
-// package.
+// adapter, no driver), and it runs nothing: no goroutine, no lock, no
+// logging, no network (a service belongs in a package of its own). And the
+// shipped binary must not link the testing package.
 func TestDeps(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	allowed := map[string]bool{"github.com/a2aproject/a2a-go/v2/a2a": true}
+	// What a service would need and a vocabulary does not.
+	running := map[string]bool{"sync": true, "sync/atomic": true, "log": true, "log/slog": true, "net": true, "net/http": true, "database/sql": true, "os": true}
 	fset := token.NewFileSet()
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +39,16 @@ func TestDeps(t *testing.T) {
 			if strings.Contains(first, ".") && !allowed[p] {
 				t.Errorf("%s imports %s: the root package may only use the standard library and A2A types", name, p)
 			}
+			if running[p] {
+				t.Errorf("%s imports %s: the root package holds types and interfaces, not services", name, p)
+			}
 		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if g, ok := n.(*ast.GoStmt); ok {
+				t.Errorf("%s: a goroutine at %s: background work belongs in a service package", name, fset.Position(g.Pos()))
+			}
+			return true
+		})
 	}
 
 	if _, err := exec.LookPath("go"); err != nil {

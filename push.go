@@ -8,6 +8,37 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
+// PushConfig is a push notification configuration a peer registered for a
+// task. Storing them is part of the task protocol; sending is done by the
+// push sender, which reads them from here.
+type PushConfig struct {
+	Config    a2a.PushConfig  // TaskID and ID are always set
+	Protocol  ProtocolVersion // the version it was registered with: the shape pushes take
+	CreatedAt time.Time
+}
+
+// PushConfigStore keeps push notification configurations.
+type PushConfigStore interface {
+	// SavePushConfig stores c, replacing a configuration with the same task
+	// and id. It returns EINVALID if the task already holds
+	// MaxPushConfigsPerTask other configurations.
+	SavePushConfig(ctx context.Context, c *PushConfig) error
+
+	// FindPushConfig returns one configuration, or ENOTFOUND.
+	FindPushConfig(ctx context.Context, taskID a2a.TaskID, id string) (*PushConfig, error)
+
+	// FindPushConfigs returns a task's configurations, oldest first.
+	FindPushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*PushConfig, error)
+
+	// DeletePushConfig removes one configuration and cancels its pushes not
+	// yet sent, in one transaction. Removing one that does not exist is not
+	// an error.
+	DeletePushConfig(ctx context.Context, taskID a2a.TaskID, id string) error
+}
+
+// MaxPushConfigsPerTask bounds how many push configurations a task holds.
+const MaxPushConfigsPerTask = 10
+
 // PushState is where a push notification stands.
 type PushState string
 

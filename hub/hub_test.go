@@ -20,6 +20,10 @@ import (
 // The relay implements what the hub needs of the task protocol.
 var _ hub.Service = (*relay.Service)(nil)
 
+// The hub offers new tasks to the connections it holds as the relay
+// creates them.
+var _ relay.DirectOffers = (*hub.Hub)(nil)
+
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/membus"
 )
 
-// closingConn is the switchboard.DirectOffers of an instance whose agent connection
+// closingConn is the DirectOffers of an instance whose agent connection
 // has room when asked, and has gone by the time the offer is sent.
 type closingConn struct {
 	mu                  sync.Mutex

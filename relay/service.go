@@ -53,9 +53,9 @@ type Service struct {
 	// offers it holds are marked with it.
 	InstanceID string
 	// Direct, if set, offers new tasks to agents connected to this
-	// instance as they are created (see switchboard.DirectOffers). Set it before the
+	// instance as they are created (see DirectOffers). Set it before the
 	// service is used.
-	Direct switchboard.DirectOffers
+	Direct DirectOffers
 	// OnAck, if set, is called when AckOffer or RejectOffer records the
 	// first acknowledgement of a delivery, with the agent's mode, the
 	// delivery as it was offered (CreatedAt: when the work was accepted;
