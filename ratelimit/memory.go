@@ -1,4 +1,3 @@
-// Package ratelimit implements switchboard.RateLimiter.
 package ratelimit
 
 import (

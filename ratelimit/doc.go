@@ -1,0 +1,2 @@
+// Package ratelimit implements switchboard.RateLimiter.
+package ratelimit
