@@ -131,6 +131,7 @@ type TaskCursor struct {
 type TaskFilter struct {
 	AgentID     *string
 	PeerID      *string
+	PeerLabel   *string // the label the peer had when it created the task
 	ContextID   *string
 	States      []a2a.TaskState
 	StatusAfter *time.Time  // status timestamp strictly after

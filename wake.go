@@ -56,10 +56,14 @@ const (
 )
 
 // WakeRequest asks for an agent to be woken about a conversation. Requests
-// for the same agent, conversation and kind that come while a wake is
-// pending are merged into it.
+// for the same agent, conversation (peer and contextId) and kind that come
+// while a wake is pending are merged into it.
 type WakeRequest struct {
-	AgentID   string
+	AgentID string
+	// PeerID is the peer whose conversation it is (inbound wakes): two
+	// peers' messages in the same contextId are two conversations, woken
+	// apart. Empty for outbound updates, whose conversation is our agent's.
+	PeerID    string
 	ContextID string
 	TaskID    a2a.TaskID
 	Kind      WakeKind
@@ -106,6 +110,7 @@ const MaxWakeTaskIDs = 100
 type Wake struct {
 	ID        string
 	AgentID   string
+	PeerID    string // the peer whose conversation it is; empty for outbound updates
 	ContextID string
 	Kind      WakeKind
 	// TaskIDs are the tasks merged into the wake, in the order they came,

@@ -205,7 +205,7 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, acct *swi
 		}
 	}
 	contextID := r.PathValue("contextId")
-	entries, err := s.Outbox.Conversation(r.Context(), g.ID, contextID, n)
+	entries, err := s.Outbox.Conversation(r.Context(), g.ID, contextID, r.URL.Query().Get("peer"), n)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -41,13 +42,18 @@ const (
 )
 
 // Conversation returns the last n entries (oldest first) of a conversation
-// of an agent in both directions: the messages peers sent it in tasks of
+// of an agent in both directions: the messages a peer sent it in tasks of
 // that contextId and its replies, and what it sent other agents in that
-// context and their answers. It reads the maxConversationTasks most
-// recently active tasks and outbound records of each direction, and the
-// latest maxConversationEvents events of each task (older messages of a
-// longer task take the time of the message before them).
-func (s *Service) Conversation(ctx context.Context, agentID, contextID string, n int) ([]ConversationEntry, error) {
+// context and their answers. A conversation belongs to the peer that
+// started it: two peers that chose the same contextId hold two
+// conversations, and peer (a label) says whose; without it, a context
+// that more than one peer used is refused (ECONFLICT, naming them), so
+// that one peer's messages never appear in another's conversation. It
+// reads the maxConversationTasks most recently active tasks and outbound
+// records of each direction, and the latest maxConversationEvents events
+// of each task (older messages of a longer task take the time of the
+// message before them).
+func (s *Service) Conversation(ctx context.Context, agentID, contextID, peer string, n int) ([]ConversationEntry, error) {
 	if contextID == "" || len(contextID) > MaxContextIDLen {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "contextId is required (at most %d characters)", MaxContextIDLen)
 	}
@@ -60,8 +66,15 @@ func (s *Service) Conversation(ctx context.Context, agentID, contextID string, n
 	var entries []ConversationEntry
 	// Newest first, so that the limit keeps the latest; the entries are
 	// put in order of time below.
-	tasks, _, err := s.tasks.FindTasks(ctx, switchboard.TaskFilter{AgentID: &agentID, ContextID: &contextID, Limit: maxConversationTasks, NoTotal: true})
+	f := switchboard.TaskFilter{AgentID: &agentID, ContextID: &contextID, Limit: maxConversationTasks, NoTotal: true}
+	if peer != "" {
+		f.PeerLabel = &peer
+	}
+	tasks, _, err := s.tasks.FindTasks(ctx, f)
 	if err != nil {
+		return nil, err
+	}
+	if err := onePeer(tasks, contextID); err != nil {
 		return nil, err
 	}
 	slices.Reverse(tasks)
@@ -164,4 +177,23 @@ func outboundEntries(o *switchboard.Outbound) []ConversationEntry {
 		out = append(out, ConversationEntry{At: u.At, Direction: "in", Kind: "answer", TaskID: o.TaskID, Peer: o.Target, State: u.State, Text: u.Text, Untrusted: true, OutboundID: o.ID})
 	}
 	return out
+}
+
+// onePeer refuses tasks of one context that came from more than one peer:
+// their conversations must be asked for one at a time.
+func onePeer(tasks []*switchboard.Task, contextID string) error {
+	var labels []string
+	seen := map[string]bool{}
+	for _, t := range tasks {
+		if !seen[t.PeerID] {
+			seen[t.PeerID] = true
+			labels = append(labels, t.PeerLabel)
+		}
+	}
+	if len(labels) < 2 {
+		return nil
+	}
+	slices.Sort(labels)
+	return switchboard.Errorf(switchboard.ECONFLICT, "contextId %s names conversations with %d peers (%s): choose one with peer",
+		contextID, len(labels), strings.Join(slices.Compact(labels), ", "))
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ func TestConversationKeepsNewest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	entries, err := box.Conversation(ctx, f.agent.ID, "c1", outbox.MaxConversationEntries)
+	entries, err := box.Conversation(ctx, f.agent.ID, "c1", "", outbox.MaxConversationEntries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +55,39 @@ func TestConversationKeepsNewest(t *testing.T) {
 		got := texts[kind]
 		if len(got) != 200 || got[0] != fmt.Sprint(prefix, n-200) || got[len(got)-1] != fmt.Sprint(prefix, n-1) {
 			t.Fatalf("%s entries: %d, from %q to %q", kind, len(got), got[0], got[len(got)-1])
+		}
+	}
+}
+
+// TestConversationsArePerPeer: two peers that chose the same contextId
+// hold two conversations. Asked for one peer's, the history shows only its
+// messages; asked without a peer, it refuses and names both, rather than
+// mix them.
+func TestConversationsArePerPeer(t *testing.T) {
+	f := newTaskFixture(t)
+	ctx := context.Background()
+	eve := switchboard.Peer{AgentID: f.agent.ID, ID: "peer-eve", Label: "eve"}
+	for _, p := range []switchboard.Peer{f.peer, eve} {
+		_, _, err := f.svc.SendMessage(ctx, f.agent, p, &a2a.SendMessageRequest{
+			Message: &a2a.Message{ID: "m-" + p.Label, ContextID: "project-x", Role: a2a.MessageRoleUser,
+				Parts: a2a.ContentParts{a2a.NewTextPart("I am " + p.Label)}},
+		}, switchboard.ProtocolV1)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	box := outbox.New(f.db, f.db)
+	if _, err := box.Conversation(ctx, f.agent.ID, "project-x", "", 50); switchboard.ErrorCode(err) != switchboard.ECONFLICT ||
+		!strings.Contains(err.Error(), "bob, eve") {
+		t.Fatalf("history of a shared contextId without a peer: %v", err)
+	}
+	for _, p := range []switchboard.Peer{f.peer, eve} {
+		entries, err := box.Conversation(ctx, f.agent.ID, "project-x", p.Label, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 1 || entries[0].Peer != p.Label || entries[0].Text != "I am "+p.Label {
+			t.Fatalf("%s's conversation: %+v", p.Label, entries)
 		}
 	}
 }

@@ -437,6 +437,6 @@ func inboundWake(agent *switchboard.Agent, t *switchboard.Task, caller switchboa
 	if agent.Mode != switchboard.ModeInbox {
 		return nil
 	}
-	return &switchboard.WakeRequest{AgentID: agent.ID, ContextID: t.A2A.ContextID, TaskID: t.ID(), Kind: switchboard.WakeInbound,
-		From: caller.Label, Message: msg}
+	return &switchboard.WakeRequest{AgentID: agent.ID, PeerID: caller.ID, ContextID: t.A2A.ContextID, TaskID: t.ID(),
+		Kind: switchboard.WakeInbound, From: caller.Label, Message: msg}
 }

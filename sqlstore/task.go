@@ -285,6 +285,9 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 	if f.AgentID != nil {
 		w.add("agent_id = ?", *f.AgentID)
 	}
+	if f.PeerLabel != nil {
+		w.add("peer_label = ?", *f.PeerLabel)
+	}
 	if f.PeerID != nil {
 		w.add("peer_id = ?", *f.PeerID)
 	}

@@ -18,7 +18,7 @@ var _ switchboard.WakeStore = (*DB)(nil)
 const wakeConfigColumns = `agent_id, url, wake_key, hmac_secret, preset, debounce_ms, max_per_hour, key_header, key_prefix,
 	body_template, openclaw_agent_id, cli_command, created_at, updated_at`
 
-const wakeColumns = `w.id, w.agent_id, w.context_id, w.kind, w.named_task_id, w.sender, w.preview, w.count, w.state, w.retries,
+const wakeColumns = `w.id, w.agent_id, w.peer_id, w.context_id, w.kind, w.named_task_id, w.sender, w.preview, w.count, w.state, w.retries,
 	w.due_at, w.holder, w.lease_until, w.last_status, w.last_error, w.created_at, w.updated_at`
 
 // SaveWakeConfig implements switchboard.WakeStore.
@@ -108,13 +108,13 @@ func (db *DB) enqueueWake(ctx context.Context, tx *sql.Tx, r *switchboard.WakeRe
 	now := db.Now().UTC()
 	due := now.Add(time.Duration(debounceMS) * time.Millisecond)
 	var id string
-	err = tx.QueryRowContext(ctx, `INSERT INTO wakes (id, agent_id, context_id, kind, named_task_id, sender, preview, count, state,
+	err = tx.QueryRowContext(ctx, `INSERT INTO wakes (id, agent_id, peer_id, context_id, kind, named_task_id, sender, preview, count, state,
 			due_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 'pending', $8, $9, $9)
-		ON CONFLICT (agent_id, context_id, kind) WHERE state = 'pending' DO UPDATE SET named_task_id = excluded.named_task_id,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, 'pending', $9, $10, $10)
+		ON CONFLICT (agent_id, peer_id, context_id, kind) WHERE state = 'pending' DO UPDATE SET named_task_id = excluded.named_task_id,
 			sender = excluded.sender, preview = excluded.preview, count = wakes.count + 1, updated_at = excluded.updated_at
 		RETURNING id`,
-		switchboard.NewID(), r.AgentID, r.ContextID, string(r.Kind), string(r.TaskID), r.From, storedPreview(r), nanos(due), nanos(now)).Scan(&id)
+		switchboard.NewID(), r.AgentID, r.PeerID, r.ContextID, string(r.Kind), string(r.TaskID), r.From, storedPreview(r), nanos(due), nanos(now)).Scan(&id)
 	if err != nil {
 		return false, fmt.Errorf("queue wake: %w", err)
 	}
@@ -256,8 +256,8 @@ func (db *DB) RetryWake(ctx context.Context, id, holder string, due time.Time, r
 	var ok bool
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var w retriedWake
-		err := tx.QueryRowContext(ctx, `SELECT agent_id, context_id, kind, retries, count FROM wakes
-			WHERE id = $1 AND holder = $2 AND state = 'sending'`+db.forUpdate(""), id, holder).Scan(&w.agentID, &w.contextID, &w.kind, &w.retries, &w.count)
+		err := tx.QueryRowContext(ctx, `SELECT agent_id, peer_id, context_id, kind, retries, count FROM wakes
+			WHERE id = $1 AND holder = $2 AND state = 'sending'`+db.forUpdate(""), id, holder).Scan(&w.agentID, &w.peerID, &w.contextID, &w.kind, &w.retries, &w.count)
 		if err == sql.ErrNoRows {
 			return nil
 		} else if err != nil {
@@ -284,7 +284,7 @@ func (db *DB) RetryWake(ctx context.Context, id, holder string, due time.Time, r
 
 // retriedWake is a claimed wake that RetryWake returns to pending.
 type retriedWake struct {
-	id, agentID, contextID, kind string
+	id, agentID, peerID, contextID, kind string
 	retries, count, status       int
 	due, now                     int64
 	lastErr                      string
@@ -302,8 +302,8 @@ func (db *DB) retryWake(ctx context.Context, tx *sql.Tx, w *retriedWake) error {
 	var otherDue int64
 	var otherRetries int
 	err := tx.QueryRowContext(ctx, `SELECT id, due_at, retries FROM wakes
-		WHERE agent_id = $1 AND context_id = $2 AND kind = $3 AND state = 'pending'`+db.forUpdate(""),
-		w.agentID, w.contextID, w.kind).Scan(&other, &otherDue, &otherRetries)
+		WHERE agent_id = $1 AND peer_id = $2 AND context_id = $3 AND kind = $4 AND state = 'pending'`+db.forUpdate(""),
+		w.agentID, w.peerID, w.contextID, w.kind).Scan(&other, &otherDue, &otherRetries)
 	if err == sql.ErrNoRows {
 		const pending = `UPDATE wakes SET state = 'pending', holder = '', due_at = $1, retries = $2,
 			last_status = $3, last_error = $4, updated_at = $5 WHERE id = $6`
@@ -426,7 +426,7 @@ func scanWakes(rows *sql.Rows) ([]*switchboard.Wake, error) {
 		var w switchboard.Wake
 		var kind, task, state string
 		var due, lease, created, updated int64
-		if err := rows.Scan(&w.ID, &w.AgentID, &w.ContextID, &kind, &task, &w.From, &w.Preview, &w.Count, &state, &w.Retries,
+		if err := rows.Scan(&w.ID, &w.AgentID, &w.PeerID, &w.ContextID, &kind, &task, &w.From, &w.Preview, &w.Count, &state, &w.Retries,
 			&due, &w.Holder, &lease, &w.LastStatus, &w.LastError, &created, &updated); err != nil {
 			return nil, err
 		}

@@ -42,17 +42,18 @@ func (c *Clock) Add(d time.Duration) {
 // closed.
 func RunWakes(t *testing.T, open func(t *testing.T, now func() time.Time) Store) {
 	tests := map[string]func(*testing.T, Store, *Clock){
-		"WakeConfigSaveFindDelete":   testWakeConfig,
-		"WakeQueuedWithTheMessage":   testWakeWithMessage,
-		"WakeClaimLeaseFinish":       testWakeClaim,
-		"WakeHourlyCap":              testWakeCap,
-		"WakeRetryMergesWithPending": testWakeRetryMerge,
-		"WakeClaimConcurrent":        testWakeClaimConcurrent,
-		"WakeLeaseEndsCountRetries":  testWakeLeaseRetries,
-		"WakeRetryRacesAMessage":     testWakeRetryRace,
-		"WakeGoneWithItsAgent":       testWakeAgentDelete,
-		"WakePrune":                  testWakePrune,
-		"WakeNamesAtMostSoManyTasks": testWakeTaskIDsBounded,
+		"WakeConfigSaveFindDelete":    testWakeConfig,
+		"WakeQueuedWithTheMessage":    testWakeWithMessage,
+		"WakeClaimLeaseFinish":        testWakeClaim,
+		"WakeHourlyCap":               testWakeCap,
+		"WakeRetryMergesWithPending":  testWakeRetryMerge,
+		"WakeClaimConcurrent":         testWakeClaimConcurrent,
+		"WakeLeaseEndsCountRetries":   testWakeLeaseRetries,
+		"WakeRetryRacesAMessage":      testWakeRetryRace,
+		"WakeGoneWithItsAgent":        testWakeAgentDelete,
+		"WakePrune":                   testWakePrune,
+		"WakeNamesAtMostSoManyTasks":  testWakeTaskIDsBounded,
+		"WakeConversationsArePerPeer": testWakePerPeer,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -537,5 +538,100 @@ func testWakeTaskIDsBounded(t *testing.T, s Store, c *Clock) {
 	}
 	if ws[0].Count != n || !slices.Equal(ws[0].TaskIDs, first) {
 		t.Fatalf("count %d, want %d; %d task ids, want the first %d", ws[0].Count, n, len(ws[0].TaskIDs), len(first))
+	}
+}
+
+// testWakePerPeer: two peers that send the same contextId to an agent are
+// two conversations: each gets a pending wake of its own, naming only its
+// own tasks and sender, and a retry of one never merges into the other.
+func testWakePerPeer(t *testing.T, s Store, c *Clock) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "sleeper")
+	must(t, s.SaveWakeConfig(ctx, wakeConfig(g, 10*time.Second, 0, c.Now())))
+	send := func(peer, messageID string) *switchboard.Task {
+		t.Helper()
+		task := newTask(g, peer, "project-x", messageID, c.Now())
+		change := created(task, nil)
+		change.Wake = &switchboard.WakeRequest{AgentID: g.ID, PeerID: task.PeerID, ContextID: "project-x", TaskID: task.ID(),
+			Kind: switchboard.WakeInbound, From: peer, Preview: "from " + peer}
+		_, err := s.CreateTask(ctx, task, change)
+		must(t, err)
+		return task
+	}
+	bob1, eve, bob2 := send("bob", "m1"), send("eve", "m2"), send("bob", "m3")
+	byPeer := func() map[string]*switchboard.Wake {
+		t.Helper()
+		ws, err := s.FindWakes(ctx, g.ID, 10)
+		must(t, err)
+		m := map[string]*switchboard.Wake{}
+		for _, w := range ws {
+			if m[w.PeerID] != nil {
+				t.Fatalf("two wakes for peer %s: %+v", w.PeerID, ws)
+			}
+			m[w.PeerID] = w
+		}
+		return m
+	}
+	ws := byPeer()
+	b, e := ws[bob1.PeerID], ws[eve.PeerID]
+	if len(ws) != 2 || b == nil || e == nil {
+		t.Fatalf("wakes by peer: %+v", ws)
+	}
+	if b.From != "bob" || b.Count != 2 || !slices.Equal(b.TaskIDs, []a2a.TaskID{bob1.ID(), bob2.ID()}) {
+		t.Fatalf("bob's wake = %+v", b)
+	}
+	if e.From != "eve" || e.Count != 1 || !slices.Equal(e.TaskIDs, []a2a.TaskID{eve.ID()}) {
+		t.Fatalf("eve's wake = %+v", e)
+	}
+
+	// Bob's wake is sent and answered 429 while eve writes again: eve's
+	// message merges into her own pending wake, and bob's retry does not
+	// merge into it.
+	c.Add(10 * time.Second)
+	claimed := claimWakes(t, s, "h")
+	if len(claimed) != 2 {
+		t.Fatalf("claimed %d wakes, want 2", len(claimed))
+	}
+	for _, w := range claimed {
+		if w.PeerID == eve.PeerID {
+			ok, err := s.FinishWake(ctx, w.ID, "h", switchboard.WakeSent, 200, "")
+			if err != nil || !ok {
+				t.Fatalf("finish: %v %v", ok, err)
+			}
+		}
+	}
+	eve2 := send("eve", "m4")
+	for _, w := range claimed {
+		if w.PeerID == bob1.PeerID {
+			ok, err := s.RetryWake(ctx, w.ID, "h", c.Now().Add(time.Minute), true, 429, "HTTP 429")
+			if err != nil || !ok {
+				t.Fatalf("retry: %v %v", ok, err)
+			}
+		}
+	}
+	var pending []*switchboard.Wake
+	all, err := s.FindWakes(ctx, g.ID, 10)
+	must(t, err)
+	for _, w := range all {
+		if w.State == switchboard.WakePending {
+			pending = append(pending, w)
+		}
+	}
+	if len(pending) != 2 {
+		t.Fatalf("%d pending wakes, want bob's retry and eve's new one: %+v", len(pending), all)
+	}
+	for _, w := range pending {
+		switch w.PeerID {
+		case bob1.PeerID:
+			if w.Retries != 1 || !slices.Equal(w.TaskIDs, []a2a.TaskID{bob1.ID(), bob2.ID()}) {
+				t.Fatalf("bob's retried wake = %+v", w)
+			}
+		case eve.PeerID:
+			if w.Retries != 0 || !slices.Equal(w.TaskIDs, []a2a.TaskID{eve2.ID()}) {
+				t.Fatalf("eve's new wake = %+v", w)
+			}
+		default:
+			t.Fatalf("a wake of peer %q", w.PeerID)
+		}
 	}
 }
