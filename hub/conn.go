@@ -430,9 +430,9 @@ func (c *conn) onSendMessage(f *connproto.Frame) {
 	}
 	peer := switchboard.Peer{AgentID: target.ID, ID: tok.PeerID, Label: tok.Label}
 	if c.hub.Limiter != nil {
-		if ok, retry, err := c.hub.Limiter.Allow(c.ctx, peer.Key()); err != nil {
-			c.log.Error("rate limit", "err", err)
-		} else if !ok {
+		// A limiter that cannot count lets the request through (it logs
+		// and counts that itself).
+		if ok, retry, _ := c.hub.Limiter.Allow(c.ctx, peer.Key()); !ok {
 			c.replyError(f.ID, connproto.CodeRateLimited, fmt.Sprintf("rate limit exceeded: retry in %d s", max(1, int(math.Ceil(retry.Seconds())))))
 			return
 		}

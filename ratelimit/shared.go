@@ -2,7 +2,9 @@ package ratelimit
 
 import (
 	"context"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -30,8 +32,15 @@ type Shared struct {
 	// Now returns the current time; tests may replace it before first use.
 	Now func() time.Time
 
-	mu     sync.Mutex
-	pruned time.Time // guarded by mu: the window whose predecessors were last deleted
+	// Log receives the counter's failures, at most one line a minute; nil:
+	// not logged. Set it before first use.
+	Log *slog.Logger
+
+	failures atomic.Int64 // requests let through because the counter failed
+
+	mu       sync.Mutex
+	pruned   time.Time // guarded by mu: the window whose predecessors were last deleted
+	reported time.Time // guarded by mu: when a failure was last logged
 }
 
 // NewShared returns a limiter that allows limit requests per key per
@@ -41,7 +50,9 @@ func NewShared(c Counter, limit int, window time.Duration) *Shared {
 }
 
 // Allow implements switchboard.RateLimiter. Requests refused still count,
-// so a client that ignores Retry-After stays refused for the window.
+// so a client that ignores Retry-After stays refused for the window. When
+// the counter fails, the request is allowed (fail open) and the failure
+// counted (Failures) and logged.
 func (s *Shared) Allow(ctx context.Context, key string) (bool, time.Duration, error) {
 	if s.limit <= 0 {
 		return true, 0, nil
@@ -51,7 +62,8 @@ func (s *Shared) Allow(ctx context.Context, key string) (bool, time.Duration, er
 	s.prune(ctx, start)
 	n, err := s.counter.CountRequest(ctx, key, start)
 	if err != nil {
-		return false, 0, err
+		s.failed(now, err)
+		return true, 0, err
 	}
 	if n > s.limit {
 		return false, start.Add(s.window).Sub(now), nil
@@ -68,5 +80,24 @@ func (s *Shared) prune(ctx context.Context, start time.Time) {
 	s.mu.Unlock()
 	if due {
 		_ = s.counter.DeleteRateCounts(ctx, start.Add(-s.window))
+	}
+}
+
+// Failures returns how many requests were let through because the counter
+// failed.
+func (s *Shared) Failures() int64 { return s.failures.Load() }
+
+// failed counts a failure of the counter and logs it, at most once a
+// minute, with how many requests it let through so far.
+func (s *Shared) failed(now time.Time, err error) {
+	n := s.failures.Add(1)
+	s.mu.Lock()
+	report := now.Sub(s.reported) >= time.Minute
+	if report {
+		s.reported = now
+	}
+	s.mu.Unlock()
+	if report && s.Log != nil {
+		s.Log.Warn("rate limit not counted: letting requests through", "err", err, "failures", n)
 	}
 }
