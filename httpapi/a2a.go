@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/a2ajson"
 	"github.com/switchboard-dev/switchboard/metrics"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // rpcCall is one authenticated JSON-RPC call to an agent's address.
@@ -96,7 +97,7 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, agent *switc
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST, OPTIONS")
-		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method not allowed"})
+		writeJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
 	}
 }
 
@@ -118,7 +119,7 @@ func (s *Server) agentFromPath(w http.ResponseWriter, r *http.Request) (*switchb
 	}
 	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-			writeJSON(w, http.StatusNotFound, errorBody{Error: "no agent at this address"})
+			writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no agent at this address"})
 		} else {
 			s.writeError(w, r, err)
 		}
@@ -154,9 +155,9 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, agent *switchb
 		s.writeUnauthorized(w, r, err, shape)
 		return
 	}
-	if ok, retry, err := s.Limiter.Allow(r.Context(), peer.Key()); err != nil {
-		s.logInternal(r, fmt.Errorf("rate limit: %w", err))
-	} else if !ok {
+	// A limiter that cannot count lets the request through (it logs and
+	// counts that itself).
+	if ok, retry, _ := s.Limiter.Allow(r.Context(), peer.Key()); !ok {
 		secs := int(math.Ceil(retry.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
 		e := rpcErrorFor(switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", max(secs, 1)), shape)

@@ -3,25 +3,14 @@ package httpapi
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
-// accountView is an account in owner-API answers.
-type accountView struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Role      string    `json:"role"`
-	Disabled  bool      `json:"disabled"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-	// Token is set only in the answer that creates or rotates it.
-	Token string `json:"token,omitempty"`
-}
-
-func viewAccount(a *switchboard.Account) accountView {
-	return accountView{ID: a.ID, Name: a.Name, Role: string(a.Role), Disabled: a.Disabled, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+// viewAccount is an account as the owner API shows it, without a token.
+func viewAccount(a *switchboard.Account) ownerapi.Account {
+	return ownerapi.Account{ID: a.ID, Name: a.Name, Role: string(a.Role), Disabled: a.Disabled, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
 func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
@@ -29,9 +18,7 @@ func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request, acct *swit
 }
 
 func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, _ *switchboard.Account) {
-	var body struct {
-		Name string `json:"name"`
-	}
+	var body ownerapi.AccountCreate
 	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -69,7 +56,7 @@ func (s *Server) handleListAccounts(w http.ResponseWriter, r *http.Request, _ *s
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]accountView, 0, len(all))
+	out := make([]ownerapi.Account, 0, len(all))
 	for _, a := range all {
 		out = append(out, viewAccount(a))
 	}
@@ -86,10 +73,7 @@ func (s *Server) handleGetAccount(w http.ResponseWriter, r *http.Request, _ *swi
 }
 
 func (s *Server) handleUpdateAccount(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
-	var body struct {
-		Name     *string `json:"name"`
-		Disabled *bool   `json:"disabled"`
-	}
+	var body ownerapi.AccountUpdate
 	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.writeError(w, r, err)
 		return

@@ -3,41 +3,16 @@ package httpapi
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
-// agentView is an agent in owner-API answers.
-type agentView struct {
-	ID             string           `json:"id"`
-	AccountID      string           `json:"account_id"`
-	Handle         string           `json:"handle"`
-	Name           string           `json:"name"`
-	Description    string           `json:"description"`
-	Mode           string           `json:"mode"`
-	Version        string           `json:"version"`
-	Skills         []a2a.AgentSkill `json:"skills"`
-	ExtendedSkills []a2a.AgentSkill `json:"extended_skills"`
-	AcceptsTasks   bool             `json:"accepts_tasks"`
-	Endpoint       string           `json:"endpoint,omitempty"`
-	// Connected is set for connector agents: whether the agent holds a
-	// connection to an instance of the deployment now.
-	Connected *bool     `json:"connected,omitempty"`
-	Address   string    `json:"address"`
-	AgentCard string    `json:"agent_card"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-	// AgentToken and WebhookSecret are set only in the answer that creates
-	// them: they are shown once.
-	AgentToken    string `json:"agent_token,omitempty"`
-	WebhookSecret string `json:"webhook_secret,omitempty"`
-}
-
-func (s *Server) viewAgent(r *http.Request, g *switchboard.Agent) agentView {
+// viewAgent is an agent as the owner API shows it, without its secrets.
+func (s *Server) viewAgent(r *http.Request, g *switchboard.Agent) ownerapi.Agent {
 	addr := s.AddressURL(r, g)
-	v := agentView{
+	v := ownerapi.Agent{
 		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Name: g.Name, Description: g.Description,
 		Mode: string(g.Mode), Version: g.Version, Skills: nonNil(g.Skills), ExtendedSkills: nonNil(g.ExtendedSkills),
 		AcceptsTasks: g.AcceptsTasks, Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
@@ -61,23 +36,9 @@ func nonNil(s []a2a.AgentSkill) []a2a.AgentSkill {
 	return s
 }
 
-// agentBody is the body of POST and PATCH /agents. Pointers tell "absent"
-// from "empty" for PATCH.
-type agentBody struct {
-	Handle         *string           `json:"handle"`
-	Name           *string           `json:"name"`
-	Description    *string           `json:"description"`
-	Mode           *string           `json:"mode"`
-	Version        *string           `json:"version"`
-	Skills         *[]a2a.AgentSkill `json:"skills"`
-	ExtendedSkills *[]a2a.AgentSkill `json:"extended_skills"`
-	AcceptsTasks   *bool             `json:"accepts_tasks"`
-	Endpoint       *string           `json:"endpoint"`
-	AccountID      *string           `json:"account_id"`
-}
-
-// validate checks the fields present and fills in normalised values.
-func (b *agentBody) validate() error {
+// validateAgentRequest checks the fields present and fills in normalised
+// values.
+func validateAgentRequest(b *ownerapi.AgentRequest) error {
 	if b.Name != nil {
 		n := strings.TrimSpace(*b.Name)
 		if len(n) > switchboard.MaxNameLen {
@@ -135,12 +96,12 @@ func validateSkill(sk *a2a.AgentSkill) error {
 }
 
 func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	var b agentBody
+	var b ownerapi.AgentRequest
 	if err := s.decodeJSON(w, r, &b); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := b.validate(); err != nil {
+	if err := validateAgentRequest(&b); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -175,7 +136,7 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 		ID: switchboard.NewID(), AccountID: owner, Handle: handle, Name: handle,
 		Mode: switchboard.ModeConnector, Version: "1.0.0", AcceptsTasks: true,
 	}
-	applyAgentBody(g, &b)
+	applyAgentRequest(g, &b)
 	if g.Mode == switchboard.ModeWebhook {
 		if g.Endpoint == "" {
 			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "a webhook agent needs an endpoint"))
@@ -200,8 +161,8 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 	writeJSON(w, http.StatusCreated, v)
 }
 
-// applyAgentBody copies the fields present in b onto g.
-func applyAgentBody(g *switchboard.Agent, b *agentBody) {
+// applyAgentRequest copies the fields present in b onto g.
+func applyAgentRequest(g *switchboard.Agent, b *ownerapi.AgentRequest) {
 	if b.Name != nil && *b.Name != "" {
 		g.Name = *b.Name
 	}
@@ -240,7 +201,7 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request, acct *
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]agentView, 0, len(all))
+	out := make([]ownerapi.Agent, 0, len(all))
 	for _, g := range all {
 		out = append(out, s.viewAgent(r, g))
 	}
@@ -283,7 +244,7 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, err)
 		return
 	}
-	var b agentBody
+	var b ownerapi.AgentRequest
 	if err := s.decodeJSON(w, r, &b); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -292,7 +253,7 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "handle and account_id cannot be changed; create a new agent"))
 		return
 	}
-	if err := b.validate(); err != nil {
+	if err := validateAgentRequest(&b); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -344,5 +305,5 @@ func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	s.notify(r, switchboard.AgentChangeSubject(g.ID)) // its connection closes
 	s.notify(r, switchboard.TokensSubject(g.ID))      // and its streams end
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": true, "id": g.ID, "handle": g.Handle})
+	writeJSON(w, http.StatusOK, ownerapi.AgentDeleted{Deleted: true, ID: g.ID, Handle: g.Handle})
 }

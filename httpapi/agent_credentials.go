@@ -2,11 +2,10 @@ package httpapi
 
 import (
 	"net/http"
-	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // validateEndpoint checks a webhook agent's endpoint: an absolute http(s)
@@ -45,7 +44,7 @@ func (s *Server) handleRotateAgentToken(w http.ResponseWriter, r *http.Request, 
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "agent_token": secret})
+	writeJSON(w, http.StatusOK, ownerapi.AgentTokenRotation{Agent: g.Handle, AgentToken: secret})
 }
 
 func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
@@ -63,19 +62,7 @@ func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Reques
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "webhook_secret": secret})
-}
-
-// deliveryView is a delivery in owner-API answers.
-type deliveryView struct {
-	ID        string     `json:"id"`
-	TaskID    a2a.TaskID `json:"task_id"`
-	Kind      string     `json:"kind"`
-	State     string     `json:"state"`
-	Attempts  int        `json:"attempts"`
-	Deadline  time.Time  `json:"deadline"`
-	LastError string     `json:"last_error,omitempty"`
-	CreatedAt time.Time  `json:"created_at"`
+	writeJSON(w, http.StatusOK, ownerapi.WebhookSecretRotation{Agent: g.Handle, WebhookSecret: secret})
 }
 
 // handleDeliveries lists an agent's deliveries that are still on their way
@@ -95,10 +82,10 @@ func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, acct *
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]deliveryView, 0, len(ds))
+	out := make([]ownerapi.Delivery, 0, len(ds))
 	for _, d := range ds {
-		out = append(out, deliveryView{ID: d.ID, TaskID: d.TaskID, Kind: string(d.Kind), State: string(d.State),
+		out = append(out, ownerapi.Delivery{ID: d.ID, TaskID: string(d.TaskID), Kind: string(d.Kind), State: string(d.State),
 			Attempts: d.Attempts, Deadline: d.Deadline, LastError: d.LastError, CreatedAt: d.CreatedAt})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "deliveries": out})
+	writeJSON(w, http.StatusOK, ownerapi.Deliveries{Agent: g.Handle, Deliveries: out})
 }

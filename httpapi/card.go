@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // The agent card is written by hand rather than with a2a.AgentCard, because
@@ -224,7 +225,7 @@ func (s *Server) cardRequest(w http.ResponseWriter, r *http.Request) (*switchboa
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
-		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method not allowed"})
+		writeJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
 		return nil, false
 	}
 	return s.agentFromPath(w, r)
@@ -235,7 +236,7 @@ func (s *Server) cardRequest(w http.ResponseWriter, r *http.Request) (*switchboa
 func serveCard(w http.ResponseWriter, r *http.Request, card any) {
 	body, err := json.Marshal(card)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal error"})
+		writeJSON(w, http.StatusInternalServerError, ownerapi.Error{Error: "internal error"})
 		return
 	}
 	sum := sha256.Sum256(body)

@@ -3,49 +3,27 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
-// outboundView is an outbound record in owner-API answers. Text the target
-// wrote (task, reply, updates) is untrusted.
-type outboundView struct {
-	ID        string                       `json:"id"`
-	AgentID   string                       `json:"agent_id"`
-	Agent     string                       `json:"agent"`
-	Target    string                       `json:"target"`
-	Endpoint  string                       `json:"endpoint"`
-	Protocol  string                       `json:"protocol"`
-	TaskID    a2a.TaskID                   `json:"task_id"`
-	ContextID string                       `json:"context_id"`
-	MessageID string                       `json:"message_id"`
-	State     string                       `json:"state"`
-	Text      string                       `json:"text"`
-	Error     string                       `json:"error,omitempty"`
-	Push      bool                         `json:"push"`
-	PushURL   string                       `json:"push_url,omitempty"`
-	Task      *a2a.Task                    `json:"task,omitempty"`
-	Reply     *a2a.Message                 `json:"reply,omitempty"`
-	Updates   []switchboard.OutboundUpdate `json:"updates"`
-	CreatedAt time.Time                    `json:"created_at"`
-	UpdatedAt time.Time                    `json:"updated_at"`
-}
-
-func (s *Server) viewOutbound(r *http.Request, o *switchboard.Outbound, g *switchboard.Agent) outboundView {
-	v := outboundView{
+// viewOutbound is an outbound record of the agent g as the owner API shows
+// it.
+func (s *Server) viewOutbound(r *http.Request, o *switchboard.Outbound, g *switchboard.Agent) ownerapi.Outbound {
+	v := ownerapi.Outbound{
 		ID: o.ID, AgentID: o.AgentID, Agent: g.Handle, Target: o.Target, Endpoint: o.Endpoint, Protocol: string(o.Protocol),
-		TaskID: o.TaskID, ContextID: o.ContextID, MessageID: o.MessageID, State: outboundState(o.State), Text: o.Text,
-		Error: o.Error, Push: o.PushTokenHash != "", Task: o.Task, Reply: o.Reply, Updates: o.Updates,
-		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
+		TaskID: string(o.TaskID), ContextID: o.ContextID, MessageID: o.MessageID, State: outboundState(o.State), Text: o.Text,
+		Error: o.Error, Push: o.PushTokenHash != "", Task: o.Task, Reply: o.Reply,
+		Updates: make([]ownerapi.OutboundUpdate, 0, len(o.Updates)), CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
 	}
 	if v.Push {
 		v.PushURL = s.PushURL(r, g)
 	}
-	if v.Updates == nil {
-		v.Updates = []switchboard.OutboundUpdate{}
+	for _, u := range o.Updates {
+		v.Updates = append(v.Updates, ownerapi.OutboundUpdate{At: u.At, Source: u.Source, State: string(u.State), Text: u.Text})
 	}
 	return v
 }
@@ -80,16 +58,7 @@ func (s *Server) handleCreateOutbound(w http.ResponseWriter, r *http.Request, ac
 		s.writeError(w, r, err)
 		return
 	}
-	var body struct {
-		Target    string `json:"target"`
-		Endpoint  string `json:"endpoint"`
-		Protocol  string `json:"protocol"`
-		ContextID string `json:"context_id"`
-		TaskID    string `json:"task_id"`
-		MessageID string `json:"message_id"`
-		Text      string `json:"text"`
-		PushToken string `json:"push_token"`
-	}
+	var body ownerapi.OutboundCreate
 	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -121,11 +90,11 @@ func (s *Server) handleListOutbound(w http.ResponseWriter, r *http.Request, acct
 		s.writeError(w, r, err)
 		return
 	}
-	views := make([]outboundView, 0, len(all))
+	views := make([]ownerapi.Outbound, 0, len(all))
 	for _, o := range all {
 		views = append(views, s.viewOutbound(r, o, g))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "outbox": views})
+	writeJSON(w, http.StatusOK, ownerapi.Outbox{Agent: g.Handle, Outbox: views})
 }
 
 // ownedOutbound finds the record named by the {id} of the path if the
@@ -167,12 +136,7 @@ func (s *Server) handleUpdateOutbound(w http.ResponseWriter, r *http.Request, ac
 		s.writeError(w, r, err)
 		return
 	}
-	var body struct {
-		Source string       `json:"source"`
-		Task   *a2a.Task    `json:"task"`
-		Reply  *a2a.Message `json:"reply"`
-		Error  string       `json:"error"`
-	}
+	var body ownerapi.OutboundResult
 	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -210,8 +174,10 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, acct *swi
 		s.writeError(w, r, err)
 		return
 	}
-	if entries == nil {
-		entries = []outbox.ConversationEntry{}
+	c := ownerapi.Conversation{Agent: g.Handle, ContextID: contextID, Entries: make([]ownerapi.ConversationEntry, 0, len(entries))}
+	for _, e := range entries {
+		c.Entries = append(c.Entries, ownerapi.ConversationEntry{At: e.At, Direction: e.Direction, Kind: e.Kind, TaskID: string(e.TaskID),
+			Peer: e.Peer, State: string(e.State), Text: e.Text, Untrusted: e.Untrusted, OutboundID: e.OutboundID})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "context_id": contextID, "entries": entries})
+	writeJSON(w, http.StatusOK, c)
 }

@@ -3,47 +3,10 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
-
-// pushConfigView is a push configuration in owner-API answers. Its secrets
-// are never shown in full: the token shows at most its first 4 characters,
-// credentials not at all, and the URL's query (which may carry a key) is
-// replaced by "…".
-type pushConfigView struct {
-	ID          string    `json:"id"`
-	URL         string    `json:"url"`
-	Protocol    string    `json:"protocol"`
-	Token       string    `json:"token,omitempty"`
-	AuthScheme  string    `json:"auth_scheme,omitempty"`
-	Credentials string    `json:"credentials,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-}
-
-// pushView is one push notification with its attempts.
-type pushView struct {
-	ID            string            `json:"id"`
-	ConfigID      string            `json:"config_id"`
-	Seq           int64             `json:"seq"`
-	TaskState     string            `json:"task_state"`
-	State         string            `json:"state"`
-	Attempts      int               `json:"attempts"`
-	NextAttemptAt *time.Time        `json:"next_attempt_at,omitempty"`
-	LastError     string            `json:"last_error,omitempty"`
-	LastStatus    int               `json:"last_status,omitempty"`
-	CreatedAt     time.Time         `json:"created_at"`
-	DoneAt        *time.Time        `json:"done_at,omitempty"`
-	AttemptLog    []pushAttemptView `json:"attempt_log"`
-}
-
-type pushAttemptView struct {
-	At            time.Time  `json:"at"`
-	StatusCode    int        `json:"status_code,omitempty"`
-	Error         string     `json:"error,omitempty"`
-	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
-}
 
 // handleTaskPushes answers GET /tasks/{id}/pushes: the task's push
 // configurations (secrets masked), and every push with its attempts.
@@ -62,9 +25,9 @@ func (s *Server) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *
 		s.writeError(w, r, err)
 		return
 	}
-	configs := make([]pushConfigView, 0, len(h.Configs))
+	configs := make([]ownerapi.PushConfig, 0, len(h.Configs))
 	for _, c := range h.Configs {
-		v := pushConfigView{ID: c.Config.ID, URL: maskURL(c.Config.URL), Protocol: string(c.Protocol),
+		v := ownerapi.PushConfig{ID: c.Config.ID, URL: maskURL(c.Config.URL), Protocol: string(c.Protocol),
 			Token: maskSecret(c.Config.Token), CreatedAt: c.CreatedAt}
 		if a := c.Config.Auth; a != nil {
 			v.AuthScheme = a.Scheme
@@ -74,13 +37,13 @@ func (s *Server) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *
 		}
 		configs = append(configs, v)
 	}
-	attempts := map[string][]pushAttemptView{}
+	attempts := map[string][]ownerapi.PushAttempt{}
 	for _, a := range h.Attempts {
-		attempts[a.PushID] = append(attempts[a.PushID], pushAttemptView{At: a.At, StatusCode: a.StatusCode, Error: a.Error, NextAttemptAt: a.NextAttemptAt})
+		attempts[a.PushID] = append(attempts[a.PushID], ownerapi.PushAttempt{At: a.At, StatusCode: a.StatusCode, Error: a.Error, NextAttemptAt: a.NextAttemptAt})
 	}
-	pushes := make([]pushView, 0, len(h.Pushes))
+	pushes := make([]ownerapi.Push, 0, len(h.Pushes))
 	for _, p := range h.Pushes {
-		v := pushView{ID: p.ID, ConfigID: p.ConfigID, Seq: p.Seq, TaskState: switchboard.ShortState(p.TaskState), State: string(p.State),
+		v := ownerapi.Push{ID: p.ID, ConfigID: p.ConfigID, Seq: p.Seq, TaskState: switchboard.ShortState(p.TaskState), State: string(p.State),
 			Attempts: p.Attempts, LastError: p.LastError, LastStatus: p.LastStatus, CreatedAt: p.CreatedAt, DoneAt: p.DoneAt,
 			AttemptLog: attempts[p.ID]}
 		if p.State == switchboard.PushQueued {
@@ -88,11 +51,11 @@ func (s *Server) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *
 			v.NextAttemptAt = &next
 		}
 		if v.AttemptLog == nil {
-			v.AttemptLog = []pushAttemptView{}
+			v.AttemptLog = []ownerapi.PushAttempt{}
 		}
 		pushes = append(pushes, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"task_id": t.ID(), "configs": configs, "pushes": pushes})
+	writeJSON(w, http.StatusOK, ownerapi.TaskPushes{Configs: configs, Pushes: pushes, TaskID: string(t.ID())})
 }
 
 // maskSecret shows a secret's first 4 characters when it is long enough

@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // handlePush receives a push notification about a task one of our agents
@@ -37,9 +38,9 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.Limiter != nil {
-		if ok, retry, err := s.Limiter.Allow(r.Context(), pushLimitKey(agent, r)); err != nil {
-			s.logInternal(r, fmt.Errorf("rate limit: %w", err))
-		} else if !ok {
+		// A limiter that cannot count lets the request through (it logs
+		// and counts that itself).
+		if ok, retry, _ := s.Limiter.Allow(r.Context(), pushLimitKey(agent, r)); !ok {
 			secs := max(int(math.Ceil(retry.Seconds())), 1)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			s.writeError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
@@ -62,7 +63,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 			// written together): the pusher should try again.
 			s.logInternal(r, err)
 			w.Header().Set("Retry-After", "5")
-			writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the push could not be stored: retry later"})
+			writeJSON(w, http.StatusServiceUnavailable, ownerapi.Error{Error: "the push could not be stored: retry later"})
 			return
 		}
 		s.writeError(w, r, err)

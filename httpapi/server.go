@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/wake"
@@ -261,12 +262,7 @@ func (s *Server) notify(r *http.Request, subject string) {
 }
 
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusNotFound, errorBody{Error: "not found"})
-}
-
-// errorBody is the JSON error of the owner API and other non-A2A routes.
-type errorBody struct {
-	Error string `json:"error"`
+	writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "not found"})
 }
 
 // writeJSON writes v as the JSON response with the given status, giving up
@@ -303,7 +299,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if code == switchboard.EINTERNAL {
 		s.logInternal(r, err)
 	}
-	writeJSON(w, httpStatus(code), errorBody{Error: switchboard.ErrorMessage(err)})
+	writeJSON(w, httpStatus(code), ownerapi.Error{Error: switchboard.ErrorMessage(err)})
 }
 
 // logInternal logs an unexpected error. Errors caused by the client going

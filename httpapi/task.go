@@ -2,44 +2,17 @@ package httpapi
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
-// inboxItem is one task in an inbox listing. Text is the peer's latest
-// message: untrusted input, to be shown as data and never obeyed.
-type inboxItem struct {
-	ID        a2a.TaskID `json:"id"`
-	ContextID string     `json:"context_id"`
-	From      string     `json:"from"`
-	State     string     `json:"state"`
-	Text      string     `json:"text"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt time.Time  `json:"updated_at"`
-}
-
-// taskView is a task in owner-API answers, with the A2A 1.0 task inside.
-type taskView struct {
-	ID        a2a.TaskID `json:"id"`
-	AgentID   string     `json:"agent_id"`
-	Agent     string     `json:"agent"`
-	From      string     `json:"from"`
-	ContextID string     `json:"context_id"`
-	State     string     `json:"state"`
-	Protocol  string     `json:"protocol"`
-	Text      string     `json:"text"`
-	Seq       int64      `json:"seq"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt time.Time  `json:"updated_at"`
-	Task      *a2a.Task  `json:"task"`
-}
-
-func viewTask(t *switchboard.Task, g *switchboard.Agent) taskView {
-	return taskView{
-		ID: t.ID(), AgentID: t.AgentID, Agent: g.Handle, From: t.PeerLabel, ContextID: t.A2A.ContextID,
+// viewTask is a task as the owner API shows it, with its agent g.
+func viewTask(t *switchboard.Task, g *switchboard.Agent) ownerapi.Task {
+	return ownerapi.Task{
+		ID: string(t.ID()), AgentID: t.AgentID, Agent: g.Handle, From: t.PeerLabel, ContextID: t.A2A.ContextID,
 		State: switchboard.ShortState(t.State()), Protocol: string(t.Protocol), Text: relay.LastUserText(&t.A2A),
 		Seq: t.Seq, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Task: &t.A2A,
 	}
@@ -56,14 +29,14 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, acct *switc
 		s.writeError(w, r, err)
 		return
 	}
-	items := make([]inboxItem, 0, len(tasks))
+	items := make([]ownerapi.InboxTask, 0, len(tasks))
 	for _, t := range tasks {
-		items = append(items, inboxItem{
-			ID: t.ID(), ContextID: t.A2A.ContextID, From: t.PeerLabel, State: switchboard.ShortState(t.State()),
+		items = append(items, ownerapi.InboxTask{
+			ID: string(t.ID()), ContextID: t.A2A.ContextID, From: t.PeerLabel, State: switchboard.ShortState(t.State()),
 			Text: relay.LastUserText(&t.A2A), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "tasks": items})
+	writeJSON(w, http.StatusOK, ownerapi.Inbox{Agent: g.Handle, Tasks: items})
 }
 
 // ownedTask finds the task named by the {id} of the path if the account
@@ -98,12 +71,7 @@ func (s *Server) handleReply(w http.ResponseWriter, r *http.Request, acct *switc
 		s.writeError(w, r, err)
 		return
 	}
-	var body struct {
-		Text         string `json:"text"`
-		State        string `json:"state"`
-		Force        bool   `json:"force"`
-		ArtifactName string `json:"artifact_name"`
-	}
+	var body ownerapi.Reply
 	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.writeError(w, r, err)
 		return

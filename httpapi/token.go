@@ -2,23 +2,10 @@ package httpapi
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
-
-// tokenView is a peer token in owner-API answers; the secret is shown only
-// once, in the answer that issues it.
-type tokenView struct {
-	Label     string     `json:"label"`
-	Token     string     `json:"token,omitempty"`
-	Active    bool       `json:"active"`
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
-	// Address and AgentCard tell the peer where to use the token.
-	Address   string `json:"address,omitempty"`
-	AgentCard string `json:"agent_card,omitempty"`
-}
 
 func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
@@ -26,10 +13,7 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *
 		s.writeError(w, r, err)
 		return
 	}
-	var body struct {
-		Label  string `json:"label"`
-		Rotate bool   `json:"rotate"`
-	}
+	var body ownerapi.TokenIssue
 	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -51,7 +35,7 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *
 		s.notify(r, switchboard.TokensSubject(g.ID)) // the old token's streams end
 	}
 	v := s.viewAgent(r, g)
-	writeJSON(w, http.StatusCreated, tokenView{
+	writeJSON(w, http.StatusCreated, ownerapi.Token{
 		Label: tok.Label, Token: secret, Active: true, CreatedAt: tok.CreatedAt,
 		Address: v.Address, AgentCard: v.AgentCard,
 	})
@@ -70,9 +54,9 @@ func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]tokenView, 0, len(toks))
+	out := make([]ownerapi.Token, 0, len(toks))
 	for _, t := range toks {
-		out = append(out, tokenView{Label: t.Label, Active: t.RevokedAt == nil, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt})
+		out = append(out, ownerapi.Token{Label: t.Label, Active: t.RevokedAt == nil, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -94,5 +78,5 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct 
 		return
 	}
 	s.notify(r, switchboard.TokensSubject(g.ID)) // its streams end, on every instance
-	writeJSON(w, http.StatusOK, map[string]any{"revoked": true, "label": label})
+	writeJSON(w, http.StatusOK, ownerapi.TokenRevoked{Revoked: true, Label: label})
 }

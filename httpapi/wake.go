@@ -7,30 +7,15 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/redact"
 	"github.com/switchboard-dev/switchboard/wake"
 )
 
-// wakeBody is the body of PUT /agents/{ref}/wake. Absent fields keep their
-// value (or take their default for a new configuration); an empty key or
-// hmac_secret removes it.
-type wakeBody struct {
-	URL             *string  `json:"url"`
-	Key             *string  `json:"key"`
-	HMACSecret      *string  `json:"hmac_secret"`
-	Preset          *string  `json:"preset"`
-	DebounceSeconds *float64 `json:"debounce_seconds"`
-	MaxPerHour      *int     `json:"max_per_hour"`
-	KeyHeader       *string  `json:"key_header"`
-	KeyPrefix       *string  `json:"key_prefix"`
-	BodyTemplate    *string  `json:"body_template"`
-	OpenClawAgentID *string  `json:"openclaw_agent_id"`
-	CLICommand      *string  `json:"cli_command"`
-}
-
-func (b *wakeBody) update() (wake.Update, error) {
+// wakeUpdate turns the body of PUT /agents/{ref}/wake into the service's
+// update, checking the debounce.
+func wakeUpdate(b *ownerapi.WakeUpdate) (wake.Update, error) {
 	upd := wake.Update{URL: b.URL, Key: b.Key, HMACSecret: b.HMACSecret, MaxPerHour: b.MaxPerHour,
 		KeyHeader: b.KeyHeader, KeyPrefix: b.KeyPrefix, BodyTemplate: b.BodyTemplate, OpenClawAgentID: b.OpenClawAgentID,
 		CLICommand: b.CLICommand}
@@ -49,45 +34,6 @@ func (b *wakeBody) update() (wake.Update, error) {
 	return upd, nil
 }
 
-// wakeConfigView is a wake configuration in owner-API answers: the key and
-// the secret are never shown, only whether they are set and a fingerprint;
-// the URL is shown with its long path segments and query values cut.
-type wakeConfigView struct {
-	Agent string `json:"agent"`
-	// Inbound says whether peers' messages wake the agent: only inbox
-	// agents are woken by them; any agent is woken by outbound updates.
-	Inbound         bool       `json:"inbound"`
-	URL             string     `json:"url"`
-	URLFingerprint  string     `json:"url_fingerprint"`
-	Preset          string     `json:"preset"`
-	Key             string     `json:"key"`
-	HMACSecret      string     `json:"hmac_secret"`
-	DebounceSeconds float64    `json:"debounce_seconds"`
-	MaxPerHour      int        `json:"max_per_hour"`
-	KeyHeader       string     `json:"key_header"`
-	KeyPrefix       string     `json:"key_prefix"`
-	BodyTemplate    string     `json:"body_template,omitempty"`
-	OpenClawAgentID string     `json:"openclaw_agent_id"`
-	CLICommand      string     `json:"cli_command"`
-	UpdatedAt       time.Time  `json:"updated_at"`
-	Wakes           []wakeView `json:"wakes"`
-}
-
-// wakeView is a queued or finished wake.
-type wakeView struct {
-	ID         string       `json:"id"`
-	ContextID  string       `json:"context_id"`
-	Kind       string       `json:"kind"`
-	State      string       `json:"state"`
-	TaskIDs    []a2a.TaskID `json:"task_ids"`
-	Count      int          `json:"count"`
-	Retries    int          `json:"retries"`
-	DueAt      time.Time    `json:"due_at"`
-	LastStatus int          `json:"last_status,omitempty"`
-	LastError  string       `json:"last_error,omitempty"`
-	CreatedAt  time.Time    `json:"created_at"`
-}
-
 // fingerprint names a secret without showing it: "(set, sha256:1a2b3c4d)",
 // or "(not set)".
 func fingerprint(secret string) string {
@@ -98,19 +44,21 @@ func fingerprint(secret string) string {
 	return "(set, sha256:" + hex.EncodeToString(sum[:4]) + ")"
 }
 
-func viewWakeConfig(g *switchboard.Agent, c *switchboard.WakeConfig, wakes []*switchboard.Wake) wakeConfigView {
-	v := wakeConfigView{
+// viewWakeConfig is an agent's wake configuration as the owner API shows
+// it: secrets as fingerprints, with the wakes given.
+func viewWakeConfig(g *switchboard.Agent, c *switchboard.WakeConfig, wakes []*switchboard.Wake) ownerapi.WakeConfig {
+	v := ownerapi.WakeConfig{
 		Agent: g.Handle, Inbound: g.Mode == switchboard.ModeInbox, URL: redact.Secrets(c.URL), URLFingerprint: fingerprint(c.URL), Preset: string(c.Preset),
 		Key: fingerprint(c.Key), HMACSecret: fingerprint(c.HMACSecret), DebounceSeconds: c.Debounce.Seconds(),
 		MaxPerHour: c.MaxPerHour, KeyHeader: c.KeyHeader, KeyPrefix: c.KeyPrefix, BodyTemplate: c.BodyTemplate,
-		OpenClawAgentID: c.OpenClawAgentID, CLICommand: c.CLICommand, UpdatedAt: c.UpdatedAt, Wakes: []wakeView{},
+		OpenClawAgentID: c.OpenClawAgentID, CLICommand: c.CLICommand, UpdatedAt: c.UpdatedAt, Wakes: []ownerapi.Wake{},
 	}
 	for _, w := range wakes {
-		ids := w.TaskIDs
-		if ids == nil {
-			ids = []a2a.TaskID{}
+		ids := make([]string, 0, len(w.TaskIDs))
+		for _, id := range w.TaskIDs {
+			ids = append(ids, string(id))
 		}
-		v.Wakes = append(v.Wakes, wakeView{ID: w.ID, ContextID: w.ContextID, Kind: string(w.Kind), State: string(w.State),
+		v.Wakes = append(v.Wakes, ownerapi.Wake{ID: w.ID, ContextID: w.ContextID, Kind: string(w.Kind), State: string(w.State),
 			TaskIDs: ids, Count: w.Count, Retries: w.Retries, DueAt: w.DueAt, LastStatus: w.LastStatus,
 			LastError: w.LastError, CreatedAt: w.CreatedAt})
 	}
@@ -155,12 +103,12 @@ func (s *Server) handleSetWake(w http.ResponseWriter, r *http.Request, acct *swi
 	if g == nil {
 		return
 	}
-	var b wakeBody
+	var b ownerapi.WakeUpdate
 	if err := s.decodeJSON(w, r, &b); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	upd, err := b.update()
+	upd, err := wakeUpdate(&b)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -196,6 +144,6 @@ func (s *Server) handleTestWake(w http.ResponseWriter, r *http.Request, acct *sw
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agent": g.Handle, "status": res.Status, "ok": res.Status/100 == 2,
-		"retry_after": res.RetryAfter, "body": res.Body})
+	writeJSON(w, http.StatusOK, ownerapi.WakeTest{Agent: g.Handle, Status: res.Status, OK: res.Status/100 == 2,
+		RetryAfter: res.RetryAfter, Body: res.Body})
 }

@@ -285,9 +285,9 @@ func (db *DB) RetryWake(ctx context.Context, id, holder string, due time.Time, r
 // retriedWake is a claimed wake that RetryWake returns to pending.
 type retriedWake struct {
 	id, agentID, peerID, contextID, kind string
-	retries, count, status       int
-	due, now                     int64
-	lastErr                      string
+	retries, count, status               int
+	due, now                             int64
+	lastErr                              string
 }
 
 // errPendingRace says that another pending wake of the same agent,

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // client calls the owner API of a server for the management commands.
@@ -89,9 +91,7 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("read answer: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
+		var e ownerapi.Error
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(data))
 		}
@@ -153,7 +153,7 @@ func (c *client) agentsNamed(ctx context.Context, handle string) ([]string, erro
 	if handle != "" {
 		return []string{handle}, nil
 	}
-	var all []agentJSON
+	var all []ownerapi.Agent
 	if err := c.do(ctx, "GET", "/agents", nil, &all); err != nil {
 		return nil, err
 	}

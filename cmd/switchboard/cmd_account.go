@@ -4,18 +4,9 @@ import (
 	"context"
 	"fmt"
 	"text/tabwriter"
-	"time"
-)
 
-// accountJSON is an account as the owner API shows it.
-type accountJSON struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Role      string    `json:"role"`
-	Disabled  bool      `json:"disabled"`
-	CreatedAt time.Time `json:"created_at"`
-	Token     string    `json:"token"`
-}
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
 
 // AccountCmd groups the account commands.
 type AccountCmd struct {
@@ -37,8 +28,8 @@ func (c *AccountCreateCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var a accountJSON
-	if printed, err := cl.call(ctx, "POST", "/accounts", map[string]any{"name": c.Name}, &a); err != nil || printed {
+	var a ownerapi.Account
+	if printed, err := cl.call(ctx, "POST", "/accounts", ownerapi.AccountCreate{Name: c.Name}, &a); err != nil || printed {
 		return err
 	}
 	fmt.Fprintf(cl.out, "created account %q (%s)\nowner token (shown once):\n\n  %s\n\n", a.Name, a.ID, a.Token)
@@ -54,7 +45,7 @@ func (c *AccountListCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var all []accountJSON
+	var all []ownerapi.Account
 	if printed, err := cl.call(ctx, "GET", "/accounts", nil, &all); err != nil || printed {
 		return err
 	}
@@ -95,8 +86,8 @@ func setAccountDisabled(ctx context.Context, cli *CLI, id string, disabled bool)
 	if err != nil {
 		return err
 	}
-	var a accountJSON
-	if printed, err := cl.call(ctx, "PATCH", "/accounts/"+pathEscape(id), map[string]any{"disabled": disabled}, &a); err != nil || printed {
+	var a ownerapi.Account
+	if printed, err := cl.call(ctx, "PATCH", "/accounts/"+pathEscape(id), ownerapi.AccountUpdate{Disabled: &disabled}, &a); err != nil || printed {
 		return err
 	}
 	state := "enabled"
@@ -118,7 +109,7 @@ func (c *AccountRotateCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var a accountJSON
+	var a ownerapi.Account
 	if printed, err := cl.call(ctx, "POST", "/accounts/"+pathEscape(c.ID)+"/rotate", nil, &a); err != nil || printed {
 		return err
 	}
@@ -135,7 +126,7 @@ func (c *WhoamiCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var a accountJSON
+	var a ownerapi.Account
 	if printed, err := cl.call(ctx, "GET", "/account", nil, &a); err != nil || printed {
 		return err
 	}

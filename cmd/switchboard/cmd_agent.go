@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,28 +9,10 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-)
 
-// agentJSON is an agent as the owner API shows it.
-type agentJSON struct {
-	ID             string            `json:"id"`
-	AccountID      string            `json:"account_id"`
-	Handle         string            `json:"handle"`
-	Name           string            `json:"name"`
-	Description    string            `json:"description"`
-	Mode           string            `json:"mode"`
-	Version        string            `json:"version"`
-	Skills         []json.RawMessage `json:"skills"`
-	ExtendedSkills []json.RawMessage `json:"extended_skills"`
-	AcceptsTasks   bool              `json:"accepts_tasks"`
-	Endpoint       string            `json:"endpoint"`
-	Connected      *bool             `json:"connected"`
-	Address        string            `json:"address"`
-	AgentCard      string            `json:"agent_card"`
-	CreatedAt      time.Time         `json:"created_at"`
-	AgentToken     string            `json:"agent_token"`
-	WebhookSecret  string            `json:"webhook_secret"`
-}
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
 
 // AgentCmd groups the agent commands.
 type AgentCmd struct {
@@ -56,37 +39,39 @@ type agentFields struct {
 	AcceptsTasks   *bool   `name:"accepts-tasks" negatable:"" help:"Whether the agent takes new tasks."`
 }
 
-func (f *agentFields) body() (map[string]any, error) {
-	b := map[string]any{}
-	if f.Name != nil {
-		b["name"] = *f.Name
+// request returns the body of POST or PATCH /agents with the fields the
+// flags give; the others are absent.
+func (f *agentFields) request() (ownerapi.AgentRequest, error) {
+	b := ownerapi.AgentRequest{Name: f.Name, Description: f.Description, Mode: f.Mode, Endpoint: f.Endpoint,
+		Version: f.Version, AcceptsTasks: f.AcceptsTasks}
+	var err error
+	if b.Skills, err = skillsFlag("skills", f.Skills); err != nil {
+		return b, err
 	}
-	if f.Description != nil {
-		b["description"] = *f.Description
-	}
-	if f.Mode != nil {
-		b["mode"] = *f.Mode
-	}
-	if f.Endpoint != nil {
-		b["endpoint"] = *f.Endpoint
-	}
-	if f.Version != nil {
-		b["version"] = *f.Version
-	}
-	if f.AcceptsTasks != nil {
-		b["accepts_tasks"] = *f.AcceptsTasks
-	}
-	for key, v := range map[string]string{"skills": f.Skills, "extended_skills": f.ExtendedSkills} {
-		if v == "" {
-			continue
-		}
-		raw, err := readJSONArg(v)
-		if err != nil {
-			return nil, fmt.Errorf("--%s: %w", strings.ReplaceAll(key, "_", "-"), err)
-		}
-		b[key] = raw
+	if b.ExtendedSkills, err = skillsFlag("extended-skills", f.ExtendedSkills); err != nil {
+		return b, err
 	}
 	return b, nil
+}
+
+// skillsFlag reads the skills a flag gives as a JSON array of A2A
+// AgentSkill objects, inline or as @FILE; nil if the flag is not set.
+// Unknown fields are refused, as the server refuses them.
+func skillsFlag(name, v string) (*[]a2a.AgentSkill, error) {
+	if v == "" {
+		return nil, nil
+	}
+	raw, err := readJSONArg(v)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var skills []a2a.AgentSkill
+	if err := dec.Decode(&skills); err != nil {
+		return nil, fmt.Errorf("--%s: %w", name, err)
+	}
+	return &skills, nil
 }
 
 // readJSONArg reads a JSON value given inline or, as @FILE, from a file.
@@ -117,34 +102,35 @@ func (c *AgentCreateCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	body, err := c.body()
+	body, err := c.request()
 	if err != nil {
 		return err
 	}
-	body["handle"] = c.Handle
+	body.Handle = &c.Handle
 	if c.Account != "" {
-		body["account_id"] = c.Account
+		body.AccountID = &c.Account
 	}
-	var g agentJSON
+	var g ownerapi.Agent
 	if printed, err := cl.call(ctx, "POST", "/agents", body, &g); err != nil || printed {
 		return err
 	}
 	fmt.Fprintf(cl.out, "created agent %s (%s), mode %s\n", g.Handle, g.ID, g.Mode)
 	fmt.Fprintf(cl.out, "address:    %s\n", g.Address)
 	fmt.Fprintf(cl.out, "agent card: %s\n", g.AgentCard)
-	printSecrets(cl, &g)
+	printSecrets(cl, g.AgentToken, g.WebhookSecret)
 	fmt.Fprintf(cl.out, "next: give a peer a token with  switchboard token issue --agent %s PEER-NAME\n", g.Handle)
 	return nil
 }
 
-// printSecrets prints the credentials an answer shows once.
-func printSecrets(cl *client, g *agentJSON) {
-	if g.AgentToken != "" {
-		fmt.Fprintf(cl.out, "agent token (shown once; the agent connects with it):\n\n  %s\n\n", g.AgentToken)
-		fmt.Fprintf(cl.out, "connect:    switchboard connect --server %s --token %s --exec 'COMMAND'\n", cl.base, g.AgentToken)
+// printSecrets prints the credentials an answer shows once: an agent token
+// and a webhook signing secret, each if set.
+func printSecrets(cl *client, agentToken, webhookSecret string) {
+	if agentToken != "" {
+		fmt.Fprintf(cl.out, "agent token (shown once; the agent connects with it):\n\n  %s\n\n", agentToken)
+		fmt.Fprintf(cl.out, "connect:    switchboard connect --server %s --token %s --exec 'COMMAND'\n", cl.base, agentToken)
 	}
-	if g.WebhookSecret != "" {
-		fmt.Fprintf(cl.out, "webhook signing secret (shown once; see docs/webhooks.md):\n\n  %s\n\n", g.WebhookSecret)
+	if webhookSecret != "" {
+		fmt.Fprintf(cl.out, "webhook signing secret (shown once; see docs/webhooks.md):\n\n  %s\n\n", webhookSecret)
 	}
 }
 
@@ -157,7 +143,7 @@ func (c *AgentListCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var all []agentJSON
+	var all []ownerapi.Agent
 	if printed, err := cl.call(ctx, "GET", "/agents", nil, &all); err != nil || printed {
 		return err
 	}
@@ -180,7 +166,7 @@ func (c *AgentShowCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var g agentJSON
+	var g ownerapi.Agent
 	if printed, err := cl.call(ctx, "GET", "/agents/"+pathEscape(c.Agent), nil, &g); err != nil || printed {
 		return err
 	}
@@ -188,7 +174,7 @@ func (c *AgentShowCmd) Run(ctx context.Context, cli *CLI) error {
 	return nil
 }
 
-func printAgent(cl *client, g *agentJSON) {
+func printAgent(cl *client, g *ownerapi.Agent) {
 	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "handle\t%s\n", g.Handle)
 	fmt.Fprintf(tw, "id\t%s\n", g.ID)
@@ -222,19 +208,19 @@ func (c *AgentUpdateCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	body, err := c.body()
+	body, err := c.request()
 	if err != nil {
 		return err
 	}
-	if len(body) == 0 {
+	if body == (ownerapi.AgentRequest{}) {
 		return fmt.Errorf("nothing to change: give at least one of --name, --description, --mode, --card-version, --skills, --extended-skills, --[no-]accepts-tasks")
 	}
-	var g agentJSON
+	var g ownerapi.Agent
 	if printed, err := cl.call(ctx, "PATCH", "/agents/"+pathEscape(c.Agent), body, &g); err != nil || printed {
 		return err
 	}
 	printAgent(cl, &g)
-	printSecrets(cl, &g)
+	printSecrets(cl, g.AgentToken, g.WebhookSecret)
 	return nil
 }
 
@@ -267,11 +253,11 @@ func (c *AgentRotateTokenCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var g agentJSON
-	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/agent-token", nil, &g); err != nil || printed {
+	var rot ownerapi.AgentTokenRotation
+	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/agent-token", nil, &rot); err != nil || printed {
 		return err
 	}
-	printSecrets(cl, &g)
+	printSecrets(cl, rot.AgentToken, "")
 	return nil
 }
 
@@ -286,11 +272,11 @@ func (c *AgentRotateSecretCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var g agentJSON
-	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/webhook-secret", nil, &g); err != nil || printed {
+	var rot ownerapi.WebhookSecretRotation
+	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/webhook-secret", nil, &rot); err != nil || printed {
 		return err
 	}
-	printSecrets(cl, &g)
+	printSecrets(cl, "", rot.WebhookSecret)
 	return nil
 }
 
@@ -310,17 +296,7 @@ func (c *AgentDeliveriesCmd) Run(ctx context.Context, cli *CLI) error {
 	if c.All {
 		path += "?all=1"
 	}
-	var out struct {
-		Deliveries []struct {
-			ID        string    `json:"id"`
-			TaskID    string    `json:"task_id"`
-			Kind      string    `json:"kind"`
-			State     string    `json:"state"`
-			Attempts  int       `json:"attempts"`
-			Deadline  time.Time `json:"deadline"`
-			LastError string    `json:"last_error"`
-		} `json:"deliveries"`
-	}
+	var out ownerapi.Deliveries
 	if printed, err := cl.call(ctx, "GET", path, nil, &out); err != nil || printed {
 		return err
 	}

@@ -6,24 +6,11 @@ import (
 	"net/url"
 	"strings"
 	"time"
-)
 
-// historyJSON is GET /agents/{ref}/history/{contextId}.
-type historyJSON struct {
-	Agent     string `json:"agent"`
-	ContextID string `json:"context_id"`
-	Entries   []struct {
-		At         time.Time `json:"at"`
-		Direction  string    `json:"direction"`
-		Kind       string    `json:"kind"`
-		TaskID     string    `json:"task_id"`
-		Peer       string    `json:"peer"`
-		State      string    `json:"state"`
-		Text       string    `json:"text"`
-		Untrusted  bool      `json:"untrusted"`
-		OutboundID string    `json:"outbound_id"`
-	} `json:"entries"`
-}
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
 
 // HistoryCmd shows a conversation in both directions.
 type HistoryCmd struct {
@@ -42,9 +29,9 @@ func (c *HistoryCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var hs []historyJSON
+	var hs []ownerapi.Conversation
 	for _, a := range agents {
-		var h historyJSON
+		var h ownerapi.Conversation
 		path := fmt.Sprintf("/agents/%s/history/%s?n=%d", pathEscape(a), url.PathEscape(c.Context), c.N)
 		if err := cl.do(ctx, "GET", path, nil, &h); err != nil {
 			return err
@@ -55,7 +42,7 @@ func (c *HistoryCmd) Run(ctx context.Context, cli *CLI) error {
 	}
 	if cl.json {
 		if hs == nil {
-			hs = []historyJSON{}
+			hs = []ownerapi.Conversation{}
 		}
 		return cl.printJSON(hs)
 	}
@@ -85,7 +72,7 @@ func (c *HistoryCmd) Run(ctx context.Context, cli *CLI) error {
 				line += "  task " + e.TaskID
 			}
 			if e.State != "" {
-				line += "  " + shortState(e.State)
+				line += "  " + switchboard.ShortState(a2a.TaskState(e.State))
 			}
 			fmt.Fprintln(cl.out, line)
 			if e.Untrusted {
@@ -98,9 +85,4 @@ func (c *HistoryCmd) Run(ctx context.Context, cli *CLI) error {
 		}
 	}
 	return nil
-}
-
-// shortState turns "TASK_STATE_INPUT_REQUIRED" into "input-required".
-func shortState(s string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(s, "TASK_STATE_")), "_", "-")
 }

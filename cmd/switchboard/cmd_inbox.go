@@ -2,40 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
-
-// inboxJSON is GET /agents/{ref}/inbox.
-type inboxJSON struct {
-	Agent string `json:"agent"`
-	Tasks []struct {
-		ID        string    `json:"id"`
-		ContextID string    `json:"context_id"`
-		From      string    `json:"from"`
-		State     string    `json:"state"`
-		Text      string    `json:"text"`
-		CreatedAt time.Time `json:"created_at"`
-	} `json:"tasks"`
-}
-
-// taskJSON is GET /tasks/{id}.
-type taskJSON struct {
-	ID        string          `json:"id"`
-	Agent     string          `json:"agent"`
-	From      string          `json:"from"`
-	ContextID string          `json:"context_id"`
-	State     string          `json:"state"`
-	Protocol  string          `json:"protocol"`
-	Text      string          `json:"text"`
-	CreatedAt time.Time       `json:"created_at"`
-	UpdatedAt time.Time       `json:"updated_at"`
-	Task      json.RawMessage `json:"task"`
-}
 
 // InboxCmd lists waiting tasks.
 type InboxCmd struct {
@@ -53,13 +28,13 @@ func (c *InboxCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var boxes []inboxJSON
+	var boxes []ownerapi.Inbox
 	for _, a := range agents {
 		path := "/agents/" + pathEscape(a) + "/inbox"
 		if c.All {
 			path += "?all=1"
 		}
-		var box inboxJSON
+		var box ownerapi.Inbox
 		if err := cl.do(ctx, "GET", path, nil, &box); err != nil {
 			return err
 		}
@@ -112,7 +87,7 @@ func (c *ShowCmd) Run(ctx context.Context, cli *CLI) error {
 	if c.Pushes {
 		return showPushes(ctx, cl, c.Task)
 	}
-	var t taskJSON
+	var t ownerapi.Task
 	if printed, err := cl.call(ctx, "GET", "/tasks/"+pathEscape(c.Task), nil, &t); err != nil || printed {
 		return err
 	}
@@ -120,31 +95,26 @@ func (c *ShowCmd) Run(ctx context.Context, cli *CLI) error {
 	return nil
 }
 
-func printTask(w io.Writer, t *taskJSON) {
+func printTask(w io.Writer, t *ownerapi.Task) {
 	fmt.Fprintf(w, "task %s  agent %s  from %s  %s (A2A %s)\n", t.ID, t.Agent, t.From, t.State, t.Protocol)
 	fmt.Fprintf(w, "  context %s  created %s  updated %s\n", t.ContextID, t.CreatedAt.Format(time.RFC3339), t.UpdatedAt.Format(time.RFC3339))
-	var task struct {
-		History []struct {
-			Role  string `json:"role"`
-			Parts []struct {
-				Text *string `json:"text"`
-			} `json:"parts"`
-		} `json:"history"`
-	}
-	if json.Unmarshal(t.Task, &task) != nil {
+	if t.Task == nil {
 		return
 	}
-	for _, m := range task.History {
+	for _, m := range t.Task.History {
+		if m == nil {
+			continue
+		}
 		var texts []string
 		for _, p := range m.Parts {
-			if p.Text != nil {
-				texts = append(texts, *p.Text)
+			if text, ok := p.Content.(a2a.Text); ok {
+				texts = append(texts, string(text))
 			} else {
 				texts = append(texts, "[non-text part]")
 			}
 		}
 		text := strings.Join(texts, "\n")
-		if m.Role == "ROLE_AGENT" {
+		if m.Role == a2a.MessageRoleAgent {
 			fmt.Fprintln(w, "  agent:")
 			for _, line := range strings.Split(text, "\n") {
 				fmt.Fprintln(w, "  | "+line)
@@ -179,11 +149,8 @@ func (c *ReplyCmd) Run(ctx context.Context, cli *CLI) error {
 		}
 		text = strings.TrimRight(string(b), "\n")
 	}
-	body := map[string]any{"text": text, "state": c.State, "force": c.Force}
-	if c.ArtifactName != "" {
-		body["artifact_name"] = c.ArtifactName
-	}
-	var t taskJSON
+	body := ownerapi.Reply{Text: text, State: c.State, Force: c.Force, ArtifactName: c.ArtifactName}
+	var t ownerapi.Task
 	if printed, err := cl.call(ctx, "POST", "/tasks/"+pathEscape(c.Task)+"/reply", body, &t); err != nil || printed {
 		return err
 	}

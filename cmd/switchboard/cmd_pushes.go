@@ -5,44 +5,14 @@ import (
 	"fmt"
 	"io"
 	"time"
-)
 
-// pushesJSON is GET /tasks/{id}/pushes.
-type pushesJSON struct {
-	TaskID  string `json:"task_id"`
-	Configs []struct {
-		ID          string    `json:"id"`
-		URL         string    `json:"url"`
-		Protocol    string    `json:"protocol"`
-		Token       string    `json:"token"`
-		AuthScheme  string    `json:"auth_scheme"`
-		Credentials string    `json:"credentials"`
-		CreatedAt   time.Time `json:"created_at"`
-	} `json:"configs"`
-	Pushes []struct {
-		ID            string     `json:"id"`
-		ConfigID      string     `json:"config_id"`
-		Seq           int64      `json:"seq"`
-		TaskState     string     `json:"task_state"`
-		State         string     `json:"state"`
-		Attempts      int        `json:"attempts"`
-		NextAttemptAt *time.Time `json:"next_attempt_at"`
-		LastError     string     `json:"last_error"`
-		CreatedAt     time.Time  `json:"created_at"`
-		DoneAt        *time.Time `json:"done_at"`
-		AttemptLog    []struct {
-			At            time.Time  `json:"at"`
-			StatusCode    int        `json:"status_code"`
-			Error         string     `json:"error"`
-			NextAttemptAt *time.Time `json:"next_attempt_at"`
-		} `json:"attempt_log"`
-	} `json:"pushes"`
-}
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
 
 // showPushes prints a task's push notifications (switchboard show TASK
 // --pushes): the owner API has already masked every secret.
 func showPushes(ctx context.Context, cl *client, task string) error {
-	var p pushesJSON
+	var p ownerapi.TaskPushes
 	if printed, err := cl.call(ctx, "GET", "/tasks/"+pathEscape(task)+"/pushes", nil, &p); err != nil || printed {
 		return err
 	}
@@ -50,7 +20,7 @@ func showPushes(ctx context.Context, cl *client, task string) error {
 	return nil
 }
 
-func printPushes(w io.Writer, p *pushesJSON) {
+func printPushes(w io.Writer, p *ownerapi.TaskPushes) {
 	if len(p.Configs) == 0 && len(p.Pushes) == 0 {
 		fmt.Fprintf(w, "task %s has no push notification configs\n", p.TaskID)
 		return

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,32 +16,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
-
-// outboundJSON is an outbound record as the owner API shows it.
-type outboundJSON struct {
-	ID        string          `json:"id"`
-	Agent     string          `json:"agent"`
-	Target    string          `json:"target"`
-	Endpoint  string          `json:"endpoint"`
-	Protocol  string          `json:"protocol"`
-	TaskID    string          `json:"task_id"`
-	ContextID string          `json:"context_id"`
-	State     string          `json:"state"`
-	Text      string          `json:"text"`
-	Error     string          `json:"error"`
-	Push      bool            `json:"push"`
-	PushURL   string          `json:"push_url"`
-	Task      json.RawMessage `json:"task"`
-	Updates   []struct {
-		At     time.Time `json:"at"`
-		Source string    `json:"source"`
-		State  string    `json:"state"`
-		Text   string    `json:"text"`
-	} `json:"updates"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
 
 // Defaults of send --wait.
 const (
@@ -87,7 +62,7 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var sender agentJSON
+	var sender ownerapi.Agent
 	if err := cl.do(ctx, "GET", "/agents/"+pathEscape(c.Agent), nil, &sender); err != nil {
 		return fmt.Errorf("sending agent %s: %w", c.Agent, err)
 	}
@@ -120,10 +95,10 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 	msgID := switchboard.NewID()
 
 	// Record first: a push may arrive before the answer does.
-	var rec outboundJSON
-	err = cl.do(ctx, "POST", "/agents/"+pathEscape(sender.Handle)+"/outbox", map[string]any{
-		"target": c.Target, "endpoint": iface.URL, "protocol": string(proto), "context_id": c.Context,
-		"task_id": c.Task, "message_id": msgID, "text": text, "push_token": pushToken,
+	var rec ownerapi.Outbound
+	err = cl.do(ctx, "POST", "/agents/"+pathEscape(sender.Handle)+"/outbox", ownerapi.OutboundCreate{
+		Target: c.Target, Endpoint: iface.URL, Protocol: string(proto), ContextID: c.Context,
+		TaskID: c.Task, MessageID: msgID, Text: text, PushToken: pushToken,
 	}, &rec)
 	if err != nil {
 		return fmt.Errorf("record the send: %w", err)
@@ -150,19 +125,19 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 	sctx, cancel := context.WithTimeout(ctx, remoteTimeout)
 	res, sendErr := remote.SendMessage(sctx, req)
 	cancel()
-	update := map[string]any{"source": switchboard.OutboundFromSend}
+	update := ownerapi.OutboundResult{Source: switchboard.OutboundFromSend}
 	var task *a2a.Task
 	switch r := res.(type) {
 	case *a2a.Task:
 		task = r
-		update["task"] = r
+		update.Task = r
 	case *a2a.Message:
-		update["reply"] = r
+		update.Reply = r
 	}
 	if sendErr != nil {
-		update["error"] = sendErr.Error()
+		update.Error = sendErr.Error()
 	}
-	if err := cl.do(ctx, "PATCH", "/outbox/"+pathEscape(rec.ID), update, &rec); err != nil {
+	if rec, err = recordResult(ctx, cl, rec.ID, update); err != nil {
 		return fmt.Errorf("record the answer: %w", err)
 	}
 	if sendErr != nil {
@@ -183,7 +158,7 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 // with the task before its agent has read the message: @a2a-js/sdk 1.x
 // executors must publish the task first, input-required and all.) So
 // --wait goes on until the status differs from before.
-func (c *SendCmd) wait(ctx context.Context, cli *CLI, cl *client, remote *a2aclient.Client, rec *outboundJSON, task *a2a.Task, before *a2a.TaskStatus) error {
+func (c *SendCmd) wait(ctx context.Context, cli *CLI, cl *client, remote *a2aclient.Client, rec *ownerapi.Outbound, task *a2a.Task, before *a2a.TaskStatus) error {
 	deadline := time.Now().Add(c.Timeout)
 	interval := 250 * time.Millisecond
 	cur := task.Status
@@ -210,11 +185,24 @@ func (c *SendCmd) wait(ctx context.Context, cli *CLI, cl *client, remote *a2acli
 			continue
 		}
 		cur = t.Status
-		if err := cl.do(ctx, "PATCH", "/outbox/"+pathEscape(rec.ID), map[string]any{"source": switchboard.OutboundFromPoll, "task": t}, rec); err != nil {
+		updated, err := recordResult(ctx, cl, rec.ID, ownerapi.OutboundResult{Source: switchboard.OutboundFromPoll, Task: t})
+		if err != nil {
 			return fmt.Errorf("record the answer: %w", err)
 		}
+		*rec = updated
 	}
 	return nil
+}
+
+// recordResult records what the sender learnt about the remote task of
+// the outbound record id (PATCH /outbox/{id}) and returns the record as
+// the server now has it. The answer is decoded into a fresh record: decoding
+// into the old one would keep what the answer leaves out, such as the
+// status message of the task as it was.
+func recordResult(ctx context.Context, cl *client, id string, res ownerapi.OutboundResult) (ownerapi.Outbound, error) {
+	var rec ownerapi.Outbound
+	err := cl.do(ctx, "PATCH", "/outbox/"+pathEscape(id), res, &rec)
+	return rec, err
 }
 
 // taskStatus reads the status of a remote task; nil if the read fails.
@@ -257,7 +245,7 @@ func newPushToken() string {
 }
 
 // printOutbound prints a record after a send or a poll.
-func printOutbound(cli *CLI, cl *client, rec *outboundJSON, proto switchboard.ProtocolVersion, name string) error {
+func printOutbound(cli *CLI, cl *client, rec *ownerapi.Outbound, proto switchboard.ProtocolVersion, name string) error {
 	if cl.json {
 		return cl.printJSON(rec)
 	}
@@ -269,7 +257,7 @@ func printOutbound(cli *CLI, cl *client, rec *outboundJSON, proto switchboard.Pr
 	if rec.Push {
 		fmt.Fprintf(cl.out, "  updates are pushed to %s\n", rec.PushURL)
 	}
-	if text := rec.lastText(); text != "" {
+	if text := lastText(rec); text != "" {
 		writeUntrusted(cl.out, text)
 	}
 	fmt.Fprintf(cl.out, "outbox %s  (switchboard poll %s)\n", rec.ID, rec.ID)
@@ -292,13 +280,9 @@ func (c *OutboxCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	type box struct {
-		Agent  string         `json:"agent"`
-		Outbox []outboundJSON `json:"outbox"`
-	}
-	var boxes []box
+	var boxes []ownerapi.Outbox
 	for _, a := range agents {
-		var b box
+		var b ownerapi.Outbox
 		if err := cl.do(ctx, "GET", fmt.Sprintf("/agents/%s/outbox?limit=%d", pathEscape(a), c.Limit), nil, &b); err != nil {
 			return err
 		}
@@ -319,7 +303,7 @@ func (c *OutboxCmd) Run(ctx context.Context, cli *CLI) error {
 				orDash(o.ContextID), o.State, o.UpdatedAt.Format(time.RFC3339))
 			if o.Error != "" {
 				fmt.Fprintf(cl.out, "  error: %s\n", o.Error)
-			} else if text := o.lastText(); text != "" {
+			} else if text := lastText(&o); text != "" {
 				writeUntrusted(cl.out, preview(text, outboxPreview))
 			}
 		}
@@ -330,8 +314,8 @@ func (c *OutboxCmd) Run(ctx context.Context, cli *CLI) error {
 	return nil
 }
 
-// lastText is the text of the latest update that had one.
-func (o *outboundJSON) lastText() string {
+// lastText is the text of the latest update of o that had one.
+func lastText(o *ownerapi.Outbound) string {
 	for i := len(o.Updates) - 1; i >= 0; i-- {
 		if o.Updates[i].Text != "" {
 			return o.Updates[i].Text
@@ -371,7 +355,7 @@ func (c *PollCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var rec outboundJSON
+	var rec ownerapi.Outbound
 	if err := cl.do(ctx, "GET", "/outbox/"+pathEscape(c.ID), nil, &rec); err != nil {
 		return err
 	}
@@ -397,7 +381,7 @@ func (c *PollCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return remoteError(target, err)
 	}
-	if err := cl.do(ctx, "PATCH", "/outbox/"+pathEscape(rec.ID), map[string]any{"source": switchboard.OutboundFromPoll, "task": task}, &rec); err != nil {
+	if rec, err = recordResult(ctx, cl, rec.ID, ownerapi.OutboundResult{Source: switchboard.OutboundFromPoll, Task: task}); err != nil {
 		return fmt.Errorf("record the answer: %w", err)
 	}
 	return printOutbound(cli, cl, &rec, proto, rec.Target)

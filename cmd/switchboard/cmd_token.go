@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"text/tabwriter"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // TokenCmd groups the peer token commands.
@@ -12,17 +14,6 @@ type TokenCmd struct {
 	Issue  TokenIssueCmd  `cmd:"" help:"Issue a peer token: whoever holds it may call the agent's address."`
 	List   TokenListCmd   `cmd:"" help:"List an agent's peer tokens (labels only)."`
 	Revoke TokenRevokeCmd `cmd:"" help:"Revoke a peer token at once."`
-}
-
-// tokenJSON is a peer token as the owner API shows it.
-type tokenJSON struct {
-	Label     string     `json:"label"`
-	Token     string     `json:"token"`
-	Active    bool       `json:"active"`
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at"`
-	Address   string     `json:"address"`
-	AgentCard string     `json:"agent_card"`
 }
 
 // TokenIssueCmd issues a peer token.
@@ -38,8 +29,8 @@ func (c *TokenIssueCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var t tokenJSON
-	body := map[string]any{"label": c.Label, "rotate": c.Rotate}
+	var t ownerapi.Token
+	body := ownerapi.TokenIssue{Label: c.Label, Rotate: c.Rotate}
 	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/tokens", body, &t); err != nil || printed {
 		return err
 	}
@@ -65,7 +56,7 @@ func (c *TokenListCmd) Run(ctx context.Context, cli *CLI) error {
 	if c.All {
 		path += "?all=1"
 	}
-	var all []tokenJSON
+	var all []ownerapi.Token
 	if printed, err := cl.call(ctx, "GET", path, nil, &all); err != nil || printed {
 		return err
 	}

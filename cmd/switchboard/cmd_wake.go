@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // WakeCmd groups the wake webhook commands.
@@ -15,34 +17,6 @@ type WakeCmd struct {
 	Show  WakeShowCmd  `cmd:"" help:"Show an agent's wake webhook (keys as fingerprints only) and its latest wakes."`
 	Test  WakeTestCmd  `cmd:"" help:"Send one test wake now and show the receiver's answer."`
 	Unset WakeUnsetCmd `cmd:"" help:"Remove an agent's wake webhook; pending wakes are dropped."`
-}
-
-// wakeJSON is an agent's wake configuration as the owner API shows it.
-type wakeJSON struct {
-	Agent           string  `json:"agent"`
-	Inbound         bool    `json:"inbound"`
-	URL             string  `json:"url"`
-	URLFingerprint  string  `json:"url_fingerprint"`
-	Preset          string  `json:"preset"`
-	Key             string  `json:"key"`
-	HMACSecret      string  `json:"hmac_secret"`
-	DebounceSeconds float64 `json:"debounce_seconds"`
-	MaxPerHour      int     `json:"max_per_hour"`
-	KeyHeader       string  `json:"key_header"`
-	KeyPrefix       string  `json:"key_prefix"`
-	BodyTemplate    string  `json:"body_template"`
-	OpenClawAgentID string  `json:"openclaw_agent_id"`
-	CLICommand      string  `json:"cli_command"`
-	Wakes           []struct {
-		ContextID  string    `json:"context_id"`
-		Kind       string    `json:"kind"`
-		State      string    `json:"state"`
-		TaskIDs    []string  `json:"task_ids"`
-		Retries    int       `json:"retries"`
-		DueAt      time.Time `json:"due_at"`
-		LastStatus int       `json:"last_status"`
-		LastError  string    `json:"last_error"`
-	} `json:"wakes"`
 }
 
 // WakeSetCmd sets an agent's wake webhook. Flags left out keep their value.
@@ -70,18 +44,11 @@ func (c *WakeSetCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	body := map[string]any{}
-	for key, v := range map[string]*string{"url": c.URL, "key": c.Key, "hmac_secret": c.HMACSecret, "preset": c.Preset,
-		"key_header": c.KeyHeader, "key_prefix": c.KeyPrefix, "openclaw_agent_id": c.AgentID, "cli_command": c.CLICommand} {
-		if v != nil {
-			body[key] = *v
-		}
-	}
+	body := ownerapi.WakeUpdate{URL: c.URL, Key: c.Key, HMACSecret: c.HMACSecret, Preset: c.Preset, MaxPerHour: c.MaxPerHour,
+		KeyHeader: c.KeyHeader, KeyPrefix: c.KeyPrefix, OpenClawAgentID: c.AgentID, CLICommand: c.CLICommand}
 	if c.Debounce != nil {
-		body["debounce_seconds"] = c.Debounce.Seconds()
-	}
-	if c.MaxPerHour != nil {
-		body["max_per_hour"] = *c.MaxPerHour
+		seconds := c.Debounce.Seconds()
+		body.DebounceSeconds = &seconds
 	}
 	if c.BodyTemplate != nil {
 		tpl := *c.BodyTemplate
@@ -92,9 +59,9 @@ func (c *WakeSetCmd) Run(ctx context.Context, cli *CLI) error {
 			}
 			tpl = string(b)
 		}
-		body["body_template"] = tpl
+		body.BodyTemplate = &tpl
 	}
-	var w wakeJSON
+	var w ownerapi.WakeConfig
 	if printed, err := cl.call(ctx, "PUT", "/agents/"+pathEscape(c.Agent)+"/wake", body, &w); err != nil || printed {
 		return err
 	}
@@ -114,7 +81,7 @@ func (c *WakeShowCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var w wakeJSON
+	var w ownerapi.WakeConfig
 	if printed, err := cl.call(ctx, "GET", "/agents/"+pathEscape(c.Agent)+"/wake", nil, &w); err != nil || printed {
 		return err
 	}
@@ -138,7 +105,7 @@ func (c *WakeShowCmd) Run(ctx context.Context, cli *CLI) error {
 	return nil
 }
 
-func printWake(cl *client, w *wakeJSON) {
+func printWake(cl *client, w *ownerapi.WakeConfig) {
 	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "agent\t%s\n", w.Agent)
 	fmt.Fprintf(tw, "url\t%s  %s\n", w.URL, w.URLFingerprint)
@@ -179,12 +146,7 @@ func (c *WakeTestCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var res struct {
-		Status     int    `json:"status"`
-		OK         bool   `json:"ok"`
-		RetryAfter string `json:"retry_after"`
-		Body       string `json:"body"`
-	}
+	var res ownerapi.WakeTest
 	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/wake/test", nil, &res); err != nil || printed {
 		return err
 	}

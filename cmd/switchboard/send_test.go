@@ -18,6 +18,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // echoAgent is a real a2a-go v2 agent: it takes a message, works for a
@@ -179,10 +181,10 @@ func cliIO(m *Main, stdin string, args ...string) (string, string, error) {
 }
 
 // outboxRecord reads one outbound record through the CLI.
-func outboxRecord(t *testing.T, m *Main, agent, id string) outboundJSON {
+func outboxRecord(t *testing.T, m *Main, agent, id string) ownerapi.Outbound {
 	t.Helper()
 	var boxes []struct {
-		Outbox []outboundJSON `json:"outbox"`
+		Outbox []ownerapi.Outbound `json:"outbox"`
 	}
 	if err := json.Unmarshal([]byte(cli(t, m, "--json", "outbox", "--agent", agent)), &boxes); err != nil {
 		t.Fatal(err)
@@ -193,30 +195,18 @@ func outboxRecord(t *testing.T, m *Main, agent, id string) outboundJSON {
 		}
 	}
 	t.Fatalf("no outbox record %s", id)
-	return outboundJSON{}
+	return ownerapi.Outbound{}
 }
 
 // sendJSON runs send with --json and returns the record.
-func sendJSON(t *testing.T, m *Main, args ...string) outboundJSON {
+func sendJSON(t *testing.T, m *Main, args ...string) ownerapi.Outbound {
 	t.Helper()
-	var rec outboundJSON
+	var rec ownerapi.Outbound
 	out := cli(t, m, append([]string{"--json", "send"}, args...)...)
 	if err := json.Unmarshal([]byte(out), &rec); err != nil {
 		t.Fatalf("send output: %v\n%s", err, out)
 	}
 	return rec
-}
-
-// eventually retries check every 20 ms for up to 10 s.
-func eventually(t *testing.T, what string, check func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !check() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func TestSendToA2AGo(t *testing.T) {
@@ -243,7 +233,7 @@ func TestSendToA2AGo(t *testing.T) {
 				!strings.HasPrefix(rec.Endpoint, remote.URL) || rec.Push {
 				t.Fatalf("send: %+v", rec)
 			}
-			eventually(t, "the remote task to finish", func() bool {
+			testwait.For(t, "the remote task to finish", func() bool {
 				out := cli(t, m, "poll", rec.ID)
 				return strings.Contains(out, " completed\n")
 			})
@@ -270,7 +260,7 @@ func TestSendToA2AGo(t *testing.T) {
 			if !rec.Push || rec.PushURL != m.URL()+"/a/alice/push" {
 				t.Fatalf("send --push: %+v", rec)
 			}
-			eventually(t, "pushes to complete the record", func() bool {
+			testwait.For(t, "pushes to complete the record", func() bool {
 				got := outboxRecord(t, m, "alice", rec.ID)
 				for _, u := range got.Updates {
 					if u.Source == "push" && u.State == string(a2a.TaskStateCompleted) {
@@ -327,7 +317,7 @@ func TestSendWaitFollowUpReplayedTask(t *testing.T) {
 			cli(t, m, "agent", "create", "alice", "--mode", "inbox")
 			t.Setenv("SWITCHBOARD_CONFIG_DIR", t.TempDir())
 			t.Setenv("SWITCHBOARD_PEER_TOKEN", remoteToken)
-			send := func(args ...string) outboundJSON {
+			send := func(args ...string) ownerapi.Outbound {
 				return sendJSON(t, m, append([]string{remote.URL, "--agent", "alice", "--wait", "--timeout", "10s", "--allow-private"}, args...)...)
 			}
 			q := send("--text", "a question")
@@ -374,7 +364,7 @@ func TestSendToHandle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("send: %v", err)
 	}
-	var rec outboundJSON
+	var rec ownerapi.Outbound
 	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.TaskID == "" || rec.Protocol != "1.0" || rec.State != "submitted" {
 		t.Fatalf("send: %v %s", err, out)
 	}
@@ -403,7 +393,7 @@ func TestSendToHandle(t *testing.T) {
 	if !strings.Contains(out, "from alice") || !strings.Contains(out, "helper replied to alice") || !strings.Contains(out, "UNTRUSTED PEER MESSAGE >>>\n  | can you help?") {
 		t.Fatalf("helper's history: %s", out)
 	}
-	var hs []historyJSON
+	var hs []ownerapi.Conversation
 	if err := json.Unmarshal([]byte(cli(t, m, "--json", "history", "ctx-h")), &hs); err != nil || len(hs) != 2 {
 		t.Fatalf("history of all agents: %v %+v", err, hs)
 	}
@@ -455,12 +445,12 @@ func TestSendToHandleWithPush(t *testing.T) {
 	if err != nil {
 		t.Fatalf("send --push: %v", err)
 	}
-	var rec outboundJSON
+	var rec ownerapi.Outbound
 	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.TaskID == "" {
 		t.Fatalf("send --push: %v %s", err, out)
 	}
 	cli(t, m, "reply", rec.TaskID, "--text", "done it")
-	eventually(t, "the push to reach alice's outbox", func() bool {
+	testwait.For(t, "the push to reach alice's outbox", func() bool {
 		return outboxRecord(t, m, "alice", rec.ID).State == "completed"
 	})
 	if pushes := cli(t, m, "show", rec.TaskID, "--pushes"); !strings.Contains(pushes, "/a/alice/push") {

@@ -18,10 +18,12 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/push"
+	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 	"github.com/switchboard-dev/switchboard/wake"
@@ -260,6 +262,12 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Outbox.Bus = m.Bus // pushes queue outbound_update wakes in their own transaction
 	m.metrics.registerWakes(m.Wakes)
 	limiter := newLimiter(cfg, db)
+	if shared, ok := limiter.(*ratelimit.Shared); ok {
+		shared.Log = m.Logger
+		m.metrics.reg.MustRegister(metrics.NewCounterFunc("switchboard_rate_limit_failures_total",
+			"Requests let through because the shared rate limit could not be counted (fail open).",
+			func() float64 { return float64(shared.Failures()) }))
+	}
 	m.Hub = hub.New(hub.Deps{
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
 		Limiter: limiter,

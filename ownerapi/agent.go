@@ -1,0 +1,92 @@
+package ownerapi
+
+import (
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// Agent is an agent: the answer of GET, POST and PATCH /agents; GET /agents
+// lists them.
+type Agent struct {
+	ID             string           `json:"id"`
+	AccountID      string           `json:"account_id"`
+	Handle         string           `json:"handle"`
+	Name           string           `json:"name"`
+	Description    string           `json:"description"`
+	Mode           string           `json:"mode"`
+	Version        string           `json:"version"`
+	Skills         []a2a.AgentSkill `json:"skills"`
+	ExtendedSkills []a2a.AgentSkill `json:"extended_skills"`
+	AcceptsTasks   bool             `json:"accepts_tasks"`
+	Endpoint       string           `json:"endpoint,omitempty"`
+	// Connected is set for connector agents: whether the agent holds a
+	// connection to an instance of the deployment now.
+	Connected *bool     `json:"connected,omitempty"`
+	Address   string    `json:"address"`
+	AgentCard string    `json:"agent_card"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// AgentToken and WebhookSecret are set only in the answer that creates
+	// them: they are shown once.
+	AgentToken    string `json:"agent_token,omitempty"`
+	WebhookSecret string `json:"webhook_secret,omitempty"`
+}
+
+// AgentRequest is the body of POST /agents and PATCH /agents/{ref}. The
+// pointers tell "absent" from "empty": absent fields take their default
+// (POST) or keep their value (PATCH). Handle is required by POST; Handle
+// and AccountID (operator only: create the agent for that account) are
+// refused by PATCH.
+type AgentRequest struct {
+	Handle         *string           `json:"handle,omitempty"`
+	Name           *string           `json:"name,omitempty"`
+	Description    *string           `json:"description,omitempty"`
+	Mode           *string           `json:"mode,omitempty"`
+	Version        *string           `json:"version,omitempty"`
+	Skills         *[]a2a.AgentSkill `json:"skills,omitempty"`
+	ExtendedSkills *[]a2a.AgentSkill `json:"extended_skills,omitempty"`
+	AcceptsTasks   *bool             `json:"accepts_tasks,omitempty"`
+	Endpoint       *string           `json:"endpoint,omitempty"`
+	AccountID      *string           `json:"account_id,omitempty"`
+}
+
+// AgentDeleted is the answer of DELETE /agents/{ref}.
+type AgentDeleted struct {
+	Deleted bool   `json:"deleted"`
+	Handle  string `json:"handle"`
+	ID      string `json:"id"`
+}
+
+// AgentTokenRotation is the answer of POST /agents/{ref}/agent-token: the
+// connector agent's new token, shown once.
+type AgentTokenRotation struct {
+	Agent      string `json:"agent"`
+	AgentToken string `json:"agent_token"`
+}
+
+// WebhookSecretRotation is the answer of POST /agents/{ref}/webhook-secret:
+// the webhook agent's new signing secret, shown once.
+type WebhookSecretRotation struct {
+	Agent         string `json:"agent"`
+	WebhookSecret string `json:"webhook_secret"`
+}
+
+// Deliveries is the answer of GET /agents/{ref}/deliveries: the work on its
+// way to an agent.
+type Deliveries struct {
+	Agent      string     `json:"agent"`
+	Deliveries []Delivery `json:"deliveries"`
+}
+
+// Delivery is one delivery of a task or message to an agent.
+type Delivery struct {
+	ID        string    `json:"id"`
+	TaskID    string    `json:"task_id"`
+	Kind      string    `json:"kind"`
+	State     string    `json:"state"`
+	Attempts  int       `json:"attempts"`
+	Deadline  time.Time `json:"deadline"`
+	LastError string    `json:"last_error,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
