@@ -255,7 +255,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if r.ContentLength > s.cfg.MaxBody {
 		return nil, tooLarge
 	}
-	defer readDeadline(w)()
 	body, err := readAll(http.MaxBytesReader(unwrapRecorder(w), r.Body, s.cfg.MaxBody), r.ContentLength)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -294,9 +293,7 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err e
 		return
 	}
 	id := nullID
-	lift := readDeadline(w)
 	body, readErr := io.ReadAll(io.LimitReader(r.Body, unauthenticatedBodyLimit))
-	lift()
 	if readErr == nil {
 		var env struct {
 			ID json.RawMessage `json:"id"`

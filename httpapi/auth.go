@@ -75,6 +75,7 @@ func (s *Server) authenticateOwner(r *http.Request) (*switchboard.Account, error
 	if acct.Disabled {
 		return nil, switchboard.Errorf(switchboard.EFORBIDDEN, "account %q is disabled", acct.Name)
 	}
+	MarkAuthenticated(r)
 	return acct, nil
 }
 
@@ -88,5 +89,6 @@ func (s *Server) authenticatePeer(r *http.Request, agent *switchboard.Agent) (sw
 	if tok.AgentID != agent.ID {
 		return switchboard.Peer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "the bearer token is not valid (revoked, rotated or mistyped)")
 	}
+	MarkAuthenticated(r)
 	return switchboard.Peer{AgentID: agent.ID, ID: tok.PeerID, Label: tok.Label}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -32,8 +33,6 @@ const (
 	// unauthenticatedBodyLimit bounds what is read of a request that failed
 	// authentication, only to echo its JSON-RPC id.
 	unauthenticatedBodyLimit = 64 << 10
-	// bodyReadTimeout bounds how long a client may take to send its body.
-	bodyReadTimeout = 30 * time.Second
 	// writeTimeout bounds each write of an answer or a stream event to a
 	// client that does not read.
 	writeTimeout = 30 * time.Second
@@ -72,6 +71,11 @@ type Config struct {
 	// agent waits for the agent's answer before returning the task as it
 	// stands.
 	BlockingTimeout time.Duration
+	// BodyTimeout bounds how long a client may take to send a request's
+	// body, from the end of its headers (default DefaultBodyTimeout). A
+	// request whose body is not read is answered with "Connection: close"
+	// and its connection closed (body.go).
+	BodyTimeout time.Duration
 }
 
 // Deps are the components the HTTP API needs.
@@ -156,6 +160,9 @@ func New(deps Deps, cfg Config) *Server {
 	if cfg.StoreCheckInterval <= 0 {
 		cfg.StoreCheckInterval = DefaultStoreCheckInterval
 	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second)}
 	s.storeCheck.interval = cfg.StoreCheckInterval
@@ -179,7 +186,9 @@ func (s *Server) CloseStreams() { s.closeStreams() }
 // status class once the request ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w}
+	body := watchBody(w, r, s.cfg.BodyTimeout)
 	s.mux.ServeHTTP(rec, r)
+	body.finish()
 	s.met.countRequest(r.Method, rec.status)
 }
 
@@ -312,22 +321,16 @@ func (s *Server) logInternal(r *http.Request, err error) {
 	s.errLogs.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 }
 
-// readDeadline gives the client bodyReadTimeout to send its body and
-// returns the function that lifts the deadline again, which must run before
-// a long-lived answer: an expired read deadline ends the request.
-func readDeadline(w http.ResponseWriter) func() {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	return func() { _ = rc.SetReadDeadline(time.Time{}) }
-}
-
 // decodeJSON reads a JSON request body of at most MaxBody bytes into v.
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	defer readDeadline(w)()
 	r.Body = http.MaxBytesReader(unwrapRecorder(w), r.Body, s.cfg.MaxBody)
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	err := dec.Decode(v)
+	if err == nil && drainBody(io.MultiReader(dec.Buffered(), r.Body), s.cfg.MaxBody) {
+		return switchboard.Errorf(switchboard.EINVALID, "invalid JSON body: more after the JSON value")
+	}
+	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			return switchboard.Errorf(switchboard.ETOOLARGE, "request body is larger than %d bytes", s.cfg.MaxBody)

@@ -91,6 +91,11 @@ type Deps struct {
 	// Limiter counts an agent's own sends against the peer token it sends
 	// with, as the HTTP front door counts that token's calls; optional.
 	Limiter switchboard.RateLimiter
+	// OnAuthenticated, if set, is called with the upgrade request of a
+	// connection whose agent token is valid, before it is upgraded (the
+	// HTTP listener stops counting it against its address's bound of
+	// unauthenticated connections); optional.
+	OnAuthenticated func(r *http.Request)
 }
 
 // Hub owns the WebSocket connections of connector agents: it authenticates
@@ -189,6 +194,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		http.Error(w, msg, status)
 		return
+	}
+	if h.OnAuthenticated != nil {
+		h.OnAuthenticated(r)
 	}
 	h.mu.Lock()
 	closing := h.closing

@@ -41,6 +41,8 @@ type ServeCmd struct {
 	LogLevel        string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level."`
 	LogFormat       string        `name:"log-format" env:"SWITCHBOARD_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format."`
 	ShutdownTimeout time.Duration `name:"shutdown-timeout" env:"SWITCHBOARD_SHUTDOWN_TIMEOUT" default:"10s" help:"How long a shutdown waits for requests in flight."`
+	BodyTimeout     time.Duration `name:"body-timeout" env:"SWITCHBOARD_BODY_TIMEOUT" default:"30s" help:"How long a client may take to send a request's body; a request whose body is not read is answered and its connection closed."`
+	MaxUnauthConns  int           `name:"max-unauthenticated-conns" env:"SWITCHBOARD_MAX_UNAUTHENTICATED_CONNS" default:"256" help:"Connections one client address may hold open before any of its requests presents a valid token (-1: no bound; behind a proxy every client has the proxy's address)."`
 	Metrics         bool          `name:"metrics" env:"SWITCHBOARD_METRICS" help:"Serve Prometheus metrics at GET /metrics on the main listener (to everyone who reaches it; see --metrics-addr)."`
 	MetricsAddr     string        `name:"metrics-addr" env:"SWITCHBOARD_METRICS_ADDR" help:"Serve Prometheus metrics, /healthz and /readyz on a listener of their own at this address (e.g. 127.0.0.1:9090)."`
 
@@ -74,6 +76,7 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
 		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
 		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr,
+		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
 		Push:     push.SendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
@@ -118,6 +121,11 @@ type Config struct {
 	DefaultAgent    string
 	TrustForwarded  bool
 	ShutdownTimeout time.Duration
+	// BodyTimeout bounds how long a client may take to send a body.
+	BodyTimeout time.Duration
+	// MaxUnauthConns bounds the unauthenticated connections of one client
+	// address (0: the default; negative: no bound).
+	MaxUnauthConns int
 	// DeliveryDeadline is how long a task waits for its agent to take it.
 	DeliveryDeadline time.Duration
 	// BlockingTimeout bounds how long a blocking send waits for an answer.
@@ -270,7 +278,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Hub = hub.New(hub.Deps{
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
-		Limiter: limiter,
+		Limiter: limiter, OnAuthenticated: httpapi.MarkAuthenticated,
 	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: m.Tasks.AckTimeout, MaxSendBytes: int(cfg.MaxBody)})
 	m.Tasks.Direct = m.Hub          // new tasks for agents connected here are offered as they are created
 	var metricsHandler http.Handler // /metrics on the main listener only when asked
@@ -284,7 +292,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
-		PushNotifications: true,
+		PushNotifications: true, BodyTimeout: cfg.BodyTimeout,
 	})
 	m.Hub.AddressOf = m.API.AddressURL
 	m.metrics.reg.MustRegister(m.API.Metrics()...)
@@ -329,10 +337,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if addr == "" {
 		addr = "127.0.0.1:8080"
 	}
-	ln, err := net.Listen("tcp", addr)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	ln := httpapi.Listen(tcp, httpapi.ListenerConfig{UnauthenticatedPerAddress: cfg.MaxUnauthConns, Logger: m.Logger})
+	m.metrics.registerListener(ln)
 	if cfg.MetricsAddr != "" {
 		if m.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			_ = ln.Close()
@@ -353,6 +363,7 @@ func (m *Main) Run(ctx context.Context) error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelDebug),
+		ConnContext:       httpapi.ConnContext,
 	}
 	m.httpServer.RegisterOnShutdown(m.API.CloseStreams)
 	m.served = make(chan error, 1)

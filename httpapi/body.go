@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"time"
+)
+
+// DefaultBodyTimeout is how long a client has to send a request's body,
+// from the end of its headers, unless Config.BodyTimeout says otherwise.
+const DefaultBodyTimeout = 30 * time.Second
+
+// bodyWatch bounds the reading of a request's body and tells whether it was
+// read whole.
+//
+// A request that declares a body gets a read deadline of BodyTimeout when
+// it arrives, and its answer says "Connection: close" until the body has
+// been read to its end: then the deadline is lifted (an expired read
+// deadline would end a blocking call or a stream that follows) and the
+// connection may be kept. A handler that answers without reading the body
+// (a refusal, a probe of /healthz) leaves it unread; the connection is then
+// closed at once after the answer, instead of net/http draining the body
+// with no deadline, which let a client that never sends its body hold a
+// connection for ever.
+type bodyWatch struct {
+	io.ReadCloser
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	ended bool // the body was read to its end
+}
+
+// watchBody starts watching r's body, if it declares one; it returns nil
+// for a request without a body (nothing to read, no deadline).
+func watchBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) *bodyWatch {
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	b := &bodyWatch{ReadCloser: r.Body, w: w, rc: http.NewResponseController(w)}
+	_ = b.rc.SetReadDeadline(time.Now().Add(timeout))
+	w.Header().Set("Connection", "close")
+	r.Body = b
+	return b
+}
+
+// Read implements io.Reader. At the end of the body it lifts the deadline
+// and lets the connection be kept.
+func (b *bodyWatch) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) && !b.ended {
+		b.ended = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+		if b.w.Header().Get("Connection") == "close" {
+			b.w.Header().Del("Connection")
+		}
+	}
+	return n, err
+}
+
+// finish runs once the handler has returned. A body left unread is not
+// drained: the read deadline is moved to now, so that the connection
+// (answered with "Connection: close") is closed at once.
+func (b *bodyWatch) finish() {
+	if b != nil && !b.ended {
+		_ = b.rc.SetReadDeadline(time.Now())
+	}
+}
+
+// drainBody reads what is left of a body already decoded (a JSON value's
+// trailing newline), up to limit bytes, so that the connection can be
+// kept. It reports whether anything but white space was left.
+func drainBody(r io.Reader, limit int64) (trailing bool) {
+	buf := make([]byte, 512)
+	lr := io.LimitReader(r, limit)
+	for {
+		n, err := lr.Read(buf)
+		for _, c := range buf[:n] {
+			if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+				trailing = true
+			}
+		}
+		if err != nil {
+			return trailing
+		}
+	}
+}
