@@ -119,42 +119,6 @@ func CheckURL(raw string) error {
 	return nil
 }
 
-// special lists the address ranges a guarded client does not dial (IANA
-// special-purpose registries): private, loopback, link-local (including the
-// cloud metadata address 169.254.169.254), shared (CGNAT), documentation,
-// benchmarking, multicast, reserved, the deprecated site-local and
-// IPv4-compatible IPv6 ranges, and the IPv6 ranges that embed or translate
-// IPv4 addresses.
-var special = mustPrefixes(
-	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
-	"172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16",
-	"198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-	"::/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/32",
-	"2001:db8::/32", "2002::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
-)
-
-func mustPrefixes(ps ...string) []netip.Prefix {
-	out := make([]netip.Prefix, len(ps))
-	for i, p := range ps {
-		out[i] = netip.MustParsePrefix(p)
-	}
-	return out
-}
-
-// Special reports whether ip is in a range a guarded client refuses.
-func Special(ip netip.Addr) bool {
-	ip = ip.Unmap().WithZone("")
-	if !ip.IsValid() {
-		return true
-	}
-	for _, p := range special {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
-}
-
 // FollowOnlyBodyKeepingRedirects makes c follow a redirect only when it
 // keeps the request's method and body (307, 308): after a 301, 302 or 303
 // Go's client would send a POST again as a GET without its body, so that

@@ -395,6 +395,9 @@ func (s *Service) applyEvent(t *switchboard.Task, ev a2a.Event) ([]a2a.Event, er
 		if a2ajson.EmptyPart(e.Artifact.Parts) >= 0 {
 			return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's artifact has an empty part")
 		}
+		if err := agentArtifactID(e.Artifact); err != nil {
+			return nil, err
+		}
 		a := *e.Artifact
 		if a.ID == "" {
 			a.ID = a2a.ArtifactID(switchboard.NewID())
@@ -410,6 +413,9 @@ func (s *Service) applyEvent(t *switchboard.Task, ev a2a.Event) ([]a2a.Event, er
 			}
 			if a2ajson.EmptyPart(a.Parts) >= 0 {
 				return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's artifact has an empty part")
+			}
+			if err := agentArtifactID(a); err != nil {
+				return nil, err
 			}
 			c := *a
 			if c.ID == "" {
@@ -489,14 +495,33 @@ func hasArtifact(t *switchboard.Task, a *a2a.Artifact) bool {
 	return false
 }
 
-// agentMessage checks a message from the agent and gives it the task's ids
-// and the agent role.
+// agentArtifactID refuses an artifact id that holds a control character
+// or is not UTF-8 (see idFault): the relay hands it on to peers as it
+// hands on its own ids.
+func agentArtifactID(a *a2a.Artifact) error {
+	if fault := idFault(string(a.ID)); fault != "" {
+		return switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's artifactId %s", fault)
+	}
+	return nil
+}
+
+// agentMessage checks a message from the agent (its parts, and its own
+// ids, which peers get as they are: see idFault) and gives it the task's
+// ids and the agent role.
 func agentMessage(t *switchboard.Task, m *a2a.Message) (*a2a.Message, error) {
 	if len(m.Parts) == 0 {
 		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's message has no parts")
 	}
 	if a2ajson.EmptyPart(m.Parts) >= 0 {
 		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's message has an empty part")
+	}
+	if fault := idFault(m.ID); fault != "" {
+		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's messageId %s", fault)
+	}
+	for i, ref := range m.ReferenceTasks {
+		if fault := idFault(string(ref)); fault != "" {
+			return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent's referenceTaskIds[%d] %s", i, fault)
+		}
 	}
 	c := *m
 	if c.ID == "" {

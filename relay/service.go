@@ -3,9 +3,12 @@ package relay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -288,8 +291,12 @@ func taskNotFound(err error) error {
 	return err
 }
 
-// GetTask returns a task the peer may see, or ENOTFOUND.
+// GetTask returns a task the peer may see, or ENOTFOUND; an id that no
+// task can have (see idFault) is EINVALID.
 func (s *Service) GetTask(ctx context.Context, caller switchboard.Peer, id a2a.TaskID) (*switchboard.Task, error) {
+	if err := peerTaskID(id); err != nil {
+		return nil, err
+	}
 	t, err := s.tasks.FindTaskByID(ctx, id)
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && !t.VisibleTo(caller)) {
 		return nil, errTaskNotFound
@@ -313,6 +320,9 @@ func (s *Service) FindTaskUnscoped(ctx context.Context, id a2a.TaskID) (*switchb
 // canceled (ENOTCANCELABLE), except that cancelling a canceled task again
 // returns it unchanged.
 func (s *Service) CancelTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, id a2a.TaskID) (*switchboard.Task, error) {
+	if err := peerTaskID(id); err != nil {
+		return nil, err
+	}
 	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		if !t.VisibleTo(caller) {
 			return nil, errTaskNotFound
@@ -371,6 +381,9 @@ func validateSend(req *a2a.SendMessageRequest) error {
 	case len(msg.Parts) > MaxMessageParts:
 		return switchboard.Errorf(switchboard.EINVALID, "message.parts holds more than %d parts", MaxMessageParts)
 	}
+	if err := peerIDs(msg); err != nil {
+		return err
+	}
 	if i := a2ajson.EmptyPart(msg.Parts); i >= 0 {
 		return switchboard.Errorf(switchboard.EINVALID, "message.parts[%d] has no content", i)
 	}
@@ -378,6 +391,62 @@ func validateSend(req *a2a.SendMessageRequest) error {
 		return switchboard.Errorf(switchboard.EINVALID, "configuration.historyLength must not be negative")
 	}
 	return nil
+}
+
+// peerIDs refuses the ids of a peer's message that hold a control
+// character or are not UTF-8 (see idFault).
+func peerIDs(msg *a2a.Message) error {
+	check := func(field, id string) error {
+		if fault := idFault(id); fault != "" {
+			return switchboard.Errorf(switchboard.EINVALID, "message.%s %s", field, fault)
+		}
+		return nil
+	}
+	if err := check("messageId", msg.ID); err != nil {
+		return err
+	}
+	if err := check("taskId", string(msg.TaskID)); err != nil {
+		return err
+	}
+	if err := check("contextId", msg.ContextID); err != nil {
+		return err
+	}
+	for i, ref := range msg.ReferenceTasks {
+		if err := check(fmt.Sprintf("referenceTaskIds[%d]", i), string(ref)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// peerTaskID refuses a task id a peer named that holds a control character
+// or is not UTF-8: no task has such an id.
+func peerTaskID(id a2a.TaskID) error {
+	if fault := idFault(string(id)); fault != "" {
+		return switchboard.Errorf(switchboard.EINVALID, "the task id %s", fault)
+	}
+	return nil
+}
+
+// idFault describes what makes id unusable as an id, or returns "" if
+// nothing does. Ids (message, task, context and artifact ids, whoever chose
+// them) are UTF-8 text without control characters: no C0 control (U+0000 to
+// U+001F), no DEL (U+007F), no C1 control (U+0080 to U+009F), and no
+// U+FFFD, which is what invalid UTF-8 and unpaired surrogate escapes
+// become when JSON is decoded (two different invalid ids would otherwise
+// become one). Such ids break what ids are handed to: environment
+// variables (a NUL cannot be passed to a process at all), headers, log
+// lines, terminals and text columns of databases.
+func idFault(id string) string {
+	for i, r := range id {
+		switch {
+		case r == utf8.RuneError:
+			return fmt.Sprintf("is not valid UTF-8 text (byte %d); ids must be UTF-8 text without control characters", i)
+		case unicode.IsControl(r):
+			return fmt.Sprintf("holds the control character U+%04X (byte %d); ids must be UTF-8 text without control characters", r, i)
+		}
+	}
+	return ""
 }
 
 // cloneMessage returns a shallow copy of m, so that the ids the relay sets

@@ -32,8 +32,14 @@ const maxAnswer = 8 << 20
 var _ switchboard.Deliverer = (*Deliverer)(nil)
 
 // Deliverer implements switchboard.Deliverer for webhook agents.
+//
+// Deliver follows a redirect only when it keeps the method and the body
+// (307, 308) and stays on the endpoint's origin (scheme, host and port),
+// whatever redirect policy Client has; Client's own policy (the network
+// guard's) still checks every hop it follows.
 type Deliverer struct {
-	// Client makes the requests; it should be a netguard client.
+	// Client makes the requests; it should be a netguard client. It is
+	// not changed: Deliver uses a copy with the redirect rule installed.
 	Client *http.Client
 	// UserAgent is sent with every request.
 	UserAgent string
@@ -92,9 +98,9 @@ func (d *Deliverer) Deliver(ctx context.Context, agent *switchboard.Agent, o *sw
 	req.Header.Set(HeaderTimestamp, ts)
 	req.Header.Set(HeaderSignature, Sign(agent.WebhookSecret, ts, body))
 
-	resp, err := d.Client.Do(req)
+	resp, err := d.client().Do(req)
 	if err != nil {
-		return nil, netguard.DescribeError(err)
+		return nil, requestError(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
@@ -115,12 +121,19 @@ func (d *Deliverer) Deliver(ctx context.Context, agent *switchboard.Agent, o *sw
 // which the task's peer reads when the task fails at its deadline.
 
 // statusError describes an answer with a status other than 2xx, as
-// "503 Service Unavailable". The endpoint's own reason phrase is not used.
+// "503 Service Unavailable". The endpoint's own reason phrase is not used,
+// nor a redirect's Location.
 func statusError(code int) error {
+	var err error
 	if text := http.StatusText(code); text != "" {
-		return fmt.Errorf("%d %s", code, text)
+		err = fmt.Errorf("%d %s", code, text)
+	} else {
+		err = fmt.Errorf("HTTP status %d", code)
 	}
-	return fmt.Errorf("HTTP status %d", code)
+	if code/100 == 3 {
+		return fmt.Errorf("%w: the endpoint redirected the delivery; webhook deliveries follow only 307 and 308 redirects to the same scheme, host and port", err)
+	}
+	return err
 }
 
 func newTask(o *switchboard.Offer) *Task {

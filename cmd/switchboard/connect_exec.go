@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -38,7 +39,9 @@ type execHandler struct {
 // the timeout kills the command's process group and fails the task. A
 // canceled task kills the command and reports nothing. Only the text
 // parts of the message reach the command; its file and data parts are
-// dropped, with a warning in the log.
+// dropped, with a warning in the log. The task's ids and sender are in
+// the environment (see taskEnv), except a value that an environment cannot
+// carry, which is left out, with a warning in the log.
 func (h *execHandler) Handle(ctx context.Context, w *connector.Work) {
 	if n := nonTextParts(w.Message); n > 0 {
 		h.log.Warn("the command gets only the message's text: its file and data parts were dropped", "task_id", w.TaskID, "dropped_parts", n)
@@ -50,7 +53,11 @@ func (h *execHandler) Handle(ctx context.Context, w *connector.Work) {
 	cmd := exec.CommandContext(cctx, "sh", "-c", h.command)
 	cmd.Stdin = strings.NewReader(w.Text())
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = taskEnv(w)
+	env, omitted := taskEnv(w)
+	if len(omitted) > 0 {
+		h.log.Warn("left task variables out of the command's environment: their values hold control characters or are not UTF-8", "task_id", w.TaskID, "variables", omitted)
+	}
+	cmd.Env = env
 	cmd.WaitDelay = killWait
 	killGroupOnCancel(cmd)
 	start := time.Now()
@@ -127,23 +134,50 @@ func exitReason(err error, stderr string) string {
 // input, and the agent's credentials are not its business.
 var secretVars = []string{"SWITCHBOARD_AGENT_TOKEN", "SWITCHBOARD_FORWARD_TOKEN", "SWITCHBOARD_OWNER_TOKEN"}
 
+// taskVars names the variables that describe the task to the command.
+var taskVars = []string{"SWITCHBOARD_TASK_ID", "SWITCHBOARD_CONTEXT_ID", "SWITCHBOARD_MESSAGE_ID", "SWITCHBOARD_FROM", "SWITCHBOARD_NEW_TASK"}
+
 // taskEnv returns the command's environment: the connector's own, without
-// its secrets, plus the task's ids and sender.
-func taskEnv(w *connector.Work) []string {
-	var env []string
+// its secrets and without any variable of the task's names it inherited,
+// plus the task's ids and sender (SWITCHBOARD_TASK_ID,
+// SWITCHBOARD_CONTEXT_ID, SWITCHBOARD_MESSAGE_ID, SWITCHBOARD_FROM) and
+// SWITCHBOARD_NEW_TASK. A value that an environment cannot carry
+// faithfully (see envSafe) is not mangled but left out, with its variable:
+// a command must treat each of them as optional. omitted names the
+// variables left out. Starting the command never fails over a value.
+func taskEnv(w *connector.Work) (env, omitted []string) {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(secretVars, name) && !strings.HasPrefix(name, "SWITCHBOARD_TASK_") {
+		if !slices.Contains(secretVars, name) && !slices.Contains(taskVars, name) && !strings.HasPrefix(name, "SWITCHBOARD_TASK_") {
 			env = append(env, kv)
 		}
 	}
-	return append(env,
-		"SWITCHBOARD_TASK_ID="+string(w.TaskID),
-		"SWITCHBOARD_CONTEXT_ID="+w.ContextID,
-		"SWITCHBOARD_MESSAGE_ID="+w.MessageID,
-		"SWITCHBOARD_FROM="+w.From,
-		"SWITCHBOARD_NEW_TASK="+strconv.FormatBool(w.NewTask),
-	)
+	values := []string{string(w.TaskID), w.ContextID, w.MessageID, w.From, strconv.FormatBool(w.NewTask)}
+	for i, name := range taskVars {
+		if !envSafe(values[i]) {
+			omitted = append(omitted, name)
+			continue
+		}
+		env = append(env, name+"="+values[i])
+	}
+	return env, omitted
+}
+
+// envSafe reports whether v can be the value of an environment variable as
+// it is: UTF-8 text without control characters. A NUL cannot be passed to
+// a process at all (starting it would fail), and the other control
+// characters (newlines, escapes) would let the untrusted value forge lines
+// wherever a script writes it.
+func envSafe(v string) bool {
+	if !utf8.ValidString(v) {
+		return false
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // headBuffer keeps the first max bytes written to it.
