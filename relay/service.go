@@ -17,7 +17,8 @@ import (
 
 // Limits on what a peer may send.
 const (
-	MaxMessageParts = 100 // parts in one message
+	MaxMessageParts   = 100 // parts in one message
+	MaxReferenceTasks = 64  // tasks one message refers to (referenceTaskIds)
 	// MaxPeerMessages bounds the messages a peer adds to one task, so that
 	// one task (rewritten whole on every change) stays small; a longer
 	// conversation continues in a new task with the same contextId.
@@ -118,6 +119,9 @@ func (s *Service) sendMessage(ctx context.Context, agent *switchboard.Agent, cal
 	msg := req.Message
 	push, err := inlinePushConfig(req, proto, s.Now())
 	if err != nil {
+		return nil, false, err
+	}
+	if err := s.checkReferences(ctx, caller, msg); err != nil {
 		return nil, false, err
 	}
 
@@ -380,6 +384,8 @@ func validateSend(req *a2a.SendMessageRequest) error {
 		return switchboard.Errorf(switchboard.EINVALID, "message.parts must hold at least one part")
 	case len(msg.Parts) > MaxMessageParts:
 		return switchboard.Errorf(switchboard.EINVALID, "message.parts holds more than %d parts", MaxMessageParts)
+	case len(msg.ReferenceTasks) > MaxReferenceTasks:
+		return switchboard.Errorf(switchboard.EINVALID, "message.referenceTaskIds holds more than %d tasks", MaxReferenceTasks)
 	}
 	if err := peerIDs(msg); err != nil {
 		return err
@@ -389,6 +395,21 @@ func validateSend(req *a2a.SendMessageRequest) error {
 	}
 	if req.Config != nil && req.Config.HistoryLength != nil && *req.Config.HistoryLength < 0 {
 		return switchboard.Errorf(switchboard.EINVALID, "configuration.historyLength must not be negative")
+	}
+	return nil
+}
+
+// checkReferences refuses a message whose referenceTaskIds name a task that
+// is not the caller's own on this agent: one peer may not point the agent
+// at another peer's work. "Not found" and "not yours" read the same.
+func (s *Service) checkReferences(ctx context.Context, caller switchboard.Peer, msg *a2a.Message) error {
+	for i, ref := range msg.ReferenceTasks {
+		t, err := s.tasks.FindTaskByID(ctx, ref)
+		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && !t.VisibleTo(caller)) {
+			return switchboard.Errorf(switchboard.EINVALID, "message.referenceTaskIds[%d]: task not found", i)
+		} else if err != nil {
+			return err
+		}
 	}
 	return nil
 }

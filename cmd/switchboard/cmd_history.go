@@ -16,6 +16,7 @@ import (
 type HistoryCmd struct {
 	Context string `arg:"" help:"The conversation's contextId."`
 	Agent   string `name:"agent" help:"The agent (handle or id); default: each of yours that took part."`
+	Peer    string `name:"peer" help:"Whose conversation (a peer token's label): two peers that chose the same contextId hold two conversations."`
 	N       int    `name:"n" short:"n" default:"50" help:"Show the last N messages (at most 1000)."`
 }
 
@@ -33,6 +34,9 @@ func (c *HistoryCmd) Run(ctx context.Context, cli *CLI) error {
 	for _, a := range agents {
 		var h ownerapi.Conversation
 		path := fmt.Sprintf("/agents/%s/history/%s?n=%d", pathEscape(a), url.PathEscape(c.Context), c.N)
+		if c.Peer != "" {
+			path += "&peer=" + url.QueryEscape(c.Peer)
+		}
 		if err := cl.do(ctx, "GET", path, nil, &h); err != nil {
 			return err
 		}

@@ -135,13 +135,14 @@ func exitReason(err error, stderr string) string {
 var secretVars = []string{"SWITCHBOARD_AGENT_TOKEN", "SWITCHBOARD_FORWARD_TOKEN", "SWITCHBOARD_OWNER_TOKEN"}
 
 // taskVars names the variables that describe the task to the command.
-var taskVars = []string{"SWITCHBOARD_TASK_ID", "SWITCHBOARD_CONTEXT_ID", "SWITCHBOARD_MESSAGE_ID", "SWITCHBOARD_FROM", "SWITCHBOARD_NEW_TASK"}
+var taskVars = []string{"SWITCHBOARD_TASK_ID", "SWITCHBOARD_CONTEXT_ID", "SWITCHBOARD_MESSAGE_ID", "SWITCHBOARD_FROM", "SWITCHBOARD_PEER_ID", "SWITCHBOARD_NEW_TASK"}
 
 // taskEnv returns the command's environment: the connector's own, without
 // its secrets and without any variable of the task's names it inherited,
 // plus the task's ids and sender (SWITCHBOARD_TASK_ID,
-// SWITCHBOARD_CONTEXT_ID, SWITCHBOARD_MESSAGE_ID, SWITCHBOARD_FROM) and
-// SWITCHBOARD_NEW_TASK. A value that an environment cannot carry
+// SWITCHBOARD_CONTEXT_ID, SWITCHBOARD_MESSAGE_ID, SWITCHBOARD_FROM, and
+// SWITCHBOARD_PEER_ID, which with the context id names the conversation)
+// and SWITCHBOARD_NEW_TASK. A value that an environment cannot carry
 // faithfully (see envSafe) is not mangled but left out, with its variable:
 // a command must treat each of them as optional. omitted names the
 // variables left out. Starting the command never fails over a value.
@@ -152,7 +153,7 @@ func taskEnv(w *connector.Work) (env, omitted []string) {
 			env = append(env, kv)
 		}
 	}
-	values := []string{string(w.TaskID), w.ContextID, w.MessageID, w.From, strconv.FormatBool(w.NewTask)}
+	values := []string{string(w.TaskID), w.ContextID, w.MessageID, w.From, w.PeerID, strconv.FormatBool(w.NewTask)}
 	for i, name := range taskVars {
 		if !envSafe(values[i]) {
 			omitted = append(omitted, name)

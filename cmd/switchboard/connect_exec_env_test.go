@@ -25,6 +25,7 @@ func TestTaskEnvLeavesOutUnusableValues(t *testing.T) {
 		"SWITCHBOARD_CONTEXT_ID": func(w *connector.Work, v string) { w.ContextID = "ctx-1" + v },
 		"SWITCHBOARD_MESSAGE_ID": func(w *connector.Work, v string) { w.MessageID = "m-1" + v },
 		"SWITCHBOARD_FROM":       func(w *connector.Work, v string) { w.From = "bob" + v },
+		"SWITCHBOARD_PEER_ID":    func(w *connector.Work, v string) { w.PeerID = "peer-1" + v },
 	}
 	bad := map[string]string{
 		"NUL": "\x00", "Newline": "\n", "CarriageReturn": "\r", "Escape": "\x1b[2J", "DEL": "\x7f",
@@ -65,20 +66,20 @@ func TestTaskEnvLeavesOutUnusableValues(t *testing.T) {
 // reach the command as they are and replace inherited ones.
 func TestTaskEnvKeepsUsableValues(t *testing.T) {
 	t.Setenv("SWITCHBOARD_MESSAGE_ID", "stale-inherited")
-	w := &connector.Work{TaskID: "0196-task", ContextID: "ctx: one two", MessageID: "msg-héllo-✓", From: "böb", NewTask: false}
+	w := &connector.Work{TaskID: "0196-task", ContextID: "ctx: one two", MessageID: "msg-héllo-✓", From: "böb", PeerID: "0196-peer", NewTask: false}
 	env, omitted := taskEnv(w)
 	if len(omitted) != 0 {
 		t.Fatalf("omitted %v", omitted)
 	}
 	out, err := func() ([]byte, error) {
-		cmd := exec.Command("sh", "-c", `printf '%s|%s|%s|%s|%s' "$SWITCHBOARD_TASK_ID" "$SWITCHBOARD_CONTEXT_ID" "$SWITCHBOARD_MESSAGE_ID" "$SWITCHBOARD_FROM" "$SWITCHBOARD_NEW_TASK"`)
+		cmd := exec.Command("sh", "-c", `printf '%s|%s|%s|%s|%s|%s' "$SWITCHBOARD_TASK_ID" "$SWITCHBOARD_CONTEXT_ID" "$SWITCHBOARD_MESSAGE_ID" "$SWITCHBOARD_FROM" "$SWITCHBOARD_PEER_ID" "$SWITCHBOARD_NEW_TASK"`)
 		cmd.Env = env
 		return cmd.Output()
 	}()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(out), "0196-task|ctx: one two|msg-héllo-✓|böb|false"; got != want {
+	if got, want := string(out), "0196-task|ctx: one two|msg-héllo-✓|böb|0196-peer|false"; got != want {
 		t.Fatalf("the command saw %q, want %q", got, want)
 	}
 }
