@@ -222,6 +222,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
+	warnIfShared(m.Logger, cfg.DataDir)
 	m.metrics = newProcessMetrics()
 	db, where, err := openStore(ctx, cfg)
 	if err != nil {
@@ -560,7 +561,10 @@ func (m *Main) bootstrapOperator(ctx context.Context) error {
 		m.Logger.Info("the operator's owner token is the preset one (SWITCHBOARD_OWNER_TOKEN / --owner-token)")
 		return nil
 	}
-	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+	// A new file renamed into place: a file (or a symlink) already there
+	// is replaced, never written through, and the token is never readable
+	// by anyone else, even for a moment.
+	if err := writeFileAtomic(path, []byte(secret+"\n"), 0o600, 0o700); err != nil {
 		return fmt.Errorf("write owner token file: %w", err)
 	}
 	m.GeneratedOwnerToken = secret
