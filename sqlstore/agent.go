@@ -23,12 +23,16 @@ func (db *DB) CreateAgent(ctx context.Context, g *switchboard.Agent) error {
 	if err != nil {
 		return err
 	}
+	secret, err := db.seal(purposeWebhookSecret, g.WebhookSecret)
+	if err != nil {
+		return err
+	}
 	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO agents (id, account_id, handle, name, description, mode, version,
 			skills, extended_skills, accepts_tasks, endpoint, webhook_secret, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 			g.ID, g.AccountID, g.Handle, g.Name, g.Description, string(g.Mode), g.Version,
-			skills, ext, boolInt(g.AcceptsTasks), g.Endpoint, g.WebhookSecret, nanos(now), nanos(now))
+			skills, ext, boolInt(g.AcceptsTasks), g.Endpoint, secret, nanos(now), nanos(now))
 		if db.dialect.uniqueViolation(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "the handle %q is taken", g.Handle)
 		}
@@ -59,8 +63,10 @@ func (db *DB) findAgentLocked(ctx context.Context, q queryer, cond string, arg a
 	g, err := scanAgent(q.QueryRowContext(ctx, `SELECT `+agentColumns+agentFrom+` WHERE `+cond+lock, arg))
 	if err == sql.ErrNoRows {
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+	} else if err != nil {
+		return nil, db.formatError(err)
 	}
-	return g, db.formatError(err)
+	return g, db.openAgent(g)
 }
 
 // FindAgents implements switchboard.AgentStore.
@@ -78,6 +84,9 @@ func (db *DB) FindAgents(ctx context.Context, f switchboard.AgentFilter) ([]*swi
 	for rows.Next() {
 		g, err := scanAgent(rows)
 		if err != nil {
+			return nil, err
+		}
+		if err := db.openAgent(g); err != nil {
 			return nil, err
 		}
 		out = append(out, g)
@@ -100,11 +109,15 @@ func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentU
 		if err != nil {
 			return err
 		}
+		secret, err := db.seal(purposeWebhookSecret, g.WebhookSecret)
+		if err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE agents SET name = $1, description = $2, mode = $3, version = $4,
 			skills = $5, extended_skills = $6, accepts_tasks = $7, endpoint = $8, webhook_secret = $9, updated_at = $10
 			WHERE id = $11`,
 			g.Name, g.Description, string(g.Mode), g.Version, skills, ext, boolInt(g.AcceptsTasks),
-			g.Endpoint, g.WebhookSecret, nanos(g.UpdatedAt), g.ID)
+			g.Endpoint, secret, nanos(g.UpdatedAt), g.ID)
 		if err != nil {
 			return err
 		}

@@ -43,6 +43,11 @@ type DB struct {
 	// before the store is used.
 	OnTaskState func(from, to a2a.TaskState)
 
+	// Secrets seals the secrets the store keeps for the server to send
+	// later, and opens them when read (secrets.go); nil keeps them as they
+	// are. Set it before the store is used.
+	Secrets Sealer
+
 	// modesFilled is when fillDeliveryModes last looked (Unix nanoseconds).
 	modesFilled atomic.Int64
 

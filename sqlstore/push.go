@@ -94,7 +94,7 @@ func (db *DB) ClaimPushes(ctx context.Context, holder string, now time.Time, max
 		if err != nil {
 			return err
 		}
-		claimed, err := scanClaimedPushes(rows)
+		claimed, err := db.scanClaimedPushes(rows)
 		if err != nil {
 			return err
 		}
@@ -232,7 +232,7 @@ func scanPush(s scanner, extra ...any) (*switchboard.PushDelivery, error) {
 }
 
 // scanClaimedPushes reads pushes with their configuration and task snapshot.
-func scanClaimedPushes(rows *sql.Rows) ([]*switchboard.PushDelivery, error) {
+func (db *DB) scanClaimedPushes(rows *sql.Rows) ([]*switchboard.PushDelivery, error) {
 	defer rows.Close()
 	var out []*switchboard.PushDelivery
 	for rows.Next() {
@@ -243,6 +243,9 @@ func scanClaimedPushes(rows *sql.Rows) ([]*switchboard.PushDelivery, error) {
 			return nil, err
 		}
 		p.Config = &switchboard.PushConfig{Protocol: switchboard.ProtocolVersion(proto), CreatedAt: fromNanos(configCreated)}
+		if config, err = db.open(purposePushConfig, config); err != nil {
+			return nil, fmt.Errorf("push %s: %w", p.ID, err)
+		}
 		if err := json.Unmarshal([]byte(config), &p.Config.Config); err != nil {
 			return nil, fmt.Errorf("decode push config of push %s: %w", p.ID, err)
 		}

@@ -30,15 +30,19 @@ func (db *DB) savePushConfig(ctx context.Context, tx *sql.Tx, c *switchboard.Pus
 	if err != nil {
 		return fmt.Errorf("encode push config: %w", err)
 	}
+	sealed, err := db.seal(purposePushConfig, string(data))
+	if err != nil {
+		return err
+	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO push_configs (task_id, id, protocol, created_at, data) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (task_id, id) DO UPDATE SET protocol = excluded.protocol, data = excluded.data`,
-		string(c.Config.TaskID), c.Config.ID, string(c.Protocol), nanos(c.CreatedAt), string(data))
+		string(c.Config.TaskID), c.Config.ID, string(c.Protocol), nanos(c.CreatedAt), sealed)
 	return err
 }
 
 // FindPushConfig implements switchboard.PushConfigStore.
 func (db *DB) FindPushConfig(ctx context.Context, taskID a2a.TaskID, id string) (*switchboard.PushConfig, error) {
-	c, err := scanPushConfig(db.read.QueryRowContext(ctx,
+	c, err := db.scanPushConfig(db.read.QueryRowContext(ctx,
 		`SELECT `+pushColumns+` FROM push_configs WHERE task_id = $1 AND id = $2`, string(taskID), id))
 	if err == sql.ErrNoRows {
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "push notification config not found")
@@ -56,7 +60,7 @@ func (db *DB) FindPushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*switch
 	defer rows.Close()
 	var out []*switchboard.PushConfig
 	for rows.Next() {
-		c, err := scanPushConfig(rows)
+		c, err := db.scanPushConfig(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -75,11 +79,15 @@ func (db *DB) DeletePushConfig(ctx context.Context, taskID a2a.TaskID, id string
 	})
 }
 
-func scanPushConfig(s scanner) (*switchboard.PushConfig, error) {
+func (db *DB) scanPushConfig(s scanner) (*switchboard.PushConfig, error) {
 	var c switchboard.PushConfig
 	var proto, data string
 	var created int64
 	if err := s.Scan(&proto, &created, &data); err != nil {
+		return nil, err
+	}
+	data, err := db.open(purposePushConfig, data)
+	if err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(data), &c.Config); err != nil {

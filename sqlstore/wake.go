@@ -31,6 +31,14 @@ func (db *DB) SaveWakeConfig(ctx context.Context, c *switchboard.WakeConfig) err
 		} else if err != nil {
 			return err
 		}
+		key, err := db.seal(purposeWakeKey, c.Key)
+		if err != nil {
+			return err
+		}
+		hmacSecret, err := db.seal(purposeWakeHMAC, c.HMACSecret)
+		if err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO wake_configs (`+wakeConfigColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 			ON CONFLICT (agent_id) DO UPDATE SET url = excluded.url, wake_key = excluded.wake_key,
@@ -38,7 +46,7 @@ func (db *DB) SaveWakeConfig(ctx context.Context, c *switchboard.WakeConfig) err
 				max_per_hour = excluded.max_per_hour, key_header = excluded.key_header, key_prefix = excluded.key_prefix,
 				body_template = excluded.body_template, openclaw_agent_id = excluded.openclaw_agent_id,
 				cli_command = excluded.cli_command, updated_at = excluded.updated_at`,
-			c.AgentID, c.URL, c.Key, c.HMACSecret, string(c.Preset), c.Debounce.Milliseconds(), c.MaxPerHour,
+			c.AgentID, c.URL, key, hmacSecret, string(c.Preset), c.Debounce.Milliseconds(), c.MaxPerHour,
 			c.KeyHeader, c.KeyPrefix, c.BodyTemplate, c.OpenClawAgentID, c.CLICommand, nanos(c.CreatedAt), nanos(c.UpdatedAt))
 		return err
 	})
@@ -59,6 +67,12 @@ func (db *DB) FindWakeConfig(ctx context.Context, agentID string) (*switchboard.
 	}
 	c.Preset, c.Debounce = switchboard.WakePreset(preset), time.Duration(debounce)*time.Millisecond
 	c.CreatedAt, c.UpdatedAt = fromNanos(created), fromNanos(updated)
+	if c.Key, err = db.open(purposeWakeKey, c.Key); err != nil {
+		return nil, err
+	}
+	if c.HMACSecret, err = db.open(purposeWakeHMAC, c.HMACSecret); err != nil {
+		return nil, err
+	}
 	return &c, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/switchboard-dev/switchboard/seal"
 )
 
 // deployment is the Switchboard instance(s) a run measures.
@@ -279,12 +281,14 @@ func startInstances(ctx context.Context, cfg *config, n int, bin, dir, token str
 		}
 		routes[i] = "127.0.0.1:" + strconv.Itoa(port)
 	}
+	// Instances of one deployment share the keys that seal its secrets.
+	secretKey := base64.StdEncoding.EncodeToString(seal.NewKey())
 	for i := range n {
 		args := make([]string, 0, len(common)+8)
 		for _, a := range common {
 			args = append(args, strings.ReplaceAll(a, "{i}", strconv.Itoa(i))) // e.g. a pprof port per instance
 		}
-		args = append(args, "--data", fmt.Sprintf("%s/i%d", dir, i), "--database", dsn,
+		args = append(args, "--data", fmt.Sprintf("%s/i%d", dir, i), "--database", dsn, "--secret-key", secretKey,
 			"--bus", "embedded", "--nats-cluster-listen", routes[i])
 		for j, r := range routes {
 			if j != i {

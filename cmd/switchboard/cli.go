@@ -16,24 +16,25 @@ type CLI struct {
 	JSON       bool   `name:"json" env:"SWITCHBOARD_JSON" help:"Print raw JSON answers."`
 	ConfigDir  string `name:"config-dir" env:"SWITCHBOARD_CONFIG_DIR" type:"path" help:"Client config directory (peers.json); default $XDG_CONFIG_HOME/switchboard or ~/.config/switchboard."`
 
-	Serve   ServeCmd   `cmd:"" help:"Run a Switchboard server."`
-	Account AccountCmd `cmd:"" help:"Manage owner accounts (operator only)."`
-	Whoami  WhoamiCmd  `cmd:"" help:"Show the account the owner token belongs to."`
-	Agent   AgentCmd   `cmd:"" help:"Manage agents."`
-	Token   TokenCmd   `cmd:"" help:"Manage peer tokens of an agent."`
-	Inbox   InboxCmd   `cmd:"" help:"List tasks waiting for your agents."`
-	Show    ShowCmd    `cmd:"" help:"Show one task."`
-	Reply   ReplyCmd   `cmd:"" help:"Answer a task."`
-	Export  ExportCmd  `cmd:"" help:"Write the deployment's data (the database in --data, or --database) as JSON lines, from one consistent snapshot; servers may keep running."`
-	Import  ImportCmd  `cmd:"" help:"Load an export into an empty database (SQLite in --data, or --database), all or nothing. Stop the servers first."`
-	Peers   PeersCmd   `cmd:"" help:"Remember remote agents (and their tokens) by alias."`
-	Send    SendCmd    `cmd:"" help:"Send a message from one of your agents to any A2A agent (URL, alias or handle on this server)."`
-	Outbox  OutboxCmd  `cmd:"" help:"List what your agents sent and the state of the answers."`
-	Poll    PollCmd    `cmd:"" help:"Fetch the remote task of a sent message again and record it."`
-	History HistoryCmd `cmd:"" help:"Show a conversation (contextId) of an agent in both directions."`
-	Wake    WakeCmd    `cmd:"" help:"Wake webhooks: how an agent that sleeps learns that work waits in its inbox."`
-	Connect ConnectCmd `cmd:"" help:"Connect an agent to its server (--server, repeated or comma-separated for several) and work on its tasks with --exec or --forward; --install makes it a systemd service."`
-	Version VersionCmd `cmd:"" help:"Print the version."`
+	Serve     ServeCmd     `cmd:"" help:"Run a Switchboard server."`
+	Account   AccountCmd   `cmd:"" help:"Manage owner accounts (operator only)."`
+	Whoami    WhoamiCmd    `cmd:"" help:"Show the account the owner token belongs to."`
+	Agent     AgentCmd     `cmd:"" help:"Manage agents."`
+	Token     TokenCmd     `cmd:"" help:"Manage peer tokens of an agent."`
+	Inbox     InboxCmd     `cmd:"" help:"List tasks waiting for your agents."`
+	Show      ShowCmd      `cmd:"" help:"Show one task."`
+	Reply     ReplyCmd     `cmd:"" help:"Answer a task."`
+	Export    ExportCmd    `cmd:"" help:"Write the deployment's data (the database in --data, or --database) as JSON lines, from one consistent snapshot; servers may keep running."`
+	Import    ImportCmd    `cmd:"" help:"Load an export into an empty database (SQLite in --data, or --database), all or nothing. Stop the servers first."`
+	SecretKey SecretKeyCmd `cmd:"" name:"secret-key" help:"Manage the keys that seal stored secrets (webhook secrets, wake keys, push credentials)."`
+	Peers     PeersCmd     `cmd:"" help:"Remember remote agents (and their tokens) by alias."`
+	Send      SendCmd      `cmd:"" help:"Send a message from one of your agents to any A2A agent (URL, alias or handle on this server)."`
+	Outbox    OutboxCmd    `cmd:"" help:"List what your agents sent and the state of the answers."`
+	Poll      PollCmd      `cmd:"" help:"Fetch the remote task of a sent message again and record it."`
+	History   HistoryCmd   `cmd:"" help:"Show a conversation (contextId) of an agent in both directions."`
+	Wake      WakeCmd      `cmd:"" help:"Wake webhooks: how an agent that sleeps learns that work waits in its inbox."`
+	Connect   ConnectCmd   `cmd:"" help:"Connect an agent to its server (--server, repeated or comma-separated for several) and work on its tasks with --exec or --forward; --install makes it a systemd service."`
+	Version   VersionCmd   `cmd:"" help:"Print the version."`
 
 	out    io.Writer // where commands print; not a flag
 	errOut io.Writer // where commands print notes and warnings

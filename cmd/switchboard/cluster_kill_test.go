@@ -107,7 +107,7 @@ func TestClusterKillInstance(t *testing.T) {
 	}
 	var procs []*instanceProcess
 	for i := range 3 {
-		procs = append(procs, startInstanceProcess(t, bin, "--data", t.TempDir(), "--database", dsn,
+		procs = append(procs, startInstanceProcess(t, bin, "--data", t.TempDir(), "--database", dsn, "--secret-key", clusterSecretKey,
 			"--bus", natsURLs[i], "--owner-token", clusterOwnerToken, "--heartbeat", "1s", "--rate-per-minute", "0"))
 	}
 	c := &testCluster{t: t, dsn: dsn}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
 	"github.com/switchboard-dev/switchboard/natsbus"
+	"github.com/switchboard-dev/switchboard/seal"
 )
 
 // clusterOwnerToken is the owner token every instance of a test cluster is
@@ -64,6 +66,10 @@ func newCluster(t *testing.T, n int, tweak func(*Config)) *testCluster {
 	return c
 }
 
+// clusterSecretKey seals the secrets of every instance of a test cluster:
+// instances of one deployment share their keys.
+var clusterSecretKey = base64.StdEncoding.EncodeToString(seal.NewKey())
+
 // start starts instance i on NATS server i (tweak may choose another bus).
 func (c *testCluster) start(i int, tweak func(*Config)) *Main {
 	c.t.Helper()
@@ -72,7 +78,7 @@ func (c *testCluster) start(i int, tweak func(*Config)) *Main {
 		bus = c.nats[i].ClientURL()
 	}
 	cfg := Config{
-		Addr: "127.0.0.1:0", DataDir: c.t.TempDir(), OwnerToken: clusterOwnerToken, Database: c.dsn,
+		Addr: "127.0.0.1:0", DataDir: c.t.TempDir(), OwnerToken: clusterOwnerToken, Database: c.dsn, SecretKey: clusterSecretKey,
 		DatabaseMaxConns: 8, Bus: bus, Heartbeat: time.Second,
 		OutboundAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 	}

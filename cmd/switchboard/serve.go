@@ -55,6 +55,8 @@ type ServeCmd struct {
 	PushMaxAge       time.Duration `name:"push-max-age" env:"SWITCHBOARD_PUSH_MAX_AGE" default:"24h" help:"A push notification that fails when older than this is given up."`
 	PushMaxBackoff   time.Duration `name:"push-max-backoff" env:"SWITCHBOARD_PUSH_MAX_BACKOFF" default:"10m" help:"Longest wait between two attempts of a push notification (the wait doubles from 1s, with jitter)."`
 
+	SecretKey string `name:"secret-key" env:"SWITCHBOARD_SECRET_KEY" help:"Keys that seal the secrets the server keeps (webhook secrets, wake keys, push credentials): base64 of 32 bytes, comma-separated, the sealing one first (default: DATA/secret.key, made at first start). Every instance of a deployment needs the same keys."`
+
 	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks, push notifications, wakes) reach private, loopback and link-local addresses. Only for deployments on a private network."`
 
 	Database          string   `name:"database" env:"SWITCHBOARD_DATABASE" help:"A postgres:// URL to share one PostgreSQL database between instances (default: the SQLite file switchboard.db in the data directory)."`
@@ -76,7 +78,7 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 		Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
 		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
 		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr,
-		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns,
+		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns, SecretKey: c.SecretKey,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
 		Push:     push.SendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
@@ -123,6 +125,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// BodyTimeout bounds how long a client may take to send a body.
 	BodyTimeout time.Duration
+	// SecretKey holds the keys that seal the store's secrets (seal.ParseKeys);
+	// empty: the key file in DataDir, made at first start.
+	SecretKey string
 	// MaxUnauthConns bounds the unauthenticated connections of one client
 	// address (0: the default; negative: no bound).
 	MaxUnauthConns int
@@ -229,6 +234,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.DB = db
+	if err := m.sealSecrets(ctx, cfg); err != nil {
+		return err
+	}
 	db.OnTaskState = m.metrics.onTaskState
 	if err := m.openBus(cfg); err != nil {
 		return err

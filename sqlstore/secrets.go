@@ -1,0 +1,185 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// Sealer encrypts the secrets the store keeps for the server to send
+// later (seal.Keyring is the one the server uses). The purpose names the
+// column a value is kept in and is bound into the seal.
+type Sealer interface {
+	// Seal encrypts plain; the empty string stays empty.
+	Seal(purpose, plain string) (string, error)
+	// Open decrypts a sealed value; a value that is not sealed (kept
+	// before sealing existed) opens as itself.
+	Open(purpose, sealed string) (string, error)
+	// CurrentPrefix returns how every value sealed with the key that seals
+	// now begins: a stored value that begins otherwise is sealed again by
+	// ResealSecrets.
+	CurrentPrefix() string
+}
+
+// The secrets the store keeps sealed, each named by its column. Tokens that
+// callers present are not among them: those are kept as hashes.
+const (
+	purposeWebhookSecret = "agents.webhook_secret"
+	purposeWakeKey       = "wake_configs.wake_key"
+	purposeWakeHMAC      = "wake_configs.hmac_secret"
+	purposePushConfig    = "push_configs.data" // the URL, token and credentials of a push configuration
+)
+
+// sealedColumn is a column of sealed values, with the key of its rows.
+type sealedColumn struct {
+	table, column string
+	key           []string // the columns of the table's primary key
+}
+
+// sealedColumns are the columns ResealSecrets goes over; the purpose of
+// each is "table.column".
+var sealedColumns = []sealedColumn{
+	{"agents", "webhook_secret", []string{"id"}},
+	{"wake_configs", "wake_key", []string{"agent_id"}},
+	{"wake_configs", "hmac_secret", []string{"agent_id"}},
+	{"push_configs", "data", []string{"task_id", "id"}},
+}
+
+// seal seals v for purpose, or returns it as it is without a Sealer.
+func (db *DB) seal(purpose, v string) (string, error) {
+	if db.Secrets == nil {
+		return v, nil
+	}
+	out, err := db.Secrets.Seal(purpose, v)
+	if err != nil {
+		return "", fmt.Errorf("seal %s: %w", purpose, err)
+	}
+	return out, nil
+}
+
+// open opens v for purpose, or returns it as it is without a Sealer.
+func (db *DB) open(purpose, v string) (string, error) {
+	if db.Secrets == nil {
+		return v, nil
+	}
+	out, err := db.Secrets.Open(purpose, v)
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", purpose, err)
+	}
+	return out, nil
+}
+
+// openAgent opens the sealed fields of an agent read from its row.
+func (db *DB) openAgent(g *switchboard.Agent) error {
+	var err error
+	g.WebhookSecret, err = db.open(purposeWebhookSecret, g.WebhookSecret)
+	return err
+}
+
+// resealBatch bounds the rows ResealSecrets rewrites in one transaction.
+const resealBatch = 200
+
+// ResealSecrets seals again, with the key that seals now, every secret the
+// store keeps that is not sealed with it: those kept before sealing
+// existed, and those sealed with an older key (a rotation). It returns how
+// many it sealed again. A secret sealed with a key the Sealer does not
+// hold fails it (the error wraps seal's UnknownKeyError): the server was
+// given other keys than the ones that sealed what the store keeps, and
+// must not start without them. It does nothing without a Sealer. Several
+// instances may run it at once: each row is rewritten in a transaction
+// that checks it still holds the value read.
+func (db *DB) ResealSecrets(ctx context.Context) (int, error) {
+	if db.Secrets == nil {
+		return 0, nil
+	}
+	total := 0
+	for _, c := range sealedColumns {
+		for {
+			n, more, err := db.resealColumn(ctx, c)
+			total += n
+			if err != nil {
+				return total, err
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	return total, nil
+}
+
+// staleRow is a row whose sealed value is not current.
+type staleRow struct {
+	key   []any
+	value string
+}
+
+// resealColumn seals again up to resealBatch values of one column that are
+// not sealed with the current key, and reports whether there may be more.
+func (db *DB) resealColumn(ctx context.Context, c sealedColumn) (n int, more bool, err error) {
+	purpose := c.table + "." + c.column
+	prefix := db.Secrets.CurrentPrefix()
+	keys := strings.Join(c.key, ", ")
+	rows, err := db.read.QueryContext(ctx, `SELECT `+keys+`, `+c.column+` FROM `+c.table+
+		` WHERE `+c.column+` <> '' AND substr(`+c.column+`, 1, $1) <> $2 LIMIT `+strconv.Itoa(resealBatch),
+		len(prefix), prefix)
+	if err != nil {
+		return 0, false, db.formatError(err)
+	}
+	var stale []staleRow
+	for rows.Next() {
+		key := make([]string, len(c.key))
+		dest := make([]any, 0, len(c.key)+1)
+		for i := range key {
+			dest = append(dest, &key[i])
+		}
+		var r staleRow
+		if err := rows.Scan(append(dest, &r.value)...); err != nil {
+			rows.Close()
+			return 0, false, err
+		}
+		for _, k := range key {
+			r.key = append(r.key, k)
+		}
+		stale = append(stale, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, false, err
+	}
+	cond := ""
+	for i, k := range c.key {
+		cond += fmt.Sprintf(" AND %s = $%d", k, i+3)
+	}
+	err = db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for _, r := range stale {
+			plain, err := db.Secrets.Open(purpose, r.value)
+			if err != nil {
+				return fmt.Errorf("%s: %w", purpose, err)
+			}
+			sealed, err := db.Secrets.Seal(purpose, plain)
+			if err != nil {
+				return fmt.Errorf("%s: %w", purpose, err)
+			}
+			// The value read is part of the condition: a row another
+			// instance sealed (or the owner changed) meanwhile is left alone.
+			res, err := tx.ExecContext(ctx, `UPDATE `+c.table+` SET `+c.column+` = $1 WHERE `+c.column+` = $2`+cond,
+				append([]any{sealed, r.value}, r.key...)...)
+			if err != nil {
+				return err
+			}
+			if k, err := res.RowsAffected(); err == nil {
+				n += int(k)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return n, len(stale) == resealBatch, nil
+}
