@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connector"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 func TestReplyReachesBlockingPeer(t *testing.T) {
@@ -221,8 +222,8 @@ func TestMaxConcurrent(t *testing.T) {
 	}
 	// Every task is acknowledged; only those a handler works on are
 	// working, the others wait as submitted.
-	waitFor(t, "every offer acknowledged", func() bool { return s.deliveryStates(g)[switchboard.DeliveryAcked] == len(ids) })
-	waitFor(t, "two handlers running", func() bool { return running.Load() == 2 })
+	testwait.For(t, "every offer acknowledged", func() bool { return s.deliveryStates(g)[switchboard.DeliveryAcked] == len(ids) })
+	testwait.For(t, "two handlers running", func() bool { return running.Load() == 2 })
 	states := map[a2a.TaskState]int{}
 	for _, id := range ids {
 		states[s.storedState(id)]++

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -117,17 +118,16 @@ func (s *testServer) start(addr string) {
 // lets go of it.
 func listen(t testing.TB, addr string) net.Listener {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ln, err := net.Listen("tcp", addr)
-		if err == nil {
-			return ln
-		}
-		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+	var ln net.Listener
+	testwait.ForErr(t, "the address to be free", func() error {
+		var err error
+		ln, err = net.Listen("tcp", addr)
+		if err != nil && !errors.Is(err, syscall.EADDRINUSE) {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
+	return ln
 }
 
 // stop shuts the server down as Main.Close does: agents first (close code
@@ -306,7 +306,7 @@ func (s *testServer) getTask(g *testAgent, id string) *wireTask {
 func (s *testServer) waitState(g *testAgent, id, state string) *wireTask {
 	s.t.Helper()
 	var t *wireTask
-	waitFor(s.t, "task "+id+" in "+state, func() bool {
+	testwait.For(s.t, "task "+id+" in "+state, func() bool {
 		t = s.getTask(g, id)
 		return t.Status.State == state
 	})
@@ -352,23 +352,10 @@ func eventState(ev map[string]any) string {
 	return ""
 }
 
-// waitFor polls cond every 10 ms until it holds, failing the test after
-// 10 s.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // connected waits until the agent holds a connection to the server.
 func (s *testServer) connected(g *testAgent) {
 	s.t.Helper()
-	waitFor(s.t, g.Handle+" connected", func() bool { return s.hub.Connected(g.ID) })
+	testwait.For(s.t, g.Handle+" connected", func() bool { return s.hub.Connected(g.ID) })
 }
 
 // runClient runs c until the test ends and returns a channel that receives

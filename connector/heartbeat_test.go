@@ -3,10 +3,12 @@ package connector_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
-	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
@@ -14,19 +16,68 @@ import (
 	"github.com/switchboard-dev/switchboard/connproto"
 )
 
-// pingCountingServer is a bare connector-protocol server: it answers hello
-// with the heartbeat interval, pings every interval when pings is set, and
-// counts the pings the client sends.
-func pingCountingServer(t *testing.T, interval time.Duration, pings bool) (url string, received *atomic.Int64) {
+// pipeNetwork is an in-process network for a synctest bubble: a dial hands
+// one end of a net.Pipe to the listener, and everything blocks on channels
+// of the bubble, never on a real socket, so the bubble's clock runs.
+type pipeNetwork struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeNetwork() *pipeNetwork {
+	return &pipeNetwork{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (n *pipeNetwork) Accept() (net.Conn, error) {
+	select {
+	case c := <-n.conns:
+		return c, nil
+	case <-n.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (n *pipeNetwork) Close() error {
+	n.once.Do(func() { close(n.done) })
+	return nil
+}
+
+func (n *pipeNetwork) Addr() net.Addr { return pipeAddr{} }
+
+func (n *pipeNetwork) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case n.conns <- server:
+		return client, nil
+	case <-n.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
+
+// pingCountingServer is a bare connector-protocol server on an in-process
+// network: it answers hello with the heartbeat interval, pings every
+// interval when pings is set, and counts the pings the client sends. It
+// returns the client to reach it with.
+func pingCountingServer(t *testing.T, interval time.Duration, pings bool) (hc *http.Client, received *atomic.Int64) {
 	received = new(atomic.Int64)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	network := newPipeNetwork()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{connproto.Subprotocol},
 			OnPingReceived: func(context.Context, []byte) bool { received.Add(1); return true }})
 		if err != nil {
 			return
 		}
 		defer ws.CloseNow()
-		ctx := r.Context()
+		ctx, cancel := context.WithCancel(r.Context()) // its end ends the pings
+		defer cancel()
 		if _, _, err := ws.Read(ctx); err != nil { // hello
 			return
 		}
@@ -37,8 +88,12 @@ func pingCountingServer(t *testing.T, interval time.Duration, pings bool) (url s
 		}
 		if pings {
 			go func() {
-				for ctx.Err() == nil {
-					time.Sleep(interval)
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(interval):
+					}
 					pctx, cancel := context.WithTimeout(ctx, interval)
 					_ = ws.Ping(pctx)
 					cancel()
@@ -50,33 +105,50 @@ func pingCountingServer(t *testing.T, interval time.Duration, pings bool) (url s
 				return
 			}
 		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, received
+	})}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(network)
+	}()
+	tr := &http.Transport{DialContext: network.DialContext}
+	t.Cleanup(func() {
+		_ = srv.Close()
+		<-served
+		tr.CloseIdleConnections()
+	})
+	return &http.Client{Transport: tr}, received
 }
 
 // TestConnectorPingsOnlyASilentServer checks the heartbeat rule from the
 // connector's side: it does not ping a server that pings it every
-// interval, and does ping one it has not heard from.
+// interval, and does ping one it has not heard from. It runs in a synctest
+// bubble, on an in-process network: the ten intervals pass on the
+// bubble's clock, and the counts are exact.
 func TestConnectorPingsOnlyASilentServer(t *testing.T) {
 	const interval = 200 * time.Millisecond
 	for _, tc := range []struct {
-		name          string
-		serverPings   bool
-		atLeast, most int64
+		name        string
+		serverPings bool
+		want        int64
 	}{
-		{"server pings", true, 0, 2}, // a stalled server goroutine may let one or two through
-		{"server silent", false, 4, 12},
+		{"server pings", true, 0}, // heard from every interval: never quiet for 1.5
+		// Quiet for 1.5 intervals from the second tick on: a ping at each
+		// of ticks 2 to 10 (the server's pongs are not frames it sends).
+		{"server silent", false, 9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url, received := pingCountingServer(t, interval, tc.serverPings)
-			c := &connector.Client{URLs: []string{url}, Token: "sba_test",
-				Handler: connector.HandlerFunc(func(context.Context, *connector.Work) {})}
-			runClient(t, c)
-			time.Sleep(10 * interval)
-			if n := received.Load(); n < tc.atLeast || n > tc.most {
-				t.Fatalf("the client pinged %d times in 10 intervals, want %d to %d", n, tc.atLeast, tc.most)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				hc, received := pingCountingServer(t, interval, tc.serverPings)
+				c := &connector.Client{URLs: []string{"http://switchboard.test"}, Token: "sba_test", HTTPClient: hc,
+					Handler: connector.HandlerFunc(func(context.Context, *connector.Work) {})}
+				runClient(t, c)
+				time.Sleep(10 * interval)
+				synctest.Wait() // the pings due at the tenth interval are answered
+				if n := received.Load(); n != tc.want {
+					t.Fatalf("the client pinged %d times in 10 intervals, want %d", n, tc.want)
+				}
+			})
 		})
 	}
 }

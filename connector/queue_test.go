@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // deliveryStates counts the agent's deliveries by state.
@@ -64,7 +65,7 @@ func TestQueuedWorkIsNotWorking(t *testing.T) {
 		ids[i] = s.send(g, fmt.Sprintf("m%d", i), "job", false, "").ID
 	}
 	// The client took every offer: none waits at the server unoffered.
-	waitFor(t, "every offer taken", func() bool { return s.deliveryStates(g)[switchboard.DeliveryQueued] == 0 })
+	testwait.For(t, "every offer taken", func() bool { return s.deliveryStates(g)[switchboard.DeliveryQueued] == 0 })
 	s.waitState(g, ids[0], "TASK_STATE_WORKING")
 	if got, want := started.Load(), int32(1); got != want {
 		t.Fatalf("handlers started: got %d, want %d", got, want)
@@ -121,7 +122,7 @@ func TestFullQueueWithholdsOffers(t *testing.T) {
 	}
 	// t1 runs, t2 is acknowledged and waits, t3 and t4 are withheld.
 	want := map[switchboard.DeliveryState]int{switchboard.DeliveryAcked: 2, switchboard.DeliveryOffered: 2}
-	waitFor(t, fmt.Sprintf("deliveries %v", want), func() bool { return maps.Equal(s.deliveryStates(g), want) })
+	testwait.For(t, fmt.Sprintf("deliveries %v", want), func() bool { return maps.Equal(s.deliveryStates(g), want) })
 	s.waitState(g, ids[0], "TASK_STATE_WORKING")
 	if got, want := s.storedState(ids[1]), a2a.TaskStateSubmitted; got != want {
 		t.Fatalf("the queued task: got %s, want %s", got, want)
@@ -134,7 +135,7 @@ func TestFullQueueWithholdsOffers(t *testing.T) {
 	}
 	send("t5")
 	send("t6")
-	waitFor(t, "every offer made", func() bool { return s.deliveryStates(g)[switchboard.DeliveryQueued] == 0 })
+	testwait.For(t, "every offer made", func() bool { return s.deliveryStates(g)[switchboard.DeliveryQueued] == 0 })
 
 	close(release)
 	for i, id := range ids {

@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connector"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // echo replies with the message's text.
@@ -64,7 +65,7 @@ func TestReconnectAfterDeadSocket(t *testing.T) {
 	}
 
 	p.freeze() // no close frame, no FIN: only the heartbeat can tell
-	waitFor(t, "a second connection through the proxy", func() bool { return p.accepted.Load() >= 2 })
+	testwait.For(t, "a second connection through the proxy", func() bool { return p.accepted.Load() >= 2 })
 	if got, want := s.send(g, "m1", "still there?", true, "").answerText(), "still there?"; got != want {
 		t.Fatalf("after the dead socket: got %q, want %q", got, want)
 	}
@@ -97,7 +98,7 @@ func TestRedeliveryRunsHandlerOnce(t *testing.T) {
 	}
 	must(t, s.bus.Notify(ctx, switchboard.AgentSubject(g.ID)))
 	id := a2a.TaskID(task.ID)
-	waitFor(t, "the second offer acknowledged", func() bool {
+	testwait.For(t, "the second offer acknowledged", func() bool {
 		ds, err := s.db.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &id})
 		must(t, err)
 		return len(ds) == 1 && ds[0].Attempts == 2 && ds[0].State == switchboard.DeliveryAcked
@@ -171,10 +172,10 @@ func TestReplacedConnectionPauses(t *testing.T) {
 		}
 	}()
 	s.connected(g)
-	waitFor(t, "the first client connected", func() bool { return strings.Contains(logs.String(), "msg=connected") })
+	testwait.For(t, "the first client connected", func() bool { return strings.Contains(logs.String(), "msg=connected") })
 
 	runClient(t, newClient(s, g, echo))
-	waitFor(t, "the replacement warning", func() bool { return strings.Contains(logs.String(), "replaced") })
+	testwait.For(t, "the replacement warning", func() bool { return strings.Contains(logs.String(), "replaced") })
 	if got, want := s.send(g, "m1", "who answers?", true, "").answerText(), "who answers?"; got != want {
 		t.Fatalf("answer: got %q, want %q", got, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/connector"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // runUntilStopped runs c and returns what Run returned, failing the test
@@ -102,7 +103,7 @@ func TestRunStopsWithContext(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return")
 	}
-	waitFor(t, "the server to see the agent leave", func() bool { return !s.hub.Connected(g.ID) })
+	testwait.For(t, "the server to see the agent leave", func() bool { return !s.hub.Connected(g.ID) })
 	if _, err := c.GetTask(context.Background(), "any"); !errors.Is(err, connector.ErrClosed) {
 		t.Fatalf("GetTask after Run: got %v, want ErrClosed", err)
 	}

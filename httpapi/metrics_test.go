@@ -7,10 +7,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/internal/promtest"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/metrics"
 )
 
@@ -90,7 +90,7 @@ func TestMetricsStreamGauge(t *testing.T) {
 		t.Fatalf("open streams: got %v, want 1", got)
 	}
 	cancel()
-	waitFor(t, func() bool { return scrape(t, h.srv.URL)["switchboard_sse_streams"] == 0 })
+	testwait.For(t, "the stream to close", func() bool { return scrape(t, h.srv.URL)["switchboard_sse_streams"] == 0 })
 }
 
 func TestMetricsOffByDefault(t *testing.T) {
@@ -118,18 +118,6 @@ func TestTooLargeBodyClosesConnection(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
 		t.Fatalf("got %d, close %v; want 413 and the connection closed", resp.StatusCode, resp.Close)
-	}
-}
-
-// waitFor polls cond until it holds, for at most 5 s.
-func waitFor(t testing.TB, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5 s")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

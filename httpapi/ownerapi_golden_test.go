@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/wake"
 )
@@ -115,7 +116,7 @@ func TestOwnerAPIGolden(t *testing.T) {
 	}}
 	pushTask := path(h.call(h.addr(h.agentByHandle("box")), bob, "SendMessage", pmsg).result(t), "task", "id").(string)
 	g.call("task_reply_completed", "POST", "/tasks/"+pushTask+"/reply", op, map[string]any{"text": "done"})
-	goldenPoll(t, "the push is sent", func() bool {
+	testwait.For(t, "the push to be sent", func() bool {
 		r := h.owner("GET", "/tasks/"+pushTask+"/pushes", op, nil)
 		ps, _ := r.json["pushes"].([]any)
 		return len(ps) == 1 && path(ps[0], "state") == "sent"
@@ -268,18 +269,4 @@ func lineDiff(want, got string) string {
 		return "(the same lines in another order)"
 	}
 	return strings.Join(append(minus, plus...), "\n")
-}
-
-// goldenPoll waits until cond holds, failing the test after 10 s.
-func goldenPoll(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10s for %s", what)
-		}
-		<-tick.C
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/push"
 )
 
@@ -97,7 +98,7 @@ func TestPushesToPeers(t *testing.T) {
 		h.reply(id, a2a.TaskStateWorking, "on it")
 		h.reply(id, a2a.TaskStateCompleted, "done")
 	}
-	waitFor(t, func() bool { s, _ := rc.got(); return len(s) == 4 })
+	testwait.For(t, "four pushes", func() bool { s, _ := rc.got(); return len(s) == 4 })
 	states, tokens := rc.got()
 	var gotV1, gotV03 []string
 	for _, s := range states {
@@ -116,7 +117,7 @@ func TestPushesToPeers(t *testing.T) {
 		}
 	}
 
-	waitFor(t, func() bool {
+	testwait.For(t, "both pushes recorded as sent", func() bool {
 		r := h.owner("GET", "/tasks/"+v1+"/pushes", h.operatorToken, nil)
 		ps, _ := r.json["pushes"].([]any)
 		return len(ps) == 2 && path(ps[1], "state") == "sent"

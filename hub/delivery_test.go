@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 )
 
@@ -83,11 +85,9 @@ func TestDeadSocketDetected(t *testing.T) {
 	o := a.nextOffer()
 	proxy.freeze()
 	start := time.Now()
-	for s.hub.Connected(g.ID) {
-		if time.Since(start) > 3*interval {
-			t.Fatalf("dead agent still connected after %v", time.Since(start))
-		}
-		time.Sleep(10 * time.Millisecond)
+	testwait.For(t, "the dead agent to be dropped", func() bool { return !s.hub.Connected(g.ID) })
+	if took := time.Since(start); took > 3*interval {
+		t.Fatalf("the dead agent was dropped after %v, want within 3 heartbeat intervals (%v)", took, 3*interval)
 	}
 	b := s.connect(tok)
 	if again := b.nextOffer(); again.taskID != o.taskID {
@@ -226,27 +226,29 @@ func TestWorkHintsRereadNothing(t *testing.T) {
 	peer := s.peerToken(g, "bob")
 	a := s.connect(tok)
 	before := s.tokenReads.n.Load()
+	// The least time between two rereads (250 ms, on the real clock) is
+	// let pass once since the hello's reread, so that a reread a hint of
+	// work wrongly started would run at once, in the writer, before the
+	// claim that offers the task, rather than be put off: each check
+	// below, made once the offer has arrived, is then exact.
+	time.Sleep(300 * time.Millisecond)
 	for i := range 3 {
 		id := path(s.send(g, peer, fmt.Sprint("task ", i), true), "result", "task", "id").(string)
 		o := a.nextOffer()
 		if o.taskID != id {
 			t.Fatalf("offer of task %s, want %s", o.taskID, id)
 		}
+		if n := s.tokenReads.n.Load() - before; n != 0 {
+			t.Fatalf("%d hints of work read the agent token %d times, want none", i+1, n)
+		}
 		a.complete(o, "done")
 		s.waitState(id, a2a.TaskStateCompleted)
-		time.Sleep(300 * time.Millisecond) // past the least time between two rereads
 	}
 	if n := s.tokenReads.n.Load() - before; n != 0 {
 		t.Fatalf("three hints of work read the agent token %d times, want none", n)
 	}
 	must(t, s.bus.Notify(context.Background(), switchboard.AgentChangeSubject(g.ID)))
-	deadline := time.Now().Add(5 * time.Second)
-	for s.tokenReads.n.Load() == before {
-		if time.Now().After(deadline) {
-			t.Fatal("a hint that the agent changed read nothing again")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "a hint that the agent changed to read the agent again", func() bool { return s.tokenReads.n.Load() != before })
 }
 
 func TestHelloRequired(t *testing.T) {
@@ -294,13 +296,7 @@ func TestSlowAgentDoesNotStallOthers(t *testing.T) {
 	if path(await(t, res), "result", "task", "status", "state") != "TASK_STATE_COMPLETED" || time.Since(start) > time.Second {
 		t.Fatalf("the fast agent waited %v", time.Since(start))
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for s.hub.Connected(slow.ID) {
-		if time.Now().After(deadline) {
-			t.Fatal("the slow agent is still connected")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "the slow agent to be dropped", func() bool { return !s.hub.Connected(slow.ID) })
 }
 
 // TestReconnectDuringBurst sends a burst of tasks while the agent drops its
@@ -350,14 +346,11 @@ func TestReconnectDuringBurst(t *testing.T) {
 	for id := range ids {
 		all = append(all, id)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for pending := all; len(pending) > 0; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d tasks still not completed, e.g. %s (%s)", len(pending), pending[0], s.task(pending[0]).State())
-		}
+	pending := all
+	testwait.Within(t, 20*time.Second, "every task to complete", func() error {
 		if o := a.nextOfferWithin(100 * time.Millisecond); o != nil {
 			handle(a, o)
-			continue
+			return errors.New("offers still come")
 		}
 		var still []string
 		for _, id := range pending {
@@ -365,8 +358,11 @@ func TestReconnectDuringBurst(t *testing.T) {
 				still = append(still, id)
 			}
 		}
-		pending = still
-	}
+		if pending = still; len(pending) > 0 {
+			return fmt.Errorf("%d tasks still not completed, e.g. %s (%s)", len(pending), pending[0], s.task(pending[0]).State())
+		}
+		return nil
+	})
 	if len(did) != n {
 		t.Fatalf("the agent was offered %d distinct tasks, want %d", len(did), n)
 	}
@@ -795,15 +791,13 @@ func TestManyClosingConnectionsReleaseTheirOffers(t *testing.T) {
 	}
 	wg.Wait()
 	for i, g := range agents {
-		for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		testwait.ForErr(t, fmt.Sprint("agent ", i, "'s session to end"), func() error {
 			_, err := s.db.FindSession(context.Background(), g.ID)
 			d := s.delivery(tasks[i])
-			if switchboard.ErrorCode(err) == switchboard.ENOTFOUND && d.State == switchboard.DeliveryQueued {
-				break
+			if switchboard.ErrorCode(err) != switchboard.ENOTFOUND || d.State != switchboard.DeliveryQueued {
+				return fmt.Errorf("agent %d after its connection closed: session %v, delivery %s, want no session and the delivery queued", i, err, d.State)
 			}
-			if time.Since(start) > 5*time.Second {
-				t.Fatalf("agent %d 5 s after its connection closed: session %v, delivery %s", i, err, d.State)
-			}
-		}
+			return nil
+		})
 	}
 }

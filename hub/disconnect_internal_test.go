@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 )
 
 // batchRecorder is a Service whose DisconnectAgents records its batches
@@ -33,58 +33,59 @@ func (r *batchRecorder) DisconnectAgents(_ context.Context, holders []string) er
 // TestDisconnectsBatched checks that connections that close while a batch
 // is written are ended together, at most maxDisconnectBatch at a time,
 // each exactly once, and that each close returns once its batch is
-// written.
+// written. It runs in a synctest bubble: synctest.Wait returns once every
+// close is parked, so the count of queued closes is exact.
 func TestDisconnectsBatched(t *testing.T) {
-	rec := &batchRecorder{first: make(chan struct{}), release: make(chan struct{})}
-	h := &Hub{Deps: Deps{Service: rec}}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := h.disconnect("lone"); err != nil {
-			t.Error(err)
-		}
-	})
-	<-rec.first
-	const n = 2*maxDisconnectBatch + 500
-	for i := range n {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &batchRecorder{first: make(chan struct{}), release: make(chan struct{})}
+		h := &Hub{Deps: Deps{Service: rec}}
+		var wg sync.WaitGroup
 		wg.Go(func() {
-			if err := h.disconnect(fmt.Sprint("c", i)); err != nil {
+			if err := h.disconnect("lone"); err != nil {
 				t.Error(err)
 			}
 		})
-	}
-	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		<-rec.first
+		const n = 2*maxDisconnectBatch + 500
+		for i := range n {
+			wg.Go(func() {
+				if err := h.disconnect(fmt.Sprint("c", i)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		// Every close has queued its holder and waits for its batch, behind
+		// the lone one that is being written.
+		synctest.Wait()
 		h.disconnects.mu.Lock()
 		queued := 0
 		for _, b := range h.disconnects.queue {
 			queued += len(b.holders)
 		}
 		h.disconnects.mu.Unlock()
-		if queued == n {
-			break
+		if queued != n {
+			t.Fatalf("%d of %d closes queued while the first batch is written", queued, n)
 		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("%d of %d closes queued after 10 s", queued, n)
+		close(rec.release)
+		wg.Wait()
+		sizes := []int{}
+		seen := map[string]int{}
+		for _, b := range rec.batches {
+			sizes = append(sizes, len(b))
+			for _, holder := range b {
+				seen[holder]++
+			}
 		}
-	}
-	close(rec.release)
-	wg.Wait()
-	sizes := []int{}
-	seen := map[string]int{}
-	for _, b := range rec.batches {
-		sizes = append(sizes, len(b))
-		for _, holder := range b {
-			seen[holder]++
+		if fmt.Sprint(sizes) != fmt.Sprint([]int{1, maxDisconnectBatch, maxDisconnectBatch, 500}) {
+			t.Fatalf("batches of %v, want [1 %d %d 500]", sizes, maxDisconnectBatch, maxDisconnectBatch)
 		}
-	}
-	if fmt.Sprint(sizes) != fmt.Sprint([]int{1, maxDisconnectBatch, maxDisconnectBatch, 500}) {
-		t.Fatalf("batches of %v, want [1 %d %d 500]", sizes, maxDisconnectBatch, maxDisconnectBatch)
-	}
-	if len(seen) != n+1 {
-		t.Fatalf("%d holders ended, want %d", len(seen), n+1)
-	}
-	for holder, k := range seen {
-		if k != 1 {
-			t.Fatalf("%s ended %d times", holder, k)
+		if len(seen) != n+1 {
+			t.Fatalf("%d holders ended, want %d", len(seen), n+1)
 		}
-	}
+		for holder, k := range seen {
+			if k != 1 {
+				t.Fatalf("%s ended %d times", holder, k)
+			}
+		}
+	})
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -259,17 +260,14 @@ func (s *server) task(id string) *switchboard.Task {
 // waitState polls the store until the task reaches state.
 func (s *server) waitState(id string, state a2a.TaskState) *switchboard.Task {
 	s.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		t := s.task(id)
-		if t.State() == state {
-			return t
+	var t *switchboard.Task
+	testwait.ForErr(s.t, "the task's state", func() error {
+		if t = s.task(id); t.State() != state {
+			return fmt.Errorf("task %s is %s, want %s", id, t.State(), state)
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("task %s is %s, want %s", id, t.State(), state)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
+	return t
 }
 
 func path(v any, keys ...string) any {

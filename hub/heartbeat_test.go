@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
@@ -23,16 +24,24 @@ func TestHubPingsOnlyQuietAgents(t *testing.T) {
 	chatty := s.connect(chattyTok)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	pinging := make(chan struct{})
 	go func() {
+		defer close(pinging)
 		for ctx.Err() == nil {
 			_ = chatty.ws.Ping(ctx)
-			time.Sleep(interval / 4)
+			time.Sleep(interval / 4) // the agent's own heartbeat
 		}
 	}()
-	time.Sleep(10 * interval)
-	if n := quiet.pings.Load(); n < 5 {
-		t.Fatalf("a quiet agent was pinged %d times in 10 intervals, want about 10", n)
+	defer func() { cancel(); <-pinging }()
+	// The hub's pings of the quiet agent show its heartbeat running; each
+	// of them is a moment it could have pinged the chatty agent too, which
+	// connected just after.
+	start := time.Now()
+	testwait.For(t, "5 pings of the quiet agent", func() bool { return quiet.pings.Load() >= 5 })
+	if took := time.Since(start); took > 10*interval {
+		t.Fatalf("a quiet agent was pinged 5 times in %v, want every interval (%v)", took, interval)
 	}
+	testwait.For(t, "10 pings of the quiet agent", func() bool { return quiet.pings.Load() >= 10 })
 	if n := chatty.pings.Load(); n > 2 { // a stalled test goroutine may let one or two through
 		t.Fatalf("an agent that pings every quarter of an interval was pinged %d times in 10 intervals", n)
 	}

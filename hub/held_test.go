@@ -12,6 +12,8 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
@@ -91,13 +93,11 @@ func TestHeldWorkingAnswerWrittenAlone(t *testing.T) {
 	// The connection writes what it holds, then releases what it was
 	// offered and did not answer: the delivery leaves "offered" once,
 	// acknowledged.
-	d := s.delivery(second)
-	for start := time.Now(); d.State == switchboard.DeliveryOffered; d = s.delivery(second) {
-		if time.Since(start) > 5*time.Second {
-			t.Fatal("the delivery is still offered 5 s after the connection closed")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var d *switchboard.Delivery
+	testwait.For(t, "the delivery to leave offered after the connection closed", func() bool {
+		d = s.delivery(second)
+		return d.State != switchboard.DeliveryOffered
+	})
 	if d.State != switchboard.DeliveryAcked {
 		t.Fatalf("delivery %s after the connection closed, want acknowledged", d.State)
 	}
@@ -163,11 +163,14 @@ func TestReplacingHelloFindsTheHeldAnswerWritten(t *testing.T) {
 	}
 	id := path(s.send(g, peer, "one", true), "result", "task", "id").(string)
 	o := a.nextOffer()
+	reg := metrics.NewRegistry()
+	reg.MustRegister(s.hub.Metrics()...)
+	s.wantSamples(reg, map[string]float64{"switchboard_hub_pending_offers": 1})
 	silent.silent.Store(true)
 	a.ackWorking(o)
-	// The answer reaches the old connection, which holds it: the delivery
-	// stays offered.
-	time.Sleep(100 * time.Millisecond)
+	// The answer reaches the old connection, which holds it: the offer no
+	// longer waits for an answer, and the delivery stays offered.
+	s.wantSamples(reg, map[string]float64{"switchboard_hub_pending_offers": 0})
 	if d := s.delivery(id); d.State != switchboard.DeliveryOffered {
 		t.Fatalf("delivery %s before the new connection, want offered (the answer held)", d.State)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"go.uber.org/goleak"
 )
 
@@ -217,6 +219,7 @@ func TestShutdownWhileAgentsConnect(t *testing.T) {
 		_, tok := s.agent("busy")
 		stop := make(chan struct{})
 		dialing := make(chan struct{})
+		var accepted atomic.Int64
 		go func() {
 			defer close(dialing)
 			for {
@@ -225,10 +228,13 @@ func TestShutdownWhileAgentsConnect(t *testing.T) {
 					return
 				default:
 				}
-				_, _, _ = s.dial(tok)
+				if _, _, err := s.dial(tok); err == nil {
+					accepted.Add(1)
+				}
 			}
 		}()
-		time.Sleep(20 * time.Millisecond)
+		// Shut down once connections are coming in.
+		testwait.For(t, "a connection to be accepted", func() bool { return accepted.Load() > 0 })
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		err := s.hub.Shutdown(ctx)
 		cancel()

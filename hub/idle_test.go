@@ -1,10 +1,12 @@
 package hub_test
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // TestIdleConnectionHoldsOnlyItsReader checks what an idle connection costs
@@ -17,27 +19,22 @@ func TestIdleConnectionHoldsOnlyItsReader(t *testing.T) {
 		_, tok := s.agent("idle" + string(rune('a'+i)))
 		s.connect(tok)
 	}
-	var readers, others int
-	var stacks string
-	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(20 * time.Millisecond) {
-		readers, others, stacks = connGoroutines()
-		if readers == n && others == 0 {
-			return
+	testwait.ForErr(t, "the connections to idle", func() error {
+		if readers, others, stacks := connGoroutines(); readers != n || others != 0 {
+			return fmt.Errorf("%d idle connections: %d readers and %d other goroutines of theirs, want %d and 0:\n%s", n, readers, others, n, stacks)
 		}
-	}
-	t.Fatalf("%d idle connections: %d readers and %d other goroutines of theirs, want %d and 0:\n%s", n, readers, others, n, stacks)
+		return nil
+	})
 }
 
 // waitWritersIdle waits until no connection's writer runs: the claim that
 // follows a hello has ended, for one.
 func waitWritersIdle(t *testing.T) {
 	t.Helper()
-	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
-		if _, others, _ := connGoroutines(); others == 0 {
-			return
-		}
-	}
-	t.Fatal("a connection's writer still runs after 5 s")
+	testwait.For(t, "no connection's writer to run", func() bool {
+		_, others, _ := connGoroutines()
+		return others == 0
+	})
 }
 
 // connGoroutines counts the goroutines running a connection's code: those

@@ -2,12 +2,16 @@ package hub_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard/internal/promtest"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/metrics"
 )
 
@@ -21,29 +25,23 @@ func (s *server) hubSamples(reg *metrics.Registry) map[string]float64 {
 	return got
 }
 
-// wantSamples polls the hub's metrics until they hold want, for at most 5 s.
+// wantSamples polls the hub's metrics until they hold want.
 func (s *server) wantSamples(reg *metrics.Registry, want map[string]float64) {
 	s.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.ForErr(s.t, "the hub's metrics", func() error {
 		got := s.hubSamples(reg)
 		var bad []string
 		for k, v := range want {
 			if got[k] != v {
-				bad = append(bad, k)
+				bad = append(bad, fmt.Sprintf("%s: got %v, want %v", k, got[k], v))
 			}
 		}
-		if len(bad) == 0 {
-			return
+		if len(bad) > 0 {
+			sort.Strings(bad)
+			return errors.New(strings.Join(bad, "; "))
 		}
-		if time.Now().After(deadline) {
-			for _, k := range bad {
-				s.t.Errorf("%s: got %v, want %v", k, got[k], want[k])
-			}
-			s.t.FailNow()
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestHubMetrics(t *testing.T) {

@@ -2,11 +2,13 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // TestSessionTakenWithoutHintClosesConnection: when the agent's session is
@@ -35,16 +37,12 @@ func TestRenewalKeepsSessionsLive(t *testing.T) {
 	s.connect(s.agentToken(g))
 	first, err := s.db.FindSession(context.Background(), g.ID)
 	must(t, err)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.ForErr(t, "the session's renewal", func() error {
 		got, err := s.db.FindSession(context.Background(), g.ID)
 		must(t, err)
-		if got.ExpiresAt.After(first.ExpiresAt) && got.Holder == first.Holder {
-			return
+		if !got.ExpiresAt.After(first.ExpiresAt) || got.Holder != first.Holder {
+			return fmt.Errorf("the session was not renewed: %+v", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the session was not renewed: %+v", got)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -32,20 +33,25 @@ func TestPongHandledBeforeTheNextPing(t *testing.T) {
 
 // TestUpdateWaitsForTheHeldAnswerBeingWritten checks that an update of a
 // task whose held answer the timer is writing waits until it is written,
-// so that the two are written in the order they came.
+// so that the two are written in the order they came. In a synctest
+// bubble, synctest.Wait returns once takeHeld has either returned or
+// blocked for good, so the check that it waits is exact.
 func TestUpdateWaitsForTheHeldAnswerBeingWritten(t *testing.T) {
-	c := &conn{}
-	h := &heldAnswer{d: &switchboard.Delivery{TaskID: "t1"}, taken: true, written: make(chan struct{})}
-	c.held = map[a2a.TaskID]*heldAnswer{"t1": h}
-	got := make(chan *heldAnswer, 1)
-	go func() { got <- c.takeHeld("t1") }()
-	select {
-	case <-got:
-		t.Fatal("takeHeld returned while the held answer was being written")
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(h.written)
-	if taken := <-got; taken != nil {
-		t.Fatal("takeHeld took an answer the timer wrote")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := &conn{}
+		h := &heldAnswer{d: &switchboard.Delivery{TaskID: "t1"}, taken: true, written: make(chan struct{})}
+		c.held = map[a2a.TaskID]*heldAnswer{"t1": h}
+		got := make(chan *heldAnswer, 1)
+		go func() { got <- c.takeHeld("t1") }()
+		synctest.Wait()
+		select {
+		case <-got:
+			t.Fatal("takeHeld returned while the held answer was being written")
+		default:
+		}
+		close(h.written)
+		if taken := <-got; taken != nil {
+			t.Fatal("takeHeld took an answer the timer wrote")
+		}
+	})
 }

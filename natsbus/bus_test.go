@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/bustest"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/natsbus"
 )
 
@@ -83,18 +84,17 @@ func linked(t testing.TB, a, b switchboard.Bus) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.For(t, "the cluster to carry a hint", func() bool {
 		if err := a.Notify(ctx, "probe"); err != nil {
 			t.Fatal(err)
 		}
 		select {
 		case <-w.C():
-			return
+			return true
 		case <-time.After(20 * time.Millisecond):
+			return false
 		}
-	}
-	t.Fatal("the cluster did not carry a hint within 10 s")
+	})
 }
 
 func TestContractAcrossCluster(t *testing.T) {
@@ -156,30 +156,21 @@ func TestServerRestart(t *testing.T) {
 		t.Fatalf("notify while the server is down: %v", err)
 	}
 	s = startServer(t, natsbus.ServerOptions{Listen: addr})
-	deadline := time.Now().Add(10 * time.Second)
-	for !a.Connected() || !b.Connected() {
-		if time.Now().After(deadline) {
-			t.Fatal("the buses did not reconnect within 10 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "the buses to reconnect", func() bool { return a.Connected() && b.Connected() })
 	// The hint sent during the outage may be lost (a may flush it before b
 	// has subscribed again): hints are only hints. The old watch works again.
-	deadline = time.Now().Add(10 * time.Second)
-	for {
+	testwait.For(t, "the watch opened before the outage to be woken after it", func() bool {
 		_ = a.Notify(context.Background(), "agent.1")
 		select {
 		case _, ok := <-w.C():
 			if !ok {
 				t.Fatal("the watch closed during the outage")
 			}
-			return
+			return true
 		case <-time.After(20 * time.Millisecond):
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the watch opened before the outage is not woken after it")
-		}
-	}
+	})
 }
 
 // TestReceivedCountsOtherInstancesHints: Received counts the hints that

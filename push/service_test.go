@@ -18,6 +18,7 @@ import (
 	legacy "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/push"
@@ -102,16 +103,42 @@ func (r *pushReceiver) got() (delivered []string, requests int) {
 	return delivered, len(r.states)
 }
 
-// eventually waits (up to 5 s of real time) for cond.
-func eventually(t *testing.T, what string, cond func() bool) {
+// claimWatch is the push store as the sender sees it: it counts the
+// sender's claims and the pushes they handed out. It is how a test knows
+// that the sender has looked at the fake clock since it was moved, and so
+// that a push it did not send was not due then.
+type claimWatch struct {
+	push.Store
+	mu      sync.Mutex
+	calls   int // claims that returned
+	claimed int // pushes handed out
+}
+
+func (w *claimWatch) ClaimPushes(ctx context.Context, holder string, now time.Time, max int, lease time.Duration, limits switchboard.PushLimits) ([]*switchboard.PushDelivery, error) {
+	ps, err := w.Store.ClaimPushes(ctx, holder, now, max, lease, limits)
+	w.mu.Lock()
+	w.calls++
+	w.claimed += len(ps)
+	w.mu.Unlock()
+	return ps, err
+}
+
+func (w *claimWatch) counts() (calls, claimed int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.calls, w.claimed
+}
+
+// claimedNow waits for a claim that read the fake clock after the call
+// began, and returns how many pushes the sender has been handed in all.
+// The sender claims one at a time: of two claims that return after the
+// call began, the second began after it.
+func (f *pushFixture) claimedNow(t *testing.T) int {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	from, _ := f.claims.counts()
+	testwait.For(t, "two claims", func() bool { calls, _ := f.claims.counts(); return calls >= from+2 })
+	_, claimed := f.claims.counts()
+	return claimed
 }
 
 // pushFixture is a service on a real SQLite file with a fake clock, and a
@@ -127,6 +154,8 @@ type pushFixture struct {
 	cfg   push.SendConfig
 	guard netguard.Options // the sender's; newPushFixture allows 127.0.0.1
 	stop  func()
+	// claims watches the claims of the sender run starts.
+	claims *claimWatch
 }
 
 func newPushFixture(t *testing.T, cfg push.SendConfig) *pushFixture {
@@ -165,7 +194,9 @@ func (f *pushFixture) run(t *testing.T) {
 	cfg.Jitter = func() float64 { return 1 } // every wait is its whole backoff
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	svc := f.service(push.New(f.guard, "switchboard/test"))
+	f.claims = &claimWatch{Store: f.db}
+	svc := push.NewService(f.claims, f.bus, push.New(f.guard, "switchboard/test"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc.Now = f.clk.now
 	go func() {
 		defer close(done)
 		_ = svc.Run(ctx, cfg)
@@ -225,7 +256,7 @@ func TestPushSequence(t *testing.T) {
 			}, proto)
 			must(t, err)
 			f.reply(t, task.ID(), a2a.TaskStateCompleted)
-			eventually(t, "three pushes", func() bool { d, _ := rc.got(); return len(d) == 3 })
+			testwait.For(t, "three pushes", func() bool { d, _ := rc.got(); return len(d) == 3 })
 			delivered, requests := rc.got()
 			if strings.Join(delivered, ",") != "working,input-required,completed" || requests != 3 {
 				t.Fatalf("pushed %v in %d requests", delivered, requests)
@@ -241,7 +272,7 @@ func TestPushSequence(t *testing.T) {
 				h.Get("X-A2A-Notification-Token") != "tok-123" || h.Get("Authorization") != "Bearer c" || h.Get("User-Agent") != "switchboard/test" {
 				t.Fatalf("headers %v", h)
 			}
-			eventually(t, "all recorded as sent", func() bool {
+			testwait.For(t, "all recorded as sent", func() bool {
 				ps := f.pushes(t, task.ID()).Pushes
 				return len(ps) == 3 && ps[2].State == switchboard.PushSent
 			})
@@ -268,7 +299,7 @@ func TestPushRetries(t *testing.T) {
 	f.reply(t, task.ID(), a2a.TaskStateCompleted)
 
 	attempts := func() int { return len(f.pushes(t, task.ID()).Attempts) }
-	eventually(t, "the first attempt", func() bool { return attempts() == 1 })
+	testwait.For(t, "the first attempt", func() bool { return attempts() == 1 })
 	hist := f.pushes(t, task.ID())
 	if a := hist.Attempts[0]; a.StatusCode != 0 || !strings.Contains(a.Error, "could not connect") || a.NextAttemptAt == nil ||
 		!a.NextAttemptAt.Equal(f.clk.now().Add(time.Second)) {
@@ -286,19 +317,25 @@ func TestPushRetries(t *testing.T) {
 	rc.Start()
 	defer rc.Close()
 
-	// Not due yet: nothing is sent before the backoff has passed.
-	time.Sleep(50 * time.Millisecond)
+	// Not due yet: nothing is sent before the backoff has passed. Each
+	// check waits for a claim made at the clock's time: had the push been
+	// due, that claim would have handed it out.
+	if n := f.claimedNow(t); n != 1 {
+		t.Fatalf("%d attempts claimed before the first backoff passed, want 1", n)
+	}
 	if _, n := rc.got(); n != 0 {
 		t.Fatal("retried before its backoff")
 	}
 	for i, wait := range []time.Duration{time.Second, 2 * time.Second, 30 * time.Second, 8 * time.Second} {
 		f.clk.advance(wait - time.Millisecond)
-		time.Sleep(30 * time.Millisecond)
+		if n := f.claimedNow(t); n != i+1 {
+			t.Fatalf("attempt %d was claimed a millisecond before its wait of %s", n, wait)
+		}
 		if got := attempts(); got != i+1 {
 			t.Fatalf("attempt %d came before its wait of %s", got, wait)
 		}
 		f.clk.advance(time.Millisecond)
-		eventually(t, "the next attempt", func() bool { return attempts() == i+2 })
+		testwait.For(t, "the next attempt", func() bool { return attempts() == i+2 })
 	}
 	hist = f.pushes(t, task.ID())
 	codes := []int{}
@@ -323,10 +360,10 @@ func TestPushGivesUp(t *testing.T) {
 	f.reply(t, task.ID(), a2a.TaskStateWorking)
 	f.reply(t, task.ID(), a2a.TaskStateCompleted)
 	for i := range 3 {
-		eventually(t, "an attempt", func() bool { return len(f.pushes(t, task.ID()).Attempts) >= i+1 })
+		testwait.For(t, "an attempt", func() bool { return len(f.pushes(t, task.ID()).Attempts) >= i+1 })
 		f.clk.advance(time.Second)
 	}
-	eventually(t, "the completed push", func() bool { d, _ := rc.got(); return len(d) == 1 })
+	testwait.For(t, "the completed push", func() bool { d, _ := rc.got(); return len(d) == 1 })
 	delivered, requests := rc.got()
 	if delivered[0] != "completed" || requests != 4 {
 		t.Fatalf("delivered %v in %d requests", delivered, requests)
@@ -351,9 +388,9 @@ func TestPushGivesUpWhenOld(t *testing.T) {
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
 	f.reply(t, task.ID(), a2a.TaskStateCompleted)
-	eventually(t, "the first attempt", func() bool { return len(f.pushes(t, task.ID()).Attempts) == 1 })
+	testwait.For(t, "the first attempt", func() bool { return len(f.pushes(t, task.ID()).Attempts) == 1 })
 	f.clk.advance(time.Hour)
-	eventually(t, "the give-up", func() bool {
+	testwait.For(t, "the give-up", func() bool {
 		return f.pushes(t, task.ID()).Pushes[0].State == switchboard.PushFailed
 	})
 	if p := f.pushes(t, task.ID()).Pushes[0]; p.Attempts != 2 || !strings.Contains(p.LastError, "older than") {
@@ -371,7 +408,7 @@ func TestPushAcrossRestart(t *testing.T) {
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
 	f.reply(t, task.ID(), a2a.TaskStateWorking)
-	eventually(t, "the first attempt", func() bool { return len(f.pushes(t, task.ID()).Attempts) == 1 })
+	testwait.For(t, "the first attempt", func() bool { return len(f.pushes(t, task.ID()).Attempts) == 1 })
 	f.stop()
 	other := f.send(t, rc.URL, switchboard.ProtocolV1)
 	f.reply(t, other.ID(), a2a.TaskStateCompleted)
@@ -386,8 +423,8 @@ func TestPushAcrossRestart(t *testing.T) {
 	f.open(t)
 	f.run(t)
 	f.clk.advance(time.Minute + time.Second) // past the retry and the dead sender's lease
-	eventually(t, "three pushes delivered", func() bool { d, _ := rc.got(); return len(d) == 3 })
-	eventually(t, "three pushes recorded as sent", func() bool {
+	testwait.For(t, "three pushes delivered", func() bool { d, _ := rc.got(); return len(d) == 3 })
+	testwait.For(t, "three pushes recorded as sent", func() bool {
 		ps := append(f.pushes(t, task.ID()).Pushes, f.pushes(t, other.ID()).Pushes...)
 		for _, p := range ps {
 			if p.State != switchboard.PushSent {
@@ -424,12 +461,16 @@ func TestPushDeletedConfigStops(t *testing.T) {
 	f.run(t)
 	task := f.send(t, rc.URL, switchboard.ProtocolV1)
 	f.reply(t, task.ID(), a2a.TaskStateWorking)
-	eventually(t, "the first attempt", func() bool { return len(f.pushes(t, task.ID()).Attempts) == 1 })
+	testwait.For(t, "the first attempt", func() bool { return len(f.pushes(t, task.ID()).Attempts) == 1 })
 	cfgs := f.pushes(t, task.ID()).Configs
 	must(t, f.svc.DeletePushConfig(context.Background(), f.peer, task.ID(), cfgs[0].Config.ID))
 	f.reply(t, task.ID(), a2a.TaskStateCompleted)
 	f.clk.advance(2 * time.Hour)
-	time.Sleep(50 * time.Millisecond)
+	// Past the retry: had the push not been canceled, this claim would have
+	// handed it out.
+	if n := f.claimedNow(t); n != 1 {
+		t.Fatalf("%d pushes claimed after the config was deleted", n-1)
+	}
 	if _, n := rc.got(); n != 1 {
 		t.Fatalf("%d requests after the config was deleted", n)
 	}
@@ -474,7 +515,7 @@ func TestPushRefusedTargetGivenUp(t *testing.T) {
 		task := f.send(t, target, switchboard.ProtocolV1)
 		f.reply(t, task.ID(), a2a.TaskStateWorking)
 		f.reply(t, task.ID(), a2a.TaskStateCompleted)
-		eventually(t, "both given up", func() bool {
+		testwait.For(t, "both given up", func() bool {
 			ps := f.pushes(t, task.ID()).Pushes
 			return len(ps) == 2 && ps[0].State == switchboard.PushFailed && ps[1].State == switchboard.PushFailed
 		})
@@ -498,7 +539,7 @@ func TestPushCanceled(t *testing.T) {
 	task := f.send(t, rc.URL, switchboard.ProtocolV03)
 	_, err := f.svc.CancelTask(context.Background(), f.agent, f.peer, task.ID())
 	must(t, err)
-	eventually(t, "the push", func() bool { d, _ := rc.got(); return len(d) == 1 })
+	testwait.For(t, "the push", func() bool { d, _ := rc.got(); return len(d) == 1 })
 	if d, _ := rc.got(); d[0] != "canceled" {
 		t.Fatalf("pushed %v", d)
 	}

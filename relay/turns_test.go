@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -100,11 +101,7 @@ func TestTurnEndHandedOverInMemory(t *testing.T) {
 			// Answer once the wait has begun: registered, and (on this
 			// instance) past its first look at the log, so that the answer
 			// comes while it waits, as a real one does.
-			for deadline := time.Now().Add(5 * time.Second); tc.waiter.TurnWaiters(task.ID()) == 0; time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the wait did not begin")
-				}
-			}
+			testwait.For(t, "the wait to begin", func() bool { return tc.waiter.TurnWaiters(task.ID()) > 0 })
 			if tc.waiter == local {
 				select {
 				case <-here.eventReads:
@@ -172,10 +169,7 @@ func TestSendAndWaitReadsOnlyTheAnswer(t *testing.T) {
 				done <- result{got, err}
 			}()
 			var id a2a.TaskID
-			for deadline := time.Now().Add(5 * time.Second); id == ""; time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the task was not created")
-				}
+			testwait.For(t, "the task to be created and waited for", func() bool {
 				tasks, _, err := f.db.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID})
 				must(t, err)
 				for _, tk := range tasks {
@@ -183,8 +177,14 @@ func TestSendAndWaitReadsOnlyTheAnswer(t *testing.T) {
 						id = tk.ID()
 					}
 				}
-			}
-			time.Sleep(20 * time.Millisecond) // the wait is waiting, as for a real answer
+				return id != ""
+			})
+			// The agent takes a moment to answer, as a real one does. The
+			// reads checked below are the same whenever the answer comes
+			// once the wait is registered (it watches the task's log from
+			// before the task was committed); this only makes the usual
+			// order, an answer to a wait already blocked, the likely one.
+			time.Sleep(20 * time.Millisecond)
 			_, err := recorder.ApplyAgentEvent(ctx, g, id, a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("4")))
 			must(t, err)
 			r := <-done

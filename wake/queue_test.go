@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -423,10 +424,7 @@ func TestRunSender(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- q.wakes.RunSender(ctx, wake.SenderConfig{Poll: 20 * time.Millisecond}) }()
 	q.send(t, "c1", "", "hello")
-	deadline := time.Now().Add(5 * time.Second)
-	for len(rc.requests()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "the wake", func() bool { return len(rc.requests()) > 0 })
 	cancel()
 	must(t, <-done)
 	if n := len(rc.requests()); n != 1 {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
@@ -190,7 +191,10 @@ func TestAgainstRunningServer(t *testing.T) {
 // TestMeasureCPUCountsTheMeasuredWindowOnly checks that the CPU of the
 // warm-up is not counted against the measured phase: a server busy only
 // during the warm-up measures nothing, one busy only while measured
-// measures what it used, and one busy throughout measures its rate.
+// measures what it used, and one busy throughout measures its rate. Each
+// case runs in a synctest bubble: the sampler's timers and the server's
+// CPU (a function of the time) follow the bubble's clock, so the server's
+// rate comes out exact.
 func TestMeasureCPUCountsTheMeasuredWindowOnly(t *testing.T) {
 	const warmup, measured = 300 * time.Millisecond, 300 * time.Millisecond
 	for _, tt := range []struct {
@@ -205,17 +209,19 @@ func TestMeasureCPUCountsTheMeasuredWindowOnly(t *testing.T) {
 		{"ended early", func(e time.Duration) time.Duration { return e / 2 }, warmup + measured/2, 0.5},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
-			server := func() float64 { return tt.busy(time.Since(start)).Seconds() }
-			report := measureCPU(start.Add(warmup), start.Add(warmup+measured), server)
-			time.Sleep(tt.stopAfter)
-			cores, tool := report()
-			if d := cores - tt.wantServer; d < -0.1 || d > 0.1 {
-				t.Errorf("server %.3f cores, want %.2f", cores, tt.wantServer)
-			}
-			if tool < 0 || tool > 2 {
-				t.Errorf("tool %.3f cores: implausible", tool)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				server := func() float64 { return tt.busy(time.Since(start)).Seconds() }
+				report := measureCPU(start.Add(warmup), start.Add(warmup+measured), server)
+				time.Sleep(tt.stopAfter) // on the bubble's clock: the run's length
+				cores, tool := report()
+				if d := cores - tt.wantServer; d < -1e-9 || d > 1e-9 {
+					t.Errorf("server %.3f cores, want %.2f", cores, tt.wantServer)
+				}
+				if tool < 0 || tool > 2 { // the tool's own CPU is real, over the bubble's time
+					t.Errorf("tool %.3f cores: implausible", tool)
+				}
+			})
 		})
 	}
 	report := measureCPU(time.Now().Add(time.Hour), time.Now().Add(2*time.Hour), func() float64 { return 1 })

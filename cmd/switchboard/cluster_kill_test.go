@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/natsbus"
 )
 
@@ -177,27 +178,27 @@ func TestClusterKillInstance(t *testing.T) {
 	}
 
 	survivor := procs[1].url
-	deadline := time.Now().Add(60 * time.Second)
+	pending := map[string]string{} // task id → message text, until it ends
 	accepted.Range(func(k, v any) bool {
-		id, text := k.(string), v.(string)
-		for {
+		pending[k.(string)] = v.(string)
+		return true
+	})
+	testwait.Within(t, time.Minute, "every accepted task to end", func() error {
+		for id, text := range pending {
 			task := peerCallURL(t, survivor+"/a/survivor", bob, "GetTask", map[string]any{"id": id})
-			if task.Status.State == "TASK_STATE_COMPLETED" {
+			switch st := task.Status.State; {
+			case st == "TASK_STATE_COMPLETED":
 				if task.answer() != "done "+text {
 					t.Errorf("task %s answered %q, want %q", id, task.answer(), "done "+text)
 				}
-				return true
+			case strings.HasPrefix(st, "TASK_STATE_") && st != "TASK_STATE_SUBMITTED" && st != "TASK_STATE_WORKING":
+				t.Errorf("task %s ended %s: %s", id, st, task.reason())
+			default:
+				return fmt.Errorf("task %s still %s after the kill", id, st)
 			}
-			if strings.HasPrefix(task.Status.State, "TASK_STATE_") && task.Status.State != "TASK_STATE_SUBMITTED" && task.Status.State != "TASK_STATE_WORKING" {
-				t.Errorf("task %s ended %s: %s", id, task.Status.State, task.reason())
-				return true
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("task %s still %s a minute after the kill", id, task.Status.State)
-				return false
-			}
-			time.Sleep(50 * time.Millisecond)
+			delete(pending, id)
 		}
+		return nil
 	})
 	t.Logf("every accepted task was answered %s after the kill", time.Since(killedAt).Round(time.Millisecond))
 	mu.Lock()

@@ -18,12 +18,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/natsbus"
+	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/seal"
 )
 
@@ -109,18 +113,15 @@ func (c *testCluster) waitLinked() {
 			c.t.Fatal(err)
 		}
 		for _, from := range c.inst {
-			deadline := time.Now().Add(10 * time.Second)
-			for got := false; !got; {
+			testwait.For(c.t, "the NATS routes to come up", func() bool {
 				_ = from.Bus.Notify(ctx, "probe")
 				select {
 				case <-w.C():
-					got = true
+					return true
 				case <-time.After(20 * time.Millisecond):
-					if time.Now().After(deadline) {
-						c.t.Fatal("the NATS routes did not come up within 10 s")
-					}
+					return false
 				}
-			}
+			})
 		}
 		w.Close()
 	}
@@ -200,7 +201,7 @@ func (c *testCluster) runAgent(handle, agentToken string, urls []string, h conne
 		<-done
 	}
 	c.t.Cleanup(stop)
-	c.eventually("the agent is connected, as every instance sees it", 10*time.Second, func() bool {
+	testwait.For(c.t, "the agent to be connected, as every instance sees it", func() bool {
 		for i := range c.bases {
 			if !c.connected(i, handle) {
 				return false
@@ -209,19 +210,6 @@ func (c *testCluster) runAgent(handle, agentToken string, urls []string, h conne
 		return true
 	})
 	return stop
-}
-
-// eventually polls cond every 10 ms until it holds or d passes.
-func (c *testCluster) eventually(what string, d time.Duration, cond func() bool) time.Duration {
-	c.t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			c.t.Fatalf("%s: not within %s", what, d)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return time.Since(start)
 }
 
 // echo answers each message with "echo: TEXT".
@@ -461,7 +449,7 @@ func TestClusterRevocationWithinASecond(t *testing.T) {
 		}
 		ended <- sc.Err()
 	}()
-	c.eventually("the stream carries the working status", 5*time.Second, func() bool {
+	testwait.For(t, "the stream to carry the working status", func() bool {
 		for {
 			select {
 			case l := <-lines:
@@ -498,9 +486,12 @@ func TestClusterRevocationWithinASecond(t *testing.T) {
 	if st := c.owner(2, "POST", "/agents/guarded/agent-token", nil, &rotated); st != http.StatusOK || rotated.AgentToken == "" {
 		t.Fatalf("rotate agent token: %d", st)
 	}
-	took := c.eventually("the agent's connection on instance 1 closes", time.Second, func() bool { return !c.inst[1].Hub.Connected(c.agentID("guarded")) })
+	testwait.For(t, "the agent's connection on instance 1 to close", func() bool { return !c.inst[1].Hub.Connected(c.agentID("guarded")) })
+	took := time.Since(start)
+	if took > time.Second {
+		t.Fatalf("the connection on instance 1 closed %s after the rotation on instance 2, want within a second", took.Round(time.Millisecond))
+	}
 	t.Logf("the connection on instance 1 closed %s after the rotation on instance 2", took.Round(time.Millisecond))
-	_ = start
 }
 
 // agentID reads an agent's id.
@@ -526,7 +517,7 @@ func TestClusterReplacementAcrossInstances(t *testing.T) {
 	// The second connection is a raw WebSocket, so the test sees its frames.
 	a := dialAgent(t, c.inst[1].URL(), agentToken)
 	a.call(t, "hello", map[string]any{"holding": []string{}})
-	c.eventually("the first connection (on instance 0) is replaced", 2*time.Second, func() bool { return !c.inst[0].Hub.Connected(id) })
+	testwait.For(t, "the first connection (on instance 0) to be replaced", func() bool { return !c.inst[0].Hub.Connected(id) })
 	if !c.inst[1].Hub.Connected(id) {
 		t.Fatal("instance 1 lost the new connection")
 	}
@@ -597,7 +588,21 @@ func TestClusterWebhookOncePerEvent(t *testing.T) {
 	for _, id := range ids {
 		waitTask(t, c.inst[0], "hooked", bob, id, func(p *peerTask) bool { return p.Status.State == "TASK_STATE_COMPLETED" })
 	}
-	time.Sleep(200 * time.Millisecond) // a duplicate would be on its way by now
+	// A second call needs a second claim of the delivery, which the shared
+	// store counts in the delivery's attempts before the call is made.
+	for _, id := range ids {
+		tid := a2a.TaskID(id)
+		ds, err := c.inst[0].DB.FindDeliveries(context.Background(), switchboard.DeliveryFilter{TaskID: &tid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != 1 || ds[0].State != switchboard.DeliveryAcked || ds[0].Attempts != 1 {
+			for _, d := range ds {
+				t.Errorf("task %s: delivery %s, %d attempts", id, d.State, d.Attempts)
+			}
+			t.Fatalf("task %s has %d deliveries, want one acknowledged after one attempt", id, len(ds))
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, id := range ids {
@@ -804,7 +809,7 @@ func TestClusterPushOncePerChange(t *testing.T) {
 			}
 		}
 	}
-	c.eventually("every push", 10*time.Second, func() bool {
+	testwait.For(t, "every push", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		total := 0
@@ -813,7 +818,35 @@ func TestClusterPushOncePerChange(t *testing.T) {
 		}
 		return total >= 2*n
 	})
-	time.Sleep(200 * time.Millisecond) // a duplicate would be on its way by now
+	// The shared store records every claim of a push and every attempt:
+	// wait until each push is recorded as sent (after its receiver
+	// answered), then check that none was claimed or tried twice.
+	for _, id := range ids {
+		var h *push.History
+		testwait.ForErr(t, "task "+id+"'s pushes to be recorded as sent", func() error {
+			var err error
+			if h, err = c.inst[0].Pushes.History(context.Background(), a2a.TaskID(id)); err != nil {
+				t.Fatal(err)
+			}
+			if len(h.Pushes) != 2 {
+				return fmt.Errorf("%d pushes, want 2", len(h.Pushes))
+			}
+			for _, p := range h.Pushes {
+				if p.State != switchboard.PushSent {
+					return fmt.Errorf("a push is %s", p.State)
+				}
+			}
+			return nil
+		})
+		for _, p := range h.Pushes {
+			if p.Attempts != 1 {
+				t.Fatalf("task %s: the %s push was claimed %d times", id, switchboard.ShortState(p.TaskState), p.Attempts)
+			}
+		}
+		if len(h.Attempts) != 2 {
+			t.Fatalf("task %s: %d attempts for 2 pushes", id, len(h.Attempts))
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, id := range ids {

@@ -23,6 +23,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connector"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // connectAgent creates a connector agent with the CLI (connector is the
@@ -71,18 +72,14 @@ func startConnect(t *testing.T, m *Main, agentID string, args ...string) {
 			t.Error("connect did not stop")
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for !m.Hub.Connected(agentID) {
+	testwait.For(t, "the connector to connect", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("connect ended: %v", err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the connector did not connect")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return m.Hub.Connected(agentID)
+	})
 }
 
 // peerTask is a task as bob reads it.
@@ -170,17 +167,14 @@ func peerSend(t *testing.T, m *Main, handle, peerToken, messageID, text, taskID 
 // waitTask polls the task until cond holds.
 func waitTask(t *testing.T, m *Main, handle, peerToken, id string, cond func(*peerTask) bool) *peerTask {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		task := peerCall(t, m, handle, peerToken, "GetTask", map[string]any{"id": id})
-		if cond(task) {
-			return task
+	var task *peerTask
+	testwait.ForErr(t, "task "+id, func() error {
+		if task = peerCall(t, m, handle, peerToken, "GetTask", map[string]any{"id": id}); !cond(task) {
+			return fmt.Errorf("task %s is %s", id, task.Status.State)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: timed out in %s", id, task.Status.State)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return task
 }
 
 func TestConnectExec(t *testing.T) {
@@ -599,22 +593,18 @@ func TestConnectForwardCancel(t *testing.T) {
 func waitCancelDelivered(t *testing.T, m *Main, taskID string) {
 	t.Helper()
 	id := a2a.TaskID(taskID)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.For(t, "the connector to receive the cancel", func() bool {
 		ds, err := m.DB.FindDeliveries(context.Background(), switchboard.DeliveryFilter{TaskID: &id})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, d := range ds {
 			if d.Kind == switchboard.DeliverCancel && d.State == switchboard.DeliveryAcked {
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the connector did not receive the cancel")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 // TestConnectForwardEarlyCancel cancels a task after the upstream agent
@@ -976,13 +966,13 @@ echo end >> %[1]s`, log)
 			// Watch the log rather than poll the tasks, which the
 			// server's rate limit would refuse.
 			var got string
-			for deadline := time.Now().Add(10 * time.Second); strings.Count(got, "end") < 2; time.Sleep(20 * time.Millisecond) {
+			testwait.ForErr(t, "both commands to end", func() error {
 				data, _ := os.ReadFile(log)
-				got = strings.Join(strings.Fields(string(data)), " ")
-				if time.Now().After(deadline) {
-					t.Fatalf("the commands did not end: %q", got)
+				if got = strings.Join(strings.Fields(string(data)), " "); strings.Count(got, "end") < 2 {
+					return fmt.Errorf("the log holds %q", got)
 				}
-			}
+				return nil
+			})
 			if got != want {
 				t.Fatalf("--concurrency %s: got %q, want %q", concurrency, got, want)
 			}

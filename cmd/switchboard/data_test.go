@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -161,18 +163,14 @@ func TestServeRetention(t *testing.T) {
 
 	m := MustRunMain(t, dir, "", func(c *Config) { c.Retention = 30 * 24 * time.Hour })
 	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.ForErr(t, "the finished tasks to be deleted", func() error {
 		_, errC := m.DB.FindTaskByID(ctx, p.Tasks[2].ID())
 		_, errD := m.DB.FindTaskByID(ctx, p.Tasks[3].ID())
-		if switchboard.ErrorCode(errC) == switchboard.ENOTFOUND && switchboard.ErrorCode(errD) == switchboard.ENOTFOUND {
-			break
+		if switchboard.ErrorCode(errC) != switchboard.ENOTFOUND || switchboard.ErrorCode(errD) != switchboard.ENOTFOUND {
+			return fmt.Errorf("finished tasks still there: %v, %v", errC, errD)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("finished tasks still there after 10 s: %v, %v", errC, errD)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	for _, task := range p.Tasks[:2] {
 		if _, err := m.DB.FindTaskByID(ctx, task.ID()); err != nil {
 			t.Fatalf("unfinished task %s: %v", task.ID(), err)

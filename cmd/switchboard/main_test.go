@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // MustRunMain starts a server on a free loopback port with its data in dir
@@ -273,10 +276,18 @@ func TestCLIWithoutToken(t *testing.T) {
 func TestShutdownAnswersBlockingCalls(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "")
 	m.Config.ShutdownTimeout = 5 * time.Second
-	_, _, bob := connectAgent(t, m, "sleeper") // never connected: the call waits
+	id, _, bob := connectAgent(t, m, "sleeper") // never connected: the call waits
 	got := make(chan *peerTask, 1)
 	go func() { got <- peerSend(t, m, "sleeper", bob, "z-1", "anyone?", "", true) }()
-	time.Sleep(200 * time.Millisecond)
+	// Shut down once the call has created its task: it waits for the
+	// agent's turn (watching the task from before its commit).
+	testwait.For(t, "the call to create its task", func() bool {
+		tasks, _, err := m.DB.FindTasks(context.Background(), switchboard.TaskFilter{AgentID: &id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(tasks) == 1
+	})
 	start := time.Now()
 	if err := m.Close(); err != nil {
 		t.Fatalf("close: %v", err)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/promtest"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // scrape reads base/metrics and parses it strictly.
@@ -150,24 +152,15 @@ func TestReadyzWhileDraining(t *testing.T) {
 	dialAgent(t, m.URL(), agentToken) // never reads: its close handshake holds the hub's shutdown
 	// The connection is served on goroutines of its own once upgraded: wait
 	// until the hub holds it, or a shutdown begun earlier refuses it at once.
-	for deadline := time.Now().Add(5 * time.Second); !m.Hub.Connected(id); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the hub never registered the connection")
-		}
-	}
+	testwait.For(t, "the hub to register the connection", func() bool { return m.Hub.Connected(id) })
 	closed := make(chan error, 1)
 	go func() { closed <- m.Close() }()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		code, status := getStatus(t, m.URL()+"/readyz")
-		if code == http.StatusServiceUnavailable && status == "draining" {
-			break
+	testwait.ForErr(t, "/readyz to say draining", func() error {
+		if code, status := getStatus(t, m.URL()+"/readyz"); code != http.StatusServiceUnavailable || status != "draining" {
+			return fmt.Errorf("/readyz during shutdown: %d %q", code, status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz during shutdown: %d %q", code, status)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	if code, status := getStatus(t, m.MetricsURL()+"/healthz"); code != http.StatusOK || status != "draining" {
 		t.Fatalf("/healthz during shutdown: %d %q", code, status)
 	}
@@ -182,16 +175,16 @@ func TestReadyzStoreUnreachable(t *testing.T) {
 		t.Fatalf("readyz: %d", code)
 	}
 	_ = m.DB.Close()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		code, status := getStatus(t, m.URL()+"/readyz")
-		if code == http.StatusServiceUnavailable && status == "store unreachable" {
-			break
+	start := time.Now()
+	testwait.ForErr(t, "/readyz to say the store is unreachable", func() error {
+		if code, status := getStatus(t, m.URL()+"/readyz"); code != http.StatusServiceUnavailable || status != "store unreachable" {
+			return fmt.Errorf("readyz with the store closed: %d %q", code, status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz with the store closed: %d %q", code, status)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return nil
+	})
+	// Within the check interval (1 s), and some slack for a loaded machine.
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("readyz said the store is unreachable %v after it closed, want within the check interval (1 s)", took)
 	}
 	if code, _ := getStatus(t, m.URL()+"/healthz"); code != http.StatusOK {
 		t.Fatalf("healthz with the store closed: %d", code)

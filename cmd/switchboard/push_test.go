@@ -9,7 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // TestPushWalkthrough runs a server whose sender may reach loopback: the
@@ -76,15 +77,11 @@ func TestPushWalkthrough(t *testing.T) {
 	}
 	cli(t, m, "reply", id, "--text", "hello back")
 
-	deadline := time.Now().Add(5 * time.Second)
 	var out string
-	for {
+	testwait.For(t, "the completed push to be sent", func() bool {
 		out = cli(t, m, "show", id, "--pushes")
-		if strings.Contains(out, "completed  sent") || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(out, "completed  sent")
+	})
 	if !strings.Contains(out, "completed  sent  attempts 1") || !strings.Contains(out, "delivered (200)") ||
 		!strings.Contains(out, "token bob-…") || strings.Contains(out, pushToken) {
 		t.Fatalf("show --pushes:\n%s", out)

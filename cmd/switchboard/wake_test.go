@@ -11,10 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // TestWakeCLI wires a wake with the CLI, the key from the environment,
@@ -59,16 +59,11 @@ func TestWakeCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.For(t, "the wake", func() bool {
 		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(got) > 0
+	})
 	mu.Lock()
 	if len(got) != 1 || got[0].Header.Get("Authorization") != "Bearer "+key {
 		t.Fatalf("wakes received: %d", len(got))
@@ -84,11 +79,9 @@ func TestWakeCLI(t *testing.T) {
 	}
 
 	// The outcome is recorded once the receiver has answered.
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if scrape(t, m.URL())[`switchboard_wakes_total{outcome="sent"}`] == 1 {
-			break
-		}
-	}
+	testwait.For(t, "the wake's outcome", func() bool {
+		return scrape(t, m.URL())[`switchboard_wakes_total{outcome="sent"}`] == 1
+	})
 	wantSamples(t, scrape(t, m.URL()), map[string]float64{
 		`switchboard_wakes_total{outcome="sent"}`:    1,
 		`switchboard_wakes_total{outcome="retried"}`: 0,
@@ -130,12 +123,14 @@ func TestWakeCLIRequiresHTTPS(t *testing.T) {
 func TestClusterWakeOnce(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
+	requests := 0
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p struct {
 			TaskIDs []string `json:"taskIds"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&p)
 		mu.Lock()
+		requests++
 		for _, id := range p.TaskIDs {
 			seen[id]++
 		}
@@ -152,14 +147,42 @@ func TestClusterWakeOnce(t *testing.T) {
 	for i := range n {
 		ids[i] = peerSend(t, c.inst[i%3], "sleepy", bob, fmt.Sprint("w-", i), "wake me", "", false).ID
 	}
-	c.eventually("every task woke the agent", 10*time.Second, func() bool {
+	testwait.For(t, "every task to wake the agent", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen) == n
 	})
-	time.Sleep(300 * time.Millisecond) // a duplicate would be on its way by now
+	// The shared store records the wakes and every claim of one: wait until
+	// each is sent (a duplicate still queued or being sent would be seen
+	// here), then check that none was claimed twice and that the receiver
+	// heard each wake once.
+	agent, err := c.inst[0].DB.FindAgentByHandle(context.Background(), "sleepy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wakes []*switchboard.Wake
+	testwait.ForErr(t, "every wake to be sent", func() error {
+		wakes, err = c.inst[0].Wakes.Recent(context.Background(), agent, 2*n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range wakes {
+			if w.State != switchboard.WakeSent {
+				return fmt.Errorf("wake %s is %s", w.ID, w.State)
+			}
+		}
+		return nil
+	})
+	for _, w := range wakes {
+		if w.Retries != 0 {
+			t.Fatalf("wake %s was claimed again (%d retries)", w.ID, w.Retries)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
+	if requests != len(wakes) {
+		t.Fatalf("the receiver got %d wakes for %d sent", requests, len(wakes))
+	}
 	for _, id := range ids {
 		if seen[id] != 1 {
 			t.Fatalf("task %s was in %d wakes", id, seen[id])
