@@ -145,3 +145,27 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseKeys: whatever the key setting holds, ParseKeys returns keys of
+// KeySize bytes or an error, and what FormatKeys writes reads back.
+func FuzzParseKeys(f *testing.F) {
+	f.Add(seal.FormatKeys([][]byte{make([]byte, seal.KeySize)}))
+	for _, s := range []string{"", ",", "#x\n", "AAAA", "c2hvcnQ=,", strings.Repeat("A", 43)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		keys, err := seal.ParseKeys(text)
+		if err != nil {
+			return
+		}
+		for _, k := range keys {
+			if len(k) != seal.KeySize {
+				t.Fatalf("a key of %d bytes from %q", len(k), text)
+			}
+		}
+		again, err := seal.ParseKeys(seal.FormatKeys(keys))
+		if err != nil || len(again) != len(keys) {
+			t.Fatalf("FormatKeys does not read back: %v", err)
+		}
+	})
+}
