@@ -125,6 +125,7 @@ type Server struct {
 	Deps
 	cfg     Config
 	mux     *http.ServeMux
+	table   []route // immutable after New: what mux serves
 	rpc     map[string]rpcMethod
 	errLogs *rateLimitedLogger
 	met     *serverMetrics
@@ -192,62 +193,171 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.met.countRequest(r.Method, rec.status)
 }
 
+// Access names the credential a route requires.
+type Access string
+
+// The kinds of access a route may require. routes() wraps owner and
+// operator routes in the owner-token check; the handlers of the other
+// routes authenticate the request themselves.
+const (
+	// AccessPublic routes answer anyone.
+	AccessPublic Access = "public"
+	// AccessPeer routes need a peer token of the agent the path names (of
+	// the default agent on root paths).
+	AccessPeer Access = "peer"
+	// AccessOwner routes need the owner token of an enabled account. The
+	// agent, task or outbound record the path names must belong to that
+	// account, unless it is the operator's; another account's is reported
+	// as not found, exactly like a missing one.
+	AccessOwner Access = "owner"
+	// AccessOperator routes need the operator's owner token.
+	AccessOperator Access = "operator"
+	// AccessAgent routes need the agent token of a connector agent of an
+	// enabled account; the token names the agent.
+	AccessAgent Access = "agent"
+	// AccessPush routes need the push token of an outbound record of the
+	// agent the path names.
+	AccessPush Access = "push"
+)
+
+// Route is one entry of the server's route table.
+type Route struct {
+	// Method is the HTTP method the route serves (GET also serves HEAD).
+	// Empty: any method that no route of the same pattern names.
+	Method string
+	// Pattern is the http.ServeMux path pattern.
+	Pattern string
+	// Access is the credential the route requires.
+	Access Access
+}
+
+// String returns the route as http.ServeMux registers it: "GET /healthz",
+// or the bare pattern of a route for any method.
+func (r Route) String() string {
+	if r.Method == "" {
+		return r.Pattern
+	}
+	return r.Method + " " + r.Pattern
+}
+
+// route is a Route with its handler. Exactly one of serve and owner is
+// set: owner for owner and operator routes, whose handlers run once the
+// owner token is checked; serve for the others, whose handlers
+// authenticate the request themselves.
+type route struct {
+	Route
+	serve http.HandlerFunc
+	owner ownerHandler
+}
+
+// Routes returns the route table: every method and pattern the server
+// serves, with the access each requires. The slice is a copy; the
+// authorization matrix (authz_test.go) walks it, so that a route without a
+// row there fails that test.
+func (s *Server) Routes() []Route {
+	out := make([]Route, len(s.table))
+	for i, rt := range s.table {
+		out[i] = rt.Route
+	}
+	return out
+}
+
+// routeTable returns every route of the server, in registration order.
+func (s *Server) routeTable() []route {
+	serve := func(method, pattern string, access Access, h http.HandlerFunc) route {
+		return route{Route: Route{Method: method, Pattern: pattern, Access: access}, serve: h}
+	}
+	owned := func(method, pattern string, h ownerHandler) route {
+		return route{Route: Route{Method: method, Pattern: pattern, Access: AccessOwner}, owner: h}
+	}
+	operated := func(method, pattern string, h ownerHandler) route {
+		return route{Route: Route{Method: method, Pattern: pattern, Access: AccessOperator}, owner: h}
+	}
+	return []route{
+		serve("GET", "/healthz", AccessPublic, s.handleHealth),
+		serve("GET", "/connect", AccessAgent, s.handleConnect),
+		serve("GET", "/readyz", AccessPublic, s.handleReady),
+		serve("GET", "/metrics", AccessPublic, s.handleMetrics),
+
+		// Agent addresses: {base}/a/{handle}, with or without a trailing
+		// slash. GET is the public landing page, POST is A2A JSON-RPC for
+		// the agent's peers; the same handler answers any other method
+		// (OPTIONS preflight, 405).
+		serve("GET", "/a/{handle}", AccessPublic, s.handleAddress),
+		serve("POST", "/a/{handle}", AccessPeer, s.handleAddress),
+		serve("", "/a/{handle}", AccessPublic, s.handleAddress),
+		serve("GET", "/a/{handle}/{$}", AccessPublic, s.handleAddress),
+		serve("POST", "/a/{handle}/{$}", AccessPeer, s.handleAddress),
+		serve("", "/a/{handle}/{$}", AccessPublic, s.handleAddress),
+		serve("", "/a/{handle}/.well-known/agent-card.json", AccessPublic, s.handleCardV1),
+		serve("", "/a/{handle}/.well-known/agent.json", AccessPublic, s.handleCardV03),
+		serve("POST", "/a/{handle}/push", AccessPush, s.handlePush),
+
+		// The default agent, if any, also lives at the root.
+		serve("GET", "/{$}", AccessPublic, s.handleRoot),
+		serve("POST", "/{$}", AccessPeer, s.handleRoot),
+		serve("", "/{$}", AccessPublic, s.handleRoot),
+		serve("", "/.well-known/agent-card.json", AccessPublic, s.handleCardV1),
+		serve("", "/.well-known/agent.json", AccessPublic, s.handleCardV03),
+
+		// Owner API.
+		owned("GET", "/account", s.handleWhoami),
+		owned("POST", "/account/rotate", s.handleRotateOwnToken),
+		operated("POST", "/accounts", s.handleCreateAccount),
+		operated("GET", "/accounts", s.handleListAccounts),
+		operated("GET", "/accounts/{id}", s.handleGetAccount),
+		operated("PATCH", "/accounts/{id}", s.handleUpdateAccount),
+		operated("POST", "/accounts/{id}/rotate", s.handleRotateAccountToken),
+
+		owned("POST", "/agents", s.handleCreateAgent),
+		owned("GET", "/agents", s.handleListAgents),
+		owned("GET", "/agents/{ref}", s.handleGetAgent),
+		owned("PATCH", "/agents/{ref}", s.handleUpdateAgent),
+		owned("DELETE", "/agents/{ref}", s.handleDeleteAgent),
+		owned("POST", "/agents/{ref}/tokens", s.handleIssueToken),
+		owned("GET", "/agents/{ref}/tokens", s.handleListTokens),
+		owned("DELETE", "/agents/{ref}/tokens/{label}", s.handleRevokeToken),
+		owned("GET", "/agents/{ref}/inbox", s.handleInbox),
+		owned("POST", "/agents/{ref}/agent-token", s.handleRotateAgentToken),
+		owned("POST", "/agents/{ref}/webhook-secret", s.handleRotateWebhookSecret),
+		owned("GET", "/agents/{ref}/deliveries", s.handleDeliveries),
+		owned("GET", "/agents/{ref}/wake", s.handleShowWake),
+		owned("PUT", "/agents/{ref}/wake", s.handleSetWake),
+		owned("DELETE", "/agents/{ref}/wake", s.handleDeleteWake),
+		owned("POST", "/agents/{ref}/wake/test", s.handleTestWake),
+
+		owned("POST", "/agents/{ref}/outbox", s.handleCreateOutbound),
+		owned("GET", "/agents/{ref}/outbox", s.handleListOutbound),
+		owned("GET", "/agents/{ref}/history/{contextId}", s.handleHistory),
+		owned("GET", "/outbox/{id}", s.handleGetOutbound),
+		owned("PATCH", "/outbox/{id}", s.handleUpdateOutbound),
+
+		owned("GET", "/tasks/{id}", s.handleGetTask),
+		owned("POST", "/tasks/{id}/reply", s.handleReply),
+		owned("GET", "/tasks/{id}/pushes", s.handleTaskPushes),
+
+		serve("", "/", AccessPublic, s.handleNotFound),
+	}
+}
+
+// routes registers the route table on the mux, wrapping owner and operator
+// routes in the owner-token check.
 func (s *Server) routes() {
-	m := s.mux
-	m.HandleFunc("GET /healthz", s.handleHealth)
-	m.HandleFunc("GET /connect", s.handleConnect)
-	m.HandleFunc("GET /readyz", s.handleReady)
-	m.HandleFunc("GET /metrics", s.handleMetrics)
-
-	// Agent addresses: {base}/a/{handle}, with or without a trailing slash.
-	m.HandleFunc("/a/{handle}", s.handleAddress)
-	m.HandleFunc("/a/{handle}/{$}", s.handleAddress)
-	m.HandleFunc("/a/{handle}/.well-known/agent-card.json", s.handleCardV1)
-	m.HandleFunc("/a/{handle}/.well-known/agent.json", s.handleCardV03)
-	m.HandleFunc("POST /a/{handle}/push", s.handlePush)
-
-	// The default agent, if any, also lives at the root.
-	m.HandleFunc("/{$}", s.handleRoot)
-	m.HandleFunc("/.well-known/agent-card.json", s.handleCardV1)
-	m.HandleFunc("/.well-known/agent.json", s.handleCardV03)
-
-	// Owner API.
-	m.HandleFunc("GET /account", s.owner(s.handleWhoami))
-	m.HandleFunc("POST /account/rotate", s.owner(s.handleRotateOwnToken))
-	m.HandleFunc("POST /accounts", s.operator(s.handleCreateAccount))
-	m.HandleFunc("GET /accounts", s.operator(s.handleListAccounts))
-	m.HandleFunc("GET /accounts/{id}", s.operator(s.handleGetAccount))
-	m.HandleFunc("PATCH /accounts/{id}", s.operator(s.handleUpdateAccount))
-	m.HandleFunc("POST /accounts/{id}/rotate", s.operator(s.handleRotateAccountToken))
-
-	m.HandleFunc("POST /agents", s.owner(s.handleCreateAgent))
-	m.HandleFunc("GET /agents", s.owner(s.handleListAgents))
-	m.HandleFunc("GET /agents/{ref}", s.owner(s.handleGetAgent))
-	m.HandleFunc("PATCH /agents/{ref}", s.owner(s.handleUpdateAgent))
-	m.HandleFunc("DELETE /agents/{ref}", s.owner(s.handleDeleteAgent))
-	m.HandleFunc("POST /agents/{ref}/tokens", s.owner(s.handleIssueToken))
-	m.HandleFunc("GET /agents/{ref}/tokens", s.owner(s.handleListTokens))
-	m.HandleFunc("DELETE /agents/{ref}/tokens/{label}", s.owner(s.handleRevokeToken))
-	m.HandleFunc("GET /agents/{ref}/inbox", s.owner(s.handleInbox))
-	m.HandleFunc("POST /agents/{ref}/agent-token", s.owner(s.handleRotateAgentToken))
-	m.HandleFunc("POST /agents/{ref}/webhook-secret", s.owner(s.handleRotateWebhookSecret))
-	m.HandleFunc("GET /agents/{ref}/deliveries", s.owner(s.handleDeliveries))
-	m.HandleFunc("GET /agents/{ref}/wake", s.owner(s.handleShowWake))
-	m.HandleFunc("PUT /agents/{ref}/wake", s.owner(s.handleSetWake))
-	m.HandleFunc("DELETE /agents/{ref}/wake", s.owner(s.handleDeleteWake))
-	m.HandleFunc("POST /agents/{ref}/wake/test", s.owner(s.handleTestWake))
-
-	m.HandleFunc("POST /agents/{ref}/outbox", s.owner(s.handleCreateOutbound))
-	m.HandleFunc("GET /agents/{ref}/outbox", s.owner(s.handleListOutbound))
-	m.HandleFunc("GET /agents/{ref}/history/{contextId}", s.owner(s.handleHistory))
-	m.HandleFunc("GET /outbox/{id}", s.owner(s.handleGetOutbound))
-	m.HandleFunc("PATCH /outbox/{id}", s.owner(s.handleUpdateOutbound))
-
-	m.HandleFunc("GET /tasks/{id}", s.owner(s.handleGetTask))
-	m.HandleFunc("POST /tasks/{id}/reply", s.owner(s.handleReply))
-	m.HandleFunc("GET /tasks/{id}/pushes", s.owner(s.handleTaskPushes))
-
-	m.HandleFunc("/", s.handleNotFound)
+	s.table = s.routeTable()
+	for _, rt := range s.table {
+		var h http.Handler
+		switch {
+		case rt.Access == AccessOwner && rt.owner != nil && rt.serve == nil:
+			h = s.owner(rt.owner)
+		case rt.Access == AccessOperator && rt.owner != nil && rt.serve == nil:
+			h = s.operator(rt.owner)
+		case rt.Access != AccessOwner && rt.Access != AccessOperator && rt.serve != nil && rt.owner == nil:
+			h = rt.serve
+		default:
+			panic("httpapi: route " + rt.String() + ": its handler does not fit access " + string(rt.Access))
+		}
+		s.mux.Handle(rt.String(), h)
+	}
 }
 
 // handleConnect hands connector agents' WebSocket requests to Connect.
@@ -307,6 +417,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := switchboard.ErrorCode(err)
 	if code == switchboard.EINTERNAL {
 		s.logInternal(r, err)
+	}
+	if code == switchboard.EUNAUTHORIZED && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`) // a 401 says how to authenticate
 	}
 	writeJSON(w, httpStatus(code), ownerapi.Error{Error: switchboard.ErrorMessage(err)})
 }

@@ -1,0 +1,465 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/httpapi"
+)
+
+// TestAuthorizationMatrix presents every credential (authz_world_test.go)
+// to every route of the server's route table and checks the answer. The
+// rows are keyed by route: a route without a row fails the test, so a new
+// route cannot be added without saying who may call it.
+//
+// The path of each request names real objects: those of account A, which
+// owns them, except for the disabled account's credentials, which are
+// presented on that account's own objects. Where another owner's object is
+// refused, the answer must be the one a missing object gets, byte for byte.
+func TestAuthorizationMatrix(t *testing.T) {
+	rows := authzRows()
+	routes := newAuthzServer(t, "").api.Routes()
+	seen := make(map[string]bool)
+	for _, rt := range routes {
+		key := rt.String()
+		seen[key] = true
+		row, ok := rows[key]
+		switch {
+		case !ok:
+			t.Errorf("route %s (access %s) has no row in the authorization matrix: add its expectations to authzRows", key, rt.Access)
+			continue
+		case row.access != rt.Access:
+			t.Errorf("route %s declares access %q; the matrix expects %q", key, rt.Access, row.access)
+		case len(row.want) != len(creds):
+			t.Errorf("route %s: the matrix gives %d of the %d credentials an answer", key, len(row.want), len(creds))
+			continue
+		}
+		t.Run(key, func(t *testing.T) {
+			t.Parallel()
+			runAuthzRow(t, key, row)
+		})
+	}
+	for key := range rows {
+		if !seen[key] {
+			t.Errorf("the authorization matrix has a row for %s, which is no route", key)
+		}
+	}
+}
+
+// authzRow is what the matrix expects of one route.
+type authzRow struct {
+	access httpapi.Access // what the route table must declare
+	// req is the request, its path filled from the estate.
+	req  func(e *estate) authzReq
+	want want
+	// root marks a route of the default agent: the owning account's agent
+	// is the default agent, and its estate is shared by every credential
+	// (the requests change nothing).
+	root bool
+	// rpc marks an A2A JSON-RPC call asking for the task of A's peer: a
+	// refused token gets -31401; another peer of the agent gets -32001,
+	// exactly as for a missing task; the task's peer gets the task.
+	rpc bool
+	// check looks at an answer with a 2xx status.
+	check func(t *testing.T, x authzCase, r *response)
+}
+
+// authzCase is one credential on one route.
+type authzCase struct {
+	route  string
+	cred   cred
+	e      *estate // the estate that filled the path
+	caller string  // the account of an owner credential
+}
+
+// want is the HTTP status the matrix expects for each credential.
+type want map[cred]int
+
+// every returns a want with every credential at status.
+func every(status int) want {
+	w := make(want, len(creds))
+	for _, c := range creds {
+		w[c] = status
+	}
+	return w
+}
+
+// and sets the given credentials to status.
+func (w want) and(status int, cs ...cred) want {
+	for _, c := range cs {
+		w[c] = status
+	}
+	return w
+}
+
+var disabledCreds = []cred{credOwnerDisabled, credPeerDisabled, credAgentDisabled}
+
+// ownerOf: an owner-API route on an object of A's. Another owner is told
+// it does not exist; a disabled account is refused.
+func ownerOf(ok int) want {
+	return every(http.StatusUnauthorized).and(http.StatusNotFound, credOwnerOther).
+		and(ok, credOwner, credOperator).and(http.StatusForbidden, credOwnerDisabled)
+}
+
+// anyOwner: an owner-API route on the caller's own account.
+func anyOwner(ok int) want {
+	return every(http.StatusUnauthorized).and(ok, credOwnerOther, credOwner, credOperator).and(http.StatusForbidden, credOwnerDisabled)
+}
+
+// operatorOnly: an operator route; owners are refused.
+func operatorOnly(ok int) want {
+	return every(http.StatusUnauthorized).and(http.StatusForbidden, credOwnerOther, credOwner, credOwnerDisabled).and(ok, credOperator)
+}
+
+// addressPage: a public page of A's agent; a disabled account's agents are
+// gone.
+func addressPage(ok int) want { return every(ok).and(http.StatusNotFound, disabledCreds...) }
+
+// peerCall: A2A JSON-RPC at A's agent's address, answered with HTTP 200
+// (result or JSON-RPC error) for its peers only.
+func peerCall() want {
+	return every(http.StatusUnauthorized).and(http.StatusOK, credPeerSibling, credPeer).and(http.StatusNotFound, disabledCreds...)
+}
+
+// authzRows returns the matrix: what each route answers each credential,
+// keyed by the route as Route.String spells it.
+func authzRows() map[string]authzRow {
+	getTask := func(path string) func(e *estate) authzReq {
+		return func(e *estate) authzReq {
+			body := `{"jsonrpc":"2.0","id":"req-1","method":"GetTask","params":{"id":"` + string(e.task) + `"}}`
+			return authzReq{method: "POST", path: strings.ReplaceAll(path, "{handle}", e.agent.Handle), body: body,
+				header: map[string]string{"A2A-Version": "1.0"}}
+		}
+	}
+	landing := func(path string) func(e *estate) authzReq {
+		return func(e *estate) authzReq {
+			return authzReq{method: "GET", path: strings.ReplaceAll(path, "{handle}", e.agent.Handle)}
+		}
+	}
+	preflight := func(path string) func(e *estate) authzReq {
+		return func(e *estate) authzReq {
+			return authzReq{method: "OPTIONS", path: strings.ReplaceAll(path, "{handle}", e.agent.Handle)}
+		}
+	}
+	showsHandle := func(t *testing.T, x authzCase, r *response) {
+		if r.json["handle"] != x.e.agent.Handle {
+			t.Errorf("%s as %s: not the landing of %s: %s", x.route, x.cred, x.e.agent.Handle, r.body)
+		}
+	}
+	showsName := func(t *testing.T, x authzCase, r *response) {
+		if r.json["name"] != x.e.agent.Name {
+			t.Errorf("%s as %s: not the card of %s: %s", x.route, x.cred, x.e.agent.Handle, r.body)
+		}
+	}
+	noBody := func(t *testing.T, x authzCase, r *response) {}
+	return map[string]authzRow{
+		"GET /healthz": {access: httpapi.AccessPublic, want: every(http.StatusOK),
+			req:   func(*estate) authzReq { return authzReq{method: "GET", path: "/healthz"} },
+			check: field("ok", func(authzCase) any { return true })},
+		"GET /readyz": {access: httpapi.AccessPublic, want: every(http.StatusOK),
+			req:   func(*estate) authzReq { return authzReq{method: "GET", path: "/readyz"} },
+			check: field("status", func(authzCase) any { return "ready" })},
+		"GET /metrics": {access: httpapi.AccessPublic, want: every(http.StatusOK),
+			req:   func(*estate) authzReq { return authzReq{method: "GET", path: "/metrics"} },
+			check: contains(func(authzCase) string { return "switchboard_http_requests_total" })},
+		// The agent token names the agent that connects: any valid one is
+		// let in, a disabled account's is refused.
+		"GET /connect": {access: httpapi.AccessAgent,
+			want: every(http.StatusUnauthorized).and(http.StatusSwitchingProtocols, credAgent, credAgentOther).
+				and(http.StatusForbidden, credAgentDisabled),
+			req:   func(*estate) authzReq { return authzReq{method: "GET", path: "/connect", ws: true} },
+			check: noBody},
+
+		"GET /a/{handle}":      {access: httpapi.AccessPublic, want: addressPage(http.StatusOK), req: landing("/a/{handle}"), check: showsHandle},
+		"POST /a/{handle}":     {access: httpapi.AccessPeer, want: peerCall(), rpc: true, req: getTask("/a/{handle}")},
+		"/a/{handle}":          {access: httpapi.AccessPublic, want: addressPage(http.StatusNoContent), req: preflight("/a/{handle}"), check: noBody},
+		"GET /a/{handle}/{$}":  {access: httpapi.AccessPublic, want: addressPage(http.StatusOK), req: landing("/a/{handle}/"), check: showsHandle},
+		"POST /a/{handle}/{$}": {access: httpapi.AccessPeer, want: peerCall(), rpc: true, req: getTask("/a/{handle}/")},
+		"/a/{handle}/{$}":      {access: httpapi.AccessPublic, want: addressPage(http.StatusNoContent), req: preflight("/a/{handle}/"), check: noBody},
+		"/a/{handle}/.well-known/agent-card.json": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
+			req: landing("/a/{handle}/.well-known/agent-card.json"), check: showsName},
+		"/a/{handle}/.well-known/agent.json": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
+			req: landing("/a/{handle}/.well-known/agent.json"), check: showsName},
+		// Only the push token of an outbound record of the agent, about
+		// that record's task.
+		"POST /a/{handle}/push": {access: httpapi.AccessPush,
+			want: every(http.StatusUnauthorized).and(http.StatusOK, credPush).and(http.StatusNotFound, disabledCreds...),
+			req: func(e *estate) authzReq {
+				body := `{"statusUpdate":{"taskId":"` + e.remote + `","contextId":"` + e.contextID + `","status":{"state":"TASK_STATE_WORKING"}}}`
+				return authzReq{method: "POST", path: "/a/" + e.agent.Handle + "/push", body: body}
+			},
+			check: field("ok", func(authzCase) any { return true })},
+
+		// The default agent at the root is A's agent.
+		"GET /{$}": {access: httpapi.AccessPublic, root: true, want: every(http.StatusOK), req: landing("/"), check: showsHandle},
+		"POST /{$}": {access: httpapi.AccessPeer, root: true, rpc: true, req: getTask("/"),
+			want: every(http.StatusUnauthorized).and(http.StatusOK, credPeerSibling, credPeer)},
+		"/{$}": {access: httpapi.AccessPublic, root: true, want: every(http.StatusNoContent), req: preflight("/"), check: noBody},
+		"/.well-known/agent-card.json": {access: httpapi.AccessPublic, root: true, want: every(http.StatusOK),
+			req: landing("/.well-known/agent-card.json"), check: showsName},
+		"/.well-known/agent.json": {access: httpapi.AccessPublic, root: true, want: every(http.StatusOK),
+			req: landing("/.well-known/agent.json"), check: showsName},
+
+		"GET /account": {access: httpapi.AccessOwner, want: anyOwner(http.StatusOK),
+			req:   func(*estate) authzReq { return authzReq{method: "GET", path: "/account"} },
+			check: field("id", func(x authzCase) any { return x.caller })},
+		"POST /account/rotate": {access: httpapi.AccessOwner, want: anyOwner(http.StatusOK),
+			req:   func(*estate) authzReq { return authzReq{method: "POST", path: "/account/rotate"} },
+			check: field("id", func(x authzCase) any { return x.caller })},
+		"POST /accounts": {access: httpapi.AccessOperator, want: operatorOnly(http.StatusCreated),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/accounts", body: `{"name":"new-` + e.name + `"}`}
+			},
+			check: field("name", func(x authzCase) any { return "new-" + x.e.name })},
+		"GET /accounts": {access: httpapi.AccessOperator, want: operatorOnly(http.StatusOK),
+			req:   func(*estate) authzReq { return authzReq{method: "GET", path: "/accounts"} },
+			check: contains(func(x authzCase) string { return x.e.acct.ID })},
+		"GET /accounts/{id}": {access: httpapi.AccessOperator, want: operatorOnly(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/accounts/" + e.acct.ID} },
+			check: field("id", func(x authzCase) any { return x.e.acct.ID })},
+		"PATCH /accounts/{id}": {access: httpapi.AccessOperator, want: operatorOnly(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "PATCH", path: "/accounts/" + e.acct.ID, body: `{"name":"renamed-` + e.name + `"}`}
+			},
+			check: field("name", func(x authzCase) any { return "renamed-" + x.e.name })},
+		"POST /accounts/{id}/rotate": {access: httpapi.AccessOperator, want: operatorOnly(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "POST", path: "/accounts/" + e.acct.ID + "/rotate"} },
+			check: field("id", func(x authzCase) any { return x.e.acct.ID })},
+
+		// An agent for A: only A and the operator may create one.
+		"POST /agents": {access: httpapi.AccessOwner,
+			want: every(http.StatusUnauthorized).and(http.StatusCreated, credOwner, credOperator).
+				and(http.StatusForbidden, credOwnerOther, credOwnerDisabled),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents",
+					body: `{"handle":"new-` + e.name + `","mode":"inbox","account_id":"` + e.acct.ID + `"}`}
+			},
+			check: field("account_id", func(x authzCase) any { return x.e.acct.ID })},
+		// A's agents: only the operator may ask for another account's.
+		"GET /agents": {access: httpapi.AccessOwner, want: anyOwner(http.StatusOK),
+			req: func(e *estate) authzReq { return authzReq{method: "GET", path: "/agents?account=" + e.acct.ID} },
+			check: func(t *testing.T, x authzCase, r *response) {
+				if x.cred.entitled() && !bytes.Contains(r.body, []byte(x.e.agent.ID)) {
+					t.Errorf("%s as %s: A's agent is not listed: %s", x.route, x.cred, r.body)
+				}
+			}},
+		"GET /agents/{ref}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/agents/" + e.agent.ID} },
+			check: field("id", func(x authzCase) any { return x.e.agent.ID })},
+		"PATCH /agents/{ref}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "PATCH", path: "/agents/" + e.agent.Handle, body: `{"description":"updated"}`}
+			},
+			check: field("description", func(authzCase) any { return "updated" })},
+		"DELETE /agents/{ref}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "DELETE", path: "/agents/" + e.agent.Handle} },
+			check: field("id", func(x authzCase) any { return x.e.agent.ID })},
+		"POST /agents/{ref}/tokens": {access: httpapi.AccessOwner, want: ownerOf(http.StatusCreated),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/tokens", body: `{"label":"fresh"}`}
+			},
+			check: field("label", func(authzCase) any { return "fresh" })},
+		"GET /agents/{ref}/tokens": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/tokens"}
+			},
+			check: contains(func(authzCase) string { return `"label":"sibling"` })},
+		"DELETE /agents/{ref}/tokens/{label}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "DELETE", path: "/agents/" + e.agent.Handle + "/tokens/" + e.spare}
+			},
+			check: field("revoked", func(authzCase) any { return true })},
+		"GET /agents/{ref}/inbox": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/inbox"} },
+			check: contains(func(x authzCase) string { return string(x.e.task) })},
+		"POST /agents/{ref}/agent-token": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/agent-token"}
+			},
+			check: field("agent", func(x authzCase) any { return x.e.agent.Handle })},
+		"POST /agents/{ref}/webhook-secret": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents/" + e.webhook.Handle + "/webhook-secret"}
+			},
+			check: field("agent", func(x authzCase) any { return x.e.webhook.Handle })},
+		"GET /agents/{ref}/deliveries": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/deliveries"}
+			},
+			check: contains(func(x authzCase) string { return string(x.e.task) })},
+		"GET /agents/{ref}/wake": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/wake"} },
+			check: field("agent", func(x authzCase) any { return x.e.agent.Handle })},
+		"PUT /agents/{ref}/wake": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "PUT", path: "/agents/" + e.agent.Handle + "/wake", body: `{"debounce_seconds":5}`}
+			},
+			check: field("debounce_seconds", func(authzCase) any { return 5.0 })},
+		"DELETE /agents/{ref}/wake": {access: httpapi.AccessOwner, want: ownerOf(http.StatusNoContent),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "DELETE", path: "/agents/" + e.agent.Handle + "/wake"}
+			},
+			check: noBody},
+		"POST /agents/{ref}/wake/test": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/wake/test"}
+			},
+			check: field("ok", func(authzCase) any { return true })},
+
+		"POST /agents/{ref}/outbox": {access: httpapi.AccessOwner, want: ownerOf(http.StatusCreated),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/outbox",
+					body: `{"target":"carol","endpoint":"https://carol.example/a2a","protocol":"1.0"}`}
+			},
+			check: field("agent_id", func(x authzCase) any { return x.e.agent.ID })},
+		"GET /agents/{ref}/outbox": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/outbox"}
+			},
+			check: contains(func(x authzCase) string { return x.e.outbound })},
+		"GET /agents/{ref}/history/{contextId}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/history/" + e.contextID}
+			},
+			check: contains(func(x authzCase) string { return string(x.e.task) })},
+		"GET /outbox/{id}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/outbox/" + e.outbound} },
+			check: field("id", func(x authzCase) any { return x.e.outbound })},
+		"PATCH /outbox/{id}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "PATCH", path: "/outbox/" + e.outbound, body: `{"source":"send","error":"connection refused"}`}
+			},
+			check: field("error", func(authzCase) any { return "connection refused" })},
+
+		"GET /tasks/{id}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/tasks/" + string(e.task)} },
+			check: field("id", func(x authzCase) any { return string(x.e.task) })},
+		"POST /tasks/{id}/reply": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/tasks/" + string(e.task) + "/reply", body: `{"text":"done"}`}
+			},
+			check: field("state", func(authzCase) any { return "completed" })},
+		"GET /tasks/{id}/pushes": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/tasks/" + string(e.task) + "/pushes"} },
+			check: field("task_id", func(x authzCase) any { return string(x.e.task) })},
+
+		"/": {access: httpapi.AccessPublic, want: every(http.StatusNotFound),
+			req: func(*estate) authzReq { return authzReq{method: "GET", path: "/nowhere"} }},
+	}
+}
+
+// field checks that a JSON answer's key holds the value v returns.
+func field(key string, v func(authzCase) any) func(t *testing.T, x authzCase, r *response) {
+	return func(t *testing.T, x authzCase, r *response) {
+		if want := v(x); r.json[key] != want {
+			t.Errorf("%s as %s: %q is %v, want %v: %.300s", x.route, x.cred, key, r.json[key], want, r.body)
+		}
+	}
+}
+
+// contains checks that an answer holds the text s returns.
+func contains(s func(authzCase) string) func(t *testing.T, x authzCase, r *response) {
+	return func(t *testing.T, x authzCase, r *response) {
+		if want := s(x); !bytes.Contains(r.body, []byte(want)) {
+			t.Errorf("%s as %s: the answer lacks %q: %.300s", x.route, x.cred, want, r.body)
+		}
+	}
+}
+
+// runAuthzRow presents every credential to one route, each on a fresh
+// estate of A (an allowed call may change or delete what it names), on a
+// server of its own.
+func runAuthzRow(t *testing.T, route string, row authzRow) {
+	defaultAgent := ""
+	if row.root {
+		defaultAgent = "home"
+	}
+	s := newAuthzServer(t, defaultAgent)
+	b, d := s.estate("b", false), s.estate("d", true)
+	var shared *estate
+	if row.root {
+		shared = s.estate(defaultAgent, false)
+	}
+	for i, c := range creds {
+		t.Run(string(c), func(t *testing.T) {
+			a := shared
+			if a == nil {
+				a = s.estate(fmt.Sprintf("a%d", i), false)
+			}
+			operatorToken := s.ownerToken(s.operator) // an earlier call may have rotated it
+			x := authzCase{route: route, cred: c, e: a, caller: map[cred]string{
+				credOwner: a.acct.ID, credOwnerOther: b.acct.ID, credOperator: s.operator.ID}[c]}
+			if c.disabled() && !row.root { // root paths name no object: they stay A's
+				x.e = d
+			}
+			auth := c.authorization(a, b, d, operatorToken)
+			q := row.req(x.e)
+			r := s.send(q, auth)
+			if r.status != row.want[c] {
+				t.Fatalf("%s as %s: %s %s answered %d, want %d: %.300s", route, c, q.method, q.path, r.status, row.want[c], r.body)
+			}
+			if !c.entitled() {
+				for _, m := range a.markers() {
+					if bytes.Contains(r.body, []byte(m)) {
+						t.Errorf("%s as %s: the answer shows %q of A's: %.300s", route, c, m, r.body)
+					}
+				}
+			}
+			if r.status == http.StatusUnauthorized && r.header.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s as %s: 401 without a WWW-Authenticate challenge", route, c)
+			}
+			switch {
+			case r.status >= 400 && strings.HasPrefix(r.header.Get("Content-Type"), "application/json") && r.json["error"] == nil:
+				t.Errorf("%s as %s: an error answer without an error: %.300s", route, c, r.body)
+			case r.status >= 200 && r.status < 300 && !row.rpc && row.check == nil:
+				t.Errorf("%s as %s: allowed, but the matrix has no check of the answer", route, c)
+			case r.status >= 200 && r.status < 300 && row.check != nil:
+				row.check(t, x, r)
+			}
+			// "Not yours" must read exactly as "not found", and a disabled
+			// account's agent exactly as a missing one.
+			if c == credOwnerOther && r.status == http.StatusNotFound {
+				sameAnswer(t, x, r, s.send(row.req(a.ghost()), auth))
+			}
+			if c.disabled() && r.status == http.StatusNotFound {
+				sameAnswer(t, x, r, s.send(row.req(d.ghost()), auth))
+			}
+			if row.rpc {
+				checkRPC(t, x, r, func() *response { return s.send(row.req(a.ghostTask()), auth) })
+			}
+		})
+	}
+}
+
+// checkRPC checks the JSON-RPC answer of a call for A's peer's task.
+func checkRPC(t *testing.T, x authzCase, r *response, missing func() *response) {
+	t.Helper()
+	switch {
+	case r.status == http.StatusUnauthorized:
+		if code := r.rpcErrorCode(); code != -31401 {
+			t.Errorf("%s as %s: JSON-RPC error %d, want -31401: %.300s", x.route, x.cred, code, r.body)
+		}
+	case x.cred == credPeerSibling:
+		if code := r.rpcErrorCode(); code != -32001 {
+			t.Errorf("%s as %s: JSON-RPC error %d, want -32001 (task not found): %.300s", x.route, x.cred, code, r.body)
+		}
+		sameAnswer(t, x, r, missing())
+	case x.cred == credPeer:
+		if res := r.result(t); res["id"] != string(x.e.task) {
+			t.Errorf("%s as %s: not the task %s: %.300s", x.route, x.cred, x.e.task, r.body)
+		}
+	}
+}
+
+// sameAnswer checks that a refusal reads exactly as the answer about a
+// missing object.
+func sameAnswer(t *testing.T, x authzCase, refused, missing *response) {
+	t.Helper()
+	if refused.status != missing.status || !bytes.Equal(refused.body, missing.body) {
+		t.Errorf("%s as %s: another's object answers %d %s, a missing one %d %s", x.route, x.cred,
+			refused.status, refused.body, missing.status, missing.body)
+	}
+}

@@ -1,0 +1,281 @@
+package httpapi_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/coder/websocket"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/metrics"
+	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/wake"
+)
+
+// This file holds what the authorization matrix (authz_test.go) stands on:
+// the credentials it presents, the accounts whose objects fill the paths,
+// and a server that serves every route.
+
+// cred is one kind of credential the matrix presents.
+type cred string
+
+// The credentials, each sent as "Authorization: Bearer <secret>". "A" is
+// the account that owns the objects the path names, "B" another account,
+// "D" a disabled account.
+const (
+	credNone        cred = "none"                 // no Authorization header
+	credMalformed   cred = "malformed"            // "Bearer x"
+	credPeerRevoked cred = "peer-revoked"         // a revoked peer token of A's agent
+	credPeerOther   cred = "peer-of-other-agent"  // a peer token of B's agent
+	credPeerSibling cred = "peer-other-label"     // a peer token of A's agent, not the task's peer
+	credPeer        cred = "peer"                 // the peer token of A's agent that sent A's task
+	credAgentOther  cred = "agent-of-other-agent" // the agent token of B's agent
+	credAgent       cred = "agent"                // the agent token of A's agent
+	credPushOther   cred = "push-of-other-agent"  // the push token of B's outbound record
+	credPush        cred = "push"                 // the push token of A's outbound record
+	credOwnerOther  cred = "owner-of-other-account"
+	credOwner       cred = "owner" // A's owner token
+	credOperator    cred = "operator"
+	// The disabled account's credentials, presented on its own objects: D
+	// fills the path.
+	credOwnerDisabled cred = "owner-disabled"
+	credPeerDisabled  cred = "peer-disabled"
+	credAgentDisabled cred = "agent-disabled"
+)
+
+// creds lists every credential, in the order the matrix presents them.
+var creds = []cred{
+	credNone, credMalformed, credPeerRevoked, credPeerOther, credPeerSibling, credPeer,
+	credAgentOther, credAgent, credPushOther, credPush, credOwnerOther, credOwner, credOperator,
+	credOwnerDisabled, credPeerDisabled, credAgentDisabled,
+}
+
+// disabled reports whether the credential is the disabled account's, whose
+// own objects then fill the path.
+func (c cred) disabled() bool {
+	return c == credOwnerDisabled || c == credPeerDisabled || c == credAgentDisabled
+}
+
+// entitled reports whether the credential may see the private parts of A's
+// objects (its task's text, its agent's id, its outbound record).
+func (c cred) entitled() bool {
+	return c == credOwner || c == credOperator || c == credPeer
+}
+
+// authorization returns the Authorization header the credential sends, or
+// "" for none. a is the owning account, b the other, d the disabled one.
+func (c cred) authorization(a, b, d *estate, operatorToken string) string {
+	secret := map[cred]string{
+		credMalformed: "x", credPeerRevoked: a.revokedToken, credPeerOther: b.peerToken, credPeerSibling: a.siblingToken,
+		credPeer: a.peerToken, credAgentOther: b.agentToken, credAgent: a.agentToken, credPushOther: b.pushToken,
+		credPush: a.pushToken, credOwnerOther: b.ownerToken, credOwner: a.ownerToken, credOperator: operatorToken,
+		credOwnerDisabled: d.ownerToken, credPeerDisabled: d.peerToken, credAgentDisabled: d.agentToken,
+	}[c]
+	if secret == "" {
+		return ""
+	}
+	return "Bearer " + secret
+}
+
+// estate is an account with one of everything a path can name: the
+// objects the matrix probes.
+type estate struct {
+	name       string
+	acct       *switchboard.Account
+	ownerToken string
+	// agent is a connector agent: the address, the WebSocket, the task and
+	// the outbound record are its.
+	agent      *switchboard.Agent
+	agentToken string
+	webhook    *switchboard.Agent // a webhook agent, for its secret
+	// peerToken sent task; siblingToken is another peer of the agent;
+	// revokedToken was revoked; spare labels a token there to revoke.
+	peerToken, siblingToken, revokedToken, spare string
+
+	task      a2a.TaskID
+	contextID string
+	note      string // the text of the task's message
+	outbound  string // the id of the agent's outbound record
+	remote    string // the remote task id of the record
+	pushToken string // the record's push token
+}
+
+// markers are strings of the estate that only an entitled caller may see.
+func (e *estate) markers() []string { return []string{e.agent.ID, e.note, e.outbound} }
+
+// ghost returns the estate with every object it names replaced by one that
+// does not exist, to compare "not yours" with "not found".
+func (e *estate) ghost() *estate {
+	g := *e
+	g.acct = &switchboard.Account{ID: switchboard.NewID()}
+	g.agent = &switchboard.Agent{ID: switchboard.NewID(), Handle: "ghost-" + e.name}
+	g.webhook = &switchboard.Agent{ID: switchboard.NewID(), Handle: "ghost-" + e.name + "-hook"}
+	g.task, g.outbound, g.contextID, g.spare = a2a.TaskID(switchboard.NewID()), switchboard.NewID(), "ghost", "ghost"
+	return &g
+}
+
+// ghostTask returns the estate with its task replaced by one that does not
+// exist: the same address, asked about a missing task.
+func (e *estate) ghostTask() *estate {
+	g := *e
+	g.task = a2a.TaskID(switchboard.NewID())
+	return &g
+}
+
+// authzServer is a harness that serves every route: with a hub at
+// /connect, wakes reaching a loopback receiver, and metrics.
+type authzServer struct {
+	*harness
+	wakeURL string // a receiver that answers 202
+}
+
+func newAuthzServer(t *testing.T, defaultAgent string) *authzServer {
+	t.Helper()
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, "woken")
+	}))
+	t.Cleanup(recv.Close)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bus := membus.New()
+	reg := metrics.NewRegistry()
+	var connect *hub.Hub
+	h := newHarness(t,
+		withConfig(func(c *httpapi.Config) { c.DefaultAgent, c.PushNotifications = defaultAgent, true }),
+		withDeps(func(d *httpapi.Deps) {
+			store := d.Agents.(switchboard.Store)
+			opts := netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+			d.Wakes = wake.NewService(store, store, bus, wake.New(opts), log)
+			d.Wakes.CheckTemplate = wake.CheckTemplate
+			d.Wakes.AllowHTTP = opts.AllowsPlainHTTP()
+			connect = hub.New(hub.Deps{Service: d.Tasks, Agents: d.Agents, Tokens: d.Tokens, Bus: bus, Logger: log,
+				InstanceID: d.Tasks.InstanceID}, hub.Config{})
+			d.Connect = connect
+			d.MetricsHandler = reg
+		}))
+	reg.MustRegister(h.api.Metrics()...)
+	// Registered after the harness's, so run before it: the connections
+	// end while the store is open.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = connect.Shutdown(ctx)
+		_ = bus.Close()
+	})
+	return &authzServer{harness: h, wakeURL: recv.URL + "/wake"}
+}
+
+// estate makes an account named name with its objects; a disabled one is
+// disabled once they exist.
+func (s *authzServer) estate(name string, disabled bool) *estate {
+	s.t.Helper()
+	ctx := context.Background()
+	e := &estate{name: name, spare: "spare", note: "note of " + name, remote: "remote-" + name,
+		pushToken: "push-token-of-" + name + "-0123456789"}
+	e.acct, e.ownerToken = s.account(name)
+	e.agent = &switchboard.Agent{ID: switchboard.NewID(), AccountID: e.acct.ID, Handle: name, Name: "Agent " + name,
+		Mode: switchboard.ModeConnector, Version: "1.0.0", AcceptsTasks: true}
+	must(s.t, s.db.CreateAgent(ctx, e.agent))
+	e.webhook = &switchboard.Agent{ID: switchboard.NewID(), AccountID: e.acct.ID, Handle: name + "-hook", Name: "Hook " + name,
+		Mode: switchboard.ModeWebhook, Endpoint: "https://hook.example/" + name, WebhookSecret: switchboard.NewWebhookSecret(),
+		Version: "1.0.0", AcceptsTasks: true}
+	must(s.t, s.db.CreateAgent(ctx, e.webhook))
+
+	secret, hash := switchboard.NewToken(switchboard.TokenAgent)
+	must(s.t, s.db.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenAgent, AgentID: e.agent.ID}, true))
+	e.agentToken = secret
+	e.peerToken = s.peerToken(e.agent, "peer")
+	e.siblingToken = s.peerToken(e.agent, "sibling")
+	s.peerToken(e.agent, e.spare)
+	e.revokedToken = s.peerToken(e.agent, "gone")
+	kind, label := switchboard.TokenPeer, "gone"
+	_, err := s.db.RevokeTokens(ctx, switchboard.TokenFilter{Kind: &kind, AgentID: &e.agent.ID, Label: &label})
+	must(s.t, err)
+
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(e.note))
+	task, _, err := s.tasks.SendMessage(ctx, e.agent, s.peerOf(e.peerToken), &a2a.SendMessageRequest{Message: msg}, switchboard.ProtocolV1)
+	must(s.t, err)
+	e.task, e.contextID = task.ID(), task.A2A.ContextID
+
+	o := &switchboard.Outbound{AgentID: e.agent.ID, Target: "bob", Endpoint: "https://bob.example/a2a", Protocol: switchboard.ProtocolV1,
+		ContextID: e.contextID, TaskID: a2a.TaskID(e.remote), MessageID: "m-" + name, Text: "hello bob"}
+	must(s.t, s.outbox.Record(ctx, o, e.pushToken))
+	e.outbound = o.ID
+
+	now := time.Now().UTC()
+	must(s.t, s.db.SaveWakeConfig(ctx, &switchboard.WakeConfig{AgentID: e.agent.ID, URL: s.wakeURL, Preset: wake.PresetGeneric,
+		Debounce: time.Minute, CreatedAt: now, UpdatedAt: now}))
+
+	if disabled {
+		yes := true
+		_, err := s.db.UpdateAccount(ctx, e.acct.ID, switchboard.AccountUpdate{Disabled: &yes})
+		must(s.t, err)
+	}
+	return e
+}
+
+// authzReq is one request of the matrix, before its credential.
+type authzReq struct {
+	method, path, body string
+	header             map[string]string
+	// ws dials a WebSocket (with the connector subprotocol) instead; the
+	// status is the upgrade's.
+	ws bool
+}
+
+// send makes the request with the Authorization header auth (none if
+// empty).
+func (s *authzServer) send(q authzReq, auth string) *response {
+	s.t.Helper()
+	if q.ws {
+		return s.dialWS(q.path, auth)
+	}
+	hdr := map[string]string{}
+	if q.body != "" {
+		hdr["Content-Type"] = "application/json"
+	}
+	for k, v := range q.header {
+		hdr[k] = v
+	}
+	if auth != "" {
+		hdr["Authorization"] = auth
+	}
+	return s.do(q.method, s.srv.URL+q.path, hdr, q.body)
+}
+
+// dialWS opens a WebSocket and closes it at once: its response is the
+// upgrade's status (101 when it was accepted) and, on refusal, the body.
+func (s *authzServer) dialWS(path, auth string) *response {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	hdr := http.Header{}
+	if auth != "" {
+		hdr.Set("Authorization", auth)
+	}
+	ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.srv.URL, "http")+path,
+		&websocket.DialOptions{HTTPHeader: hdr, Subprotocols: []string{connproto.Subprotocol}})
+	if ws != nil {
+		_ = ws.CloseNow()
+	}
+	if resp == nil {
+		s.t.Fatalf("dial %s: %v", path, err)
+	}
+	r := &response{status: resp.StatusCode, header: resp.Header}
+	if resp.StatusCode != http.StatusSwitchingProtocols && resp.Body != nil {
+		r.body, _ = io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+	}
+	return r
+}
