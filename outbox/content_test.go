@@ -7,28 +7,16 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/parttest"
 	"github.com/switchboard-dev/switchboard/outbox"
 )
-
-// emptyParts are parts without content the store could write and read
-// back: a data part without data, as a conversion from A2A 0.3 makes it (a
-// nil map, or a compat value of null), a URL or bytes that are not there,
-// a part with no content at all, and a missing part.
-var emptyParts = map[string]*a2a.Part{
-	"NilMap":   {Content: a2a.Data{Value: map[string]any(nil)}},
-	"NilValue": {Content: a2a.Data{}},
-	"NoURL":    {Content: a2a.URL("")},
-	"NilRaw":   {Content: a2a.Raw(nil)},
-	"NoPart":   nil,
-	"Unknown":  {},
-}
 
 // TestOutboundKeepsOnlyPartsWithContent checks that a remote agent's answer
 // with parts that have no content is recorded without them, in a form that
 // reads back: the answer is not ours to refuse, and the record must not be
 // lost.
 func TestOutboundKeepsOnlyPartsWithContent(t *testing.T) {
-	for name, part := range emptyParts {
+	for name, part := range parttest.Empty() {
 		t.Run(name, func(t *testing.T) {
 			parts := a2a.ContentParts{a2a.NewTextPart("kept"), part}
 			msg := &a2a.Message{ID: "m", TaskID: "r1", Role: a2a.MessageRoleAgent, Parts: parts}

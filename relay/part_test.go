@@ -6,20 +6,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/parttest"
 )
-
-// emptyParts are parts without content the store could write and read
-// back: a data part without data, as a conversion from A2A 0.3 makes it (a
-// nil map, or a compat value of null), a URL or bytes that are not there,
-// a part with no content at all, and a missing part.
-var emptyParts = map[string]*a2a.Part{
-	"NilMap":   {Content: a2a.Data{Value: map[string]any(nil)}},
-	"NilValue": {Content: a2a.Data{}},
-	"NoURL":    {Content: a2a.URL("")},
-	"NilRaw":   {Content: a2a.Raw(nil)},
-	"NoPart":   nil,
-	"Unknown":  {},
-}
 
 // TestAgentPartsWithoutContentAreRefused checks that an agent's message or
 // artifact with such a part is refused as the agent's fault, and the task
@@ -28,7 +16,7 @@ func TestAgentPartsWithoutContentAreRefused(t *testing.T) {
 	f := connectorFixture(t)
 	ctx := context.Background()
 	task := f.send(t, "m1", "hello")
-	for name, part := range emptyParts {
+	for name, part := range parttest.Empty() {
 		parts := a2a.ContentParts{a2a.NewTextPart("fine"), part}
 		for kind, ev := range map[string]a2a.Event{
 			"Message":  &a2a.Message{ID: "m", Role: a2a.MessageRoleAgent, Parts: parts},
