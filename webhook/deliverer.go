@@ -47,19 +47,30 @@ type Deliverer struct {
 	Now func() time.Time
 }
 
-// Task is the body posted to {endpoint}/a2a/task.
+// Task is the body posted to {endpoint}/a2a/task: the original network's
+// shape (from_agent_id, task_description, payload.message as text), which
+// a receiver written for it reads as it always did, and Switchboard's
+// additions in fields of their own.
 type Task struct {
-	// FromAgentID names the sender: the label of the peer that sent the
-	// message (untrusted).
+	// FromAgentID names the sender by id: the sending agent's, or the
+	// stable id of the outside peer that sent the message.
 	FromAgentID string `json:"from_agent_id"`
 	// TaskDescription is the text of the message (untrusted).
 	TaskDescription string `json:"task_description"`
 	Payload         struct {
-		Message *a2a.Message `json:"message"`
+		// Message is the text of the message (untrusted), as the original
+		// network sent it.
+		Message string `json:"message"`
 	} `json:"payload"`
-	TaskID     string `json:"task_id"`
-	ContextID  string `json:"context_id"`
-	DeliveryID string `json:"delivery_id"`
+	// From is the sender's name for people: the peer token's label, or the
+	// sending agent's handle (untrusted).
+	From string `json:"from"`
+	// Message is the whole A2A 1.0 message, with taskId and contextId: its
+	// file and data parts too (untrusted).
+	Message    *a2a.Message `json:"message"`
+	TaskID     string       `json:"task_id"`
+	ContextID  string       `json:"context_id"`
+	DeliveryID string       `json:"delivery_id"`
 }
 
 // Answer is what the endpoint answers.
@@ -137,14 +148,17 @@ func statusError(code int) error {
 }
 
 func newTask(o *switchboard.Offer) *Task {
+	text := switchboard.MessageText(o.Send.Message)
 	t := &Task{
-		FromAgentID:     o.Task.PeerLabel,
-		TaskDescription: switchboard.MessageText(o.Send.Message),
+		FromAgentID:     o.Task.PeerID,
+		TaskDescription: text,
+		From:            o.Task.PeerLabel,
+		Message:         o.Send.Message,
 		TaskID:          string(o.Task.ID()),
 		ContextID:       o.Task.A2A.ContextID,
 		DeliveryID:      o.Delivery.ID,
 	}
-	t.Payload.Message = o.Send.Message
+	t.Payload.Message = text
 	return t
 }
 

@@ -119,8 +119,36 @@ func TestDeliverSignedAndAnswered(t *testing.T) {
 	if task.State() != a2a.TaskStateCompleted || len(task.A2A.Artifacts) != 1 || task.A2A.Artifacts[0].Parts[0].Text() != "the answer is 4" {
 		t.Fatalf("task after the webhook answered: %+v", task.A2A)
 	}
-	if got.FromAgentID != "bob" || got.TaskDescription != "what is 2+2?" || got.Payload.Message == nil || got.TaskID != string(task.ID()) {
+	if got.FromAgentID != f.peer.ID || got.From != "bob" || got.TaskDescription != "what is 2+2?" || got.TaskID != string(task.ID()) ||
+		got.Message == nil || got.Message.ID == "" || switchboard.MessageText(got.Message) != "what is 2+2?" {
 		t.Fatalf("webhook body: %+v", got)
+	}
+}
+
+// TestLegacyReceiverReadsTheOriginalShape: a receiver written for the
+// original network reads payload.message as text and from_agent_id as the
+// sender's id; it must work as it is, reading the body into a map.
+func TestLegacyReceiverReadsTheOriginalShape(t *testing.T) {
+	var reply string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		payload, _ := body["payload"].(map[string]any)
+		msg, ok := payload["message"].(string) // the original receiver: "got: " + msg
+		from, _ := body["from_agent_id"].(string)
+		if !ok {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		reply = "got: " + msg + " from " + from
+		_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "agent": "legacy", "result": reply})
+	}))
+	defer srv.Close()
+	f := newFixture(t, srv.URL, netguard.Options{AllowPrivate: true})
+	task, err := f.wait(t, f.send(t, "hello"))
+	must(t, err)
+	if task.State() != a2a.TaskStateCompleted || reply != "got: hello from "+f.peer.ID {
+		t.Fatalf("legacy receiver: %s, %q", task.State(), reply)
 	}
 }
 
