@@ -14,14 +14,15 @@ type Code string
 // protocol's own error classes so that the JSON-RPC edge can answer with the
 // codes of the specification table.
 const (
-	EINTERNAL     Code = "internal"     // unexpected failure, details logged only
-	EINVALID      Code = "invalid"      // the request is malformed or breaks a rule
-	ENOTFOUND     Code = "not_found"    // missing, or not visible to the caller
-	ECONFLICT     Code = "conflict"     // the resource exists, or is in the wrong state
-	EUNAUTHORIZED Code = "unauthorized" // no valid credential
-	EFORBIDDEN    Code = "forbidden"    // a valid credential without the right
-	ETOOLARGE     Code = "too_large"    // a body or field over its limit
-	ERATELIMITED  Code = "rate_limited" // too many requests in the window
+	EINTERNAL     Code = "internal"       // unexpected failure, details logged only
+	EINVALID      Code = "invalid"        // the request is malformed or breaks a rule
+	ENOTFOUND     Code = "not_found"      // missing, or not visible to the caller
+	ECONFLICT     Code = "conflict"       // the resource exists, or is in the wrong state
+	EUNAUTHORIZED Code = "unauthorized"   // no valid credential
+	EFORBIDDEN    Code = "forbidden"      // a valid credential without the right
+	ETOOLARGE     Code = "too_large"      // a body or field over its limit
+	ERATELIMITED  Code = "rate_limited"   // too many requests in the window
+	EQUOTA        Code = "quota_exceeded" // the caller holds as much as it may (open tasks, stored bytes)
 
 	ENOTCANCELABLE          Code = "task_not_cancelable"
 	EUNSUPPORTED            Code = "unsupported_operation"
@@ -90,6 +91,33 @@ func (e *TaskTooLargeError) Error() string {
 
 // Unwrap gives the error its code and message.
 func (e *TaskTooLargeError) Unwrap() error { return &Error{Code: ETOOLARGE, Message: e.Error()} }
+
+// QuotaError is a store's refusal of a change that would take its peer past
+// the TaskChange's PeerQuota: nothing of the change is written. Its code is
+// EQUOTA; the relay says so to the peer in its own terms.
+type QuotaError struct {
+	Quota PeerQuota
+	// TooMany is set when the change would pass Quota.MaxOpenTasks, and
+	// otherwise it would pass Quota.MaxBytes.
+	TooMany bool
+	// OpenTasks and Bytes are what the peer holds without the change;
+	// Grow is the bytes the change would add.
+	OpenTasks int
+	Bytes     int64
+	Grow      int64
+}
+
+// Error implements the error interface.
+func (e *QuotaError) Error() string {
+	if e.TooMany {
+		return fmt.Sprintf("the peer holds %d unfinished tasks on the agent, the most it may", e.OpenTasks)
+	}
+	return fmt.Sprintf("the peer's unfinished tasks on the agent would grow from %d to %d bytes, more than the %d they may hold",
+		e.Bytes, e.Bytes+e.Grow, e.Quota.MaxBytes)
+}
+
+// Unwrap gives the error its code and message.
+func (e *QuotaError) Unwrap() error { return &Error{Code: EQUOTA, Message: e.Error()} }
 
 // Sentinel errors for states that callers branch on.
 var (

@@ -110,6 +110,23 @@ type TaskChange struct {
 	// Wake, when set, queues a wake of the agent as WakeStore.EnqueueWake
 	// does (nothing if the agent has no wake configuration).
 	Wake *WakeRequest
+	// Quota, when set, bounds what the task's peer holds on its agent: a
+	// change that would take the peer's unfinished tasks there past
+	// Quota.MaxOpenTasks (a new task) or their bytes past Quota.MaxBytes
+	// (a change that grows them) is refused with a *QuotaError, and
+	// nothing is written. Changes that only shrink or keep them pass.
+	// The relay sets it on a peer's messages; an agent's answers and the
+	// relay's own changes do not carry it.
+	Quota *PeerQuota
+}
+
+// PeerQuota bounds what one peer holds on one agent that retention does not
+// clear: its unfinished tasks (submitted, working, input-required,
+// auth-required), by number and by the bytes of their A2A JSON as stored.
+// A zero field is no bound.
+type PeerQuota struct {
+	MaxOpenTasks int
+	MaxBytes     int64
 }
 
 // DeliveryAck is an acknowledgement of a delivery carried by a TaskChange.
@@ -121,10 +138,12 @@ type DeliveryAck struct {
 	First bool
 }
 
-// TaskCursor is a position in a newest-first task listing.
+// TaskCursor is a position in a task listing: the last task seen, by the
+// time the listing sorts on and its id.
 type TaskCursor struct {
-	StatusAt time.Time
-	ID       a2a.TaskID
+	StatusAt  time.Time // in a newest-first listing: the task's StatusAt
+	CreatedAt time.Time // in an oldest-first listing: the task's CreatedAt
+	ID        a2a.TaskID
 }
 
 // TaskFilter selects tasks. Nil and empty fields match everything.
@@ -135,8 +154,8 @@ type TaskFilter struct {
 	ContextID   *string
 	States      []a2a.TaskState
 	StatusAfter *time.Time  // status timestamp strictly after
-	After       *TaskCursor // continue a newest-first listing after this task
-	OldestFirst bool        // order by creation, oldest first (inbox), without a cursor; default newest status first
+	After       *TaskCursor // continue the listing after this task (StatusAt newest first, CreatedAt oldest first)
+	OldestFirst bool        // order by creation, oldest first (inbox); default newest status first
 	Limit       int         // 0 means no limit
 	// NoTotal spares counting every task that matches, for a caller that
 	// does not use the count (FindTasks returns 0): an agent may have
@@ -192,6 +211,22 @@ type TaskStore interface {
 	// instances that run it at once never delete a task twice, and a
 	// task deleted already is simply not found again.
 	ExpireTasks(ctx context.Context, finishedBefore time.Time, max int) (int, error)
+
+	// PeerUsage returns how many unfinished tasks (submitted, working,
+	// input-required, auth-required) the peer holds on the agent and the
+	// bytes of their A2A JSON as stored: the counts the store keeps for
+	// TaskChange.Quota, changed in the transaction of every task write, so
+	// that reading and checking them costs one lookup however many tasks
+	// the peer holds. Tasks that an older version of the store wrote
+	// during an upgrade are not counted right; a count that would refuse a
+	// change is made again from the tasks first (RecountPeerUsage).
+	PeerUsage(ctx context.Context, agentID, peerID string) (openTasks int, bytes int64, err error)
+
+	// RecountPeerUsage counts what PeerUsage returns from the tasks
+	// themselves, corrects the kept counts, and returns them. Its cost
+	// grows with the agent's unfinished tasks (never with finished ones):
+	// the store runs it before a refusal, at most once a minute per peer.
+	RecountPeerUsage(ctx context.Context, agentID, peerID string) (openTasks int, bytes int64, err error)
 }
 
 // ErrDuplicateMessage means the peer already sent a message with this id to

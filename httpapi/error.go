@@ -12,7 +12,10 @@ import (
 // codes maps each error code to its HTTP status (owner API, and the status
 // of A2A answers that are not JSON-RPC-level), its JSON-RPC error code and
 // the reason string of the A2A 1.0 ErrorInfo detail. This table is the only
-// place where codes are translated.
+// place where codes are translated. EQUOTA (a peer's quota of open tasks
+// or stored bytes) has a JSON-RPC code of our own in the range JSON-RPC
+// leaves to implementations, away from the A2A codes, which count up from
+// -32001.
 var codes = map[switchboard.Code]struct {
 	status int
 	rpc    int
@@ -26,6 +29,7 @@ var codes = map[switchboard.Code]struct {
 	switchboard.EFORBIDDEN:              {http.StatusForbidden, -31403, "UNAUTHORIZED"},
 	switchboard.ETOOLARGE:               {http.StatusRequestEntityTooLarge, -32600, "INVALID_REQUEST"},
 	switchboard.ERATELIMITED:            {http.StatusTooManyRequests, -32000, "RATE_LIMITED"},
+	switchboard.EQUOTA:                  {http.StatusTooManyRequests, -32050, "QUOTA_EXCEEDED"},
 	switchboard.ENOTCANCELABLE:          {http.StatusConflict, -32002, "TASK_NOT_CANCELABLE"},
 	switchboard.EPUSHNOTSUPPORTED:       {http.StatusBadRequest, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
 	switchboard.EUNSUPPORTED:            {http.StatusBadRequest, -32004, "UNSUPPORTED_OPERATION"},

@@ -24,19 +24,20 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, acct *switc
 		s.writeError(w, r, err)
 		return
 	}
-	tasks, err := s.Tasks.Inbox(r.Context(), g.ID, r.URL.Query().Get("all") != "")
+	q := r.URL.Query()
+	page, err := s.Tasks.Inbox(r.Context(), g.ID, relay.InboxQuery{All: q.Get("all") != "", Cursor: q.Get("cursor")})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	items := make([]ownerapi.InboxTask, 0, len(tasks))
-	for _, t := range tasks {
+	items := make([]ownerapi.InboxTask, 0, len(page.Tasks))
+	for _, t := range page.Tasks {
 		items = append(items, ownerapi.InboxTask{
 			ID: string(t.ID()), ContextID: t.A2A.ContextID, From: t.PeerLabel, State: switchboard.ShortState(t.State()),
 			Text: relay.LastUserText(&t.A2A), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		})
 	}
-	writeJSON(w, http.StatusOK, ownerapi.Inbox{Agent: g.Handle, Tasks: items})
+	writeJSON(w, http.StatusOK, ownerapi.Inbox{Agent: g.Handle, Tasks: items, NextCursor: page.NextCursor})
 }
 
 // ownedTask finds the task named by the {id} of the path if the account

@@ -7,10 +7,13 @@ import (
 )
 
 // Inbox is the answer of GET /agents/{ref}/inbox: the tasks that wait for
-// the agent (all of them with ?all=1).
+// the agent (all of them with ?all=1), oldest first, at most 200. When more
+// follow, NextCursor is set: ?cursor=NextCursor (with the same all) gives
+// the next page. It is absent on the last page.
 type Inbox struct {
-	Agent string      `json:"agent"`
-	Tasks []InboxTask `json:"tasks"`
+	Agent      string      `json:"agent"`
+	Tasks      []InboxTask `json:"tasks"`
+	NextCursor string      `json:"next_cursor,omitempty"`
 }
 
 // InboxTask is one task of an inbox. Text is the peer's latest message:

@@ -103,18 +103,57 @@ func decodeCursor(token string) (*switchboard.TaskCursor, error) {
 // InboxStates are the states of tasks that wait for their agent.
 var InboxStates = []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking}
 
-// MaxInbox is the most tasks one inbox listing returns.
+// MaxInbox is the most tasks one page of an inbox holds.
 const MaxInbox = 200
 
+// InboxQuery is an owner's inbox request.
+type InboxQuery struct {
+	All    bool   // every task of the agent, not only those waiting
+	Cursor string // continue after the page whose NextCursor this is
+}
+
+// InboxPage is one page of an inbox.
+type InboxPage struct {
+	Tasks []*switchboard.Task
+	// NextCursor continues the listing after this page; empty when the
+	// page ends it.
+	NextCursor string
+}
+
 // Inbox returns the agent's tasks that wait for it (submitted or working),
-// oldest first, or with all every task of the agent.
-func (s *Service) Inbox(ctx context.Context, agentID string, all bool) ([]*switchboard.Task, error) {
-	f := switchboard.TaskFilter{AgentID: &agentID, OldestFirst: true, Limit: MaxInbox, NoTotal: true}
-	if !all {
+// or with q.All every task of the agent, oldest first, at most MaxInbox at
+// a time. A page that does not end the listing carries a cursor to the
+// next one, which names the page's last task (its creation time and id):
+// tasks created since come on later pages, in order, and a task that
+// stops waiting is simply not listed. A task is listed where its creation
+// puts it, so one that waits again (a follow-up) behind the cursor, or
+// whose creating instance's clock lags, is seen by the next listing from
+// the start, not by later pages of this one.
+func (s *Service) Inbox(ctx context.Context, agentID string, q InboxQuery) (*InboxPage, error) {
+	f := switchboard.TaskFilter{AgentID: &agentID, OldestFirst: true, Limit: MaxInbox + 1, NoTotal: true}
+	if !q.All {
 		f.States = InboxStates
 	}
+	if q.Cursor != "" {
+		// An inbox cursor has a page token's form (encodeCursor), with the
+		// creation time of the page's last task for its status time.
+		c, err := decodeCursor(q.Cursor)
+		if err != nil {
+			return nil, switchboard.Errorf(switchboard.EINVALID, "cursor is not one this server issued")
+		}
+		f.After = &switchboard.TaskCursor{CreatedAt: c.StatusAt, ID: c.ID}
+	}
 	tasks, _, err := s.tasks.FindTasks(ctx, f)
-	return tasks, err
+	if err != nil {
+		return nil, err
+	}
+	page := &InboxPage{Tasks: tasks}
+	if len(tasks) > MaxInbox {
+		page.Tasks = tasks[:MaxInbox]
+		last := page.Tasks[MaxInbox-1]
+		page.NextCursor = encodeCursor(switchboard.TaskCursor{StatusAt: last.CreatedAt, ID: last.ID()})
+	}
+	return page, nil
 }
 
 // LastUserText returns the text of the most recent message from the peer,

@@ -67,6 +67,16 @@ type Service struct {
 	// acknowledgement. It is for metrics: it runs on the caller's goroutine
 	// and must return at once. Set it before the service is used.
 	OnAck func(mode switchboard.DeliveryMode, d *switchboard.Delivery, at time.Time)
+	// MaxOpenTasksPerPeer bounds the unfinished tasks (submitted, working,
+	// input-required, auth-required) one peer may hold on one agent: a
+	// message that would start another is refused with EQUOTA, while
+	// messages to its unfinished tasks are not. 0: no bound. The store
+	// checks it as it writes (see quota.go).
+	MaxOpenTasksPerPeer int
+	// MaxPeerBytes bounds the bytes of A2A JSON of one peer's unfinished
+	// tasks on one agent: a message that would take them past it (a new
+	// task, or one that grows a task) is refused with EQUOTA. 0: no bound.
+	MaxPeerBytes int64
 }
 
 // Store is what the relay reads and writes: tasks and their logs, push
@@ -94,6 +104,9 @@ func New(store Store, bus switchboard.Bus, log *slog.Logger) *Service {
 		DeliveryDeadline: switchboard.DefaultDeliveryDeadline,
 		AckTimeout:       switchboard.DefaultAckTimeout,
 		InstanceID:       switchboard.NewID(),
+
+		MaxOpenTasksPerPeer: DefaultMaxOpenTasksPerPeer,
+		MaxPeerBytes:        DefaultMaxPeerBytes,
 	}
 }
 
@@ -103,7 +116,9 @@ func New(store Store, bus switchboard.Bus, log *slog.Logger) *Service {
 // submitted. A message whose id the peer already sent to the agent changes
 // nothing and returns the task it went to with replayed set, so a retried
 // send is harmless. The task and its event are written in one transaction
-// before anything else learns of them.
+// before anything else learns of them. A message that would pass the
+// peer's quotas (MaxOpenTasksPerPeer, MaxPeerBytes) is refused with
+// EQUOTA.
 func (s *Service) SendMessage(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion) (t *switchboard.Task, replayed bool, err error) {
 	return s.sendMessage(ctx, agent, caller, req, proto, nil)
 }
@@ -145,6 +160,13 @@ func (s *Service) sendMessage(ctx context.Context, agent *switchboard.Agent, cal
 		t, err = s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.ID, msg.ID)
 		return t, true, err
 	}
+	if err = quotaRefusal(err); switchboard.ErrorCode(err) == switchboard.EQUOTA && msg.TaskID == "" {
+		// A retry of a message that created a task, refused by the quota
+		// that task now fills, is answered with the task, as any retry.
+		if t, ferr := s.tasks.FindTaskByMessageID(ctx, agent.ID, caller.ID, msg.ID); ferr == nil {
+			return t, true, nil
+		}
+	}
 	return t, false, err
 }
 
@@ -174,7 +196,7 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 		CreatedAt: now,
 		UpdatedAt: now,
 	}
-	change := &switchboard.TaskChange{MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes}
+	change := &switchboard.TaskChange{MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes, Quota: s.quota()}
 	if push != nil {
 		push.Config.TaskID = t.A2A.ID
 	}
@@ -246,7 +268,7 @@ func (s *Service) continueTask(ctx context.Context, agent *switchboard.Agent, ca
 		}
 		t.UpdatedAt = now
 		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
-		change := &switchboard.TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes}
+		change := &switchboard.TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes, Quota: s.quota()}
 		if agent.Mode.Live() {
 			change.NewDeliveries = []*switchboard.Delivery{s.newDelivery(t, switchboard.DeliverMessage, msg.ID, now)}
 		}

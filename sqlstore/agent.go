@@ -191,6 +191,7 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 			`DELETE FROM wakes WHERE agent_id = $1`,
 			`DELETE FROM wake_configs WHERE agent_id = $1`,
 			`DELETE FROM wake_budget WHERE agent_id = $1`,
+			`DELETE FROM peer_usage WHERE agent_id = $1`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err

@@ -44,6 +44,9 @@ func (db *DB) Import(ctx context.Context, r io.Reader, opts ImportOptions) (map[
 		if err := im.copyRows(ctx); err != nil {
 			return err
 		}
+		if err := im.rebuildPeerUsage(ctx); err != nil {
+			return err
+		}
 		if err := im.advanceSequences(ctx); err != nil {
 			return err
 		}
@@ -216,6 +219,15 @@ func (im *importer) insert(ctx context.Context, ft *dumpTable) (*sql.Stmt, error
 	}
 	im.stmts[ft.Name] = s
 	return s, nil
+}
+
+// rebuildPeerUsage makes the peers' counts of their unfinished tasks
+// (peer_usage, which export leaves out) from the tasks imported.
+func (im *importer) rebuildPeerUsage(ctx context.Context) error {
+	if _, err := im.tx.ExecContext(ctx, rebuildPeerUsageSQL); err != nil {
+		return fmt.Errorf("count peer usage: %w", err)
+	}
+	return nil
 }
 
 // advanceSequences moves each PostgreSQL sequence that feeds a column

@@ -21,7 +21,8 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // unfinishedStates are the states of a task that is not finished, as the
-// partial index tasks_unfinished (migration 0005) lists them.
+// partial index tasks_unfinished (migration 0005) lists them, and as
+// peer_usage (migration 0013, taskUsage) counts them.
 const unfinishedStates = `'TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED'`
 
 // CountUnfinishedTasks returns how many tasks of the whole deployment are

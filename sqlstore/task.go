@@ -26,11 +26,22 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 		return nil, err
 	}
 	var ev *switchboard.TaskEvent
-	if db.createsInOneStatement(change) {
-		ev, err = db.createInOneStatement(ctx, t, change, &snapshot, data)
-	} else {
-		ev, err = db.createInTx(ctx, t, change, &snapshot, data)
+	deliveries := make([]switchboard.Delivery, len(change.NewDeliveries)) // as given: a refused try may queue an offered one
+	for i, d := range change.NewDeliveries {
+		deliveries[i] = *d
 	}
+	err = db.withQuota(ctx, func() error {
+		for i, d := range change.NewDeliveries {
+			*d = deliveries[i]
+		}
+		var err error
+		if db.createsInOneStatement(t, change) {
+			ev, err = db.createInOneStatement(ctx, t, change, &snapshot, data)
+		} else {
+			ev, err = db.createInTx(ctx, t, change, &snapshot, data)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +90,10 @@ func (db *DB) createInTx(ctx context.Context, t *switchboard.Task, change *switc
 		if _, err := db.writeChange(ctx, tx, t, change, false); err != nil {
 			return err
 		}
-		return db.insertTask(ctx, tx, t, data, !offers) // writeChange changes only t.Seq
+		if err := db.insertTask(ctx, tx, t, data, !offers); err != nil { // writeChange changes only t.Seq
+			return err
+		}
+		return db.chargeUsage(ctx, tx, t.AgentID, t.PeerID, taskUsage(t.State(), len(data)), change.Quota)
 	})
 	return ev, err
 }
@@ -278,9 +292,6 @@ func (db *DB) FindTaskByMessageID(ctx context.Context, agentID, peerID, messageI
 
 // FindTasks implements switchboard.TaskStore.
 func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switchboard.Task, int, error) {
-	if f.OldestFirst && f.After != nil {
-		return nil, 0, switchboard.Errorf(switchboard.EINVALID, "a task cursor continues a newest-first listing only")
-	}
 	w := &where{}
 	if f.AgentID != nil {
 		w.add("agent_id = ?", *f.AgentID)
@@ -311,7 +322,12 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 	if f.OldestFirst {
 		order = ` ORDER BY created_at, id`
 	}
-	if f.After != nil {
+	switch {
+	case f.After != nil && f.OldestFirst:
+		// The bound on created_at alone lets an index on it start there.
+		at := nanos(f.After.CreatedAt)
+		w.add("created_at >= ? AND (created_at > ? OR id > ?)", at, at, string(f.After.ID))
+	case f.After != nil:
 		at := nanos(f.After.StatusAt)
 		w.add("(status_at < ? OR (status_at = ? AND id < ?))", at, at, string(f.After.ID))
 	}
@@ -339,13 +355,26 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboard.Task) (*switchboard.TaskChange, error)) (*switchboard.Task, []*switchboard.TaskEvent, error) {
 	var out *switchboard.Task
 	var events []*switchboard.TaskEvent
+	err := db.withQuota(ctx, func() error {
+		var err error
+		out, events, err = db.modifyTask(ctx, id, fn)
+		return err
+	})
+	return out, events, err
+}
+
+// modifyTask is ModifyTask, once: a change the kept counts of its peer's
+// usage refuse is an *overQuota.
+func (db *DB) modifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboard.Task) (*switchboard.TaskChange, error)) (*switchboard.Task, []*switchboard.TaskEvent, error) {
+	var out *switchboard.Task
+	var events []*switchboard.TaskEvent
 	var from, to a2a.TaskState
 	var written bool // the task row was written, as out holds it
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// Whether the task has push configs is read with it: most have none,
 		// and a change then needs no look for them (one statement fewer).
 		var pushes bool
-		t, err := scanTaskCached(tx.QueryRowContext(ctx, `SELECT `+taskColumns+`,
+		t, size, err := scanTaskCached(tx.QueryRowContext(ctx, `SELECT `+taskColumns+`,
 			EXISTS (SELECT 1 FROM push_configs p WHERE p.task_id = tasks.id) FROM tasks WHERE id = $1`+db.forUpdate(""), string(id)),
 			db.tasks, &pushes)
 		if err == sql.ErrNoRows {
@@ -355,6 +384,7 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 		}
 		written = false
 		from, to = t.State(), t.State()
+		was := taskUsage(from, size) // what the task counts toward its peer's usage, as read
 		change, err := fn(t)
 		if err != nil {
 			return err
@@ -364,7 +394,7 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 			return nil
 		}
 		if db.changesInOneStatement(change, pushes) {
-			if events, err = db.changeInOneStatement(ctx, tx, t, change); err != nil {
+			if events, err = db.changeInOneStatement(ctx, tx, t, change, was); err != nil {
 				return err
 			}
 			to, written = t.State(), true
@@ -389,7 +419,7 @@ func (db *DB) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 		}
 		to = t.State()
 		written = true
-		return db.updateTask(ctx, tx, t, change.MaxBytes)
+		return db.updateTask(ctx, tx, t, change, was)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -455,13 +485,37 @@ func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, 
 	return events, nil
 }
 
-func (db *DB) updateTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, max int) error {
-	data, err := encodeTask(t, max)
+// updateTask writes the task row as t holds it, and the change from was of
+// what it counts toward its peer's usage, checked against change.Quota
+// (chargeUsage); on PostgreSQL in one statement.
+func (db *DB) updateTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, change *switchboard.TaskChange, was usage) error {
+	data, err := encodeTask(t, change.MaxBytes)
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, updateTaskSQL, updateTaskArgs(t, data)...)
-	return err
+	args := updateTaskArgs(t, data)
+	d := taskUsage(t.State(), len(data)).minus(was)
+	if d == (usage{}) || !db.dialect.rowLocks {
+		if err := db.chargeUsage(ctx, tx, t.AgentID, t.PeerID, d, change.Quota); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, updateTaskSQL, args...)
+		return err
+	}
+	// The peer's row is changed in a WITH clause (whose parameters follow
+	// the update's), and read back to check the quota.
+	args = append(args, t.AgentID, t.PeerID, d.open, d.bytes)
+	query := `WITH usage AS (` + addUsageSQL("$7", "$8", "$9", "$10") + ` RETURNING open_tasks, bytes),
+		task AS (` + updateTaskSQL + `)
+		SELECT open_tasks, bytes FROM usage`
+	var open, bytes int64
+	if err := tx.QueryRowContext(ctx, query, args...).Scan(&open, &bytes); err != nil {
+		return err
+	}
+	if d.checked(change.Quota) && d.passes(change.Quota, open, bytes) {
+		return &overQuota{agentID: t.AgentID, peerID: t.PeerID, quota: *change.Quota, d: d}
+	}
+	return nil
 }
 
 // updateTaskSQL writes a task row as changed; its arguments are
@@ -504,30 +558,32 @@ func (db *DB) FindTaskEvents(ctx context.Context, id a2a.TaskID, afterSeq int64,
 }
 
 func scanTask(s scanner) (*switchboard.Task, error) {
-	return scanTaskCached(s, nil)
+	t, _, err := scanTaskCached(s, nil)
+	return t, err
 }
 
 // scanTaskCached is scanTask that takes the task's A2A part from cache, if
 // it holds the task as stored, instead of decoding it; the row's columns
-// after the task's are scanned into extra.
-func scanTaskCached(s scanner, cache *taskCache, extra ...any) (*switchboard.Task, error) {
+// after the task's are scanned into extra. It also returns the length of
+// the task's JSON as stored.
+func scanTaskCached(s scanner, cache *taskCache, extra ...any) (*switchboard.Task, int, error) {
 	var t switchboard.Task
 	var id, proto, data string
 	var created, updated int64
 	var offered int
 	dest := append([]any{&id, &t.AgentID, &t.PeerID, &t.PeerLabel, &proto, &t.Seq, &offered, &created, &updated, &data}, extra...)
 	if err := s.Scan(dest...); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if a, ok := cache.get(a2a.TaskID(id), t.Seq, updated); ok {
 		t.A2A = a
 	} else if err := a2ajson.UnmarshalTask([]byte(data), &t.A2A); err != nil {
-		return nil, fmt.Errorf("decode task %s: %w", id, err)
+		return nil, 0, fmt.Errorf("decode task %s: %w", id, err)
 	}
 	t.Protocol = switchboard.ProtocolVersion(proto)
 	t.Offered = offered != 0
 	t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &t, nil
+	return &t, len(data), nil
 }
 
 // prefixed qualifies each column of a comma-separated list with p.

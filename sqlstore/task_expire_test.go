@@ -25,6 +25,7 @@ var tablesWithoutTasks = map[string]string{
 	"wakes":             "wakes sent or waiting; the wake sender prunes finished ones (named_task_id may be a remote task's)",
 	"wake_tasks":        "the tasks a wake names; pruned with their wake",
 	"wake_budget":       "hourly wake counts; pruned by the wake sender",
+	"peer_usage":        "per peer, the count of its unfinished tasks, which retention (of finished tasks) does not change",
 }
 
 // TestRetentionCoversSchema fails when a table is neither tied to tasks

@@ -18,7 +18,7 @@ import (
 // changesInOneStatement reports whether ModifyTask writes change in one
 // statement; pushes says whether the task has push configs.
 func (db *DB) changesInOneStatement(change *switchboard.TaskChange, pushes bool) bool {
-	return db.dialect.rowLocks && !onlyAck(change) && !pushes && change.MessageID == "" && change.PushConfig == nil &&
+	return db.dialect.rowLocks && !onlyAck(change) && !pushes && change.MessageID == "" && change.PushConfig == nil && change.Quota == nil &&
 		len(change.NewDeliveries) == 0 && len(change.CloseDeliveries) == 0 && change.Wake == nil &&
 		len(change.Events) <= maxEventRows
 }
@@ -27,9 +27,10 @@ func (db *DB) changesInOneStatement(change *switchboard.TaskChange, pushes bool)
 // and t as fn left it, as ModifyTask would in several statements: the
 // acknowledgement first (an offer whose acknowledgement does not count is
 // failed with the others when the task finishes), then the events after
-// the task's sequence number, then the task row. It sets change.Ack.First
-// and returns the events.
-func (db *DB) changeInOneStatement(ctx context.Context, tx *sql.Tx, t *switchboard.Task, change *switchboard.TaskChange) ([]*switchboard.TaskEvent, error) {
+// the task's sequence number, then the task row, with the change of what
+// the task counts toward its peer's usage from was. It sets
+// change.Ack.First and returns the events.
+func (db *DB) changeInOneStatement(ctx context.Context, tx *sql.Tx, t *switchboard.Task, change *switchboard.TaskChange, was usage) ([]*switchboard.TaskEvent, error) {
 	data, err := encodeEvents(t, change.Events)
 	if err != nil {
 		return nil, err
@@ -55,6 +56,9 @@ func (db *DB) changeInOneStatement(ctx context.Context, tx *sql.Tx, t *switchboa
 		}
 	} else if t.State().Terminal() {
 		with = append(with, `failed AS (`+failUnneededSQL(task, w.arg(taskFinished))+`)`)
+	}
+	if d := taskUsage(t.State(), len(row)).minus(was); d != (usage{}) {
+		with = append(with, `usage AS (`+addUsageSQL(w.arg(t.AgentID), w.arg(t.PeerID), w.arg(d.open), w.arg(d.bytes))+`)`)
 	}
 	if len(events) > 0 {
 		at := w.arg(nanos(events[0].CreatedAt))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -14,8 +15,9 @@ import (
 
 // InboxCmd lists waiting tasks.
 type InboxCmd struct {
-	Agent string `name:"agent" help:"Only this agent (handle or id); default: all of yours."`
-	All   bool   `name:"all" help:"Include tasks in every state, not only those waiting (submitted, working)."`
+	Agent    string `name:"agent" help:"Only this agent (handle or id); default: all of yours."`
+	All      bool   `name:"all" help:"Include tasks in every state, not only those waiting (submitted, working)."`
+	AllPages bool   `name:"all-pages" help:"List every task, following the server's pages; without it, at most the first 200 of each agent, and a line saying when more wait."`
 }
 
 // Run lists the tasks.
@@ -30,12 +32,8 @@ func (c *InboxCmd) Run(ctx context.Context, cli *CLI) error {
 	}
 	var boxes []ownerapi.Inbox
 	for _, a := range agents {
-		path := "/agents/" + pathEscape(a) + "/inbox"
-		if c.All {
-			path += "?all=1"
-		}
-		var box ownerapi.Inbox
-		if err := cl.do(ctx, "GET", path, nil, &box); err != nil {
+		box, err := c.inbox(ctx, cl, a)
+		if err != nil {
 			return err
 		}
 		boxes = append(boxes, box)
@@ -58,7 +56,46 @@ func (c *InboxCmd) Run(ctx context.Context, cli *CLI) error {
 	} else {
 		fmt.Fprintln(cl.out, "answer with  switchboard reply TASK --text '...' [--state completed|input-required|failed|rejected|working]")
 	}
+	all := ""
+	if c.All {
+		all = " --all"
+	}
+	for _, box := range boxes {
+		if box.NextCursor != "" {
+			fmt.Fprintf(cl.out, "more tasks wait for agent %s than these %d (the oldest); list them all with  switchboard inbox --agent %s%s --all-pages\n",
+				box.Agent, len(box.Tasks), box.Agent, all)
+		}
+	}
 	return nil
+}
+
+// inbox reads the agent's inbox: its first page, or with AllPages every
+// page, in one Inbox without a cursor.
+func (c *InboxCmd) inbox(ctx context.Context, cl *client, agent string) (ownerapi.Inbox, error) {
+	var box ownerapi.Inbox
+	for cursor := ""; ; {
+		q := url.Values{}
+		if c.All {
+			q.Set("all", "1")
+		}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		path := "/agents/" + pathEscape(agent) + "/inbox"
+		if len(q) > 0 {
+			path += "?" + q.Encode()
+		}
+		var page ownerapi.Inbox
+		if err := cl.do(ctx, "GET", path, nil, &page); err != nil {
+			return box, err
+		}
+		box.Agent, box.NextCursor = page.Agent, page.NextCursor
+		box.Tasks = append(box.Tasks, page.Tasks...)
+		if !c.AllPages || page.NextCursor == "" || page.NextCursor == cursor {
+			return box, nil
+		}
+		cursor = page.NextCursor
+	}
 }
 
 // writeUntrusted prints text a peer sent, fenced and indented, so that a

@@ -49,6 +49,7 @@ func runIO(ctx context.Context, args []string, stdin io.Reader, out, errOut io.W
 		kong.Description("Public A2A addresses for AI agents, and the work routed between them."),
 		kong.UsageOnError(),
 		kong.Vars{"default_data": defaultDataDir()},
+		serveVars(),
 		kong.BindTo(ctx, (*context.Context)(nil)),
 	)
 	if err != nil {

@@ -10,10 +10,12 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
@@ -36,6 +38,8 @@ type ServeCmd struct {
 	PublicURL       string        `name:"public-url" env:"SWITCHBOARD_PUBLIC_URL" help:"Base URL the world reaches this server at (default: taken from each request)."`
 	MaxBody         int64         `name:"max-body" env:"SWITCHBOARD_MAX_BODY" default:"1048576" help:"Largest request body, in bytes."`
 	RatePerMinute   int           `name:"rate-per-minute" env:"SWITCHBOARD_RATE_PER_MINUTE" default:"60" help:"Requests per minute one peer may make (0: no limit)."`
+	MaxOpenTasks    int           `name:"max-open-tasks-per-peer" env:"SWITCHBOARD_MAX_OPEN_TASKS_PER_PEER" default:"${default_max_open_tasks}" help:"Unfinished tasks one peer may hold on one agent; a message that would start another is refused (0: no limit)."`
+	MaxPeerBytes    int64         `name:"max-peer-bytes" env:"SWITCHBOARD_MAX_PEER_BYTES" default:"${default_max_peer_bytes}" help:"Bytes of task JSON one peer's unfinished tasks on one agent may hold; a message that would take them past it is refused (0: no limit)."`
 	DefaultAgent    string        `name:"default-agent" env:"SWITCHBOARD_DEFAULT_AGENT" help:"Handle of an agent also served at the root paths."`
 	TrustForwarded  bool          `name:"trust-forwarded" env:"SWITCHBOARD_TRUST_FORWARDED" help:"Derive public URLs from X-Forwarded-Proto/Host (only behind a proxy that sets them)."`
 	LogLevel        string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level."`
@@ -74,18 +78,7 @@ type ServeCmd struct {
 
 // Run runs the server until ctx ends (SIGINT or SIGTERM).
 func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
-	m := NewMain(Config{
-		Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
-		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
-		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr,
-		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns, SecretKey: c.SecretKey,
-		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
-		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
-		Push:     push.SendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
-		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
-		NATS:      natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
-		Retention: time.Duration(c.Retention),
-	}, newLogger(c.LogLevel, c.LogFormat))
+	m := NewMain(c.config(cli), newLogger(c.LogLevel, c.LogFormat))
 	if c.PprofAddr != "" {
 		_, stop, err := servePprof(c.PprofAddr, m.Logger)
 		if err != nil {
@@ -100,6 +93,41 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
 	<-ctx.Done()
 	m.Logger.Info("shutting down")
 	return m.Close()
+}
+
+// config is the Config the flags make.
+func (c *ServeCmd) config(cli *CLI) Config {
+	return Config{
+		Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
+		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
+		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr,
+		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns, SecretKey: c.SecretKey,
+		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
+		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
+		Push:     push.SendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
+		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
+		NATS:         natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
+		Retention:    time.Duration(c.Retention),
+		MaxOpenTasks: noLimit(c.MaxOpenTasks), MaxPeerBytes: noLimit(c.MaxPeerBytes),
+	}
+}
+
+// serveVars are the defaults of serve's flags that come from the packages
+// they configure.
+func serveVars() kong.Vars {
+	return kong.Vars{
+		"default_max_open_tasks": strconv.Itoa(relay.DefaultMaxOpenTasksPerPeer),
+		"default_max_peer_bytes": strconv.FormatInt(relay.DefaultMaxPeerBytes, 10),
+	}
+}
+
+// noLimit turns a flag's 0, "no limit", into Config's: negative (a zero
+// Config field means the default).
+func noLimit[T int | int64](n T) T {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 func newLogger(level, format string) *slog.Logger {
@@ -131,6 +159,14 @@ type Config struct {
 	// MaxUnauthConns bounds the unauthenticated connections of one client
 	// address (0: the default; negative: no bound).
 	MaxUnauthConns int
+	// MaxOpenTasks bounds the unfinished tasks one peer holds on one agent
+	// (relay.Service.MaxOpenTasksPerPeer; 0: the default; negative: no
+	// bound).
+	MaxOpenTasks int
+	// MaxPeerBytes bounds the bytes of one peer's unfinished tasks on one
+	// agent (relay.Service.MaxPeerBytes; 0: the default; negative: no
+	// bound).
+	MaxPeerBytes int64
 	// DeliveryDeadline is how long a task waits for its agent to take it.
 	DeliveryDeadline time.Duration
 	// BlockingTimeout bounds how long a blocking send waits for an answer.
@@ -245,6 +281,12 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Bus = &meteredBus{Bus: m.Bus, pm: m.metrics}
 	m.Tasks = relay.New(db, m.Bus, m.Logger)
 	m.Tasks.OnAck = m.metrics.onAck
+	if cfg.MaxOpenTasks != 0 {
+		m.Tasks.MaxOpenTasksPerPeer = max(cfg.MaxOpenTasks, 0)
+	}
+	if cfg.MaxPeerBytes != 0 {
+		m.Tasks.MaxPeerBytes = max(cfg.MaxPeerBytes, 0)
+	}
 	m.Outbox = outbox.New(db, db)
 
 	// Instances that start together on an empty database race to create

@@ -550,6 +550,7 @@ func testWakePerPeer(t *testing.T, s Store, c *Clock) {
 	must(t, s.SaveWakeConfig(ctx, wakeConfig(g, 10*time.Second, 0, c.Now())))
 	send := func(peer, messageID string) *switchboard.Task {
 		t.Helper()
+		c.Add(time.Millisecond) // a wake lists its tasks in the order they came
 		task := newTask(g, peer, "project-x", messageID, c.Now())
 		change := created(task, nil)
 		change.Wake = &switchboard.WakeRequest{AgentID: g.ID, PeerID: task.PeerID, ContextID: "project-x", TaskID: task.ID(),
