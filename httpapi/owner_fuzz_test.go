@@ -73,6 +73,9 @@ func FuzzOwnerAPI(f *testing.F) {
 		f.Add(uint8(seed.endpoint), seed.query, seed.body)
 	}
 	h := newHarness(f, withWakes(f, false))
+	// Each "$TASK" input makes a task of the one peer: past its quota of
+	// unfinished tasks (quota_test.go) every later one would be refused.
+	h.tasks.MaxOpenTasksPerPeer, h.tasks.MaxPeerBytes = 0, 0
 	g := h.agent("fuzz")
 	peer := h.peerToken(g, "fuzzer")
 	acct, _ := h.account("fuzzed")
