@@ -52,6 +52,12 @@ type Agent struct {
 	// they wait (until their delivery deadline) and are offered once it is
 	// true again. Follow-ups and cancels of tasks it holds still reach it.
 	AcceptsTasks bool
+	// Approved lets the agent take part in the network: be chosen by
+	// discovery, be sent work by other agents, and send them work. Agents
+	// are approved as they are created unless the deployment requires the
+	// operator's approval (docs/network.md). AcceptsTasks stays the
+	// owner's own switch.
+	Approved bool
 	// Endpoint is the base URL a webhook agent receives tasks at
 	// ({Endpoint}/a2a/task).
 	Endpoint string
@@ -83,6 +89,7 @@ type AgentUpdate struct {
 	Skills         *[]a2a.AgentSkill
 	ExtendedSkills *[]a2a.AgentSkill
 	AcceptsTasks   *bool
+	Approved       *bool
 	Endpoint       *string
 	WebhookSecret  *string
 }

@@ -72,6 +72,10 @@ func AgentChangeSubject(agentID string) string { return "agentchange." + agentID
 // again.
 func TokensSubject(agentID string) string { return "tokens." + agentID }
 
+// CommunityTokensSubject is TokensSubject for the peer tokens of a
+// community's address.
+func CommunityTokensSubject(name string) string { return "tokens.c." + name }
+
 // DispatchSubject is notified when work is queued for agents of a mode that
 // a dispatcher serves (webhook agents), so that it claims at once.
 func DispatchSubject(mode DeliveryMode) string { return "dispatch." + string(mode) }

@@ -21,6 +21,8 @@
 //     wakes agents that sleep.
 //   - Outbound (outbound.go): what our agents sent other agents, and what
 //     came back.
+//   - Community (community.go): agents that may send each other work, by
+//     name or by discovery, and share an address {base}/c/{name}.
 //
 // Each noun has a store interface (AccountStore, TaskStore…); Store is all
 // of them, implemented by sqlstore on SQLite and PostgreSQL. Bus (bus.go)
@@ -30,7 +32,8 @@
 // handles, labels and client-chosen ids are in id.go.
 //
 // The services live beside this package, each in one named for its role:
-// relay (the task protocol), push, wake, outbox, jobs (the runner they share).
+// relay (the task protocol), push, wake, outbox, network (communities,
+// approval, discovery), jobs (the runner they share).
 // The adapters are named after what they wrap: sqlstore, membus, natsbus,
 // hub (connector WebSockets), httpapi, webhook, netguard. docs/architecture.md
 // is the map of who calls whom.

@@ -23,6 +23,7 @@ const (
 	ETOOLARGE     Code = "too_large"      // a body or field over its limit
 	ERATELIMITED  Code = "rate_limited"   // too many requests in the window
 	EQUOTA        Code = "quota_exceeded" // the caller holds as much as it may (open tasks, stored bytes)
+	ENOAGENT      Code = "no_agent_found" // no agent of the network may take the work now; the message says which gate
 
 	ENOTCANCELABLE          Code = "task_not_cancelable"
 	EUNSUPPORTED            Code = "unsupported_operation"

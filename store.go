@@ -13,4 +13,5 @@ type Store interface {
 	PushStore
 	OutboundStore
 	WakeStore
+	CommunityStore
 }

@@ -38,6 +38,7 @@ type Task struct {
 	AgentID   string          // the agent whose address received it
 	PeerID    string          // the peer that created it; only that peer sees it
 	PeerLabel string          // that peer's label when it created the task
+	PeerKind  PeerKind        // what kind of peer created it
 	Protocol  ProtocolVersion // the version of the request that created it
 	Seq       int64           // sequence number of the last event in its log
 	// Offered is set once the task has been offered to its agent, which
@@ -54,9 +55,13 @@ func (t *Task) ID() a2a.TaskID { return t.A2A.ID }
 func (t *Task) State() a2a.TaskState { return t.A2A.Status.State }
 
 // VisibleTo reports whether the peer may see the task: only the peer that
-// created it, on the agent it was sent to.
+// created it, on the agent it was sent to (on any agent, for a peer that
+// is no one agent's).
 func (t *Task) VisibleTo(p Peer) bool {
-	return t.AgentID == p.AgentID && t.PeerID == p.ID
+	if t.PeerID != p.ID || t.PeerKind != p.Kind {
+		return false
+	}
+	return t.AgentID == p.AgentID || (p.AgentID == "" && p.Kind != PeerOutside)
 }
 
 // TaskEvent is one entry of a task's event log. Every change to a task is an
@@ -148,9 +153,13 @@ type TaskCursor struct {
 
 // TaskFilter selects tasks. Nil and empty fields match everything.
 type TaskFilter struct {
-	AgentID     *string
-	PeerID      *string
-	PeerLabel   *string // the label the peer had when it created the task
+	AgentID   *string
+	PeerID    *string
+	PeerLabel *string // the label the peer had when it created the task
+	// PeerKind, when set to a kind other than PeerOutside, keeps the tasks
+	// of peers of that kind: with PeerID and no AgentID, a peer's tasks
+	// on every agent.
+	PeerKind    *PeerKind
 	ContextID   *string
 	States      []a2a.TaskState
 	StatusAfter *time.Time  // status timestamp strictly after
@@ -267,7 +276,24 @@ func ParseState(s string) (a2a.TaskState, bool) {
 // MessageText joins the text parts of a message with newlines.
 func MessageText(m *a2a.Message) string {
 	var b strings.Builder
-	for _, p := range m.Parts {
+	writeText(&b, m.Parts)
+	return b.String()
+}
+
+// ArtifactsText returns the text parts of the artifacts, one per line.
+func ArtifactsText(arts []*a2a.Artifact) string {
+	var b strings.Builder
+	for _, art := range arts {
+		if art != nil {
+			writeText(&b, art.Parts)
+		}
+	}
+	return b.String()
+}
+
+// writeText adds the text parts to b, one per line.
+func writeText(b *strings.Builder, parts a2a.ContentParts) {
+	for _, p := range parts {
 		if p == nil {
 			continue
 		}
@@ -278,7 +304,6 @@ func MessageText(m *a2a.Message) string {
 			b.WriteString(string(txt))
 		}
 	}
-	return b.String()
 }
 
 // StatusAt returns the time by which task listings sort a task: its status

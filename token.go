@@ -45,8 +45,11 @@ type Token struct {
 	Hash      string    // hex SHA-256 of the secret
 	Kind      TokenKind // what the token opens
 	AccountID string    // owner tokens: the account
-	AgentID   string    // peer and agent tokens: the agent
-	Label     string    // peer tokens: the peer's name, unique among the agent's active tokens
+	AgentID   string    // peer and agent tokens: the agent (empty for a community's peer token)
+	// Community is set on a peer token of a community's address; its
+	// AccountID is then the account that issued it.
+	Community string
+	Label     string // peer tokens: the peer's name, unique among the agent's (or the issuer's in the community) active tokens
 	// PeerID identifies the peer a peer token stands for. A rotation (a
 	// replacing CreateToken) keeps the replaced token's PeerID; any other new
 	// token gets a new one, so a label issued again after a revocation never
@@ -61,6 +64,7 @@ type TokenFilter struct {
 	Kind      *TokenKind
 	AccountID *string
 	AgentID   *string
+	Community *string
 	Label     *string
 	Active    bool // only tokens that are not revoked
 }
@@ -69,7 +73,7 @@ type TokenFilter struct {
 type TokenStore interface {
 	// CreateToken stores t and sets its PeerID (for peer tokens) and
 	// CreatedAt. With replace, every active token with the same kind,
-	// account, agent and label is revoked in the same transaction and the new
+	// account, agent, community and label is revoked in the same transaction and the new
 	// token keeps their PeerID (a rotation); without it, an active token with
 	// those keys makes it return ECONFLICT. Storing a hash that is already
 	// stored is ECONFLICT, except that a replacing CreateToken may reactivate

@@ -146,17 +146,23 @@ func (s *Service) offerFor(d *switchboard.Delivery, t *switchboard.Task) *switch
 			s.log.Error("delivery names a message its task does not hold", "delivery_id", d.ID, "message_id", d.MessageID, "task_id", t.ID())
 			return nil
 		}
+		meta := map[string]any{
+			"deliveryId": d.ID,
+			"attempt":    d.Attempts,
+			"from":       t.PeerLabel,
+			"peerId":     t.PeerID,
+			"protocol":   string(t.Protocol),
+			"newTask":    d.Kind == switchboard.DeliverTask,
+		}
+		if t.PeerKind != switchboard.PeerOutside {
+			// "agent": from is the sending agent's verified handle and
+			// peerId its agent id; "community": a community's peer.
+			meta["peerKind"] = string(t.PeerKind)
+		}
 		o.Send = &a2a.SendMessageRequest{
-			Message: msg,
-			Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
-			Metadata: map[string]any{MetadataKey: map[string]any{
-				"deliveryId": d.ID,
-				"attempt":    d.Attempts,
-				"from":       t.PeerLabel,
-				"peerId":     t.PeerID,
-				"protocol":   string(t.Protocol),
-				"newTask":    d.Kind == switchboard.DeliverTask,
-			}},
+			Message:  msg,
+			Config:   &a2a.SendMessageConfig{ReturnImmediately: true},
+			Metadata: map[string]any{MetadataKey: meta},
 		}
 	}
 	return o

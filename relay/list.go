@@ -34,8 +34,8 @@ type TaskPage struct {
 	TotalSize     int
 }
 
-// ListTasks lists the peer's own tasks on the agent, newest status first,
-// one page at a time. The page token is opaque to the peer: it names the
+// ListTasks lists the peer's own tasks on the agent (on every agent, for a
+// peer that is no one agent's), newest status first, one page at a time. The page token is opaque to the peer: it names the
 // last task of the previous page, so pages stay stable while new tasks
 // arrive.
 func (s *Service) ListTasks(ctx context.Context, caller switchboard.Peer, q TaskQuery) (*TaskPage, error) {
@@ -51,6 +51,12 @@ func (s *Service) ListTasks(ctx context.Context, caller switchboard.Peer, q Task
 		PeerID:      &caller.ID,
 		StatusAfter: q.StatusAfter,
 		Limit:       size + 1, // one more tells whether there is a next page
+	}
+	if caller.Kind != switchboard.PeerOutside {
+		f.PeerKind = &caller.Kind
+		if caller.AgentID == "" {
+			f.AgentID = nil
+		}
 	}
 	if q.ContextID != "" {
 		f.ContextID = &q.ContextID

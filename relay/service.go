@@ -192,6 +192,7 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 		AgentID:   agent.ID,
 		PeerID:    caller.ID,
 		PeerLabel: caller.Label,
+		PeerKind:  caller.Kind,
 		Protocol:  proto,
 		CreatedAt: now,
 		UpdatedAt: now,

@@ -5,13 +5,15 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 )
 
 const agentColumns = `g.id, g.account_id, g.handle, g.name, g.description, g.mode, g.version,
-	g.skills, g.extended_skills, g.accepts_tasks, g.endpoint, g.webhook_secret, g.created_at, g.updated_at, a.disabled`
+	g.skills, g.extended_skills, g.accepts_tasks, g.approved, g.endpoint, g.webhook_secret, g.created_at, g.updated_at, a.disabled`
 
 const agentFrom = ` FROM agents g JOIN accounts a ON a.id = g.account_id`
 
@@ -29,14 +31,16 @@ func (db *DB) CreateAgent(ctx context.Context, g *switchboard.Agent) error {
 	}
 	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO agents (id, account_id, handle, name, description, mode, version,
-			skills, extended_skills, accepts_tasks, endpoint, webhook_secret, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			skills, extended_skills, accepts_tasks, approved, endpoint, webhook_secret, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			g.ID, g.AccountID, g.Handle, g.Name, g.Description, string(g.Mode), g.Version,
-			skills, ext, boolInt(g.AcceptsTasks), g.Endpoint, secret, nanos(now), nanos(now))
+			skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved), g.Endpoint, secret, nanos(now), nanos(now))
 		if db.dialect.uniqueViolation(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "the handle %q is taken", g.Handle)
+		} else if err != nil {
+			return err
 		}
-		return err
+		return db.writeSkillKeys(ctx, tx, g.ID, g.Skills)
 	})
 }
 
@@ -103,6 +107,7 @@ func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentU
 			return err
 		}
 		was := g.Mode
+		skillsChange := upd.Skills != nil
 		applyAgentUpdate(g, upd)
 		g.UpdatedAt = db.Now().UTC()
 		skills, ext, err := marshalSkills(g)
@@ -114,12 +119,20 @@ func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentU
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE agents SET name = $1, description = $2, mode = $3, version = $4,
-			skills = $5, extended_skills = $6, accepts_tasks = $7, endpoint = $8, webhook_secret = $9, updated_at = $10
-			WHERE id = $11`,
-			g.Name, g.Description, string(g.Mode), g.Version, skills, ext, boolInt(g.AcceptsTasks),
+			skills = $5, extended_skills = $6, accepts_tasks = $7, approved = $8, endpoint = $9, webhook_secret = $10,
+			updated_at = $11 WHERE id = $12`,
+			g.Name, g.Description, string(g.Mode), g.Version, skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved),
 			g.Endpoint, secret, nanos(g.UpdatedAt), g.ID)
 		if err != nil {
 			return err
+		}
+		if skillsChange {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM agent_skills WHERE agent_id = $1`, g.ID); err != nil {
+				return err
+			}
+			if err := db.writeSkillKeys(ctx, tx, g.ID, g.Skills); err != nil {
+				return err
+			}
 		}
 		if g.Mode != was {
 			// Its live deliveries go to the dispatcher of its new mode.
@@ -155,6 +168,9 @@ func applyAgentUpdate(g *switchboard.Agent, upd switchboard.AgentUpdate) {
 	}
 	if upd.AcceptsTasks != nil {
 		g.AcceptsTasks = *upd.AcceptsTasks
+	}
+	if upd.Approved != nil {
+		g.Approved = *upd.Approved
 	}
 	if upd.Endpoint != nil {
 		g.Endpoint = *upd.Endpoint
@@ -192,6 +208,9 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 			`DELETE FROM wake_configs WHERE agent_id = $1`,
 			`DELETE FROM wake_budget WHERE agent_id = $1`,
 			`DELETE FROM peer_usage WHERE agent_id = $1`,
+			`DELETE FROM community_members WHERE agent_id = $1`,
+			`DELETE FROM agent_skills WHERE agent_id = $1`,
+			`DELETE FROM session_ends WHERE agent_id = $1`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err
@@ -220,17 +239,23 @@ func nonNilSkills(s []a2a.AgentSkill) []a2a.AgentSkill {
 	return s
 }
 
-func scanAgent(s scanner) (*switchboard.Agent, error) {
+func scanAgent(s scanner) (*switchboard.Agent, error) { return scanAgentWith(s) }
+
+// scanAgentWith is scanAgent for a row whose columns after the agent's are
+// scanned into extra.
+func scanAgentWith(s scanner, extra ...any) (*switchboard.Agent, error) {
 	var g switchboard.Agent
 	var mode, skills, ext string
-	var accepts, disabled int
+	var accepts, approved, disabled int
 	var created, updated int64
-	if err := s.Scan(&g.ID, &g.AccountID, &g.Handle, &g.Name, &g.Description, &mode, &g.Version,
-		&skills, &ext, &accepts, &g.Endpoint, &g.WebhookSecret, &created, &updated, &disabled); err != nil {
+	dest := []any{&g.ID, &g.AccountID, &g.Handle, &g.Name, &g.Description, &mode, &g.Version,
+		&skills, &ext, &accepts, &approved, &g.Endpoint, &g.WebhookSecret, &created, &updated, &disabled}
+	if err := s.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
 	g.Mode = switchboard.DeliveryMode(mode)
 	g.AcceptsTasks = accepts != 0
+	g.Approved = approved != 0
 	g.AccountDisabled = disabled != 0
 	g.CreatedAt, g.UpdatedAt = fromNanos(created), fromNanos(updated)
 	if err := json.Unmarshal([]byte(skills), &g.Skills); err != nil {
@@ -240,4 +265,45 @@ func scanAgent(s scanner) (*switchboard.Agent, error) {
 		return nil, fmt.Errorf("decode extended skills of agent %s: %w", g.ID, err)
 	}
 	return &g, nil
+}
+
+// skillKeys returns what discovery matches a skill by: the ids and tags of
+// the public skills, lower case, each once.
+func skillKeys(skills []a2a.AgentSkill) []string {
+	seen := make(map[string]bool)
+	var out []string
+	add := func(k string) {
+		k = strings.ToLower(strings.TrimSpace(k))
+		if k != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	for _, sk := range skills {
+		add(sk.ID)
+		for _, tag := range sk.Tags {
+			add(tag)
+		}
+	}
+	return out
+}
+
+// writeSkillKeys records the agent's skill keys (agent_skills), which
+// must hold none of the agent's yet.
+func (db *DB) writeSkillKeys(ctx context.Context, tx *sql.Tx, agentID string, skills []a2a.AgentSkill) error {
+	keys := skillKeys(skills)
+	for chunk := range slices.Chunk(keys, listChunk) {
+		w := &where{args: []any{agentID}}
+		var b strings.Builder
+		for i, k := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("($1, " + w.arg(k) + ")")
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO agent_skills (agent_id, skill) VALUES `+b.String(), w.args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }

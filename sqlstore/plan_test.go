@@ -21,8 +21,10 @@ var scanLine = regexp.MustCompile(`^SCAN (\S+)`)
 
 // harmlessScans are the steps that read something small whole: the rows
 // of a subquery already narrowed by its own plan (r is ClaimDueDeliveries'
-// ranked candidates), a VALUES list or a SELECT of constants, the schema.
-var harmlessScans = regexp.MustCompile(`^SCAN (CONSTANT ROW|\(subquery-\d+\)|r|\d+-ROW VALUES CLAUSE|sqlite_schema|pragma_\w+ VIRTUAL TABLE)`)
+// ranked candidates, and Discover's members of the communities asked,
+// materialized; chosen the one agent Discover chose), a VALUES list
+// or a SELECT of constants, the schema.
+var harmlessScans = regexp.MustCompile(`^SCAN (CONSTANT ROW|\(subquery-\d+\)|r|chosen|\d+-ROW VALUES CLAUSE|sqlite_schema|pragma_\w+ VIRTUAL TABLE)`)
 
 // scanningStatements are the statements allowed to read a table whole,
 // each for its reason, found by a part of their text.
@@ -30,6 +32,8 @@ var scanningStatements = []struct{ sql, why string }{
 	{"FROM accounts ORDER BY created_at, id", "an operator's list of every account"},
 	{"FROM agents g JOIN accounts a ON a.id = g.account_id ORDER BY g.handle", "an operator's list of every agent (an owner's list searches agents_account)"},
 	{"DELETE FROM wake_budget WHERE hour < $1", "hourly pruning of a table of one row per agent woken per hour"},
+	{"FROM communities c ORDER BY c.name", "an operator's list of every community (an owner's list searches by its agents)"},
+	{"WHERE g.id IN (SELECT m.agent_id FROM community_members m) AND", "an operator's directory of every community's members"},
 }
 
 // TestStatementsSearchTheirTables runs the store contract on SQLite,
@@ -50,6 +54,11 @@ var searchesBy = []struct{ sql, step string }{
 	{"d.mode = $1 AND d.mode <> 'connector'", "SEARCH d USING INDEX deliveries_dispatch (mode=? AND next_attempt_at<?)"},
 	{"SELECT id FROM deliveries WHERE mode = '' AND mode <> 'connector'", "INDEX deliveries_dispatch (mode=?)"},
 	{"THEN d2.id END FROM deliveries d2", "SEARCH t USING INDEX tasks_agent_state (agent_id=? AND state=?)"},
+	// Discovery and the directory read the members of the communities
+	// asked for, by key, never every agent.
+	{"ORDER BY x.reach, x.open_tasks", "SEARCH m USING COVERING INDEX sqlite_autoindex_community_members_1 (community=?)"},
+	{"FROM community_members m WHERE m.community IN (", "SEARCH m USING COVERING INDEX sqlite_autoindex_community_members_1 (community=?)"},
+	{"peer_kind <> '' AND peer_kind = $", "SEARCH tasks USING INDEX tasks_peer_global (peer_id=?)"},
 }
 
 func TestStatementsSearchTheirTables(t *testing.T) {

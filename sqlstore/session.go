@@ -52,10 +52,11 @@ func (db *DB) openSession(ctx context.Context, tx *sql.Tx, s *switchboard.AgentS
 			return "", err
 		}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO agent_sessions (`+sessionColumns+`) VALUES ($1, $2, $3, $4, $5, $6)
+	_, err = tx.ExecContext(ctx, `INSERT INTO agent_sessions (`+sessionColumns+`, renewed_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (agent_id) DO UPDATE SET holder = excluded.holder, instance_id = excluded.instance_id,
-		client = excluded.client, connected_at = excluded.connected_at, expires_at = excluded.expires_at`,
-		s.AgentID, s.Holder, s.InstanceID, s.Client, nanos(s.ConnectedAt), nanos(s.ExpiresAt))
+		client = excluded.client, connected_at = excluded.connected_at, expires_at = excluded.expires_at,
+		renewed_at = excluded.renewed_at`,
+		s.AgentID, s.Holder, s.InstanceID, s.Client, nanos(s.ConnectedAt), nanos(s.ExpiresAt), nanos(db.Now()))
 	return replaced, err
 }
 
@@ -67,8 +68,10 @@ func (db *DB) RenewSessions(ctx context.Context, holders []string, expiresAt tim
 	var renewed []string
 	for chunk := range slices.Chunk(holders, listChunk) {
 		err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			w := &where{args: []any{nanos(expiresAt)}}
-			rows, err := tx.QueryContext(ctx, `UPDATE agent_sessions SET expires_at = $1
+			// renewed_at tells discovery and the directory that the agent
+			// is live (docs/network.md).
+			w := &where{args: []any{nanos(expiresAt), nanos(db.Now())}}
+			rows, err := tx.QueryContext(ctx, `UPDATE agent_sessions SET expires_at = $1, renewed_at = $2
 				WHERE holder IN (`+placeholders(w, chunk)+`) RETURNING holder`, w.args...)
 			if err != nil {
 				return err
@@ -84,12 +87,21 @@ func (db *DB) RenewSessions(ctx context.Context, holders []string, expiresAt tim
 	return renewed, nil
 }
 
-// CloseSessions implements switchboard.SessionStore.
+// CloseSessions implements switchboard.SessionStore. It records when each
+// agent's session ended (session_ends), which the reconnect grace of
+// discovery reads.
 func (db *DB) CloseSessions(ctx context.Context, holders []string) error {
 	for chunk := range slices.Chunk(holders, listChunk) {
+		ends := &where{args: []any{nanos(db.Now())}}
+		endMarks := placeholders(ends, chunk)
 		w := &where{}
 		marks := placeholders(w, chunk)
 		if err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO session_ends (agent_id, ended_at)
+				SELECT agent_id, $1 FROM agent_sessions WHERE holder IN (`+endMarks+`)
+				ON CONFLICT (agent_id) DO UPDATE SET ended_at = excluded.ended_at`, ends.args...); err != nil {
+				return err
+			}
 			_, err := tx.ExecContext(ctx, `DELETE FROM agent_sessions WHERE holder IN (`+marks+`)`, w.args...)
 			return err
 		}); err != nil {

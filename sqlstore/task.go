@@ -12,7 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/a2ajson"
 )
 
-const taskColumns = `id, agent_id, peer_id, peer_label, protocol, seq, offered, created_at, updated_at, data`
+const taskColumns = `id, agent_id, peer_id, peer_label, peer_kind, protocol, seq, offered, created_at, updated_at, data`
 
 // CreateTask implements switchboard.TaskStore.
 func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switchboard.TaskChange) (*switchboard.TaskEvent, error) {
@@ -130,9 +130,10 @@ func wrapEvent(key string, event []byte) []byte {
 }
 
 // taskRowColumns are the columns a task row is inserted with, in the order
-// of taskRowArgs.
+// of taskRowArgs, then peer_kind (which comes last in the statements'
+// parameters).
 const taskRowColumns = `id, agent_id, peer_id, peer_label, context_id, state, protocol, seq,
-	status_at, created_at, updated_at, offered, data`
+	status_at, created_at, updated_at, offered, data, peer_kind`
 
 // taskRowArgs returns the values of taskRowColumns for t, data its JSON.
 func taskRowArgs(t *switchboard.Task, data []byte, offered bool) []any {
@@ -150,12 +151,12 @@ var errAgentNotFound = switchboard.Errorf(switchboard.ENOTFOUND, "agent not foun
 // errAgentNotFound returned otherwise: one statement where a look and an
 // insert took two round trips.
 func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, data []byte, checkAgent bool) error {
-	query := `INSERT INTO tasks (` + taskRowColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
+	query := `INSERT INTO tasks (` + taskRowColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
 	if checkAgent {
-		query = `INSERT INTO tasks (` + taskRowColumns + `) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
+		query = `INSERT INTO tasks (` + taskRowColumns + `) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
 		WHERE EXISTS (SELECT 1 FROM agents WHERE id = $2` + db.forShare("") + `)`
 	}
-	res, err := tx.ExecContext(ctx, query, taskRowArgs(t, data, t.Offered)...)
+	res, err := tx.ExecContext(ctx, query, append(taskRowArgs(t, data, t.Offered), string(t.PeerKind))...)
 	if db.dialect.uniqueViolation(err) {
 		return switchboard.Errorf(switchboard.ECONFLICT, "task %s already exists", t.ID())
 	} else if err != nil {
@@ -301,6 +302,10 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 	}
 	if f.PeerID != nil {
 		w.add("peer_id = ?", *f.PeerID)
+	}
+	if f.PeerKind != nil && *f.PeerKind != switchboard.PeerOutside {
+		// The literal condition lets the planner use tasks_peer_global.
+		w.add("peer_kind <> '' AND peer_kind = ?", string(*f.PeerKind))
 	}
 	if f.ContextID != nil {
 		w.add("context_id = ?", *f.ContextID)
@@ -568,10 +573,10 @@ func scanTask(s scanner) (*switchboard.Task, error) {
 // the task's JSON as stored.
 func scanTaskCached(s scanner, cache *taskCache, extra ...any) (*switchboard.Task, int, error) {
 	var t switchboard.Task
-	var id, proto, data string
+	var id, kind, proto, data string
 	var created, updated int64
 	var offered int
-	dest := append([]any{&id, &t.AgentID, &t.PeerID, &t.PeerLabel, &proto, &t.Seq, &offered, &created, &updated, &data}, extra...)
+	dest := append([]any{&id, &t.AgentID, &t.PeerID, &t.PeerLabel, &kind, &proto, &t.Seq, &offered, &created, &updated, &data}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, 0, err
 	}
@@ -581,6 +586,7 @@ func scanTaskCached(s scanner, cache *taskCache, extra ...any) (*switchboard.Tas
 		return nil, 0, fmt.Errorf("decode task %s: %w", id, err)
 	}
 	t.Protocol = switchboard.ProtocolVersion(proto)
+	t.PeerKind = switchboard.PeerKind(kind)
 	t.Offered = offered != 0
 	t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
 	return &t, len(data), nil

@@ -41,8 +41,9 @@ func (db *DB) createsInOneStatement(t *switchboard.Task, change *switchboard.Tas
 // id, $18 kind, $19 message id, $20 state, $21 deadline, $22 next
 // attempt, $23 created_at, $24 attempts, $25 holder, $26 last error, $27
 // offered_at, and the agent's mode), as insertDelivery writes it, or
-// queued if demoted. The parameters in CASE are cast: PostgreSQL would
-// take them for text.
+// queued if demoted. The task's peer kind is the last parameter, after
+// the quota's. The parameters in CASE are cast: PostgreSQL would take
+// them for text.
 var (
 	createTaskStatement             = createTaskSQL(false)
 	createTaskWithDeliveryStatement = createTaskSQL(true)
@@ -56,6 +57,7 @@ func createTaskSQL(withDelivery bool) string {
 		quota = 28
 	}
 	maxTasks, maxBytes := fmt.Sprintf("$%d::bigint", quota), fmt.Sprintf("$%d::bigint", quota+1)
+	peerKind := fmt.Sprintf("$%d::text", quota+2)
 	// The peer's row takes the task only if the quota allows it: a new
 	// row if the task alone fits, an existing one if it fits with the
 	// task. ok is the agent if the row took it, and every insert is of ok.
@@ -87,7 +89,7 @@ func createTaskSQL(withDelivery bool) string {
 	}
 	return q + `
 		task AS (INSERT INTO tasks (` + taskRowColumns + `)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 = 1 AND NOT demote THEN 1 ELSE 0 END, $13
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 = 1 AND NOT demote THEN 1 ELSE 0 END, $13, ` + peerKind + `
 			FROM ok RETURNING offered)
 		SELECT (SELECT offered FROM task), EXISTS (SELECT 1 FROM agent)`
 }
@@ -113,7 +115,7 @@ func (db *DB) createInOneStatement(ctx context.Context, t *switchboard.Task, cha
 	if change.Quota != nil {
 		quota = *change.Quota
 	}
-	args = append(args, quota.MaxOpenTasks, quota.MaxBytes)
+	args = append(args, quota.MaxOpenTasks, quota.MaxBytes, string(t.PeerKind))
 	var offered sql.NullInt64
 	var agentExists bool
 	err := db.write.QueryRowContext(ctx, query, args...).Scan(&offered, &agentExists)

@@ -26,6 +26,10 @@ var tablesWithoutTasks = map[string]string{
 	"wake_tasks":        "the tasks a wake names; pruned with their wake",
 	"wake_budget":       "hourly wake counts; pruned by the wake sender",
 	"peer_usage":        "per peer, the count of its unfinished tasks, which retention (of finished tasks) does not change",
+	"communities":       "the network's communities",
+	"community_members": "which agents are in which community",
+	"agent_skills":      "the skill keys of agents' cards, for discovery",
+	"session_ends":      "when agents' connections ended, for the reconnect grace",
 }
 
 // TestRetentionCoversSchema fails when a table is neither tied to tasks

@@ -7,14 +7,14 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-const tokenColumns = `hash, kind, account_id, agent_id, label, peer_id, created_at, revoked_at`
+const tokenColumns = `hash, kind, account_id, agent_id, community, label, peer_id, created_at, revoked_at`
 
 // CreateToken implements switchboard.TokenStore.
 func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace bool) error {
 	now := db.Now().UTC()
 	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		same := `kind = $1 AND account_id = $2 AND agent_id = $3 AND label = $4`
-		keys := []any{string(t.Kind), t.AccountID, t.AgentID, t.Label}
+		same := `kind = $1 AND account_id = $2 AND agent_id = $3 AND community = $4 AND label = $5`
+		keys := []any{string(t.Kind), t.AccountID, t.AgentID, t.Community, t.Label}
 		existing, err := scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = $1`, t.Hash))
 		switch {
 		case err == sql.ErrNoRows:
@@ -22,7 +22,7 @@ func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace boo
 		case err != nil:
 			return err
 		case !replace || existing.Kind != t.Kind || existing.AccountID != t.AccountID ||
-			existing.AgentID != t.AgentID || existing.Label != t.Label:
+			existing.AgentID != t.AgentID || existing.Community != t.Community || existing.Label != t.Label:
 			return switchboard.Errorf(switchboard.ECONFLICT, "this token is already in use")
 		}
 
@@ -36,7 +36,7 @@ func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace boo
 			} else if err != nil && err != sql.ErrNoRows {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = $5 WHERE `+same+` AND revoked_at IS NULL`,
+			if _, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = $6 WHERE `+same+` AND revoked_at IS NULL`,
 				append(keys, nanos(now))...); err != nil {
 				return err
 			}
@@ -49,8 +49,8 @@ func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace boo
 			_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = NULL, created_at = $1, peer_id = $2 WHERE hash = $3`,
 				nanos(now), peerID, t.Hash)
 		} else {
-			_, err = tx.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL)`,
-				t.Hash, string(t.Kind), t.AccountID, t.AgentID, t.Label, peerID, nanos(now))
+			_, err = tx.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)`,
+				t.Hash, string(t.Kind), t.AccountID, t.AgentID, t.Community, t.Label, peerID, nanos(now))
 		}
 		if db.dialect.uniqueViolation(err) {
 			if t.Label != "" {
@@ -127,6 +127,9 @@ func addTokenConds(w *where, f switchboard.TokenFilter) {
 	if f.AgentID != nil {
 		w.add("agent_id = ?", *f.AgentID)
 	}
+	if f.Community != nil {
+		w.add("community = ?", *f.Community)
+	}
 	if f.Label != nil {
 		w.add("label = ?", *f.Label)
 	}
@@ -140,7 +143,7 @@ func scanToken(s scanner) (*switchboard.Token, error) {
 	var kind string
 	var created int64
 	var revoked sql.NullInt64
-	if err := s.Scan(&t.Hash, &kind, &t.AccountID, &t.AgentID, &t.Label, &t.PeerID, &created, &revoked); err != nil {
+	if err := s.Scan(&t.Hash, &kind, &t.AccountID, &t.AgentID, &t.Community, &t.Label, &t.PeerID, &created, &revoked); err != nil {
 		return nil, err
 	}
 	t.Kind = switchboard.TokenKind(kind)
