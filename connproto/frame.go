@@ -59,6 +59,8 @@ func (f *Frame) IsResponse() bool {
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	// Data, when set, says more (see ErrorData).
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // Error implements the error interface.

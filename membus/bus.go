@@ -13,6 +13,7 @@ var _ switchboard.Bus = (*Bus)(nil)
 type Bus struct {
 	mu      sync.Mutex
 	watches map[string]map[*watch]struct{} // guarded by mu: watches by subject
+	subs    map[string][]*subscription     // guarded by mu: Carrier subscriptions by subject (carrier.go)
 	closed  bool                           // guarded by mu
 }
 
@@ -88,6 +89,7 @@ func (b *Bus) Close() error {
 		}
 	}
 	b.watches = nil
+	b.subs = nil
 	return nil
 }
 

@@ -42,6 +42,8 @@ type Bus struct {
 	log    *slog.Logger
 
 	received atomic.Uint64 // hints received from other instances
+	carried  atomic.Uint64 // Carrier messages received from other instances (carrier.go)
+	carrier  carrier       // the Carrier's subscriptions and dispatcher (carrier.go)
 }
 
 // Connect connects to the NATS servers at urls (comma-separated nats://
@@ -144,6 +146,7 @@ func (b *Bus) Close() error {
 	_ = b.sub.Unsubscribe()
 	err := b.nc.FlushTimeout(time.Second)
 	b.nc.Close()
+	b.stopCarrier()
 	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrTimeout) {
 		err = nil // hints are only hints
 	}
