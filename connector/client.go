@@ -52,8 +52,14 @@ type Client struct {
 	URLs []string
 	// Token is the agent token (sba_…).
 	Token string
-	// Handler does the work of each message sent to the agent.
+	// Handler does the work of each message sent to the agent. nil: the
+	// client takes no tasks (an agent that only holds live sessions): it
+	// leaves every offer unanswered, and the work waits at the server for
+	// a connection that takes it.
 	Handler Handler
+	// Sessions handles the live sessions other agents open with this one
+	// (livesession.go). nil: they are refused.
+	Sessions SessionHandler
 	// Logger receives the client's logs; nil: no logs.
 	Logger *slog.Logger
 	// MaxConcurrent bounds the handlers running at once (default 8).
@@ -79,11 +85,12 @@ type Client struct {
 	OnConnect func(address string)
 
 	initOnce sync.Once
-	out      *outbox      // immutable after init
-	reg      *registry    // immutable after init
-	queue    *workQueue   // immutable after init
-	workers  int          // immutable after init: MaxConcurrent or its default
-	log      *slog.Logger // immutable after init
+	out      *outbox       // immutable after init
+	reg      *registry     // immutable after init
+	queue    *workQueue    // immutable after init
+	workers  int           // immutable after init: MaxConcurrent or its default
+	log      *slog.Logger  // immutable after init
+	live     *liveSessions // immutable after init: the live sessions, across connections
 	handlers sync.WaitGroup
 
 	started  atomic.Bool
@@ -95,6 +102,7 @@ type Client struct {
 func (c *Client) init() {
 	c.initOnce.Do(func() {
 		c.out = newOutbox()
+		c.live = newLiveSessions(c)
 		c.reg = newRegistry()
 		c.workers = c.MaxConcurrent
 		if c.workers <= 0 {
@@ -125,9 +133,6 @@ func (c *Client) check() error {
 	if c.Token == "" {
 		return errors.New("connector: no agent token")
 	}
-	if c.Handler == nil {
-		return errors.New("connector: no handler")
-	}
 	return nil
 }
 
@@ -152,6 +157,7 @@ func (c *Client) Run(ctx context.Context) error {
 	defer func() {
 		cancel()
 		c.queue.close()
+		c.live.stop() // handlers waiting in Receive return
 		// Calls fail before the handlers are awaited: a handler may wait
 		// for an answer under a context of its own.
 		c.out.close(ErrClosed)

@@ -11,6 +11,10 @@ import (
 
 // onFrame handles one frame from the server.
 func (s *session) onFrame(data []byte) {
+	if p, ok := connproto.ParseSessionFrame(data); ok {
+		s.onSessionFrame(&p) // a live session's frame, read in one pass
+		return
+	}
 	var f connproto.Frame
 	if err := json.Unmarshal(data, &f); err != nil || f.JSONRPC != "2.0" {
 		s.log.Debug("ignoring a frame that is not JSON-RPC 2.0")
@@ -33,6 +37,9 @@ func (s *session) onResponse(f *connproto.Frame) {
 		}
 		return
 	}
+	if s.c.live.onResponse(s, id, f) {
+		return
+	}
 	res := callResult{result: f.Result}
 	if f.Error != nil {
 		res = callResult{err: f.Error}
@@ -52,6 +59,8 @@ func (s *session) onRequest(f *connproto.Frame) {
 		s.onCancelTask(f)
 	case connproto.MethodPing:
 		s.reply(f.ID, "pong")
+	case connproto.MethodSessionOpen, connproto.MethodSessionFrame, connproto.MethodSessionAck, connproto.MethodSessionResend, connproto.MethodSessionClose:
+		s.onSessionRequest(f)
 	default:
 		s.replyError(f.ID, connproto.CodeMethodNotFound, "method not found: "+truncate(f.Method, 64))
 	}
@@ -64,6 +73,9 @@ func (s *session) onRequest(f *connproto.Frame) {
 // workQueue). A message offered again (delivery is at least once) is
 // acknowledged without running the handler again.
 func (s *session) onSendMessage(f *connproto.Frame) {
+	if s.c.Handler == nil {
+		return // this client takes no tasks: the work waits at the server
+	}
 	var req a2a.SendMessageRequest
 	if err := a2ajson.UnmarshalSendMessageRequest(f.Params, &req); err != nil || req.Message == nil || req.Message.TaskID == "" || req.Message.ID == "" {
 		s.replyError(f.ID, connproto.CodeInvalidParams, "SendMessage params must hold a message with a messageId and a taskId")

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/session"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -45,8 +46,13 @@ type testServer struct {
 
 	hubConfig hub.Config
 	hub       *hub.Hub
-	api       *httpapi.Server
-	srv       *httptest.Server
+	// sessions runs the live sessions; sessionConfig and shared (who
+	// shares a community, livesession_test.go) configure it at start.
+	sessions      *session.Service
+	sessionConfig session.Config
+	shared        *sharedCommunities
+	api           *httpapi.Server
+	srv           *httptest.Server
 
 	ownerToken string
 }
@@ -59,7 +65,7 @@ func newTestServer(t testing.TB, hubOptions ...func(*hub.Config)) *testServer {
 		t.Fatal(err)
 	}
 	s := &testServer{t: t, db: db, bus: membus.New(), log: testLogger(),
-		hubConfig: hub.Config{HeartbeatInterval: time.Second, Poll: 100 * time.Millisecond}}
+		hubConfig: hub.Config{HeartbeatInterval: time.Second, Poll: 100 * time.Millisecond}, shared: newSharedCommunities()}
 	for _, o := range hubOptions {
 		o(&s.hubConfig)
 	}
@@ -98,8 +104,11 @@ func must(t testing.TB, err error) {
 func (s *testServer) start(addr string) {
 	s.t.Helper()
 	ln := listen(s.t, addr)
+	s.sessions = session.New(session.Deps{Carrier: s.bus, Agents: s.db, Policy: s.shared, Logger: s.log, InstanceID: s.tasks.InstanceID}, s.sessionConfig)
+	must(s.t, s.sessions.Start(context.Background()))
 	s.hub = hub.New(hub.Deps{
 		Service: s.tasks, Agents: s.db, Tokens: s.db, Bus: s.bus, Logger: s.log, InstanceID: s.tasks.InstanceID,
+		Sessions: s.sessions,
 	}, s.hubConfig)
 	s.api = httpapi.New(httpapi.Deps{
 		Accounts: s.db, Agents: s.db, Tokens: s.db, Deliveries: s.db, Tasks: s.tasks,
@@ -139,6 +148,7 @@ func (s *testServer) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = s.hub.Shutdown(ctx)
+	s.sessions.Close()
 	s.api.CloseStreams()
 	s.srv.Close()
 	s.srv = nil

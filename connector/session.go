@@ -155,15 +155,20 @@ func (s *session) serve(parent context.Context, early [][]byte) sessionEnd {
 	var readErr error
 	wg.Add(3)
 	go func() { defer wg.Done(); readErr = s.readLoop(readCtx, early); cancel(readErr) }()
-	go func() { defer wg.Done(); cancel(s.writeLoop(ctx)) }()
+	writeDone := make(chan struct{})
+	go func() { defer wg.Done(); defer close(writeDone); cancel(s.writeLoop(ctx)) }()
 	go func() { defer wg.Done(); cancel(s.heartbeatLoop(ctx)) }()
+	s.c.live.connected(s) // live sessions resume on this connection
 	<-ctx.Done()
 	if parent.Err() != nil {
+		<-writeDone          // nothing else writes now
+		s.c.live.stopping(s) // what waits to be written, then the sessions' closes
 		s.closeGracefully()
 	} else {
 		_ = s.ws.CloseNow()
 	}
 	wg.Wait()
+	s.c.live.disconnected(s)
 	return s.ended(readErr, context.Cause(ctx))
 }
 
@@ -225,6 +230,9 @@ func (s *session) readLoop(ctx context.Context, early [][]byte) error {
 // before any report about it.
 func (s *session) writeLoop(ctx context.Context) error {
 	for {
+		if ctx.Err() != nil {
+			return nil // what waits is the stopping client's to write (liveSessions.stopping)
+		}
 		if err := s.flush(ctx); err != nil {
 			return err
 		}
@@ -262,7 +270,10 @@ func (s *session) flush(ctx context.Context) error {
 
 // write writes one frame within writeTimeout.
 func (s *session) write(ctx context.Context, b []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	// A frame taken from a queue is written whole even when ctx ends
+	// meanwhile: a closing socket ends the write, a stopping client does
+	// not lose it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	return s.ws.Write(ctx, websocket.MessageText, b)
 }

@@ -45,6 +45,11 @@ type Work struct {
 	From string
 	// PeerID identifies the peer across label changes.
 	PeerID string
+	// PeerKind is "agent" when the sender is an agent of the deployment
+	// (From is then its verified handle and PeerID its agent id),
+	// "community" for a peer of a community's address, and empty for a
+	// peer token of this agent's address.
+	PeerKind string
 	// NewTask is true for the first message of a task, false for a
 	// follow-up on a task that waited for input.
 	NewTask bool
@@ -76,6 +81,7 @@ func (c *Client) newWork(req *a2a.SendMessageRequest) *Work {
 	if meta, ok := req.Metadata[metadataKey].(map[string]any); ok {
 		w.From, _ = meta["from"].(string)
 		w.PeerID, _ = meta["peerId"].(string)
+		w.PeerKind, _ = meta["peerKind"].(string)
 		if v, ok := meta["newTask"].(bool); ok {
 			w.NewTask = v
 		}

@@ -21,14 +21,18 @@ import (
 
 // rpcCall is one authenticated JSON-RPC call to an agent's address.
 type rpcCall struct {
-	req   *rpcRequest
-	agent *switchboard.Agent
-	peer  switchboard.Peer
-	// tokenHash is the hash of the token the peer presented; long streams
-	// check that it is still valid.
-	tokenHash string
-	version   switchboard.ProtocolVersion // decided by the method name
-	addr      string                      // the address URL the call reached
+	req *rpcRequest
+	// agent is the agent of the address; at a community's address it is
+	// nil, and each method finds the agent its task is on (routeSend,
+	// taskAgent).
+	agent     *switchboard.Agent
+	community *switchboard.Community // set at a community's address
+	peer      switchboard.Peer
+	// caller is who presented the credential; long streams check with it
+	// that the credential still opens the address.
+	caller  rpcCaller
+	version switchboard.ProtocolVersion // decided by the method name
+	addr    string                      // the address URL the call reached
 	// lastEventID is the Last-Event-ID a reconnecting SSE client sent, or -1.
 	lastEventID int64
 }
@@ -91,7 +95,7 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, agent *switc
 	case http.MethodGet, http.MethodHead:
 		s.serveLanding(w, r, agent)
 	case http.MethodPost:
-		s.serveRPC(w, r, agent)
+		s.serveRPC(w, r, rpcTarget{agent: agent, addr: s.addressURL(r, agent)})
 	case http.MethodOptions:
 		setCORS(w)
 		w.WriteHeader(http.StatusNoContent)
@@ -142,7 +146,7 @@ func setCORS(w http.ResponseWriter) {
 // serveRPC runs the request pipeline of an address, in this order:
 // authentication, rate limit, body limit, envelope, method, version,
 // params, and the method itself. Each step answers with its own error.
-func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
+func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget) {
 	setCORS(w)
 	// Until the method is known, errors take the shape the header asks for.
 	shape := switchboard.ProtocolV03
@@ -150,11 +154,12 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, agent *switchb
 		shape = switchboard.ProtocolV1
 	}
 
-	peer, err := s.authenticatePeer(r, agent)
+	caller, err := s.authenticateCaller(r, target)
 	if err != nil {
 		s.writeUnauthorized(w, r, err, shape)
 		return
 	}
+	peer := caller.peer
 	// A limiter that cannot count lets the request through (it logs and
 	// counts that itself).
 	if ok, retry, _ := s.Limiter.Allow(r.Context(), peer.Key()); !ok {
@@ -196,8 +201,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, agent *switchb
 		writeRPCError(w, req.ID, rpcErrorFor(errPushNotSupported, m.version))
 		return
 	}
-	call := &rpcCall{req: req, agent: agent, peer: peer, tokenHash: switchboard.HashToken(bearerToken(r)),
-		version: m.version, addr: s.addressURL(r, agent), lastEventID: -1}
+	call := &rpcCall{req: req, agent: target.agent, community: target.community, peer: peer, caller: caller,
+		version: m.version, addr: target.addr, lastEventID: -1}
 
 	if m.stream != nil {
 		release, ok := s.acquireStream(peer)

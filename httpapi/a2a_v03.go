@@ -81,7 +81,7 @@ func (s *Server) v03CancelTask(ctx context.Context, c *rpcCall) (any, error) {
 	if p.ID == "" {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
 	}
-	t, err := s.Tasks.CancelTask(ctx, c.agent, c.peer, a2a.TaskID(p.ID))
+	t, err := s.cancelTask(ctx, c, a2a.TaskID(p.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (s *Server) v03DeletePushConfig(ctx context.Context, c *rpcCall) (any, erro
 }
 
 func (s *Server) v03GetExtendedCard(ctx context.Context, c *rpcCall) (any, error) {
-	if !c.agent.HasExtendedCard() {
+	if c.agent == nil || !c.agent.HasExtendedCard() {
 		return nil, errExtendedCardNotConfigured
 	}
 	return s.cardV03(c.agent, c.addr, true), nil

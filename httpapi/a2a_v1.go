@@ -31,7 +31,11 @@ func (s *Server) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessage
 	if err := s.checkPush(p); err != nil {
 		return nil, false, err
 	}
-	return s.Tasks.SendMessage(ctx, c.agent, c.peer, p, c.version)
+	agent, err := s.routeSend(ctx, c, p)
+	if err != nil {
+		return nil, false, err
+	}
+	return s.Tasks.SendMessage(ctx, agent, c.peer, p, c.version)
 }
 
 // checkPush refuses a send request with a push configuration when push
@@ -49,18 +53,22 @@ func (s *Server) checkPush(p *a2a.SendMessageRequest) error {
 // it stands. An inbox agent is asynchronous by design: its tasks are
 // returned at once, whatever the call asks.
 func (s *Server) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (*switchboard.Task, error) {
-	if !c.agent.Mode.Live() || (p.Config != nil && p.Config.ReturnImmediately) {
-		t, _, err := s.sendMessage(ctx, c, p)
-		return t, err
-	}
 	if err := s.checkPush(p); err != nil {
 		return nil, err
+	}
+	agent, err := s.routeSend(ctx, c, p)
+	if err != nil {
+		return nil, err
+	}
+	if !agent.Mode.Live() || (p.Config != nil && p.Config.ReturnImmediately) {
+		t, _, err := s.Tasks.SendMessage(ctx, agent, c.peer, p, c.version)
+		return t, err
 	}
 	// The wait ends at the blocking timeout, or when the server shuts down:
 	// either way the peer gets the task as it stands.
 	wait, cancel := context.WithTimeout(s.streams, s.cfg.BlockingTimeout)
 	defer cancel()
-	return s.Tasks.SendMessageAndWait(ctx, c.agent, c.peer, p, c.version, wait)
+	return s.Tasks.SendMessageAndWait(ctx, agent, c.peer, p, c.version, wait)
 }
 
 var errPushNotSupported = switchboard.Errorf(switchboard.EPUSHNOTSUPPORTED, "Push notifications are not supported by this agent")
@@ -161,7 +169,7 @@ func (s *Server) v1CancelTask(ctx context.Context, c *rpcCall) (any, error) {
 	if p.ID == "" {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
 	}
-	t, err := s.Tasks.CancelTask(ctx, c.agent, c.peer, p.ID)
+	t, err := s.cancelTask(ctx, c, p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +294,7 @@ func (s *Server) v1DeletePushConfig(ctx context.Context, c *rpcCall) (any, error
 }
 
 func (s *Server) v1GetExtendedAgentCard(ctx context.Context, c *rpcCall) (any, error) {
-	if !c.agent.HasExtendedCard() {
+	if c.agent == nil || !c.agent.HasExtendedCard() {
 		return nil, errExtendedCardNotConfigured
 	}
 	return s.cardV1(c.agent, c.addr, true), nil

@@ -11,11 +11,38 @@ import (
 
 // viewAgent is an agent as the owner API shows it, without its secrets.
 func (s *Server) viewAgent(r *http.Request, g *switchboard.Agent) ownerapi.Agent {
+	return s.viewAgentIn(r, g, s.communitiesOf(r, g))
+}
+
+// communitiesOf returns the communities of the agents, for their views
+// (none without the network; a failed read is logged and shows none).
+func (s *Server) communitiesOf(r *http.Request, gs ...*switchboard.Agent) map[string][]string {
+	if s.Network == nil || len(gs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(gs))
+	for i, g := range gs {
+		ids[i] = g.ID
+	}
+	m, err := s.Network.AgentCommunities(r.Context(), ids...)
+	if err != nil {
+		s.Logger.Warn("read the agents' communities", "err", err)
+	}
+	return m
+}
+
+// viewAgentIn is viewAgent with the communities of agents already read.
+func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities map[string][]string) ownerapi.Agent {
 	addr := s.AddressURL(r, g)
+	comms := communities[g.ID]
+	if comms == nil {
+		comms = []string{}
+	}
 	v := ownerapi.Agent{
 		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Name: g.Name, Description: g.Description,
 		Mode: string(g.Mode), Version: g.Version, Skills: nonNil(g.Skills), ExtendedSkills: nonNil(g.ExtendedSkills),
-		AcceptsTasks: g.AcceptsTasks, Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
+		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Communities: comms,
+		Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
 	}
 	if g.Mode == switchboard.ModeConnector && s.Presence != nil {
@@ -134,7 +161,7 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	g := &switchboard.Agent{
 		ID: switchboard.NewID(), AccountID: owner, Handle: handle, Name: handle,
-		Mode: switchboard.ModeConnector, Version: "1.0.0", AcceptsTasks: true,
+		Mode: switchboard.ModeConnector, Version: "1.0.0", AcceptsTasks: true, Approved: s.approvedAtCreation(acct),
 	}
 	applyAgentRequest(g, &b)
 	if g.Mode == switchboard.ModeWebhook {
@@ -202,8 +229,9 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request, acct *
 		return
 	}
 	out := make([]ownerapi.Agent, 0, len(all))
+	comms := s.communitiesOf(r, all...)
 	for _, g := range all {
-		out = append(out, s.viewAgent(r, g))
+		out = append(out, s.viewAgentIn(r, g, comms))
 	}
 	writeJSON(w, http.StatusOK, out)
 }

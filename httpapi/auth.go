@@ -56,11 +56,22 @@ func (s *Server) owner(h ownerHandler) http.HandlerFunc {
 func (s *Server) operator(h ownerHandler) http.HandlerFunc {
 	return s.owner(func(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 		if !acct.IsOperator() {
-			s.writeError(w, r, switchboard.Errorf(switchboard.EFORBIDDEN, "only the operator may manage accounts"))
+			s.writeError(w, r, switchboard.Errorf(switchboard.EFORBIDDEN, "only the operator may %s", operatorAct(r)))
 			return
 		}
 		h(w, r, acct)
 	})
+}
+
+// operatorAct names what an operator route does, for its refusal.
+func operatorAct(r *http.Request) string {
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/agents/"):
+		return "approve agents"
+	case strings.HasPrefix(r.URL.Path, "/communities/"):
+		return "configure communities"
+	}
+	return "manage accounts"
 }
 
 func (s *Server) authenticateOwner(r *http.Request) (*switchboard.Account, error) {
@@ -77,18 +88,4 @@ func (s *Server) authenticateOwner(r *http.Request) (*switchboard.Account, error
 	}
 	MarkAuthenticated(r)
 	return acct, nil
-}
-
-// authenticatePeer returns the peer that the request's token names, if the
-// token is a peer token for this agent.
-func (s *Server) authenticatePeer(r *http.Request, agent *switchboard.Agent) (switchboard.Peer, error) {
-	tok, err := s.findToken(r.Context(), r, switchboard.TokenPeer)
-	if err != nil {
-		return switchboard.Peer{}, err
-	}
-	if tok.AgentID != agent.ID {
-		return switchboard.Peer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "the bearer token is not valid (revoked, rotated or mistyped)")
-	}
-	MarkAuthenticated(r)
-	return switchboard.Peer{AgentID: agent.ID, ID: tok.PeerID, Label: tok.Label}, nil
 }

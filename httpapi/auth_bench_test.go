@@ -63,12 +63,12 @@ func BenchmarkAuthenticatePeer(b *testing.B) {
 			r.Header.Set("Authorization", "Bearer "+secret)
 			b.ReportAllocs()
 			for b.Loop() {
-				peer, err := s.authenticatePeer(r, agent)
+				c, err := s.authenticateCaller(r, rpcTarget{agent: agent})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if peer.Label != "peer-99" {
-					b.Fatalf("authenticated as %q", peer.Label)
+				if c.peer.Label != "peer-99" {
+					b.Fatalf("authenticated as %q", c.peer.Label)
 				}
 			}
 		})

@@ -334,9 +334,13 @@ func authzRows() map[string]authzRow {
 			},
 			check: field("error", func(authzCase) any { return "connection refused" })},
 
-		"GET /tasks/{id}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
-			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/tasks/" + string(e.task)} },
-			check: field("id", func(x authzCase) any { return string(x.e.task) })},
+		// An owner sees its agents' tasks; an agent, the tasks it sent:
+		// agentTask is A's agent's, on A's webhook agent.
+		"GET /tasks/{id}": {access: httpapi.AccessOwnerOrAgent,
+			want: ownerOf(http.StatusOK).and(http.StatusOK, credAgent).and(http.StatusNotFound, credAgentOther).
+				and(http.StatusForbidden, credAgentDisabled),
+			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/tasks/" + string(e.agentTask)} },
+			check: field("id", func(x authzCase) any { return string(x.e.agentTask) })},
 		"POST /tasks/{id}/reply": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
 			req: func(e *estate) authzReq {
 				return authzReq{method: "POST", path: "/tasks/" + string(e.task) + "/reply", body: `{"text":"done"}`}
@@ -346,8 +350,134 @@ func authzRows() map[string]authzRow {
 			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/tasks/" + string(e.task) + "/pushes"} },
 			check: field("task_id", func(x authzCase) any { return string(x.e.task) })},
 
+		// The network: only the operator approves; owners manage their
+		// agents' communities and the tokens of communities they are in.
+		"POST /agents/{ref}/approve": {access: httpapi.AccessOperator, want: operatorOnly(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "POST", path: "/agents/" + e.agent.ID + "/approve"} },
+			check: field("approved", func(authzCase) any { return true })},
+		"POST /agents/{ref}/unapprove": {access: httpapi.AccessOperator, want: operatorOnly(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/unapprove"}
+			},
+			check: field("approved", func(authzCase) any { return false })},
+		"PUT /agents/{ref}/communities/{name}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusCreated),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "PUT", path: "/agents/" + e.agent.Handle + "/communities/lab"}
+			},
+			check: contains(func(x authzCase) string { return `"communities":["co-` + x.e.name + `","lab"]` })},
+		"DELETE /agents/{ref}/communities/{name}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "DELETE", path: "/agents/" + e.agent.Handle + "/communities/" + e.community}
+			},
+			check: contains(func(authzCase) string { return `"communities":[]` })},
+		"GET /communities": {access: httpapi.AccessOwner, want: anyOwner(http.StatusOK),
+			req: func(*estate) authzReq { return authzReq{method: "GET", path: "/communities"} },
+			check: contains(func(x authzCase) string {
+				if x.cred == credOwnerOther {
+					return `"name":"co-b"`
+				}
+				return `"name":"` + x.e.community + `"`
+			})},
+		"PUT /communities/{name}": {access: httpapi.AccessOperator, want: operatorOnly(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "PUT", path: "/communities/" + e.community, body: `{"closed":true}`}
+			},
+			check: field("closed", func(authzCase) any { return true })},
+		"POST /communities/{name}/tokens": {access: httpapi.AccessOwner, want: ownerOf(http.StatusCreated),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/communities/" + e.community + "/tokens", body: `{"label":"dave"}`}
+			},
+			check: field("community", func(x authzCase) any { return x.e.community })},
+		"GET /communities/{name}/tokens": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "GET", path: "/communities/" + e.community + "/tokens"}
+			},
+			check: contains(func(authzCase) string { return `"label":"carol"` })},
+		"DELETE /communities/{name}/tokens/{label}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "DELETE", path: "/communities/" + e.community + "/tokens/carol"}
+			},
+			check: field("revoked", func(authzCase) any { return true })},
+		// Every owner and agent has a directory of its own communities.
+		"GET /directory": {access: httpapi.AccessOwnerOrAgent,
+			want: anyOwner(http.StatusOK).and(http.StatusOK, credAgent, credAgentOther).and(http.StatusForbidden, credAgentDisabled),
+			req:  func(*estate) authzReq { return authzReq{method: "GET", path: "/directory"} },
+			check: func(t *testing.T, x authzCase, r *response) {
+				hook := `"handle":"b-hook"`
+				if x.cred != credOwnerOther && x.cred != credAgentOther {
+					hook = `"handle":"` + x.e.webhook.Handle + `"`
+				}
+				if !bytes.Contains(r.body, []byte(hook)) {
+					t.Errorf("%s as %s: the directory lacks %s: %.300s", x.route, x.cred, hook, r.body)
+				}
+			}},
+		// An agent sends work to one that shares a community with it.
+		"POST /tasks": {access: httpapi.AccessAgent,
+			want: every(http.StatusUnauthorized).and(http.StatusAccepted, credAgent).and(http.StatusNotFound, credAgentOther).
+				and(http.StatusForbidden, credAgentDisabled),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/tasks", body: `{"to":"` + e.webhook.Handle + `","payload":{"message":"hi"}}`}
+			},
+			check: field("agent", func(x authzCase) any { return x.e.webhook.Handle })},
+
+		// A community's address: public pages; calls for its peers and
+		// members (each sees only its own tasks).
+		"GET /c/{name}":      {access: httpapi.AccessPublic, want: every(http.StatusOK), req: communityPage("", "GET"), check: communityName},
+		"/c/{name}":          {access: httpapi.AccessPublic, want: every(http.StatusNoContent), req: communityPage("", "OPTIONS"), check: noBody},
+		"GET /c/{name}/{$}":  {access: httpapi.AccessPublic, want: every(http.StatusOK), req: communityPage("/", "GET"), check: communityName},
+		"/c/{name}/{$}":      {access: httpapi.AccessPublic, want: every(http.StatusNoContent), req: communityPage("/", "OPTIONS"), check: noBody},
+		"POST /c/{name}":     {access: httpapi.AccessCommunity, want: communityCall(), req: communityGetTask(""), check: checkCommunityCall},
+		"POST /c/{name}/{$}": {access: httpapi.AccessCommunity, want: communityCall(), req: communityGetTask("/"), check: checkCommunityCall},
+		"/c/{name}/.well-known/agent-card.json": {access: httpapi.AccessPublic, want: every(http.StatusOK),
+			req: communityPage("/.well-known/agent-card.json", "GET"), check: communityName},
+		"/c/{name}/.well-known/agent.json": {access: httpapi.AccessPublic, want: every(http.StatusOK),
+			req: communityPage("/.well-known/agent.json", "GET"), check: communityName},
+
 		"/": {access: httpapi.AccessPublic, want: every(http.StatusNotFound),
 			req: func(*estate) authzReq { return authzReq{method: "GET", path: "/nowhere"} }},
+	}
+}
+
+// communityPage requests a page of the estate's community's address.
+func communityPage(suffix, method string) func(e *estate) authzReq {
+	return func(e *estate) authzReq { return authzReq{method: method, path: "/c/" + e.community + suffix} }
+}
+
+// communityGetTask asks the estate's community's address for the task its
+// peer token sent.
+func communityGetTask(suffix string) func(e *estate) authzReq {
+	return func(e *estate) authzReq {
+		body := `{"jsonrpc":"2.0","id":"req-1","method":"GetTask","params":{"id":"` + string(e.communityTask) + `"}}`
+		return authzReq{method: "POST", path: "/c/" + e.community + suffix, body: body, header: map[string]string{"A2A-Version": "1.0"}}
+	}
+}
+
+// communityCall: A2A JSON-RPC at A's community's address, for its peers
+// and the agent tokens of its members (a disabled account's agent is no
+// member that counts).
+func communityCall() want {
+	return every(http.StatusUnauthorized).and(http.StatusOK, credCommunity, credAgent)
+}
+
+// communityName checks that an answer is about the estate's community.
+func communityName(t *testing.T, x authzCase, r *response) {
+	if want := "Community " + x.e.community; r.json["name"] != want {
+		t.Errorf("%s as %s: not the page of %s: %.300s", x.route, x.cred, x.e.community, r.body)
+	}
+}
+
+// checkCommunityCall: the community's peer gets its task; a member's agent
+// token, which did not send it, gets "task not found".
+func checkCommunityCall(t *testing.T, x authzCase, r *response) {
+	switch x.cred {
+	case credCommunity:
+		if res := r.result(t); res["id"] != string(x.e.communityTask) {
+			t.Errorf("%s as %s: not the task %s: %.300s", x.route, x.cred, x.e.communityTask, r.body)
+		}
+	default:
+		if code := r.rpcErrorCode(); code != -32001 {
+			t.Errorf("%s as %s: JSON-RPC error %d, want -32001: %.300s", x.route, x.cred, code, r.body)
+		}
 	}
 }
 

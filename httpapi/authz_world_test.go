@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/wake"
 )
 
@@ -44,9 +45,13 @@ const (
 	credAgent       cred = "agent"                // the agent token of A's agent
 	credPushOther   cred = "push-of-other-agent"  // the push token of B's outbound record
 	credPush        cred = "push"                 // the push token of A's outbound record
-	credOwnerOther  cred = "owner-of-other-account"
-	credOwner       cred = "owner" // A's owner token
-	credOperator    cred = "operator"
+	// A peer token of B's community, and of A's (which sent A's
+	// community task).
+	credCommunityOther cred = "community-of-other-account"
+	credCommunity      cred = "community"
+	credOwnerOther     cred = "owner-of-other-account"
+	credOwner          cred = "owner" // A's owner token
+	credOperator       cred = "operator"
 	// The disabled account's credentials, presented on its own objects: D
 	// fills the path.
 	credOwnerDisabled cred = "owner-disabled"
@@ -57,7 +62,7 @@ const (
 // creds lists every credential, in the order the matrix presents them.
 var creds = []cred{
 	credNone, credMalformed, credPeerRevoked, credPeerOther, credPeerSibling, credPeer,
-	credAgentOther, credAgent, credPushOther, credPush, credOwnerOther, credOwner, credOperator,
+	credAgentOther, credAgent, credPushOther, credPush, credCommunityOther, credCommunity, credOwnerOther, credOwner, credOperator,
 	credOwnerDisabled, credPeerDisabled, credAgentDisabled,
 }
 
@@ -79,7 +84,7 @@ func (c cred) authorization(a, b, d *estate, operatorToken string) string {
 	secret := map[cred]string{
 		credMalformed: "x", credPeerRevoked: a.revokedToken, credPeerOther: b.peerToken, credPeerSibling: a.siblingToken,
 		credPeer: a.peerToken, credAgentOther: b.agentToken, credAgent: a.agentToken, credPushOther: b.pushToken,
-		credPush: a.pushToken, credOwnerOther: b.ownerToken, credOwner: a.ownerToken, credOperator: operatorToken,
+		credPush: a.pushToken, credCommunityOther: b.communityToken, credCommunity: a.communityToken, credOwnerOther: b.ownerToken, credOwner: a.ownerToken, credOperator: operatorToken,
 		credOwnerDisabled: d.ownerToken, credPeerDisabled: d.peerToken, credAgentDisabled: d.agentToken,
 	}[c]
 	if secret == "" {
@@ -103,12 +108,20 @@ type estate struct {
 	// revokedToken was revoked; spare labels a token there to revoke.
 	peerToken, siblingToken, revokedToken, spare string
 
-	task      a2a.TaskID
-	contextID string
-	note      string // the text of the task's message
-	outbound  string // the id of the agent's outbound record
-	remote    string // the remote task id of the record
-	pushToken string // the record's push token
+	task a2a.TaskID
+	// community is the community both agents are in; communityToken a
+	// peer token of it (label "carol"), which sent communityTask (to the
+	// webhook agent, the member discovery chose); agentTask is a task the
+	// connector agent sent the webhook agent by name.
+	community      string
+	communityToken string
+	communityTask  a2a.TaskID
+	agentTask      a2a.TaskID
+	contextID      string
+	note           string // the text of the task's message
+	outbound       string // the id of the agent's outbound record
+	remote         string // the remote task id of the record
+	pushToken      string // the record's push token
 }
 
 // markers are strings of the estate that only an entitled caller may see.
@@ -122,6 +135,7 @@ func (e *estate) ghost() *estate {
 	g.agent = &switchboard.Agent{ID: switchboard.NewID(), Handle: "ghost-" + e.name}
 	g.webhook = &switchboard.Agent{ID: switchboard.NewID(), Handle: "ghost-" + e.name + "-hook"}
 	g.task, g.outbound, g.contextID, g.spare = a2a.TaskID(switchboard.NewID()), switchboard.NewID(), "ghost", "ghost"
+	g.community, g.agentTask, g.communityTask = "ghost-"+e.community, a2a.TaskID(switchboard.NewID()), a2a.TaskID(switchboard.NewID())
 	return &g
 }
 
@@ -185,11 +199,11 @@ func (s *authzServer) estate(name string, disabled bool) *estate {
 		pushToken: "push-token-of-" + name + "-0123456789"}
 	e.acct, e.ownerToken = s.account(name)
 	e.agent = &switchboard.Agent{ID: switchboard.NewID(), AccountID: e.acct.ID, Handle: name, Name: "Agent " + name,
-		Mode: switchboard.ModeConnector, Version: "1.0.0", AcceptsTasks: true}
+		Mode: switchboard.ModeConnector, Version: "1.0.0", AcceptsTasks: true, Approved: true}
 	must(s.t, s.db.CreateAgent(ctx, e.agent))
 	e.webhook = &switchboard.Agent{ID: switchboard.NewID(), AccountID: e.acct.ID, Handle: name + "-hook", Name: "Hook " + name,
 		Mode: switchboard.ModeWebhook, Endpoint: "https://hook.example/" + name, WebhookSecret: switchboard.NewWebhookSecret(),
-		Version: "1.0.0", AcceptsTasks: true}
+		Version: "1.0.0", AcceptsTasks: true, Approved: true}
 	must(s.t, s.db.CreateAgent(ctx, e.webhook))
 
 	secret, hash := switchboard.NewToken(switchboard.TokenAgent)
@@ -213,6 +227,8 @@ func (s *authzServer) estate(name string, disabled bool) *estate {
 	must(s.t, s.outbox.Record(ctx, o, e.pushToken))
 	e.outbound = o.ID
 
+	s.networkEstate(e)
+
 	now := time.Now().UTC()
 	must(s.t, s.db.SaveWakeConfig(ctx, &switchboard.WakeConfig{AgentID: e.agent.ID, URL: s.wakeURL, Preset: wake.PresetGeneric,
 		Debounce: time.Minute, CreatedAt: now, UpdatedAt: now}))
@@ -223,6 +239,31 @@ func (s *authzServer) estate(name string, disabled bool) *estate {
 		must(s.t, err)
 	}
 	return e
+}
+
+// networkEstate puts the estate's agents in its community, with a peer
+// token of it that sent a task, and has the connector agent send the
+// webhook agent a task.
+func (s *authzServer) networkEstate(e *estate) {
+	ctx := context.Background()
+	e.community = "co-" + e.name
+	for _, g := range []*switchboard.Agent{e.agent, e.webhook} {
+		_, err := s.db.JoinCommunity(ctx, g.ID, e.community, true)
+		must(s.t, err)
+	}
+	secret, hash := switchboard.NewToken(switchboard.TokenPeer)
+	tok := &switchboard.Token{Hash: hash, Kind: switchboard.TokenPeer, AccountID: e.acct.ID, Community: e.community, Label: "carol"}
+	must(s.t, s.db.CreateToken(ctx, tok, false))
+	e.communityToken = secret
+	carol := switchboard.Peer{ID: tok.PeerID, Label: "carol", Kind: switchboard.PeerCommunity}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello community"))
+	task, _, err := s.tasks.SendMessage(ctx, e.webhook, carol, &a2a.SendMessageRequest{Message: msg}, switchboard.ProtocolV1)
+	must(s.t, err)
+	e.communityTask = task.ID()
+	msg = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello hook"))
+	task, _, err = s.tasks.SendMessage(ctx, e.webhook, network.PeerOf(e.agent, e.webhook), &a2a.SendMessageRequest{Message: msg}, switchboard.ProtocolV1)
+	must(s.t, err)
+	e.agentTask = task.ID()
 }
 
 // authzReq is one request of the matrix, before its credential.

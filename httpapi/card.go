@@ -234,6 +234,12 @@ func (s *Server) cardRequest(w http.ResponseWriter, r *http.Request) (*switchboa
 // serveCard writes a card with the caching headers the spec recommends: a
 // short public max-age and an ETag for revalidation.
 func serveCard(w http.ResponseWriter, r *http.Request, card any) {
+	serveCardFor(w, r, card, "public, max-age=300")
+}
+
+// serveCardFor is serveCard with the given Cache-Control (a community's
+// card changes as its members come and go).
+func serveCardFor(w http.ResponseWriter, r *http.Request, card any, cacheControl string) {
 	body, err := json.Marshal(card)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, ownerapi.Error{Error: "internal error"})
@@ -244,7 +250,7 @@ func serveCard(w http.ResponseWriter, r *http.Request, card any) {
 	setCORS(w)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "public, max-age=300")
+	h.Set("Cache-Control", cacheControl)
 	h.Set("ETag", etag)
 	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
 		w.WriteHeader(http.StatusNotModified)

@@ -15,7 +15,8 @@ import (
 // place where codes are translated. EQUOTA (a peer's quota of open tasks
 // or stored bytes) has a JSON-RPC code of our own in the range JSON-RPC
 // leaves to implementations, away from the A2A codes, which count up from
-// -32001.
+// -32001; so has ENOAGENT (the network found no agent for the work), whose
+// errors also carry the reason "no_agent_found" (noAgentData).
 var codes = map[switchboard.Code]struct {
 	status int
 	rpc    int
@@ -30,6 +31,7 @@ var codes = map[switchboard.Code]struct {
 	switchboard.ETOOLARGE:               {http.StatusRequestEntityTooLarge, -32600, "INVALID_REQUEST"},
 	switchboard.ERATELIMITED:            {http.StatusTooManyRequests, -32000, "RATE_LIMITED"},
 	switchboard.EQUOTA:                  {http.StatusTooManyRequests, -32050, "QUOTA_EXCEEDED"},
+	switchboard.ENOAGENT:                {http.StatusNotFound, -32051, "NO_AGENT_FOUND"},
 	switchboard.ENOTCANCELABLE:          {http.StatusConflict, -32002, "TASK_NOT_CANCELABLE"},
 	switchboard.EPUSHNOTSUPPORTED:       {http.StatusBadRequest, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
 	switchboard.EUNSUPPORTED:            {http.StatusBadRequest, -32004, "UNSUPPORTED_OPERATION"},

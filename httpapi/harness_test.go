@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
@@ -37,6 +38,7 @@ type harness struct {
 	tasks   *relay.Service
 	pushes  *push.Service
 	outbox  *outbox.Service
+	network *network.Service
 	api     *httpapi.Server
 	srv     *httptest.Server
 	limiter *ratelimit.Memory
@@ -84,7 +86,9 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	h.outbox = outbox.New(db, db)
 	h.pushes = push.NewService(db, h.bus, push.New(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, "switchboard/test"), log)
 	h.limiter = ratelimit.NewMemory(setup.rate, time.Minute)
-	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Pushes: h.pushes, Limiter: h.limiter, Logger: log, Pinger: db}
+	h.network = network.New(db, h.tasks)
+	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Pushes: h.pushes,
+		Limiter: h.limiter, Logger: log, Pinger: db, Network: h.network}
 	for _, f := range setup.deps {
 		f(&deps)
 	}

@@ -136,10 +136,27 @@ func rpcErrorFor(err error, v switchboard.ProtocolVersion) *rpcError {
 		c = codes[switchboard.EINTERNAL]
 	}
 	e := &rpcError{Code: c.rpc, Message: switchboard.ErrorMessage(err)}
-	if v == switchboard.ProtocolV1 {
+	switch {
+	case code == switchboard.ENOAGENT:
+		e.Data = noAgentData(e.Message, v)
+	case v == switchboard.ProtocolV1:
 		e.Data = errorInfo(c.reason)
 	}
 	return e
+}
+
+// noAgentData is the data of an ENOAGENT error: {"reason":
+// "no_agent_found", "detail": the gate} in 0.3 (and on the connector
+// socket); in 1.0, whose data is a list of details, an ErrorInfo with
+// reason NO_AGENT_FOUND and that object as its metadata.
+func noAgentData(detail string, v switchboard.ProtocolVersion) any {
+	meta := map[string]any{"reason": string(switchboard.ENOAGENT), "detail": detail}
+	if v != switchboard.ProtocolV1 {
+		return meta
+	}
+	info := errorInfo(codes[switchboard.ENOAGENT].reason)
+	info[0]["metadata"] = meta
+	return info
 }
 
 // errorInfo returns the A2A 1.0 error details: one google.rpc.ErrorInfo.

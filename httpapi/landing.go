@@ -61,7 +61,12 @@ li{margin:.4rem 0}.tags{color:#666;font-size:.9em}
 // serveLanding answers GET at an address: HTML for browsers, JSON for
 // everyone else (and for ?format=json).
 func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
-	addr := s.addressURL(r, agent)
+	s.serveLandingAt(w, r, agent, s.addressURL(r, agent))
+}
+
+// serveLandingAt is serveLanding for the card of agent served at addr (a
+// community's address serves its own).
+func (s *Server) serveLandingAt(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent, addr string) {
 	wellKnown := strings.TrimRight(addr, "/") + "/.well-known/"
 	f := s.cardFacts(agent, false)
 	w.Header().Set("Vary", "Accept")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/push"
@@ -117,6 +118,10 @@ type Deps struct {
 	// Pushes shows what became of the push notifications of a task
 	// (/tasks/{id}/pushes); nil: that route answers 404.
 	Pushes *push.Service
+	// Network holds communities, approval, discovery and the directory;
+	// nil: the network's routes answer 404 and agent tokens open no
+	// agent's address.
+	Network *network.Service
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -203,7 +208,8 @@ const (
 	// AccessPublic routes answer anyone.
 	AccessPublic Access = "public"
 	// AccessPeer routes need a peer token of the agent the path names (of
-	// the default agent on root paths).
+	// the default agent on root paths), or the agent token of an approved
+	// agent that shares a community with it (docs/network.md).
 	AccessPeer Access = "peer"
 	// AccessOwner routes need the owner token of an enabled account. The
 	// agent, task or outbound record the path names must belong to that
@@ -212,9 +218,16 @@ const (
 	AccessOwner Access = "owner"
 	// AccessOperator routes need the operator's owner token.
 	AccessOperator Access = "operator"
-	// AccessAgent routes need the agent token of a connector agent of an
-	// enabled account; the token names the agent.
+	// AccessAgent routes need the agent token of an agent of an enabled
+	// account (GET /connect: of a connector agent); the token names the
+	// agent.
 	AccessAgent Access = "agent"
+	// AccessOwnerOrAgent routes take an owner token (as AccessOwner) or an
+	// agent token (as AccessAgent); each sees what is its own.
+	AccessOwnerOrAgent Access = "owner-or-agent"
+	// AccessCommunity routes need a peer token of the community the path
+	// names, or the agent token of an approved member of it.
+	AccessCommunity Access = "community"
 	// AccessPush routes need the push token of an outbound record of the
 	// agent the path names.
 	AccessPush Access = "push"
@@ -332,9 +345,31 @@ func (s *Server) routeTable() []route {
 		owned("GET", "/outbox/{id}", s.handleGetOutbound),
 		owned("PATCH", "/outbox/{id}", s.handleUpdateOutbound),
 
-		owned("GET", "/tasks/{id}", s.handleGetTask),
+		serve("GET", "/tasks/{id}", AccessOwnerOrAgent, s.handleGetTaskAny),
 		owned("POST", "/tasks/{id}/reply", s.handleReply),
 		owned("GET", "/tasks/{id}/pushes", s.handleTaskPushes),
+
+		// The network (docs/network.md): approval, communities, the
+		// directory, agents' own work, community addresses.
+		operated("POST", "/agents/{ref}/approve", s.handleApprove),
+		operated("POST", "/agents/{ref}/unapprove", s.handleUnapprove),
+		owned("PUT", "/agents/{ref}/communities/{name}", s.handleJoinCommunity),
+		owned("DELETE", "/agents/{ref}/communities/{name}", s.handleLeaveCommunity),
+		owned("GET", "/communities", s.handleListCommunities),
+		operated("PUT", "/communities/{name}", s.handleConfigureCommunity),
+		owned("POST", "/communities/{name}/tokens", s.handleIssueCommunityToken),
+		owned("GET", "/communities/{name}/tokens", s.handleListCommunityTokens),
+		owned("DELETE", "/communities/{name}/tokens/{label}", s.handleRevokeCommunityToken),
+		serve("GET", "/directory", AccessOwnerOrAgent, s.handleDirectory),
+		serve("POST", "/tasks", AccessAgent, s.handleNetworkTask),
+		serve("GET", "/c/{name}", AccessPublic, s.handleCommunityAddress),
+		serve("POST", "/c/{name}", AccessCommunity, s.handleCommunityAddress),
+		serve("", "/c/{name}", AccessPublic, s.handleCommunityAddress),
+		serve("GET", "/c/{name}/{$}", AccessPublic, s.handleCommunityAddress),
+		serve("POST", "/c/{name}/{$}", AccessCommunity, s.handleCommunityAddress),
+		serve("", "/c/{name}/{$}", AccessPublic, s.handleCommunityAddress),
+		serve("", "/c/{name}/.well-known/agent-card.json", AccessPublic, s.handleCommunityCardV1),
+		serve("", "/c/{name}/.well-known/agent.json", AccessPublic, s.handleCommunityCardV03),
 
 		serve("", "/", AccessPublic, s.handleNotFound),
 	}
@@ -420,6 +455,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if code == switchboard.EUNAUTHORIZED && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`) // a 401 says how to authenticate
+	}
+	if code == switchboard.ENOAGENT {
+		writeJSON(w, httpStatus(code), ownerapi.Error{Error: string(switchboard.ENOAGENT), Reason: switchboard.ErrorMessage(err)})
+		return
 	}
 	writeJSON(w, httpStatus(code), ownerapi.Error{Error: switchboard.ErrorMessage(err)})
 }

@@ -175,7 +175,7 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 	// it; the keep-alive check catches a lost hint.
 	var credentials <-chan struct{}
 	if s.Bus != nil {
-		if w, err := s.Bus.Watch(ctx, switchboard.TokensSubject(c.agent.ID)); err == nil {
+		if w, err := s.Bus.Watch(ctx, c.caller.revoked); err == nil {
 			defer w.Close()
 			credentials = w.C()
 		}
@@ -198,12 +198,12 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 		case _, ok := <-credentials:
 			if !ok {
 				credentials = nil // the bus closed: keep-alives still check
-			} else if !s.tokenStillValid(ctx, c) {
+			} else if !c.caller.valid(ctx) {
 				_ = sw.rpcError(c.req.ID, rpcErrorFor(switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked"), c.version))
 				return
 			}
 		case <-keepAlive.C:
-			if !s.tokenStillValid(ctx, c) {
+			if !c.caller.valid(ctx) {
 				_ = sw.rpcError(c.req.ID, rpcErrorFor(switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked"), c.version))
 				return
 			}
@@ -212,24 +212,6 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 			}
 		}
 	}
-}
-
-// tokenStillValid reports whether the token that opened the stream still
-// opens it: not revoked, and its agent and account still there.
-func (s *Server) tokenStillValid(ctx context.Context, c *rpcCall) bool {
-	tok, err := s.Tokens.FindTokenByHash(ctx, c.tokenHash)
-	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-		return false
-	}
-	// On any other failure keep the stream: the store will answer again.
-	if err != nil {
-		return true
-	}
-	if tok.Kind != switchboard.TokenPeer || tok.AgentID != c.agent.ID {
-		return false
-	}
-	g, err := s.Agents.FindAgentByID(ctx, c.agent.ID)
-	return (err != nil && switchboard.ErrorCode(err) != switchboard.ENOTFOUND) || (err == nil && !g.AccountDisabled)
 }
 
 // sendStreamPlan plans the stream of a send: the task as it stands, then

@@ -13,6 +13,36 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *
 		s.writeError(w, r, err)
 		return
 	}
+	v := s.viewAgent(r, g)
+	s.issuePeerToken(w, r, switchboard.Token{AgentID: g.ID}, switchboard.TokensSubject(g.ID),
+		ownerapi.Token{Address: v.Address, AgentCard: v.AgentCard})
+}
+
+func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	kind := switchboard.TokenPeer
+	s.listPeerTokens(w, r, switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID})
+}
+
+func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	kind := switchboard.TokenPeer
+	s.revokePeerTokens(w, r, switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID}, switchboard.TokensSubject(g.ID))
+}
+
+// issuePeerToken issues a peer token of an address, an agent's or a
+// community's: scope holds the AgentID or the Community (and the issuing
+// AccountID), subject is the bus subject that ends the streams of the
+// token a rotation replaces, and answer the address and card to show.
+func (s *Server) issuePeerToken(w http.ResponseWriter, r *http.Request, scope switchboard.Token, subject string, answer ownerapi.Token) {
 	var body ownerapi.TokenIssue
 	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.writeError(w, r, err)
@@ -23,7 +53,8 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *
 		return
 	}
 	secret, hash := switchboard.NewToken(switchboard.TokenPeer)
-	tok := &switchboard.Token{Hash: hash, Kind: switchboard.TokenPeer, AgentID: g.ID, Label: body.Label}
+	tok := &scope
+	tok.Hash, tok.Kind, tok.Label = hash, switchboard.TokenPeer, body.Label
 	if err := s.Tokens.CreateToken(r.Context(), tok, body.Rotate); err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
 			err = switchboard.Errorf(switchboard.ECONFLICT, "an active token labelled %q exists; revoke it or pass \"rotate\": true", body.Label)
@@ -32,23 +63,16 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *
 		return
 	}
 	if body.Rotate {
-		s.notify(r, switchboard.TokensSubject(g.ID)) // the old token's streams end
+		s.notify(r, subject) // the old token's streams end
 	}
-	v := s.viewAgent(r, g)
-	writeJSON(w, http.StatusCreated, ownerapi.Token{
-		Label: tok.Label, Token: secret, Active: true, CreatedAt: tok.CreatedAt,
-		Address: v.Address, AgentCard: v.AgentCard,
-	})
+	answer.Label, answer.Community, answer.Token, answer.Active, answer.CreatedAt = tok.Label, tok.Community, secret, true, tok.CreatedAt
+	writeJSON(w, http.StatusCreated, answer)
 }
 
-func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	kind := switchboard.TokenPeer
-	f := switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID, Active: r.URL.Query().Get("all") == ""}
+// listPeerTokens answers with the peer tokens of f: the active ones, or
+// all with ?all=1.
+func (s *Server) listPeerTokens(w http.ResponseWriter, r *http.Request, f switchboard.TokenFilter) {
+	f.Active = r.URL.Query().Get("all") == ""
 	toks, err := s.Tokens.FindTokens(r.Context(), f)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -56,19 +80,17 @@ func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *
 	}
 	out := make([]ownerapi.Token, 0, len(toks))
 	for _, t := range toks {
-		out = append(out, ownerapi.Token{Label: t.Label, Active: t.RevokedAt == nil, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt})
+		out = append(out, ownerapi.Token{Label: t.Label, Community: t.Community, Active: t.RevokedAt == nil, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	kind, label := switchboard.TokenPeer, r.PathValue("label")
-	n, err := s.Tokens.RevokeTokens(r.Context(), switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID, Label: &label})
+// revokePeerTokens revokes the active peer token of f labelled as the
+// path says, and ends its streams on every instance (subject).
+func (s *Server) revokePeerTokens(w http.ResponseWriter, r *http.Request, f switchboard.TokenFilter, subject string) {
+	label := r.PathValue("label")
+	f.Label = &label
+	n, err := s.Tokens.RevokeTokens(r.Context(), f)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -77,6 +99,6 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "no active token labelled %q", truncate(label, 64)))
 		return
 	}
-	s.notify(r, switchboard.TokensSubject(g.ID)) // its streams end, on every instance
+	s.notify(r, subject) // its streams end, on every instance
 	writeJSON(w, http.StatusOK, ownerapi.TokenRevoked{Revoked: true, Label: label})
 }

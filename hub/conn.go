@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,6 +114,7 @@ func (c *conn) serve(parent context.Context) {
 	})
 	c.end(c.readLoop())
 	<-c.w.done // the connection's context ended with the reader: the writer ends
+	c.sessionsDisconnect()
 	helloTimer.Stop()
 	work.Close()
 	change.Close()
@@ -226,6 +225,9 @@ func (c *conn) readLoop() error {
 			return &closeErr{connproto.CloseProtocol, "frames must be text (JSON-RPC)"}
 		}
 		c.heard.Now()
+		if c.onSessionFrame(data) {
+			continue // a live session's frame: read in one pass, on the reader's stack (hub/session.go)
+		}
 		onFreshStack(func() { c.onFrame(data) })
 	}
 }
@@ -264,6 +266,10 @@ func (c *conn) onRequest(f *connproto.Frame) {
 		c.onGetTask(f)
 	case f.Method == connproto.MethodSendMessage:
 		c.onSendMessage(f)
+	case f.Method == connproto.MethodSendTask:
+		c.onSendTask(f)
+	case connproto.IsSessionMethod(f.Method):
+		c.onSessionRequest(f)
 	default:
 		c.replyError(f.ID, connproto.CodeMethodNotFound, "method not found: "+truncate(f.Method, 64))
 	}
@@ -304,9 +310,11 @@ func (c *conn) onHello(f *connproto.Frame) {
 	res.HeartbeatMillis = hb.Milliseconds()
 	res.AckTimeoutMillis = c.hub.cfg.AckTimeout.Milliseconds()
 	res.Server = "switchboard"
+	c.sessionsConnect() // its frames wait until the answer is queued (frameQueue.openSessions)
 	c.reply(f.ID, res)
 	c.hello.Do(func() {
 		close(c.ready)
+		c.out.openSessions()
 		c.wake(evHello)
 	})
 	if p.Client != "" {
@@ -317,7 +325,7 @@ func (c *conn) onHello(f *connproto.Frame) {
 // onResponse handles the agent's answer to an offer.
 func (c *conn) onResponse(f *connproto.Frame) {
 	var id string
-	if json.Unmarshal(f.ID, &id) != nil {
+	if json.Unmarshal(f.ID, &id) != nil || c.onSessionAnswer(id, f) {
 		return
 	}
 	c.mu.Lock()
@@ -418,7 +426,7 @@ func (c *conn) onSendMessage(f *connproto.Frame) {
 		c.replyError(f.ID, connproto.CodeInvalidParams, "SendMessage params must be {\"to\", \"token\", \"request\"}")
 		return
 	}
-	target, err := c.hub.Agents.FindAgentByHandle(c.ctx, handleOf(p.To))
+	target, err := c.hub.Agents.FindAgentByHandle(c.ctx, switchboard.AddressHandle(p.To))
 	if err != nil || target.AccountDisabled {
 		c.replyError(f.ID, connproto.CodeInvalidParams, "no agent at "+truncate(p.To, 200)+" on this deployment")
 		return
@@ -443,21 +451,6 @@ func (c *conn) onSendMessage(f *connproto.Frame) {
 		return
 	}
 	c.reply(f.ID, a2a.StreamResponse{Event: &t.A2A})
-}
-
-// handleOf returns the handle an address URL names ({base}/a/{handle}), or
-// to itself if it is not a URL.
-func handleOf(to string) string {
-	u, err := url.Parse(to)
-	if err != nil || u.Scheme == "" {
-		return strings.ToLower(strings.TrimSpace(to))
-	}
-	_, rest, ok := strings.Cut(u.Path, "/a/")
-	if !ok {
-		return ""
-	}
-	h, _, _ := strings.Cut(rest, "/")
-	return strings.ToLower(h)
 }
 
 // replyErr answers with the JSON-RPC code of a service error.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/session"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
@@ -48,6 +49,10 @@ type server struct {
 	// tokenReads counts the hub's reads of agent tokens (at connect, and
 	// when a connection rereads its agent).
 	tokenReads *countingTokens
+	// sessions runs the live sessions; mayHold is its policy (nil: none
+	// allowed; session_test.go).
+	sessions *session.Service
+	mayHold  atomic.Pointer[func(from, to *switchboard.Agent) bool]
 
 	stop  context.CancelFunc
 	loops sync.WaitGroup
@@ -88,7 +93,11 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 		o(s.tasks, &hcfg, &acfg)
 	}
 	s.tokenReads = &countingTokens{TokenStore: db}
-	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: s.tokenReads, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID}, hcfg)
+	s.sessions = session.New(session.Deps{Carrier: s.bus, Agents: db, Policy: session.PolicyFunc(s.maySession), Logger: log,
+		InstanceID: s.tasks.InstanceID}, session.Config{Grace: 300 * time.Millisecond})
+	must(t, s.sessions.Start(ctx))
+	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: s.tokenReads, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID,
+		Sessions: s.sessions}, hcfg)
 	if s.tasks.Direct == nil {
 		s.tasks.Direct = s.hub // as serve wires it
 	}
@@ -134,6 +143,7 @@ func (s *server) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = s.hub.Shutdown(ctx)
+	s.sessions.Close()
 	s.api.CloseStreams()
 	s.srv.Close()
 	s.stop()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/session"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
@@ -91,6 +92,12 @@ type Deps struct {
 	// Limiter counts an agent's own sends against the peer token it sends
 	// with, as the HTTP front door counts that token's calls; optional.
 	Limiter switchboard.RateLimiter
+	// Sessions runs the live sessions between connected agents
+	// (hub/session.go); nil: the session methods are not served.
+	Sessions *session.Service
+	// Network sends an agent's work to other agents of the network
+	// (SendTask, network.go); nil: the method is not served.
+	Network Network
 	// OnAuthenticated, if set, is called with the upgrade request of a
 	// connection whose agent token is valid, before it is upgraded (the
 	// HTTP listener stops counting it against its address's bound of
@@ -117,6 +124,7 @@ type Hub struct {
 	running sync.WaitGroup   // one per connection being served
 
 	disconnects disconnects // connections that closed, ended in batches (disconnect.go)
+	waits       sendWaits   // SendTask calls waiting for their receiver (network.go)
 
 	upkeepStop chan struct{} // guarded by mu: set when the upkeep loop starts (upkeep.go)
 	upkeepDone chan struct{} // guarded by mu: closed when it has ended

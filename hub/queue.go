@@ -10,6 +10,12 @@ type frameQueue struct {
 	frames [][]byte
 	max    int
 	pushed func() // called after each push
+	// session holds the frames of live sessions (pushSession): their own
+	// windows bound them, not max. They wait until sessionsOpen, which the
+	// answer to hello sets once it is queued, so that no session frame
+	// comes before it.
+	session      [][]byte
+	sessionsOpen bool
 }
 
 // newFrameQueue returns a queue of at most max frames that calls pushed
@@ -31,25 +37,55 @@ func (q *frameQueue) push(b []byte) bool {
 	return true
 }
 
-// pop takes the oldest frame, if any.
+// pushSession queues b, a frame of a live session, after the session
+// frames already queued. The session package bounds what it queues (each
+// direction of a session holds at most its window), so this queue does
+// not: a connection is not closed as too slow for what its sessions'
+// windows allow.
+func (q *frameQueue) pushSession(b []byte) {
+	q.mu.Lock()
+	q.session = append(q.session, b)
+	q.mu.Unlock()
+	q.pushed()
+}
+
+// pop takes the oldest frame, if any: the answers first, then the
+// sessions' frames (each kind keeps its order).
 func (q *frameQueue) pop() ([]byte, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.frames) == 0 {
-		return nil, false
+	if len(q.frames) > 0 {
+		return popFront(&q.frames), true
 	}
-	b := q.frames[0]
-	q.frames[0] = nil
-	q.frames = q.frames[1:]
-	if len(q.frames) == 0 {
-		q.frames = nil // give the array back
+	if len(q.session) > 0 && q.sessionsOpen {
+		return popFront(&q.session), true
 	}
-	return b, true
+	return nil, false
+}
+
+// openSessions lets the sessions' frames out (after the answer to hello).
+func (q *frameQueue) openSessions() {
+	q.mu.Lock()
+	q.sessionsOpen = true
+	q.mu.Unlock()
+}
+
+// popFront takes the first of a non-empty list.
+func popFront(list *[][]byte) []byte {
+	l := *list
+	b := l[0]
+	l[0] = nil
+	if len(l) == 1 {
+		*list = nil // give the array back
+	} else {
+		*list = l[1:]
+	}
+	return b
 }
 
 // size returns how many frames wait.
 func (q *frameQueue) size() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.frames)
+	return len(q.frames) + len(q.session)
 }

@@ -19,7 +19,12 @@ type Agent struct {
 	Skills         []a2a.AgentSkill `json:"skills"`
 	ExtendedSkills []a2a.AgentSkill `json:"extended_skills"`
 	AcceptsTasks   bool             `json:"accepts_tasks"`
-	Endpoint       string           `json:"endpoint,omitempty"`
+	// Approved says whether the agent is on the network (docs/network.md):
+	// the operator approves agents when the deployment requires it.
+	Approved bool `json:"approved"`
+	// Communities are the communities the agent is in, sorted.
+	Communities []string `json:"communities"`
+	Endpoint    string   `json:"endpoint,omitempty"`
 	// Connected is set for connector agents: whether the agent holds a
 	// connection to an instance of the deployment now.
 	Connected *bool     `json:"connected,omitempty"`

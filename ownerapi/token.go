@@ -6,7 +6,9 @@ import "time"
 // item of GET /agents/{ref}/tokens. The secret is shown only once, in the
 // answer that issues it.
 type Token struct {
-	Label     string     `json:"label"`
+	Label string `json:"label"`
+	// Community is set on a peer token of a community's address.
+	Community string     `json:"community,omitempty"`
 	Token     string     `json:"token,omitempty"`
 	Active    bool       `json:"active"`
 	CreatedAt time.Time  `json:"created_at"`

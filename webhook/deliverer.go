@@ -55,16 +55,22 @@ type Task struct {
 	// FromAgentID names the sender by id: the sending agent's, or the
 	// stable id of the outside peer that sent the message.
 	FromAgentID string `json:"from_agent_id"`
-	// TaskDescription is the text of the message (untrusted).
+	// TaskDescription is the task_description the sender gave on the
+	// network (POST /tasks), or else the text of the message (untrusted).
 	TaskDescription string `json:"task_description"`
 	Payload         struct {
 		// Message is the text of the message (untrusted), as the original
-		// network sent it.
+		// network sent it: without the task_description when the sender
+		// gave both.
 		Message string `json:"message"`
 	} `json:"payload"`
 	// From is the sender's name for people: the peer token's label, or the
-	// sending agent's handle (untrusted).
+	// sending agent's handle (untrusted unless FromAgent).
 	From string `json:"from"`
+	// FromAgent is set when the sender is an agent of this deployment:
+	// From is then its handle and FromAgentID its id, both verified by
+	// Switchboard (it sent with its own agent token).
+	FromAgent bool `json:"from_agent,omitempty"`
 	// Message is the whole A2A 1.0 message, with taskId and contextId: its
 	// file and data parts too (untrusted).
 	Message    *a2a.Message `json:"message"`
@@ -153,12 +159,21 @@ func newTask(o *switchboard.Offer) *Task {
 		FromAgentID:     o.Task.PeerID,
 		TaskDescription: text,
 		From:            o.Task.PeerLabel,
+		FromAgent:       o.Task.PeerKind == switchboard.PeerAgent,
 		Message:         o.Send.Message,
 		TaskID:          string(o.Task.ID()),
 		ContextID:       o.Task.A2A.ContextID,
 		DeliveryID:      o.Delivery.ID,
 	}
 	t.Payload.Message = text
+	// Work sent with a task_description and a payload.message has both
+	// as text parts, the description first, and names the description.
+	if desc, _ := o.Send.Message.Metadata[switchboard.MetaTaskDescription].(string); desc != "" {
+		t.TaskDescription = desc
+		if rest, ok := strings.CutPrefix(text, desc+"\n"); ok && rest != "" {
+			t.Payload.Message = rest
+		}
+	}
 	return t
 }
 

@@ -17,6 +17,8 @@
 //	direct  the same peers against an a2a-go v2 reference server only
 //	ceiling the same peers against a server that answers a fixed task, parsing
 //	        nothing: what the peers and net/http alone carry here
+//	session -agents/2 pairs of agents in live sessions, frames one way (with
+//	        -instances 2: the two ends on different instances)
 //
 // See docs/performance.md for the numbers measured with it.
 package main

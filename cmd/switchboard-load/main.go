@@ -38,6 +38,8 @@ type config struct {
 	serverArgs    []string
 	instances     int
 	cpuProfile    string
+	communities   int
+	skills        int
 }
 
 func main() {
@@ -89,7 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("switchboard-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := &config{}
-	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross, direct or ceiling")
+	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross, direct, ceiling, session or discover")
 	fs.IntVar(&c.agents, "agents", 100, "agents to create and connect")
 	fs.IntVar(&c.peers, "peers", 32, "concurrent peers sending messages")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long each measured phase sends (after -warmup)")
@@ -104,12 +106,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.ownerToken, "owner-token", os.Getenv("SWITCHBOARD_OWNER_TOKEN"), "with -server: an owner token (sbo_…) to create the agents with")
 	fs.StringVar(&c.switchboard, "switchboard", "", "the switchboard binary to start (default: beside this one, then $PATH, then go build)")
 	fs.StringVar(&c.database, "database", os.Getenv("SWITCHBOARD_LOAD_DATABASE"), "a postgres:// URL for the servers this tool starts (cross needs one; the others use SQLite without it); the tool creates a schema of its own in it and drops it after")
-	fs.IntVar(&c.instances, "instances", 1, "idle: start this many instances on -database (PostgreSQL), routed together by their embedded NATS servers, and spread the agents over them")
+	fs.IntVar(&c.instances, "instances", 1, "idle: start this many instances on -database (PostgreSQL), routed together by their embedded NATS servers, and spread the agents over them; session: the senders connect to the first, the receivers to the last")
 	fs.IntVar(&c.agentsPerProc, "agents-per-process", 9000, "connector agents one process holds; more are spread over worker processes")
 	fs.IntVar(&c.connectRate, "connect-concurrency", 256, "agent connections being set up at once")
 	fs.DurationVar(&c.settle, "settle", 3*time.Second, "idle: how long to wait after the last agent connected before reading the server's memory")
 	fs.DurationVar(&c.heartbeat, "heartbeat", 0, "the server's heartbeat interval for agents it starts (0: its default)")
 	fs.BoolVar(&c.verbose, "v", false, "show the started servers' warnings on stderr")
+	fs.IntVar(&c.communities, "communities", 10, "discover: communities the agents are spread over (agent i in community i mod N)")
+	fs.IntVar(&c.skills, "skills", 10, "discover: skills the agents of each community are spread over")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write this tool's own CPU profile (peers, agents, and the direct server) to the file")
 	fs.Func("server-arg", "an extra argument for the switchboard serve processes this tool starts (repeatable), e.g. -server-arg=--pprof-addr=127.0.0.1:6060; with -instances, {i} stands for the instance's number (--pprof-addr=127.0.0.1:606{i})", func(s string) error {
 		c.serverArgs = append(c.serverArgs, s)
@@ -141,9 +145,9 @@ const (
 // check refuses flags that cannot work.
 func (c *config) check() error {
 	switch c.scenario {
-	case "idle", "route", "inbox", "cross", "direct", "ceiling":
+	case "idle", "route", "inbox", "cross", "direct", "ceiling", "session", "discover":
 	default:
-		return fmt.Errorf("-scenario: want idle, route, inbox, cross, direct or ceiling, got %q", c.scenario)
+		return fmt.Errorf("-scenario: want idle, route, inbox, cross, direct, ceiling, session or discover, got %q", c.scenario)
 	}
 	switch {
 	case c.agents < 1 || c.agents > maxAgents:
@@ -168,10 +172,12 @@ func (c *config) check() error {
 		return errors.New("-server needs -owner-token (or SWITCHBOARD_OWNER_TOKEN) to create agents")
 	case c.scenario == "cross" && c.server != "":
 		return errors.New("-scenario cross starts its own two instances; -server does not apply")
+	case c.scenario == "discover" && (c.communities < 1 || c.skills < 1):
+		return errors.New("-communities and -skills: want 1 or more")
 	case c.instances < 1 || c.instances > 32:
 		return errors.New("-instances: want 1…32")
-	case c.instances > 1 && (c.scenario != "idle" || c.database == "" || c.server != ""):
-		return errors.New("-instances above 1 is for -scenario idle on -database postgres://… (without -server)")
+	case c.instances > 1 && ((c.scenario != "idle" && c.scenario != "session") || c.database == "" || c.server != ""):
+		return errors.New("-instances above 1 is for -scenario idle or session on -database postgres://… (without -server)")
 	case c.scenario == "cross" && c.database == "":
 		return errors.New("-scenario cross needs -database postgres://… (or SWITCHBOARD_LOAD_DATABASE): both instances share it")
 	}

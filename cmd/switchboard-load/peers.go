@@ -20,6 +20,7 @@ type target struct {
 	url   string
 	token string // peer token; empty: no Authorization header
 	group int    // which of the phase's groups its calls count in
+	skill string // when set, the message's metadata asks for this skill (a community's address routes by it)
 }
 
 // phase describes one measured run of the peers.
@@ -283,7 +284,13 @@ func (d *driver) send(ctx context.Context, buf *bytes.Buffer, t target, p phase,
 	buf.WriteString(msgID)
 	buf.WriteString(`","role":"ROLE_USER","parts":[{"text":"`)
 	buf.Write(d.payload)
-	buf.WriteString(`"}]},"configuration":{"returnImmediately":`)
+	buf.WriteString(`"}]`)
+	if t.skill != "" {
+		buf.WriteString(`,"metadata":{"skill":`)
+		buf.WriteString(strconv.Quote(t.skill))
+		buf.WriteString(`}`)
+	}
+	buf.WriteString(`},"configuration":{"returnImmediately":`)
 	buf.WriteString(strconv.FormatBool(!p.blocking))
 	buf.WriteString(`}}}`)
 	task, err := d.call(ctx, t, buf.Bytes())

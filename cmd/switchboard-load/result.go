@@ -11,17 +11,21 @@ import (
 // cross scenario tasks and tasks_per_s count both paths (the load), the
 // latencies are the cross path's, and same_* the same-instance path's.
 type result struct {
-	Scenario      string  `json:"scenario"`
-	Agents        int     `json:"agents"`
-	Peers         int     `json:"peers"`
-	PayloadBytes  int     `json:"payload_bytes"`
-	Blocking      bool    `json:"blocking"`
-	Rate          float64 `json:"rate"`
-	DurationS     float64 `json:"duration_s"`
-	Tasks         int64   `json:"tasks"`
-	Errors        int64   `json:"errors"`
-	FirstError    string  `json:"first_error,omitempty"`
-	TasksPerS     float64 `json:"tasks_per_s"`
+	Scenario     string  `json:"scenario"`
+	Agents       int     `json:"agents"`
+	Peers        int     `json:"peers"`
+	PayloadBytes int     `json:"payload_bytes"`
+	Blocking     bool    `json:"blocking"`
+	Rate         float64 `json:"rate"`
+	DurationS    float64 `json:"duration_s"`
+	Tasks        int64   `json:"tasks"`
+	Errors       int64   `json:"errors"`
+	FirstError   string  `json:"first_error,omitempty"`
+	TasksPerS    float64 `json:"tasks_per_s"`
+	// Frames and FramesPerS are the session scenario's: frames taken in
+	// by the receivers in the measured window (the latencies are theirs).
+	Frames        int64   `json:"frames,omitempty"`
+	FramesPerS    float64 `json:"frames_per_s,omitempty"`
 	P50Ms         float64 `json:"p50_ms"`
 	P99Ms         float64 `json:"p99_ms"`
 	P999Ms        float64 `json:"p999_ms"`
@@ -39,6 +43,14 @@ type result struct {
 	DirectP50Ms     float64 `json:"direct_p50_ms,omitempty"`
 	DirectP99Ms     float64 `json:"direct_p99_ms,omitempty"`
 	DirectErrors    int64   `json:"direct_errors,omitempty"`
+
+	// NameTasksPerS… are the discover scenario's tasks sent by name (to
+	// agents' addresses), measured in the same run as those routed by
+	// discovery (to communities' addresses), which are the main ones.
+	NameTasksPerS float64 `json:"by_name_tasks_per_s,omitempty"`
+	NameP50Ms     float64 `json:"by_name_p50_ms,omitempty"`
+	NameP99Ms     float64 `json:"by_name_p99_ms,omitempty"`
+	NameErrors    int64   `json:"by_name_errors,omitempty"`
 
 	SameTasksPerS float64 `json:"same_tasks_per_s,omitempty"`
 	SameP50Ms     float64 `json:"same_p50_ms,omitempty"`
@@ -80,7 +92,11 @@ func (r *result) printTable(w io.Writer) {
 	fmt.Fprintln(w)
 	if len(r.phases) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "path\ttasks\terrors\ttasks/s\tp50 ms\tp99 ms\tp99.9 ms\t")
+		unit := "tasks"
+		if r.Scenario == "session" {
+			unit = "frames"
+		}
+		fmt.Fprintf(tw, "path\t%s\terrors\t%s/s\tp50 ms\tp99 ms\tp99.9 ms\t\n", unit, unit)
 		for _, p := range r.phases {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t\n", p.name, p.tasks, p.errors, p.tasksPerSecond(),
 				p.percentile(50), p.percentile(99), p.percentile(99.9))
@@ -94,6 +110,10 @@ func (r *result) printTable(w io.Writer) {
 		if r.DirectP50Ms > 0 && r.Scenario != "direct" {
 			fmt.Fprintf(w, "relay vs direct: p50 %.2f×, throughput %.2f×\n", r.P50Ms/r.DirectP50Ms, r.TasksPerS/r.DirectTasksPerS)
 		}
+		if r.NameTasksPerS > 0 {
+			fmt.Fprintf(w, "by discovery vs by name: throughput %.2f×, p50 %+.2f ms, p99 %+.2f ms\n", r.TasksPerS/r.NameTasksPerS,
+				r.P50Ms-r.NameP50Ms, r.P99Ms-r.NameP99Ms)
+		}
 		if r.SameP50Ms > 0 {
 			fmt.Fprintf(w, "cross vs same instance: p50 %+.2f ms, p99 %+.2f ms\n", r.P50Ms-r.SameP50Ms, r.P99Ms-r.SameP99Ms)
 		}
@@ -106,6 +126,9 @@ func (r *result) printTable(w io.Writer) {
 			fmt.Fprintf(w, "%s CPU: %.2f cores", c.name, c.cores)
 			if r.TasksPerS > 0 {
 				fmt.Fprintf(w, ", %.0f µs per task", c.cores/r.TasksPerS*1e6)
+			}
+			if r.FramesPerS > 0 {
+				fmt.Fprintf(w, ", %.1f µs per frame", c.cores/r.FramesPerS*1e6)
 			}
 			fmt.Fprintln(w)
 		}

@@ -109,6 +109,9 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 	}
 	defer dep.close()
 
+	if cfg.scenario == "session" {
+		return res, runSessions(ctx, cfg, dep, res, logs)
+	}
 	mode := "connector"
 	if cfg.scenario == "inbox" {
 		mode = "inbox"
@@ -166,6 +169,9 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 	want := "TASK_STATE_COMPLETED"
 	if mode == "inbox" {
 		want = "TASK_STATE_SUBMITTED"
+	}
+	if cfg.scenario == "discover" {
+		return res, runDiscover(ctx, cfg, dep, d, agents, res, logs)
 	}
 	if cfg.scenario == "cross" {
 		// One phase whose calls alternate between the two paths, so that

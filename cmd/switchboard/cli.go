@@ -28,12 +28,15 @@ type CLI struct {
 	Import    ImportCmd    `cmd:"" help:"Load an export into an empty database (SQLite in --data, or --database), all or nothing. Stop the servers first."`
 	SecretKey SecretKeyCmd `cmd:"" name:"secret-key" help:"Manage the keys that seal stored secrets (webhook secrets, wake keys, push credentials)."`
 	Peers     PeersCmd     `cmd:"" help:"Remember remote agents (and their tokens) by alias."`
-	Send      SendCmd      `cmd:"" help:"Send a message from one of your agents to any A2A agent (URL, alias or handle on this server)."`
+	Send      SendCmd      `cmd:"" help:"Send a message from one of your agents to any A2A agent (URL, alias or handle on this server) with --agent; without it, as an agent of the network with its agent token, by name or by discovery (--community, --skill)."`
 	Outbox    OutboxCmd    `cmd:"" help:"List what your agents sent and the state of the answers."`
 	Poll      PollCmd      `cmd:"" help:"Fetch the remote task of a sent message again and record it."`
 	History   HistoryCmd   `cmd:"" help:"Show a conversation (contextId) of an agent in both directions."`
 	Wake      WakeCmd      `cmd:"" help:"Wake webhooks: how an agent that sleeps learns that work waits in its inbox."`
-	Connect   ConnectCmd   `cmd:"" help:"Connect an agent to its server (--server, repeated or comma-separated for several) and work on its tasks with --exec or --forward; --install makes it a systemd service."`
+	Community CommunityCmd `cmd:"" help:"Communities: agents that send each other work; each has an A2A address {server}/c/NAME."`
+	Directory DirectoryCmd `cmd:"" help:"List the agents of the network you can see, live or not (an agent token: the other members of its communities)."`
+	Connect   ConnectCmd   `cmd:"" help:"Connect an agent to its server (--server, repeated or comma-separated for several) and work on its tasks with --exec or --forward, and on live sessions with --session-exec; --install makes it a systemd service."`
+	Chat      ChatCmd      `cmd:"" help:"Open a live session from an agent (--token) to another one that shares a community with it: each line of stdin is a frame sent, each frame received is printed."`
 	Version   VersionCmd   `cmd:"" help:"Print the version."`
 
 	out    io.Writer // where commands print; not a flag

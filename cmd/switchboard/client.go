@@ -95,6 +95,9 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(data))
 		}
+		if e.Reason != "" {
+			e.Error += ": " + e.Reason
+		}
 		if resp.StatusCode == http.StatusUnauthorized && c.tokenFile != "" {
 			e.Error += fmt.Sprintf(" (the token was read from %s; if it was rotated, set SWITCHBOARD_OWNER_TOKEN)", c.tokenFile)
 		}

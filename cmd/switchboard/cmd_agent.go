@@ -25,6 +25,11 @@ type AgentCmd struct {
 	RotateToken  AgentRotateTokenCmd  `cmd:"" name:"rotate-token" help:"Give a connector agent a new agent token; connections with the old one are closed."`
 	RotateSecret AgentRotateSecretCmd `cmd:"" name:"rotate-secret" help:"Give a webhook agent a new signing secret."`
 	Deliveries   AgentDeliveriesCmd   `cmd:"" help:"Show the work on its way to an agent (queued or offered)."`
+
+	Approve   AgentApproveCmd   `cmd:"" help:"Approve an agent onto the network (operator only; see serve --require-approval)."`
+	Unapprove AgentUnapproveCmd `cmd:"" help:"Take an agent off the network until approved again (operator only)."`
+	Join      AgentJoinCmd      `cmd:"" help:"Put an agent in a community: its members send each other work, by name or by discovery."`
+	Leave     AgentLeaveCmd     `cmd:"" help:"Take an agent out of a community."`
 }
 
 // agentFields are the flags shared by create and update.
@@ -188,6 +193,8 @@ func printAgent(cl *client, g *ownerapi.Agent) {
 		fmt.Fprintf(tw, "endpoint\t%s\n", g.Endpoint)
 	}
 	fmt.Fprintf(tw, "accepts tasks\t%v\n", g.AcceptsTasks)
+	fmt.Fprintf(tw, "approved\t%v\n", g.Approved)
+	fmt.Fprintf(tw, "communities\t%s\n", strings.Join(g.Communities, ", "))
 	fmt.Fprintf(tw, "skills\t%d public, %d extended\n", len(g.Skills), len(g.ExtendedSkills))
 	fmt.Fprintf(tw, "address\t%s\n", g.Address)
 	fmt.Fprintf(tw, "agent card\t%s\n", g.AgentCard)

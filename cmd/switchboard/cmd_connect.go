@@ -23,6 +23,8 @@ type ConnectCmd struct {
 	ForwardToken string        `name:"forward-token" env:"SWITCHBOARD_FORWARD_TOKEN" help:"Bearer token for the --forward server; sent only to the --forward URL's scheme, host and port."`
 	Timeout      time.Duration `name:"timeout" env:"SWITCHBOARD_TASK_TIMEOUT" default:"5m" help:"Longest time one task may run, from when it starts (time waiting for its turn does not count); then the command is killed (or the forwarded task canceled) and the task fails."`
 	Concurrency  int           `name:"concurrency" env:"SWITCHBOARD_CONCURRENCY" default:"4" help:"Tasks worked on at once; more wait their turn, shown to their peer as submitted until they start."`
+	SessionExec  string        `name:"session-exec" env:"SWITCHBOARD_SESSION_EXEC" placeholder:"COMMAND" help:"Accept the live sessions other agents open with this one (they must share a community) and run COMMAND with sh -c for each: every frame received is a line on its stdin (a JSON frame as one line of JSON), every line of its stdout is a text frame sent; the session ends when the command exits, and the command's stdin closes when the session ends. The session's id and the peer's handle and id are in SWITCHBOARD_SESSION_ID, SWITCHBOARD_SESSION_PEER, SWITCHBOARD_SESSION_PEER_ID. --session-exec cat is an echo agent. Without it, sessions are refused. It may be the only mode: the agent then takes no tasks (they wait at the server)."`
+	SessionMax   int           `name:"session-max" env:"SWITCHBOARD_SESSION_MAX" default:"16" help:"With --session-exec: sessions run at once; more are refused as busy."`
 	LogLevel     string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level (logs go to stderr)."`
 	LogFormat    string        `name:"log-format" env:"SWITCHBOARD_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format."`
 
@@ -52,23 +54,31 @@ func (c *ConnectCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) erro
 		URLs: urls, Token: strings.TrimSpace(c.Token), Handler: handler, Logger: log,
 		MaxConcurrent: c.Concurrency, ClientName: "switchboard-connect/" + version,
 	}
+	if c.SessionExec != "" {
+		client.Sessions = &sessionExec{command: c.SessionExec, max: c.SessionMax, log: log}
+	}
 	log.Info("starting the connector", "servers", strings.Join(urls, ","), "mode", mode, "concurrency", c.Concurrency, "timeout", c.Timeout)
 	return client.Run(ctx)
 }
 
 // handler returns what works on each task, and the name of the mode.
 func (c *ConnectCmd) handler(log *slog.Logger) (connector.Handler, string) {
-	if c.Exec != "" {
+	switch {
+	case c.Exec != "":
 		return &execHandler{command: c.Exec, timeout: c.Timeout, log: log}, "exec"
+	case c.Forward != "":
+		return newForwarder(c.Forward, c.ForwardToken, c.Timeout, log), "forward"
 	}
-	return newForwarder(c.Forward, c.ForwardToken, c.Timeout, log), "forward"
+	return nil, "sessions only"
 }
 
 // validate checks that exactly one way of working was chosen.
 func (c *ConnectCmd) validate() error {
 	switch {
-	case c.Exec == "" && c.Forward == "":
-		return errors.New("say how to work on tasks: --exec 'COMMAND' or --forward URL")
+	case c.Exec == "" && c.Forward == "" && c.SessionExec == "":
+		return errors.New("say how to work on tasks: --exec 'COMMAND' or --forward URL (or hold only live sessions: --session-exec 'COMMAND')")
+	case c.SessionExec != "" && c.SessionMax <= 0:
+		return errors.New("--session-max must be at least 1")
 	case c.Exec != "" && c.Forward != "":
 		return errors.New("--exec and --forward exclude each other")
 	case c.Timeout <= 0:

@@ -26,10 +26,14 @@ const (
 	waitPollMax        = 5 * time.Second
 )
 
-// SendCmd sends a message from one of our agents to any A2A agent.
+// SendCmd sends a message from one of our agents to any A2A agent (with
+// --agent and the owner token), or as an agent on the network of its
+// server (with its agent token; cmd_network.go).
 type SendCmd struct {
-	Target      string        `arg:"" help:"The agent to send to: a URL, an alias (switchboard peers add) or the handle of an agent on this server."`
-	Agent       string        `name:"agent" required:"" help:"Your agent that sends (handle or id); the exchange is recorded in its outbox."`
+	Target      string        `arg:"" optional:"" help:"The agent to send to: a URL, an alias (switchboard peers add) or the handle of an agent on this server. On the network (no --agent): the handle of an agent that shares a community with yours; without it, discovery chooses (--community, --skill)."`
+	Agent       string        `name:"agent" help:"Your agent that sends (handle or id), with the owner token; the exchange is recorded in its outbox. Without --agent, the message goes on the network of the server as the agent whose agent token (sba_…) --token, --token-env, --token-stdin or $SWITCHBOARD_AGENT_TOKEN gives."`
+	Community   string        `name:"community" help:"On the network: choose (or, with a handle, require) an agent in this community of yours; default: any of your agent's communities."`
+	Skill       string        `name:"skill" help:"On the network: choose an agent offering this skill (a card skill's id or tag)."`
 	Text        string        `name:"text" required:"" help:"The message ('-' reads it from stdin)."`
 	Context     string        `name:"context" help:"contextId: continue this conversation."`
 	Task        string        `name:"task" help:"taskId: continue this task of the target (for instance one waiting for input)."`
@@ -44,19 +48,18 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 	if c.Timeout <= 0 || c.Timeout > maxWaitTimeout {
 		return fmt.Errorf("--timeout must be between 1s and %s", maxWaitTimeout)
 	}
-	text := c.Text
-	if text == "-" {
-		if c.TokenStdin {
-			return errors.New("--text - and --token-stdin both read stdin; use --token-env or an alias")
-		}
-		b, err := io.ReadAll(io.LimitReader(cli.stdin, 1<<20+1))
-		if err != nil {
-			return fmt.Errorf("read stdin: %w", err)
-		}
-		text = strings.TrimRight(string(b), "\n")
+	text, err := c.text(cli)
+	if err != nil {
+		return err
 	}
-	if strings.TrimSpace(text) == "" {
-		return errors.New("--text is empty")
+	if c.Agent == "" {
+		return c.runNetwork(ctx, cli, text)
+	}
+	if c.Target == "" {
+		return errors.New("name the agent to send to (a URL, an alias or a handle)")
+	}
+	if c.Community != "" || c.Skill != "" {
+		return errors.New("--community and --skill choose an agent on the network: leave out --agent and send with the agent token")
 	}
 	cl, err := newClient(cli)
 	if err != nil {
@@ -149,6 +152,25 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 		}
 	}
 	return printOutbound(cli, cl, &rec, proto, target.name)
+}
+
+// text returns the message: --text, or stdin for "-".
+func (c *SendCmd) text(cli *CLI) (string, error) {
+	text := c.Text
+	if text == "-" {
+		if c.TokenStdin {
+			return "", errors.New("--text - and --token-stdin both read stdin; use --token-env or an alias")
+		}
+		b, err := io.ReadAll(io.LimitReader(cli.stdin, 1<<20+1))
+		if err != nil {
+			return "", fmt.Errorf("read stdin: %w", err)
+		}
+		text = strings.TrimRight(string(b), "\n")
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", errors.New("--text is empty")
+	}
+	return text, nil
 }
 
 // wait polls the remote task until it is finished or needs input, or the

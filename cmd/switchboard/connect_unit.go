@@ -86,10 +86,14 @@ func (c *ConnectCmd) writeUnit(out io.Writer, urls []string) error {
 // the environment file.
 func (c *ConnectCmd) unitText(exe string, urls []string, p unitPaths) string {
 	args := []string{exe, "--server", strings.Join(urls, ","), "connect"}
-	if c.Exec != "" {
+	switch {
+	case c.Exec != "":
 		args = append(args, "--exec", c.Exec)
-	} else {
+	case c.Forward != "":
 		args = append(args, "--forward", c.Forward)
+	}
+	if c.SessionExec != "" {
+		args = append(args, "--session-exec", c.SessionExec, "--session-max", strconv.Itoa(c.SessionMax))
 	}
 	args = append(args, "--timeout", c.Timeout.String(), "--concurrency", strconv.Itoa(c.Concurrency))
 	if c.LogLevel != "info" {

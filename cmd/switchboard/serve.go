@@ -23,10 +23,12 @@ import (
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/session"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 	"github.com/switchboard-dev/switchboard/wake"
 	"github.com/switchboard-dev/switchboard/webhook"
@@ -53,6 +55,8 @@ type ServeCmd struct {
 	DeliveryDeadline time.Duration `name:"delivery-deadline" env:"SWITCHBOARD_DELIVERY_DEADLINE" default:"1h" help:"How long a task waits for its agent to connect and take it before it fails."`
 	BlockingTimeout  time.Duration `name:"blocking-timeout" env:"SWITCHBOARD_BLOCKING_TIMEOUT" default:"60s" help:"How long a blocking SendMessage waits for the agent's answer before returning the task as it stands."`
 	Heartbeat        time.Duration `name:"heartbeat" env:"SWITCHBOARD_HEARTBEAT" default:"15s" help:"Ping interval of connector agents; a dead agent is dropped within two intervals."`
+	RequireApproval  bool          `name:"require-approval" env:"SWITCHBOARD_REQUIRE_APPROVAL" help:"New agents start unapproved: they are not discovery candidates, cannot be sent or send agent-to-agent work until the operator approves them (switchboard agent approve AGENT). Agents the operator creates, and agents that exist already, stay approved."`
+	ReconnectGrace   time.Duration `name:"reconnect-grace" env:"SWITCHBOARD_RECONNECT_GRACE" default:"5s" help:"How long after its socket dropped a connector agent is still chosen by discovery when no live agent can take the work (the task then waits for it to reconnect), and how long a live session waits for a dropped end to come back (0: never)."`
 	WebhookTimeout   time.Duration `name:"webhook-timeout" env:"SWITCHBOARD_WEBHOOK_TIMEOUT" default:"60s" help:"How long one webhook delivery may take."`
 	PushTimeout      time.Duration `name:"push-timeout" env:"SWITCHBOARD_PUSH_TIMEOUT" default:"15s" help:"How long one push notification attempt to a peer may take."`
 	PushMaxAttempts  int           `name:"push-max-attempts" env:"SWITCHBOARD_PUSH_MAX_ATTEMPTS" default:"12" help:"Attempts a push notification gets before it is given up."`
@@ -103,6 +107,7 @@ func (c *ServeCmd) config(cli *CLI) Config {
 		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr,
 		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns, SecretKey: c.SecretKey,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
+		RequireApproval: c.RequireApproval, ReconnectGrace: graceOrNone(c.ReconnectGrace),
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
 		Push:     push.SendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
 		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
@@ -173,6 +178,13 @@ type Config struct {
 	BlockingTimeout time.Duration
 	// Heartbeat is the ping interval of connector connections.
 	Heartbeat time.Duration
+	// RequireApproval makes new agents wait for the operator's approval
+	// before they take part in the network.
+	RequireApproval bool
+	// ReconnectGrace is how long after its socket dropped a connector
+	// agent stays a candidate of discovery (0: the default; negative:
+	// none).
+	ReconnectGrace time.Duration
 	// WebhookTimeout bounds one webhook delivery.
 	WebhookTimeout time.Duration
 	// Push tunes the push notification sender (timeout, give-up limits,
@@ -225,6 +237,10 @@ type Main struct {
 	Outbox *outbox.Service
 	// Wakes queues and sends wake webhooks.
 	Wakes *wake.Service
+	// Network holds communities, approval, discovery and the directory.
+	Network *network.Service
+	// Sessions runs the live sessions between connected agents.
+	Sessions *session.Service
 
 	// nats is the embedded NATS server of Bus "embedded".
 	nats *server.Server
@@ -278,6 +294,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.metrics.registerBus(m.Bus)
+	carrier, _ := m.Bus.(switchboard.Carrier) // the live sessions' frames
 	m.Bus = &meteredBus{Bus: m.Bus, pm: m.metrics}
 	m.Tasks = relay.New(db, m.Bus, m.Logger)
 	m.Tasks.OnAck = m.metrics.onAck
@@ -288,6 +305,7 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Tasks.MaxPeerBytes = max(cfg.MaxPeerBytes, 0)
 	}
 	m.Outbox = outbox.New(db, db)
+	m.Network = m.newNetwork(cfg, db)
 
 	// Instances that start together on an empty database race to create
 	// the operator; the losers find the winner's account on the next try.
@@ -327,9 +345,12 @@ func (m *Main) Run(ctx context.Context) error {
 			"Requests let through because the shared rate limit could not be counted (fail open).",
 			func() float64 { return float64(shared.Failures()) }))
 	}
+	if err := m.startSessions(ctx, cfg, carrier); err != nil {
+		return err
+	}
 	m.Hub = hub.New(hub.Deps{
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
-		Limiter: limiter, OnAuthenticated: httpapi.MarkAuthenticated,
+		Limiter: limiter, OnAuthenticated: httpapi.MarkAuthenticated, Network: m.Network, Sessions: m.Sessions,
 	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: m.Tasks.AckTimeout, MaxSendBytes: int(cfg.MaxBody)})
 	m.Tasks.Direct = m.Hub          // new tasks for agents connected here are offered as they are created
 	var metricsHandler http.Handler // /metrics on the main listener only when asked
@@ -339,7 +360,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
-		Wakes: m.Wakes, Pushes: m.Pushes,
+		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
@@ -555,6 +576,9 @@ func (m *Main) Close() error {
 	if m.stopLoops != nil {
 		m.stopLoops()
 		m.loops.Wait()
+	}
+	if m.Sessions != nil {
+		m.Sessions.Close() // after the hub: its connections' sessions were told they dropped
 	}
 	if m.Bus != nil {
 		errs = append(errs, m.Bus.Close())

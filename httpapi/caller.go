@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/network"
+)
+
+// rpcTarget is what an A2A address serves: one agent ({base}/a/{handle},
+// or the root for the default agent), or a community ({base}/c/{name}),
+// whose calls discovery routes to one of its members.
+type rpcTarget struct {
+	agent     *switchboard.Agent
+	community *switchboard.Community
+	addr      string // the address URL the call reached
+}
+
+// rpcCaller is an authenticated caller of an address: the peer it is, and
+// how a long stream checks that its credential still opens the address.
+type rpcCaller struct {
+	peer switchboard.Peer
+	// revoked is the subject notified when the credential may have been
+	// revoked, or its holder's right to call changed.
+	revoked string
+	// valid reports whether the credential still opens the address. It
+	// reports true when it cannot tell (the store failed): the keep-alive
+	// checks again.
+	valid func(ctx context.Context) bool
+}
+
+// errBadToken is the refusal of a credential that does not open the
+// address: the same for a missing, revoked or misplaced token.
+var errBadToken = switchboard.Errorf(switchboard.EUNAUTHORIZED, "the bearer token is not valid (revoked, rotated or mistyped)")
+
+// authenticateCaller returns the caller the request's bearer token names,
+// if it opens the address: a peer token of the agent (or of the
+// community), or the agent token of an approved agent that shares a
+// community with the agent (or is a member of the community).
+func (s *Server) authenticateCaller(r *http.Request, t rpcTarget) (rpcCaller, error) {
+	secret := bearerToken(r)
+	if secret == "" {
+		return rpcCaller{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "send Authorization: Bearer <token>")
+	}
+	hash := switchboard.HashToken(secret)
+	tok, err := s.Tokens.FindTokenByHash(r.Context(), hash)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		return rpcCaller{}, errBadToken
+	} else if err != nil {
+		return rpcCaller{}, err
+	}
+	var c rpcCaller
+	switch {
+	case tok.Kind == switchboard.TokenPeer && t.agent != nil && tok.AgentID == t.agent.ID:
+		c = s.peerCaller(tok, hash, t.agent)
+	case tok.Kind == switchboard.TokenPeer && t.community != nil && tok.Community == t.community.Name:
+		c = s.communityCaller(tok, hash)
+	case tok.Kind == switchboard.TokenAgent && s.Network != nil:
+		c, err = s.agentCaller(r.Context(), tok, hash, t)
+		if err != nil {
+			return rpcCaller{}, err
+		}
+	default:
+		return rpcCaller{}, errBadToken
+	}
+	MarkAuthenticated(r)
+	return c, nil
+}
+
+// peerCaller is the holder of a peer token of the agent.
+func (s *Server) peerCaller(tok *switchboard.Token, hash string, agent *switchboard.Agent) rpcCaller {
+	return rpcCaller{
+		peer:    switchboard.Peer{AgentID: agent.ID, ID: tok.PeerID, Label: tok.Label},
+		revoked: switchboard.TokensSubject(agent.ID),
+		valid: func(ctx context.Context) bool {
+			tok, ok := s.stillActive(ctx, hash)
+			if !ok || tok == nil {
+				return ok
+			}
+			if tok.Kind != switchboard.TokenPeer || tok.AgentID != agent.ID {
+				return false
+			}
+			g, err := s.Agents.FindAgentByID(ctx, agent.ID)
+			return (err != nil && switchboard.ErrorCode(err) != switchboard.ENOTFOUND) || (err == nil && !g.AccountDisabled)
+		},
+	}
+}
+
+// communityCaller is the holder of a peer token of the community.
+func (s *Server) communityCaller(tok *switchboard.Token, hash string) rpcCaller {
+	name := tok.Community
+	return rpcCaller{
+		peer:    switchboard.Peer{ID: tok.PeerID, Label: tok.Label, Kind: switchboard.PeerCommunity},
+		revoked: switchboard.CommunityTokensSubject(name),
+		valid: func(ctx context.Context) bool {
+			tok, ok := s.stillActive(ctx, hash)
+			return ok && (tok == nil || (tok.Kind == switchboard.TokenPeer && tok.Community == name))
+		},
+	}
+}
+
+// agentCaller is an agent of the deployment calling another's address (or
+// its community's) with its own agent token: it must be approved, of an
+// enabled account, not the target itself, and share a community with the
+// target (be a member of the community).
+func (s *Server) agentCaller(ctx context.Context, tok *switchboard.Token, hash string, t rpcTarget) (rpcCaller, error) {
+	allowed := func(ctx context.Context, sender *switchboard.Agent) (bool, error) {
+		if sender.AccountDisabled || !sender.Approved {
+			return false, nil
+		}
+		if t.agent != nil {
+			if sender.ID == t.agent.ID {
+				return false, nil
+			}
+			return s.Network.ShareCommunity(ctx, sender.ID, t.agent.ID)
+		}
+		in, err := s.Network.AgentCommunities(ctx, sender.ID)
+		return slices.Contains(in[sender.ID], t.community.Name), err
+	}
+	sender, err := s.Agents.FindAgentByID(ctx, tok.AgentID)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		return rpcCaller{}, errBadToken
+	} else if err != nil {
+		return rpcCaller{}, err
+	}
+	if ok, err := allowed(ctx, sender); err != nil {
+		return rpcCaller{}, err
+	} else if !ok {
+		return rpcCaller{}, errBadToken
+	}
+	peer := network.AgentPeer(sender)
+	if t.agent != nil {
+		peer = network.PeerOf(sender, t.agent)
+	}
+	return rpcCaller{
+		peer:    peer,
+		revoked: switchboard.AgentChangeSubject(sender.ID),
+		valid: func(ctx context.Context) bool {
+			tok, ok := s.stillActive(ctx, hash)
+			if !ok || tok == nil {
+				return ok
+			}
+			g, err := s.Agents.FindAgentByID(ctx, sender.ID)
+			if err != nil {
+				return switchboard.ErrorCode(err) != switchboard.ENOTFOUND
+			}
+			ok, err = allowed(ctx, g)
+			return tok.Kind == switchboard.TokenAgent && tok.AgentID == sender.ID && (ok || err != nil)
+		},
+	}, nil
+}
+
+// stillActive looks the token up again: ok false when it was revoked, a
+// nil token with ok true when the store could not tell.
+func (s *Server) stillActive(ctx context.Context, hash string) (*switchboard.Token, bool) {
+	tok, err := s.Tokens.FindTokenByHash(ctx, hash)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		return nil, false
+	} else if err != nil {
+		return nil, true
+	}
+	return tok, true
+}
+
+// authenticateAgent returns the agent whose agent token the request
+// presents: EUNAUTHORIZED without a valid one, EFORBIDDEN when its account
+// is disabled.
+func (s *Server) authenticateAgent(r *http.Request) (*switchboard.Agent, error) {
+	tok, err := s.findToken(r.Context(), r, switchboard.TokenAgent)
+	if err != nil {
+		return nil, err
+	}
+	return s.agentOfToken(r, tok)
+}
+
+// agentOfToken returns the agent of an agent token, as authenticateAgent.
+func (s *Server) agentOfToken(r *http.Request, tok *switchboard.Token) (*switchboard.Agent, error) {
+	g, err := s.Agents.FindAgentByID(r.Context(), tok.AgentID)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		return nil, errBadToken
+	} else if err != nil {
+		return nil, err
+	}
+	if g.AccountDisabled {
+		return nil, switchboard.Errorf(switchboard.EFORBIDDEN, "the agent's account is disabled")
+	}
+	MarkAuthenticated(r)
+	return g, nil
+}
+
+// authenticateOwnerOrAgent returns the account of an owner token or the
+// agent of an agent token, whichever the request presents (exactly one is
+// set).
+func (s *Server) authenticateOwnerOrAgent(r *http.Request) (*switchboard.Account, *switchboard.Agent, error) {
+	secret := bearerToken(r)
+	if secret == "" {
+		return nil, nil, switchboard.Errorf(switchboard.EUNAUTHORIZED, "send Authorization: Bearer <token>")
+	}
+	tok, err := s.Tokens.FindTokenByHash(r.Context(), switchboard.HashToken(secret))
+	switch {
+	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
+		return nil, nil, errBadToken
+	case err != nil:
+		return nil, nil, err
+	case tok.Kind == switchboard.TokenAgent:
+		g, err := s.agentOfToken(r, tok)
+		return nil, g, err
+	case tok.Kind == switchboard.TokenOwner:
+		acct, err := s.authenticateOwner(r)
+		return acct, nil, err
+	}
+	return nil, nil, errBadToken
+}

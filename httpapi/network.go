@@ -1,0 +1,217 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
+
+// The owner and operator routes of the network (docs/network.md):
+// approval, membership, communities and their peer tokens.
+
+// errNoNetwork answers the network's routes on a server without it.
+var errNoNetwork = switchboard.Errorf(switchboard.ENOTFOUND, "not found")
+
+// networkAgent is ownedAgent for the network's routes.
+func (s *Server) networkAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
+	if s.Network == nil {
+		return nil, errNoNetwork
+	}
+	return s.ownedAgent(r, acct)
+}
+
+func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	s.approve(w, r, acct, true)
+}
+
+func (s *Server) handleUnapprove(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	s.approve(w, r, acct, false)
+}
+
+func (s *Server) approve(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, approved bool) {
+	g, err := s.networkAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if g, err = s.Network.Approve(r.Context(), acct, g, approved); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.notify(r, switchboard.AgentChangeSubject(g.ID))
+	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
+}
+
+func (s *Server) handleJoinCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.networkAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	joined, err := s.Network.Join(r.Context(), acct, g, r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if joined {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, s.viewAgent(r, g))
+}
+
+func (s *Server) handleLeaveCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.networkAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.Network.Leave(r.Context(), g, r.PathValue("name")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
+}
+
+func (s *Server) handleListCommunities(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	if s.Network == nil {
+		s.writeError(w, r, errNoNetwork)
+		return
+	}
+	cs, err := s.Network.Communities(r.Context(), acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]ownerapi.Community, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, s.viewCommunity(r, c))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) viewCommunity(r *http.Request, c *switchboard.Community) ownerapi.Community {
+	addr := s.communityURL(r, c.Name)
+	return ownerapi.Community{Name: c.Name, Closed: c.Closed, Members: c.Members, Address: addr,
+		AgentCard: addr + "/.well-known/agent-card.json", CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+func (s *Server) handleConfigureCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	if s.Network == nil {
+		s.writeError(w, r, errNoNetwork)
+		return
+	}
+	var body ownerapi.CommunitySettings
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c := &switchboard.Community{Name: r.PathValue("name")}
+	if body.Closed != nil {
+		c.Closed = *body.Closed
+	} else if cur, err := s.Network.Community(r.Context(), c.Name); err == nil {
+		c.Closed = cur.Closed
+	}
+	created, err := s.Network.Configure(r.Context(), acct, c)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, s.viewCommunity(r, c))
+}
+
+// managedCommunity returns the community named by the path if acct may
+// issue its peer tokens (the operator, an owner of a member); otherwise it
+// reports the community as not found.
+func (s *Server) managedCommunity(r *http.Request, acct *switchboard.Account) (*switchboard.Community, error) {
+	if s.Network == nil {
+		return nil, errNoNetwork
+	}
+	c, err := s.Network.Community(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.Network.ManagesCommunity(r.Context(), acct, c.Name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "community not found")
+	}
+	return c, nil
+}
+
+// handleIssueCommunityToken issues a peer token of a community's address.
+// The token belongs to the community; the issuing account lists and
+// revokes it (the operator every one).
+func (s *Server) handleIssueCommunityToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	c, err := s.managedCommunity(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	v := s.viewCommunity(r, c)
+	s.issuePeerToken(w, r, switchboard.Token{AccountID: acct.ID, Community: c.Name}, switchboard.CommunityTokensSubject(c.Name),
+		ownerapi.Token{Address: v.Address, AgentCard: v.AgentCard})
+}
+
+// communityTokens returns the filter of the community's peer tokens acct
+// manages: those it issued (every one, for the operator).
+func communityTokens(acct *switchboard.Account, name string) switchboard.TokenFilter {
+	kind := switchboard.TokenPeer
+	f := switchboard.TokenFilter{Kind: &kind, Community: &name}
+	if !acct.IsOperator() {
+		f.AccountID = &acct.ID
+	}
+	return f
+}
+
+func (s *Server) handleListCommunityTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	c, err := s.issuedCommunity(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.listPeerTokens(w, r, communityTokens(acct, c.Name))
+}
+
+func (s *Server) handleRevokeCommunityToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	c, err := s.issuedCommunity(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.revokePeerTokens(w, r, communityTokens(acct, c.Name), switchboard.CommunityTokensSubject(c.Name))
+}
+
+// issuedCommunity returns the community named by the path, whose tokens an
+// account lists and revokes (those it issued): one it manages, or one it
+// issued tokens of before its agents left. Any other reads as not found.
+func (s *Server) issuedCommunity(r *http.Request, acct *switchboard.Account) (*switchboard.Community, error) {
+	c, err := s.managedCommunity(r, acct)
+	if switchboard.ErrorCode(err) != switchboard.ENOTFOUND || s.Network == nil {
+		return c, err
+	}
+	c, cerr := s.Network.Community(r.Context(), r.PathValue("name"))
+	if cerr != nil {
+		return nil, err
+	}
+	issued, ferr := s.Tokens.FindTokens(r.Context(), communityTokens(acct, c.Name))
+	if ferr != nil {
+		return nil, ferr
+	}
+	if len(issued) == 0 {
+		return nil, err
+	}
+	return c, nil
+}
+
+// approvedAtCreation says whether an agent acct creates starts approved.
+func (s *Server) approvedAtCreation(acct *switchboard.Account) bool {
+	return s.Network == nil || s.Network.ApprovedAtCreation(acct)
+}

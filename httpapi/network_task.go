@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
+
+// Bounds of a blocking POST /tasks.
+const (
+	defaultNetworkWait = 60 * time.Second
+	maxNetworkWait     = 10 * time.Minute
+)
+
+// handleNetworkTask is POST /tasks with an agent token: the agent sends
+// work to another agent of the network, by name or by discovery
+// (ownerapi.NetworkTask). Without blocking it answers 202 with the task
+// and the agent it went to; with blocking, the original network's answer
+// once the receiver finished, or the task's state when the wait ended
+// first (202). Nobody eligible is 404 {"error":"no_agent_found","reason"}.
+func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
+	sender, err := s.authenticateAgent(r)
+	if err == nil && s.Network == nil {
+		err = errNoNetwork
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// A limiter that cannot count lets the request through (it logs and
+	// counts that itself).
+	if ok, retry, _ := s.Limiter.Allow(r.Context(), network.AgentPeer(sender).Key()); !ok {
+		secs := max(1, int(math.Ceil(retry.Seconds())))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		s.writeError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
+		return
+	}
+	var body ownerapi.NetworkTask
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	req, wait, err := networkRequest(&body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var waitCtx context.Context
+	if body.Blocking {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithTimeout(s.streams, wait) // ends early when the server shuts down
+		defer cancel()
+	}
+	t, target, err := s.Network.Send(r.Context(), sender, network.Request{
+		Target: network.Target{To: body.To, Community: body.Community, Skill: body.Skill}, Message: req}, waitCtx)
+	if err != nil && t == nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !body.Blocking {
+		writeJSON(w, http.StatusAccepted, ownerapi.NetworkTaskAccepted{TaskID: string(t.ID()), Agent: target.Handle})
+		return
+	}
+	status := http.StatusOK
+	if st := t.State(); !st.Terminal() && !switchboard.Interrupted(st) {
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, ownerapi.NetworkTaskResult{Status: switchboard.ShortState(t.State()), Agent: target.Handle,
+		Result: resultText(&t.A2A), TaskID: string(t.ID())})
+}
+
+// networkRequest builds the A2A request of a NetworkTask and the wait of
+// a blocking one.
+func networkRequest(b *ownerapi.NetworkTask) (*a2a.SendMessageRequest, time.Duration, error) {
+	var parts a2a.ContentParts
+	desc, text := strings.TrimSpace(b.TaskDescription), b.Payload.Message
+	if desc != "" {
+		parts = append(parts, a2a.NewTextPart(b.TaskDescription))
+	}
+	if strings.TrimSpace(text) != "" && text != b.TaskDescription {
+		parts = append(parts, a2a.NewTextPart(text))
+	}
+	if len(parts) == 0 {
+		return nil, 0, switchboard.Errorf(switchboard.EINVALID, "task_description or payload.message is required")
+	}
+	wait := defaultNetworkWait
+	if b.TimeoutSeconds != 0 {
+		if b.TimeoutSeconds < 1 || time.Duration(b.TimeoutSeconds)*time.Second > maxNetworkWait {
+			return nil, 0, switchboard.Errorf(switchboard.EINVALID, "timeout_seconds must be between 1 and %d", int(maxNetworkWait.Seconds()))
+		}
+		wait = time.Duration(b.TimeoutSeconds) * time.Second
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, parts...)
+	if desc != "" {
+		msg.Metadata = map[string]any{switchboard.MetaTaskDescription: b.TaskDescription}
+	}
+	if b.MessageID != "" {
+		if !switchboard.ValidRef(b.MessageID) {
+			return nil, 0, switchboard.Errorf(switchboard.EINVALID, "message_id must be 1-%d characters of A-Z a-z 0-9 . _ : -", switchboard.MaxRefLen)
+		}
+		msg.ID = b.MessageID
+	}
+	msg.TaskID, msg.ContextID = a2a.TaskID(b.TaskID), b.ContextID
+	return &a2a.SendMessageRequest{Message: msg}, wait, nil
+}
+
+// resultText returns the text of an agent's answer to a task: its
+// artifacts' text parts, or else the text of its last message, or else
+// its status message's.
+func resultText(t *a2a.Task) string {
+	if text := switchboard.ArtifactsText(t.Artifacts); text != "" {
+		return text
+	}
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if m := t.History[i]; m != nil && m.Role == a2a.MessageRoleAgent {
+			return switchboard.MessageText(m)
+		}
+	}
+	if m := t.Status.Message; m != nil {
+		return switchboard.MessageText(m)
+	}
+	return ""
+}
+
+// handleGetTaskAny is GET /tasks/{id}: for an owner token, a task of one of
+// its agents (any, for the operator); for an agent token, a task the agent
+// sent to another agent of the network. Any other is "task not found".
+func (s *Server) handleGetTaskAny(w http.ResponseWriter, r *http.Request) {
+	acct, agent, err := s.authenticateOwnerOrAgent(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if acct != nil {
+		s.handleGetTask(w, r, acct)
+		return
+	}
+	t, err := s.Tasks.GetTask(r.Context(), network.AgentPeer(agent), a2a.TaskID(r.PathValue("id")))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	g, err := s.Agents.FindAgentByID(r.Context(), t.AgentID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewTask(t, g))
+}
