@@ -3,7 +3,8 @@
 # server, over A2A 1.0 and A2A 0.3, first at an inbox agent (the owner
 # answers with switchboard reply), then at a connector agent (the default
 # mode: its tasks go over a WebSocket to `switchboard connect --exec`,
-# which runs a small shell command per task). Then the other direction:
+# which runs a small shell command per task), then at a community's address
+# ({base}/c/NAME, routed by discovery to that agent). Then the other direction:
 # `switchboard send` from a Switchboard agent to plain @a2a-js/sdk servers.
 #
 #   interop/run.sh            (from anywhere; CI calls it from .ci/run)
@@ -564,6 +565,36 @@ js_checks "@a2a-js/sdk $JS_SDK03_VERSION, connector agent" sdk03-interop.mjs "$C
 	SB_MODE=connector SB_MARKS="$MARKS"
 
 # ---------------------------------------------------------------------------
+# A community's address ({base}/c/NAME): the connector agent joins the
+# community with a skill; stock clients, given only the community's address
+# and a peer token of it, reach the agent that discovery chooses.
+log "community address: a2a-go CLI and @a2a-js/sdk, A2A 1.0 and 0.3"
+COMMUNITY=interop
+COMMUNITY_ADDRESS="$BASE/c/$COMMUNITY"
+sb agent update "$CONN_HANDLE" --skills '[{"id":"shout","name":"Shout","tags":["echo"]}]' >/dev/null
+sb agent join "$CONN_HANDLE" "$COMMUNITY" >/dev/null
+COMMUNITY_TOKEN=$(sb --json community token "$COMMUNITY" a2a-clients | jget - .token)
+[[ $COMMUNITY_TOKEN == sbp_* ]] || fail "switchboard community token printed '$COMMUNITY_TOKEN', not an sbp_ peer token"
+a2a discover "$COMMUNITY_ADDRESS" -o json >"$WORK/community-discover.json"
+expect_eq "community card: 1.0 interface" "$(jget "$WORK/community-discover.json" '.supportedInterfaces[0].url')" "$COMMUNITY_ADDRESS"
+expect_eq "community card: the members' skills" "$(jget "$WORK/community-discover.json" '.skills[0].id')" shout
+serve_card03 "$COMMUNITY_ADDRESS" community-card03
+declare -A COMMUNITY_URL=([1.0]=$COMMUNITY_ADDRESS [0.3]=$CARD03_URL)
+for v in 1.0 0.3; do
+	out="$WORK/community-$v"
+	a2a send "${COMMUNITY_URL[$v]}" "to the community over $v" --auth "Bearer $COMMUNITY_TOKEN" -o json >"$out.send.json"
+	expect_answered "$v community send" "$out.send.json" "reply: to the community over $v"
+	tid=$(jget "$out.send.json" .id)
+	expect_eq "$v community send: protocol recorded by switchboard" "$(protocol_of "$tid")" "$v"
+	a2a get task "${COMMUNITY_URL[$v]}" "$tid" --auth "Bearer $COMMUNITY_TOKEN" -o json >"$out.get.json"
+	expect_answered "$v community get task" "$out.get.json" "reply: to the community over $v"
+done
+pass "a2a-go 1.0 and 0.3, community address: discover reads the community's card; send reaches the member; get task follows it"
+(cd "$HERE/js" && env SB_ADDRESS="$COMMUNITY_ADDRESS" SB_TOKEN="$COMMUNITY_TOKEN" SB_SKILL=echo SB_ANSWER_PREFIX='reply: ' \
+	timeout 150 node community.mjs) || fail "@a2a-js/sdk community checks failed (see the FAIL lines above)"
+pass "@a2a-js/sdk $JS_SDK_VERSION, community address: send by skill, getTask, no_agent_found (1.0 and 0.3)"
+
+# ---------------------------------------------------------------------------
 # switchboard send to plain @a2a-js/sdk servers (interop/js/a2a-js-agent.mjs,
 # no Switchboard in them): @a2a-js/sdk 1.3.0 speaking only A2A 1.0 and
 # @a2a-js/sdk 0.3.14 speaking only A2A 0.3. The inbox agent sends; the
@@ -685,4 +716,4 @@ pass "switchboard shuts down cleanly on SIGTERM"
 log "summary"
 printf '  %d checks passed in %d s:\n' "${#PASSED[@]}" "$((SECONDS - STARTED))"
 printf '    - %s\n' "${PASSED[@]}"
-echo "PASS: a2a-go CLI $A2A_GO_VERSION, @a2a-js/sdk $JS_SDK_VERSION and @a2a-js/sdk $JS_SDK03_VERSION interoperate with switchboard over A2A 1.0 and 0.3, with an inbox agent and a connector agent; switchboard send reaches @a2a-js/sdk $JS_SDK_VERSION (1.0) and $JS_SDK03_VERSION (0.3) servers"
+echo "PASS: a2a-go CLI $A2A_GO_VERSION, @a2a-js/sdk $JS_SDK_VERSION and @a2a-js/sdk $JS_SDK03_VERSION interoperate with switchboard over A2A 1.0 and 0.3, with an inbox agent, a connector agent and a community's address; switchboard send reaches @a2a-js/sdk $JS_SDK_VERSION (1.0) and $JS_SDK03_VERSION (0.3) servers"
