@@ -218,8 +218,8 @@ func TestNetworkTasks(t *testing.T) {
 	if r.status != http.StatusNotFound || r.json["error"] != "no_agent_found" || !strings.Contains(r.json["reason"].(string), "none live") {
 		t.Fatalf("nobody live: %d %s", r.status, r.body)
 	}
-	if elapsed > 100*time.Millisecond {
-		t.Errorf("no_agent_found took %s, more than 100 ms", elapsed)
+	if elapsed > time.Second { // at once: never a wait (BenchmarkNoAgentFound measures it)
+		t.Errorf("no_agent_found took %s", elapsed)
 	}
 	t.Logf("no_agent_found answered in %s", elapsed)
 

@@ -78,6 +78,11 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 	return openServer(t, filepath.Join(t.TempDir(), "sb.db"), opts...)
 }
 
+// sessionGrace is the live sessions' grace in these tests: long enough
+// for a dropped agent to reconnect and resume on a loaded machine under
+// -race, short enough for the tests that wait it out (within next's 5 s).
+const sessionGrace = 2 * time.Second
+
 // openServer starts a deployment on an existing (or new) database file.
 func openServer(t testing.TB, path string, opts ...serverOption) *server {
 	t.Helper()
@@ -94,7 +99,7 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 	}
 	s.tokenReads = &countingTokens{TokenStore: db}
 	s.sessions = session.New(session.Deps{Carrier: s.bus, Agents: db, Policy: session.PolicyFunc(s.maySession), Logger: log,
-		InstanceID: s.tasks.InstanceID}, session.Config{Grace: 300 * time.Millisecond})
+		InstanceID: s.tasks.InstanceID}, session.Config{Grace: sessionGrace})
 	must(t, s.sessions.Start(ctx))
 	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: s.tokenReads, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID,
 		Sessions: s.sessions}, hcfg)
@@ -311,6 +316,10 @@ type testAgent struct {
 	in    chan frame
 	done  chan error   // the read error that ended the connection
 	pings atomic.Int64 // pings received from the server
+	// readsBatches is set by an agent that says it reads session batches
+	// (connectBatches); batches counts those the server sent.
+	readsBatches atomic.Bool
+	batches      atomic.Int64
 
 	mu      sync.Mutex
 	stashed []frame // server requests read while waiting for a response
@@ -381,6 +390,18 @@ func (a *testAgent) read() {
 			a.done <- err
 			close(a.in)
 			return
+		}
+		if len(data) > 0 && data[0] == '[' {
+			var fs []frame
+			if !a.readsBatches.Load() || json.Unmarshal(data, &fs) != nil || len(fs) == 0 {
+				a.t.Errorf("server sent a batch to an agent that reads none, or not JSON: %q", data)
+				continue
+			}
+			a.batches.Add(1)
+			for _, f := range fs {
+				a.in <- f
+			}
+			continue
 		}
 		var f frame
 		if json.Unmarshal(data, &f) != nil {

@@ -19,6 +19,12 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
+// atOnce bounds how long a no_agent_found answer may take in these tests:
+// far below every wait a task could be held for (the blocking timeout, the
+// reconnect grace of the tests that wait it out), and far above a loaded
+// machine's -race run. Its speed is BenchmarkNoAgentFound's to measure.
+const atOnce = time.Second
+
 // networkAgent creates a connector agent with the CLI, puts it in the
 // communities (offering skill), and returns its agent token.
 func networkAgent(t *testing.T, m *Main, handle, skill string, communities ...string) string {
@@ -154,7 +160,7 @@ func TestNetworkEndToEnd(t *testing.T) {
 	if st != http.StatusNotFound || res["error"] != "no_agent_found" || !strings.Contains(res["reason"].(string), "no skill") {
 		t.Fatalf("no skill: %d %v", st, res)
 	}
-	if elapsed > 100*time.Millisecond {
+	if elapsed > atOnce {
 		t.Errorf("no_agent_found took %s", elapsed)
 	}
 	t.Logf("no_agent_found over HTTP in %s", elapsed)
@@ -205,7 +211,7 @@ func TestNetworkGraceEnds(t *testing.T) {
 	testwait.For(t, "no_agent_found once the grace is over", func() bool {
 		st, res, elapsed := postTask(t, m, senderToken, map[string]any{"community": "lab", "payload": map[string]any{"message": "x"}})
 		if st == http.StatusNotFound {
-			if !strings.Contains(res["reason"].(string), "none live") || elapsed > 100*time.Millisecond {
+			if !strings.Contains(res["reason"].(string), "none live") || elapsed > atOnce {
 				t.Fatalf("after the grace: %v in %s", res, elapsed)
 			}
 			return true
