@@ -132,6 +132,11 @@ type CommunityStore interface {
 	// ENOTFOUND.
 	FindCommunity(ctx context.Context, name string) (*Community, error)
 
+	// LookupCommunity returns the community as FindCommunity does but
+	// without its member count (Members is 0), or ENOTFOUND: one row read
+	// by its key, what a request at the community's address needs.
+	LookupCommunity(ctx context.Context, name string) (*Community, error)
+
 	// FindCommunities returns communities by name with their member
 	// counts: those with a member of the account when accountID is set,
 	// and every community otherwise.

@@ -96,13 +96,14 @@ func (s *Server) communityCardRequest(w http.ResponseWriter, r *http.Request) (*
 }
 
 // communityFromPath finds the community named by the {name} of the path;
-// it answers 404 itself when there is none (or the network is off).
+// it answers 404 itself when there is none (or the network is off). The
+// community's member count is not read (Members is 0).
 func (s *Server) communityFromPath(w http.ResponseWriter, r *http.Request) (*switchboard.Community, bool) {
 	if s.Network == nil {
 		s.handleNotFound(w, r)
 		return nil, false
 	}
-	c, err := s.Network.Community(r.Context(), r.PathValue("name"))
+	c, err := s.Network.LookupCommunity(r.Context(), r.PathValue("name"))
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
 		writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no community at this address"})
 		return nil, false

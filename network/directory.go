@@ -55,7 +55,7 @@ func (s *Service) Directory(ctx context.Context, v Viewer, q DirectoryQuery) ([]
 			return nil, switchboard.Errorf(switchboard.ENOTFOUND, "community %q not found among yours", name)
 		}
 		if communities == nil {
-			if _, err := s.store.FindCommunity(ctx, name); err != nil {
+			if _, err := s.store.LookupCommunity(ctx, name); err != nil {
 				return nil, err
 			}
 		}

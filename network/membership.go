@@ -76,6 +76,17 @@ func (s *Service) Community(ctx context.Context, name string) (*switchboard.Comm
 	return s.store.FindCommunity(ctx, n)
 }
 
+// LookupCommunity returns the community without its member count
+// (Members is 0), or ENOTFOUND; name is normalized first. It is what a
+// request at the community's address reads.
+func (s *Service) LookupCommunity(ctx context.Context, name string) (*switchboard.Community, error) {
+	n, err := NormalizeName(name)
+	if err != nil {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "community not found")
+	}
+	return s.store.LookupCommunity(ctx, n)
+}
+
 // ManagesCommunity reports whether actor may issue peer tokens of the
 // community's address: the operator, and the owners of its members.
 func (s *Service) ManagesCommunity(ctx context.Context, actor *switchboard.Account, name string) (bool, error) {

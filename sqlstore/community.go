@@ -57,6 +57,23 @@ func (db *DB) FindCommunity(ctx context.Context, name string) (*switchboard.Comm
 	return c, db.formatError(err)
 }
 
+// LookupCommunity implements switchboard.CommunityStore.
+func (db *DB) LookupCommunity(ctx context.Context, name string) (*switchboard.Community, error) {
+	var c switchboard.Community
+	var closed int
+	var created, updated int64
+	err := db.read.QueryRowContext(ctx, `SELECT name, closed, created_at, updated_at FROM communities WHERE name = $1`, name).
+		Scan(&c.Name, &closed, &created, &updated)
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "community not found")
+	} else if err != nil {
+		return nil, db.formatError(err)
+	}
+	c.Closed = closed != 0
+	c.CreatedAt, c.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &c, nil
+}
+
 // FindCommunities implements switchboard.CommunityStore.
 func (db *DB) FindCommunities(ctx context.Context, accountID string) ([]*switchboard.Community, error) {
 	q := `SELECT ` + communityColumns + ` FROM communities c ORDER BY c.name`

@@ -102,6 +102,9 @@ func testCommunityJoinLeave(t *testing.T, s Store) {
 	if _, err := s.FindCommunity(ctx, "research"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		t.Fatalf("a community no one joined: %v", err)
 	}
+	if _, err := s.LookupCommunity(ctx, "research"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("lookup of a community no one joined: %v", err)
+	}
 	joined, err := s.JoinCommunity(ctx, a.ID, "research", false)
 	must(t, err)
 	if !joined {
@@ -116,6 +119,12 @@ func testCommunityJoinLeave(t *testing.T, s Store) {
 	must(t, err)
 	if c.Name != "research" || c.Closed || c.Members != 1 || c.CreatedAt.IsZero() {
 		t.Fatalf("community %+v", c)
+	}
+	// The lookup reads the same community but for its member count.
+	l, err := s.LookupCommunity(ctx, "research")
+	must(t, err)
+	if l.Name != c.Name || l.Closed != c.Closed || l.Members != 0 || !l.CreatedAt.Equal(c.CreatedAt) || !l.UpdatedAt.Equal(c.UpdatedAt) {
+		t.Fatalf("lookup %+v, community %+v", l, c)
 	}
 	if share, err := s.ShareCommunity(ctx, a.ID, b.ID); err != nil || share {
 		t.Fatalf("share before b joins: %v %v", share, err)
