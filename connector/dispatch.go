@@ -11,6 +11,10 @@ import (
 
 // onFrame handles one frame from the server.
 func (s *session) onFrame(data []byte) {
+	if connproto.IsBatch(data) {
+		s.onBatch(data)
+		return
+	}
 	if p, ok := connproto.ParseSessionFrame(data); ok {
 		s.onSessionFrame(&p) // a live session's frame, read in one pass
 		return
@@ -26,6 +30,36 @@ func (s *session) onFrame(data []byte) {
 	case f.Method != "":
 		s.onRequest(&f)
 	}
+}
+
+// onBatch handles a session batch from the server: its notifications, in
+// order, read in one pass (connproto.ParseSessionBatch) or, failing that,
+// each as if it came alone.
+func (s *session) onBatch(data []byte) {
+	notes, ok := connproto.ParseSessionBatch(data, s.readNotes[:0])
+	if !ok {
+		var list []json.RawMessage
+		if json.Unmarshal(data, &list) != nil {
+			s.log.Debug("ignoring a batch that is not JSON")
+			return
+		}
+		for _, m := range list {
+			if len(m) > 0 && m[0] == '{' {
+				s.onFrame(m)
+			}
+		}
+		return
+	}
+	for i := range notes {
+		n := &notes[i]
+		if !n.Ack {
+			s.onSessionFrame(&n.Params)
+		} else if ls := s.c.live.get(n.Params.SessionID); ls != nil {
+			ls.onAck(n.Params.Seq)
+		}
+	}
+	clear(notes) // keep no frame
+	s.readNotes = notes[:0]
 }
 
 // onResponse hands the answer to a call to its caller.

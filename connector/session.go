@@ -42,6 +42,15 @@ type session struct {
 	// connection: the one way to cut short a close handshake that the
 	// server does not answer.
 	stopRead context.CancelFunc
+	// batches is set when the server reads session batches
+	// (connproto.HelloResult.SessionBatches): the write loop then joins
+	// the session notes waiting in a row (writeAnswer).
+	batches bool // immutable after hello
+	// batch and notes are the write loop's, for a batch it writes;
+	// readNotes the read loop's, for a batch it reads.
+	batch     []byte
+	notes     [][]byte
+	readNotes []connproto.SessionNote
 }
 
 // connect runs one connection: dial, hello, serve until it ends.
@@ -59,6 +68,7 @@ func (c *Client) connect(ctx context.Context, hc *http.Client, url string) sessi
 		return sessionEnd{err: fmt.Errorf("hello: %w", err), code: code, reason: reason, terminal: closeTerminal(code, reason)}
 	}
 	heard.Now() // the answer to hello
+	s.batches = hello.SessionBatches
 	s.interval = c.Heartbeat
 	if s.interval <= 0 {
 		s.interval = time.Duration(hello.HeartbeatMillis) * time.Millisecond
@@ -99,7 +109,7 @@ func (s *session) sayHello(ctx context.Context) (*connproto.HelloResult, [][]byt
 	if name == "" {
 		name = DefaultClientName
 	}
-	b, err := connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: connproto.MethodHello, Method: connproto.MethodHello, Params: connproto.HelloParams{Holding: s.holding(), Client: name}})
+	b, err := connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: connproto.MethodHello, Method: connproto.MethodHello, Params: connproto.HelloParams{Holding: s.holding(), Client: name, SessionBatches: true}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -240,7 +250,7 @@ func (s *session) writeLoop(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case b := <-s.answers:
-			if err := s.write(ctx, b); err != nil {
+			if err := s.writeAnswer(ctx, b); err != nil {
 				return err
 			}
 		case <-s.c.out.wake:
@@ -253,7 +263,7 @@ func (s *session) flush(ctx context.Context) error {
 	for drained := false; !drained; {
 		select {
 		case b := <-s.answers:
-			if err := s.write(ctx, b); err != nil {
+			if err := s.writeAnswer(ctx, b); err != nil {
 				return err
 			}
 		default:
@@ -264,6 +274,46 @@ func (s *session) flush(ctx context.Context) error {
 		if err := s.write(ctx, cl.frame); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// writeAnswer writes b, taken from s.answers. When b is a session note
+// (connproto.IsSessionNote) and the server reads batches, the session
+// notes waiting right after it go with it in one batch, as many as fit in
+// connproto.MaxSessionBatchBytes; a frame taken that cannot join is
+// written after the batch.
+func (s *session) writeAnswer(ctx context.Context, b []byte) error {
+	if !s.batches || !connproto.IsSessionNote(b) {
+		return s.write(ctx, b)
+	}
+	notes, size := append(s.notes[:0], b), len(b)+2
+	var next []byte
+	for next == nil {
+		select {
+		case n := <-s.answers:
+			if connproto.IsSessionNote(n) && size+len(n)+1 <= connproto.MaxSessionBatchBytes {
+				notes, size = append(notes, n), size+len(n)+1
+			} else {
+				next = n
+			}
+			continue
+		default:
+		}
+		break
+	}
+	out := b
+	if len(notes) > 1 {
+		s.batch = connproto.AppendSessionBatch(s.batch[:0], notes)
+		out = s.batch
+	}
+	clear(notes)
+	s.notes = notes[:0]
+	if err := s.write(ctx, out); err != nil {
+		return err
+	}
+	if next != nil {
+		return s.writeAnswer(ctx, next)
 	}
 	return nil
 }

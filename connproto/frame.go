@@ -111,6 +111,10 @@ type HelloParams struct {
 	Holding []string `json:"holding"`
 	// Client names the agent's software, for logs.
 	Client string `json:"client,omitempty"`
+	// SessionBatches says that the agent reads session batches (several
+	// SessionFrame and SessionAck notifications in one message, a JSON
+	// array; see ParseSessionBatch), which the server then may send it.
+	SessionBatches bool `json:"sessionBatches,omitempty"`
 }
 
 // HelloResult is the server's answer to hello: who the agent is and the
@@ -126,6 +130,9 @@ type HelloResult struct {
 	HeartbeatMillis  int64  `json:"heartbeatMs"`
 	AckTimeoutMillis int64  `json:"ackTimeoutMs"`
 	Server           string `json:"server"`
+	// SessionBatches says that the server reads session batches, which
+	// the agent then may send it.
+	SessionBatches bool `json:"sessionBatches,omitempty"`
 }
 
 // TaskUpdateResult is the server's answer to TaskUpdate: the task's state

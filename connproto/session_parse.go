@@ -1,6 +1,7 @@
 package connproto
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -48,27 +49,34 @@ func ParseSessionFrame(data []byte) (SessionFrameParams, bool) {
 
 // frameParams reads the params object of a SessionFrame.
 func (s *scanner) frameParams(p *SessionFrameParams) bool {
-	var seen uint8 // 1 sessionId, 2 seq, 4 text, 8 data
+	var seen uint8
+	return s.params(p, &seen)
+}
+
+// params reads the params object of a SessionFrame or a SessionAck,
+// recording in seen which keys it held: 1 sessionId, 2 seq, 4 text, 8
+// data. It reports false without both sessionId and seq.
+func (s *scanner) params(p *SessionFrameParams, seen *uint8) bool {
 	ok := s.object(func(key []byte) bool {
 		switch string(key) {
 		case "sessionId":
 			v, ok := s.plainString()
 			p.SessionID = string(v)
-			return s.once(&seen, 1) && ok
+			return s.once(seen, 1) && ok
 		case "seq":
 			v, ok := s.uint()
 			p.Seq = v
-			return s.once(&seen, 2) && ok
+			return s.once(seen, 2) && ok
 		case "text":
 			start := s.i
-			if !s.once(&seen, 4) || !s.str() {
+			if !s.once(seen, 4) || !s.str() {
 				return false
 			}
 			p.Text = s.b[start:s.i]
 			return true
 		case "data":
 			start := s.i
-			if !s.once(&seen, 8) || !s.value() || !json.Valid(s.b[start:s.i]) {
+			if !s.once(seen, 8) || !s.value() || !json.Valid(s.b[start:s.i]) {
 				return false
 			}
 			p.Data = s.b[start:s.i]
@@ -76,7 +84,7 @@ func (s *scanner) frameParams(p *SessionFrameParams) bool {
 		}
 		return false
 	})
-	return ok && seen&3 == 3
+	return ok && *seen&3 == 3
 }
 
 // scanner reads JSON from b at i.
@@ -185,6 +193,14 @@ func (s *scanner) str() bool {
 		return false
 	}
 	for j := s.i + 1; j < len(s.b); j++ {
+		// Eight bytes at a time while none of them needs a look: most
+		// of a frame's text.
+		for j+8 <= len(s.b) && !special8(binary.LittleEndian.Uint64(s.b[j:])) {
+			j += 8
+		}
+		if j >= len(s.b) {
+			break
+		}
 		switch c := s.b[j]; {
 		case c == '"':
 			s.i = j + 1
@@ -209,6 +225,14 @@ func (s *scanner) str() bool {
 		}
 	}
 	return false
+}
+
+// special8 reports whether one of the eight bytes of w is a quote, a
+// backslash or a control character (below 0x20): the bytes str looks at.
+func special8(w uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q, bs := w^(lo*'"'), w^(lo*'\\')
+	return ((w-lo*0x20)&^w|(q-lo)&^q|(bs-lo)&^bs)&hi != 0
 }
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }

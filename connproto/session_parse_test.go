@@ -27,14 +27,17 @@ var sessionFrameSeeds = []string{
 	`{"jsonrpc":"2.0","method":"SessionFrame","params":{"sessionId":"s","seq":1,"data":tru}}`,
 	`{"jsonrpc":"2.0","method":"SessionFrame","params":{"sessionId":"s","seq":1,"data":-}}`,
 	`{}`, `[]`, ``, `{"jsonrpc":"2.0"`,
+	"{\"jsonrpc\":\"2.0\",\"method\":\"SessionFrame\",\"params\":{\"sessionId\":\"s\",\"seq\":1,\"text\":\"0123456789abcdef\x1f0123456789\"}}",
 	// Taken, as encoding/json takes them: a lone surrogate, bytes that are
 	// not UTF-8 (the receiver's decoder replaces both).
 	`{"jsonrpc":"2.0","method":"SessionFrame","params":{"sessionId":"s","seq":1,"text":"\ud800"}}`,
 	"{\"jsonrpc\":\"2.0\",\"method\":\"SessionFrame\",\"params\":{\"sessionId\":\"s\",\"seq\":1,\"text\":\"\xff\xfe\"}}",
+	// Long text, read eight bytes at a time up to the escapes.
+	`{"jsonrpc":"2.0","method":"SessionFrame","params":{"sessionId":"s","seq":1,"text":"0123456789abcdef\"0123456\\789abcdefé\u00e90123456789"}}`,
 }
 
 // refused is how many seeds from the fourth on ParseSessionFrame refuses.
-const refused = 18
+const refused = 19
 
 func TestParseSessionFrame(t *testing.T) {
 	p, ok := connproto.ParseSessionFrame([]byte(sessionFrameSeeds[0]))

@@ -310,11 +310,12 @@ func (c *conn) onHello(f *connproto.Frame) {
 	res.HeartbeatMillis = hb.Milliseconds()
 	res.AckTimeoutMillis = c.hub.cfg.AckTimeout.Milliseconds()
 	res.Server = "switchboard"
+	res.SessionBatches = c.hub.Sessions != nil
 	c.sessionsConnect() // its frames wait until the answer is queued (frameQueue.openSessions)
 	c.reply(f.ID, res)
 	c.hello.Do(func() {
 		close(c.ready)
-		c.out.openSessions()
+		c.out.openSessions(p.SessionBatches)
 		c.wake(evHello)
 	})
 	if p.Client != "" {

@@ -1,6 +1,10 @@
 package hub
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/switchboard-dev/switchboard/connproto"
+)
 
 // frameQueue holds the frames waiting for a connection's writer. It costs a
 // few words while empty, which is how an idle connection spends its life:
@@ -16,6 +20,10 @@ type frameQueue struct {
 	// comes before it.
 	session      [][]byte
 	sessionsOpen bool
+	// batches is set when the agent said it reads session batches
+	// (connproto.HelloParams.SessionBatches): popBatch then joins the
+	// session notes queued in a row.
+	batches bool
 }
 
 // newFrameQueue returns a queue of at most max frames that calls pushed
@@ -63,10 +71,39 @@ func (q *frameQueue) pop() ([]byte, bool) {
 	return nil, false
 }
 
-// openSessions lets the sessions' frames out (after the answer to hello).
-func (q *frameQueue) openSessions() {
+// popBatch takes the oldest frame, as pop does, and appends it to notes.
+// When it is a session note (connproto.IsSessionNote) and the agent reads
+// batches, it takes the session notes queued right after it too, as many
+// as fit in connproto.MaxSessionBatchBytes with it, which the writer then
+// sends as one batch. It returns notes empty when nothing waits.
+func (q *frameQueue) popBatch(notes [][]byte) [][]byte {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.frames) > 0 {
+		return append(notes, popFront(&q.frames))
+	}
+	if len(q.session) == 0 || !q.sessionsOpen {
+		return notes
+	}
+	first := popFront(&q.session)
+	notes = append(notes, first)
+	if !q.batches || !connproto.IsSessionNote(first) {
+		return notes
+	}
+	size := len(first) + 2
+	for len(q.session) > 0 && connproto.IsSessionNote(q.session[0]) && size+len(q.session[0])+1 <= connproto.MaxSessionBatchBytes {
+		size += len(q.session[0]) + 1
+		notes = append(notes, popFront(&q.session))
+	}
+	return notes
+}
+
+// openSessions lets the sessions' frames out (after the answer to hello);
+// batches says whether the agent reads session batches.
+func (q *frameQueue) openSessions(batches bool) {
 	q.mu.Lock()
 	q.sessionsOpen = true
+	q.batches = batches
 	q.mu.Unlock()
 }
 

@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"encoding/json"
+
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/session"
@@ -49,11 +51,48 @@ func (c *conn) onSessionFrame(data []byte) bool {
 	if c.hub.Sessions == nil || !c.helloDone() {
 		return false
 	}
+	if connproto.IsBatch(data) {
+		return c.onSessionBatch(data)
+	}
 	p, ok := connproto.ParseSessionFrame(data)
 	if !ok {
 		return false
 	}
 	c.hub.Sessions.Frame(c, &p)
+	return true
+}
+
+// onSessionBatch hands the notifications of a session batch
+// (connproto.ParseSessionBatch) to the sessions, in order, and reports
+// true. A batch it cannot read in one pass it reads with encoding/json,
+// each notification as if it came alone; it reports false for anything
+// else, which is then read as any frame (and refused).
+func (c *conn) onSessionBatch(data []byte) bool {
+	notes, ok := connproto.ParseSessionBatch(data, nil)
+	if !ok {
+		var list []json.RawMessage
+		if json.Unmarshal(data, &list) != nil || len(list) == 0 {
+			return false
+		}
+		for _, m := range list {
+			if len(m) == 0 || m[0] != '{' {
+				c.replyError(nil, connproto.CodeInvalidRequest, "a batch holds JSON-RPC notifications")
+				continue
+			}
+			if !c.onSessionFrame(m) {
+				onFreshStack(func() { c.onFrame(m) })
+			}
+		}
+		return true
+	}
+	for i := range notes {
+		n := &notes[i]
+		if n.Ack {
+			c.hub.Sessions.Ack(c, &connproto.SessionAckParams{SessionID: n.Params.SessionID, Seq: n.Params.Seq})
+		} else {
+			c.hub.Sessions.Frame(c, &n.Params)
+		}
+	}
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -297,18 +298,38 @@ func (c *conn) write(b []byte) error {
 	return c.ws.Write(ctx, websocket.MessageText, b)
 }
 
-// flush writes every answer already queued.
+// flush writes every answer already queued, the session notes queued in a
+// row as one batch (frameQueue.popBatch).
 func (c *conn) flush() error {
+	bb := batchBufs.Get().(*batchBuf)
+	defer batchBufs.Put(bb)
 	for {
-		b, ok := c.out.pop()
-		if !ok {
+		bb.notes = c.out.popBatch(bb.notes[:0])
+		var b []byte
+		switch len(bb.notes) {
+		case 0:
 			return nil
+		case 1:
+			b = bb.notes[0]
+		default:
+			bb.b = connproto.AppendSessionBatch(bb.b[:0], bb.notes)
+			b = bb.b
 		}
+		clear(bb.notes) // the writer keeps no frame
 		if err := c.write(b); err != nil {
 			return err
 		}
 	}
 }
+
+// batchBuf is what flush needs to join session notes into a batch; the
+// writers share them, so that an idle connection holds none.
+type batchBuf struct {
+	notes [][]byte
+	b     []byte
+}
+
+var batchBufs = sync.Pool{New: func() any { return new(batchBuf) }}
 
 // ping sends a ping and tells the writer whether the pong came within one
 // heartbeat interval.

@@ -159,6 +159,13 @@ func (s *Service) ackFromAgent(ep Endpoint, params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil || p.SessionID == "" {
 		return
 	}
+	s.Ack(ep, &p)
+}
+
+// Ack handles a SessionAck notification from an agent whose connection
+// read it already (in a batch, connproto.ParseSessionBatch): the same as
+// Handle, without reading it again.
+func (s *Service) Ack(ep Endpoint, p *connproto.SessionAckParams) {
 	e := s.end(p.SessionID, ep.SessionAgent().ID)
 	if e == nil || e.holder != ep.SessionHolder() {
 		return
