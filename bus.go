@@ -72,6 +72,13 @@ func AgentChangeSubject(agentID string) string { return "agentchange." + agentID
 // again.
 func TokensSubject(agentID string) string { return "tokens." + agentID }
 
+// AccountAgentsSubject is the subject of an account's agents as the
+// console shows them: notified when one connects, disconnects, is sent a
+// new task or has its settings changed (relay.Service.UpdateAgent),
+// watched by the account's (and the operator's) open consoles, which then
+// read the list again.
+func AccountAgentsSubject(accountID string) string { return "agents." + accountID }
+
 // CommunityTokensSubject is TokensSubject for the peer tokens of a
 // community's address.
 func CommunityTokensSubject(name string) string { return "tokens.c." + name }

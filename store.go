@@ -14,4 +14,6 @@ type Store interface {
 	OutboundStore
 	WakeStore
 	CommunityStore
+	SignInStore
+	AgentGlanceStore
 }

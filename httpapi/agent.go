@@ -307,15 +307,13 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 		newSecret = switchboard.NewWebhookSecret()
 		upd.WebhookSecret = &newSecret
 	}
-	g, err = s.Agents.UpdateAgent(r.Context(), g.ID, upd)
+	// Connections and dispatchers reread the agent: accepts_tasks and mode
+	// take effect at once.
+	g, err = s.Tasks.UpdateAgent(r.Context(), g.ID, upd)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	// Connections and dispatchers reread the agent: accepts_tasks and mode
-	// take effect at once.
-	s.notify(r, switchboard.AgentChangeSubject(g.ID))
-	s.notify(r, switchboard.DispatchSubject(switchboard.ModeWebhook))
 	v := s.viewAgent(r, g)
 	v.WebhookSecret = newSecret
 	writeJSON(w, http.StatusOK, v)

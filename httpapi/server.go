@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/wake"
@@ -133,6 +134,7 @@ type Server struct {
 	table   []route // immutable after New: what mux serves
 	rpc     map[string]rpcMethod
 	errLogs *rateLimitedLogger
+	peers   *peers.Service // issues and revokes peer tokens
 	met     *serverMetrics
 
 	state      atomic.Int32 // stateStarting, stateReady or stateDraining
@@ -171,6 +173,7 @@ func New(deps Deps, cfg Config) *Server {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second)}
+	s.peers = peers.New(deps.Tokens, deps.Bus, deps.Logger)
 	s.storeCheck.interval = cfg.StoreCheckInterval
 	if deps.Pinger != nil {
 		s.storeCheck.ping = deps.Pinger.Ping

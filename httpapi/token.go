@@ -48,22 +48,13 @@ func (s *Server) issuePeerToken(w http.ResponseWriter, r *http.Request, scope sw
 		s.writeError(w, r, err)
 		return
 	}
-	if !switchboard.ValidLabel(body.Label) {
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "label must be 1-%d characters of A-Z a-z 0-9 _ -", switchboard.MaxLabelLen))
-		return
-	}
-	secret, hash := switchboard.NewToken(switchboard.TokenPeer)
-	tok := &scope
-	tok.Hash, tok.Kind, tok.Label = hash, switchboard.TokenPeer, body.Label
-	if err := s.Tokens.CreateToken(r.Context(), tok, body.Rotate); err != nil {
+	secret, tok, err := s.peers.Issue(r.Context(), scope, body.Label, body.Rotate, subject)
+	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
 			err = switchboard.Errorf(switchboard.ECONFLICT, "an active token labelled %q exists; revoke it or pass \"rotate\": true", body.Label)
 		}
 		s.writeError(w, r, err)
 		return
-	}
-	if body.Rotate {
-		s.notify(r, subject) // the old token's streams end
 	}
 	answer.Label, answer.Community, answer.Token, answer.Active, answer.CreatedAt = tok.Label, tok.Community, secret, true, tok.CreatedAt
 	writeJSON(w, http.StatusCreated, answer)
@@ -89,16 +80,9 @@ func (s *Server) listPeerTokens(w http.ResponseWriter, r *http.Request, f switch
 // path says, and ends its streams on every instance (subject).
 func (s *Server) revokePeerTokens(w http.ResponseWriter, r *http.Request, f switchboard.TokenFilter, subject string) {
 	label := r.PathValue("label")
-	f.Label = &label
-	n, err := s.Tokens.RevokeTokens(r.Context(), f)
-	if err != nil {
+	if err := s.peers.Revoke(r.Context(), f, label, subject); err != nil { // its streams end, on every instance
 		s.writeError(w, r, err)
 		return
 	}
-	if n == 0 {
-		s.writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "no active token labelled %q", truncate(label, 64)))
-		return
-	}
-	s.notify(r, subject) // its streams end, on every instance
 	writeJSON(w, http.StatusOK, ownerapi.TokenRevoked{Revoked: true, Label: label})
 }

@@ -54,6 +54,11 @@ func (s *Server) addressURL(r *http.Request, agent *switchboard.Agent) string {
 	return s.AddressURL(r, agent)
 }
 
+// BaseURL returns the URL the world reaches this server at, for the
+// request: the public URL, or one derived from the request. The console
+// takes its origin from it.
+func (s *Server) BaseURL(r *http.Request) string { return s.baseURL(r) }
+
 // AddressURL returns an agent's address, {base}/a/{handle}, with the base
 // taken from the configuration or from r.
 func (s *Server) AddressURL(r *http.Request, agent *switchboard.Agent) string {

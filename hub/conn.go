@@ -124,6 +124,7 @@ func (c *conn) serve(parent context.Context) {
 	if err := c.hub.disconnect(c.holder); err != nil {
 		c.log.Error("release offers of a closed connection", "err", err)
 	}
+	c.hub.notifyConsoles(c)
 	c.log.Info("agent disconnected")
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/switchboard-dev/switchboard"
 )
 
 // A connection that closes ends its session and gives back the offers it
@@ -90,4 +92,18 @@ func (h *Hub) writeDisconnects(b *disconnectBatch) {
 	b.err = h.Service.DisconnectAgents(ctx, b.holders)
 	cancel()
 	close(b.done)
+}
+
+// notifyConsoles tells the consoles watching the account of a closed
+// connection's agent that it may have gone offline.
+func (h *Hub) notifyConsoles(c *conn) {
+	g := c.agent.Load()
+	if g == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Bus.Notify(ctx, switchboard.AccountAgentsSubject(g.AccountID)); err != nil {
+		c.log.Debug("notify the consoles of a closed connection", "err", err)
+	}
 }

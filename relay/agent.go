@@ -29,7 +29,8 @@ const MetadataKey = "switchboard"
 // replaced another connection's, the agent's subject is notified, so that
 // the replaced one, wherever it is, finds out and closes at once rather than
 // at its instance's next renewal. The connection itself claims its work when
-// it answers hello; a first connection notifies no one, which spares every
+// it answers hello; a first connection notifies no one but the consoles
+// watching the agent's account (AccountAgentsSubject), which spares every
 // instance a reread per connecting agent.
 func (s *Service) ConnectAgent(ctx context.Context, agent *switchboard.Agent, session *switchboard.AgentSession, holding []a2a.TaskID) error {
 	replaced, n, err := s.sessions.ConnectSession(ctx, session, holding, s.Now().Add(s.DeliveryDeadline))
@@ -45,6 +46,7 @@ func (s *Service) ConnectAgent(ctx context.Context, agent *switchboard.Agent, se
 	if replaced != "" {
 		s.notify(ctx, switchboard.AgentChangeSubject(agent.ID)) // the replaced connection closes
 	}
+	s.notify(ctx, switchboard.AccountAgentsSubject(agent.AccountID)) // open consoles show it live
 	return nil
 }
 

@@ -229,6 +229,7 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 	if !sent {
 		s.notifyAgent(ctx, agent)
 	}
+	s.notify(ctx, switchboard.AccountAgentsSubject(agent.AccountID)) // open consoles count it
 	return t, nil
 }
 

@@ -19,6 +19,7 @@ var tablesWithoutTasks = map[string]string{
 	"tokens":            "credentials of accounts and agents",
 	"agent_sessions":    "live connections of agents",
 	"rate_counts":       "request counts per peer",
+	"signins":           "the web console's sign-ins",
 	"tasks":             "the tasks themselves",
 	"outbound":          "what our agents sent; remote_task_id names the remote agent's task",
 	"wake_configs":      "agents' wake webhooks",
