@@ -18,6 +18,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/metrics"
@@ -246,6 +247,8 @@ type Main struct {
 	nats *server.Server
 	Hub  *hub.Hub
 	API  *httpapi.Server
+	// Console is the web console at /dashboard.
+	Console *dashboard.Console
 
 	// loops are the background loops (sweeper, dispatcher).
 	loops     sync.WaitGroup
@@ -367,6 +370,9 @@ func (m *Main) Run(ctx context.Context) error {
 		PushNotifications: true, BodyTimeout: cfg.BodyTimeout,
 	})
 	m.Hub.AddressOf = m.API.AddressURL
+	if m.Console, err = m.newConsole(cfg, db); err != nil {
+		return err
+	}
 	m.metrics.reg.MustRegister(m.API.Metrics()...)
 	m.metrics.reg.MustRegister(m.Hub.Metrics()...)
 	(&storeGauges{db: db, log: m.Logger}).register(m.metrics.reg)
@@ -430,7 +436,7 @@ func (m *Main) Run(ctx context.Context) error {
 		_ = m.Wakes.RunSender(loops, wake.SenderConfig{})
 	}()
 	m.httpServer = &http.Server{
-		Handler:           m.API,
+		Handler:           withConsole(m.API, m.Console),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -438,6 +444,7 @@ func (m *Main) Run(ctx context.Context) error {
 		ConnContext:       httpapi.ConnContext,
 	}
 	m.httpServer.RegisterOnShutdown(m.API.CloseStreams)
+	m.httpServer.RegisterOnShutdown(m.Console.CloseStreams)
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.httpServer.Serve(ln) }()
 	m.serveMetrics()

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/dashboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/peers"
+	"github.com/switchboard-dev/switchboard/ratelimit"
+	"github.com/switchboard-dev/switchboard/sqlstore"
+)
+
+// newConsole builds the web console on the services the owner API uses.
+// Sign-in attempts are counted per client address, in the store on
+// PostgreSQL (every instance sees one count), in memory on SQLite.
+func (m *Main) newConsole(cfg Config, db *sqlstore.DB) (*dashboard.Console, error) {
+	var limiter switchboard.RateLimiter = ratelimit.NewMemory(dashboard.DefaultSignInsPerMinute, time.Minute)
+	if isPostgres(cfg.Database) {
+		shared := ratelimit.NewShared(db, dashboard.DefaultSignInsPerMinute, time.Minute)
+		shared.Log = m.Logger
+		limiter = shared
+	}
+	return dashboard.New(dashboard.Deps{
+		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db,
+		Tasks: m.Tasks, Peers: peers.New(db, m.Bus, m.Logger), Network: m.Network, Bus: m.Bus, Limiter: limiter, Logger: m.Logger,
+		BaseURL: m.API.BaseURL, OnAuthenticated: httpapi.MarkAuthenticated,
+	}, dashboard.Config{})
+}
+
+// withConsole serves /dashboard and the paths under it with the console,
+// everything else with the API.
+func withConsole(api, console http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/dashboard" || strings.HasPrefix(p, "/dashboard/") {
+			console.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/switchboard-dev/switchboard/connector"
+)
+
+// The strings an owner (or someone who talks one into it) might put in an
+// agent's name and description to run script in the console.
+const (
+	xssName        = `<img src=x onerror="alert('name')">`
+	xssDescription = `<script>alert('description')</script>"'&`
+	xssText        = `<img src=x onerror="alert('text')"><script>alert('text')</script>`
+)
+
+// TestDashboardInBrowser drives the console in a headless Chromium: a
+// wrong token is refused, the owner signs in (the token never in the URL
+// or the page), an agent goes live on the open page within 2 s of its
+// connector connecting, and offline within 2 s of it leaving; the
+// accepts_tasks switch holds a task back and, flipped again, lets it
+// through; names and descriptions with markup stay text; no dialog opens
+// and the console shows no error (a Content-Security-Policy refusal
+// would be one); sign-out ends it.
+func TestDashboardInBrowser(t *testing.T) {
+	p := newBrowserPage(t)
+	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.Heartbeat = 500 * time.Millisecond })
+	owner := m.GeneratedOwnerToken
+	_, agentToken, peerToken := connectAgent(t, m, "helper")
+	cli(t, m, "agent", "create", "xss", "--name", xssName, "--description", xssDescription)
+	cli(t, m, "agent", "join", "helper", "lab")
+
+	// Sign in: a wrong token first.
+	token := chromedp.CSS(`input[name="token"]`)
+	p.do(t, 30*time.Second, chromedp.Navigate(m.URL()+"/dashboard"), chromedp.WaitVisible(token))
+	p.screenshot(t, "signin")
+	p.do(t, 10*time.Second, chromedp.SendKeys(token, "sbo_wrong"), chromedp.Submit(token),
+		chromedp.WaitVisible(chromedp.CSS(`.problem`)))
+	p.do(t, 10*time.Second, chromedp.SendKeys(token, owner), chromedp.Submit(token),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-agent="helper"]`)),
+		chromedp.WaitReady(chromedp.CSS(`body[data-live="on"]`)))
+	if href := p.eval(t, `location.href`); href != m.URL()+"/dashboard" {
+		t.Fatalf("after sign-in the page is %s", href)
+	}
+	if html := p.eval(t, `document.documentElement.outerHTML`); strings.Contains(html, owner) {
+		t.Fatal("the page holds the owner token")
+	}
+	p.checkXSSIsText(t)
+
+	// The agent goes live on the open page.
+	work := make(chan string, 8)
+	connected := make(chan time.Time, 4)
+	ctx, stopConnector := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	cl := &connector.Client{URLs: []string{m.URL()}, Token: agentToken, Logger: slog.New(slog.DiscardHandler),
+		OnConnect: func(string) { connected <- time.Now() },
+		Handler: connector.HandlerFunc(func(_ context.Context, w *connector.Work) {
+			work <- w.Text()
+			_ = w.Reply("done: " + w.Text())
+		})}
+	go func() { defer close(done); _ = cl.Run(ctx) }()
+	t.Cleanup(func() { stopConnector(); <-done })
+	select {
+	case <-connected:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connector did not connect")
+	}
+	live := chromedp.CSS(`tr[data-agent="helper"] .badge.on`)
+	p.do(t, 2*time.Second, chromedp.WaitVisible(live))
+	p.checkXSSIsText(t) // the list came again through the stream
+
+	// Paused: a new task waits (the page counts it) and is not offered.
+	toggle := chromedp.CSS(`button[aria-label="accepts tasks helper"]`)
+	p.do(t, 10*time.Second, chromedp.Click(toggle), chromedp.WaitReady(chromedp.CSS(`button[aria-label="accepts tasks helper"][aria-checked="false"]`)))
+	var shown struct {
+		AcceptsTasks bool `json:"accepts_tasks"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "agent", "show", "helper")), &shown); err != nil || shown.AcceptsTasks {
+		t.Fatalf("after the switch: accepts_tasks %v (%v)", shown.AcceptsTasks, err)
+	}
+	held := peerSend(t, m, "helper", peerToken, "m-held", "held back", "", false)
+	p.do(t, 2*time.Second, chromedp.WaitVisible(chromedp.Search(`//tr[@data-agent="helper"]/td[@class="waiting" and text()="1"]`)))
+	select {
+	case got := <-work:
+		t.Fatalf("a paused agent was offered %q", got)
+	default:
+	}
+	p.screenshot(t, "agents")
+
+	// Accepting again: the task goes through.
+	p.do(t, 10*time.Second, chromedp.Click(toggle), chromedp.WaitReady(chromedp.CSS(`button[aria-label="accepts tasks helper"][aria-checked="true"]`)))
+	select {
+	case got := <-work:
+		if got != "held back" {
+			t.Fatalf("offered %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the task was not offered after the switch went back on")
+	}
+	waitTask(t, m, "helper", peerToken, held.ID, func(task *peerTask) bool { return task.Status.State == "TASK_STATE_COMPLETED" })
+	p.do(t, 2*time.Second, chromedp.WaitVisible(chromedp.Search(`//tr[@data-agent="helper"]/td[@class="waiting" and text()="0"]`)))
+
+	// The agent leaves: offline within 2 s.
+	stopConnector()
+	<-done
+	p.do(t, 2*time.Second, chromedp.WaitVisible(chromedp.CSS(`tr[data-agent="helper"] .badge.off`)))
+
+	// The agent's page: a peer token issued there works, once revoked it
+	// does not.
+	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`tr[data-agent="helper"] a.handle`)),
+		chromedp.WaitVisible(chromedp.CSS(`#label`)),
+		chromedp.SendKeys(chromedp.CSS(`#label`), "carol"),
+		chromedp.Click(chromedp.CSS(`form[action$="/tokens"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#new-token`)))
+	carol := p.eval(t, `document.getElementById("new-token").textContent`)
+	if !strings.HasPrefix(carol, "sbp_") {
+		t.Fatalf("issued %q", carol)
+	}
+	if href := p.eval(t, `location.href`); strings.Contains(href, carol) {
+		t.Fatal("the token is in the URL")
+	}
+	p.screenshot(t, "agent")
+	if task := peerSend(t, m, "helper", carol, "m-carol", "from carol", "", false); task.ID == "" {
+		t.Fatal("carol's token was refused")
+	}
+	p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+"/dashboard/agents/helper"),
+		chromedp.Click(chromedp.CSS(`button[aria-label="revoke carol"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`tr[data-token="carol"]`)))
+	if st, _ := peerStatus(t, m, "helper", carol); st != http.StatusUnauthorized {
+		t.Fatalf("a revoked token: %d", st)
+	}
+	p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+"/dashboard"), chromedp.WaitVisible(chromedp.CSS(`tr[data-agent="helper"]`)))
+
+	// An inbox agent's task: the peer's text stays text, the owner answers
+	// on the task's page, and the peer's GetTask sees it completed.
+	cli(t, m, "agent", "create", "desk", "--mode", "inbox")
+	var deskTok struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "token", "issue", "--agent", "desk", "bob")), &deskTok); err != nil {
+		t.Fatal(err)
+	}
+	asked := peerSend(t, m, "desk", deskTok.Token, "m-desk", xssText, "", false)
+	p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+"/dashboard/agents/desk/inbox"),
+		chromedp.WaitVisible(chromedp.CSS(`li[data-task="`+asked.ID+`"]`)))
+	if got := p.eval(t, `document.querySelector('li[data-task="`+asked.ID+`"] .peer-text').textContent`); got != xssText {
+		t.Fatalf("the peer's text shows as %q", got)
+	}
+	p.screenshot(t, "inbox")
+	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`li[data-task="`+asked.ID+`"] a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#text`)),
+		chromedp.SendKeys(chromedp.CSS(`#text`), "answered"),
+		chromedp.Click(chromedp.CSS(`form[action$="/reply"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`dd[data-state="completed"]`)))
+	p.screenshot(t, "task")
+	waitTask(t, m, "desk", deskTok.Token, asked.ID, func(task *peerTask) bool {
+		return task.Status.State == "TASK_STATE_COMPLETED" && task.answer() == "answered"
+	})
+
+	// Sign out.
+	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`header form button`)), chromedp.WaitVisible(token))
+	p.checkClean(t)
+}
+
+// peerStatus sends GetTask with a peer token and returns the HTTP status.
+func peerStatus(t *testing.T, m *Main, handle, peerToken string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", m.URL()+"/a/"+handle, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`))
+	req.Header.Set("Authorization", "Bearer "+peerToken)
+	req.Header.Set("A2A-Version", "1.0")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// eval evaluates a JavaScript expression that returns a string.
+func (p *browserPage) eval(t *testing.T, expr string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return s
+}
+
+// checkXSSIsText: the xss agent's name and description are shown as the
+// text they are, with no element made of them.
+func (p *browserPage) checkXSSIsText(t *testing.T) {
+	t.Helper()
+	if got := p.eval(t, `document.querySelector('tr[data-agent="xss"] .name').textContent`); got != xssName {
+		t.Fatalf("the name shows as %q", got)
+	}
+	if got := p.eval(t, `document.querySelector('tr[data-agent="xss"] .desc').textContent`); got != xssDescription {
+		t.Fatalf("the description shows as %q", got)
+	}
+	if n := p.eval(t, `String(document.querySelectorAll('#agents img, #agents script').length)`); n != "0" {
+		t.Fatalf("%s elements made of owners' text", n)
+	}
+}

@@ -1,0 +1,86 @@
+package dashboard
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// agentBody is an agent's page.
+type agentBody struct {
+	Handle, Name, Description, Mode string
+	// Address is the agent's A2A address; Card its agent card.
+	Address, Card string
+	// Server is the base URL, for the connect command.
+	Server                string
+	Connector, Live       bool
+	Accepting             bool
+	Tokens                []tokenRow
+	Network               bool // communities are on
+	Communities           []string
+	NewToken, NewTokenFor string // a token just issued, shown once
+	CSRF                  string
+	Back                  string // this page's path, for forms that come back
+}
+
+// tokenRow is one active peer token, without its secret (not stored).
+type tokenRow struct {
+	Label   string
+	Created string
+}
+
+// handleAgent is an agent's page: its address, card and connect command,
+// its peer tokens and its communities.
+func (c *Console) handleAgent(w http.ResponseWriter, r *http.Request, v *viewer) {
+	c.renderAgent(w, r, v, http.StatusOK, "", "", "")
+}
+
+// renderAgent writes the agent's page, with a problem to show or a peer
+// token just issued (shown this once).
+func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, v *viewer, status int, problem, newLabel, newToken string) {
+	ctx := r.Context()
+	g, err := c.findManaged(ctx, v, r.PathValue("handle"))
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		c.renderError(w, r, http.StatusNotFound, "There is no such agent.")
+		return
+	} else if err != nil {
+		c.internalError(w, r, "find an agent", err)
+		return
+	}
+	kind := switchboard.TokenPeer
+	toks, err := c.Tokens.FindTokens(ctx, switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID, Active: true})
+	if err != nil {
+		c.internalError(w, r, "list peer tokens", err)
+		return
+	}
+	base := c.BaseURL(r)
+	body := &agentBody{Handle: g.Handle, Name: g.Name, Description: g.Description, Mode: string(g.Mode),
+		Address: base + "/a/" + g.Handle, Server: base, Connector: g.Mode == switchboard.ModeConnector,
+		Accepting: g.AcceptsTasks, NewToken: newToken, NewTokenFor: newLabel, CSRF: v.signIn.CSRF,
+		Back: "/dashboard/agents/" + g.Handle}
+	body.Card = body.Address + "/.well-known/agent-card.json"
+	if session, err := c.Tasks.AgentSession(ctx, g.ID); err == nil {
+		body.Live = session.Live(c.cfg.Now())
+	}
+	for _, t := range toks {
+		body.Tokens = append(body.Tokens, tokenRow{Label: t.Label, Created: t.CreatedAt.UTC().Format(time.DateTime + " UTC")})
+	}
+	if c.Network != nil {
+		body.Network = true
+		comms, err := c.Network.AgentCommunities(ctx, g.ID)
+		if err != nil {
+			c.internalError(w, r, "read the agent's communities", err)
+			return
+		}
+		body.Communities = comms[g.ID]
+	}
+	c.render(w, status, "agent", page{Title: "Agent " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name,
+		Problem: problem, Body: body})
+}
+
+// internalError logs err and answers 500 with a page that says only that.
+func (c *Console) internalError(w http.ResponseWriter, r *http.Request, doing string, err error) {
+	c.Logger.Error(doing, "err", err)
+	c.renderError(w, r, http.StatusInternalServerError, "Something went wrong; try again.")
+}

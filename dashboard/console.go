@@ -1,0 +1,149 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/peers"
+	"github.com/switchboard-dev/switchboard/relay"
+)
+
+// DefaultIdleTimeout is how long a sign-in lasts unused.
+const DefaultIdleTimeout = 12 * time.Hour
+
+// DefaultSignInsPerMinute bounds the sign-in attempts of one client
+// address per minute (the limiter cmd builds for the console).
+const DefaultSignInsPerMinute = 10
+
+// Deps are what the console uses: the stores through their interfaces and
+// the services the owner API uses.
+type Deps struct {
+	// Accounts, Agents and Tokens find the signed-in account, its owner
+	// token and the agents it manages.
+	Accounts switchboard.AccountStore
+	Agents   switchboard.AgentStore
+	Tokens   switchboard.TokenStore
+	// SignIns keeps the sign-ins; Glances reads the agents list.
+	SignIns switchboard.SignInStore
+	Glances switchboard.AgentGlanceStore
+	// Tasks changes agents' settings (relay.Service.UpdateAgent), reads
+	// inboxes, tasks and sessions, and records replies.
+	Tasks *relay.Service
+	// Peers issues and revokes peer tokens.
+	Peers *peers.Service
+	// Network names the agents' communities, joins and leaves them, and
+	// says whether agents need approval (nil: communities are off).
+	Network *network.Service
+	// Bus brings the hints the live updates follow.
+	Bus switchboard.Bus
+	// Limiter counts sign-in attempts per client address.
+	Limiter switchboard.RateLimiter
+	// Logger logs failures (never a token).
+	Logger *slog.Logger
+	// BaseURL returns the URL the world reaches the server at, for a
+	// request: the console's origin, and the base of agents' addresses.
+	BaseURL func(r *http.Request) string
+	// OnAuthenticated is called for each request of a signed-in owner
+	// (httpapi.MarkAuthenticated: the connection is no longer counted as
+	// unauthenticated).
+	OnAuthenticated func(r *http.Request)
+}
+
+// Config holds the console's settings; zero values mean the defaults.
+type Config struct {
+	// IdleTimeout ends a sign-in unused this long (DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// Coalesce is the least time between two live updates of one page
+	// (250 ms).
+	Coalesce time.Duration
+	// Poll is how often an open page is updated without a hint, for
+	// sessions that expired without one (10 s).
+	Poll time.Duration
+	// Now returns the time (time.Now).
+	Now func() time.Time
+}
+
+// Console is the web console's handler.
+type Console struct {
+	Deps
+	cfg   Config
+	pages *pages
+	mux   *http.ServeMux
+
+	// streams ends every open event stream when closed (CloseStreams).
+	streams    context.Context
+	endStreams context.CancelFunc
+}
+
+// New returns the console's handler, which serves /dashboard and the
+// paths under it.
+func New(deps Deps, cfg Config) (*Console, error) {
+	if deps.Accounts == nil || deps.Agents == nil || deps.Tokens == nil || deps.SignIns == nil ||
+		deps.Glances == nil || deps.Tasks == nil || deps.Peers == nil || deps.Bus == nil || deps.Limiter == nil || deps.BaseURL == nil {
+		return nil, errors.New("dashboard: missing dependency")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Coalesce <= 0 {
+		cfg.Coalesce = 250 * time.Millisecond
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 10 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	p, err := loadPages()
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{Deps: deps, cfg: cfg, pages: p, mux: http.NewServeMux()}
+	c.streams, c.endStreams = context.WithCancel(context.Background())
+	c.routes()
+	return c, nil
+}
+
+// routes registers every path of the console.
+func (c *Console) routes() {
+	c.mux.HandleFunc("GET /dashboard", c.handleHome)
+	c.mux.HandleFunc("GET /dashboard/{$}", c.handleHome)
+	c.mux.HandleFunc("POST /dashboard/login", c.handleLogin)
+	c.mux.HandleFunc("POST /dashboard/logout", c.signedIn(c.handleLogout))
+	c.mux.HandleFunc("GET /dashboard/events", c.signedIn(c.handleEvents))
+	c.mux.HandleFunc("POST /dashboard/accepts-tasks", c.signedIn(c.handleAcceptsTasks))
+	c.mux.HandleFunc("GET /dashboard/agents/{handle}", c.signedIn(c.handleAgent))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/tokens", c.signedIn(c.handleIssueToken))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/tokens/revoke", c.signedIn(c.handleRevokeToken))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/communities/join", c.signedIn(c.handleJoin))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/communities/leave", c.signedIn(c.handleLeave))
+	c.mux.HandleFunc("GET /dashboard/agents/{handle}/inbox", c.signedIn(c.handleInbox))
+	c.mux.HandleFunc("GET /dashboard/tasks/{id}", c.signedIn(c.handleTask))
+	c.mux.HandleFunc("POST /dashboard/tasks/{id}/reply", c.signedIn(c.handleReply))
+	c.mux.Handle("GET /dashboard/static/", staticHandler())
+	c.mux.HandleFunc("/dashboard/", c.handleNotFound)
+}
+
+// ServeHTTP serves the console's pages, each with the security headers.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w.Header())
+	c.mux.ServeHTTP(w, r)
+}
+
+// CloseStreams ends the open event streams (at shutdown, so that the
+// HTTP server does not wait for them) and refuses new ones.
+func (c *Console) CloseStreams() {
+	c.endStreams()
+}
+
+func (c *Console) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	c.renderError(w, r, http.StatusNotFound, "There is no such page.")
+}

@@ -1,0 +1,242 @@
+package dashboard_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/dashboard"
+	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/peers"
+	"github.com/switchboard-dev/switchboard/ratelimit"
+	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/sqlstore"
+)
+
+// harness is a console over a real SQLite store and an in-process bus,
+// served on a loopback httptest server.
+type harness struct {
+	t       testing.TB
+	db      *sqlstore.DB
+	bus     *membus.Bus
+	relay   *relay.Service
+	console *dashboard.Console
+	srv     *httptest.Server
+	log     *syncBuffer
+	base    string // the console's base URL (its origin)
+
+	mu  sync.Mutex
+	now time.Time // guarded by mu: the console's clock
+}
+
+// syncBuffer is a log destination tests read while the server writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// harnessOption changes the harness before the console is built.
+type harnessOption func(*dashboard.Deps, *dashboard.Config, *harness)
+
+// withBase makes the console believe the world reaches it at base.
+func withBase(base string) harnessOption {
+	return func(_ *dashboard.Deps, _ *dashboard.Config, h *harness) { h.base = base }
+}
+
+// withLimit bounds sign-in attempts to n a minute per address.
+func withLimit(n int) harnessOption {
+	return func(d *dashboard.Deps, _ *dashboard.Config, _ *harness) {
+		d.Limiter = ratelimit.NewMemory(n, time.Minute)
+	}
+}
+
+func newHarness(tb testing.TB, opts ...harnessOption) *harness {
+	tb.Helper()
+	db, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(tb.TempDir(), "switchboard.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = db.Close() })
+	bus := membus.New()
+	tb.Cleanup(func() { _ = bus.Close() })
+	h := &harness{t: tb, db: db, bus: bus, log: &syncBuffer{}, now: time.Now()}
+	logger := slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h.relay = relay.New(db, bus, logger)
+	deps := dashboard.Deps{
+		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db,
+		Tasks: h.relay, Peers: peers.New(db, bus, logger), Network: network.New(db, h.relay), Bus: bus, Limiter: ratelimit.NewMemory(100, time.Minute), Logger: logger,
+	}
+	cfg := dashboard.Config{Coalesce: 10 * time.Millisecond, Now: h.clock}
+	for _, o := range opts {
+		o(&deps, &cfg, h)
+	}
+	deps.BaseURL = func(*http.Request) string { return h.base }
+	h.console, err = dashboard.New(deps, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h.srv = httptest.NewServer(h.console)
+	tb.Cleanup(h.srv.Close)
+	tb.Cleanup(h.console.CloseStreams)
+	if h.base == "" {
+		h.base = h.srv.URL
+	}
+	return h
+}
+
+func (h *harness) clock() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
+}
+
+// advance moves the console's clock forward.
+func (h *harness) advance(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.now = h.now.Add(d)
+}
+
+// account creates an account with an owner token and returns both.
+func (h *harness) account(name string, role switchboard.Role) (*switchboard.Account, string) {
+	h.t.Helper()
+	ctx := context.Background()
+	a := &switchboard.Account{ID: switchboard.NewID(), Name: name, Role: role}
+	if err := h.db.CreateAccount(ctx, a); err != nil {
+		h.t.Fatal(err)
+	}
+	secret, hash := switchboard.NewToken(switchboard.TokenOwner)
+	if err := h.db.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenOwner, AccountID: a.ID, Label: "owner"}, false); err != nil {
+		h.t.Fatal(err)
+	}
+	return a, secret
+}
+
+// agent creates an agent of the account.
+func (h *harness) agent(acct *switchboard.Account, handle, name, description string) *switchboard.Agent {
+	h.t.Helper()
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: handle, Name: name,
+		Description: description, Mode: switchboard.ModeConnector, Version: "1.0.0", AcceptsTasks: true, Approved: true}
+	if err := h.db.CreateAgent(context.Background(), g); err != nil {
+		h.t.Fatal(err)
+	}
+	return g
+}
+
+// client is a browser-like HTTP client: it keeps cookies and does not
+// follow redirects.
+type client struct {
+	h  *harness
+	hc *http.Client
+}
+
+func (h *harness) client() *client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return &client{h: h, hc: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+// get fetches a console path.
+func (c *client) get(path string) (*http.Response, string) {
+	c.h.t.Helper()
+	res, err := c.hc.Get(c.h.srv.URL + path)
+	if err != nil {
+		c.h.t.Fatal(err)
+	}
+	return res, readBody(c.h.t, res)
+}
+
+// post sends a form with the console's own Origin.
+func (c *client) post(path string, form url.Values) (*http.Response, string) {
+	c.h.t.Helper()
+	return c.postFrom(c.h.base, path, form)
+}
+
+// postFrom sends a form with the given Origin ("" for none).
+func (c *client) postFrom(origin, path string, form url.Values) (*http.Response, string) {
+	c.h.t.Helper()
+	return c.postWith(map[string]string{"Origin": origin}, path, form)
+}
+
+// postWith sends a form with the given headers (those with "" left out).
+func (c *client) postWith(headers map[string]string, path string, form url.Values) (*http.Response, string) {
+	c.h.t.Helper()
+	req, _ := http.NewRequest("POST", c.h.srv.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range headers {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		c.h.t.Fatal(err)
+	}
+	return res, readBody(c.h.t, res)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrf returns the CSRF token of the page's first form.
+func csrf(tb testing.TB, page string) string {
+	tb.Helper()
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		tb.Fatalf("no csrf field in the page:\n%s", page)
+	}
+	return m[1]
+}
+
+// signIn signs in with the token and returns the agents page.
+func (c *client) signIn(token string) string {
+	c.h.t.Helper()
+	_, form := c.get("/dashboard")
+	res, body := c.post("/dashboard/login", url.Values{"csrf": {csrf(c.h.t, form)}, "token": {token}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard" {
+		c.h.t.Fatalf("sign in: %s\n%s", res.Status, body)
+	}
+	res, page := c.get("/dashboard")
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, "Sign out") {
+		c.h.t.Fatalf("after sign-in: %s\n%s", res.Status, page)
+	}
+	return page
+}
+
+func readBody(tb testing.TB, res *http.Response) string {
+	tb.Helper()
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
