@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,34 +70,66 @@ func seedNetwork(b *testing.B, db *sqlstore.DB) *switchboard.Agent {
 	if err := db.CreateAgent(ctx, sender); err != nil {
 		b.Fatal(err)
 	}
-	for i := range benchAgents {
-		skill := fmt.Sprintf("skill-%d", (i/benchCommunities)%benchSkills) // each community: 10 agents per skill
-		g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: fmt.Sprintf("agent-%d", i),
-			Mode: switchboard.ModeConnector, AcceptsTasks: true, Approved: true,
-			Skills: []a2a.AgentSkill{{ID: skill, Name: skill, Tags: []string{"bench"}}}}
-		if err := db.CreateAgent(ctx, g); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := db.JoinCommunity(ctx, g.ID, fmt.Sprintf("c-%d", i%benchCommunities), true); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := db.OpenSession(ctx, &switchboard.AgentSession{AgentID: g.ID, Holder: "conn/" + g.ID, InstanceID: "bench",
-			ConnectedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
-			b.Fatal(err)
-		}
-		for k := range i % 3 {
-			msg := &a2a.Message{ID: fmt.Sprint("m", k), Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("x")}}
-			id := a2a.TaskID(switchboard.NewID())
-			msg.TaskID = id
-			t := &switchboard.Task{A2A: a2a.Task{ID: id, ContextID: "c", History: []*a2a.Message{msg},
-				Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}, AgentID: g.ID, PeerID: "p", PeerLabel: "p",
-				Protocol: switchboard.ProtocolV1, CreatedAt: now, UpdatedAt: now}
-			if _, err := db.CreateTask(ctx, t, &switchboard.TaskChange{MessageID: msg.ID}); err != nil {
-				b.Fatal(err)
+	// The agents are written by several goroutines at once: PostgreSQL
+	// then commits them in groups, which takes the seeding from minutes
+	// to seconds.
+	var next atomic.Int64
+	errs := make(chan error, seedWorkers)
+	var wg sync.WaitGroup
+	for range seedWorkers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= benchAgents {
+					return
+				}
+				if err := seedAgent(ctx, db, acct, i, now); err != nil {
+					errs <- err
+					return
+				}
 			}
-		}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
 	}
 	return sender
+}
+
+// seedWorkers is how many goroutines seedNetwork writes with.
+const seedWorkers = 16
+
+// seedAgent stores the i-th agent of the benchmark's network: connected,
+// in its community, with its skill and i mod 3 unfinished tasks.
+func seedAgent(ctx context.Context, db *sqlstore.DB, acct *switchboard.Account, i int, now time.Time) error {
+	skill := fmt.Sprintf("skill-%d", (i/benchCommunities)%benchSkills) // each community: 10 agents per skill
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: fmt.Sprintf("agent-%d", i),
+		Mode: switchboard.ModeConnector, AcceptsTasks: true, Approved: true,
+		Skills: []a2a.AgentSkill{{ID: skill, Name: skill, Tags: []string{"bench"}}}}
+	if err := db.CreateAgent(ctx, g); err != nil {
+		return err
+	}
+	if _, err := db.JoinCommunity(ctx, g.ID, fmt.Sprintf("c-%d", i%benchCommunities), true); err != nil {
+		return err
+	}
+	if _, err := db.OpenSession(ctx, &switchboard.AgentSession{AgentID: g.ID, Holder: "conn/" + g.ID, InstanceID: "bench",
+		ConnectedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		return err
+	}
+	for k := range i % 3 {
+		msg := &a2a.Message{ID: fmt.Sprint("m", k), Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("x")}}
+		id := a2a.TaskID(switchboard.NewID())
+		msg.TaskID = id
+		t := &switchboard.Task{A2A: a2a.Task{ID: id, ContextID: "c", History: []*a2a.Message{msg},
+			Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}, AgentID: g.ID, PeerID: "p", PeerLabel: "p",
+			Protocol: switchboard.ProtocolV1, CreatedAt: now, UpdatedAt: now}
+		if _, err := db.CreateTask(ctx, t, &switchboard.TaskChange{MessageID: msg.ID}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // BenchmarkDiscover measures one discovery decision (the store's one query
