@@ -65,10 +65,14 @@ func (s *Service) resume(ctx context.Context, ep Endpoint, id, params json.RawMe
 		replyError(ep, id, connproto.CodeSessionLimit, fmt.Sprintf("this connection holds %d sessions, as many as it may", s.cfg.MaxSessions))
 		return
 	}
+	// The new end subscribes before the end it replaces lets go of the
+	// same subject: across instances, a subject nobody holds for a moment
+	// can be forgotten by the peer's instance, and the peer's answer lost.
+	subscribed := e.subscribe()
 	if old != nil {
 		old.finish() // the end of an older connection of the agent, here: this one takes over
 	}
-	if !e.subscribe() {
+	if !subscribed {
 		s.forget(e)
 		replyError(ep, id, connproto.CodeInternal, "internal error")
 		return
