@@ -73,6 +73,17 @@ type DiscoveryQuery struct {
 	// After is the round-robin cursor: the id of the agent chosen last
 	// for the same question.
 	After string
+	// AgentID, when set, is the one member considered: a choice checked
+	// again against the store.
+	AgentID string
+}
+
+// Ranked is a candidate of discovery as the policy ranks it, without the
+// agent itself: what a decision taken in memory reads.
+type Ranked struct {
+	AgentID   string
+	Reach     Reach
+	OpenTasks int // its unfinished tasks, as the store counts them
 }
 
 // Candidate is the agent discovery chose, with why.
@@ -165,6 +176,10 @@ type CommunityStore interface {
 	// Discover returns the agent q chooses (one query), or nil and no
 	// error when there is none.
 	Discover(ctx context.Context, q DiscoveryQuery) (*Candidate, error)
+
+	// RankCandidates returns every agent Discover would choose among (its
+	// After aside), in no order.
+	RankCandidates(ctx context.Context, q DiscoveryQuery) ([]Ranked, error)
 
 	// CountDiscoveryGates counts what passes each gate of q: why Discover
 	// found no one.

@@ -21,6 +21,7 @@ func (s *Service) Approve(ctx context.Context, actor *switchboard.Account, agent
 	if !actor.IsOperator() {
 		return nil, switchboard.Errorf(switchboard.EFORBIDDEN, "only the operator may approve agents")
 	}
+	defer s.views.drop()
 	return s.store.UpdateAgent(ctx, agent.ID, switchboard.AgentUpdate{Approved: &approved})
 }
 

@@ -76,13 +76,18 @@ func (s *Service) ChooseInCommunity(ctx context.Context, community, skill string
 // reachable: live ones first; when none is live, one whose socket dropped
 // less than ReconnectGrace ago. Among those, the one with the fewest
 // unfinished tasks; equal ones take turns. The liveness and the
-// round-robin cursor of q are the Service's. Nobody eligible is ENOAGENT
-// at once, with a message that names the gate that emptied the list.
+// round-robin cursor of q are the Service's; the decision is taken from
+// a view of the candidates (see view.go). Nobody eligible is ENOAGENT at
+// once, with a message that names the gate that emptied the list.
 func (s *Service) Discover(ctx context.Context, q switchboard.DiscoveryQuery) (*switchboard.Candidate, error) {
-	q.Liveness = s.Liveness(s.Now())
+	now := s.Now()
+	q.Liveness = s.Liveness(now)
 	key := questionKey(q)
 	q.After = s.rr.cursor(key)
-	c, err := s.store.Discover(ctx, q)
+	c, err := s.fromView(ctx, key, q, now)
+	if err == nil && c == nil {
+		c, err = s.store.Discover(ctx, q)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ func (s *Service) Join(ctx context.Context, actor *switchboard.Account, agent *s
 	if err != nil {
 		return false, err
 	}
+	defer s.views.drop()
 	return s.store.JoinCommunity(ctx, agent.ID, name, actor.IsOperator())
 }
 
@@ -38,6 +39,7 @@ func (s *Service) Leave(ctx context.Context, agent *switchboard.Agent, community
 	if err != nil {
 		return err
 	}
+	defer s.views.drop()
 	return s.store.LeaveCommunity(ctx, agent.ID, name)
 }
 

@@ -59,15 +59,20 @@ type Service struct {
 	// agent is still a candidate of discovery when no live one is (0: not
 	// at all). Its task then waits for it durably.
 	ReconnectGrace time.Duration
+	// ViewTTL is how long a decision's view of its question's candidates
+	// is used before the store ranks them again (0: every decision is the
+	// store's one statement).
+	ViewTTL time.Duration
 
 	rr     roundRobin
 	recent recentChoices
+	views  views
 }
 
 // New returns a Service over the store and the task service.
 func New(store Store, relay Relay) *Service {
 	return &Service{store: store, relay: relay, Now: time.Now,
-		HeartbeatInterval: DefaultHeartbeatInterval, ReconnectGrace: DefaultReconnectGrace}
+		HeartbeatInterval: DefaultHeartbeatInterval, ReconnectGrace: DefaultReconnectGrace, ViewTTL: DefaultViewTTL}
 }
 
 // Liveness returns the times that decide reach at now. A session is live

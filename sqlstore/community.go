@@ -241,44 +241,56 @@ func skillSQL(w *where, col, skill string) string {
 	return `EXISTS (SELECT 1 FROM agent_skills k WHERE k.agent_id = ` + col + ` AND k.skill = ` + w.arg(strings.ToLower(strings.TrimSpace(skill))) + `)`
 }
 
-// Discover implements switchboard.CommunityStore: one statement, whose
-// plan does not depend on the planner's statistics (on a PostgreSQL table
-// not yet analyzed, a plan of joins started from the accounts and read
-// every agent). It reads the members of the communities by key
-// (community_members' primary key) and, for each, in correlated
-// subqueries that each look rows up by key: whether it offers the skill,
-// its gates and reach (its agent in agents_gates, its account and
-// session: one row each), and for those reachable its count of unfinished
-// tasks (peer_usage). The members are materialized before they are
-// filtered on their reach, so that reach is read once per member. The one
-// chosen is then read whole (its card's JSON is not carried through the
-// sort): on SQLite through the identity cache, as a request reads an
-// agent by its address.
-func (db *DB) Discover(ctx context.Context, q switchboard.DiscoveryQuery) (*switchboard.Candidate, error) {
-	w := &where{}
+// rankedSQL returns the statement of q's candidates that are reachable,
+// as rows (id, reach, open_tasks), in two parts: its WITH clause and its
+// SELECT. Its plan does not depend on the planner's statistics (on a
+// PostgreSQL table not yet analyzed, a plan of joins started from the
+// accounts and read every agent): it reads the members of the
+// communities by key (community_members' primary key) and, for each, in
+// correlated subqueries that each look rows up by key: whether it offers
+// the skill, its gates and reach (its agent in agents_gates, its account
+// and session: one row each), and for those reachable its count of
+// unfinished tasks (peer_usage). The members are materialized before they
+// are filtered on their reach, so that reach is read once per member.
+func rankedSQL(w *where, q switchboard.DiscoveryQuery) (with, ranked string) {
 	reach := reachArgs(w, q.Liveness)
 	conds := []string{memberCommunities(w, q)}
 	if q.SenderID != "" {
 		conds = append(conds, `m.agent_id <> `+w.arg(q.SenderID))
 	}
+	if q.AgentID != "" {
+		conds = append(conds, `m.agent_id = `+w.arg(q.AgentID))
+	}
 	if q.Skill != "" {
 		conds = append(conds, skillSQL(w, "m.agent_id", q.Skill))
 	}
+	with = `WITH r AS MATERIALIZED (
+			SELECT m.agent_id AS id, (SELECT ` + reach + `
+				FROM agents g JOIN accounts a ON a.id = g.account_id` + reachJoins + `
+				WHERE g.id = m.agent_id AND g.approved = 1 AND g.accepts_tasks = 1 AND a.disabled = 0) AS reach
+			FROM community_members m
+			WHERE ` + strings.Join(conds, " AND ") + `)`
+	ranked = `SELECT r.id, r.reach, (SELECT COALESCE(SUM(u.open_tasks), 0) FROM peer_usage u WHERE u.agent_id = r.id) AS open_tasks
+		FROM r WHERE r.reach < 2`
+	return with, ranked
+}
+
+// Discover implements switchboard.CommunityStore: one statement (see
+// rankedSQL) that sorts the candidates by the policy and keeps the
+// first. The one chosen is then read whole (its card's JSON is not
+// carried through the sort): on SQLite through the identity cache, as a
+// request reads an agent by its address.
+func (db *DB) Discover(ctx context.Context, q switchboard.DiscoveryQuery) (*switchboard.Candidate, error) {
+	w := &where{}
+	with, ranked := rankedSQL(w, q)
 	after := w.arg(q.After)
 	cols, joins := agentColumns, ` JOIN agents g ON g.id = chosen.id JOIN accounts a ON a.id = g.account_id`
 	if db.identities != nil {
 		cols, joins = `g.handle`, ` JOIN agents g ON g.id = chosen.id`
 	}
-	query := `WITH r AS MATERIALIZED (
-			SELECT m.agent_id AS id, (SELECT ` + reach + `
-				FROM agents g JOIN accounts a ON a.id = g.account_id` + reachJoins + `
-				WHERE g.id = m.agent_id AND g.approved = 1 AND g.accepts_tasks = 1 AND a.disabled = 0) AS reach
-			FROM community_members m
-			WHERE ` + strings.Join(conds, " AND ") + `)
+	query := with + `
 		SELECT ` + cols + `, chosen.reach, chosen.open_tasks FROM (
-			SELECT x.id, x.reach, x.open_tasks FROM (
-				SELECT r.id, r.reach, (SELECT COALESCE(SUM(u.open_tasks), 0) FROM peer_usage u WHERE u.agent_id = r.id) AS open_tasks
-				FROM r WHERE r.reach < 2) x
+			SELECT x.id, x.reach, x.open_tasks FROM (` + ranked + `) x
 			ORDER BY x.reach, x.open_tasks, CASE WHEN x.id > ` + after + ` THEN 0 ELSE 1 END, x.id LIMIT 1) chosen` + joins
 	row := db.read.QueryRowContext(ctx, query, w.args...)
 	var cand switchboard.Candidate
@@ -303,6 +315,34 @@ func (db *DB) Discover(ctx context.Context, q switchboard.DiscoveryQuery) (*swit
 	}
 	cand.Agent, cand.Reach = g, switchboard.Reach(reachN)
 	return &cand, nil
+}
+
+// RankCandidates implements switchboard.CommunityStore: the rows of
+// rankedSQL, one per agent (a member of two of the communities once).
+func (db *DB) RankCandidates(ctx context.Context, q switchboard.DiscoveryQuery) ([]switchboard.Ranked, error) {
+	w := &where{}
+	with, ranked := rankedSQL(w, q)
+	rows, err := db.read.QueryContext(ctx, with+` `+ranked, w.args...)
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	defer rows.Close()
+	var out []switchboard.Ranked
+	seen := make(map[string]bool)
+	for rows.Next() {
+		var r switchboard.Ranked
+		var reachN int
+		if err := rows.Scan(&r.AgentID, &reachN, &r.OpenTasks); err != nil {
+			return nil, db.formatError(err)
+		}
+		if seen[r.AgentID] {
+			continue
+		}
+		seen[r.AgentID] = true
+		r.Reach = switchboard.Reach(reachN)
+		out = append(out, r)
+	}
+	return out, db.formatError(rows.Err())
 }
 
 // CountDiscoveryGates implements switchboard.CommunityStore. As Discover,

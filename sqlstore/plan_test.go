@@ -57,8 +57,9 @@ var searchesBy = []struct{ sql, step string }{
 	{"THEN d2.id END FROM deliveries d2", "SEARCH t USING INDEX tasks_agent_state (agent_id=? AND state=?)"},
 	// Discovery and the directory read the members of the communities
 	// asked for, by key, never every agent.
-	{"ORDER BY x.reach, x.open_tasks", "SEARCH m USING COVERING INDEX sqlite_autoindex_community_members_1 (community=?)"},
-	{"FROM community_members m WHERE m.community IN (", "SEARCH m USING COVERING INDEX sqlite_autoindex_community_members_1 (community=?)"},
+	{"ORDER BY x.reach, x.open_tasks", "SEARCH m USING COVERING INDEX sqlite_autoindex_community_members_1 (community=?"},
+	{"FROM r WHERE r.reach < 2", "SEARCH m USING COVERING INDEX sqlite_autoindex_community_members_1 (community=?"},
+	{"FROM community_members m WHERE m.community IN (", "SEARCH m USING COVERING INDEX sqlite_autoindex_community_members_1 (community=?"},
 	{"peer_kind <> '' AND peer_kind = $", "SEARCH tasks USING INDEX tasks_peer_global (peer_id=?)"},
 }
 

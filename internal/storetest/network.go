@@ -20,6 +20,7 @@ var networkTests = map[string]func(*testing.T, Store){
 	"DiscoverGates":               testDiscoverGates,
 	"DiscoverSkill":               testDiscoverSkill,
 	"DiscoverPolicy":              testDiscoverPolicy,
+	"DiscoverRankAndCheck":        testDiscoverRank,
 	"DiscoverReach":               testDiscoverReach,
 	"DiscoverWebhookHealth":       testDiscoverWebhook,
 	"DiscoverSendersCommunities":  testDiscoverSenders,
@@ -389,6 +390,55 @@ func testDiscoverPolicy(t *testing.T, s Store) {
 	if c := discover(t, s, q); c.Agent.ID != agents[1].ID || c.OpenTasks != 1 {
 		t.Fatalf("chose %s with %d tasks, want the one with one", c.Agent.Handle, c.OpenTasks)
 	}
+}
+
+// testDiscoverRank: RankCandidates lists each candidate once (a member of
+// two of the communities too) with its reach and unfinished tasks, and
+// none that a gate keeps out; Discover of one agent (AgentID) checks it.
+func testDiscoverRank(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "alice")
+	both := netAgent(t, s, acct, "both", "x", "lab", "ops")
+	connect(t, s, both)
+	idle := netAgent(t, s, acct, "idle", "x", "lab")
+	connect(t, s, idle)
+	paused := netAgent(t, s, acct, "paused", "x", "lab")
+	connect(t, s, paused)
+	_, err := s.UpdateAgent(ctx, paused.ID, switchboard.AgentUpdate{AcceptsTasks: new(false)})
+	must(t, err)
+	offline := netAgent(t, s, acct, "offline", "x", "lab")
+	unskilled := netAgent(t, s, acct, "unskilled", "y", "lab")
+	connect(t, s, unskilled)
+	task := newTask(both, "bob", "ctx", "m1", time.Now())
+	_, err = s.CreateTask(ctx, task, &switchboard.TaskChange{MessageID: "m1"})
+	must(t, err)
+
+	q := switchboard.DiscoveryQuery{Communities: []string{"lab", "ops"}, Skill: "X", Liveness: liveNow()}
+	got, err := s.RankCandidates(ctx, q)
+	must(t, err)
+	slices.SortFunc(got, func(a, b switchboard.Ranked) int { return compareStrings(a.AgentID, b.AgentID) })
+	want := []switchboard.Ranked{{AgentID: both.ID, Reach: switchboard.ReachLive, OpenTasks: 1}, {AgentID: idle.ID, Reach: switchboard.ReachLive}}
+	slices.SortFunc(want, func(a, b switchboard.Ranked) int { return compareStrings(a.AgentID, b.AgentID) })
+	if !slices.Equal(got, want) {
+		t.Fatalf("ranked %+v, want %+v", got, want)
+	}
+	q.SenderID = idle.ID
+	if got, err := s.RankCandidates(ctx, q); err != nil || len(got) != 1 || got[0].AgentID != both.ID {
+		t.Fatalf("ranked without the sender: %+v, %v", got, err)
+	}
+	q.SenderID = ""
+	for _, g := range []*switchboard.Agent{both, idle} {
+		q.AgentID = g.ID
+		c := discover(t, s, q)
+		wantChosen(t, c, g)
+	}
+	for _, g := range []*switchboard.Agent{paused, offline, unskilled} {
+		q.AgentID = g.ID
+		wantChosen(t, discover(t, s, q), nil)
+	}
+	q.AgentID = both.ID
+	q.Communities = []string{"elsewhere"}
+	wantChosen(t, discover(t, s, q), nil)
 }
 
 func compareStrings(a, b string) int {
