@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -218,17 +219,26 @@ func (c *conn) replyError(id json.RawMessage, code int, msg string) {
 // without a deadline: heartbeats find a dead peer, and close ends the read.
 func (c *conn) readLoop() error {
 	for {
-		typ, data, err := c.ws.Read(context.Background())
+		typ, r, err := c.ws.Reader(context.Background())
 		if err != nil {
 			return err
 		}
 		if typ != websocket.MessageText {
 			return &closeErr{connproto.CloseProtocol, "frames must be text (JSON-RPC)"}
 		}
-		c.heard.Now()
-		if c.onSessionFrame(data) {
-			continue // a live session's frame: read in one pass, on the reader's stack (hub/session.go)
+		buf := getReadBuf()
+		if _, err := buf.ReadFrom(r); err != nil {
+			putReadBuf(buf)
+			return err
 		}
+		c.heard.Now()
+		data := buf.Bytes()
+		if c.onSessionFrame(data) {
+			putReadBuf(buf) // the sessions copied what they pass on
+			continue        // a live session's frame: read in one pass, on the reader's stack (hub/session.go)
+		}
+		data = bytes.Clone(data)
+		putReadBuf(buf)
 		onFreshStack(func() { c.onFrame(data) })
 	}
 }
