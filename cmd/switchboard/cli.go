@@ -12,11 +12,13 @@ import (
 type CLI struct {
 	Data       string `name:"data" env:"SWITCHBOARD_DATA" default:"${default_data}" type:"path" help:"Data directory (database, owner token file)."`
 	OwnerToken string `name:"owner-token" env:"SWITCHBOARD_OWNER_TOKEN" help:"Owner token. serve: preset the operator's token. Other commands: authenticate (default: the token file in the data directory)."`
-	Server     string `name:"server" env:"SWITCHBOARD_URL" default:"http://127.0.0.1:8080" help:"URL of the Switchboard server, for management commands."`
+	Server     string `name:"server" env:"SWITCHBOARD_URL" help:"URL of the Switchboard server, for management commands (default: the one switchboard init saved, else http://127.0.0.1:8080)."`
 	JSON       bool   `name:"json" env:"SWITCHBOARD_JSON" help:"Print raw JSON answers."`
 	ConfigDir  string `name:"config-dir" env:"SWITCHBOARD_CONFIG_DIR" type:"path" help:"Client config directory (peers.json); default $XDG_CONFIG_HOME/switchboard or ~/.config/switchboard."`
 
 	Serve     ServeCmd     `cmd:"" help:"Run a Switchboard server."`
+	Init      InitCmd      `cmd:"" help:"Set an agent up from nothing to reachable: create it (or reuse it), save the client config, wire its wake or install its connector, issue a first peer token. Run twice, it changes nothing."`
+	Status    StatusCmd    `cmd:"" help:"Show how an agent stands (the one init configured, or --agent): reachable or not, what waits, its wakes and tokens, and the one next step when something is missing."`
 	Account   AccountCmd   `cmd:"" help:"Manage owner accounts (operator only)."`
 	Whoami    WhoamiCmd    `cmd:"" help:"Show the account the owner token belongs to."`
 	Agent     AgentCmd     `cmd:"" help:"Manage agents."`

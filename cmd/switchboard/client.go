@@ -34,9 +34,9 @@ type client struct {
 // the server wrote in the data directory at first start, which works on the
 // server's own machine.
 func newClient(cli *CLI) (*client, error) {
-	base := strings.TrimRight(cli.Server, "/")
+	base := strings.TrimRight(cli.serverURL(), "/")
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--server / SWITCHBOARD_URL must be an http(s) URL, got %q", cli.Server)
+		return nil, fmt.Errorf("--server / SWITCHBOARD_URL must be an http(s) URL, got %q", cli.serverURL())
 	}
 	c := &client{base: base, token: strings.TrimSpace(cli.OwnerToken), http: &http.Client{Timeout: 60 * time.Second}, json: cli.JSON, out: cli.out}
 	if c.token == "" {

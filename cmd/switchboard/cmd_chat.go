@@ -36,7 +36,7 @@ func (c *ChatCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) error {
 	}
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	client := &connector.Client{URLs: serverURLs(cli.Server, kctx.Args), Token: strings.TrimSpace(c.Token),
+	client := &connector.Client{URLs: serverURLs(cli.serverURL(), kctx.Args), Token: strings.TrimSpace(c.Token),
 		Logger: newLogger(c.LogLevel, c.LogFormat), ClientName: "switchboard-chat/" + version}
 	ran := make(chan error, 1)
 	go func() {

@@ -17,7 +17,7 @@ import (
 // itself; with --print-unit or --install it writes a systemd unit that
 // runs it instead.
 type ConnectCmd struct {
-	Token        string        `name:"token" env:"SWITCHBOARD_AGENT_TOKEN" help:"The agent token (sba_…), shown when the agent was created."`
+	Token        string        `name:"token" env:"SWITCHBOARD_AGENT_TOKEN" help:"The agent token (sba_…), shown when the agent was created; default: the one switchboard init saved."`
 	Exec         string        `name:"exec" env:"SWITCHBOARD_EXEC" placeholder:"COMMAND" help:"Run COMMAND with sh -c for each task: the message's text parts on stdin, joined by newlines (file and data parts are dropped, with a warning in the log), the task in SWITCHBOARD_TASK_ID, SWITCHBOARD_CONTEXT_ID, SWITCHBOARD_MESSAGE_ID, SWITCHBOARD_FROM, SWITCHBOARD_PEER_ID, SWITCHBOARD_NEW_TASK; stdout is the reply, a non-zero exit fails the task with stderr's tail."`
 	Forward      string        `name:"forward" env:"SWITCHBOARD_FORWARD" placeholder:"URL" help:"Relay each task as A2A JSON-RPC to the A2A server at URL (loopback or private). Its agent card decides the protocol version (1.0 or 0.3) and the endpoint's path, never the host: requests go to URL's scheme, host and port whatever the card names, and redirects to another host are not followed."`
 	ForwardToken string        `name:"forward-token" env:"SWITCHBOARD_FORWARD_TOKEN" help:"Bearer token for the --forward server; sent only to the --forward URL's scheme, host and port."`
@@ -38,7 +38,10 @@ type ConnectCmd struct {
 // refuses the agent for good (the process then exits with exitTerminal). The global --server flag names the server;
 // it may be repeated or hold several comma-separated URLs, tried in turn.
 func (c *ConnectCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) error {
-	urls := serverURLs(cli.Server, kctx.Args)
+	urls := serverURLs(cli.serverURL(), kctx.Args)
+	if strings.TrimSpace(c.Token) == "" {
+		c.Token = cli.savedAgentToken() // the one switchboard init saved, if any
+	}
 	if err := c.validate(); err != nil {
 		return err
 	}

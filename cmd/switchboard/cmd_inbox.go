@@ -15,7 +15,7 @@ import (
 
 // InboxCmd lists waiting tasks.
 type InboxCmd struct {
-	Agent    string `name:"agent" help:"Only this agent (handle or id); default: all of yours."`
+	Agent    string `name:"agent" help:"Only this agent (handle or id); default: the one switchboard init configured, else all of yours."`
 	All      bool   `name:"all" help:"Include tasks in every state, not only those waiting (submitted, working)."`
 	AllPages bool   `name:"all-pages" help:"List every task, following the server's pages; without it, at most the first 200 of each agent, and a line saying when more wait."`
 }
@@ -26,7 +26,11 @@ func (c *InboxCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	agents, err := cl.agentsNamed(ctx, c.Agent)
+	agent := c.Agent
+	if agent == "" {
+		agent = cli.defaultAgent() // the agent switchboard init configured, if any
+	}
+	agents, err := cl.agentsNamed(ctx, agent)
 	if err != nil {
 		return err
 	}

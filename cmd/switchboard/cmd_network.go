@@ -266,9 +266,9 @@ func (c *DirectoryCmd) Run(ctx context.Context, cli *CLI) error {
 // newAgentClient returns a client of the server that authenticates with an
 // agent token.
 func newAgentClient(cli *CLI, token string) (*client, error) {
-	base := strings.TrimRight(cli.Server, "/")
+	base := strings.TrimRight(cli.serverURL(), "/")
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--server / SWITCHBOARD_URL must be an http(s) URL, got %q", cli.Server)
+		return nil, fmt.Errorf("--server / SWITCHBOARD_URL must be an http(s) URL, got %q", cli.serverURL())
 	}
 	return &client{base: base, token: token, http: &http.Client{Timeout: maxNetworkWait + time.Minute}, json: cli.JSON, out: cli.out}, nil
 }
@@ -282,6 +282,9 @@ func (c *SendCmd) agentToken(cli *CLI) (string, error) {
 	}
 	if c.Token == "" && c.TokenEnv == "" && !c.TokenStdin {
 		tok = strings.TrimSpace(os.Getenv(agentTokenEnv))
+		if tok == "" {
+			tok = cli.savedAgentToken() // the one switchboard init saved
+		}
 	}
 	if tok == "" {
 		return "", errors.New("no agent token: without --agent the message is sent as an agent of the network; give its agent token (sba_…) with --token-env, --token-stdin, --token or $SWITCHBOARD_AGENT_TOKEN (what switchboard connect uses)")

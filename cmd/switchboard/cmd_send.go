@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -43,6 +44,16 @@ type SendCmd struct {
 	targetFlags `embed:""`
 }
 
+// onNetwork reports whether the flags or the environment ask for a send
+// on the network: a community, a skill, or an agent token (sba_…) in
+// --token, in --token-env's variable or in $SWITCHBOARD_AGENT_TOKEN.
+// Otherwise a token flag holds the target's peer token.
+func (c *SendCmd) onNetwork() bool {
+	agentToken := func(v string) bool { return strings.HasPrefix(strings.TrimSpace(v), "sba_") }
+	return c.Community != "" || c.Skill != "" || agentToken(c.Token) ||
+		(c.TokenEnv != "" && agentToken(os.Getenv(c.TokenEnv))) || os.Getenv(agentTokenEnv) != ""
+}
+
 // Run sends the message.
 func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 	if c.Timeout <= 0 || c.Timeout > maxWaitTimeout {
@@ -51,6 +62,9 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 	text, err := c.text(cli)
 	if err != nil {
 		return err
+	}
+	if c.Agent == "" && !c.onNetwork() {
+		c.Agent = cli.defaultAgent() // the agent switchboard init configured
 	}
 	if c.Agent == "" {
 		return c.runNetwork(ctx, cli, text)
@@ -288,7 +302,7 @@ func printOutbound(cli *CLI, cl *client, rec *ownerapi.Outbound, proto switchboa
 
 // OutboxCmd lists what agents sent.
 type OutboxCmd struct {
-	Agent string `name:"agent" help:"Only this agent (handle or id); default: all of yours."`
+	Agent string `name:"agent" help:"Only this agent (handle or id); default: the one switchboard init configured, else all of yours."`
 	Limit int    `name:"limit" short:"n" default:"50" help:"At most this many per agent, most recently updated first."`
 }
 
@@ -298,7 +312,11 @@ func (c *OutboxCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	agents, err := cl.agentsNamed(ctx, c.Agent)
+	agent := c.Agent
+	if agent == "" {
+		agent = cli.defaultAgent() // the agent switchboard init configured, if any
+	}
+	agents, err := cl.agentsNamed(ctx, agent)
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,32 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
 // TestMain fails the package's tests if goroutines outlive them: servers,
-// connectors, --exec commands and NATS connections must all stop.
+// connectors, --exec commands and NATS connections must all stop. The
+// tests read a client config of their own (XDG_CONFIG_HOME in a temporary
+// directory), never the one of the user who runs them.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	dir, err := os.MkdirTemp("", "switchboard-test-config-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	os.Unsetenv("SWITCHBOARD_CONFIG_DIR")
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
