@@ -42,17 +42,17 @@ type initStep struct {
 
 // initRun is what one run of init knows and has done.
 type initRun struct {
-	cmd      *InitCmd
-	cl       *client
-	dir      string // config directory
-	cfg      *clientConfig
-	mode     string
-	agent    *ownerapi.Agent
-	token    string // the agent token, when this run got one
-	tokenAt  string // where the agent token is kept
-	peer     string // the first peer token, when this run issued it
-	steps    []initStep
-	out      io.Writer
+	cmd     *InitCmd
+	cl      *client
+	dir     string // config directory
+	cfg     *clientConfig
+	mode    string
+	agent   *ownerapi.Agent
+	token   string // the agent token, when this run got one
+	tokenAt string // where the agent token is kept
+	peer    string // the first peer token, when this run issued it
+	steps   []initStep
+	out     io.Writer
 }
 
 // connect's defaults, for the unit init installs.

@@ -57,7 +57,9 @@ var statusRules = []statusRule{
 		func(s *agentStatus) string {
 			return fmt.Sprintf("nothing wakes %s when work arrives: switchboard wake set --agent %s --url URL  (or read it yourself: switchboard inbox)", s.Agent.Handle, s.Agent.Handle)
 		}},
-	{"last wake failed", func(s *agentStatus) bool { return s.Wake != nil && len(s.Wake.Wakes) > 0 && s.Wake.Wakes[0].State == "failed" },
+	{"last wake failed", func(s *agentStatus) bool {
+		return s.Wake != nil && len(s.Wake.Wakes) > 0 && s.Wake.Wakes[0].State == "failed"
+	},
 		func(s *agentStatus) string {
 			return fmt.Sprintf("the last wake failed (%s): check the receiver, then  switchboard wake test --agent %s", wakeResult(&s.Wake.Wakes[0]), s.Agent.Handle)
 		}},
