@@ -171,3 +171,33 @@ func TestDefaultAgent(t *testing.T) {
 		t.Fatalf("outbox without --agent:\n%s", ob)
 	}
 }
+
+// TestInitInstall: --install writes the connector's user unit and its
+// 0600 environment file with the agent token (and starts it when
+// systemctl can); a second run finds it installed.
+func TestInitInstall(t *testing.T) {
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	t.Setenv("SWITCHBOARD_CONFIG_DIR", t.TempDir())
+	m := MustRunMain(t, t.TempDir(), "")
+	out := cli(t, m, "init", "svc", "--exec", "cat", "--install")
+	if !strings.Contains(out, "done: install the connector of svc") {
+		t.Fatalf("init --install:\n%s", out)
+	}
+	unit, err := os.ReadFile(filepath.Join(xdg, "systemd", "user", "switchboard-connect-svc.service"))
+	must(t, err)
+	if !strings.Contains(string(unit), "connect") || strings.Contains(string(unit), "sba_") {
+		t.Fatalf("unit:\n%s", unit)
+	}
+	envFile := filepath.Join(xdg, "switchboard", "connect-svc.env")
+	env, err := os.ReadFile(envFile)
+	must(t, err)
+	st, err := os.Stat(envFile)
+	must(t, err)
+	if !strings.Contains(string(env), "SWITCHBOARD_AGENT_TOKEN=sba_") || st.Mode().Perm() != 0o600 {
+		t.Fatalf("environment file (%v):\n%s", st.Mode().Perm(), env)
+	}
+	if again := cli(t, m, "init", "svc", "--exec", "cat", "--install"); !strings.Contains(again, "nothing to change") {
+		t.Fatalf("second run:\n%s", again)
+	}
+}
