@@ -37,6 +37,8 @@ import (
 
 // ServeCmd runs a server.
 type ServeCmd struct {
+	PrintUnit       bool          `name:"print-unit" help:"Print a hardened systemd unit that runs this serve command (as a user of its own, DynamicUser, with its data in /var/lib/switchboard and secrets in /etc/switchboard/serve.env), and exit."`
+	Install         bool          `name:"install" help:"Write that unit to /etc/systemd/system/switchboard.service (and an empty /etc/switchboard/serve.env, mode 0600, if there is none), and print the systemctl command that starts it."`
 	Addr            string        `name:"addr" env:"SWITCHBOARD_ADDR" default:"127.0.0.1:8080" help:"Listen address."`
 	PublicURL       string        `name:"public-url" env:"SWITCHBOARD_PUBLIC_URL" help:"Base URL the world reaches this server at (default: taken from each request)."`
 	MaxBody         int64         `name:"max-body" env:"SWITCHBOARD_MAX_BODY" default:"1048576" help:"Largest request body, in bytes."`
@@ -82,7 +84,10 @@ type ServeCmd struct {
 }
 
 // Run runs the server until ctx ends (SIGINT or SIGTERM).
-func (c *ServeCmd) Run(ctx context.Context, cli *CLI) error {
+func (c *ServeCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) error {
+	if c.PrintUnit || c.Install {
+		return writeServeUnit(cli.out, kctx.Args, c.Install)
+	}
 	m := NewMain(c.config(cli), newLogger(c.LogLevel, c.LogFormat))
 	if c.PprofAddr != "" {
 		_, stop, err := servePprof(c.PprofAddr, m.Logger)
