@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,5 +63,18 @@ func TestServeUnitKeepsSecretsOff(t *testing.T) {
 	must(t, err)
 	if st.Mode().Perm() != 0o600 {
 		t.Fatalf("serve.env mode %v", st.Mode().Perm())
+	}
+}
+
+// TestHealth: health exits 0 for a ready server, and fails for a server
+// that does not answer.
+func TestHealth(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	if out := cli(t, m, "health"); !strings.Contains(out, "ok") && !strings.Contains(out, "ready") {
+		t.Fatalf("health: %s", out)
+	}
+	cli(t, m, "health", "--live")
+	if err := run(t.Context(), []string{"--server", "http://127.0.0.1:1", "health", "--timeout", "2s"}, io.Discard); err == nil {
+		t.Fatal("health of no server: no error")
 	}
 }
