@@ -29,7 +29,12 @@ type taskBody struct {
 	Messages                         []messageRow
 	Artifacts                        []messageRow
 	Open                             bool // not finished: the reply form shows
-	CSRF                             string
+	// PushesKept says whether push notifications are kept here; then
+	// PushConfigs and Pushes are the task's.
+	PushesKept  bool
+	PushConfigs []pushConfigRow
+	Pushes      []pushRow
+	CSRF        string
 }
 
 // messageRow is a message or an artifact as text.
@@ -88,6 +93,12 @@ func (c *Console) renderTask(w http.ResponseWriter, r *http.Request, v *viewer, 
 		row := partsText(a.Parts)
 		row.Who = a.Name
 		body.Artifacts = append(body.Artifacts, row)
+	}
+	body.PushesKept = c.Pushes != nil
+	var err error
+	if body.PushConfigs, body.Pushes, err = c.taskPushes(r.Context(), t.ID()); err != nil {
+		c.internalError(w, r, "read a task's pushes", err)
+		return
 	}
 	c.render(w, status, "task", page{Title: "Task from " + t.PeerLabel, CSRF: v.signIn.CSRF, Account: v.account.Name,
 		Problem: problem, Body: body})
