@@ -149,6 +149,8 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/wake/clear", c.signedIn(c.handleClearWake))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/wake/test", c.signedIn(c.handleTestWake))
 	c.mux.HandleFunc("GET /dashboard/agents/{handle}/inbox", c.signedIn(c.handleInbox))
+	c.mux.HandleFunc("GET /dashboard/agents/{handle}/history", c.signedIn(c.handleHistory))
+	c.mux.HandleFunc("GET /dashboard/agents/{handle}/outbox", c.signedIn(c.handleOutbox))
 	c.mux.HandleFunc("GET /dashboard/tasks/{id}", c.signedIn(c.handleTask))
 	c.mux.HandleFunc("POST /dashboard/tasks/{id}/reply", c.signedIn(c.handleReply))
 	c.mux.Handle("GET /dashboard/static/", staticHandler())
