@@ -87,7 +87,7 @@ func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, v *viewer,
 		}
 		body.Communities = comms[g.ID]
 	}
-	c.render(w, status, "agent", page{Title: "Agent " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name,
+	c.render(w, status, "agent", page{Title: "Agent " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(),
 		Problem: note.Problem, Body: body})
 }
 

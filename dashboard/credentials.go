@@ -45,7 +45,7 @@ func (c *Console) renderConfirmDelete(w http.ResponseWriter, r *http.Request, v 
 	if !c.found(w, r, err) {
 		return
 	}
-	c.render(w, status, "delete", page{Title: "Delete agent " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name,
+	c.render(w, status, "delete", page{Title: "Delete agent " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(),
 		Problem: problem, Body: &deleteBody{Handle: g.Handle, Name: g.Name, CSRF: v.signIn.CSRF}})
 }
 

@@ -72,7 +72,7 @@ func (c *Console) handleHistory(w http.ResponseWriter, r *http.Request, v *viewe
 	if p.NextPageToken != "" {
 		body.Next = "/dashboard/agents/" + g.Handle + "/history?page=" + url.QueryEscape(p.NextPageToken)
 	}
-	c.render(w, http.StatusOK, "history", page{Title: "History of " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Body: body})
+	c.render(w, http.StatusOK, "history", page{Title: "History of " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(), Body: body})
 }
 
 // handleOutbox lists what the agent sent: its tasks on other agents of the
@@ -116,7 +116,7 @@ func (c *Console) handleOutbox(w http.ResponseWriter, r *http.Request, v *viewer
 			body.Outbox = append(body.Outbox, row)
 		}
 	}
-	c.render(w, http.StatusOK, "outbox", page{Title: "Sent by " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Body: body})
+	c.render(w, http.StatusOK, "outbox", page{Title: "Sent by " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(), Body: body})
 }
 
 // sentRows describes tasks sent on the network, naming the agent each

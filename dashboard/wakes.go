@@ -85,7 +85,7 @@ func (c *Console) renderWake(w http.ResponseWriter, r *http.Request, v *viewer, 
 		body.Wakes = append(body.Wakes, wakeRow{Created: formatTime(x.CreatedAt), Kind: string(x.Kind), State: string(x.State),
 			LastError: x.LastError, Count: x.Count, Retries: x.Retries, LastStatus: x.LastStatus})
 	}
-	c.render(w, status, "wake", page{Title: "Wake webhook of " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name,
+	c.render(w, status, "wake", page{Title: "Wake webhook of " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(),
 		Problem: problem, Body: body})
 }
 

@@ -64,7 +64,7 @@ func (c *Console) handleInbox(w http.ResponseWriter, r *http.Request, v *viewer)
 		body.Tasks = append(body.Tasks, inboxRow{ID: string(t.ID()), From: t.PeerLabel, State: switchboard.ShortState(t.State()),
 			Text: relay.LastUserText(&t.A2A), Created: formatTime(t.CreatedAt)})
 	}
-	c.render(w, http.StatusOK, "inbox", page{Title: "Inbox of " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Body: body})
+	c.render(w, http.StatusOK, "inbox", page{Title: "Inbox of " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(), Body: body})
 }
 
 // handleTask shows a task of an agent the viewer manages.
@@ -100,7 +100,7 @@ func (c *Console) renderTask(w http.ResponseWriter, r *http.Request, v *viewer, 
 		c.internalError(w, r, "read a task's pushes", err)
 		return
 	}
-	c.render(w, status, "task", page{Title: "Task from " + t.PeerLabel, CSRF: v.signIn.CSRF, Account: v.account.Name,
+	c.render(w, status, "task", page{Title: "Task from " + t.PeerLabel, CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(),
 		Problem: problem, Body: body})
 }
 
