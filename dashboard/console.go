@@ -32,9 +32,11 @@ type Deps struct {
 	Accounts switchboard.AccountStore
 	Agents   switchboard.AgentStore
 	Tokens   switchboard.TokenStore
-	// SignIns keeps the sign-ins; Glances reads the agents list.
+	// SignIns keeps the sign-ins; Glances reads the agents list; Health
+	// counts the deployment's connections and queues for the operator.
 	SignIns switchboard.SignInStore
 	Glances switchboard.AgentGlanceStore
+	Health  HealthStore
 	// Tasks changes agents' settings (relay.Service.UpdateAgent), reads
 	// inboxes, tasks and sessions, and records replies.
 	Tasks *relay.Service
@@ -99,7 +101,7 @@ type Console struct {
 // paths under it.
 func New(deps Deps, cfg Config) (*Console, error) {
 	if deps.Accounts == nil || deps.Agents == nil || deps.Tokens == nil || deps.SignIns == nil ||
-		deps.Glances == nil || deps.Tasks == nil || deps.Peers == nil || deps.Bus == nil || deps.Limiter == nil || deps.BaseURL == nil {
+		deps.Glances == nil || deps.Health == nil || deps.Tasks == nil || deps.Peers == nil || deps.Bus == nil || deps.Limiter == nil || deps.BaseURL == nil {
 		return nil, errors.New("dashboard: missing dependency")
 	}
 	if deps.Logger == nil {
@@ -157,6 +159,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /dashboard/accounts/{id}/disable", c.signedIn(c.operatorOnly(c.handleDisableAccount)))
 	c.mux.HandleFunc("POST /dashboard/accounts/{id}/enable", c.signedIn(c.operatorOnly(c.handleEnableAccount)))
 	c.mux.HandleFunc("POST /dashboard/accounts/{id}/rotate", c.signedIn(c.operatorOnly(c.handleRotateAccountToken)))
+	c.mux.HandleFunc("GET /dashboard/health", c.signedIn(c.operatorOnly(c.handleHealth)))
 	c.mux.HandleFunc("GET /dashboard/approvals", c.signedIn(c.operatorOnly(c.handleApprovals)))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/approve", c.signedIn(c.operatorOnly(c.handleApprove)))
 	c.mux.HandleFunc("POST /dashboard/tasks/{id}/reply", c.signedIn(c.handleReply))

@@ -102,7 +102,7 @@ func newHarness(tb testing.TB, opts ...harnessOption) *harness {
 	h.pushes = push.NewService(db, bus, push.New(loopback, "switchboard/test"), logger)
 	h.outbox = outbox.New(db, db)
 	deps := dashboard.Deps{
-		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db,
+		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db, Health: db,
 		Tasks: h.relay, Peers: peers.New(db, bus, logger), Network: network.New(db, h.relay),
 		Wakes: h.wakes, Pushes: h.pushes, Outbox: h.outbox, Bus: bus, Limiter: ratelimit.NewMemory(100, time.Minute), Logger: logger,
 	}
