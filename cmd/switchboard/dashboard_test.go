@@ -227,6 +227,18 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-count="agents"]`)))
 	p.screenshot(t, "health")
 
+	// At a phone's width no page is wider than the screen (wide tables
+	// scroll inside their own box).
+	p.do(t, 10*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	for _, path := range []string{"/dashboard", "/dashboard/agents/helper", "/dashboard/agents/helper/wake",
+		"/dashboard/agents/helper/outbox", "/dashboard/accounts", "/dashboard/health"} {
+		p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+path), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+		if wide := p.eval(t, `String(document.documentElement.scrollWidth > window.innerWidth)`); wide != "false" {
+			t.Errorf("%s is wider than a phone: %s px", path, p.eval(t, `String(document.documentElement.scrollWidth)`))
+		}
+	}
+	p.do(t, 10*time.Second, chromedp.EmulateReset())
+
 	// Sign out.
 	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`header form button`)), chromedp.WaitVisible(token))
 	p.checkClean(t)
