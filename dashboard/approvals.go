@@ -2,8 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-
-	"github.com/switchboard-dev/switchboard"
 )
 
 // approvalsBody is the operator's page of agents waiting for approval.
@@ -60,8 +58,8 @@ func (c *Console) accountNames(r *http.Request) (map[string]string, error) {
 }
 
 // handleApprove approves an agent (network.Service.Approve, as POST
-// /agents/{ref}/approve does: the operator only) and tells its connection
-// and the consoles watching its account.
+// /agents/{ref}/approve does: the operator only; its connection and the
+// consoles watching its account reread it).
 func (c *Console) handleApprove(w http.ResponseWriter, r *http.Request, v *viewer) {
 	if !c.checkPost(w, r, v.signIn.CSRF) {
 		return
@@ -74,18 +72,13 @@ func (c *Console) handleApprove(w http.ResponseWriter, r *http.Request, v *viewe
 	if !c.found(w, r, err) {
 		return
 	}
-	g, err = c.Network.Approve(r.Context(), v.account, g, true)
+	_, err = c.Network.Approve(r.Context(), v.account, g, true)
 	if problem, ok := userError(err); ok {
 		c.renderError(w, r, http.StatusForbidden, problem)
 		return
 	} else if err != nil {
 		c.internalError(w, r, "approve an agent", err)
 		return
-	}
-	for _, subject := range []string{switchboard.AgentChangeSubject(g.ID), switchboard.AccountAgentsSubject(g.AccountID)} {
-		if err := c.Bus.Notify(r.Context(), subject); err != nil {
-			c.Logger.Warn("notify", "subject", subject, "err", err)
-		}
 	}
 	c.done(w, r)
 }
