@@ -185,6 +185,19 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal("the agent token is shown again")
 	}
 
+	// The wake webhook: set on its page, the key and the URL's secret
+	// never shown.
+	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`a[href="/dashboard/agents/helper/wake"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#url`)),
+		chromedp.SendKeys(chromedp.CSS(`#url`), "https://wake.example/hook?key=url-secret-1234"),
+		chromedp.SendKeys(chromedp.CSS(`#key`), "wake-key-5678"),
+		chromedp.Submit(chromedp.CSS(`#url`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[action$="/wake/test"]`)))
+	if html := p.eval(t, `document.documentElement.outerHTML`); strings.Contains(html, "url-secret-1234") || strings.Contains(html, "wake-key-5678") {
+		t.Fatal("the wake page shows a secret")
+	}
+	p.screenshot(t, "wake")
+
 	// Deleting an agent asks for its handle first.
 	cli(t, m, "agent", "create", "doomed")
 	p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+"/dashboard/agents/doomed"),
