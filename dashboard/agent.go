@@ -19,9 +19,21 @@ type agentBody struct {
 	Tokens                []tokenRow
 	Network               bool // communities are on
 	Communities           []string
-	NewToken, NewTokenFor string // a token just issued, shown once
-	CSRF                  string
-	Back                  string // this page's path, for forms that come back
+	NewToken, NewTokenFor string // a peer token just issued, shown once
+	NewAgentToken         string // an agent token just rotated, shown once
+	// Wakes, Outbox say whether the wake and outbox pages are served.
+	Wakes, Outbox bool
+	CSRF          string
+	Back          string // this page's path, for forms that come back
+}
+
+// agentNote is what a form's POST brings back to an agent's page: a
+// problem to show, or a token just made, shown this once (never stored in
+// the clear, never in a URL).
+type agentNote struct {
+	Problem               string
+	NewToken, NewTokenFor string // a peer token and its label
+	NewAgentToken         string
 }
 
 // tokenRow is one active peer token, without its secret (not stored).
@@ -33,12 +45,12 @@ type tokenRow struct {
 // handleAgent is an agent's page: its address, card and connect command,
 // its peer tokens and its communities.
 func (c *Console) handleAgent(w http.ResponseWriter, r *http.Request, v *viewer) {
-	c.renderAgent(w, r, v, http.StatusOK, "", "", "")
+	c.renderAgent(w, r, v, http.StatusOK, agentNote{})
 }
 
-// renderAgent writes the agent's page, with a problem to show or a peer
-// token just issued (shown this once).
-func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, v *viewer, status int, problem, newLabel, newToken string) {
+// renderAgent writes the agent's page, with what a form's POST brings
+// back.
+func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, v *viewer, status int, note agentNote) {
 	ctx := r.Context()
 	g, err := c.findManaged(ctx, v, r.PathValue("handle"))
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
@@ -57,8 +69,8 @@ func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, v *viewer,
 	base := c.BaseURL(r)
 	body := &agentBody{Handle: g.Handle, Name: g.Name, Description: g.Description, Mode: string(g.Mode),
 		Address: base + "/a/" + g.Handle, Server: base, Connector: g.Mode == switchboard.ModeConnector,
-		Accepting: g.AcceptsTasks, NewToken: newToken, NewTokenFor: newLabel, CSRF: v.signIn.CSRF,
-		Back: "/dashboard/agents/" + g.Handle}
+		Accepting: g.AcceptsTasks, NewToken: note.NewToken, NewTokenFor: note.NewTokenFor, NewAgentToken: note.NewAgentToken,
+		Wakes: c.Wakes != nil, Outbox: c.Outbox != nil, CSRF: v.signIn.CSRF, Back: "/dashboard/agents/" + g.Handle}
 	body.Card = body.Address + "/.well-known/agent-card.json"
 	if session, err := c.Tasks.AgentSession(ctx, g.ID); err == nil {
 		body.Live = session.Live(c.cfg.Now())
@@ -75,8 +87,8 @@ func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, v *viewer,
 		}
 		body.Communities = comms[g.ID]
 	}
-	c.render(w, status, "agent", page{Title: "Agent " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name,
-		Problem: problem, Body: body})
+	c.render(w, status, "agent", page{Title: "Agent " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(),
+		Problem: note.Problem, Body: body})
 }
 
 // internalError logs err and answers 500 with a page that says only that.

@@ -59,7 +59,7 @@ func (c *Console) handleHome(w http.ResponseWriter, r *http.Request) {
 		c.renderError(w, r, http.StatusInternalServerError, "Something went wrong; try again.")
 		return
 	}
-	c.render(w, http.StatusOK, "agents", page{Title: "Agents", CSRF: v.signIn.CSRF, Account: v.account.Name,
+	c.render(w, http.StatusOK, "agents", page{Title: "Agents", CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(),
 		Events: "/dashboard/events", Body: body})
 }
 

@@ -34,7 +34,7 @@ func (c *Console) membership(w http.ResponseWriter, r *http.Request, v *viewer, 
 		err = c.Network.Leave(r.Context(), g, name)
 	}
 	if problem, ok := userError(err); ok {
-		c.renderAgent(w, r, v, http.StatusUnprocessableEntity, problem, "", "")
+		c.renderAgent(w, r, v, http.StatusUnprocessableEntity, agentNote{Problem: problem})
 		return
 	} else if err != nil {
 		c.internalError(w, r, "change the agent's communities", err)

@@ -8,9 +8,13 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/accounts"
 	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/peers"
+	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/wake"
 )
 
 // DefaultIdleTimeout is how long a sign-in lasts unused.
@@ -28,9 +32,11 @@ type Deps struct {
 	Accounts switchboard.AccountStore
 	Agents   switchboard.AgentStore
 	Tokens   switchboard.TokenStore
-	// SignIns keeps the sign-ins; Glances reads the agents list.
+	// SignIns keeps the sign-ins; Glances reads the agents list; Health
+	// counts the deployment's connections and queues for the operator.
 	SignIns switchboard.SignInStore
 	Glances switchboard.AgentGlanceStore
+	Health  HealthStore
 	// Tasks changes agents' settings (relay.Service.UpdateAgent), reads
 	// inboxes, tasks and sessions, and records replies.
 	Tasks *relay.Service
@@ -39,6 +45,14 @@ type Deps struct {
 	// Network names the agents' communities, joins and leaves them, and
 	// says whether agents need approval (nil: communities are off).
 	Network *network.Service
+	// Wakes shows and changes agents' wake webhooks and sends test wakes
+	// (nil: wakes are not served, the wake page answers 404).
+	Wakes *wake.Service
+	// Pushes shows a task's push notifications and their attempts (nil:
+	// not kept).
+	Pushes *push.Service
+	// Outbox lists what agents sent other agents (nil: not served).
+	Outbox *outbox.Service
 	// Bus brings the hints the live updates follow.
 	Bus switchboard.Bus
 	// Limiter counts sign-in attempts per client address.
@@ -74,6 +88,9 @@ type Console struct {
 	cfg   Config
 	pages *pages
 	mux   *http.ServeMux
+	// owners changes accounts, owner and agent tokens and deletes agents:
+	// the service the owner API calls, built the same way.
+	owners *accounts.Service
 
 	// streams ends every open event stream when closed (CloseStreams).
 	streams    context.Context
@@ -84,7 +101,7 @@ type Console struct {
 // paths under it.
 func New(deps Deps, cfg Config) (*Console, error) {
 	if deps.Accounts == nil || deps.Agents == nil || deps.Tokens == nil || deps.SignIns == nil ||
-		deps.Glances == nil || deps.Tasks == nil || deps.Peers == nil || deps.Bus == nil || deps.Limiter == nil || deps.BaseURL == nil {
+		deps.Glances == nil || deps.Health == nil || deps.Tasks == nil || deps.Peers == nil || deps.Bus == nil || deps.Limiter == nil || deps.BaseURL == nil {
 		return nil, errors.New("dashboard: missing dependency")
 	}
 	if deps.Logger == nil {
@@ -106,7 +123,8 @@ func New(deps Deps, cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{Deps: deps, cfg: cfg, pages: p, mux: http.NewServeMux()}
+	c := &Console{Deps: deps, cfg: cfg, pages: p, mux: http.NewServeMux(),
+		owners: accounts.New(deps.Accounts, deps.Agents, deps.Tokens, deps.Bus, deps.Logger)}
 	c.streams, c.endStreams = context.WithCancel(context.Background())
 	c.routes()
 	return c, nil
@@ -125,8 +143,25 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/tokens/revoke", c.signedIn(c.handleRevokeToken))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/communities/join", c.signedIn(c.handleJoin))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/communities/leave", c.signedIn(c.handleLeave))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/agent-token", c.signedIn(c.handleRotateAgentToken))
+	c.mux.HandleFunc("GET /dashboard/agents/{handle}/delete", c.signedIn(c.handleConfirmDelete))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/delete", c.signedIn(c.handleDelete))
+	c.mux.HandleFunc("GET /dashboard/agents/{handle}/wake", c.signedIn(c.handleWake))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/wake", c.signedIn(c.handleSetWake))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/wake/clear", c.signedIn(c.handleClearWake))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/wake/test", c.signedIn(c.handleTestWake))
 	c.mux.HandleFunc("GET /dashboard/agents/{handle}/inbox", c.signedIn(c.handleInbox))
+	c.mux.HandleFunc("GET /dashboard/agents/{handle}/history", c.signedIn(c.handleHistory))
+	c.mux.HandleFunc("GET /dashboard/agents/{handle}/outbox", c.signedIn(c.handleOutbox))
 	c.mux.HandleFunc("GET /dashboard/tasks/{id}", c.signedIn(c.handleTask))
+	c.mux.HandleFunc("GET /dashboard/accounts", c.signedIn(c.operatorOnly(c.handleAccounts)))
+	c.mux.HandleFunc("POST /dashboard/accounts", c.signedIn(c.operatorOnly(c.handleCreateAccount)))
+	c.mux.HandleFunc("POST /dashboard/accounts/{id}/disable", c.signedIn(c.operatorOnly(c.handleDisableAccount)))
+	c.mux.HandleFunc("POST /dashboard/accounts/{id}/enable", c.signedIn(c.operatorOnly(c.handleEnableAccount)))
+	c.mux.HandleFunc("POST /dashboard/accounts/{id}/rotate", c.signedIn(c.operatorOnly(c.handleRotateAccountToken)))
+	c.mux.HandleFunc("GET /dashboard/health", c.signedIn(c.operatorOnly(c.handleHealth)))
+	c.mux.HandleFunc("GET /dashboard/approvals", c.signedIn(c.operatorOnly(c.handleApprovals)))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/approve", c.signedIn(c.operatorOnly(c.handleApprove)))
 	c.mux.HandleFunc("POST /dashboard/tasks/{id}/reply", c.signedIn(c.handleReply))
 	c.mux.Handle("GET /dashboard/static/", staticHandler())
 	c.mux.HandleFunc("/dashboard/", c.handleNotFound)

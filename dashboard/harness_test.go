@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -19,11 +20,15 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/peers"
+	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
+	"github.com/switchboard-dev/switchboard/wake"
 )
 
 // harness is a console over a real SQLite store and an in-process bus,
@@ -33,6 +38,9 @@ type harness struct {
 	db      *sqlstore.DB
 	bus     *membus.Bus
 	relay   *relay.Service
+	wakes   *wake.Service
+	pushes  *push.Service
+	outbox  *outbox.Service
 	console *dashboard.Console
 	srv     *httptest.Server
 	log     *syncBuffer
@@ -87,9 +95,16 @@ func newHarness(tb testing.TB, opts ...harnessOption) *harness {
 	h := &harness{t: tb, db: db, bus: bus, log: &syncBuffer{}, now: time.Now()}
 	logger := slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.relay = relay.New(db, bus, logger)
+	loopback := netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	h.wakes = wake.NewService(db, db, bus, wake.New(loopback), logger)
+	h.wakes.CheckTemplate = wake.CheckTemplate
+	h.wakes.AllowHTTP = loopback.AllowsPlainHTTP()
+	h.pushes = push.NewService(db, bus, push.New(loopback, "switchboard/test"), logger)
+	h.outbox = outbox.New(db, db)
 	deps := dashboard.Deps{
-		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db,
-		Tasks: h.relay, Peers: peers.New(db, bus, logger), Network: network.New(db, h.relay), Bus: bus, Limiter: ratelimit.NewMemory(100, time.Minute), Logger: logger,
+		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db, Health: db,
+		Tasks: h.relay, Peers: peers.New(db, bus, logger), Network: network.New(db, h.relay),
+		Wakes: h.wakes, Pushes: h.pushes, Outbox: h.outbox, Bus: bus, Limiter: ratelimit.NewMemory(100, time.Minute), Logger: logger,
 	}
 	cfg := dashboard.Config{Coalesce: 10 * time.Millisecond, Now: h.clock}
 	for _, o := range opts {

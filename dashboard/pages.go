@@ -17,7 +17,7 @@ var staticFiles embed.FS
 
 // pageNames are the pages; each is templates/{name}.html inside
 // templates/layout.html.
-var pageNames = []string{"signin", "agents", "agent", "inbox", "task", "error"}
+var pageNames = []string{"signin", "agents", "agent", "delete", "wake", "inbox", "history", "outbox", "task", "accounts", "approvals", "health", "error"}
 
 // pages holds each page's template, and the agents list alone (the live
 // updates' fragment).
@@ -34,6 +34,9 @@ type page struct {
 	Problem string
 	// Account is the signed-in account's name ("" before sign-in).
 	Account string
+	// Operator says whether the signed-in account is the operator's: the
+	// header then links the operator's pages.
+	Operator bool
 	// Events is the URL of the page's live updates, if it has them.
 	Events string
 	// Body is the page's own data.

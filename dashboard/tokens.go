@@ -21,13 +21,13 @@ func (c *Console) handleIssueToken(w http.ResponseWriter, r *http.Request, v *vi
 	secret, _, err := c.Peers.Issue(r.Context(), switchboard.Token{AgentID: g.ID}, label,
 		r.PostFormValue("rotate") == "on", switchboard.TokensSubject(g.ID))
 	if problem, ok := userError(err); ok {
-		c.renderAgent(w, r, v, http.StatusUnprocessableEntity, problem, "", "")
+		c.renderAgent(w, r, v, http.StatusUnprocessableEntity, agentNote{Problem: problem})
 		return
 	} else if err != nil {
 		c.internalError(w, r, "issue a peer token", err)
 		return
 	}
-	c.renderAgent(w, r, v, http.StatusCreated, "", label, secret)
+	c.renderAgent(w, r, v, http.StatusCreated, agentNote{NewToken: secret, NewTokenFor: label})
 }
 
 // handleRevokeToken revokes the agent's peer token with the form's label
@@ -44,7 +44,7 @@ func (c *Console) handleRevokeToken(w http.ResponseWriter, r *http.Request, v *v
 	err = c.Peers.Revoke(r.Context(), switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID}, r.PostFormValue("label"),
 		switchboard.TokensSubject(g.ID))
 	if problem, ok := userError(err); ok {
-		c.renderAgent(w, r, v, http.StatusUnprocessableEntity, problem, "", "")
+		c.renderAgent(w, r, v, http.StatusUnprocessableEntity, agentNote{Problem: problem})
 		return
 	} else if err != nil {
 		c.internalError(w, r, "revoke a peer token", err)

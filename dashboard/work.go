@@ -29,7 +29,12 @@ type taskBody struct {
 	Messages                         []messageRow
 	Artifacts                        []messageRow
 	Open                             bool // not finished: the reply form shows
-	CSRF                             string
+	// PushesKept says whether push notifications are kept here; then
+	// PushConfigs and Pushes are the task's.
+	PushesKept  bool
+	PushConfigs []pushConfigRow
+	Pushes      []pushRow
+	CSRF        string
 }
 
 // messageRow is a message or an artifact as text.
@@ -59,7 +64,7 @@ func (c *Console) handleInbox(w http.ResponseWriter, r *http.Request, v *viewer)
 		body.Tasks = append(body.Tasks, inboxRow{ID: string(t.ID()), From: t.PeerLabel, State: switchboard.ShortState(t.State()),
 			Text: relay.LastUserText(&t.A2A), Created: formatTime(t.CreatedAt)})
 	}
-	c.render(w, http.StatusOK, "inbox", page{Title: "Inbox of " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Body: body})
+	c.render(w, http.StatusOK, "inbox", page{Title: "Inbox of " + g.Handle, CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(), Body: body})
 }
 
 // handleTask shows a task of an agent the viewer manages.
@@ -89,7 +94,13 @@ func (c *Console) renderTask(w http.ResponseWriter, r *http.Request, v *viewer, 
 		row.Who = a.Name
 		body.Artifacts = append(body.Artifacts, row)
 	}
-	c.render(w, status, "task", page{Title: "Task from " + t.PeerLabel, CSRF: v.signIn.CSRF, Account: v.account.Name,
+	body.PushesKept = c.Pushes != nil
+	var err error
+	if body.PushConfigs, body.Pushes, err = c.taskPushes(r.Context(), t.ID()); err != nil {
+		c.internalError(w, r, "read a task's pushes", err)
+		return
+	}
+	c.render(w, status, "task", page{Title: "Task from " + t.PeerLabel, CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: v.account.IsOperator(),
 		Problem: problem, Body: body})
 }
 

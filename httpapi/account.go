@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -23,17 +22,7 @@ func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, _ *
 		s.writeError(w, r, err)
 		return
 	}
-	name := strings.TrimSpace(body.Name)
-	if name == "" || len(name) > switchboard.MaxNameLen {
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "name is required (at most %d characters)", switchboard.MaxNameLen))
-		return
-	}
-	acct := &switchboard.Account{ID: switchboard.NewID(), Name: name, Role: switchboard.RoleOwner}
-	if err := s.Accounts.CreateAccount(r.Context(), acct); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	secret, err := s.issueOwnerToken(r, acct.ID)
+	acct, secret, err := s.owners.Create(r.Context(), body.Name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -41,13 +30,6 @@ func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, _ *
 	v := viewAccount(acct)
 	v.Token = secret
 	writeJSON(w, http.StatusCreated, v)
-}
-
-// issueOwnerToken gives an account a new owner token, revoking its old one.
-func (s *Server) issueOwnerToken(r *http.Request, accountID string) (string, error) {
-	secret, hash := switchboard.NewToken(switchboard.TokenOwner)
-	err := s.Tokens.CreateToken(r.Context(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenOwner, AccountID: accountID}, true)
-	return secret, err
 }
 
 func (s *Server) handleListAccounts(w http.ResponseWriter, r *http.Request, _ *switchboard.Account) {
@@ -78,33 +60,10 @@ func (s *Server) handleUpdateAccount(w http.ResponseWriter, r *http.Request, op 
 		s.writeError(w, r, err)
 		return
 	}
-	id := r.PathValue("id")
-	if id == op.ID && body.Disabled != nil && *body.Disabled {
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "the operator account cannot be disabled"))
-		return
-	}
-	if body.Name != nil {
-		n := strings.TrimSpace(*body.Name)
-		if n == "" || len(n) > switchboard.MaxNameLen {
-			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "name must be 1-%d characters", switchboard.MaxNameLen))
-			return
-		}
-		body.Name = &n
-	}
-	acct, err := s.Accounts.UpdateAccount(r.Context(), id, switchboard.AccountUpdate{Name: body.Name, Disabled: body.Disabled})
+	acct, err := s.owners.Update(r.Context(), op, r.PathValue("id"), switchboard.AccountUpdate{Name: body.Name, Disabled: body.Disabled})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
-	}
-	if body.Disabled != nil {
-		// The account's agents' connections reread it: a disabled account's
-		// agents are disconnected at once.
-		if agents, err := s.Agents.FindAgents(r.Context(), switchboard.AgentFilter{AccountID: &acct.ID}); err == nil {
-			for _, g := range agents {
-				s.notify(r, switchboard.AgentChangeSubject(g.ID))
-				s.notify(r, switchboard.TokensSubject(g.ID))
-			}
-		}
 	}
 	writeJSON(w, http.StatusOK, viewAccount(acct))
 }
@@ -123,7 +82,7 @@ func (s *Server) handleRotateOwnToken(w http.ResponseWriter, r *http.Request, ac
 }
 
 func (s *Server) rotate(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	secret, err := s.issueOwnerToken(r, acct.ID)
+	secret, err := s.owners.RotateOwnerToken(r.Context(), acct.ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -178,7 +178,7 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 	v := s.viewAgent(r, g)
 	v.WebhookSecret = g.WebhookSecret
 	if g.Mode == switchboard.ModeConnector {
-		secret, err := s.issueAgentToken(r, g)
+		secret, err := s.owners.IssueAgentToken(r.Context(), g)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -325,11 +325,10 @@ func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.Agents.DeleteAgent(r.Context(), g.ID); err != nil {
+	// Its connection closes and its streams end, on every instance.
+	if err := s.owners.DeleteAgent(r.Context(), g); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.notify(r, switchboard.AgentChangeSubject(g.ID)) // its connection closes
-	s.notify(r, switchboard.TokensSubject(g.ID))      // and its streams end
 	writeJSON(w, http.StatusOK, ownerapi.AgentDeleted{Deleted: true, ID: g.ID, Handle: g.Handle})
 }

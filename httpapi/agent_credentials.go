@@ -18,28 +18,13 @@ func validateEndpoint(endpoint string) error {
 	return nil
 }
 
-// issueAgentToken gives a connector agent a new agent token, revoking the
-// old one; connections that hold the old one are closed.
-func (s *Server) issueAgentToken(r *http.Request, g *switchboard.Agent) (string, error) {
-	secret, hash := switchboard.NewToken(switchboard.TokenAgent)
-	if err := s.Tokens.CreateToken(r.Context(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenAgent, AgentID: g.ID}, true); err != nil {
-		return "", err
-	}
-	s.notify(r, switchboard.AgentChangeSubject(g.ID))
-	return secret, nil
-}
-
 func (s *Server) handleRotateAgentToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if g.Mode != switchboard.ModeConnector {
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "agent tokens are for connector agents; %s is in %s mode", g.Handle, g.Mode))
-		return
-	}
-	secret, err := s.issueAgentToken(r, g)
+	secret, err := s.owners.RotateAgentToken(r.Context(), g)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

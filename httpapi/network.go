@@ -35,11 +35,11 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, acct *switchboa
 		s.writeError(w, r, err)
 		return
 	}
+	// Its connection and the consoles reread it (network.Service.Approve).
 	if g, err = s.Network.Approve(r.Context(), acct, g, approved); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.notify(r, switchboard.AgentChangeSubject(g.ID))
 	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
 }
 

@@ -2,10 +2,10 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/push"
 )
 
 // handleTaskPushes answers GET /tasks/{id}/pushes: the task's push
@@ -27,8 +27,8 @@ func (s *Server) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *
 	}
 	configs := make([]ownerapi.PushConfig, 0, len(h.Configs))
 	for _, c := range h.Configs {
-		v := ownerapi.PushConfig{ID: c.Config.ID, URL: maskURL(c.Config.URL), Protocol: string(c.Protocol),
-			Token: maskSecret(c.Config.Token), CreatedAt: c.CreatedAt}
+		v := ownerapi.PushConfig{ID: c.Config.ID, URL: push.MaskURL(c.Config.URL), Protocol: string(c.Protocol),
+			Token: push.MaskSecret(c.Config.Token), CreatedAt: c.CreatedAt}
 		if a := c.Config.Auth; a != nil {
 			v.AuthScheme = a.Scheme
 			if a.Credentials != "" {
@@ -56,31 +56,4 @@ func (s *Server) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *
 		pushes = append(pushes, v)
 	}
 	writeJSON(w, http.StatusOK, ownerapi.TaskPushes{Configs: configs, Pushes: pushes, TaskID: string(t.ID())})
-}
-
-// maskSecret shows a secret's first 4 characters when it is long enough
-// for that to give nothing away (16 or more), and "…" otherwise.
-func maskSecret(s string) string {
-	switch {
-	case s == "":
-		return ""
-	case len(s) >= 16:
-		return s[:4] + "…"
-	}
-	return "…"
-}
-
-// maskURL replaces the query and fragment of a URL, which may carry a key,
-// with "…".
-func maskURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "…"
-	}
-	masked := u.RawQuery != "" || u.Fragment != ""
-	u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
-	if masked {
-		return u.String() + "?…"
-	}
-	return u.String()
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/accounts"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -134,7 +135,8 @@ type Server struct {
 	table   []route // immutable after New: what mux serves
 	rpc     map[string]rpcMethod
 	errLogs *rateLimitedLogger
-	peers   *peers.Service // issues and revokes peer tokens
+	peers   *peers.Service    // issues and revokes peer tokens
+	owners  *accounts.Service // accounts, owner and agent tokens, agent deletion
 	met     *serverMetrics
 
 	state      atomic.Int32 // stateStarting, stateReady or stateDraining
@@ -174,6 +176,7 @@ func New(deps Deps, cfg Config) *Server {
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second)}
 	s.peers = peers.New(deps.Tokens, deps.Bus, deps.Logger)
+	s.owners = accounts.New(deps.Accounts, deps.Agents, deps.Tokens, deps.Bus, deps.Logger)
 	s.storeCheck.interval = cfg.StoreCheckInterval
 	if deps.Pinger != nil {
 		s.storeCheck.ping = deps.Pinger.Ping

@@ -16,13 +16,15 @@ func (s *Service) ApprovedAtCreation(actor *switchboard.Account) bool {
 // Approve approves (or, with approved false, unapproves) the agent, for
 // the operator only (EFORBIDDEN), and returns it. An unapproved agent
 // keeps its communities and its queued work; it is only kept off the
-// network until approved again.
+// network until approved again. The change goes through the relay's
+// UpdateAgent, so that the agent's connection, on any instance, and the
+// consoles watching its account read it again.
 func (s *Service) Approve(ctx context.Context, actor *switchboard.Account, agent *switchboard.Agent, approved bool) (*switchboard.Agent, error) {
 	if !actor.IsOperator() {
 		return nil, switchboard.Errorf(switchboard.EFORBIDDEN, "only the operator may approve agents")
 	}
 	defer s.views.drop()
-	return s.store.UpdateAgent(ctx, agent.ID, switchboard.AgentUpdate{Approved: &approved})
+	return s.relay.UpdateAgent(ctx, agent.ID, switchboard.AgentUpdate{Approved: &approved})
 }
 
 // checkSender refuses an agent that may not use the network.

@@ -34,8 +34,11 @@ type Store interface {
 }
 
 // Relay is the task service as the network uses it (relay.Service): a
-// message sent by an agent becomes a task like any peer's.
+// message sent by an agent becomes a task like any peer's, and a change of
+// an agent's approval is told to its connection and the consoles as any
+// change of its settings is.
 type Relay interface {
+	UpdateAgent(ctx context.Context, id string, upd switchboard.AgentUpdate) (*switchboard.Agent, error)
 	SendMessage(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion) (*switchboard.Task, bool, error)
 	SendMessageAndWait(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, wait context.Context) (*switchboard.Task, error)
 }

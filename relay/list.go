@@ -172,3 +172,35 @@ func LastUserText(t *a2a.Task) string {
 	}
 	return ""
 }
+
+// FinishedStates are the states of a finished task, which an agent's
+// history lists.
+var FinishedStates = []a2a.TaskState{a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected}
+
+// FinishedTasks returns one page of the agent's finished tasks (every
+// peer's), the most recently finished first, at most DefaultPageSize; a
+// page that does not end the listing carries the token of the next one,
+// as ListTasks does. It returns EINVALID for a token this server did not
+// issue.
+func (s *Service) FinishedTasks(ctx context.Context, agentID, pageToken string) (*TaskPage, error) {
+	size := DefaultPageSize
+	f := switchboard.TaskFilter{AgentID: &agentID, States: FinishedStates, Limit: size + 1, NoTotal: true}
+	if pageToken != "" {
+		c, err := decodeCursor(pageToken)
+		if err != nil {
+			return nil, err
+		}
+		f.After = c
+	}
+	tasks, _, err := s.tasks.FindTasks(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	page := &TaskPage{Tasks: tasks, PageSize: size}
+	if len(tasks) > size {
+		page.Tasks = tasks[:size]
+		last := page.Tasks[size-1]
+		page.NextPageToken = encodeCursor(switchboard.TaskCursor{StatusAt: switchboard.StatusAt(last), ID: last.ID()})
+	}
+	return page, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -47,9 +48,41 @@ func (db *DB) CountOpenDeliveries(ctx context.Context) (map[switchboard.Delivery
 	return out, err
 }
 
+// CountOpenWakes returns how many wakes of the whole deployment are
+// pending (waiting for their time) and sending (claimed by a sender);
+// states without wakes are missing. The query reads the index wakes_due.
+func (db *DB) CountOpenWakes(ctx context.Context) (map[switchboard.WakeState]int, error) {
+	out := make(map[switchboard.WakeState]int)
+	err := db.countBy(ctx, `SELECT state, COUNT(*) FROM wakes WHERE state IN ('pending', 'sending') GROUP BY state`,
+		func(state string, n int) { out[switchboard.WakeState(state)] = n })
+	return out, err
+}
+
+// CountOpenPushes returns how many push notifications of the whole
+// deployment are queued (waiting for their time) and sending (claimed by
+// a sender); states without pushes are missing. The condition is the one
+// of the partial index push_deliveries_due.
+func (db *DB) CountOpenPushes(ctx context.Context) (map[switchboard.PushState]int, error) {
+	out := make(map[switchboard.PushState]int)
+	err := db.countBy(ctx, `SELECT state, COUNT(*) FROM push_deliveries WHERE state IN ('queued', 'sending') GROUP BY state`,
+		func(state string, n int) { out[switchboard.PushState(state)] = n })
+	return out, err
+}
+
+// CountLiveSessions returns, per instance id, how many agents hold a
+// session on that instance that is live at now (it expires after now):
+// the instances the store knows of, and the agents each holds. Instances
+// with no live session are missing.
+func (db *DB) CountLiveSessions(ctx context.Context, now time.Time) (map[string]int, error) {
+	out := make(map[string]int)
+	err := db.countBy(ctx, `SELECT instance_id, COUNT(*) FROM agent_sessions WHERE expires_at > $1 GROUP BY instance_id`,
+		func(id string, n int) { out[id] = n }, nanos(now))
+	return out, err
+}
+
 // countBy runs a query of (key, count) rows and hands each row to add.
-func (db *DB) countBy(ctx context.Context, query string, add func(string, int)) error {
-	rows, err := db.read.QueryContext(ctx, query)
+func (db *DB) countBy(ctx context.Context, query string, add func(string, int), args ...any) error {
+	rows, err := db.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return db.formatError(err)
 	}

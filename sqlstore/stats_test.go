@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -131,5 +132,85 @@ func TestSQLiteUnfinishedTasksUseIndex(t *testing.T) {
 	}
 	if got := strings.Join(plan, "; "); !strings.Contains(got, "COVERING INDEX tasks_unfinished") {
 		t.Fatalf("plan: %s", got)
+	}
+}
+
+func TestSQLiteOpenCounts(t *testing.T)   { testOpenCounts(t, MustOpenSQLite(t)) }
+func TestPostgresOpenCounts(t *testing.T) { testOpenCounts(t, MustOpenPostgres(t)) }
+
+// testOpenCounts checks the counts behind the console's health page: live
+// sessions per instance, open wakes and open pushes.
+func testOpenCounts(t *testing.T, db *sqlstore.DB) {
+	ctx := context.Background()
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "owner", Role: switchboard.RoleOwner}
+	if err := db.CreateAccount(ctx, acct); err != nil {
+		t.Fatal(err)
+	}
+	var agents []*switchboard.Agent
+	for _, h := range []string{"one", "two", "three"} {
+		g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: h, Name: h, Mode: switchboard.ModeConnector, AcceptsTasks: true}
+		if err := db.CreateAgent(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, g)
+	}
+	now := time.Now()
+	for i, g := range agents {
+		s := &switchboard.AgentSession{AgentID: g.ID, Holder: "conn-" + g.Handle, InstanceID: "i-a", ConnectedAt: now, ExpiresAt: now.Add(time.Minute)}
+		switch i {
+		case 1:
+			s.InstanceID = "i-b"
+		case 2:
+			s.ExpiresAt = now.Add(-time.Second) // lapsed
+		}
+		if _, err := db.OpenSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sessions, err := db.CountLiveSessions(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (map[string]int{"i-a": 1, "i-b": 1}); !reflect.DeepEqual(sessions, want) {
+		t.Errorf("live sessions: got %v, want %v", sessions, want)
+	}
+
+	if err := db.SaveWakeConfig(ctx, &switchboard.WakeConfig{AgentID: agents[0].ID, URL: "https://wake.example/", Preset: "generic",
+		KeyHeader: "Authorization", OpenClawAgentID: "main", CLICommand: "switchboard", CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"ctx-1", "ctx-2"} {
+		if _, err := db.EnqueueWake(ctx, &switchboard.WakeRequest{AgentID: agents[0].ID, ContextID: c, Kind: switchboard.WakeOutboundUpdate}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wakes, err := db.CountOpenWakes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (map[switchboard.WakeState]int{switchboard.WakePending: 2}); !reflect.DeepEqual(wakes, want) {
+		t.Errorf("open wakes: got %v, want %v", wakes, want)
+	}
+
+	svc := relay.New(db, membus.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	peer := switchboard.Peer{AgentID: agents[1].ID, ID: "peer-1", Label: "bob"}
+	req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi")),
+		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: "https://push.example/hook"}}}
+	task, _, err := svc.SendMessage(ctx, agents[1], peer, req, switchboard.ProtocolV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pushes, err := db.CountOpenPushes(ctx); err != nil || len(pushes) != 0 {
+		t.Fatalf("open pushes before a change: %v %v", pushes, err)
+	}
+	if err := svc.FailAgentTask(ctx, agents[1], task.ID(), "no", false); err != nil {
+		t.Fatal(err)
+	}
+	pushes, err := db.CountOpenPushes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (map[switchboard.PushState]int{switchboard.PushQueued: 1}); !reflect.DeepEqual(pushes, want) {
+		t.Errorf("open pushes: got %v, want %v", pushes, want)
 	}
 }

@@ -24,8 +24,9 @@ func (m *Main) newConsole(cfg Config, db *sqlstore.DB) (*dashboard.Console, erro
 		limiter = shared
 	}
 	return dashboard.New(dashboard.Deps{
-		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db,
-		Tasks: m.Tasks, Peers: peers.New(db, m.Bus, m.Logger), Network: m.Network, Bus: m.Bus, Limiter: limiter, Logger: m.Logger,
+		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db, Health: db,
+		Tasks: m.Tasks, Peers: peers.New(db, m.Bus, m.Logger), Network: m.Network, Wakes: m.Wakes, Pushes: m.Pushes, Outbox: m.Outbox,
+		Bus: m.Bus, Limiter: limiter, Logger: m.Logger,
 		BaseURL: m.API.BaseURL, OnAuthenticated: httpapi.MarkAuthenticated,
 	}, dashboard.Config{})
 }

@@ -165,6 +165,93 @@ func TestDashboardInBrowser(t *testing.T) {
 		return task.Status.State == "TASK_STATE_COMPLETED" && task.answer() == "answered"
 	})
 
+	// The agent token, rotated on the agent's page: shown once, the old
+	// one refused, the new one taken.
+	p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+"/dashboard/agents/helper"),
+		chromedp.Click(chromedp.CSS(`form[action$="/agent-token"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#new-agent-token`)))
+	rotated := p.eval(t, `document.getElementById("new-agent-token").textContent`)
+	if !strings.HasPrefix(rotated, "sba_") || strings.Contains(p.eval(t, `location.href`), rotated) {
+		t.Fatalf("rotated to %q, or the token is in the URL", rotated)
+	}
+	if st := bearerStatus(t, m, "/tasks/none", agentToken); st != http.StatusUnauthorized {
+		t.Fatalf("the old agent token: %d", st)
+	}
+	if st := bearerStatus(t, m, "/tasks/none", rotated); st != http.StatusNotFound {
+		t.Fatalf("the new agent token: %d", st)
+	}
+	p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+"/dashboard/agents/helper"), chromedp.WaitVisible(chromedp.CSS(`#label`)))
+	if html := p.eval(t, `document.documentElement.outerHTML`); strings.Contains(html, rotated) {
+		t.Fatal("the agent token is shown again")
+	}
+
+	// The wake webhook: set on its page, the key and the URL's secret
+	// never shown.
+	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`a[href="/dashboard/agents/helper/wake"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#url`)),
+		chromedp.SendKeys(chromedp.CSS(`#url`), "https://wake.example/hook?key=url-secret-1234"),
+		chromedp.SendKeys(chromedp.CSS(`#key`), "wake-key-5678"),
+		chromedp.Submit(chromedp.CSS(`#url`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[action$="/wake/test"]`)))
+	if html := p.eval(t, `document.documentElement.outerHTML`); strings.Contains(html, "url-secret-1234") || strings.Contains(html, "wake-key-5678") {
+		t.Fatal("the wake page shows a secret")
+	}
+	p.screenshot(t, "wake")
+
+	// Deleting an agent asks for its handle first.
+	cli(t, m, "agent", "create", "doomed")
+	p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+"/dashboard/agents/doomed"),
+		chromedp.Click(chromedp.CSS(`a[href="/dashboard/agents/doomed/delete"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#confirm`)),
+		chromedp.SendKeys(chromedp.CSS(`#confirm`), "doome"),
+		chromedp.Submit(chromedp.CSS(`#confirm`)),
+		chromedp.WaitVisible(chromedp.CSS(`.problem`)))
+	if st := bearerStatus(t, m, "/agents/doomed", owner); st != http.StatusOK {
+		t.Fatalf("a wrong handle deleted the agent: %d", st)
+	}
+	p.do(t, 10*time.Second, chromedp.SendKeys(chromedp.CSS(`#confirm`), "doomed"),
+		chromedp.Submit(chromedp.CSS(`#confirm`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-agent="helper"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`tr[data-agent="doomed"]`)))
+	if st := bearerStatus(t, m, "/agents/doomed", owner); st != http.StatusNotFound {
+		t.Fatalf("the deleted agent: %d", st)
+	}
+
+	// The operator creates an account: its owner token is shown once and
+	// signs in to the API.
+	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`header a[href="/dashboard/accounts"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#name`)),
+		chromedp.SendKeys(chromedp.CSS(`#name`), "Carol & Co"),
+		chromedp.Submit(chromedp.CSS(`#name`)),
+		chromedp.WaitVisible(chromedp.CSS(`#new-token`)))
+	carolOwner := p.eval(t, `document.getElementById("new-token").textContent`)
+	if !strings.HasPrefix(carolOwner, "sbo_") || strings.Contains(p.eval(t, `location.href`), carolOwner) {
+		t.Fatalf("created %q, or the token is in the URL", carolOwner)
+	}
+	if st := bearerStatus(t, m, "/account", carolOwner); st != http.StatusOK {
+		t.Fatalf("the new account's token: %d", st)
+	}
+	p.screenshot(t, "accounts")
+	p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+"/dashboard/accounts"), chromedp.WaitVisible(chromedp.CSS(`tr[data-account="Carol & Co"]`)))
+	if html := p.eval(t, `document.documentElement.outerHTML`); strings.Contains(html, carolOwner) {
+		t.Fatal("the owner token is shown again")
+	}
+	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`header a[href="/dashboard/health"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-count="agents"]`)))
+	p.screenshot(t, "health")
+
+	// At a phone's width no page is wider than the screen (wide tables
+	// scroll inside their own box).
+	p.do(t, 10*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	for _, path := range []string{"/dashboard", "/dashboard/agents/helper", "/dashboard/agents/helper/wake",
+		"/dashboard/agents/helper/outbox", "/dashboard/accounts", "/dashboard/health"} {
+		p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+path), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+		if wide := p.eval(t, `String(document.documentElement.scrollWidth > window.innerWidth)`); wide != "false" {
+			t.Errorf("%s is wider than a phone: %s px", path, p.eval(t, `String(document.documentElement.scrollWidth)`))
+		}
+	}
+	p.do(t, 10*time.Second, chromedp.EmulateReset())
+
 	// Sign out.
 	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`header form button`)), chromedp.WaitVisible(token))
 	p.checkClean(t)
@@ -183,6 +270,21 @@ func peerStatus(t *testing.T, m *Main, handle, peerToken string) (int, string) {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b)
+}
+
+// bearerStatus sends GET path with a bearer token and returns the HTTP
+// status.
+func bearerStatus(t *testing.T, m *Main, path, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", m.URL()+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	_ = res.Body.Close()
+	return res.StatusCode
 }
 
 // eval evaluates a JavaScript expression that returns a string.
