@@ -162,7 +162,7 @@ func (s *Session) ackLocked() {
 func (s *Session) onFrame(p *connproto.SessionFrameParams) {
 	f := Frame{Seq: p.Seq}
 	if p.Data != nil {
-		f.Data = p.Data
+		f.Data = bytes.Clone(p.Data) // p is in the reader's buffer, which the next message reuses
 	} else if text, ok := decodeText(p.Text); ok {
 		f.Text = text
 	} else {

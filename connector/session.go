@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -219,9 +220,14 @@ func (s *session) readLoop(ctx context.Context, early [][]byte) error {
 	for _, data := range early {
 		s.onFrame(data)
 	}
+	var buf bytes.Buffer // each message is read into it, and handled before the next: onFrame keeps none of it
 	for {
-		typ, data, err := s.ws.Read(ctx)
+		typ, r, err := s.ws.Reader(ctx)
 		if err != nil {
+			return err
+		}
+		buf.Reset()
+		if _, err := buf.ReadFrom(r); err != nil {
 			return err
 		}
 		s.heard.Now()
@@ -229,9 +235,15 @@ func (s *session) readLoop(ctx context.Context, early [][]byte) error {
 			s.log.Debug("ignoring a binary frame")
 			continue
 		}
-		s.onFrame(data)
+		s.onFrame(buf.Bytes())
+		if buf.Cap() > maxKeptReadBuf {
+			buf = bytes.Buffer{} // a rare large message: not kept for the connection's life
+		}
 	}
 }
+
+// maxKeptReadBuf bounds the buffer a connection keeps to read messages in.
+const maxKeptReadBuf = 128 << 10
 
 // writeLoop owns every frame the session writes: the answers to the
 // server's requests, then the calls not yet written on this connection
