@@ -75,6 +75,10 @@ type PairingLimits struct {
 	MaxPending int
 	// MaxPerHour is the most requests an agent may receive in an hour.
 	MaxPerHour int
+	// MaxPerRequester is the most requests one address (Requester) may
+	// make, to any agent, in RequesterWindow.
+	MaxPerRequester int
+	RequesterWindow time.Duration
 }
 
 // PairingPoll is the outcome of a client's poll (RFC 8628 section 3.5).
@@ -104,7 +108,8 @@ type PairingFilter struct {
 type PairingStore interface {
 	// CreatePairing stores a new pending request. It returns ERATELIMITED
 	// when the agent holds lim.MaxPending pending requests, or received
-	// lim.MaxPerHour in the hour before p.CreatedAt (zero: no bound), and
+	// lim.MaxPerHour in the hour before p.CreatedAt, or p.Requester made
+	// lim.MaxPerRequester in the window before it (zero: no bound), and
 	// ECONFLICT when the user code or device hash is taken.
 	CreatePairing(ctx context.Context, p *Pairing, lim PairingLimits) error
 
@@ -127,8 +132,9 @@ type PairingStore interface {
 	// (PollExpired) until DeletePairings; an approved one is deleted
 	// (PollApproved, once); a pending one polled sooner than its interval
 	// after the last poll gets the interval raised by 5 s (PollSlowDown).
-	// ENOTFOUND when there is no request with the hash.
-	PollPairing(ctx context.Context, deviceHash string, at time.Time) (*Pairing, PairingPoll, error)
+	// ENOTFOUND when the agent has no request with the hash (a device code
+	// polled at another agent's address is unknown there).
+	PollPairing(ctx context.Context, agentID, deviceHash string, at time.Time) (*Pairing, PairingPoll, error)
 
 	// DeletePairings deletes the requests that expired before the given
 	// time and returns how many.

@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/pairing"
 )
 
 // The agent card is written by hand rather than with a2a.AgentCard, because
@@ -51,6 +52,62 @@ type bearerScheme struct {
 	HTTPAuth    *httpAuthValue `json:"httpAuthSecurityScheme,omitempty"`
 }
 
+// securityScheme is a card's security scheme: bearer (bearerScheme) or
+// pairing (an OAuth 2.0 scheme with the device code flow; 0.3 sets Type
+// and Flows, 1.0 only OAuth2).
+type securityScheme struct {
+	bearerScheme
+	Flows  *oauthFlows  `json:"flows,omitempty"`
+	OAuth2 *oauth2Value `json:"oauth2SecurityScheme,omitempty"`
+}
+
+// oauth2Value is a 1.0 OAuth2SecurityScheme.
+type oauth2Value struct {
+	Description       string     `json:"description"`
+	Oauth2MetadataURL string     `json:"oauth2MetadataUrl"`
+	Flows             oauthFlows `json:"flows"`
+}
+
+// oauthFlows holds the one flow pairing offers.
+type oauthFlows struct {
+	DeviceCode deviceCodeFlow `json:"deviceCode"`
+}
+
+// deviceCodeFlow is the device code flow (RFC 8628) of the pairing scheme.
+type deviceCodeFlow struct {
+	DeviceAuthorizationURL string            `json:"deviceAuthorizationUrl"`
+	TokenURL               string            `json:"tokenUrl"`
+	Scopes                 map[string]string `json:"scopes"`
+}
+
+const pairingDescription = "OAuth 2.0 device authorization grant (RFC 8628): the agent's owner approves the code, and the token is a peer token for the bearer scheme."
+
+// securitySchemes returns a card's schemes: bearer, and pairing unless it
+// is off for the agent. v1 selects the 1.0 shape.
+func (s *Server) securitySchemes(agent *switchboard.Agent, addr string, v1 bool) map[string]securityScheme {
+	out := map[string]securityScheme{}
+	if v1 {
+		out["bearer"] = securityScheme{bearerScheme: bearerScheme{HTTPAuth: &httpAuthValue{Scheme: "Bearer", Description: bearerDescription}}}
+	} else {
+		out["bearer"] = securityScheme{bearerScheme: bearerScheme{Type: "http", Scheme: "bearer", Description: bearerDescription}}
+	}
+	if s.Pairing == nil || !pairing.Enabled(agent) {
+		return out
+	}
+	issuer := strings.TrimSuffix(addr, "/")
+	flows := oauthFlows{DeviceCode: deviceCodeFlow{
+		DeviceAuthorizationURL: issuer + "/oauth/device_authorization", TokenURL: issuer + "/oauth/token",
+		Scopes: map[string]string{"a2a": "call this agent as a peer"},
+	}}
+	if v1 {
+		out["pairing"] = securityScheme{OAuth2: &oauth2Value{Description: pairingDescription,
+			Oauth2MetadataURL: issuer + "/.well-known/oauth-authorization-server", Flows: flows}}
+	} else {
+		out["pairing"] = securityScheme{bearerScheme: bearerScheme{Type: "oauth2", Description: pairingDescription}, Flows: &flows}
+	}
+	return out
+}
+
 type httpAuthValue struct {
 	Scheme      string `json:"scheme"`
 	Description string `json:"description"`
@@ -58,40 +115,40 @@ type httpAuthValue struct {
 
 // agentCardV1 is the union card served at /.well-known/agent-card.json.
 type agentCardV1 struct {
-	Name                 string                  `json:"name"`
-	Description          string                  `json:"description"`
-	SupportedInterfaces  []cardInterface         `json:"supportedInterfaces"`
-	Version              string                  `json:"version"`
-	Capabilities         cardCapabilities        `json:"capabilities"`
-	SecuritySchemes      map[string]bearerScheme `json:"securitySchemes"`
-	SecurityRequirements []map[string]any        `json:"securityRequirements"`
-	DefaultInputModes    []string                `json:"defaultInputModes"`
-	DefaultOutputModes   []string                `json:"defaultOutputModes"`
-	Skills               []a2a.AgentSkill        `json:"skills"`
-	ProtocolVersion      string                  `json:"protocolVersion"`
-	URL                  string                  `json:"url"`
-	PreferredTransport   string                  `json:"preferredTransport"`
-	AdditionalInterfaces []legacyInterface       `json:"additionalInterfaces"`
-	Security             []map[string][]string   `json:"security"`
-	SupportsExtendedCard bool                    `json:"supportsAuthenticatedExtendedCard"`
+	Name                 string                    `json:"name"`
+	Description          string                    `json:"description"`
+	SupportedInterfaces  []cardInterface           `json:"supportedInterfaces"`
+	Version              string                    `json:"version"`
+	Capabilities         cardCapabilities          `json:"capabilities"`
+	SecuritySchemes      map[string]securityScheme `json:"securitySchemes"`
+	SecurityRequirements []map[string]any          `json:"securityRequirements"`
+	DefaultInputModes    []string                  `json:"defaultInputModes"`
+	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
+	Skills               []a2a.AgentSkill          `json:"skills"`
+	ProtocolVersion      string                    `json:"protocolVersion"`
+	URL                  string                    `json:"url"`
+	PreferredTransport   string                    `json:"preferredTransport"`
+	AdditionalInterfaces []legacyInterface         `json:"additionalInterfaces"`
+	Security             []map[string][]string     `json:"security"`
+	SupportsExtendedCard bool                      `json:"supportsAuthenticatedExtendedCard"`
 }
 
 // agentCardV03 is the pure 0.3 card served at /.well-known/agent.json.
 type agentCardV03 struct {
-	ProtocolVersion      string                  `json:"protocolVersion"`
-	Name                 string                  `json:"name"`
-	Description          string                  `json:"description"`
-	URL                  string                  `json:"url"`
-	PreferredTransport   string                  `json:"preferredTransport"`
-	AdditionalInterfaces []legacyInterface       `json:"additionalInterfaces"`
-	Version              string                  `json:"version"`
-	Capabilities         cardCapabilities        `json:"capabilities"`
-	SecuritySchemes      map[string]bearerScheme `json:"securitySchemes"`
-	Security             []map[string][]string   `json:"security"`
-	DefaultInputModes    []string                `json:"defaultInputModes"`
-	DefaultOutputModes   []string                `json:"defaultOutputModes"`
-	Skills               []a2a.AgentSkill        `json:"skills"`
-	SupportsExtendedCard bool                    `json:"supportsAuthenticatedExtendedCard"`
+	ProtocolVersion      string                    `json:"protocolVersion"`
+	Name                 string                    `json:"name"`
+	Description          string                    `json:"description"`
+	URL                  string                    `json:"url"`
+	PreferredTransport   string                    `json:"preferredTransport"`
+	AdditionalInterfaces []legacyInterface         `json:"additionalInterfaces"`
+	Version              string                    `json:"version"`
+	Capabilities         cardCapabilities          `json:"capabilities"`
+	SecuritySchemes      map[string]securityScheme `json:"securitySchemes"`
+	Security             []map[string][]string     `json:"security"`
+	DefaultInputModes    []string                  `json:"defaultInputModes"`
+	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
+	Skills               []a2a.AgentSkill          `json:"skills"`
+	SupportsExtendedCard bool                      `json:"supportsAuthenticatedExtendedCard"`
 }
 
 const bearerDescription = "HTTP Bearer authentication. Ask the agent's owner for access."
@@ -117,11 +174,9 @@ func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool) *a
 			{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
 			{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
 		},
-		Version:      f.version,
-		Capabilities: cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended},
-		SecuritySchemes: map[string]bearerScheme{"bearer": {
-			HTTPAuth: &httpAuthValue{Scheme: "Bearer", Description: bearerDescription},
-		}},
+		Version:              f.version,
+		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended},
+		SecuritySchemes:      s.securitySchemes(agent, addr, true),
 		SecurityRequirements: []map[string]any{{"schemes": map[string][]string{"bearer": {}}}},
 		DefaultInputModes:    defaultModes,
 		DefaultOutputModes:   defaultModes,
@@ -148,7 +203,7 @@ func (s *Server) cardV03(agent *switchboard.Agent, addr string, extended bool) *
 		AdditionalInterfaces: []legacyInterface{{URL: addr, Transport: "JSONRPC"}},
 		Version:              f.version,
 		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, StateTransitionHistory: &no},
-		SecuritySchemes:      map[string]bearerScheme{"bearer": {Type: "http", Scheme: "bearer", Description: bearerDescription}},
+		SecuritySchemes:      s.securitySchemes(agent, addr, false),
 		Security:             []map[string][]string{{"bearer": {}}},
 		DefaultInputModes:    defaultModes,
 		DefaultOutputModes:   defaultModes,

@@ -45,6 +45,17 @@ func (db *DB) CreatePairing(ctx context.Context, p *switchboard.Pairing, lim swi
 		if lim.MaxPerHour > 0 && recent >= lim.MaxPerHour {
 			return switchboard.Errorf(switchboard.ERATELIMITED, "the agent received %d pairing requests in the last hour", recent)
 		}
+		if lim.MaxPerRequester > 0 {
+			var n int
+			err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pairings WHERE requester = $1 AND created_at > $2`,
+				p.Requester, nanos(p.CreatedAt.Add(-lim.RequesterWindow))).Scan(&n)
+			if err != nil {
+				return err
+			}
+			if n >= lim.MaxPerRequester {
+				return switchboard.Errorf(switchboard.ERATELIMITED, "too many pairing requests from your address")
+			}
+		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO pairings (`+pairingColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, '', $13, $14)`,
 			p.DeviceHash, p.UserCode, p.AgentID, p.ClientName, p.ClientID, p.CardURL, p.Requester,
@@ -128,12 +139,12 @@ func (db *DB) DecidePairing(ctx context.Context, agentID, userCode string, statu
 }
 
 // PollPairing implements switchboard.PairingStore.
-func (db *DB) PollPairing(ctx context.Context, deviceHash string, at time.Time) (*switchboard.Pairing, switchboard.PairingPoll, error) {
+func (db *DB) PollPairing(ctx context.Context, agentID, deviceHash string, at time.Time) (*switchboard.Pairing, switchboard.PairingPoll, error) {
 	var out *switchboard.Pairing
 	var poll switchboard.PairingPoll
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		p, err := scanPairing(tx.QueryRowContext(ctx, `SELECT `+pairingColumns+` FROM pairings
-			WHERE device_hash = $1`+db.forUpdate(""), deviceHash))
+			WHERE device_hash = $1 AND agent_id = $2`+db.forUpdate(""), deviceHash, agentID))
 		if err == sql.ErrNoRows {
 			return switchboard.Errorf(switchboard.ENOTFOUND, "no pairing request with that device code")
 		} else if err != nil {

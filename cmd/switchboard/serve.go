@@ -368,7 +368,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
-		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network,
+		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network, Pairing: m.newPairing(cfg, db),
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,

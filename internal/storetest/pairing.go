@@ -99,7 +99,7 @@ func testPairings(t *testing.T, s Store) {
 
 	newPairing(t, s, g, "device-3", "BCDF2346", now)
 	must(t, s.DeleteAgent(ctx, g.ID))
-	_, _, err = s.PollPairing(ctx, switchboard.HashToken("device-3"), now)
+	_, _, err = s.PollPairing(ctx, g.ID, switchboard.HashToken("device-3"), now)
 	wantCode(t, err, switchboard.ENOTFOUND) // deleted with its agent
 }
 
@@ -112,7 +112,7 @@ func testPairingPoll(t *testing.T, s Store) {
 	p := newPairing(t, s, g, "device-1", "BCDF2345", now)
 	poll := func(device string, at time.Time, want switchboard.PairingPoll) *switchboard.Pairing {
 		t.Helper()
-		got, outcome, err := s.PollPairing(ctx, switchboard.HashToken(device), at)
+		got, outcome, err := s.PollPairing(ctx, g.ID, switchboard.HashToken(device), at)
 		must(t, err)
 		if outcome != want {
 			t.Fatalf("poll at %v: %s, want %s", at.Sub(now), outcome, want)
@@ -134,8 +134,11 @@ func testPairingPoll(t *testing.T, s Store) {
 	_, err := s.DecidePairing(ctx, g.ID, "BCDF2346", switchboard.PairingDenied, "", "owner", now)
 	must(t, err)
 	poll("device-2", now.Add(time.Minute), switchboard.PollDenied)
-	_, _, err = s.PollPairing(ctx, switchboard.HashToken("device-2"), now.Add(2*time.Minute))
+	_, _, err = s.PollPairing(ctx, g.ID, switchboard.HashToken("device-2"), now.Add(2*time.Minute))
 	wantCode(t, err, switchboard.ENOTFOUND)
+	other := newAgent(t, s, newAccount(t, s, "bob"), "other")
+	_, _, err = s.PollPairing(ctx, other.ID, switchboard.HashToken("device-1"), now)
+	wantCode(t, err, switchboard.ENOTFOUND) // another agent's device code
 
 	newPairing(t, s, g, "device-3", "BCDF2347", now)
 	_, err = s.DecidePairing(ctx, g.ID, "BCDF2347", switchboard.PairingApproved, "barry", "owner", now)
@@ -143,7 +146,7 @@ func testPairingPoll(t *testing.T, s Store) {
 	if got := poll("device-3", now.Add(time.Minute), switchboard.PollApproved); got.Label != "barry" {
 		t.Fatalf("redeemed %+v", got)
 	}
-	_, _, err = s.PollPairing(ctx, switchboard.HashToken("device-3"), now.Add(2*time.Minute))
+	_, _, err = s.PollPairing(ctx, g.ID, switchboard.HashToken("device-3"), now.Add(2*time.Minute))
 	wantCode(t, err, switchboard.ENOTFOUND) // single use
 }
 
@@ -172,6 +175,19 @@ func testPairingLimits(t *testing.T, s Store) {
 	must(t, err)
 	wantCode(t, create(g, 5, now), switchboard.ERATELIMITED) // three this hour
 	must(t, create(g, 6, now.Add(61*time.Minute)))           // a new hour; the others expired
+
+	// One address: at most two requests in ten minutes, to any agent.
+	perAddress := switchboard.PairingLimits{MaxPerRequester: 2, RequesterWindow: 10 * time.Minute}
+	from := func(n int, agent *switchboard.Agent, at time.Time) error {
+		p := &switchboard.Pairing{DeviceHash: switchboard.HashToken("r" + string(rune('a'+n))), UserCode: "ADDR000" + string(rune('a'+n)),
+			AgentID: agent.ID, Requester: "198.51.100.7", Interval: 5 * time.Second, CreatedAt: at, ExpiresAt: at.Add(10 * time.Minute)}
+		return s.CreatePairing(ctx, p, perAddress)
+	}
+	must(t, from(0, g, now))
+	must(t, from(1, other, now))
+	wantCode(t, from(2, other, now.Add(time.Minute)), switchboard.ERATELIMITED)
+	must(t, from(3, g, now.Add(11*time.Minute)))
+
 	wantCode(t, s.CreatePairing(ctx, &switchboard.Pairing{DeviceHash: "x", UserCode: "NOAGENT1", AgentID: "nope",
 		CreatedAt: now, ExpiresAt: now.Add(time.Minute)}, lim), switchboard.ENOTFOUND)
 }

@@ -26,5 +26,7 @@ CREATE TABLE pairings (
 );
 -- An agent's requests by age (the limits, the owner's list).
 CREATE INDEX pairings_agent ON pairings (agent_id, created_at);
+-- Requests by the address they came from (flood control).
+CREATE INDEX pairings_requester ON pairings (requester, created_at);
 -- Expired requests are swept by expiry.
 CREATE INDEX pairings_expiry ON pairings (expires_at);
