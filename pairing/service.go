@@ -3,6 +3,7 @@ package pairing
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -154,4 +155,26 @@ func (s *Service) Authorize(ctx context.Context, agent *switchboard.Agent, req R
 	}
 	return &Grant{DeviceCode: device, UserCode: p.UserCode, ExpiresIn: s.cfg.TTL, Interval: s.cfg.Interval,
 		ReplacesLabel: p.ReplacesLabel}, nil
+}
+
+// WakeRequest returns the pairing_request wake of a new request: due at
+// once, one per request, naming the claimed client (untrusted) and its
+// code; the preview holds the other claims.
+func WakeRequest(p *switchboard.Pairing) switchboard.WakeRequest {
+	var preview []string
+	if p.ClientID != "" {
+		preview = append(preview, "client id: "+p.ClientID)
+	}
+	if p.CardURL != "" {
+		preview = append(preview, "claimed card: "+p.CardURL)
+	}
+	if p.ReplacesLabel != "" {
+		preview = append(preview, "replaces the active token "+p.ReplacesLabel)
+	}
+	from := p.ClientName
+	if from == "" {
+		from = p.ClientID
+	}
+	return switchboard.WakeRequest{AgentID: p.AgentID, ContextID: "pairing-" + p.UserCode, Kind: switchboard.WakePairingRequest,
+		From: from, Preview: strings.Join(preview, "; ")}
 }

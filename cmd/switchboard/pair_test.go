@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +98,52 @@ func TestPairWithTheDeviceFlow(t *testing.T) {
 	list := cli(t, m, "token", "list", "--agent", "helper", "--all")
 	if strings.Count(list, "Barry-Bot") != 2 || !strings.Contains(list, "revoked") || strings.Contains(list, "Barry-Bot-2") {
 		t.Fatalf("tokens after a re-pairing:\n%s", list)
+	}
+}
+
+// TestPairingRequestWakes: a device authorization request wakes an agent
+// that has a wake configuration at once (a long debounce does not hold
+// it), with the code, the claimed name marked untrusted and the command
+// that lists the requests.
+func TestPairingRequestWakes(t *testing.T) {
+	bodies := make(chan []byte, 4)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- b
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer recv.Close()
+	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+		c.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	cli(t, m, "agent", "create", "sleeper", "--mode", "inbox")
+	t.Setenv("SWITCHBOARD_WAKE_KEY", "wake-key-from-the-environment-0123")
+	cli(t, m, "wake", "set", "--agent", "sleeper", "--url", recv.URL+"/hook", "--debounce", "10m")
+
+	resp, err := http.PostForm(m.URL()+"/a/sleeper/oauth/device_authorization", url.Values{"client_name": {"Barry"}, "client_id": {"barry-cli"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var da struct {
+		UserCode string `json:"user_code"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&da)
+	_ = resp.Body.Close()
+	var got struct {
+		Kind, From, Preview, Hint, ContextID string
+		Untrusted                            []string
+	}
+	testwait.For(t, "the pairing wake", func() bool {
+		select {
+		case b := <-bodies:
+			must(t, json.Unmarshal(b, &got))
+			return true
+		default:
+			return false
+		}
+	})
+	if got.Kind != "pairing_request" || got.From != "Barry" || got.ContextID != "pairing-"+strings.ReplaceAll(da.UserCode, "-", "") ||
+		!strings.Contains(got.Preview, "barry-cli") || !strings.Contains(got.Hint, "pairing list --agent sleeper") {
+		t.Fatalf("wake %+v for code %s", got, da.UserCode)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -13,7 +14,8 @@ import (
 // newPairing builds the pairing service (docs/pairing.md). Token polls
 // are counted per client address, in the store on PostgreSQL (every
 // instance sees one count), in memory on SQLite; requests for codes are
-// counted in the pairing requests themselves.
+// counted in the pairing requests themselves. Each new request wakes the
+// agent (a pairing_request wake), if it has a wake configuration.
 func (m *Main) newPairing(cfg Config, db *sqlstore.DB) *pairing.Service {
 	var polls switchboard.RateLimiter = ratelimit.NewMemory(pairing.DefaultPollsPerMinute, time.Minute)
 	if isPostgres(cfg.Database) {
@@ -22,5 +24,9 @@ func (m *Main) newPairing(cfg Config, db *sqlstore.DB) *pairing.Service {
 		polls = shared
 	}
 	return pairing.New(pairing.Deps{Store: db, Tokens: db, Peers: peers.New(db, m.Bus, m.Logger), Polls: polls,
+		OnRequest: func(ctx context.Context, _ *switchboard.Agent, p *switchboard.Pairing) error {
+			_, err := m.Wakes.Enqueue(ctx, pairing.WakeRequest(p)) // agents without a wake configuration get none
+			return err
+		},
 		Logger: m.Logger}, pairing.Config{})
 }
