@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/pairing"
@@ -391,5 +394,36 @@ func TestPairingDiscovery(t *testing.T) {
 	}
 	if m := h.do("GET", h.srv.URL+"/.well-known/oauth-authorization-server", nil, ""); m.json["issuer"] != h.srv.URL {
 		t.Fatalf("root metadata: %s", m.body)
+	}
+}
+
+// TestPairingCardParses: with the pairing scheme, the card still parses
+// with both a2a-go parsers (the 0.3 card with the 0.3 one), and the 1.0
+// parser reads the device code flow.
+func TestPairingCardParses(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
+		r := h.do("GET", h.addr(g)+path, nil, "")
+		for name, parse := range map[string]agentcard.Parser{"v1": agentcard.DefaultCardParser, "v0": a2av0.NewAgentCardParser()} {
+			if path == "/.well-known/agent.json" && name == "v1" {
+				continue // the pure 0.3 card is for 0.3 parsers
+			}
+			card, err := parse(r.body)
+			if err != nil {
+				t.Fatalf("%s with the %s parser: %v\n%s", path, name, err, r.body)
+			}
+			if _, ok := card.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); !ok {
+				t.Fatalf("%s with the %s parser: bearer %#v", path, name, card.SecuritySchemes)
+			}
+			if path != "/.well-known/agent-card.json" || name != "v1" {
+				continue
+			}
+			oauth, ok := card.SecuritySchemes["pairing"].(a2a.OAuth2SecurityScheme)
+			flow, _ := oauth.Flows.(a2a.DeviceCodeOAuthFlow)
+			if !ok || flow.DeviceAuthorizationURL != h.addr(g)+"/oauth/device_authorization" || flow.TokenURL != h.addr(g)+"/oauth/token" {
+				t.Fatalf("pairing scheme %#v", card.SecuritySchemes["pairing"])
+			}
+		}
 	}
 }

@@ -121,6 +121,9 @@ func describeOAuthError(err error) error {
 	if !errors.As(err, &re) {
 		return err
 	}
+	if re.Response != nil && re.Response.StatusCode == http.StatusNotFound {
+		return errors.New("the agent does not take pairing requests (ask its owner for a token)")
+	}
 	switch re.ErrorCode {
 	case "access_denied":
 		return errors.New("the owner denied the request")
@@ -129,10 +132,9 @@ func describeOAuthError(err error) error {
 	case "slow_down":
 		return fmt.Errorf("the server is refusing requests for now (%s); try again later", re.ErrorDescription)
 	case "":
-		if re.Response != nil && re.Response.StatusCode == http.StatusNotFound {
-			return errors.New("the agent does not take pairing requests (ask its owner for a token)")
+		if re.Response != nil {
+			return fmt.Errorf("HTTP %d", re.Response.StatusCode)
 		}
-		return fmt.Errorf("HTTP %d", re.Response.StatusCode)
 	}
 	return fmt.Errorf("%s: %s", re.ErrorCode, re.ErrorDescription)
 }

@@ -147,3 +147,20 @@ func TestPairingRequestWakes(t *testing.T) {
 		t.Fatalf("wake %+v for code %s", got, da.UserCode)
 	}
 }
+
+// TestPairWithPairingOff: an agent whose owner turned pairing off says so,
+// and the owner's deny ends switchboard pair with an error that says it.
+func TestPairWithPairingOff(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
+	if out := cli(t, m, "agent", "update", "helper", "--pairing", "off"); !strings.Contains(out, "off") {
+		t.Fatalf("agent update printed:\n%s", out)
+	}
+	res := <-pairInBackground(m, t.TempDir(), m.URL()+"/a/helper")
+	if err, _ := res[1].(error); err == nil || !strings.Contains(err.Error(), "does not take pairing requests") {
+		t.Fatalf("pair with pairing off: %v\n%s", res[1], res[0])
+	}
+	if _, err := cliErr(m, "agent", "update", "helper", "--pairing", "sometimes"); err == nil {
+		t.Fatal("a bad pairing mode was taken")
+	}
+}
