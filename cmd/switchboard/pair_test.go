@@ -164,3 +164,65 @@ func TestPairWithPairingOff(t *testing.T) {
 		t.Fatal("a bad pairing mode was taken")
 	}
 }
+
+// TestClusterPairingAcrossInstances: the codes come from one instance, the
+// owner decides on another, and the polls go to each in turn: every
+// instance answers from the store, and the token works everywhere.
+func TestClusterPairingAcrossInstances(t *testing.T) {
+	c := newCluster(t, 2, nil)
+	c.agent("helper", map[string]any{"mode": "inbox"})
+	device, code := requestCode(t, c.bases[0]+"/a/helper", url.Values{"client_name": {"Barry"}})
+	poll := func(i int) map[string]any {
+		res, err := http.PostForm(c.bases[i]+"/a/helper/oauth/token", url.Values{
+			"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"}, "device_code": {device}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return out
+	}
+	if got := poll(1); got["error"] != "authorization_pending" {
+		t.Fatalf("first poll on instance 1: %v", got)
+	}
+	if got := poll(0); got["error"] != "slow_down" { // the interval is the request's, whichever instance is asked
+		t.Fatalf("a quick second poll on instance 0: %v", got)
+	}
+	var list []map[string]any
+	if st := c.owner(1, "GET", "/agents/helper/pairings", nil, &list); st != http.StatusOK || len(list) != 1 || list[0]["user_code"] != code {
+		t.Fatalf("pending on instance 1: %d %v", st, list)
+	}
+	if st := c.owner(1, "POST", "/agents/helper/pairings/"+code+"/approve", nil, nil); st != http.StatusOK {
+		t.Fatalf("approve on instance 1: %d", st)
+	}
+	got := poll(0)
+	token, _ := got["access_token"].(string)
+	if token == "" || got["peer_label"] != "Barry" {
+		t.Fatalf("redeem on instance 0: %v", got)
+	}
+	if again := poll(1); again["error"] != "invalid_grant" {
+		t.Fatalf("a second redemption on instance 1: %v", again)
+	}
+	for i := range c.bases {
+		if st, body := peerGetTask(t, c.bases[i]+"/a/helper", token); st != http.StatusOK {
+			t.Fatalf("the paired token on instance %d: %d %s", i, st, body)
+		}
+	}
+}
+
+// peerGetTask calls GetTask at the address with the token and returns the
+// HTTP status (200 for any JSON-RPC answer, 401 for a refused token).
+func peerGetTask(t *testing.T, addr, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", addr, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"none"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
