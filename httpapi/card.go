@@ -37,10 +37,11 @@ type legacyInterface struct {
 }
 
 type cardCapabilities struct {
-	Streaming              bool  `json:"streaming"`
-	PushNotifications      bool  `json:"pushNotifications"`
-	ExtendedAgentCard      *bool `json:"extendedAgentCard,omitempty"`      // 1.0 only
-	StateTransitionHistory *bool `json:"stateTransitionHistory,omitempty"` // 0.3 only
+	Streaming              bool            `json:"streaming"`
+	PushNotifications      bool            `json:"pushNotifications"`
+	Extensions             []cardExtension `json:"extensions,omitempty"`
+	ExtendedAgentCard      *bool           `json:"extendedAgentCard,omitempty"`      // 1.0 only
+	StateTransitionHistory *bool           `json:"stateTransitionHistory,omitempty"` // 0.3 only
 }
 
 // bearerScheme is the bearer security scheme in either shape: 0.3 sets
@@ -52,12 +53,12 @@ type bearerScheme struct {
 	HTTPAuth    *httpAuthValue `json:"httpAuthSecurityScheme,omitempty"`
 }
 
-// securityScheme is a card's security scheme: bearer (bearerScheme) or
-// pairing (an OAuth 2.0 scheme with the device code flow; 0.3 sets Type
-// and Flows, 1.0 only OAuth2).
+// securityScheme is a card's security scheme: bearer (bearerScheme) or,
+// on 1.0 cards only, pairing (an OAuth 2.0 scheme with the device code
+// flow, which 0.3 does not define: @a2a-js/sdk refuses a 0.3 OAuth scheme
+// without a flow it knows).
 type securityScheme struct {
 	bearerScheme
-	Flows  *oauthFlows  `json:"flows,omitempty"`
 	OAuth2 *oauth2Value `json:"oauth2SecurityScheme,omitempty"`
 }
 
@@ -82,30 +83,55 @@ type deviceCodeFlow struct {
 
 const pairingDescription = "OAuth 2.0 device authorization grant (RFC 8628): the agent's owner approves the code, and the token is a peer token for the bearer scheme."
 
-// securitySchemes returns a card's schemes: bearer, and pairing unless it
-// is off for the agent. v1 selects the 1.0 shape.
-func (s *Server) securitySchemes(agent *switchboard.Agent, addr string, v1 bool) map[string]securityScheme {
-	out := map[string]securityScheme{}
-	if v1 {
-		out["bearer"] = securityScheme{bearerScheme: bearerScheme{HTTPAuth: &httpAuthValue{Scheme: "Bearer", Description: bearerDescription}}}
-	} else {
-		out["bearer"] = securityScheme{bearerScheme: bearerScheme{Type: "http", Scheme: "bearer", Description: bearerDescription}}
+// securitySchemes returns a card's bearer scheme in the 1.0 shape (v1) or
+// the 0.3 one.
+func securitySchemes(v1 bool) map[string]securityScheme {
+	if !v1 {
+		return map[string]securityScheme{"bearer": {bearerScheme: bearerScheme{Type: "http", Scheme: "bearer", Description: bearerDescription}}}
 	}
+	return map[string]securityScheme{"bearer": {bearerScheme: bearerScheme{HTTPAuth: &httpAuthValue{Scheme: "Bearer", Description: bearerDescription}}}}
+}
+
+// pairingExtensionURI names the card extension that says where an agent
+// takes pairing requests (docs/pairing.md).
+const pairingExtensionURI = "https://github.com/switchboard-dev/switchboard/blob/main/docs/pairing.md"
+
+// cardExtension is an AgentExtension (the same in 1.0 and 0.3).
+type cardExtension struct {
+	URI         string            `json:"uri"`
+	Description string            `json:"description"`
+	Required    bool              `json:"required"`
+	Params      map[string]string `json:"params"`
+}
+
+// withPairing adds pairing to an agent's 1.0 card, unless it is off: the
+// pairing extension always, and the OAuth 2.0 scheme with the device code
+// flow when scheme is set. The scheme is left off the card that clients
+// of either version read (no A2A-Version 1.x asked for): @a2a-js/sdk
+// 0.3.14 refuses an OAuth scheme without a flow 0.3 knows, and 0.3 has no
+// device code flow.
+// issuer is the address, without a trailing slash.
+func (s *Server) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer string, scheme bool) *agentCardV1 {
 	if s.Pairing == nil || !pairing.Enabled(agent) {
-		return out
+		return card
 	}
-	issuer := strings.TrimSuffix(addr, "/")
-	flows := oauthFlows{DeviceCode: deviceCodeFlow{
-		DeviceAuthorizationURL: issuer + "/oauth/device_authorization", TokenURL: issuer + "/oauth/token",
-		Scopes: map[string]string{"a2a": "call this agent as a peer"},
-	}}
-	if v1 {
-		out["pairing"] = securityScheme{OAuth2: &oauth2Value{Description: pairingDescription,
-			Oauth2MetadataURL: issuer + "/.well-known/oauth-authorization-server", Flows: flows}}
-	} else {
-		out["pairing"] = securityScheme{bearerScheme: bearerScheme{Type: "oauth2", Description: pairingDescription}, Flows: &flows}
+	card.Capabilities.Extensions = append(card.Capabilities.Extensions, cardExtension{
+		URI: pairingExtensionURI, Description: "Ask for a peer token with the OAuth 2.0 device authorization grant (RFC 8628).",
+		Params: map[string]string{
+			"device_authorization_endpoint": issuer + "/oauth/device_authorization",
+			"token_endpoint":                issuer + "/oauth/token",
+			"authorization_server_metadata": issuer + "/.well-known/oauth-authorization-server",
+		},
+	})
+	if scheme {
+		card.SecuritySchemes["pairing"] = securityScheme{OAuth2: &oauth2Value{Description: pairingDescription,
+			Oauth2MetadataURL: issuer + "/.well-known/oauth-authorization-server",
+			Flows: oauthFlows{DeviceCode: deviceCodeFlow{
+				DeviceAuthorizationURL: issuer + "/oauth/device_authorization", TokenURL: issuer + "/oauth/token",
+				Scopes: map[string]string{"a2a": "call this agent as a peer"},
+			}}}}
 	}
-	return out
+	return card
 }
 
 type httpAuthValue struct {
@@ -176,7 +202,7 @@ func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool) *a
 		},
 		Version:              f.version,
 		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended},
-		SecuritySchemes:      s.securitySchemes(agent, addr, true),
+		SecuritySchemes:      securitySchemes(true),
 		SecurityRequirements: []map[string]any{{"schemes": map[string][]string{"bearer": {}}}},
 		DefaultInputModes:    defaultModes,
 		DefaultOutputModes:   defaultModes,
@@ -203,7 +229,7 @@ func (s *Server) cardV03(agent *switchboard.Agent, addr string, extended bool) *
 		AdditionalInterfaces: []legacyInterface{{URL: addr, Transport: "JSONRPC"}},
 		Version:              f.version,
 		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, StateTransitionHistory: &no},
-		SecuritySchemes:      s.securitySchemes(agent, addr, false),
+		SecuritySchemes:      securitySchemes(false),
 		Security:             []map[string][]string{{"bearer": {}}},
 		DefaultInputModes:    defaultModes,
 		DefaultOutputModes:   defaultModes,
@@ -256,11 +282,12 @@ func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Vary", "A2A-Version")
 	s.varyForwarded(w)
-	if v, _ := requestedVersion(r); strings.HasPrefix(v, "0.3") {
+	v, _ := requestedVersion(r)
+	if strings.HasPrefix(v, "0.3") {
 		serveCard(w, r, s.cardV03(agent, s.addressURL(r, agent), false))
 		return
 	}
-	serveCard(w, r, s.cardV1(agent, s.addressURL(r, agent), false))
+	serveCard(w, r, s.withPairing(s.cardV1(agent, s.addressURL(r, agent), false), agent, s.addressBase(r, agent), strings.HasPrefix(v, "1")))
 }
 
 // handleCardV03 serves the 0.3 card of the agent at the path.

@@ -375,15 +375,28 @@ func TestPairingDiscovery(t *testing.T) {
 		t.Fatalf("1.0 401: %s", v1.body)
 	}
 
-	// The card declares the scheme in either shape.
+	// The card every client reads names the endpoints in an extension; a
+	// client that asks for 1.0 also gets the OAuth scheme.
 	card := h.do("GET", addr+"/.well-known/agent-card.json", nil, "")
+	if path(card.json, "securitySchemes", "pairing") != nil ||
+		!strings.Contains(string(card.body), `"device_authorization_endpoint":"`+addr+`/oauth/device_authorization"`) {
+		t.Fatalf("the union card: %s", card.body)
+	}
+	card = h.do("GET", addr+"/.well-known/agent-card.json", map[string]string{"A2A-Version": "1.0"}, "")
 	if path(card.json, "securitySchemes", "pairing", "oauth2SecurityScheme", "flows", "deviceCode", "tokenUrl") != addr+"/oauth/token" {
 		t.Fatalf("1.0 card: %s", card.body)
 	}
-	old := h.do("GET", addr+"/.well-known/agent.json", nil, "")
-	if path(old.json, "securitySchemes", "pairing", "type") != "oauth2" ||
-		path(old.json, "securitySchemes", "pairing", "flows", "deviceCode", "deviceAuthorizationUrl") != addr+"/oauth/device_authorization" {
-		t.Fatalf("0.3 card: %s", old.body)
+	// 0.3 defines no device code flow: the 0.3 card declares bearer only
+	// (@a2a-js/sdk refuses an OAuth scheme with no flow it knows).
+	for _, hdr := range []map[string]string{nil, {"A2A-Version": "0.3"}} {
+		p := "/.well-known/agent.json"
+		if hdr != nil {
+			p = "/.well-known/agent-card.json"
+		}
+		old := h.do("GET", addr+p, hdr, "")
+		if path(old.json, "securitySchemes", "pairing") != nil || path(old.json, "securitySchemes", "bearer", "type") != "http" {
+			t.Fatalf("0.3 card at %s: %s", p, old.body)
+		}
 	}
 
 	// The default agent pairs at the root.
@@ -397,13 +410,13 @@ func TestPairingDiscovery(t *testing.T) {
 	}
 }
 
-// TestPairingCardParses: with the pairing scheme, the card still parses
-// with both a2a-go parsers (the 0.3 card with the 0.3 one), and the 1.0
-// parser reads the device code flow.
+// TestPairingCardParses: with the pairing extension and scheme, the cards
+// still parse with both a2a-go parsers (the 0.3 card with the 0.3 one),
+// and the 1.0 parser reads the device code flow of the 1.0 card.
 func TestPairingCardParses(t *testing.T) {
 	h := newHarness(t)
 	g := h.agent("alice")
-	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json", "/.well-known/agent-card.json?A2A-Version=1.0"} {
 		r := h.do("GET", h.addr(g)+path, nil, "")
 		for name, parse := range map[string]agentcard.Parser{"v1": agentcard.DefaultCardParser, "v0": a2av0.NewAgentCardParser()} {
 			if path == "/.well-known/agent.json" && name == "v1" {
@@ -416,7 +429,11 @@ func TestPairingCardParses(t *testing.T) {
 			if _, ok := card.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); !ok {
 				t.Fatalf("%s with the %s parser: bearer %#v", path, name, card.SecuritySchemes)
 			}
-			if path != "/.well-known/agent-card.json" || name != "v1" {
+			asked := path == "/.well-known/agent-card.json?A2A-Version=1.0"
+			if _, has := card.SecuritySchemes["pairing"]; has != asked {
+				t.Fatalf("%s with the %s parser: pairing scheme %v, want %v", path, name, has, asked)
+			}
+			if !asked || name != "v1" {
 				continue
 			}
 			oauth, ok := card.SecuritySchemes["pairing"].(a2a.OAuth2SecurityScheme)
