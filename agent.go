@@ -58,6 +58,9 @@ type Agent struct {
 	// operator's approval (docs/network.md). AcceptsTasks stays the
 	// owner's own switch.
 	Approved bool
+	// Pairing says who may approve a peer's request for a token of the
+	// agent (docs/pairing.md); empty is read as PairingHuman.
+	Pairing PairingMode
 	// Endpoint is the base URL a webhook agent receives tasks at
 	// ({Endpoint}/a2a/task).
 	Endpoint string
@@ -90,6 +93,7 @@ type AgentUpdate struct {
 	ExtendedSkills *[]a2a.AgentSkill
 	AcceptsTasks   *bool
 	Approved       *bool
+	Pairing        *PairingMode
 	Endpoint       *string
 	WebhookSecret  *string
 }

@@ -23,6 +23,9 @@
 //     came back.
 //   - Community (community.go): agents that may send each other work, by
 //     name or by discovery, and share an address {base}/c/{name}.
+//   - Pairing (pairing.go): a peer's request for its own peer token of an
+//     agent (OAuth 2.0 device authorization), and the agent's PairingMode
+//     that says who approves.
 //
 // Each noun has a store interface (AccountStore, TaskStore…); Store is all
 // of them, implemented by sqlstore on SQLite and PostgreSQL. Bus (bus.go)
@@ -33,7 +36,8 @@
 //
 // The services live beside this package, each in one named for its role:
 // relay (the task protocol), push, wake, outbox, network (communities,
-// approval, discovery), jobs (the runner they share).
+// approval, discovery), peers and pairing (peer tokens), jobs (the runner
+// they share).
 // The adapters are named after what they wrap: sqlstore, membus, natsbus,
 // hub (connector WebSockets), httpapi, webhook, netguard. docs/architecture.md
 // is the map of who calls whom.

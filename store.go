@@ -15,5 +15,6 @@ type Store interface {
 	WakeStore
 	CommunityStore
 	SignInStore
+	PairingStore
 	AgentGlanceStore
 }

@@ -53,6 +53,11 @@ const (
 	// WakeTest: the owner asked for a test wake; it is sent at once and
 	// never queued.
 	WakeTest WakeKind = "test"
+	// WakePairingRequest: a peer asks for a token of the agent
+	// (docs/pairing.md). It is due at once (no debounce), one wake per
+	// request (its ContextID is "pairing-" and the user code), and counts
+	// against the hourly cap.
+	WakePairingRequest WakeKind = "pairing_request"
 )
 
 // WakeRequest asks for an agent to be woken about a conversation. Requests

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/a2ajson"
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/pairing"
 )
 
 // rpcCall is one authenticated JSON-RPC call to an agent's address.
@@ -156,7 +157,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 
 	caller, err := s.authenticateCaller(r, target)
 	if err != nil {
-		s.writeUnauthorized(w, r, err, shape)
+		s.writeUnauthorized(w, r, err, shape, target.agent)
 		return
 	}
 	peer := caller.peer
@@ -290,8 +291,10 @@ const presizeLimit = 64 << 10
 // writeUnauthorized answers a call without a valid peer token: HTTP 401, a
 // WWW-Authenticate challenge that tells a missing token from a bad one, and
 // a JSON-RPC error that echoes the request's id when it can be read from
-// the first 64 KiB of the body.
-func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err error, shape switchboard.ProtocolVersion) {
+// the first 64 KiB of the body. When the agent (nil for a community)
+// takes pairing requests, the challenge names its resource metadata and
+// the error's data says where to pair (pairingHint).
+func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err error, shape switchboard.ProtocolVersion, agent *switchboard.Agent) {
 	if switchboard.ErrorCode(err) != switchboard.EUNAUTHORIZED {
 		s.logInternal(r, err)
 		writeRPCError(w, nullID, &rpcError{Code: rpcInternalError, Message: "internal error", status: http.StatusInternalServerError})
@@ -308,12 +311,20 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err e
 		}
 	}
 	challenge := `Bearer realm="a2a"`
+	pairs := agent != nil && s.Pairing != nil && pairing.Enabled(agent)
+	if pairs {
+		challenge += `, resource_metadata="` + s.resourceMetadataURL(r, agent) + `"`
+	}
 	if bearerToken(r) != "" {
 		challenge += `, error="invalid_token", error_description="the bearer token is not valid (revoked, rotated or mistyped)"`
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
 	e := rpcErrorFor(err, shape)
 	e.Message = "Unauthorized: " + switchboard.ErrorMessage(err) + ". Ask this agent's owner for a peer token."
+	if pairs {
+		e.Message = "Unauthorized: " + switchboard.ErrorMessage(err) + ". Ask this agent's owner for a peer token, or pair: switchboard pair " + s.addressBase(r, agent)
+		e.Data = s.pairingHint(r, agent, e.Data, shape)
+	}
 	e.status = http.StatusUnauthorized
 	writeRPCError(w, id, e)
 }

@@ -24,8 +24,9 @@ func TestAuthentication(t *testing.T) {
 		if r.json["id"] != float64(42) {
 			t.Fatalf("id not echoed: %s", r.body)
 		}
-		if got := r.header.Get("WWW-Authenticate"); got != `Bearer realm="a2a"` {
-			t.Fatalf("WWW-Authenticate = %q", got)
+		want := `Bearer realm="a2a", resource_metadata="` + h.srv.URL + `/.well-known/oauth-protected-resource/a/alice"`
+		if got := r.header.Get("WWW-Authenticate"); got != want {
+			t.Fatalf("WWW-Authenticate = %q, want %q", got, want)
 		}
 	})
 	t.Run("BadToken", func(t *testing.T) {

@@ -41,7 +41,7 @@ func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities 
 	v := ownerapi.Agent{
 		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Name: g.Name, Description: g.Description,
 		Mode: string(g.Mode), Version: g.Version, Skills: nonNil(g.Skills), ExtendedSkills: nonNil(g.ExtendedSkills),
-		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Communities: comms,
+		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Pairing: string(pairingMode(g)), Communities: comms,
 		Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
 	}
@@ -78,6 +78,9 @@ func validateAgentRequest(b *ownerapi.AgentRequest) error {
 	}
 	if b.Mode != nil && !switchboard.ValidMode(switchboard.DeliveryMode(*b.Mode)) {
 		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook)", truncate(*b.Mode, 32))
+	}
+	if b.Pairing != nil && !switchboard.ValidPairingMode(switchboard.PairingMode(*b.Pairing)) {
+		return switchboard.Errorf(switchboard.EINVALID, "pairing %q is not a mode (human, agent or off)", truncate(*b.Pairing, 32))
 	}
 	if b.Endpoint != nil && *b.Endpoint != "" {
 		if err := validateEndpoint(*b.Endpoint); err != nil {
@@ -211,6 +214,9 @@ func applyAgentRequest(g *switchboard.Agent, b *ownerapi.AgentRequest) {
 	if b.AcceptsTasks != nil {
 		g.AcceptsTasks = *b.AcceptsTasks
 	}
+	if b.Pairing != nil {
+		g.Pairing = switchboard.PairingMode(*b.Pairing)
+	}
 	if b.Endpoint != nil {
 		g.Endpoint = *b.Endpoint
 	}
@@ -288,6 +294,10 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	upd := switchboard.AgentUpdate{
 		Name: b.Name, Description: b.Description, Version: b.Version,
 		Skills: b.Skills, ExtendedSkills: b.ExtendedSkills, AcceptsTasks: b.AcceptsTasks, Endpoint: b.Endpoint,
+	}
+	if b.Pairing != nil {
+		pm := switchboard.PairingMode(*b.Pairing)
+		upd.Pairing = &pm
 	}
 	mode := g.Mode
 	if b.Mode != nil {

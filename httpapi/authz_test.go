@@ -118,6 +118,13 @@ func operatorOnly(ok int) want {
 // gone.
 func addressPage(ok int) want { return every(ok).and(http.StatusNotFound, disabledCreds...) }
 
+// decision: a pairing decision on A's agent, whose pairing mode is human:
+// its owner and the operator decide; the agent's own token is refused;
+// another owner or agent is told the agent does not exist.
+func decision() want {
+	return ownerOf(http.StatusOK).and(http.StatusForbidden, credAgent, credAgentDisabled).and(http.StatusNotFound, credAgentOther)
+}
+
 // peerCall: A2A JSON-RPC at A's agent's address, answered with HTTP 200
 // (result or JSON-RPC error) for its peers only.
 func peerCall() want {
@@ -192,6 +199,41 @@ func authzRows() map[string]authzRow {
 				return authzReq{method: "POST", path: "/a/" + e.agent.Handle + "/push", body: body}
 			},
 			check: field("ok", func(authzCase) any { return true })},
+
+		// Pairing: anyone may ask and poll (a made-up device code is an
+		// OAuth invalid_grant); the metadata is public.
+		"POST /a/{handle}/oauth/device_authorization": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/a/" + e.agent.Handle + "/oauth/device_authorization", body: `{"client_name":"Barry"}`}
+			},
+			check: field("interval", func(authzCase) any { return 5.0 })},
+		"POST /a/{handle}/oauth/token": {access: httpapi.AccessPublic, want: addressPage(http.StatusBadRequest),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/a/" + e.agent.Handle + "/oauth/token",
+					body: `{"grant_type":"urn:ietf:params:oauth:grant-type:device_code","device_code":"made-up"}`}
+			}},
+		"GET /a/{handle}/.well-known/oauth-authorization-server": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
+			req: landing("/a/{handle}/.well-known/oauth-authorization-server"), check: hasKey("device_authorization_endpoint")},
+		"GET /a/{handle}/.well-known/oauth-protected-resource": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
+			req: landing("/a/{handle}/.well-known/oauth-protected-resource"), check: hasKey("authorization_servers")},
+		"GET /.well-known/oauth-authorization-server/a/{handle}": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
+			req: landing("/.well-known/oauth-authorization-server/a/{handle}"), check: hasKey("device_authorization_endpoint")},
+		"GET /.well-known/oauth-protected-resource/a/{handle}": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
+			req: landing("/.well-known/oauth-protected-resource/a/{handle}"), check: hasKey("authorization_servers")},
+		"POST /oauth/device_authorization": {access: httpapi.AccessPublic, root: true, want: every(http.StatusOK),
+			req: func(*estate) authzReq {
+				return authzReq{method: "POST", path: "/oauth/device_authorization", body: `{"client_name":"Barry"}`}
+			},
+			check: field("interval", func(authzCase) any { return 5.0 })},
+		"POST /oauth/token": {access: httpapi.AccessPublic, root: true, want: every(http.StatusBadRequest),
+			req: func(*estate) authzReq {
+				return authzReq{method: "POST", path: "/oauth/token",
+					body: `{"grant_type":"urn:ietf:params:oauth:grant-type:device_code","device_code":"made-up"}`}
+			}},
+		"GET /.well-known/oauth-authorization-server": {access: httpapi.AccessPublic, root: true, want: every(http.StatusOK),
+			req: landing("/.well-known/oauth-authorization-server"), check: hasKey("device_authorization_endpoint")},
+		"GET /.well-known/oauth-protected-resource": {access: httpapi.AccessPublic, root: true, want: every(http.StatusOK),
+			req: landing("/.well-known/oauth-protected-resource"), check: hasKey("authorization_servers")},
 
 		// The default agent at the root is A's agent.
 		"GET /{$}": {access: httpapi.AccessPublic, root: true, want: every(http.StatusOK), req: landing("/"), check: showsHandle},
@@ -308,6 +350,24 @@ func authzRows() map[string]authzRow {
 				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/wake/test"}
 			},
 			check: field("ok", func(authzCase) any { return true })},
+
+		"GET /agents/{ref}/pairings": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/pairings"}
+			},
+			check: contains(func(x authzCase) string { return x.e.userCode })},
+		// A decision: the owner (the agent only in agent mode: A's is
+		// human, so its token is refused).
+		"POST /agents/{ref}/pairings/{code}/approve": {access: httpapi.AccessOwnerOrAgent, want: decision(),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/pairings/" + e.userCode + "/approve"}
+			},
+			check: field("status", func(authzCase) any { return "approved" })},
+		"POST /agents/{ref}/pairings/{code}/deny": {access: httpapi.AccessOwnerOrAgent, want: decision(),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/pairings/" + e.userCode + "/deny"}
+			},
+			check: field("status", func(authzCase) any { return "denied" })},
 
 		"POST /agents/{ref}/outbox": {access: httpapi.AccessOwner, want: ownerOf(http.StatusCreated),
 			req: func(e *estate) authzReq {
@@ -486,6 +546,15 @@ func field(key string, v func(authzCase) any) func(t *testing.T, x authzCase, r 
 	return func(t *testing.T, x authzCase, r *response) {
 		if want := v(x); r.json[key] != want {
 			t.Errorf("%s as %s: %q is %v, want %v: %.300s", x.route, x.cred, key, r.json[key], want, r.body)
+		}
+	}
+}
+
+// hasKey checks that a JSON answer has the key.
+func hasKey(key string) func(t *testing.T, x authzCase, r *response) {
+	return func(t *testing.T, x authzCase, r *response) {
+		if _, ok := r.json[key]; !ok {
+			t.Errorf("%s as %s: the answer lacks %q: %.300s", x.route, x.cred, key, r.body)
 		}
 	}
 }

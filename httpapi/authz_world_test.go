@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/wake"
 )
 
@@ -122,6 +123,7 @@ type estate struct {
 	outbound       string // the id of the agent's outbound record
 	remote         string // the remote task id of the record
 	pushToken      string // the record's push token
+	userCode       string // a pending pairing request of the agent
 }
 
 // markers are strings of the estate that only an entitled caller may see.
@@ -135,6 +137,7 @@ func (e *estate) ghost() *estate {
 	g.agent = &switchboard.Agent{ID: switchboard.NewID(), Handle: "ghost-" + e.name}
 	g.webhook = &switchboard.Agent{ID: switchboard.NewID(), Handle: "ghost-" + e.name + "-hook"}
 	g.task, g.outbound, g.contextID, g.spare = a2a.TaskID(switchboard.NewID()), switchboard.NewID(), "ghost", "ghost"
+	g.userCode = "ZZZZ-2222"
 	g.community, g.agentTask, g.communityTask = "ghost-"+e.community, a2a.TaskID(switchboard.NewID()), a2a.TaskID(switchboard.NewID())
 	return &g
 }
@@ -167,6 +170,7 @@ func newAuthzServer(t *testing.T, defaultAgent string) *authzServer {
 	var connect *hub.Hub
 	h := newHarness(t,
 		withConfig(func(c *httpapi.Config) { c.DefaultAgent, c.PushNotifications = defaultAgent, true }),
+		withPairing(pairing.Config{MaxPending: 1000, MaxPerHour: 1000, MaxPerRequester: 1000}),
 		withDeps(func(d *httpapi.Deps) {
 			store := d.Agents.(switchboard.Store)
 			opts := netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
@@ -228,6 +232,9 @@ func (s *authzServer) estate(name string, disabled bool) *estate {
 	e.outbound = o.ID
 
 	s.networkEstate(e)
+	grant, err := s.pairing.Authorize(ctx, e.agent, pairing.Request{ClientName: "Barry", Requester: "estate-" + name})
+	must(s.t, err)
+	e.userCode = pairing.FormatUserCode(grant.UserCode)
 
 	now := time.Now().UTC()
 	must(s.t, s.db.SaveWakeConfig(ctx, &switchboard.WakeConfig{AgentID: e.agent.ID, URL: s.wakeURL, Preset: wake.PresetGeneric,

@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/pairing"
 )
 
 // The agent card is written by hand rather than with a2a.AgentCard, because
@@ -36,10 +37,11 @@ type legacyInterface struct {
 }
 
 type cardCapabilities struct {
-	Streaming              bool  `json:"streaming"`
-	PushNotifications      bool  `json:"pushNotifications"`
-	ExtendedAgentCard      *bool `json:"extendedAgentCard,omitempty"`      // 1.0 only
-	StateTransitionHistory *bool `json:"stateTransitionHistory,omitempty"` // 0.3 only
+	Streaming              bool            `json:"streaming"`
+	PushNotifications      bool            `json:"pushNotifications"`
+	Extensions             []cardExtension `json:"extensions,omitempty"`
+	ExtendedAgentCard      *bool           `json:"extendedAgentCard,omitempty"`      // 1.0 only
+	StateTransitionHistory *bool           `json:"stateTransitionHistory,omitempty"` // 0.3 only
 }
 
 // bearerScheme is the bearer security scheme in either shape: 0.3 sets
@@ -51,6 +53,87 @@ type bearerScheme struct {
 	HTTPAuth    *httpAuthValue `json:"httpAuthSecurityScheme,omitempty"`
 }
 
+// securityScheme is a card's security scheme: bearer (bearerScheme) or,
+// on 1.0 cards only, pairing (an OAuth 2.0 scheme with the device code
+// flow, which 0.3 does not define: @a2a-js/sdk refuses a 0.3 OAuth scheme
+// without a flow it knows).
+type securityScheme struct {
+	bearerScheme
+	OAuth2 *oauth2Value `json:"oauth2SecurityScheme,omitempty"`
+}
+
+// oauth2Value is a 1.0 OAuth2SecurityScheme.
+type oauth2Value struct {
+	Description       string     `json:"description"`
+	Oauth2MetadataURL string     `json:"oauth2MetadataUrl"`
+	Flows             oauthFlows `json:"flows"`
+}
+
+// oauthFlows holds the one flow pairing offers.
+type oauthFlows struct {
+	DeviceCode deviceCodeFlow `json:"deviceCode"`
+}
+
+// deviceCodeFlow is the device code flow (RFC 8628) of the pairing scheme.
+type deviceCodeFlow struct {
+	DeviceAuthorizationURL string            `json:"deviceAuthorizationUrl"`
+	TokenURL               string            `json:"tokenUrl"`
+	Scopes                 map[string]string `json:"scopes"`
+}
+
+const pairingDescription = "OAuth 2.0 device authorization grant (RFC 8628): the agent's owner approves the code, and the token is a peer token for the bearer scheme."
+
+// securitySchemes returns a card's bearer scheme in the 1.0 shape (v1) or
+// the 0.3 one.
+func securitySchemes(v1 bool) map[string]securityScheme {
+	if !v1 {
+		return map[string]securityScheme{"bearer": {bearerScheme: bearerScheme{Type: "http", Scheme: "bearer", Description: bearerDescription}}}
+	}
+	return map[string]securityScheme{"bearer": {bearerScheme: bearerScheme{HTTPAuth: &httpAuthValue{Scheme: "Bearer", Description: bearerDescription}}}}
+}
+
+// pairingExtensionURI names the card extension that says where an agent
+// takes pairing requests (docs/pairing.md).
+const pairingExtensionURI = "https://github.com/switchboard-dev/switchboard/blob/main/docs/pairing.md"
+
+// cardExtension is an AgentExtension (the same in 1.0 and 0.3).
+type cardExtension struct {
+	URI         string            `json:"uri"`
+	Description string            `json:"description"`
+	Required    bool              `json:"required"`
+	Params      map[string]string `json:"params"`
+}
+
+// withPairing adds pairing to an agent's 1.0 card, unless it is off: the
+// pairing extension always, and the OAuth 2.0 scheme with the device code
+// flow when scheme is set. The scheme is left off the card that clients
+// of either version read (no A2A-Version 1.x asked for): @a2a-js/sdk
+// 0.3.14 refuses an OAuth scheme without a flow 0.3 knows, and 0.3 has no
+// device code flow.
+// issuer is the address, without a trailing slash.
+func (s *Server) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer string, scheme bool) *agentCardV1 {
+	if s.Pairing == nil || !pairing.Enabled(agent) {
+		return card
+	}
+	card.Capabilities.Extensions = append(card.Capabilities.Extensions, cardExtension{
+		URI: pairingExtensionURI, Description: "Ask for a peer token with the OAuth 2.0 device authorization grant (RFC 8628).",
+		Params: map[string]string{
+			"device_authorization_endpoint": issuer + "/oauth/device_authorization",
+			"token_endpoint":                issuer + "/oauth/token",
+			"authorization_server_metadata": issuer + "/.well-known/oauth-authorization-server",
+		},
+	})
+	if scheme {
+		card.SecuritySchemes["pairing"] = securityScheme{OAuth2: &oauth2Value{Description: pairingDescription,
+			Oauth2MetadataURL: issuer + "/.well-known/oauth-authorization-server",
+			Flows: oauthFlows{DeviceCode: deviceCodeFlow{
+				DeviceAuthorizationURL: issuer + "/oauth/device_authorization", TokenURL: issuer + "/oauth/token",
+				Scopes: map[string]string{"a2a": "call this agent as a peer"},
+			}}}}
+	}
+	return card
+}
+
 type httpAuthValue struct {
 	Scheme      string `json:"scheme"`
 	Description string `json:"description"`
@@ -58,40 +141,40 @@ type httpAuthValue struct {
 
 // agentCardV1 is the union card served at /.well-known/agent-card.json.
 type agentCardV1 struct {
-	Name                 string                  `json:"name"`
-	Description          string                  `json:"description"`
-	SupportedInterfaces  []cardInterface         `json:"supportedInterfaces"`
-	Version              string                  `json:"version"`
-	Capabilities         cardCapabilities        `json:"capabilities"`
-	SecuritySchemes      map[string]bearerScheme `json:"securitySchemes"`
-	SecurityRequirements []map[string]any        `json:"securityRequirements"`
-	DefaultInputModes    []string                `json:"defaultInputModes"`
-	DefaultOutputModes   []string                `json:"defaultOutputModes"`
-	Skills               []a2a.AgentSkill        `json:"skills"`
-	ProtocolVersion      string                  `json:"protocolVersion"`
-	URL                  string                  `json:"url"`
-	PreferredTransport   string                  `json:"preferredTransport"`
-	AdditionalInterfaces []legacyInterface       `json:"additionalInterfaces"`
-	Security             []map[string][]string   `json:"security"`
-	SupportsExtendedCard bool                    `json:"supportsAuthenticatedExtendedCard"`
+	Name                 string                    `json:"name"`
+	Description          string                    `json:"description"`
+	SupportedInterfaces  []cardInterface           `json:"supportedInterfaces"`
+	Version              string                    `json:"version"`
+	Capabilities         cardCapabilities          `json:"capabilities"`
+	SecuritySchemes      map[string]securityScheme `json:"securitySchemes"`
+	SecurityRequirements []map[string]any          `json:"securityRequirements"`
+	DefaultInputModes    []string                  `json:"defaultInputModes"`
+	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
+	Skills               []a2a.AgentSkill          `json:"skills"`
+	ProtocolVersion      string                    `json:"protocolVersion"`
+	URL                  string                    `json:"url"`
+	PreferredTransport   string                    `json:"preferredTransport"`
+	AdditionalInterfaces []legacyInterface         `json:"additionalInterfaces"`
+	Security             []map[string][]string     `json:"security"`
+	SupportsExtendedCard bool                      `json:"supportsAuthenticatedExtendedCard"`
 }
 
 // agentCardV03 is the pure 0.3 card served at /.well-known/agent.json.
 type agentCardV03 struct {
-	ProtocolVersion      string                  `json:"protocolVersion"`
-	Name                 string                  `json:"name"`
-	Description          string                  `json:"description"`
-	URL                  string                  `json:"url"`
-	PreferredTransport   string                  `json:"preferredTransport"`
-	AdditionalInterfaces []legacyInterface       `json:"additionalInterfaces"`
-	Version              string                  `json:"version"`
-	Capabilities         cardCapabilities        `json:"capabilities"`
-	SecuritySchemes      map[string]bearerScheme `json:"securitySchemes"`
-	Security             []map[string][]string   `json:"security"`
-	DefaultInputModes    []string                `json:"defaultInputModes"`
-	DefaultOutputModes   []string                `json:"defaultOutputModes"`
-	Skills               []a2a.AgentSkill        `json:"skills"`
-	SupportsExtendedCard bool                    `json:"supportsAuthenticatedExtendedCard"`
+	ProtocolVersion      string                    `json:"protocolVersion"`
+	Name                 string                    `json:"name"`
+	Description          string                    `json:"description"`
+	URL                  string                    `json:"url"`
+	PreferredTransport   string                    `json:"preferredTransport"`
+	AdditionalInterfaces []legacyInterface         `json:"additionalInterfaces"`
+	Version              string                    `json:"version"`
+	Capabilities         cardCapabilities          `json:"capabilities"`
+	SecuritySchemes      map[string]securityScheme `json:"securitySchemes"`
+	Security             []map[string][]string     `json:"security"`
+	DefaultInputModes    []string                  `json:"defaultInputModes"`
+	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
+	Skills               []a2a.AgentSkill          `json:"skills"`
+	SupportsExtendedCard bool                      `json:"supportsAuthenticatedExtendedCard"`
 }
 
 const bearerDescription = "HTTP Bearer authentication. Ask the agent's owner for access."
@@ -117,11 +200,9 @@ func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool) *a
 			{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
 			{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
 		},
-		Version:      f.version,
-		Capabilities: cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended},
-		SecuritySchemes: map[string]bearerScheme{"bearer": {
-			HTTPAuth: &httpAuthValue{Scheme: "Bearer", Description: bearerDescription},
-		}},
+		Version:              f.version,
+		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended},
+		SecuritySchemes:      securitySchemes(true),
 		SecurityRequirements: []map[string]any{{"schemes": map[string][]string{"bearer": {}}}},
 		DefaultInputModes:    defaultModes,
 		DefaultOutputModes:   defaultModes,
@@ -148,7 +229,7 @@ func (s *Server) cardV03(agent *switchboard.Agent, addr string, extended bool) *
 		AdditionalInterfaces: []legacyInterface{{URL: addr, Transport: "JSONRPC"}},
 		Version:              f.version,
 		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, StateTransitionHistory: &no},
-		SecuritySchemes:      map[string]bearerScheme{"bearer": {Type: "http", Scheme: "bearer", Description: bearerDescription}},
+		SecuritySchemes:      securitySchemes(false),
 		Security:             []map[string][]string{{"bearer": {}}},
 		DefaultInputModes:    defaultModes,
 		DefaultOutputModes:   defaultModes,
@@ -201,11 +282,12 @@ func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Vary", "A2A-Version")
 	s.varyForwarded(w)
-	if v, _ := requestedVersion(r); strings.HasPrefix(v, "0.3") {
+	v, _ := requestedVersion(r)
+	if strings.HasPrefix(v, "0.3") {
 		serveCard(w, r, s.cardV03(agent, s.addressURL(r, agent), false))
 		return
 	}
-	serveCard(w, r, s.cardV1(agent, s.addressURL(r, agent), false))
+	serveCard(w, r, s.withPairing(s.cardV1(agent, s.addressURL(r, agent), false), agent, s.addressBase(r, agent), strings.HasPrefix(v, "1")))
 }
 
 // handleCardV03 serves the 0.3 card of the agent at the path.

@@ -22,6 +22,8 @@ import (
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/pairing"
+	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -39,6 +41,7 @@ type harness struct {
 	pushes  *push.Service
 	outbox  *outbox.Service
 	network *network.Service
+	pairing *pairing.Service
 	api     *httpapi.Server
 	srv     *httptest.Server
 	limiter *ratelimit.Memory
@@ -49,9 +52,10 @@ type harness struct {
 
 // harnessSetup is what options may change before the server is made.
 type harnessSetup struct {
-	cfg  httpapi.Config
-	rate int
-	deps []func(*httpapi.Deps)
+	cfg     httpapi.Config
+	pairing pairing.Config
+	rate    int
+	deps    []func(*httpapi.Deps)
 }
 
 type harnessOption func(*harnessSetup)
@@ -62,6 +66,10 @@ func withConfig(f func(*httpapi.Config)) harnessOption {
 
 func withRate(perMinute int) harnessOption {
 	return func(s *harnessSetup) { s.rate = perMinute }
+}
+
+func withPairing(cfg pairing.Config) harnessOption {
+	return func(s *harnessSetup) { s.pairing = cfg }
 }
 
 func withDeps(f func(*httpapi.Deps)) harnessOption {
@@ -87,8 +95,10 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	h.pushes = push.NewService(db, h.bus, push.New(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, "switchboard/test"), log)
 	h.limiter = ratelimit.NewMemory(setup.rate, time.Minute)
 	h.network = network.New(db, h.tasks)
+	h.pairing = pairing.New(pairing.Deps{Store: db, Tokens: db, Peers: peers.New(db, h.bus, log),
+		Polls: ratelimit.NewMemory(60, time.Minute), Logger: log}, setup.pairing)
 	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Pushes: h.pushes,
-		Limiter: h.limiter, Logger: log, Pinger: db, Network: h.network}
+		Limiter: h.limiter, Logger: log, Pinger: db, Network: h.network, Pairing: h.pairing}
 	for _, f := range setup.deps {
 		f(&deps)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -124,6 +125,9 @@ type Deps struct {
 	// nil: the network's routes answer 404 and agent tokens open no
 	// agent's address.
 	Network *network.Service
+	// Pairing runs the device authorization grant (docs/pairing.md); nil:
+	// the pairing routes answer 404 and cards declare no pairing scheme.
+	Pairing *pairing.Service
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -312,6 +316,21 @@ func (s *Server) routeTable() []route {
 		serve("", "/a/{handle}/.well-known/agent.json", AccessPublic, s.handleCardV03),
 		serve("POST", "/a/{handle}/push", AccessPush, s.handlePush),
 
+		// Pairing (docs/pairing.md): a peer obtains its own token with
+		// the device authorization grant, at the address and at the root
+		// for the default agent; OAuth metadata (RFC 8414, RFC 9728) at
+		// the address and by well-known path insertion.
+		serve("POST", "/a/{handle}/oauth/device_authorization", AccessPublic, s.handleDeviceAuthorization),
+		serve("POST", "/a/{handle}/oauth/token", AccessPublic, s.handleOAuthToken),
+		serve("GET", "/a/{handle}/.well-known/oauth-authorization-server", AccessPublic, s.handleAuthServerMetadata),
+		serve("GET", "/a/{handle}/.well-known/oauth-protected-resource", AccessPublic, s.handleResourceMetadata),
+		serve("GET", "/.well-known/oauth-authorization-server/a/{handle}", AccessPublic, s.handleAuthServerMetadata),
+		serve("GET", "/.well-known/oauth-protected-resource/a/{handle}", AccessPublic, s.handleResourceMetadata),
+		serve("POST", "/oauth/device_authorization", AccessPublic, s.handleDeviceAuthorization),
+		serve("POST", "/oauth/token", AccessPublic, s.handleOAuthToken),
+		serve("GET", "/.well-known/oauth-authorization-server", AccessPublic, s.handleAuthServerMetadata),
+		serve("GET", "/.well-known/oauth-protected-resource", AccessPublic, s.handleResourceMetadata),
+
 		// The default agent, if any, also lives at the root.
 		serve("GET", "/{$}", AccessPublic, s.handleRoot),
 		serve("POST", "/{$}", AccessPeer, s.handleRoot),
@@ -344,6 +363,9 @@ func (s *Server) routeTable() []route {
 		owned("PUT", "/agents/{ref}/wake", s.handleSetWake),
 		owned("DELETE", "/agents/{ref}/wake", s.handleDeleteWake),
 		owned("POST", "/agents/{ref}/wake/test", s.handleTestWake),
+		owned("GET", "/agents/{ref}/pairings", s.handleListPairings),
+		serve("POST", "/agents/{ref}/pairings/{code}/approve", AccessOwnerOrAgent, s.handleApprovePairing),
+		serve("POST", "/agents/{ref}/pairings/{code}/deny", AccessOwnerOrAgent, s.handleDenyPairing),
 
 		owned("POST", "/agents/{ref}/outbox", s.handleCreateOutbound),
 		owned("GET", "/agents/{ref}/outbox", s.handleListOutbound),

@@ -22,6 +22,9 @@ type Agent struct {
 	// Approved says whether the agent is on the network (docs/network.md):
 	// the operator approves agents when the deployment requires it.
 	Approved bool `json:"approved"`
+	// Pairing says who may approve peers' pairing requests: human (the
+	// owner), agent (the owner or the agent) or off (docs/pairing.md).
+	Pairing string `json:"pairing"`
 	// Communities are the communities the agent is in, sorted.
 	Communities []string `json:"communities"`
 	Endpoint    string   `json:"endpoint,omitempty"`
@@ -52,6 +55,7 @@ type AgentRequest struct {
 	Skills         *[]a2a.AgentSkill `json:"skills,omitempty"`
 	ExtendedSkills *[]a2a.AgentSkill `json:"extended_skills,omitempty"`
 	AcceptsTasks   *bool             `json:"accepts_tasks,omitempty"`
+	Pairing        *string           `json:"pairing,omitempty"`
 	Endpoint       *string           `json:"endpoint,omitempty"`
 	AccountID      *string           `json:"account_id,omitempty"`
 }

@@ -31,6 +31,7 @@ var tablesWithoutTasks = map[string]string{
 	"community_members": "which agents are in which community",
 	"agent_skills":      "the skill keys of agents' cards, for discovery",
 	"session_ends":      "when agents' connections ended, for the reconnect grace",
+	"pairings":          "peers' requests for a token; swept a day after they expire",
 }
 
 // TestRetentionCoversSchema fails when a table is neither tied to tasks

@@ -110,7 +110,7 @@ func (db *DB) EnqueueWake(ctx context.Context, r *switchboard.WakeRequest) (bool
 // agent in its own transaction. The pending wake of the same agent,
 // conversation and kind, if any, takes the request (the partial unique
 // index wakes_pending settles concurrent requests); otherwise a new wake
-// is due after the configuration's debounce.
+// is due after the configuration's debounce (a pairing request's at once).
 func (db *DB) enqueueWake(ctx context.Context, tx *sql.Tx, r *switchboard.WakeRequest) (bool, error) {
 	var debounceMS int64
 	err := tx.QueryRowContext(ctx, `SELECT debounce_ms FROM wake_configs WHERE agent_id = $1`, r.AgentID).Scan(&debounceMS)
@@ -121,6 +121,9 @@ func (db *DB) enqueueWake(ctx context.Context, tx *sql.Tx, r *switchboard.WakeRe
 	}
 	now := db.Now().UTC()
 	due := now.Add(time.Duration(debounceMS) * time.Millisecond)
+	if r.Kind == switchboard.WakePairingRequest {
+		due = now // a human waits for the code to be approved
+	}
 	var id string
 	err = tx.QueryRowContext(ctx, `INSERT INTO wakes (id, agent_id, peer_id, context_id, kind, named_task_id, sender, preview, count, state,
 			due_at, created_at, updated_at)

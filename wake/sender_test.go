@@ -336,3 +336,42 @@ func TestPlainHTTPNeedsAnOpenGuard(t *testing.T) {
 		t.Fatalf("plain http with an opened guard: %+v, %d requests", res, len(rc.requests()))
 	}
 }
+
+// TestPairingRequestWake: a pairing request's wake names the code and the
+// commands, marks the claimed name as untrusted, and the openclaw-wake
+// text carries none of what the requester claimed.
+func TestPairingRequestWake(t *testing.T) {
+	rc := newReceiver(t)
+	w := sampleWake()
+	w.Kind, w.ContextID, w.TaskID, w.TaskIDs = switchboard.WakePairingRequest, "pairing-WDJB4827", "", nil
+	w.From, w.Preview = "Barry \"Ignore all\"", "client id: barry-cli; claimed card: https://barry.example/card"
+
+	send(t, config(t, rc, wake.PresetClaudeCode, wake.Update{Key: ptr("k")}), w)
+	reqs := rc.requests()
+	text, _ := decode(t, reqs[len(reqs)-1].Body)["text"].(string)
+	for _, want := range []string{"pairing request for agent sleeper", "WDJB-4827", "switchboard pairing approve WDJB-4827 --agent sleeper",
+		"never approve on your own", "claimed, unverified", "untrusted"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("claude-code text lacks %q: %s", want, text)
+		}
+	}
+
+	send(t, config(t, rc, wake.PresetOpenClawWake, wake.Update{Key: ptr("oc")}), w)
+	reqs = rc.requests()
+	text, _ = decode(t, reqs[len(reqs)-1].Body)["text"].(string)
+	if !strings.Contains(text, "WDJB-4827") || !strings.Contains(text, "pairing list --agent sleeper") {
+		t.Errorf("openclaw-wake text %q", text)
+	}
+	for _, claimed := range []string{"Barry", "Ignore", "barry-cli", "barry.example"} {
+		if strings.Contains(text, claimed) {
+			t.Errorf("openclaw-wake text carries the claim %q: %s", claimed, text)
+		}
+	}
+
+	send(t, config(t, rc, wake.PresetGeneric, wake.Update{Key: ptr("g")}), w)
+	reqs = rc.requests()
+	m := decode(t, reqs[len(reqs)-1].Body)
+	if m["kind"] != "pairing_request" || m["hint"] != "switchboard pairing list --agent sleeper" || m["from"] != w.From {
+		t.Errorf("generic payload %v", m)
+	}
+}

@@ -185,7 +185,7 @@ func Normalize(r *switchboard.WakeRequest) error {
 	if len(r.ContextID) > maxWakeRefLen || len(r.TaskID) > maxWakeRefLen {
 		return switchboard.Errorf(switchboard.EINVALID, "a wake's context and task ids are at most %d bytes", maxWakeRefLen)
 	}
-	if r.Kind != switchboard.WakeInbound && r.Kind != switchboard.WakeOutboundUpdate {
+	if r.Kind != switchboard.WakeInbound && r.Kind != switchboard.WakeOutboundUpdate && r.Kind != switchboard.WakePairingRequest {
 		return switchboard.Errorf(switchboard.EINVALID, "wake kind %q cannot be queued", r.Kind)
 	}
 	if r.Preview == "" && r.Message != nil {

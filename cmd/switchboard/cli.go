@@ -23,6 +23,8 @@ type CLI struct {
 	Whoami    WhoamiCmd    `cmd:"" help:"Show the account the owner token belongs to."`
 	Agent     AgentCmd     `cmd:"" help:"Manage agents."`
 	Token     TokenCmd     `cmd:"" help:"Manage peer tokens of an agent."`
+	Pairing   PairingCmd   `cmd:"" help:"Decide peers' pairing requests (peers that ask for their own token with switchboard pair)."`
+	Pair      PairCmd      `cmd:"" help:"Ask a remote agent for a peer token (OAuth device flow): show the code to its owner, wait for the approval, store the token under an alias."`
 	Inbox     InboxCmd     `cmd:"" help:"List tasks waiting for your agents."`
 	Show      ShowCmd      `cmd:"" help:"Show one task."`
 	Reply     ReplyCmd     `cmd:"" help:"Answer a task."`

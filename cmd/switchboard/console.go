@@ -32,11 +32,16 @@ func (m *Main) newConsole(cfg Config, db *sqlstore.DB) (*dashboard.Console, erro
 }
 
 // withConsole serves /dashboard and the paths under it with the console,
-// everything else with the API.
-func withConsole(api, console http.Handler) http.Handler {
+// the /device pages of the addresses with device (they share the
+// console's sign-in), everything else with the API.
+func withConsole(api, console, device http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p == "/dashboard" || strings.HasPrefix(p, "/dashboard/") {
 			console.ServeHTTP(w, r)
+			return
+		}
+		if dashboard.IsDevicePath(r.URL.Path) {
+			device.ServeHTTP(w, r)
 			return
 		}
 		api.ServeHTTP(w, r)

@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -254,6 +255,10 @@ type Main struct {
 	API  *httpapi.Server
 	// Console is the web console at /dashboard.
 	Console *dashboard.Console
+	// Pairing runs the device authorization grant; Device is its page
+	// ({address}/device).
+	Pairing *pairing.Service
+	Device  *dashboard.DevicePage
 
 	// loops are the background loops (sweeper, dispatcher).
 	loops     sync.WaitGroup
@@ -365,10 +370,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if cfg.Metrics {
 		metricsHandler = m.metrics.reg
 	}
+	m.Pairing = m.newPairing(cfg, db)
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
-		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network,
+		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network, Pairing: m.Pairing,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
@@ -376,6 +382,9 @@ func (m *Main) Run(ctx context.Context) error {
 	})
 	m.Hub.AddressOf = m.API.AddressURL
 	if m.Console, err = m.newConsole(cfg, db); err != nil {
+		return err
+	}
+	if m.Device, err = dashboard.NewDevicePage(m.Console, m.Pairing, cfg.DefaultAgent); err != nil {
 		return err
 	}
 	m.metrics.reg.MustRegister(m.API.Metrics()...)
@@ -441,7 +450,7 @@ func (m *Main) Run(ctx context.Context) error {
 		_ = m.Wakes.RunSender(loops, wake.SenderConfig{})
 	}()
 	m.httpServer = &http.Server{
-		Handler:           withConsole(m.API, m.Console),
+		Handler:           withConsole(m.API, m.Console, m.Device),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

@@ -1,0 +1,102 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/pairing"
+)
+
+// viewPairing is a pairing request as the owner API shows it.
+func viewPairing(p *switchboard.Pairing) ownerapi.Pairing {
+	return ownerapi.Pairing{
+		UserCode: pairing.FormatUserCode(p.UserCode), ClientName: p.ClientName, ClientID: p.ClientID,
+		AgentCardURL: p.CardURL, Requester: p.Requester, ReplacesLabel: p.ReplacesLabel, Status: string(p.Status),
+		Label: p.Label, DecidedBy: p.DecidedBy, CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt,
+	}
+}
+
+// handleListPairings serves GET /agents/{ref}/pairings: the requests
+// waiting for a decision (none while pairing is off).
+func (s *Server) handleListPairings(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := []ownerapi.Pairing{}
+	if s.Pairing != nil {
+		list, err := s.Pairing.Pending(r.Context(), g)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		for _, p := range list {
+			out = append(out, viewPairing(p))
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// decider authenticates a decision on the agent named by {ref}: its
+// owner's token, or, when the agent's pairing mode is agent, the agent's
+// own token. It returns the agent and who decides.
+func (s *Server) decider(r *http.Request) (*switchboard.Agent, string, error) {
+	acct, self, err := s.authenticateOwnerOrAgent(r)
+	if err != nil {
+		return nil, "", err
+	}
+	if acct != nil {
+		g, err := s.ownedAgent(r, acct)
+		return g, pairing.ByOwner, err
+	}
+	g, err := s.ownedAgent(r, &switchboard.Account{ID: self.AccountID})
+	if err != nil || g.ID != self.ID {
+		return nil, "", switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+	}
+	if pairingMode(g) != switchboard.PairingAgent {
+		return nil, "", switchboard.Errorf(switchboard.EFORBIDDEN, "the agent's pairing mode is %s: only its owner decides", pairingMode(g))
+	}
+	return g, pairing.ByAgent, nil
+}
+
+// handleApprovePairing serves POST /agents/{ref}/pairings/{code}/approve.
+func (s *Server) handleApprovePairing(w http.ResponseWriter, r *http.Request) {
+	s.decidePairing(w, r, true)
+}
+
+// handleDenyPairing serves POST /agents/{ref}/pairings/{code}/deny.
+func (s *Server) handleDenyPairing(w http.ResponseWriter, r *http.Request) {
+	s.decidePairing(w, r, false)
+}
+
+func (s *Server) decidePairing(w http.ResponseWriter, r *http.Request, approve bool) {
+	g, by, err := s.decider(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if s.Pairing == nil {
+		s.handleNotFound(w, r)
+		return
+	}
+	var body ownerapi.PairingDecision
+	if approve && r.ContentLength != 0 {
+		if err := s.decodeJSON(w, r, &body); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	var p *switchboard.Pairing
+	if approve {
+		p, err = s.Pairing.Approve(r.Context(), g, r.PathValue("code"), body.Label, by)
+	} else {
+		p, err = s.Pairing.Deny(r.Context(), g, r.PathValue("code"), by)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewPairing(p))
+}

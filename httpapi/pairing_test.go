@@ -1,0 +1,446 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/pairing"
+)
+
+// testClock is a clock a test moves by hand.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newTestClock() *testClock { return &testClock{now: time.Now().UTC()} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+const deviceGrant = "urn:ietf:params:oauth:grant-type:device_code"
+
+// deviceAuth asks for codes at the address with a form body.
+func (h *harness) deviceAuth(addr string, form url.Values, header map[string]string) *response {
+	hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	for k, v := range header {
+		hdr[k] = v
+	}
+	return h.do("POST", addr+"/oauth/device_authorization", hdr, form.Encode())
+}
+
+// poll asks the token endpoint once.
+func (h *harness) poll(addr, deviceCode string) *response {
+	return h.do("POST", addr+"/oauth/token", map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
+		url.Values{"grant_type": {deviceGrant}, "device_code": {deviceCode}}.Encode())
+}
+
+// wantOAuthError checks an OAuth error answer.
+func wantOAuthError(t *testing.T, r *response, status int, code string) {
+	t.Helper()
+	if r.status != status || r.json["error"] != code {
+		t.Fatalf("answer %d %s, want %d %s", r.status, r.body, status, code)
+	}
+	if r.header.Get("Cache-Control") != "no-store" || r.header.Get("Pragma") != "no-cache" {
+		t.Fatalf("an OAuth error without no-store: %v", r.header)
+	}
+}
+
+func TestPairingHumanFlow(t *testing.T) {
+	clock := newTestClock()
+	h := newHarness(t, withPairing(pairing.Config{Now: clock.Now}))
+	g := h.agent("alice")
+	addr := h.addr(g)
+
+	r := h.deviceAuth(addr, url.Values{"client_name": {"Barry \u202eBot\n"}, "client_id": {"barry-cli"},
+		"agent_card_url": {"https://barry.example/.well-known/agent-card.json"}}, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("device authorization: %d %s", r.status, r.body)
+	}
+	code, _ := r.json["user_code"].(string)
+	device, _ := r.json["device_code"].(string)
+	if len(code) != 9 || code[4] != '-' || len(device) != 43 {
+		t.Fatalf("codes: %s", r.body)
+	}
+	if r.json["verification_uri"] != addr+"/device" || r.json["verification_uri_complete"] != addr+"/device?user_code="+code ||
+		r.json["expires_in"] != 600.0 || r.json["interval"] != 5.0 || r.header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("answer: %s %v", r.body, r.header)
+	}
+
+	wantOAuthError(t, h.poll(addr, device), http.StatusBadRequest, "authorization_pending")
+	clock.advance(2 * time.Second)
+	r = h.poll(addr, device)
+	wantOAuthError(t, r, http.StatusBadRequest, "slow_down")
+	if !strings.Contains(r.json["error_description"].(string), "10 seconds") {
+		t.Fatalf("slow_down does not name the new interval: %s", r.body)
+	}
+	clock.advance(7 * time.Second) // 7 s < 10 s: slower still
+	wantOAuthError(t, h.poll(addr, device), http.StatusBadRequest, "slow_down")
+	clock.advance(15 * time.Second)
+	wantOAuthError(t, h.poll(addr, device), http.StatusBadRequest, "authorization_pending")
+
+	list := h.owner("GET", "/agents/alice/pairings", h.operatorToken, nil)
+	if list.status != http.StatusOK || !strings.Contains(string(list.body), code) ||
+		!strings.Contains(string(list.body), `"client_name":"Barry Bot"`) {
+		t.Fatalf("pending list: %d %s", list.status, list.body)
+	}
+	ok := h.owner("POST", "/agents/alice/pairings/"+strings.ToLower(code)+"/approve", h.operatorToken, nil)
+	if ok.status != http.StatusOK || ok.json["label"] != "Barry-Bot" || ok.json["decided_by"] != "owner" {
+		t.Fatalf("approve: %d %s", ok.status, ok.body)
+	}
+	again := h.owner("POST", "/agents/alice/pairings/"+code+"/deny", h.operatorToken, nil)
+	if again.status != http.StatusConflict {
+		t.Fatalf("a second decision: %d %s", again.status, again.body)
+	}
+
+	clock.advance(15 * time.Second)
+	r = h.poll(addr, device)
+	if r.status != http.StatusOK || r.json["token_type"] != "Bearer" || r.json["peer_label"] != "Barry-Bot" ||
+		r.header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("redeem: %d %s %v", r.status, r.body, r.header)
+	}
+	token := r.json["access_token"].(string)
+	if !strings.HasPrefix(token, "sbp_") {
+		t.Fatalf("token %q is not a peer token", token)
+	}
+	wantOAuthError(t, h.poll(addr, device), http.StatusBadRequest, "invalid_grant") // single use
+
+	// An ordinary peer token, stored by hash, under its label.
+	tok, err := h.db.FindTokenByHash(context.Background(), switchboard.HashToken(token))
+	if err != nil || tok.Label != "Barry-Bot" || tok.Kind != switchboard.TokenPeer || tok.AgentID != g.ID {
+		t.Fatalf("stored token %+v %v", tok, err)
+	}
+	if call := h.rpc(addr, token, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"none"}}`, "A2A-Version", "1.0"); call.status != http.StatusOK {
+		t.Fatalf("the paired token is refused: %d %s", call.status, call.body)
+	}
+	if rv := h.owner("DELETE", "/agents/alice/tokens/Barry-Bot", h.operatorToken, nil); rv.status != http.StatusOK {
+		t.Fatalf("revoke: %d %s", rv.status, rv.body)
+	}
+	if call := h.rpc(addr, token, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"none"}}`); call.status != http.StatusUnauthorized {
+		t.Fatalf("a revoked paired token: %d", call.status)
+	}
+
+	// A revoked label is not reused: the next Barry is Barry-Bot-2.
+	r = h.deviceAuth(addr, url.Values{"client_name": {"Barry Bot"}}, nil)
+	code2 := r.json["user_code"].(string)
+	if ok := h.owner("POST", "/agents/alice/pairings/"+code2+"/approve", h.operatorToken, nil); ok.json["label"] != "Barry-Bot-2" {
+		t.Fatalf("label after a revocation: %s", ok.body)
+	}
+	// And an approved request holds its label: the next is -3.
+	r = h.deviceAuth(addr, url.Values{"client_name": {"Barry Bot"}}, nil)
+	if ok := h.owner("POST", "/agents/alice/pairings/"+r.json["user_code"].(string)+"/approve", h.operatorToken, nil); ok.json["label"] != "Barry-Bot-3" {
+		t.Fatalf("label beside an approved request: %s", ok.body)
+	}
+}
+
+func TestPairingDenyExpireAndErrors(t *testing.T) {
+	clock := newTestClock()
+	h := newHarness(t, withPairing(pairing.Config{Now: clock.Now}))
+	g := h.agent("alice")
+	addr := h.addr(g)
+
+	r := h.deviceAuth(addr, url.Values{"client_name": {"Mallory"}}, nil)
+	device, code := r.json["device_code"].(string), r.json["user_code"].(string)
+	if d := h.owner("POST", "/agents/alice/pairings/"+code+"/deny", h.operatorToken, nil); d.status != http.StatusOK || d.json["status"] != "denied" {
+		t.Fatalf("deny: %d %s", d.status, d.body)
+	}
+	wantOAuthError(t, h.poll(addr, device), http.StatusBadRequest, "access_denied")
+	wantOAuthError(t, h.poll(addr, device), http.StatusBadRequest, "invalid_grant") // reported once
+
+	r = h.deviceAuth(addr, url.Values{"client_id": {"late"}}, nil)
+	device = r.json["device_code"].(string)
+	clock.advance(10 * time.Minute)
+	wantOAuthError(t, h.poll(addr, device), http.StatusBadRequest, "expired_token")
+	if a := h.owner("POST", "/agents/alice/pairings/"+r.json["user_code"].(string)+"/approve", h.operatorToken, nil); a.status != http.StatusConflict {
+		t.Fatalf("approving an expired request: %d %s", a.status, a.body)
+	}
+	clock.advance(time.Hour)
+	wantOAuthError(t, h.poll(addr, device), http.StatusBadRequest, "expired_token")
+	clock.advance(24 * time.Hour)
+	h.deviceAuth(addr, url.Values{"client_id": {"sweeper"}}, nil) // a new request sweeps the old
+	wantOAuthError(t, h.poll(addr, device), http.StatusBadRequest, "invalid_grant")
+
+	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	wantOAuthError(t, h.do("POST", addr+"/oauth/token", form, "grant_type=password"), http.StatusBadRequest, "unsupported_grant_type")
+	wantOAuthError(t, h.do("POST", addr+"/oauth/token", form, "grant_type="+url.QueryEscape(deviceGrant)), http.StatusBadRequest, "invalid_request")
+	wantOAuthError(t, h.poll(addr, "made-up"), http.StatusBadRequest, "invalid_grant")
+	wantOAuthError(t, h.do("POST", addr+"/oauth/token", map[string]string{"Content-Type": "application/json"}, `{"grant_type":1}`),
+		http.StatusBadRequest, "invalid_request")
+	wantOAuthError(t, h.do("POST", addr+"/oauth/token", form, strings.Repeat("a", 5000)), http.StatusBadRequest, "invalid_request")
+	for _, card := range []string{"http://barry.example/card", "https://user:pw@barry.example/card", "https://" + strings.Repeat("a", 300), "barry.example"} {
+		wantOAuthError(t, h.deviceAuth(addr, url.Values{"agent_card_url": {card}}, nil), http.StatusBadRequest, "invalid_request")
+	}
+	// A device code works only at the address that issued it.
+	other := h.agent("other")
+	r = h.deviceAuth(addr, url.Values{"client_id": {"x"}}, nil)
+	wantOAuthError(t, h.poll(h.addr(other), r.json["device_code"].(string)), http.StatusBadRequest, "invalid_grant")
+	if d := h.owner("POST", "/agents/other/pairings/"+r.json["user_code"].(string)+"/approve", h.operatorToken, nil); d.status != http.StatusNotFound {
+		t.Fatalf("approving another agent's code: %d", d.status)
+	}
+	if d := h.owner("POST", "/agents/alice/pairings/not-a-code/approve", h.operatorToken, nil); d.status != http.StatusNotFound {
+		t.Fatalf("a malformed code: %d", d.status)
+	}
+	if d := h.owner("POST", "/agents/alice/pairings/"+r.json["user_code"].(string)+"/approve", h.operatorToken, map[string]any{"label": "bad label!"}); d.status != http.StatusBadRequest {
+		t.Fatalf("a bad label: %d", d.status)
+	}
+}
+
+func TestPairingFloodControl(t *testing.T) {
+	h := newHarness(t, withPairing(pairing.Config{MaxPending: 3}))
+	g, other := h.agent("alice"), h.agent("other")
+	for i := range 3 {
+		if r := h.deviceAuth(h.addr(g), url.Values{"client_id": {"c"}}, nil); r.status != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, r.status, r.body)
+		}
+	}
+	r := h.deviceAuth(h.addr(g), url.Values{"client_id": {"c"}}, nil)
+	wantOAuthError(t, r, http.StatusTooManyRequests, "slow_down") // three pending
+	if r.header.Get("Retry-After") != "600" {
+		t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	if r := h.deviceAuth(h.addr(other), url.Values{"client_id": {"c"}}, nil); r.status != http.StatusOK {
+		t.Fatalf("another agent: %d %s", r.status, r.body)
+	}
+	// Five requests from one address in ten minutes, whatever the agent
+	// (a refused one is not counted).
+	third := h.agent("third")
+	if r := h.deviceAuth(h.addr(third), url.Values{"client_id": {"c"}}, nil); r.status != http.StatusOK {
+		t.Fatalf("the fifth request: %d %s", r.status, r.body)
+	}
+	r = h.deviceAuth(h.addr(third), url.Values{"client_id": {"c"}}, nil)
+	wantOAuthError(t, r, http.StatusTooManyRequests, "slow_down")
+	if list := h.owner("GET", "/agents/third/pairings", h.operatorToken, nil); strings.Count(string(list.body), "user_code") != 1 {
+		t.Fatalf("a refused request was stored: %s", list.body)
+	}
+}
+
+func TestPairingPollRate(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	var last *response
+	for range pairing.DefaultPollsPerMinute + 1 {
+		last = h.poll(h.addr(g), "made-up")
+	}
+	wantOAuthError(t, last, http.StatusTooManyRequests, "slow_down")
+	if last.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+}
+
+func TestPairingRepair(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	addr := h.addr(g)
+	old := h.peerToken(g, "barry")
+	oldPeer := h.peerOf(old).ID
+	pairOnce := func(bearer string) (*response, string) {
+		t.Helper()
+		r := h.deviceAuth(addr, url.Values{"client_name": {"Barry"}}, map[string]string{"Authorization": "Bearer " + bearer})
+		if ok := h.owner("POST", "/agents/alice/pairings/"+r.json["user_code"].(string)+"/approve", h.operatorToken, nil); ok.status != http.StatusOK {
+			t.Fatalf("approve: %d %s", ok.status, ok.body)
+		}
+		tok := h.poll(addr, r.json["device_code"].(string))
+		if tok.status != http.StatusOK {
+			t.Fatalf("redeem: %d %s", tok.status, tok.body)
+		}
+		return r, tok.json["access_token"].(string)
+	}
+	r, fresh := pairOnce(old)
+	if r.json["replaces_label"] != "barry" {
+		t.Fatalf("a re-pairing request: %s", r.body)
+	}
+	getTask := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"none"}}`
+	if a, b := h.rpc(addr, old, getTask), h.rpc(addr, fresh, getTask); a.status != http.StatusUnauthorized || b.status != http.StatusOK {
+		t.Fatalf("the re-paired token did not replace the old one: old %d %s, new %d %s", a.status, a.body, b.status, b.body)
+	}
+	if tok, _ := h.db.FindTokenByHash(context.Background(), switchboard.HashToken(fresh)); tok.Label != "barry" || tok.PeerID != oldPeer {
+		t.Fatalf("re-paired token %+v: not the same peer", tok)
+	}
+
+	// A bogus bearer makes an ordinary request.
+	r = h.deviceAuth(addr, url.Values{"client_name": {"Barry"}}, map[string]string{"Authorization": "Bearer sbp_bogus"})
+	if _, has := r.json["replaces_label"]; has || r.status != http.StatusOK {
+		t.Fatalf("a bogus bearer: %d %s", r.status, r.body)
+	}
+
+	// Rotated between the request and the redemption: a fresh label.
+	r = h.deviceAuth(addr, url.Values{"client_name": {"Barry"}}, map[string]string{"Authorization": "Bearer " + fresh})
+	if ok := h.owner("POST", "/agents/alice/pairings/"+r.json["user_code"].(string)+"/approve", h.operatorToken, nil); ok.json["label"] != "barry" {
+		t.Fatalf("approve: %s", ok.body)
+	}
+	if rot := h.owner("POST", "/agents/alice/tokens", h.operatorToken, map[string]any{"label": "barry", "rotate": true}); rot.status != http.StatusCreated {
+		t.Fatalf("rotate: %d %s", rot.status, rot.body)
+	}
+	tok := h.poll(addr, r.json["device_code"].(string))
+	if tok.status != http.StatusOK || tok.json["peer_label"] == "barry" || tok.json["replaced"] == true {
+		t.Fatalf("a re-pairing after a rotation took over the label: %s", tok.body)
+	}
+}
+
+func TestPairingModes(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	addr := h.addr(g)
+	agentSecret, hash := switchboard.NewToken(switchboard.TokenAgent)
+	must(t, h.db.CreateToken(context.Background(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenAgent, AgentID: g.ID}, true))
+
+	r := h.deviceAuth(addr, url.Values{"client_name": {"Barry"}}, nil)
+	code := r.json["user_code"].(string)
+	if d := h.owner("POST", "/agents/alice/pairings/"+code+"/approve", agentSecret, nil); d.status != http.StatusForbidden {
+		t.Fatalf("the agent approving in human mode: %d %s", d.status, d.body)
+	}
+	if p := h.owner("PATCH", "/agents/alice", h.operatorToken, map[string]any{"pairing": "agent"}); p.status != http.StatusOK || p.json["pairing"] != "agent" {
+		t.Fatalf("PATCH pairing: %d %s", p.status, p.body)
+	}
+	if d := h.owner("POST", "/agents/alice/pairings/"+code+"/approve", agentSecret, map[string]any{"label": "barry"}); d.status != http.StatusOK || d.json["decided_by"] != "agent" {
+		t.Fatalf("the agent approving in agent mode: %d %s", d.status, d.body)
+	}
+	if p := h.owner("PATCH", "/agents/alice", h.operatorToken, map[string]any{"pairing": "sometimes"}); p.status != http.StatusBadRequest {
+		t.Fatalf("a bad mode: %d", p.status)
+	}
+
+	h.deviceAuth(addr, url.Values{"client_name": {"Stale"}}, nil)
+	if p := h.owner("PATCH", "/agents/alice", h.operatorToken, map[string]any{"pairing": "off"}); p.status != http.StatusOK {
+		t.Fatalf("PATCH pairing off: %d", p.status)
+	}
+	for _, path := range []string{"/oauth/device_authorization", "/oauth/token"} {
+		if r := h.do("POST", addr+path, nil, ""); r.status != http.StatusNotFound {
+			t.Fatalf("%s with pairing off: %d", path, r.status)
+		}
+	}
+	for _, path := range []string{addr + "/.well-known/oauth-authorization-server", h.srv.URL + "/.well-known/oauth-protected-resource/a/alice"} {
+		if r := h.do("GET", path, nil, ""); r.status != http.StatusNotFound {
+			t.Fatalf("%s with pairing off: %d", path, r.status)
+		}
+	}
+	if list := h.owner("GET", "/agents/alice/pairings", h.operatorToken, nil); string(list.body) != "[]\n" {
+		t.Fatalf("pairing off lists requests: %s", list.body)
+	}
+	card := h.do("GET", addr+"/.well-known/agent-card.json", nil, "")
+	if strings.Contains(string(card.body), "pairing") {
+		t.Fatalf("the card declares pairing while it is off: %s", card.body)
+	}
+	un := h.rpc(addr, "", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`)
+	if un.header.Get("WWW-Authenticate") != `Bearer realm="a2a"` || strings.Contains(string(un.body), "pairing") {
+		t.Fatalf("the 401 offers pairing while it is off: %v %s", un.header, un.body)
+	}
+}
+
+func TestPairingDiscovery(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.DefaultAgent = "home" }))
+	g := h.agent("alice")
+	addr := h.addr(g)
+	for _, path := range []string{addr + "/.well-known/oauth-authorization-server", h.srv.URL + "/.well-known/oauth-authorization-server/a/alice"} {
+		r := h.do("GET", path, nil, "")
+		if r.status != http.StatusOK || r.json["issuer"] != addr || r.json["device_authorization_endpoint"] != addr+"/oauth/device_authorization" ||
+			r.json["token_endpoint"] != addr+"/oauth/token" || !strings.Contains(string(r.body), deviceGrant) {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+	}
+	for _, path := range []string{addr + "/.well-known/oauth-protected-resource", h.srv.URL + "/.well-known/oauth-protected-resource/a/alice"} {
+		r := h.do("GET", path, nil, "")
+		if r.status != http.StatusOK || r.json["resource"] != addr || !strings.Contains(string(r.body), `"authorization_servers":["`+addr+`"]`) {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+	}
+
+	// The 401 says where to pair, in both shapes.
+	body := `{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{"id":"x"}}`
+	v03 := h.rpc(addr, "", body)
+	if v03.status != http.StatusUnauthorized || path(v03.json, "error", "data", "pairing", "device_authorization_endpoint") != addr+"/oauth/device_authorization" {
+		t.Fatalf("0.3 401: %s", v03.body)
+	}
+	v1 := h.rpc(addr, "", body, "A2A-Version", "1.0")
+	if !strings.Contains(string(v1.body), `"device_authorization_endpoint":"`+addr+`/oauth/device_authorization"`) ||
+		!strings.Contains(string(v1.body), "ErrorInfo") {
+		t.Fatalf("1.0 401: %s", v1.body)
+	}
+
+	// The card every client reads names the endpoints in an extension; a
+	// client that asks for 1.0 also gets the OAuth scheme.
+	card := h.do("GET", addr+"/.well-known/agent-card.json", nil, "")
+	if path(card.json, "securitySchemes", "pairing") != nil ||
+		!strings.Contains(string(card.body), `"device_authorization_endpoint":"`+addr+`/oauth/device_authorization"`) {
+		t.Fatalf("the union card: %s", card.body)
+	}
+	card = h.do("GET", addr+"/.well-known/agent-card.json", map[string]string{"A2A-Version": "1.0"}, "")
+	if path(card.json, "securitySchemes", "pairing", "oauth2SecurityScheme", "flows", "deviceCode", "tokenUrl") != addr+"/oauth/token" {
+		t.Fatalf("1.0 card: %s", card.body)
+	}
+	// 0.3 defines no device code flow: the 0.3 card declares bearer only
+	// (@a2a-js/sdk refuses an OAuth scheme with no flow it knows).
+	for _, hdr := range []map[string]string{nil, {"A2A-Version": "0.3"}} {
+		p := "/.well-known/agent.json"
+		if hdr != nil {
+			p = "/.well-known/agent-card.json"
+		}
+		old := h.do("GET", addr+p, hdr, "")
+		if path(old.json, "securitySchemes", "pairing") != nil || path(old.json, "securitySchemes", "bearer", "type") != "http" {
+			t.Fatalf("0.3 card at %s: %s", p, old.body)
+		}
+	}
+
+	// The default agent pairs at the root.
+	h.agent("home")
+	r := h.deviceAuth(h.srv.URL, url.Values{"client_name": {"Rooted"}}, nil)
+	if r.status != http.StatusOK || r.json["verification_uri"] != h.srv.URL+"/device" {
+		t.Fatalf("root device authorization: %d %s", r.status, r.body)
+	}
+	if m := h.do("GET", h.srv.URL+"/.well-known/oauth-authorization-server", nil, ""); m.json["issuer"] != h.srv.URL {
+		t.Fatalf("root metadata: %s", m.body)
+	}
+}
+
+// TestPairingCardParses: with the pairing extension and scheme, the cards
+// still parse with both a2a-go parsers (the 0.3 card with the 0.3 one),
+// and the 1.0 parser reads the device code flow of the 1.0 card.
+func TestPairingCardParses(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json", "/.well-known/agent-card.json?A2A-Version=1.0"} {
+		r := h.do("GET", h.addr(g)+path, nil, "")
+		for name, parse := range map[string]agentcard.Parser{"v1": agentcard.DefaultCardParser, "v0": a2av0.NewAgentCardParser()} {
+			if path == "/.well-known/agent.json" && name == "v1" {
+				continue // the pure 0.3 card is for 0.3 parsers
+			}
+			card, err := parse(r.body)
+			if err != nil {
+				t.Fatalf("%s with the %s parser: %v\n%s", path, name, err, r.body)
+			}
+			if _, ok := card.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); !ok {
+				t.Fatalf("%s with the %s parser: bearer %#v", path, name, card.SecuritySchemes)
+			}
+			asked := path == "/.well-known/agent-card.json?A2A-Version=1.0"
+			if _, has := card.SecuritySchemes["pairing"]; has != asked {
+				t.Fatalf("%s with the %s parser: pairing scheme %v, want %v", path, name, has, asked)
+			}
+			if !asked || name != "v1" {
+				continue
+			}
+			oauth, ok := card.SecuritySchemes["pairing"].(a2a.OAuth2SecurityScheme)
+			flow, _ := oauth.Flows.(a2a.DeviceCodeOAuthFlow)
+			if !ok || flow.DeviceAuthorizationURL != h.addr(g)+"/oauth/device_authorization" || flow.TokenURL != h.addr(g)+"/oauth/token" {
+				t.Fatalf("pairing scheme %#v", card.SecuritySchemes["pairing"])
+			}
+		}
+	}
+}

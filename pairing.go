@@ -1,0 +1,142 @@
+package switchboard
+
+import (
+	"context"
+	"time"
+)
+
+// PairingMode says who may approve a peer's request to pair with an agent
+// (the OAuth 2.0 device authorization grant, package pairing).
+type PairingMode string
+
+// Pairing modes.
+const (
+	// PairingHuman lets the agent's owner approve (owner API, CLI, the
+	// /device page). The default.
+	PairingHuman PairingMode = "human"
+	// PairingAgent also lets the agent approve, with its own agent token.
+	PairingAgent PairingMode = "agent"
+	// PairingOff serves no pairing endpoints: peer tokens come only from
+	// the owner.
+	PairingOff PairingMode = "off"
+)
+
+// ValidPairingMode reports whether m is a pairing mode.
+func ValidPairingMode(m PairingMode) bool {
+	return m == PairingHuman || m == PairingAgent || m == PairingOff
+}
+
+// PairingStatus is where a pairing request stands.
+type PairingStatus string
+
+// Pairing statuses. A redeemed request is deleted, so it has no status.
+const (
+	PairingPending  PairingStatus = "pending"
+	PairingApproved PairingStatus = "approved"
+	PairingDenied   PairingStatus = "denied"
+)
+
+// Pairing is a peer's request for a peer token of an agent (RFC 8628).
+// The device code is stored only as its hash; the user code is not a
+// secret (it is shown on two screens) and is stored as it is.
+type Pairing struct {
+	// DeviceHash is HashToken of the device code the client polls with.
+	DeviceHash string
+	// UserCode is the code a human types or follows: eight characters,
+	// without the dash it is shown with.
+	UserCode string
+	// AgentID is the agent the peer asks to call.
+	AgentID string
+	// ClientName, ClientID and CardURL are what the requester claims to
+	// be, cleaned; Requester is the address the request came from.
+	ClientName, ClientID, CardURL, Requester string
+	// Status is where the request stands.
+	Status PairingStatus
+	// Label is the label the token gets, set when approved.
+	Label string
+	// ReplacesLabel and ReplacesHash name the active peer token a
+	// re-pairing request presented: an approval under the same label
+	// replaces that token if it is still active then.
+	ReplacesLabel, ReplacesHash string
+	// Interval is how long the client must wait between polls; each poll
+	// that comes sooner raises it by 5 seconds for good.
+	Interval time.Duration
+	// LastPollAt is when the client last polled; nil before the first poll.
+	LastPollAt *time.Time
+	// DecidedBy says who approved or denied: owner, agent or page.
+	DecidedBy string
+	// CreatedAt is when the request came; ExpiresAt when its codes end.
+	CreatedAt, ExpiresAt time.Time
+}
+
+// PairingLimits bound the requests an agent may hold.
+type PairingLimits struct {
+	// MaxPending is the most pending, unexpired requests an agent may have.
+	MaxPending int
+	// MaxPerHour is the most requests an agent may receive in an hour.
+	MaxPerHour int
+	// MaxPerRequester is the most requests one address (Requester) may
+	// make, to any agent, in RequesterWindow.
+	MaxPerRequester int
+	RequesterWindow time.Duration
+}
+
+// PairingPoll is the outcome of a client's poll (RFC 8628 section 3.5).
+type PairingPoll string
+
+// Pairing poll outcomes.
+const (
+	PollPending  PairingPoll = "authorization_pending"
+	PollSlowDown PairingPoll = "slow_down"
+	PollDenied   PairingPoll = "access_denied"
+	PollExpired  PairingPoll = "expired_token"
+	// PollApproved: the request was approved and is now redeemed (deleted);
+	// the caller issues the token.
+	PollApproved PairingPoll = "approved"
+)
+
+// PairingFilter selects pairing requests of one agent.
+type PairingFilter struct {
+	AgentID string
+	// Status, when set, selects requests with that status.
+	Status *PairingStatus
+	// LiveAt, when set, selects requests that have not expired by then.
+	LiveAt *time.Time
+}
+
+// PairingStore keeps pairing requests.
+type PairingStore interface {
+	// CreatePairing stores a new pending request. It returns ERATELIMITED
+	// when the agent holds lim.MaxPending pending requests, or received
+	// lim.MaxPerHour in the hour before p.CreatedAt, or p.Requester made
+	// lim.MaxPerRequester in the window before it (zero: no bound), and
+	// ECONFLICT when the user code or device hash is taken.
+	CreatePairing(ctx context.Context, p *Pairing, lim PairingLimits) error
+
+	// FindPairingByUserCode returns the agent's request with the user
+	// code, or ENOTFOUND.
+	FindPairingByUserCode(ctx context.Context, agentID, userCode string) (*Pairing, error)
+
+	// FindPairings returns the requests that match f, oldest first.
+	FindPairings(ctx context.Context, f PairingFilter) ([]*Pairing, error)
+
+	// DecidePairing approves (with the label) or denies the agent's
+	// pending request with the user code, if it has not expired at at,
+	// and returns it. ENOTFOUND when there is none; ECONFLICT when it was
+	// decided already or has expired (a compare-and-swap on pending).
+	DecidePairing(ctx context.Context, agentID, userCode string, status PairingStatus, label, decidedBy string, at time.Time) (*Pairing, error)
+
+	// PollPairing records the client's poll at at and returns the request
+	// as it stood with the outcome, in one transaction: a denied request
+	// is deleted (PollDenied is answered once); an expired one is kept
+	// (PollExpired) until DeletePairings; an approved one is deleted
+	// (PollApproved, once); a pending one polled sooner than its interval
+	// after the last poll gets the interval raised by 5 s (PollSlowDown).
+	// ENOTFOUND when the agent has no request with the hash (a device code
+	// polled at another agent's address is unknown there).
+	PollPairing(ctx context.Context, agentID, deviceHash string, at time.Time) (*Pairing, PairingPoll, error)
+
+	// DeletePairings deletes the requests that expired before the given
+	// time and returns how many.
+	DeletePairings(ctx context.Context, expiredBefore time.Time) (int, error)
+}

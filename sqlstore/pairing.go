@@ -1,0 +1,212 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+var _ switchboard.PairingStore = (*DB)(nil)
+
+const pairingColumns = `device_hash, user_code, agent_id, client_name, client_id, card_url, requester, status,
+	label, replaces_label, replaces_hash, interval_ms, last_poll_at, decided_by, created_at, expires_at`
+
+// slowDownStep is what each poll that comes too soon adds to a request's
+// interval (RFC 8628 section 3.5).
+const slowDownStep = 5 * time.Second
+
+// CreatePairing implements switchboard.PairingStore. The agent's row is
+// locked (PostgreSQL) while its requests are counted, so that instances
+// that take requests together keep the limits.
+func (db *DB) CreatePairing(ctx context.Context, p *switchboard.Pairing, lim switchboard.PairingLimits) error {
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var id string
+		err := tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE id = $1`+db.forUpdate(""), p.AgentID).Scan(&id)
+		if err == sql.ErrNoRows {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+		} else if err != nil {
+			return err
+		}
+		var pending, recent int
+		err = tx.QueryRowContext(ctx, `SELECT
+			COALESCE(SUM(CASE WHEN status = 'pending' AND expires_at > $2 THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN created_at > $3 THEN 1 ELSE 0 END), 0)
+			FROM pairings WHERE agent_id = $1 AND created_at > $4`,
+			p.AgentID, nanos(p.CreatedAt), nanos(p.CreatedAt.Add(-time.Hour)),
+			nanos(p.CreatedAt.Add(-time.Hour-24*time.Hour))).Scan(&pending, &recent)
+		if err != nil {
+			return err
+		}
+		if lim.MaxPending > 0 && pending >= lim.MaxPending {
+			return switchboard.Errorf(switchboard.ERATELIMITED, "the agent has %d pairing requests waiting", pending)
+		}
+		if lim.MaxPerHour > 0 && recent >= lim.MaxPerHour {
+			return switchboard.Errorf(switchboard.ERATELIMITED, "the agent received %d pairing requests in the last hour", recent)
+		}
+		if lim.MaxPerRequester > 0 {
+			var n int
+			err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pairings WHERE requester = $1 AND created_at > $2`,
+				p.Requester, nanos(p.CreatedAt.Add(-lim.RequesterWindow))).Scan(&n)
+			if err != nil {
+				return err
+			}
+			if n >= lim.MaxPerRequester {
+				return switchboard.Errorf(switchboard.ERATELIMITED, "too many pairing requests from your address")
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO pairings (`+pairingColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, '', $13, $14)`,
+			p.DeviceHash, p.UserCode, p.AgentID, p.ClientName, p.ClientID, p.CardURL, p.Requester,
+			string(switchboard.PairingPending), "", p.ReplacesLabel, p.ReplacesHash, p.Interval.Milliseconds(),
+			nanos(p.CreatedAt), nanos(p.ExpiresAt))
+		if db.dialect.uniqueViolation(err) {
+			return switchboard.Errorf(switchboard.ECONFLICT, "the code is taken")
+		}
+		p.Status = switchboard.PairingPending
+		return err
+	})
+}
+
+// FindPairingByUserCode implements switchboard.PairingStore.
+func (db *DB) FindPairingByUserCode(ctx context.Context, agentID, userCode string) (*switchboard.Pairing, error) {
+	p, err := scanPairing(db.read.QueryRowContext(ctx, `SELECT `+pairingColumns+` FROM pairings
+		WHERE user_code = $1 AND agent_id = $2`, userCode, agentID))
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "no pairing request with that code")
+	}
+	return p, db.formatError(err)
+}
+
+// FindPairings implements switchboard.PairingStore.
+func (db *DB) FindPairings(ctx context.Context, f switchboard.PairingFilter) ([]*switchboard.Pairing, error) {
+	w := &where{}
+	w.add("agent_id = ?", f.AgentID)
+	if f.Status != nil {
+		w.add("status = ?", string(*f.Status))
+	}
+	if f.LiveAt != nil {
+		w.add("expires_at > ?", nanos(*f.LiveAt))
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+pairingColumns+` FROM pairings`+w.String()+` ORDER BY created_at, user_code`, w.args...)
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	defer rows.Close()
+	var out []*switchboard.Pairing
+	for rows.Next() {
+		p, err := scanPairing(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// DecidePairing implements switchboard.PairingStore.
+func (db *DB) DecidePairing(ctx context.Context, agentID, userCode string, status switchboard.PairingStatus, label, decidedBy string, at time.Time) (*switchboard.Pairing, error) {
+	var out *switchboard.Pairing
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE pairings SET status = $1, label = $2, decided_by = $3
+			WHERE user_code = $4 AND agent_id = $5 AND status = 'pending' AND expires_at > $6`,
+			string(status), label, decidedBy, userCode, agentID, nanos(at))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		p, err := scanPairing(tx.QueryRowContext(ctx, `SELECT `+pairingColumns+` FROM pairings
+			WHERE user_code = $1 AND agent_id = $2`, userCode, agentID))
+		if err == sql.ErrNoRows {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "no pairing request with that code")
+		} else if err != nil {
+			return err
+		}
+		if n == 0 {
+			if p.Status == switchboard.PairingPending {
+				return switchboard.Errorf(switchboard.ECONFLICT, "the pairing request has expired")
+			}
+			return switchboard.Errorf(switchboard.ECONFLICT, "the pairing request was %s meanwhile", p.Status)
+		}
+		out = p
+		return nil
+	})
+	return out, err
+}
+
+// PollPairing implements switchboard.PairingStore.
+func (db *DB) PollPairing(ctx context.Context, agentID, deviceHash string, at time.Time) (*switchboard.Pairing, switchboard.PairingPoll, error) {
+	var out *switchboard.Pairing
+	var poll switchboard.PairingPoll
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		p, err := scanPairing(tx.QueryRowContext(ctx, `SELECT `+pairingColumns+` FROM pairings
+			WHERE device_hash = $1 AND agent_id = $2`+db.forUpdate(""), deviceHash, agentID))
+		if err == sql.ErrNoRows {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "no pairing request with that device code")
+		} else if err != nil {
+			return err
+		}
+		out = p
+		switch {
+		case p.Status == switchboard.PairingDenied:
+			poll = switchboard.PollDenied
+			_, err = tx.ExecContext(ctx, `DELETE FROM pairings WHERE device_hash = $1`, deviceHash)
+		case !at.Before(p.ExpiresAt):
+			poll = switchboard.PollExpired
+		case p.Status == switchboard.PairingApproved:
+			poll = switchboard.PollApproved
+			_, err = tx.ExecContext(ctx, `DELETE FROM pairings WHERE device_hash = $1`, deviceHash)
+		case p.LastPollAt != nil && at.Sub(*p.LastPollAt) < p.Interval:
+			poll = switchboard.PollSlowDown
+			p.Interval += slowDownStep
+			_, err = tx.ExecContext(ctx, `UPDATE pairings SET interval_ms = $1, last_poll_at = $2 WHERE device_hash = $3`,
+				p.Interval.Milliseconds(), nanos(at), deviceHash)
+		default:
+			poll = switchboard.PollPending
+			_, err = tx.ExecContext(ctx, `UPDATE pairings SET last_poll_at = $1 WHERE device_hash = $2`, nanos(at), deviceHash)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return out, poll, nil
+}
+
+// DeletePairings implements switchboard.PairingStore.
+func (db *DB) DeletePairings(ctx context.Context, expiredBefore time.Time) (int, error) {
+	var n int64
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM pairings WHERE expires_at < $1`, nanos(expiredBefore))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+func scanPairing(s scanner) (*switchboard.Pairing, error) {
+	var p switchboard.Pairing
+	var status string
+	var interval, created, expires int64
+	var lastPoll sql.NullInt64
+	err := s.Scan(&p.DeviceHash, &p.UserCode, &p.AgentID, &p.ClientName, &p.ClientID, &p.CardURL, &p.Requester, &status,
+		&p.Label, &p.ReplacesLabel, &p.ReplacesHash, &interval, &lastPoll, &p.DecidedBy, &created, &expires)
+	if err != nil {
+		return nil, err
+	}
+	p.Status = switchboard.PairingStatus(status)
+	p.Interval = time.Duration(interval) * time.Millisecond
+	if lastPoll.Valid {
+		t := fromNanos(lastPoll.Int64)
+		p.LastPollAt = &t
+	}
+	p.CreatedAt, p.ExpiresAt = fromNanos(created), fromNanos(expires)
+	return &p, nil
+}
