@@ -58,6 +58,9 @@ type Agent struct {
 	// operator's approval (docs/network.md). AcceptsTasks stays the
 	// owner's own switch.
 	Approved bool
+	// MCPOff turns the agent's MCP endpoint ({address}/mcp) off: it
+	// answers 404, whatever the token. New agents serve MCP.
+	MCPOff bool
 	// Endpoint is the base URL a webhook agent receives tasks at
 	// ({Endpoint}/a2a/task).
 	Endpoint string
@@ -90,6 +93,7 @@ type AgentUpdate struct {
 	ExtendedSkills *[]a2a.AgentSkill
 	AcceptsTasks   *bool
 	Approved       *bool
+	MCPOff         *bool
 	Endpoint       *string
 	WebhookSecret  *string
 }

@@ -13,7 +13,7 @@ import (
 )
 
 const agentColumns = `g.id, g.account_id, g.handle, g.name, g.description, g.mode, g.version,
-	g.skills, g.extended_skills, g.accepts_tasks, g.approved, g.endpoint, g.webhook_secret, g.created_at, g.updated_at, a.disabled`
+	g.skills, g.extended_skills, g.accepts_tasks, g.approved, g.endpoint, g.webhook_secret, g.created_at, g.updated_at, g.mcp_off, a.disabled`
 
 const agentFrom = ` FROM agents g JOIN accounts a ON a.id = g.account_id`
 
@@ -31,10 +31,10 @@ func (db *DB) CreateAgent(ctx context.Context, g *switchboard.Agent) error {
 	}
 	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO agents (id, account_id, handle, name, description, mode, version,
-			skills, extended_skills, accepts_tasks, approved, endpoint, webhook_secret, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			skills, extended_skills, accepts_tasks, approved, endpoint, webhook_secret, created_at, updated_at, mcp_off)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			g.ID, g.AccountID, g.Handle, g.Name, g.Description, string(g.Mode), g.Version,
-			skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved), g.Endpoint, secret, nanos(now), nanos(now))
+			skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved), g.Endpoint, secret, nanos(now), nanos(now), boolInt(g.MCPOff))
 		if db.dialect.uniqueViolation(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "the handle %q is taken", g.Handle)
 		} else if err != nil {
@@ -120,9 +120,9 @@ func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentU
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE agents SET name = $1, description = $2, mode = $3, version = $4,
 			skills = $5, extended_skills = $6, accepts_tasks = $7, approved = $8, endpoint = $9, webhook_secret = $10,
-			updated_at = $11 WHERE id = $12`,
+			updated_at = $11, mcp_off = $13 WHERE id = $12`,
 			g.Name, g.Description, string(g.Mode), g.Version, skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved),
-			g.Endpoint, secret, nanos(g.UpdatedAt), g.ID)
+			g.Endpoint, secret, nanos(g.UpdatedAt), g.ID, boolInt(g.MCPOff))
 		if err != nil {
 			return err
 		}
@@ -171,6 +171,9 @@ func applyAgentUpdate(g *switchboard.Agent, upd switchboard.AgentUpdate) {
 	}
 	if upd.Approved != nil {
 		g.Approved = *upd.Approved
+	}
+	if upd.MCPOff != nil {
+		g.MCPOff = *upd.MCPOff
 	}
 	if upd.Endpoint != nil {
 		g.Endpoint = *upd.Endpoint
@@ -246,16 +249,17 @@ func scanAgent(s scanner) (*switchboard.Agent, error) { return scanAgentWith(s) 
 func scanAgentWith(s scanner, extra ...any) (*switchboard.Agent, error) {
 	var g switchboard.Agent
 	var mode, skills, ext string
-	var accepts, approved, disabled int
+	var accepts, approved, mcpOff, disabled int
 	var created, updated int64
 	dest := []any{&g.ID, &g.AccountID, &g.Handle, &g.Name, &g.Description, &mode, &g.Version,
-		&skills, &ext, &accepts, &approved, &g.Endpoint, &g.WebhookSecret, &created, &updated, &disabled}
+		&skills, &ext, &accepts, &approved, &g.Endpoint, &g.WebhookSecret, &created, &updated, &mcpOff, &disabled}
 	if err := s.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
 	g.Mode = switchboard.DeliveryMode(mode)
 	g.AcceptsTasks = accepts != 0
 	g.Approved = approved != 0
+	g.MCPOff = mcpOff != 0
 	g.AccountDisabled = disabled != 0
 	g.CreatedAt, g.UpdatedAt = fromNanos(created), fromNanos(updated)
 	if err := json.Unmarshal([]byte(skills), &g.Skills); err != nil {
