@@ -41,9 +41,12 @@ func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities 
 	v := ownerapi.Agent{
 		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Name: g.Name, Description: g.Description,
 		Mode: string(g.Mode), Version: g.Version, Skills: nonNil(g.Skills), ExtendedSkills: nonNil(g.ExtendedSkills),
-		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Communities: comms,
+		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, MCP: !g.MCPOff, Communities: comms,
 		Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
+	}
+	if s.MCP != nil && !g.MCPOff {
+		v.MCPURL = addr + "/mcp"
 	}
 	if g.Mode == switchboard.ModeConnector && s.Presence != nil {
 		connected, err := s.Presence.AgentConnected(r.Context(), g.ID)
@@ -288,6 +291,10 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	upd := switchboard.AgentUpdate{
 		Name: b.Name, Description: b.Description, Version: b.Version,
 		Skills: b.Skills, ExtendedSkills: b.ExtendedSkills, AcceptsTasks: b.AcceptsTasks, Endpoint: b.Endpoint,
+	}
+	if b.MCP != nil {
+		off := !*b.MCP
+		upd.MCPOff = &off
 	}
 	mode := g.Mode
 	if b.Mode != nil {

@@ -22,6 +22,11 @@ type Agent struct {
 	// Approved says whether the agent is on the network (docs/network.md):
 	// the operator approves agents when the deployment requires it.
 	Approved bool `json:"approved"`
+	// MCP says whether the agent's MCP endpoint is on (docs/mcp.md); the
+	// owner turns it off with PATCH {"mcp": false}.
+	MCP bool `json:"mcp"`
+	// MCPURL is the agent's MCP endpoint, set while it is served.
+	MCPURL string `json:"mcp_url,omitempty"`
 	// Communities are the communities the agent is in, sorted.
 	Communities []string `json:"communities"`
 	Endpoint    string   `json:"endpoint,omitempty"`
@@ -52,6 +57,7 @@ type AgentRequest struct {
 	Skills         *[]a2a.AgentSkill `json:"skills,omitempty"`
 	ExtendedSkills *[]a2a.AgentSkill `json:"extended_skills,omitempty"`
 	AcceptsTasks   *bool             `json:"accepts_tasks,omitempty"`
+	MCP            *bool             `json:"mcp,omitempty"`
 	Endpoint       *string           `json:"endpoint,omitempty"`
 	AccountID      *string           `json:"account_id,omitempty"`
 }

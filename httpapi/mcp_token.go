@@ -1,0 +1,132 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
+
+// DefaultMCPTokenLabel labels an MCP token minted without a label.
+const DefaultMCPTokenLabel = "mcp"
+
+// handleIssueMCPToken mints an MCP token for the agent: POST
+// /agents/{ref}/mcp-tokens {label}. The secret is in this answer only; the
+// store keeps its hash.
+func (s *Server) handleIssueMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var body ownerapi.MCPTokenIssue
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if body.Label == "" {
+		body.Label = DefaultMCPTokenLabel
+	}
+	if !switchboard.ValidLabel(body.Label) {
+		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "label must be 1 to 64 letters, digits, '_' or '-'"))
+		return
+	}
+	secret, hash := switchboard.NewToken(switchboard.TokenMCP)
+	tok := &switchboard.Token{Hash: hash, Kind: switchboard.TokenMCP, AccountID: g.AccountID, AgentID: g.ID, Label: body.Label}
+	if err := s.Tokens.CreateToken(r.Context(), tok, false); err != nil {
+		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
+			err = switchboard.Errorf(switchboard.ECONFLICT, "%s has an active MCP token labelled %q; revoke it or choose another label", g.Handle, body.Label)
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	v := s.viewMCPToken(r, tok, g)
+	v.Token = secret
+	writeJSON(w, http.StatusCreated, v)
+}
+
+// handleListAgentMCPTokens lists the agent's active MCP tokens: GET
+// /agents/{ref}/mcp-tokens.
+func (s *Server) handleListAgentMCPTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	kind := switchboard.TokenMCP
+	toks, err := s.Tokens.FindTokens(r.Context(), switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID, Active: true})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]ownerapi.MCPToken, 0, len(toks))
+	for _, t := range toks {
+		out = append(out, s.viewMCPToken(r, t, g))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleListMCPTokens lists the active MCP tokens of the account's agents:
+// GET /mcp-tokens.
+func (s *Server) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	toks, agents, err := s.accountMCPTokens(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]ownerapi.MCPToken, 0, len(toks))
+	for _, t := range toks {
+		if g := agents[t.AgentID]; g != nil {
+			out = append(out, s.viewMCPToken(r, t, g))
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleRevokeMCPToken revokes an MCP token of one of the account's
+// agents by its id: DELETE /mcp-tokens/{id}. It stops working with the
+// next request, on every instance.
+func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	toks, agents, err := s.accountMCPTokens(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	id := r.PathValue("id")
+	for _, t := range toks {
+		if switchboard.TokenID(t.Hash) != id || agents[t.AgentID] == nil {
+			continue
+		}
+		kind := switchboard.TokenMCP
+		if _, err := s.Tokens.RevokeTokens(r.Context(), switchboard.TokenFilter{Kind: &kind, AgentID: &t.AgentID, Label: &t.Label}); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, ownerapi.MCPTokenRevoked{Revoked: true, ID: id})
+		return
+	}
+	s.writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "no active MCP token with id %q", id))
+}
+
+// accountMCPTokens returns the active MCP tokens of the account's agents,
+// with those agents by id.
+func (s *Server) accountMCPTokens(r *http.Request, acct *switchboard.Account) ([]*switchboard.Token, map[string]*switchboard.Agent, error) {
+	gs, err := s.Agents.FindAgents(r.Context(), switchboard.AgentFilter{AccountID: &acct.ID})
+	if err != nil {
+		return nil, nil, err
+	}
+	agents := make(map[string]*switchboard.Agent, len(gs))
+	for _, g := range gs {
+		agents[g.ID] = g
+	}
+	kind := switchboard.TokenMCP
+	toks, err := s.Tokens.FindTokens(r.Context(), switchboard.TokenFilter{Kind: &kind, AccountID: &acct.ID, Active: true})
+	return toks, agents, err
+}
+
+// viewMCPToken is an MCP token of the agent g as the owner API shows it,
+// without its secret.
+func (s *Server) viewMCPToken(r *http.Request, t *switchboard.Token, g *switchboard.Agent) ownerapi.MCPToken {
+	return ownerapi.MCPToken{ID: switchboard.TokenID(t.Hash), Agent: g.Handle, Label: t.Label, MCPURL: s.MCPURL(r, g),
+		CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt}
+}

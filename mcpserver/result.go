@@ -1,0 +1,57 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchboard-dev/switchboard"
+)
+
+// result is a tool's answer: one text block a model reads (a header line,
+// then the JSON indented) and the same JSON as structured content.
+func result(header string, v any) (*mcp.CallToolResult, any, error) {
+	text, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, nil, fmt.Errorf("Error: encode the result: %w", err)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: header + "\n" + string(text)}},
+		StructuredContent: json.RawMessage(text),
+	}, nil, nil
+}
+
+// fail turns a service's error into the tool's failure ("Error: …",
+// isError): the caller-facing message of a switchboard.Error, a generic
+// text (and a log line) for anything else.
+func (s *Server) fail(ctx context.Context, tool string, err error) (*mcp.CallToolResult, any, error) {
+	if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
+		s.Logger.ErrorContext(ctx, "mcp tool failed", "tool", tool, "err", err)
+	}
+	return nil, nil, errors.New("Error: " + switchboard.ErrorMessage(err))
+}
+
+// errInvalid is a tool's refusal of its arguments.
+func errInvalid(format string, args ...any) error {
+	return switchboard.Errorf(switchboard.EINVALID, format, args...)
+}
+
+// targetOf returns what the call is about: the agent whose endpoint was
+// called, as the token check found it.
+func targetOf(req *mcp.CallToolRequest) (*target, error) {
+	var info *auth.TokenInfo
+	if req != nil && req.Extra != nil {
+		info = req.Extra.TokenInfo
+	}
+	if info == nil {
+		return nil, switchboard.Errorf(switchboard.EUNAUTHORIZED, "no MCP token")
+	}
+	tg, _ := info.Extra[extraTarget].(*target)
+	if tg == nil {
+		return nil, switchboard.Errorf(switchboard.EUNAUTHORIZED, "no MCP token")
+	}
+	return tg, nil
+}
