@@ -214,6 +214,9 @@ func applyAgentRequest(g *switchboard.Agent, b *ownerapi.AgentRequest) {
 	if b.AcceptsTasks != nil {
 		g.AcceptsTasks = *b.AcceptsTasks
 	}
+	if b.MCP != nil {
+		g.MCPOff = !*b.MCP
+	}
 	if b.Endpoint != nil {
 		g.Endpoint = *b.Endpoint
 	}

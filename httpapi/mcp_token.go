@@ -105,13 +105,19 @@ func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, ac
 		writeJSON(w, http.StatusOK, ownerapi.MCPTokenRevoked{Revoked: true, ID: id})
 		return
 	}
-	s.writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "no active MCP token with id %q", id))
+	s.writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "no active MCP token has this id"))
 }
 
-// accountMCPTokens returns the active MCP tokens of the account's agents,
-// with those agents by id.
+// accountMCPTokens returns the active MCP tokens of the account's agents
+// (the operator: of every agent), with those agents by id.
 func (s *Server) accountMCPTokens(r *http.Request, acct *switchboard.Account) ([]*switchboard.Token, map[string]*switchboard.Agent, error) {
-	gs, err := s.Agents.FindAgents(r.Context(), switchboard.AgentFilter{AccountID: &acct.ID})
+	var f switchboard.AgentFilter
+	kind := switchboard.TokenMCP
+	tf := switchboard.TokenFilter{Kind: &kind, Active: true}
+	if !acct.IsOperator() {
+		f.AccountID, tf.AccountID = &acct.ID, &acct.ID
+	}
+	gs, err := s.Agents.FindAgents(r.Context(), f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,8 +125,7 @@ func (s *Server) accountMCPTokens(r *http.Request, acct *switchboard.Account) ([
 	for _, g := range gs {
 		agents[g.ID] = g
 	}
-	kind := switchboard.TokenMCP
-	toks, err := s.Tokens.FindTokens(r.Context(), switchboard.TokenFilter{Kind: &kind, AccountID: &acct.ID, Active: true})
+	toks, err := s.Tokens.FindTokens(r.Context(), tf)
 	return toks, agents, err
 }
 
