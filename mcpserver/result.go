@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +24,29 @@ func result(header string, v any) (*mcp.CallToolResult, any, error) {
 		Content:           []mcp.Content{&mcp.TextContent{Text: header + "\n" + string(text)}},
 		StructuredContent: json.RawMessage(text),
 	}, nil, nil
+}
+
+// structured is a tool's answer whose text is written for a model (not
+// the JSON), with v as structured content.
+func structured(text string, v any) (*mcp.CallToolResult, any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("Error: encode the result: %w", err)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(data)}, nil, nil
+}
+
+// quote returns s quoted as a Go string, cut to at most n bytes (on a
+// rune boundary, marked with …): peer text shown as data.
+func quote(s string, n int) string {
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strconv.Quote(s)
 }
 
 // fail turns a service's error into the tool's failure ("Error: …",
