@@ -64,6 +64,28 @@ type Token struct {
 	// LastUsedAt is when the token last opened something, as recorded by
 	// TouchToken (MCP tokens only); nil if never.
 	LastUsedAt *time.Time
+	// Agents are the agents an account MCP token (kind mcp, no AgentID)
+	// acts for, by id.
+	Agents []string
+	// CreatedAgent is the agent an account MCP token created, if any: it
+	// acts for it too, and creates no other.
+	CreatedAgent string
+}
+
+// MayActFor reports whether an account MCP token acts for the agent.
+func (t *Token) MayActFor(agentID string) bool {
+	if agentID == "" || t.AgentID != "" {
+		return false
+	}
+	if t.CreatedAgent == agentID {
+		return true
+	}
+	for _, id := range t.Agents {
+		if id == agentID {
+			return true
+		}
+	}
+	return false
 }
 
 // TokenFilter selects tokens. Nil fields match everything.
@@ -102,6 +124,11 @@ type TokenStore interface {
 	// given time. It does not change what FindTokenByHash returns and
 	// returns nil if no such token exists.
 	TouchToken(ctx context.Context, hash string, at time.Time) error
+
+	// RecordCreatedAgent records that the active account MCP token with the
+	// hash created the agent. It returns ECONFLICT if the token created
+	// one already, and ENOTFOUND if there is no such token.
+	RecordCreatedAgent(ctx context.Context, hash, agentID string) error
 }
 
 // TokenID is the short public id of a token: the first 16 hex digits of

@@ -246,7 +246,12 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request, acct *
 // handle) if the account may manage it. Another owner's agent is reported
 // as not found, exactly like a missing one.
 func (s *Server) ownedAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
-	ref := r.PathValue("ref")
+	return s.agentByRef(r, acct, r.PathValue("ref"))
+}
+
+// agentByRef finds the agent ref names (an id or a handle) if the account
+// may manage it; another owner's agent is not found.
+func (s *Server) agentByRef(r *http.Request, acct *switchboard.Account, ref string) (*switchboard.Agent, error) {
 	var g *switchboard.Agent
 	var err error
 	if switchboard.IsUUID(ref) {

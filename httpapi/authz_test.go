@@ -290,6 +290,20 @@ func authzRows() map[string]authzRow {
 				}
 				return `"agent":"` + x.e.agent.Handle + `"`
 			})},
+		"POST /mcp-tokens": {access: httpapi.AccessOwner, want: ownerOf(http.StatusCreated),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/mcp-tokens", body: `{"label":"fresh","agents":["` + e.agent.Handle + `"]}`}
+			},
+			check: field("label", func(authzCase) any { return "fresh" })},
+		// The account endpoint: only an account MCP token.
+		"POST /mcp": {access: httpapi.AccessMCP, want: every(http.StatusUnauthorized).and(http.StatusOK, credMCPAccount),
+			req: func(*estate) authzReq {
+				return authzReq{method: "POST", path: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
+					header: map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}}
+			},
+			check: contains(func(authzCase) string { return `"name":"create_agent"` })},
+		"/mcp": {access: httpapi.AccessPublic, want: every(http.StatusMethodNotAllowed),
+			req: func(*estate) authzReq { return authzReq{method: "GET", path: "/mcp"} }},
 		"DELETE /mcp-tokens/{id}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
 			req:   func(e *estate) authzReq { return authzReq{method: "DELETE", path: "/mcp-tokens/" + e.mcpID} },
 			check: field("revoked", func(authzCase) any { return true })},

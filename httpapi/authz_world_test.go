@@ -61,13 +61,15 @@ const (
 	// MCP tokens: of B's agent, and of A's agent.
 	credMCPOther cred = "mcp-of-other-agent"
 	credMCP      cred = "mcp"
+	// An account MCP token of A's, acting for A's connector agent.
+	credMCPAccount cred = "mcp-account"
 )
 
 // creds lists every credential, in the order the matrix presents them.
 var creds = []cred{
 	credNone, credMalformed, credPeerRevoked, credPeerOther, credPeerSibling, credPeer,
 	credAgentOther, credAgent, credPushOther, credPush, credCommunityOther, credCommunity, credOwnerOther, credOwner, credOperator,
-	credOwnerDisabled, credPeerDisabled, credAgentDisabled, credMCPOther, credMCP,
+	credOwnerDisabled, credPeerDisabled, credAgentDisabled, credMCPOther, credMCP, credMCPAccount,
 }
 
 // disabled reports whether the credential is the disabled account's, whose
@@ -90,7 +92,7 @@ func (c cred) authorization(a, b, d *estate, operatorToken string) string {
 		credPeer: a.peerToken, credAgentOther: b.agentToken, credAgent: a.agentToken, credPushOther: b.pushToken,
 		credPush: a.pushToken, credCommunityOther: b.communityToken, credCommunity: a.communityToken, credOwnerOther: b.ownerToken, credOwner: a.ownerToken, credOperator: operatorToken,
 		credOwnerDisabled: d.ownerToken, credPeerDisabled: d.peerToken, credAgentDisabled: d.agentToken,
-		credMCPOther: b.mcpToken, credMCP: a.mcpToken,
+		credMCPOther: b.mcpToken, credMCP: a.mcpToken, credMCPAccount: a.mcpAccountToken,
 	}[c]
 	if secret == "" {
 		return ""
@@ -129,6 +131,8 @@ type estate struct {
 	pushToken      string // the record's push token
 	// mcpToken is an MCP token of the connector agent; mcpID its id.
 	mcpToken, mcpID string
+	// mcpAccountToken is an account MCP token acting for the agent.
+	mcpAccountToken string
 }
 
 // markers are strings of the estate that only an entitled caller may see.
@@ -185,7 +189,7 @@ func newAuthzServer(t *testing.T, defaultAgent string) *authzServer {
 				InstanceID: d.Tasks.InstanceID}, hub.Config{})
 			d.Connect = connect
 			d.MetricsHandler = reg
-			d.MCP = mcpserver.New(mcpserver.Deps{Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
+			d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
 				Network: d.Network, Limiter: d.Limiter, Logger: log}, mcpserver.Config{})
 		}))
 	reg.MustRegister(h.api.Metrics()...)
@@ -222,6 +226,9 @@ func (s *authzServer) estate(name string, disabled bool) *estate {
 	secret, hash = switchboard.NewToken(switchboard.TokenMCP)
 	must(s.t, s.db.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenMCP, AccountID: e.acct.ID, AgentID: e.agent.ID, Label: "claude"}, false))
 	e.mcpToken, e.mcpID = secret, switchboard.TokenID(hash)
+	secret, hash = switchboard.NewToken(switchboard.TokenMCP)
+	must(s.t, s.db.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenMCP, AccountID: e.acct.ID, Agents: []string{e.agent.ID}, Label: "desk"}, false))
+	e.mcpAccountToken = secret
 	e.peerToken = s.peerToken(e.agent, "peer")
 	e.siblingToken = s.peerToken(e.agent, "sibling")
 	s.peerToken(e.agent, e.spare)

@@ -15,6 +15,13 @@ type MCPHandler interface {
 	// ServeAgent serves a request to the agent's {address}/mcp; base is
 	// the deployment's public base URL.
 	ServeAgent(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent, base string)
+	// ServeAccount serves a request to the account endpoint, {base}/mcp.
+	ServeAccount(w http.ResponseWriter, r *http.Request, base string)
+}
+
+// handleAccountMCP serves {base}/mcp, for account MCP tokens.
+func (s *Server) handleAccountMCP(w http.ResponseWriter, r *http.Request) {
+	s.MCP.ServeAccount(w, r, s.baseURL(r))
 }
 
 // handleMCP serves {address}/mcp: 404 when there is no such agent, its

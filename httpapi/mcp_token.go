@@ -40,10 +40,65 @@ func (s *Server) handleIssueMCPToken(w http.ResponseWriter, r *http.Request, acc
 		s.writeError(w, r, err)
 		return
 	}
-	v := s.viewMCPToken(r, tok, g)
+	v := s.viewMCPToken(r, tok, g, nil)
 	v.Token = secret
 	writeJSON(w, http.StatusCreated, v)
 }
+
+// handleIssueAccountMCPToken mints an account MCP token: POST /mcp-tokens
+// {label, agents}. Every agent named must be the caller's (the operator:
+// of one account); another's is not found.
+func (s *Server) handleIssueAccountMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	var body ownerapi.AccountMCPTokenIssue
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if body.Label == "" {
+		body.Label = DefaultMCPTokenLabel
+	}
+	switch {
+	case !switchboard.ValidLabel(body.Label):
+		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "label must be 1 to 64 letters, digits, '_' or '-'"))
+		return
+	case len(body.Agents) == 0 || len(body.Agents) > maxAccountTokenAgents:
+		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "agents must name 1 to %d of your agents", maxAccountTokenAgents))
+		return
+	}
+	tok := &switchboard.Token{Kind: switchboard.TokenMCP, Label: body.Label}
+	agents := make(map[string]*switchboard.Agent)
+	for _, ref := range body.Agents {
+		g, err := s.agentByRef(r, acct, ref)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if tok.AccountID != "" && g.AccountID != tok.AccountID {
+			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "the agents of one token must be of one account"))
+			return
+		}
+		tok.AccountID = g.AccountID
+		if agents[g.ID] == nil {
+			tok.Agents = append(tok.Agents, g.ID)
+		}
+		agents[g.ID] = g
+	}
+	secret, hash := switchboard.NewToken(switchboard.TokenMCP)
+	tok.Hash = hash
+	if err := s.Tokens.CreateToken(r.Context(), tok, false); err != nil {
+		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
+			err = switchboard.Errorf(switchboard.ECONFLICT, "the account has an active account MCP token labelled %q; revoke it or choose another label", body.Label)
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	v := s.viewMCPToken(r, tok, nil, agents)
+	v.Token = secret
+	writeJSON(w, http.StatusCreated, v)
+}
+
+// maxAccountTokenAgents bounds the agents one account MCP token acts for.
+const maxAccountTokenAgents = 100
 
 // handleListAgentMCPTokens lists the agent's active MCP tokens: GET
 // /agents/{ref}/mcp-tokens.
@@ -61,7 +116,7 @@ func (s *Server) handleListAgentMCPTokens(w http.ResponseWriter, r *http.Request
 	}
 	out := make([]ownerapi.MCPToken, 0, len(toks))
 	for _, t := range toks {
-		out = append(out, s.viewMCPToken(r, t, g))
+		out = append(out, s.viewMCPToken(r, t, g, nil))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -76,8 +131,11 @@ func (s *Server) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acc
 	}
 	out := make([]ownerapi.MCPToken, 0, len(toks))
 	for _, t := range toks {
-		if g := agents[t.AgentID]; g != nil {
-			out = append(out, s.viewMCPToken(r, t, g))
+		switch g := agents[t.AgentID]; {
+		case g != nil:
+			out = append(out, s.viewMCPToken(r, t, g, nil))
+		case t.AgentID == "":
+			out = append(out, s.viewMCPToken(r, t, nil, agents))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -94,11 +152,12 @@ func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, ac
 	}
 	id := r.PathValue("id")
 	for _, t := range toks {
-		if switchboard.TokenID(t.Hash) != id || agents[t.AgentID] == nil {
+		if switchboard.TokenID(t.Hash) != id || (t.AgentID != "" && agents[t.AgentID] == nil) {
 			continue
 		}
 		kind := switchboard.TokenMCP
-		if _, err := s.Tokens.RevokeTokens(r.Context(), switchboard.TokenFilter{Kind: &kind, AgentID: &t.AgentID, Label: &t.Label}); err != nil {
+		f := switchboard.TokenFilter{Kind: &kind, AgentID: &t.AgentID, Label: &t.Label, AccountID: &t.AccountID}
+		if _, err := s.Tokens.RevokeTokens(r.Context(), f); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -129,9 +188,21 @@ func (s *Server) accountMCPTokens(r *http.Request, acct *switchboard.Account) ([
 	return toks, agents, err
 }
 
-// viewMCPToken is an MCP token of the agent g as the owner API shows it,
-// without its secret.
-func (s *Server) viewMCPToken(r *http.Request, t *switchboard.Token, g *switchboard.Agent) ownerapi.MCPToken {
-	return ownerapi.MCPToken{ID: switchboard.TokenID(t.Hash), Agent: g.Handle, Label: t.Label, MCPURL: s.MCPURL(r, g),
-		CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt}
+// viewMCPToken is an MCP token as the owner API shows it, without its
+// secret: of the agent g, or (g nil) an account token, whose agents are
+// looked up in agents.
+func (s *Server) viewMCPToken(r *http.Request, t *switchboard.Token, g *switchboard.Agent, agents map[string]*switchboard.Agent) ownerapi.MCPToken {
+	v := ownerapi.MCPToken{ID: switchboard.TokenID(t.Hash), Label: t.Label, CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt}
+	if g != nil {
+		v.Agent, v.MCPURL = g.Handle, s.MCPURL(r, g)
+		return v
+	}
+	v.MCPURL = s.baseURL(r) + "/mcp"
+	v.Agents = []string{}
+	for _, id := range append(append([]string{}, t.Agents...), t.CreatedAgent) {
+		if a := agents[id]; a != nil {
+			v.Agents = append(v.Agents, a.Handle)
+		}
+	}
+	return v
 }

@@ -45,7 +45,7 @@ func TestOwnerAPIGolden(t *testing.T) {
 		withDeps(func(d *httpapi.Deps) {
 			wakes = d.Wakes
 			d.Presence = goldenPresence{}
-			d.MCP = mcpserver.New(mcpserver.Deps{Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
+			d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
 				Network: d.Network, Limiter: d.Limiter, Logger: d.Logger}, mcpserver.Config{})
 		}))
 	ctx := context.Background()
@@ -91,6 +91,7 @@ func TestOwnerAPIGolden(t *testing.T) {
 	g.call("token_list", "GET", "/agents/box/tokens?all=1", op, nil)
 	mcpTok := g.call("mcp_token_create", "POST", "/agents/box/mcp-tokens", op, map[string]any{"label": "claude"})
 	g.call("mcp_token_list_agent", "GET", "/agents/box/mcp-tokens", op, nil)
+	g.call("mcp_token_create_account", "POST", "/mcp-tokens", op, map[string]any{"label": "desk", "agents": []string{"box"}})
 	g.call("mcp_token_list", "GET", "/mcp-tokens", op, nil)
 	g.call("mcp_token_revoke", "DELETE", "/mcp-tokens/"+mcpTok["id"].(string), op, nil)
 	g.call("agent_update_mcp_off", "PATCH", "/agents/box", op, map[string]any{"mcp": false})

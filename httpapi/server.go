@@ -386,6 +386,9 @@ func (s *Server) routeTable() []route {
 		table = append(table,
 			serve("POST", "/a/{handle}/mcp", AccessMCP, s.handleMCP),
 			serve("", "/a/{handle}/mcp", AccessPublic, s.handleMCP), // 405
+			serve("POST", "/mcp", AccessMCP, s.handleAccountMCP),
+			serve("", "/mcp", AccessPublic, s.handleAccountMCP), // 405
+			owned("POST", "/mcp-tokens", s.handleIssueAccountMCPToken),
 			owned("POST", "/agents/{ref}/mcp-tokens", s.handleIssueMCPToken),
 			owned("GET", "/agents/{ref}/mcp-tokens", s.handleListAgentMCPTokens),
 			owned("GET", "/mcp-tokens", s.handleListMCPTokens),

@@ -26,7 +26,8 @@ const (
 )
 
 // target is what a request is about: the agent whose endpoint it called
-// and the public base URL of the deployment.
+// (nil on the account endpoint, until a tool names one) and the public
+// base URL of the deployment.
 type target struct {
 	agent *switchboard.Agent
 	base  string
@@ -47,6 +48,19 @@ type target struct {
 //
 // and hands anything else to the SDK's stateless Streamable HTTP handler.
 func (s *Server) ServeAgent(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent, base string) {
+	s.serve(w, r, &target{agent: agent, base: strings.TrimRight(base, "/")}, s.handler)
+}
+
+// ServeAccount serves POST {base}/mcp, the account endpoint: the same
+// checks as ServeAgent, for an account MCP token, whose tools name the
+// agent they act for (one of the token's) and may create one agent.
+func (s *Server) ServeAccount(w http.ResponseWriter, r *http.Request, base string) {
+	s.serve(w, r, &target{base: strings.TrimRight(base, "/")}, s.acctHandler)
+}
+
+// serve makes the checks of ServeAgent for the target (an agent, or no
+// agent for the account endpoint) and hands the request to next.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, tg *target, next http.Handler) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		http.Error(w, "the MCP endpoint takes POST only", http.StatusMethodNotAllowed)
@@ -56,11 +70,10 @@ func (s *Server) ServeAgent(w http.ResponseWriter, r *http.Request, agent *switc
 		http.Error(w, "send the token in the Authorization header, never in the URL", http.StatusBadRequest)
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, base) {
+	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, tg.base) {
 		http.Error(w, "this Origin may not call the MCP endpoint", http.StatusForbidden)
 		return
 	}
-	tg := &target{agent: agent, base: strings.TrimRight(base, "/")}
 	info, err := s.authenticate(r, tg)
 	if err != nil {
 		if errors.Is(err, auth.ErrInvalidToken) {
@@ -72,7 +85,7 @@ func (s *Server) ServeAgent(w http.ResponseWriter, r *http.Request, agent *switc
 		writeRPCError(w, http.StatusInternalServerError, codeInternal, "internal error", nil)
 		return
 	}
-	s.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
 }
 
 // credentialInQuery reports whether a raw query names a parameter that
@@ -136,11 +149,25 @@ func (s *Server) authenticate(r *http.Request, tg *target) (*auth.TokenInfo, err
 	}
 	tok, err := s.Tokens.FindTokenByHash(r.Context(), switchboard.HashToken(strings.TrimSpace(secret)))
 	switch {
-	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND,
-		err == nil && (tok.Kind != switchboard.TokenMCP || tok.AgentID != tg.agent.ID):
+	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
 		return nil, invalid
 	case err != nil:
 		return nil, fmt.Errorf("look up the token: %w", err)
+	case tok.Kind != switchboard.TokenMCP:
+		return nil, invalid
+	case tg.agent != nil && tok.AgentID != tg.agent.ID:
+		return nil, invalid
+	case tg.agent == nil:
+		// The account endpoint: an account token of an enabled account.
+		if tok.AgentID != "" || s.Accounts == nil {
+			return nil, invalid
+		}
+		acct, err := s.Accounts.FindAccountByID(r.Context(), tok.AccountID)
+		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && acct.Disabled) {
+			return nil, invalid
+		} else if err != nil {
+			return nil, fmt.Errorf("look up the token's account: %w", err)
+		}
 	}
 	if s.OnAuthenticated != nil {
 		s.OnAuthenticated(r)

@@ -76,7 +76,7 @@ func newWorld(tb testing.TB, kind string, limiter switchboard.RateLimiter) *worl
 	w.tasks = relay.New(db, bus, log)
 	ob := outbox.New(db, db)
 	w.network = network.New(db, w.tasks)
-	mcps := mcpserver.New(mcpserver.Deps{Agents: db, Tokens: db, Tasks: w.tasks, Outbox: ob, Network: w.network, Limiter: limiter, Logger: log},
+	mcps := mcpserver.New(mcpserver.Deps{Accounts: db, Agents: db, Tokens: db, Tasks: w.tasks, Outbox: ob, Network: w.network, Limiter: limiter, Logger: log},
 		mcpserver.Config{Version: "test"})
 	w.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: w.tasks, Outbox: ob,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Pinger: db, Network: w.network, MCP: mcps}, httpapi.Config{})

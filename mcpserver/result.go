@@ -66,7 +66,10 @@ func errInvalid(format string, args ...any) error {
 
 // targetOf returns what the call is about: the agent whose endpoint was
 // called, as the token check found it.
-func targetOf(req *mcp.CallToolRequest) (*target, error) {
+func targetOf(ctx context.Context, req *mcp.CallToolRequest) (*target, error) {
+	if tg, ok := ctx.Value(actingKey{}).(*target); ok {
+		return tg, nil // the account endpoint: the agent the call named
+	}
 	var info *auth.TokenInfo
 	if req != nil && req.Extra != nil {
 		info = req.Extra.TokenInfo
@@ -75,7 +78,7 @@ func targetOf(req *mcp.CallToolRequest) (*target, error) {
 		return nil, switchboard.Errorf(switchboard.EUNAUTHORIZED, "no MCP token")
 	}
 	tg, _ := info.Extra[extraTarget].(*target)
-	if tg == nil {
+	if tg == nil || tg.agent == nil {
 		return nil, switchboard.Errorf(switchboard.EUNAUTHORIZED, "no MCP token")
 	}
 	return tg, nil

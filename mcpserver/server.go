@@ -28,9 +28,12 @@ const touchEvery = time.Minute
 
 // Deps are the services the tools call, the same the owner API calls.
 type Deps struct {
-	Agents switchboard.AgentStore
-	Tokens switchboard.TokenStore
-	Tasks  *relay.Service
+	// Accounts are read for account MCP tokens (a disabled account's
+	// token opens nothing) and for create_agent.
+	Accounts switchboard.AccountStore
+	Agents   switchboard.AgentStore
+	Tokens   switchboard.TokenStore
+	Tasks    *relay.Service
 	// Outbox records what the agent sends; nil: history, send and
 	// poll_outbound answer that it is not available.
 	Outbox *outbox.Service
@@ -64,6 +67,10 @@ type Server struct {
 	cfg     Config
 	sdk     *mcp.Server  // immutable after New: one server, every agent's tools
 	handler http.Handler // immutable after New: token → limit → version → SDK
+	// acct and acctHandler are the same for the account endpoint: the
+	// tools with an agent argument, and create_agent.
+	acct        *mcp.Server
+	acctHandler http.Handler
 
 	touchMu sync.Mutex
 	touched map[string]time.Time // guarded by touchMu: token hash → last write of its use
@@ -86,23 +93,37 @@ func New(deps Deps, cfg Config) *Server {
 	s := &Server{Deps: deps, cfg: cfg, touched: make(map[string]time.Time)}
 	s.sdk = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: cfg.Version},
 		&mcp.ServerOptions{Instructions: instructions, SupportedProtocolVersions: ProtocolVersions, Logger: deps.Logger})
+	s.acct = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard (account)", Version: cfg.Version},
+		&mcp.ServerOptions{Instructions: accountInstructions, SupportedProtocolVersions: ProtocolVersions, Logger: deps.Logger})
 	s.addTools()
-	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.sdk }, &mcp.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: true, Logger: deps.Logger, MaxRequestBodyBytes: cfg.MaxBody,
+	s.handler = s.wrap(s.sdk)
+	s.acctHandler = s.wrap(s.acct)
+	return s
+}
+
+// wrap returns the handler of an SDK server: the SDK's token check (made
+// already by ServeAgent or ServeAccount), the rate limit, the version
+// check, then the SDK's stateless Streamable HTTP handler.
+func (s *Server) wrap(srv *mcp.Server) http.Handler {
+	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true, Logger: s.Logger, MaxRequestBodyBytes: s.cfg.MaxBody,
 		// Switchboard often listens on loopback behind a proxy that keeps
 		// the public Host: the Origin check (guard.go) is against the
 		// public URL instead.
 		DisableLocalhostProtection: true,
 	})
 	bearer := auth.RequireBearerToken(passOn, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	s.handler = bearer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return bearer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.limit(w, r) || !checkVersion(w, r) {
 			return
 		}
 		sdkHandler.ServeHTTP(w, r)
 	}))
-	return s
 }
+
+// accountInstructions are the account endpoint's instructions.
+const accountInstructions = `Switchboard: the inboxes and outboxes of the agents this token acts for; every tool names its agent (handle). ` +
+	`Read tasks with inbox and show_task, answer with reply, send work with send or send_to_community; create_agent makes one new agent. ` + untrusted
 
 // instructions are the server's instructions to the model.
 const instructions = `Switchboard: the inbox and the outbox of one agent's public A2A address. ` +

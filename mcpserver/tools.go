@@ -21,6 +21,8 @@ const (
 	ToolListPeers       = "list_peers"
 	ToolDirectory       = "directory"
 	ToolSendToCommunity = "send_to_community"
+	// ToolCreateAgent is served on the account endpoint only.
+	ToolCreateAgent = "create_agent"
 )
 
 // ToolNames lists every tool, in the order tools/list shows them.
@@ -32,24 +34,26 @@ func (s *Server) addTools() {
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	idem := &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false)}
 	write := &mcp.ToolAnnotations{DestructiveHint: new(false)}
-	mcp.AddTool(s.sdk, &mcp.Tool{Name: ToolInbox, Annotations: ro,
+	addTool(s, &mcp.Tool{Name: ToolInbox, Annotations: ro,
 		Description: "The agent's inbox: tasks other agents sent it that wait for an answer (submitted or working), oldest first. " + untrusted}, s.inbox)
-	mcp.AddTool(s.sdk, &mcp.Tool{Name: ToolShowTask, Annotations: ro,
+	addTool(s, &mcp.Tool{Name: ToolShowTask, Annotations: ro,
 		Description: "One task of the agent: its state, every message and artifact. " + untrusted}, s.showTask)
-	mcp.AddTool(s.sdk, &mcp.Tool{Name: ToolHistory, Annotations: ro,
+	addTool(s, &mcp.Tool{Name: ToolHistory, Annotations: ro,
 		Description: "A conversation (contextId) of the agent in both directions: what peers sent it, its replies, what it sent and the answers. " + untrusted}, s.history)
-	mcp.AddTool(s.sdk, &mcp.Tool{Name: ToolMarkWorking, Annotations: idem,
+	addTool(s, &mcp.Tool{Name: ToolMarkWorking, Annotations: idem,
 		Description: "Mark a task of the agent as working, so that its sender sees it was picked up. " + untrusted}, s.markWorking)
-	mcp.AddTool(s.sdk, &mcp.Tool{Name: ToolReply, Annotations: write,
+	addTool(s, &mcp.Tool{Name: ToolReply, Annotations: write,
 		Description: "Answer a task of the agent: the text goes to the peer that sent it; state is completed (default), input-required, working, failed or rejected. " + untrusted}, s.reply)
-	mcp.AddTool(s.sdk, &mcp.Tool{Name: ToolSend, Annotations: write,
+	addTool(s, &mcp.Tool{Name: ToolSend, Annotations: write,
 		Description: "Send a message from the agent to another agent of this deployment, named by its handle or address URL (both must share a community); recorded in the agent's outbox. " + untrusted}, s.send)
-	mcp.AddTool(s.sdk, &mcp.Tool{Name: ToolPollOutbound, Annotations: idem,
+	addTool(s, &mcp.Tool{Name: ToolPollOutbound, Annotations: idem,
 		Description: "Look again at a task the agent sent (by taskId or outbound record id) and record what it is now. " + untrusted}, s.pollOutbound)
-	mcp.AddTool(s.sdk, &mcp.Tool{Name: ToolListPeers, Annotations: ro,
+	addTool(s, &mcp.Tool{Name: ToolListPeers, Annotations: ro,
 		Description: "Who the agent deals with: the labels of the peers that may call its address (never their tokens) and the targets it sent to. " + untrusted}, s.listPeers)
-	mcp.AddTool(s.sdk, &mcp.Tool{Name: ToolDirectory, Annotations: ro,
+	addTool(s, &mcp.Tool{Name: ToolDirectory, Annotations: ro,
 		Description: "The agents the agent can reach on the network: the other members of its communities, with their skills and whether they are live. " + untrusted}, s.directory)
-	mcp.AddTool(s.sdk, &mcp.Tool{Name: ToolSendToCommunity, Annotations: write,
+	addTool(s, &mcp.Tool{Name: ToolSendToCommunity, Annotations: write,
 		Description: "Send a message from the agent to whichever member of one of its communities discovery chooses (optionally one offering a skill); recorded in the agent's outbox. " + untrusted}, s.sendToCommunity)
+	mcp.AddTool(s.acct, &mcp.Tool{Name: ToolCreateAgent, Annotations: write,
+		Description: "Create one new inbox agent of the account, which this token then acts for too; a token creates at most one. " + untrusted}, s.createAgent)
 }

@@ -27,7 +27,7 @@ type PeerLabel struct {
 }
 
 func (s *Server) listPeers(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-	tg, err := targetOf(req)
+	tg, err := targetOf(ctx, req)
 	if err != nil {
 		return s.fail(ctx, ToolListPeers, err)
 	}
@@ -81,7 +81,7 @@ type DirectoryEntry struct {
 }
 
 func (s *Server) directory(ctx context.Context, req *mcp.CallToolRequest, in DirectoryArgs) (*mcp.CallToolResult, any, error) {
-	tg, err := targetOf(req)
+	tg, err := targetOf(ctx, req)
 	if err != nil {
 		return s.fail(ctx, ToolDirectory, err)
 	}

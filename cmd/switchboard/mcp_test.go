@@ -32,12 +32,37 @@ func TestMCPTokenCommands(t *testing.T) {
 	}
 }
 
+// TestAccountMCPToken mints an account token for two agents with the CLI;
+// it opens {server}/mcp.
+func TestAccountMCPToken(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "desk", "--mode", "inbox")
+	cli(t, m, "agent", "create", "shelf", "--mode", "inbox")
+	if _, err := cliErr(m, "mcp", "token", "create", "--agent", "desk", "--agent", "shelf"); err == nil {
+		t.Fatal("an agent's token for two agents was minted")
+	}
+	out := cli(t, m, "mcp", "token", "create", "--account", "--agent", "desk", "--agent", "shelf", "--label", "desk")
+	secret := regexp.MustCompile(`sbm_[A-Za-z0-9_-]{43}`).FindString(out)
+	if secret == "" || !strings.Contains(out, m.URL()+"/mcp ") {
+		t.Fatalf("create --account printed:\n%s", out)
+	}
+	if got := mcpStatus(t, m.URL()+"/mcp", secret); got != http.StatusOK {
+		t.Fatalf("the account token on /mcp: HTTP %d", got)
+	}
+	if list := cli(t, m, "mcp", "token", "list"); !strings.Contains(list, "account: desk,shelf") {
+		t.Fatalf("list printed:\n%s", list)
+	}
+}
+
 // TestServeWithoutMCP: --mcp=false serves no MCP route at all.
 func TestServeWithoutMCP(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.MCPOff = true })
 	cli(t, m, "agent", "create", "desk", "--mode", "inbox")
 	if got := mcpStatus(t, m.URL()+"/a/desk/mcp", "sbm_x"); got != http.StatusNotFound {
 		t.Fatalf("POST /a/desk/mcp: HTTP %d, want 404", got)
+	}
+	if got := mcpStatus(t, m.URL()+"/mcp", "sbm_x"); got != http.StatusNotFound {
+		t.Fatalf("POST /mcp: HTTP %d, want 404", got)
 	}
 	if _, err := cliErr(m, "mcp", "token", "create", "--agent", "desk"); err == nil {
 		t.Fatal("minting an MCP token worked with MCP off")
