@@ -17,8 +17,8 @@ import (
 func TestAccountEndpoint(t *testing.T) {
 	eachStore(t, func(t *testing.T, kind string) {
 		w := newWorld(t, kind, nil)
-		one, two, other := w.agent("one"), w.agent("two"), w.agent("other")
-		_ = two
+		one, other := w.agent("one"), w.agent("other")
+		w.agent("two")
 		r := w.do("POST", "/mcp-tokens", w.ownerToken, `{"label":"desk","agents":["one","two"]}`, nil)
 		if r.status != http.StatusCreated || r.json["mcp_url"] != w.srv.URL+"/mcp" {
 			t.Fatalf("mint an account token: HTTP %d %s", r.status, r.body)
