@@ -61,6 +61,9 @@ type Agent struct {
 	// Pairing says who may approve a peer's request for a token of the
 	// agent (docs/pairing.md); empty is read as PairingHuman.
 	Pairing PairingMode
+	// MCPOff turns the agent's MCP endpoint ({address}/mcp) off: it
+	// answers 404, whatever the token. New agents serve MCP.
+	MCPOff bool
 	// Endpoint is the base URL a webhook agent receives tasks at
 	// ({Endpoint}/a2a/task).
 	Endpoint string
@@ -94,6 +97,7 @@ type AgentUpdate struct {
 	AcceptsTasks   *bool
 	Approved       *bool
 	Pairing        *PairingMode
+	MCPOff         *bool
 	Endpoint       *string
 	WebhookSecret  *string
 }

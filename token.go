@@ -19,6 +19,9 @@ const (
 	TokenOwner TokenKind = "owner" // an account's management credential
 	TokenPeer  TokenKind = "peer"  // an outside caller of one agent's address
 	TokenAgent TokenKind = "agent" // the agent itself, holding its connection
+	// TokenMCP opens the MCP endpoint of one agent ({address}/mcp), and
+	// nothing else; no other kind opens it.
+	TokenMCP TokenKind = "mcp"
 )
 
 // tokenPrefixes are prepended to generated tokens so that a leaked token says
@@ -28,6 +31,7 @@ var tokenPrefixes = map[TokenKind]string{
 	TokenOwner: "sbo_",
 	TokenPeer:  "sbp_",
 	TokenAgent: "sba_",
+	TokenMCP:   "sbm_",
 }
 
 // NewWebhookSecret returns a new secret for signing webhook requests. It is
@@ -57,6 +61,31 @@ type Token struct {
 	PeerID    string
 	CreatedAt time.Time
 	RevokedAt *time.Time // nil while active
+	// LastUsedAt is when the token last opened something, as recorded by
+	// TouchToken (MCP tokens only); nil if never.
+	LastUsedAt *time.Time
+	// Agents are the agents an account MCP token (kind mcp, no AgentID)
+	// acts for, by id.
+	Agents []string
+	// CreatedAgent is the agent an account MCP token created, if any: it
+	// acts for it too, and creates no other.
+	CreatedAgent string
+}
+
+// MayActFor reports whether an account MCP token acts for the agent.
+func (t *Token) MayActFor(agentID string) bool {
+	if agentID == "" || t.AgentID != "" {
+		return false
+	}
+	if t.CreatedAgent == agentID {
+		return true
+	}
+	for _, id := range t.Agents {
+		if id == agentID {
+			return true
+		}
+	}
+	return false
 }
 
 // TokenFilter selects tokens. Nil fields match everything.
@@ -90,6 +119,26 @@ type TokenStore interface {
 	// RevokeTokens revokes the active tokens that match f and returns how
 	// many it revoked. Revocation takes effect for the next request.
 	RevokeTokens(ctx context.Context, f TokenFilter) (int, error)
+
+	// TouchToken records that the token with the hash was used at the
+	// given time. It does not change what FindTokenByHash returns and
+	// returns nil if no such token exists.
+	TouchToken(ctx context.Context, hash string, at time.Time) error
+
+	// RecordCreatedAgent records that the active account MCP token with the
+	// hash created the agent. It returns ECONFLICT if the token created
+	// one already, and ENOTFOUND if there is no such token.
+	RecordCreatedAgent(ctx context.Context, hash, agentID string) error
+}
+
+// TokenID is the short public id of a token: the first 16 hex digits of
+// its hash. Owners name a token by it (to revoke an MCP token); it says
+// nothing about the secret.
+func TokenID(hash string) string {
+	if len(hash) < 16 {
+		return hash
+	}
+	return hash[:16]
 }
 
 // NewToken returns a new secret of the given kind (256 random bits, base64url,

@@ -41,9 +41,12 @@ func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities 
 	v := ownerapi.Agent{
 		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Name: g.Name, Description: g.Description,
 		Mode: string(g.Mode), Version: g.Version, Skills: nonNil(g.Skills), ExtendedSkills: nonNil(g.ExtendedSkills),
-		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Pairing: string(pairingMode(g)), Communities: comms,
+		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Pairing: string(pairingMode(g)), MCP: !g.MCPOff, Communities: comms,
 		Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
+	}
+	if s.MCP != nil && !g.MCPOff {
+		v.MCPURL = addr + "/mcp"
 	}
 	if g.Mode == switchboard.ModeConnector && s.Presence != nil {
 		connected, err := s.Presence.AgentConnected(r.Context(), g.ID)
@@ -217,6 +220,9 @@ func applyAgentRequest(g *switchboard.Agent, b *ownerapi.AgentRequest) {
 	if b.Pairing != nil {
 		g.Pairing = switchboard.PairingMode(*b.Pairing)
 	}
+	if b.MCP != nil {
+		g.MCPOff = !*b.MCP
+	}
 	if b.Endpoint != nil {
 		g.Endpoint = *b.Endpoint
 	}
@@ -246,7 +252,12 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request, acct *
 // handle) if the account may manage it. Another owner's agent is reported
 // as not found, exactly like a missing one.
 func (s *Server) ownedAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
-	ref := r.PathValue("ref")
+	return s.agentByRef(r, acct, r.PathValue("ref"))
+}
+
+// agentByRef finds the agent ref names (an id or a handle) if the account
+// may manage it; another owner's agent is not found.
+func (s *Server) agentByRef(r *http.Request, acct *switchboard.Account, ref string) (*switchboard.Agent, error) {
 	var g *switchboard.Agent
 	var err error
 	if switchboard.IsUUID(ref) {
@@ -298,6 +309,10 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	if b.Pairing != nil {
 		pm := switchboard.PairingMode(*b.Pairing)
 		upd.Pairing = &pm
+	}
+	if b.MCP != nil {
+		off := !*b.MCP
+		upd.MCPOff = &off
 	}
 	mode := g.Mode
 	if b.Mode != nil {

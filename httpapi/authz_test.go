@@ -314,6 +314,53 @@ func authzRows() map[string]authzRow {
 				return authzReq{method: "DELETE", path: "/agents/" + e.agent.Handle + "/tokens/" + e.spare}
 			},
 			check: field("revoked", func(authzCase) any { return true })},
+		"POST /agents/{ref}/mcp-tokens": {access: httpapi.AccessOwner, want: ownerOf(http.StatusCreated),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/mcp-tokens", body: `{"label":"fresh"}`}
+			},
+			check: field("label", func(authzCase) any { return "fresh" })},
+		"GET /agents/{ref}/mcp-tokens": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/mcp-tokens"}
+			},
+			check: contains(func(authzCase) string { return `"label":"claude"` })},
+		"GET /mcp-tokens": {access: httpapi.AccessOwner, want: anyOwner(http.StatusOK),
+			req: func(*estate) authzReq { return authzReq{method: "GET", path: "/mcp-tokens"} },
+			check: contains(func(x authzCase) string {
+				if x.cred == credOwnerOther {
+					return `"agent":"b"`
+				}
+				return `"agent":"` + x.e.agent.Handle + `"`
+			})},
+		"POST /mcp-tokens": {access: httpapi.AccessOwner, want: ownerOf(http.StatusCreated),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/mcp-tokens", body: `{"label":"fresh","agents":["` + e.agent.Handle + `"]}`}
+			},
+			check: field("label", func(authzCase) any { return "fresh" })},
+		// The account endpoint: only an account MCP token.
+		"POST /mcp": {access: httpapi.AccessMCP, want: every(http.StatusUnauthorized).and(http.StatusOK, credMCPAccount),
+			req: func(*estate) authzReq {
+				return authzReq{method: "POST", path: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
+					header: map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}}
+			},
+			check: contains(func(authzCase) string { return `"name":"create_agent"` })},
+		"/mcp": {access: httpapi.AccessPublic, want: every(http.StatusMethodNotAllowed),
+			req: func(*estate) authzReq { return authzReq{method: "GET", path: "/mcp"} }},
+		"DELETE /mcp-tokens/{id}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req:   func(e *estate) authzReq { return authzReq{method: "DELETE", path: "/mcp-tokens/" + e.mcpID} },
+			check: field("revoked", func(authzCase) any { return true })},
+		// MCP: only an MCP token of the agent, on its own endpoint.
+		"POST /a/{handle}/mcp": {access: httpapi.AccessMCP,
+			want: every(http.StatusUnauthorized).and(http.StatusOK, credMCP).and(http.StatusNotFound, disabledCreds...),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/a/" + e.agent.Handle + "/mcp",
+					body:   `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
+					header: map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}}
+			},
+			check: contains(func(authzCase) string { return `"name":"inbox"` })},
+		"/a/{handle}/mcp": {access: httpapi.AccessPublic,
+			want: every(http.StatusMethodNotAllowed).and(http.StatusNotFound, disabledCreds...),
+			req:  func(e *estate) authzReq { return authzReq{method: "GET", path: "/a/" + e.agent.Handle + "/mcp"} }},
 		"GET /agents/{ref}/inbox": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
 			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/inbox"} },
 			check: contains(func(x authzCase) string { return string(x.e.task) })},

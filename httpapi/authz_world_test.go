@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/mcpserver"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/netguard"
@@ -58,13 +59,18 @@ const (
 	credOwnerDisabled cred = "owner-disabled"
 	credPeerDisabled  cred = "peer-disabled"
 	credAgentDisabled cred = "agent-disabled"
+	// MCP tokens: of B's agent, and of A's agent.
+	credMCPOther cred = "mcp-of-other-agent"
+	credMCP      cred = "mcp"
+	// An account MCP token of A's, acting for A's connector agent.
+	credMCPAccount cred = "mcp-account"
 )
 
 // creds lists every credential, in the order the matrix presents them.
 var creds = []cred{
 	credNone, credMalformed, credPeerRevoked, credPeerOther, credPeerSibling, credPeer,
 	credAgentOther, credAgent, credPushOther, credPush, credCommunityOther, credCommunity, credOwnerOther, credOwner, credOperator,
-	credOwnerDisabled, credPeerDisabled, credAgentDisabled,
+	credOwnerDisabled, credPeerDisabled, credAgentDisabled, credMCPOther, credMCP, credMCPAccount,
 }
 
 // disabled reports whether the credential is the disabled account's, whose
@@ -87,6 +93,7 @@ func (c cred) authorization(a, b, d *estate, operatorToken string) string {
 		credPeer: a.peerToken, credAgentOther: b.agentToken, credAgent: a.agentToken, credPushOther: b.pushToken,
 		credPush: a.pushToken, credCommunityOther: b.communityToken, credCommunity: a.communityToken, credOwnerOther: b.ownerToken, credOwner: a.ownerToken, credOperator: operatorToken,
 		credOwnerDisabled: d.ownerToken, credPeerDisabled: d.peerToken, credAgentDisabled: d.agentToken,
+		credMCPOther: b.mcpToken, credMCP: a.mcpToken, credMCPAccount: a.mcpAccountToken,
 	}[c]
 	if secret == "" {
 		return ""
@@ -124,6 +131,10 @@ type estate struct {
 	remote         string // the remote task id of the record
 	pushToken      string // the record's push token
 	userCode       string // a pending pairing request of the agent
+	// mcpToken is an MCP token of the connector agent; mcpID its id.
+	mcpToken, mcpID string
+	// mcpAccountToken is an account MCP token acting for the agent.
+	mcpAccountToken string
 }
 
 // markers are strings of the estate that only an entitled caller may see.
@@ -139,6 +150,7 @@ func (e *estate) ghost() *estate {
 	g.task, g.outbound, g.contextID, g.spare = a2a.TaskID(switchboard.NewID()), switchboard.NewID(), "ghost", "ghost"
 	g.userCode = "ZZZZ-2222"
 	g.community, g.agentTask, g.communityTask = "ghost-"+e.community, a2a.TaskID(switchboard.NewID()), a2a.TaskID(switchboard.NewID())
+	g.mcpID = switchboard.TokenID(switchboard.HashToken(switchboard.NewID()))
 	return &g
 }
 
@@ -181,6 +193,8 @@ func newAuthzServer(t *testing.T, defaultAgent string) *authzServer {
 				InstanceID: d.Tasks.InstanceID}, hub.Config{})
 			d.Connect = connect
 			d.MetricsHandler = reg
+			d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
+				Network: d.Network, Limiter: d.Limiter, Logger: log}, mcpserver.Config{})
 		}))
 	reg.MustRegister(h.api.Metrics()...)
 	// Registered after the harness's, so run before it: the connections
@@ -213,6 +227,12 @@ func (s *authzServer) estate(name string, disabled bool) *estate {
 	secret, hash := switchboard.NewToken(switchboard.TokenAgent)
 	must(s.t, s.db.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenAgent, AgentID: e.agent.ID}, true))
 	e.agentToken = secret
+	secret, hash = switchboard.NewToken(switchboard.TokenMCP)
+	must(s.t, s.db.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenMCP, AccountID: e.acct.ID, AgentID: e.agent.ID, Label: "claude"}, false))
+	e.mcpToken, e.mcpID = secret, switchboard.TokenID(hash)
+	secret, hash = switchboard.NewToken(switchboard.TokenMCP)
+	must(s.t, s.db.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenMCP, AccountID: e.acct.ID, Agents: []string{e.agent.ID}, Label: "desk"}, false))
+	e.mcpAccountToken = secret
 	e.peerToken = s.peerToken(e.agent, "peer")
 	e.siblingToken = s.peerToken(e.agent, "sibling")
 	s.peerToken(e.agent, e.spare)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/mcpserver"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/wake"
 )
@@ -41,7 +42,12 @@ func (goldenPresence) AgentConnected(context.Context, string) (bool, error) { re
 func TestOwnerAPIGolden(t *testing.T) {
 	var wakes *wake.Service
 	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.PushNotifications = true }), withWakes(t, true),
-		withDeps(func(d *httpapi.Deps) { wakes = d.Wakes; d.Presence = goldenPresence{} }))
+		withDeps(func(d *httpapi.Deps) {
+			wakes = d.Wakes
+			d.Presence = goldenPresence{}
+			d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
+				Network: d.Network, Limiter: d.Limiter, Logger: d.Logger}, mcpserver.Config{})
+		}))
 	ctx := context.Background()
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -83,6 +89,12 @@ func TestOwnerAPIGolden(t *testing.T) {
 	g.call("token_issue_old", "POST", "/agents/box/tokens", op, map[string]any{"label": "old"})
 	g.call("token_revoke", "DELETE", "/agents/box/tokens/old", op, nil)
 	g.call("token_list", "GET", "/agents/box/tokens?all=1", op, nil)
+	mcpTok := g.call("mcp_token_create", "POST", "/agents/box/mcp-tokens", op, map[string]any{"label": "claude"})
+	g.call("mcp_token_list_agent", "GET", "/agents/box/mcp-tokens", op, nil)
+	g.call("mcp_token_create_account", "POST", "/mcp-tokens", op, map[string]any{"label": "desk", "agents": []string{"box"}})
+	g.call("mcp_token_list", "GET", "/mcp-tokens", op, nil)
+	g.call("mcp_token_revoke", "DELETE", "/mcp-tokens/"+mcpTok["id"].(string), op, nil)
+	g.call("agent_update_mcp_off", "PATCH", "/agents/box", op, map[string]any{"mcp": false})
 
 	// Wakes: a peer's message wakes the inbox agent at once.
 	g.call("wake_set", "PUT", "/agents/box/wake", op, map[string]any{"url": recv.URL + "/hook?token=abc", "key": "k-0123456789",

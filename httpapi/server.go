@@ -121,6 +121,9 @@ type Deps struct {
 	// Pushes shows what became of the push notifications of a task
 	// (/tasks/{id}/pushes); nil: that route answers 404.
 	Pushes *push.Service
+	// MCP serves agents' MCP endpoints ({address}/mcp) and enables the
+	// MCP token routes; nil: none of them is served (404).
+	MCP MCPHandler
 	// Network holds communities, approval, discovery and the directory;
 	// nil: the network's routes answer 404 and agent tokens open no
 	// agent's address.
@@ -241,6 +244,9 @@ const (
 	// AccessPush routes need the push token of an outbound record of the
 	// agent the path names.
 	AccessPush Access = "push"
+	// AccessMCP routes need an MCP token of the agent the path names; no
+	// other token opens them, and an MCP token opens nothing else.
+	AccessMCP Access = "mcp"
 )
 
 // Route is one entry of the server's route table.
@@ -296,7 +302,7 @@ func (s *Server) routeTable() []route {
 	operated := func(method, pattern string, h ownerHandler) route {
 		return route{Route: Route{Method: method, Pattern: pattern, Access: AccessOperator}, owner: h}
 	}
-	return []route{
+	table := []route{
 		serve("GET", "/healthz", AccessPublic, s.handleHealth),
 		serve("GET", "/connect", AccessAgent, s.handleConnect),
 		serve("GET", "/readyz", AccessPublic, s.handleReady),
@@ -398,9 +404,23 @@ func (s *Server) routeTable() []route {
 		serve("", "/c/{name}/{$}", AccessPublic, s.handleCommunityAddress),
 		serve("", "/c/{name}/.well-known/agent-card.json", AccessPublic, s.handleCommunityCardV1),
 		serve("", "/c/{name}/.well-known/agent.json", AccessPublic, s.handleCommunityCardV03),
-
-		serve("", "/", AccessPublic, s.handleNotFound),
 	}
+	if s.MCP != nil {
+		// MCP (docs/mcp.md): every address as an MCP server, and the
+		// owner's MCP tokens.
+		table = append(table,
+			serve("POST", "/a/{handle}/mcp", AccessMCP, s.handleMCP),
+			serve("", "/a/{handle}/mcp", AccessPublic, s.handleMCP), // 405
+			serve("POST", "/mcp", AccessMCP, s.handleAccountMCP),
+			serve("", "/mcp", AccessPublic, s.handleAccountMCP), // 405
+			owned("POST", "/mcp-tokens", s.handleIssueAccountMCPToken),
+			owned("POST", "/agents/{ref}/mcp-tokens", s.handleIssueMCPToken),
+			owned("GET", "/agents/{ref}/mcp-tokens", s.handleListAgentMCPTokens),
+			owned("GET", "/mcp-tokens", s.handleListMCPTokens),
+			owned("DELETE", "/mcp-tokens/{id}", s.handleRevokeMCPToken),
+		)
+	}
+	return append(table, serve("", "/", AccessPublic, s.handleNotFound))
 }
 
 // routes registers the route table on the mux, wrapping owner and operator

@@ -25,6 +25,11 @@ type Agent struct {
 	// Pairing says who may approve peers' pairing requests: human (the
 	// owner), agent (the owner or the agent) or off (docs/pairing.md).
 	Pairing string `json:"pairing"`
+	// MCP says whether the agent's MCP endpoint is on (docs/mcp.md); the
+	// owner turns it off with PATCH {"mcp": false}.
+	MCP bool `json:"mcp"`
+	// MCPURL is the agent's MCP endpoint, set while it is served.
+	MCPURL string `json:"mcp_url,omitempty"`
 	// Communities are the communities the agent is in, sorted.
 	Communities []string `json:"communities"`
 	Endpoint    string   `json:"endpoint,omitempty"`
@@ -56,6 +61,7 @@ type AgentRequest struct {
 	ExtendedSkills *[]a2a.AgentSkill `json:"extended_skills,omitempty"`
 	AcceptsTasks   *bool             `json:"accepts_tasks,omitempty"`
 	Pairing        *string           `json:"pairing,omitempty"`
+	MCP            *bool             `json:"mcp,omitempty"`
 	Endpoint       *string           `json:"endpoint,omitempty"`
 	AccountID      *string           `json:"account_id,omitempty"`
 }

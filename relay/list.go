@@ -116,6 +116,8 @@ const MaxInbox = 200
 type InboxQuery struct {
 	All    bool   // every task of the agent, not only those waiting
 	Cursor string // continue after the page whose NextCursor this is
+	// Limit is the most tasks of the page, 1 to MaxInbox; 0: MaxInbox.
+	Limit int
 }
 
 // InboxPage is one page of an inbox.
@@ -136,7 +138,11 @@ type InboxPage struct {
 // whose creating instance's clock lags, is seen by the next listing from
 // the start, not by later pages of this one.
 func (s *Service) Inbox(ctx context.Context, agentID string, q InboxQuery) (*InboxPage, error) {
-	f := switchboard.TaskFilter{AgentID: &agentID, OldestFirst: true, Limit: MaxInbox + 1, NoTotal: true}
+	limit := q.Limit
+	if limit <= 0 || limit > MaxInbox {
+		limit = MaxInbox
+	}
+	f := switchboard.TaskFilter{AgentID: &agentID, OldestFirst: true, Limit: limit + 1, NoTotal: true}
 	if !q.All {
 		f.States = InboxStates
 	}
@@ -154,9 +160,9 @@ func (s *Service) Inbox(ctx context.Context, agentID string, q InboxQuery) (*Inb
 		return nil, err
 	}
 	page := &InboxPage{Tasks: tasks}
-	if len(tasks) > MaxInbox {
-		page.Tasks = tasks[:MaxInbox]
-		last := page.Tasks[MaxInbox-1]
+	if len(tasks) > limit {
+		page.Tasks = tasks[:limit]
+		last := page.Tasks[limit-1]
 		page.NextCursor = encodeCursor(switchboard.TaskCursor{StatusAt: last.CreatedAt, ID: last.ID()})
 	}
 	return page, nil

@@ -13,7 +13,7 @@ import (
 )
 
 const agentColumns = `g.id, g.account_id, g.handle, g.name, g.description, g.mode, g.version,
-	g.skills, g.extended_skills, g.accepts_tasks, g.approved, g.pairing, g.endpoint, g.webhook_secret, g.created_at, g.updated_at, a.disabled`
+	g.skills, g.extended_skills, g.accepts_tasks, g.approved, g.pairing, g.endpoint, g.webhook_secret, g.created_at, g.updated_at, g.mcp_off, a.disabled`
 
 const agentFrom = ` FROM agents g JOIN accounts a ON a.id = g.account_id`
 
@@ -34,10 +34,10 @@ func (db *DB) CreateAgent(ctx context.Context, g *switchboard.Agent) error {
 	}
 	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO agents (id, account_id, handle, name, description, mode, version,
-			skills, extended_skills, accepts_tasks, approved, endpoint, webhook_secret, created_at, updated_at, pairing)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+			skills, extended_skills, accepts_tasks, approved, endpoint, webhook_secret, created_at, updated_at, pairing, mcp_off)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 			g.ID, g.AccountID, g.Handle, g.Name, g.Description, string(g.Mode), g.Version,
-			skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved), g.Endpoint, secret, nanos(now), nanos(now), string(g.Pairing))
+			skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved), g.Endpoint, secret, nanos(now), nanos(now), string(g.Pairing), boolInt(g.MCPOff))
 		if db.dialect.uniqueViolation(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "the handle %q is taken", g.Handle)
 		} else if err != nil {
@@ -123,9 +123,9 @@ func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentU
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE agents SET name = $1, description = $2, mode = $3, version = $4,
 			skills = $5, extended_skills = $6, accepts_tasks = $7, approved = $8, endpoint = $9, webhook_secret = $10,
-			updated_at = $11, pairing = $13 WHERE id = $12`,
+			updated_at = $11, pairing = $13, mcp_off = $14 WHERE id = $12`,
 			g.Name, g.Description, string(g.Mode), g.Version, skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved),
-			g.Endpoint, secret, nanos(g.UpdatedAt), g.ID, string(g.Pairing))
+			g.Endpoint, secret, nanos(g.UpdatedAt), g.ID, string(g.Pairing), boolInt(g.MCPOff))
 		if err != nil {
 			return err
 		}
@@ -177,6 +177,9 @@ func applyAgentUpdate(g *switchboard.Agent, upd switchboard.AgentUpdate) {
 	}
 	if upd.Pairing != nil {
 		g.Pairing = *upd.Pairing
+	}
+	if upd.MCPOff != nil {
+		g.MCPOff = *upd.MCPOff
 	}
 	if upd.Endpoint != nil {
 		g.Endpoint = *upd.Endpoint
@@ -253,10 +256,10 @@ func scanAgent(s scanner) (*switchboard.Agent, error) { return scanAgentWith(s) 
 func scanAgentWith(s scanner, extra ...any) (*switchboard.Agent, error) {
 	var g switchboard.Agent
 	var mode, skills, ext, pairing string
-	var accepts, approved, disabled int
+	var accepts, approved, mcpOff, disabled int
 	var created, updated int64
 	dest := []any{&g.ID, &g.AccountID, &g.Handle, &g.Name, &g.Description, &mode, &g.Version,
-		&skills, &ext, &accepts, &approved, &pairing, &g.Endpoint, &g.WebhookSecret, &created, &updated, &disabled}
+		&skills, &ext, &accepts, &approved, &pairing, &g.Endpoint, &g.WebhookSecret, &created, &updated, &mcpOff, &disabled}
 	if err := s.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -264,6 +267,7 @@ func scanAgentWith(s scanner, extra ...any) (*switchboard.Agent, error) {
 	g.AcceptsTasks = accepts != 0
 	g.Approved = approved != 0
 	g.Pairing = switchboard.PairingMode(pairing)
+	g.MCPOff = mcpOff != 0
 	g.AccountDisabled = disabled != 0
 	g.CreatedAt, g.UpdatedAt = fromNanos(created), fromNanos(updated)
 	if err := json.Unmarshal([]byte(skills), &g.Skills); err != nil {

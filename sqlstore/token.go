@@ -3,11 +3,13 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"strings"
+	"time"
 
 	"github.com/switchboard-dev/switchboard"
 )
 
-const tokenColumns = `hash, kind, account_id, agent_id, community, label, peer_id, created_at, revoked_at`
+const tokenColumns = `hash, kind, account_id, agent_id, community, label, peer_id, created_at, revoked_at, last_used_at, agents, created_agent`
 
 // CreateToken implements switchboard.TokenStore.
 func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace bool) error {
@@ -49,8 +51,8 @@ func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace boo
 			_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = NULL, created_at = $1, peer_id = $2 WHERE hash = $3`,
 				nanos(now), peerID, t.Hash)
 		} else {
-			_, err = tx.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)`,
-				t.Hash, string(t.Kind), t.AccountID, t.AgentID, t.Community, t.Label, peerID, nanos(now))
+			_, err = tx.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, NULL, $9, '')`,
+				t.Hash, string(t.Kind), t.AccountID, t.AgentID, t.Community, t.Label, peerID, nanos(now), strings.Join(t.Agents, ","))
 		}
 		if db.dialect.uniqueViolation(err) {
 			if t.Label != "" {
@@ -117,6 +119,33 @@ func (db *DB) RevokeTokens(ctx context.Context, f switchboard.TokenFilter) (int,
 	return int(n), err
 }
 
+// TouchToken implements switchboard.TokenStore. It writes outside
+// writeIdentities: when a token was last used changes nothing a request
+// looks up, so the identity cache stays as it is.
+func (db *DB) TouchToken(ctx context.Context, hash string, at time.Time) error {
+	_, err := db.write.ExecContext(ctx, `UPDATE tokens SET last_used_at = $1 WHERE hash = $2`, nanos(at.UTC()), hash)
+	return db.formatError(err)
+}
+
+// RecordCreatedAgent implements switchboard.TokenStore. It goes through
+// writeIdentities: the token's cached copy must show the agent.
+func (db *DB) RecordCreatedAgent(ctx context.Context, hash, agentID string) error {
+	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var created string
+		err := tx.QueryRowContext(ctx, `SELECT created_agent FROM tokens WHERE hash = $1 AND revoked_at IS NULL`, hash).Scan(&created)
+		switch {
+		case err == sql.ErrNoRows:
+			return switchboard.Errorf(switchboard.ENOTFOUND, "token not found")
+		case err != nil:
+			return err
+		case created != "":
+			return switchboard.Errorf(switchboard.ECONFLICT, "this token created an agent already")
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE tokens SET created_agent = $1 WHERE hash = $2`, agentID, hash)
+		return err
+	})
+}
+
 func addTokenConds(w *where, f switchboard.TokenFilter) {
 	if f.Kind != nil {
 		w.add("kind = ?", string(*f.Kind))
@@ -142,12 +171,18 @@ func scanToken(s scanner) (*switchboard.Token, error) {
 	var t switchboard.Token
 	var kind string
 	var created int64
-	var revoked sql.NullInt64
-	if err := s.Scan(&t.Hash, &kind, &t.AccountID, &t.AgentID, &t.Community, &t.Label, &t.PeerID, &created, &revoked); err != nil {
+	var revoked, used sql.NullInt64
+	var agents string
+	if err := s.Scan(&t.Hash, &kind, &t.AccountID, &t.AgentID, &t.Community, &t.Label, &t.PeerID, &created, &revoked, &used,
+		&agents, &t.CreatedAgent); err != nil {
 		return nil, err
 	}
 	t.Kind = switchboard.TokenKind(kind)
 	t.CreatedAt = fromNanos(created)
 	t.RevokedAt = nullNanos(revoked)
+	t.LastUsedAt = nullNanos(used)
+	if agents != "" {
+		t.Agents = strings.Split(agents, ",")
+	}
 	return &t, nil
 }

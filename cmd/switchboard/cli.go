@@ -39,6 +39,7 @@ type CLI struct {
 	Wake      WakeCmd      `cmd:"" help:"Wake webhooks: how an agent that sleeps learns that work waits in its inbox."`
 	Community CommunityCmd `cmd:"" help:"Communities: agents that send each other work; each has an A2A address {server}/c/NAME."`
 	Directory DirectoryCmd `cmd:"" help:"List the agents of the network you can see, live or not (an agent token: the other members of its communities)."`
+	MCP       MCPCmd       `cmd:"" name:"mcp" help:"MCP: every agent's address as a remote MCP server; mint and revoke its tokens."`
 	Connect   ConnectCmd   `cmd:"" help:"Connect an agent to its server (--server, repeated or comma-separated for several) and work on its tasks with --exec or --forward, and on live sessions with --session-exec; --install makes it a systemd service."`
 	Chat      ChatCmd      `cmd:"" help:"Open a live session from an agent (--token) to another one that shares a community with it: each line of stdin is a frame sent, each frame received is printed."`
 	Health    HealthCmd    `cmd:"" help:"Ask the server whether it is ready (GET /readyz): exit status 0 when it is. A container's health check."`

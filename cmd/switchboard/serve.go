@@ -54,6 +54,7 @@ type ServeCmd struct {
 	BodyTimeout     time.Duration `name:"body-timeout" env:"SWITCHBOARD_BODY_TIMEOUT" default:"30s" help:"How long a client may take to send a request's body; a request whose body is not read is answered and its connection closed."`
 	MaxUnauthConns  int           `name:"max-unauthenticated-conns" env:"SWITCHBOARD_MAX_UNAUTHENTICATED_CONNS" default:"256" help:"Connections one client address may hold open before any of its requests presents a valid token (-1: no bound; behind a proxy every client has the proxy's address)."`
 	Metrics         bool          `name:"metrics" env:"SWITCHBOARD_METRICS" help:"Serve Prometheus metrics at GET /metrics on the main listener (to everyone who reaches it; see --metrics-addr)."`
+	MCP             bool          `name:"mcp" env:"SWITCHBOARD_MCP" default:"true" help:"Serve every agent's address as an MCP server at {address}/mcp, and the MCP token routes (--mcp=false: all of them answer 404; docs/mcp.md)."`
 	MetricsAddr     string        `name:"metrics-addr" env:"SWITCHBOARD_METRICS_ADDR" help:"Serve Prometheus metrics, /healthz and /readyz on a listener of their own at this address (e.g. 127.0.0.1:9090)."`
 
 	DeliveryDeadline time.Duration `name:"delivery-deadline" env:"SWITCHBOARD_DELIVERY_DEADLINE" default:"1h" help:"How long a task waits for its agent to connect and take it before it fails."`
@@ -111,7 +112,7 @@ func (c *ServeCmd) config(cli *CLI) Config {
 	return Config{
 		Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
 		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
-		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr,
+		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr, MCPOff: !c.MCP,
 		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns, SecretKey: c.SecretKey,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		RequireApproval: c.RequireApproval, ReconnectGrace: graceOrNone(c.ReconnectGrace),
@@ -221,6 +222,9 @@ type Config struct {
 
 	// Metrics serves GET /metrics on the main listener.
 	Metrics bool
+	// MCPOff turns off every MCP route: agents' {address}/mcp and the MCP
+	// token routes answer 404.
+	MCPOff bool
 	// MetricsAddr is the address of a listener of its own for /metrics,
 	// /healthz and /readyz; empty: none.
 	MetricsAddr string
@@ -374,7 +378,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
-		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network, Pairing: m.Pairing,
+		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network, Pairing: m.Pairing, MCP: m.newMCP(cfg, db, limiter),
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,

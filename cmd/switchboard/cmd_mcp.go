@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
+
+// MCPCmd groups the MCP commands (docs/mcp.md).
+type MCPCmd struct {
+	Token MCPTokenCmd `cmd:"" help:"Manage MCP tokens: each opens one agent's MCP endpoint ({address}/mcp) and nothing else."`
+}
+
+// MCPTokenCmd groups the MCP token commands.
+type MCPTokenCmd struct {
+	Create MCPTokenCreateCmd `cmd:"" help:"Mint an MCP token for an agent (shown once)."`
+	List   MCPTokenListCmd   `cmd:"" help:"List the active MCP tokens of your agents (never the secrets)."`
+	Revoke MCPTokenRevokeCmd `cmd:"" help:"Revoke an MCP token at once, by its id."`
+}
+
+// MCPTokenCreateCmd mints an MCP token.
+type MCPTokenCreateCmd struct {
+	Agent   []string `name:"agent" required:"" help:"Handle or id of the agent (with --account: repeat for each agent the token acts for)."`
+	Label   string   `name:"label" default:"mcp" help:"Name of the client the token is for (A-Z a-z 0-9 _ -)."`
+	Account bool     `name:"account" help:"An account token for {server}/mcp: its tools take the agent to act for (one of --agent), and it may create one agent."`
+}
+
+// Run mints the token and prints how to use it.
+func (c *MCPTokenCreateCmd) Run(ctx context.Context, cli *CLI) error {
+	if !c.Account && len(c.Agent) != 1 {
+		return fmt.Errorf("an agent's token is for one --agent; for several, mint an account token with --account")
+	}
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	var t ownerapi.MCPToken
+	var printed bool
+	if c.Account {
+		printed, err = cl.call(ctx, "POST", "/mcp-tokens", ownerapi.AccountMCPTokenIssue{Label: c.Label, Agents: c.Agent}, &t)
+	} else {
+		printed, err = cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent[0])+"/mcp-tokens", ownerapi.MCPTokenIssue{Label: c.Label}, &t)
+	}
+	if err != nil || printed {
+		return err
+	}
+	if c.Account {
+		t.Agent = "switchboard"
+		fmt.Fprintf(cl.out, "account MCP token %s for %s, labelled %q (shown once; only its hash is stored):\n\n  %s\n\n",
+			t.ID, strings.Join(t.Agents, ", "), t.Label, t.Token)
+		fmt.Fprintf(cl.out, "MCP endpoint: %s\n\nClaude Code:\n\n  claude mcp add --transport http %s %s --header \"Authorization: Bearer %s\"\n",
+			t.MCPURL, t.Agent, t.MCPURL, t.Token)
+		return nil
+	}
+	fmt.Fprintf(cl.out, "MCP token %s for %s, labelled %q (shown once; only its hash is stored):\n\n  %s\n\n", t.ID, t.Agent, t.Label, t.Token)
+	fmt.Fprintf(cl.out, "MCP endpoint: %s\n\nClaude Code:\n\n  claude mcp add --transport http %s %s --header \"Authorization: Bearer %s\"\n",
+		t.MCPURL, t.Agent, t.MCPURL, t.Token)
+	return nil
+}
+
+// MCPTokenListCmd lists MCP tokens.
+type MCPTokenListCmd struct{}
+
+// Run lists the tokens.
+func (c *MCPTokenListCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	var all []ownerapi.MCPToken
+	if printed, err := cl.call(ctx, "GET", "/mcp-tokens", nil, &all); err != nil || printed {
+		return err
+	}
+	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGENT\tLABEL\tCREATED\tLAST USED")
+	for _, t := range all {
+		used := "never"
+		if t.LastUsedAt != nil {
+			used = t.LastUsedAt.Format(time.RFC3339)
+		}
+		agent := t.Agent
+		if agent == "" {
+			agent = "account: " + strings.Join(t.Agents, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, agent, t.Label, t.CreatedAt.Format(time.RFC3339), used)
+	}
+	return tw.Flush()
+}
+
+// MCPTokenRevokeCmd revokes an MCP token.
+type MCPTokenRevokeCmd struct {
+	ID string `arg:"" help:"Id of the token (switchboard mcp token list)."`
+}
+
+// Run revokes the token.
+func (c *MCPTokenRevokeCmd) Run(ctx context.Context, cli *CLI) error {
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	var res ownerapi.MCPTokenRevoked
+	if printed, err := cl.call(ctx, "DELETE", "/mcp-tokens/"+pathEscape(c.ID), nil, &res); err != nil || printed {
+		return err
+	}
+	fmt.Fprintf(cl.out, "revoked MCP token %s\n", res.ID)
+	return nil
+}

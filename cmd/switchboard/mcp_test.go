@@ -1,0 +1,88 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestMCPTokenCommands mints, lists and revokes an MCP token with the CLI,
+// and the token opens the agent's MCP endpoint until it is revoked.
+func TestMCPTokenCommands(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "desk", "--mode", "inbox")
+	out := cli(t, m, "mcp", "token", "create", "--agent", "desk", "--label", "claude")
+	secret := regexp.MustCompile(`sbm_[A-Za-z0-9_-]{43}`).FindString(out)
+	if secret == "" || !strings.Contains(out, "claude mcp add --transport http desk "+m.URL()+"/a/desk/mcp") {
+		t.Fatalf("create printed:\n%s", out)
+	}
+	if got := mcpStatus(t, m.URL()+"/a/desk/mcp", secret); got != http.StatusOK {
+		t.Fatalf("the new token: HTTP %d", got)
+	}
+	list := cli(t, m, "mcp", "token", "list")
+	id := regexp.MustCompile(`(?m)^([0-9a-f]{16})\s+desk\s+claude\s`).FindStringSubmatch(list)
+	if id == nil || strings.Contains(list, "never") {
+		t.Fatalf("list (used once) printed:\n%s", list)
+	}
+	cli(t, m, "mcp", "token", "revoke", id[1])
+	if got := mcpStatus(t, m.URL()+"/a/desk/mcp", secret); got != http.StatusUnauthorized {
+		t.Fatalf("the revoked token: HTTP %d", got)
+	}
+}
+
+// TestAccountMCPToken mints an account token for two agents with the CLI;
+// it opens {server}/mcp.
+func TestAccountMCPToken(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "desk", "--mode", "inbox")
+	cli(t, m, "agent", "create", "shelf", "--mode", "inbox")
+	if _, err := cliErr(m, "mcp", "token", "create", "--agent", "desk", "--agent", "shelf"); err == nil {
+		t.Fatal("an agent's token for two agents was minted")
+	}
+	out := cli(t, m, "mcp", "token", "create", "--account", "--agent", "desk", "--agent", "shelf", "--label", "desk")
+	secret := regexp.MustCompile(`sbm_[A-Za-z0-9_-]{43}`).FindString(out)
+	if secret == "" || !strings.Contains(out, m.URL()+"/mcp ") {
+		t.Fatalf("create --account printed:\n%s", out)
+	}
+	if got := mcpStatus(t, m.URL()+"/mcp", secret); got != http.StatusOK {
+		t.Fatalf("the account token on /mcp: HTTP %d", got)
+	}
+	if list := cli(t, m, "mcp", "token", "list"); !strings.Contains(list, "account: desk,shelf") {
+		t.Fatalf("list printed:\n%s", list)
+	}
+}
+
+// TestServeWithoutMCP: --mcp=false serves no MCP route at all.
+func TestServeWithoutMCP(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.MCPOff = true })
+	cli(t, m, "agent", "create", "desk", "--mode", "inbox")
+	if got := mcpStatus(t, m.URL()+"/a/desk/mcp", "sbm_x"); got != http.StatusNotFound {
+		t.Fatalf("POST /a/desk/mcp: HTTP %d, want 404", got)
+	}
+	if got := mcpStatus(t, m.URL()+"/mcp", "sbm_x"); got != http.StatusNotFound {
+		t.Fatalf("POST /mcp: HTTP %d, want 404", got)
+	}
+	if _, err := cliErr(m, "mcp", "token", "create", "--agent", "desk"); err == nil {
+		t.Fatal("minting an MCP token worked with MCP off")
+	}
+}
+
+func mcpStatus(t *testing.T, url, token string) int {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
