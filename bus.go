@@ -79,6 +79,10 @@ func TokensSubject(agentID string) string { return "tokens." + agentID }
 // read the list again.
 func AccountAgentsSubject(accountID string) string { return "agents." + accountID }
 
+// AccountsSubject is notified when an account is created, watched by the
+// operator's open consoles, which then watch its agents too.
+const AccountsSubject = "accounts"
+
 // CommunityTokensSubject is TokensSubject for the peer tokens of a
 // community's address.
 func CommunityTokensSubject(name string) string { return "tokens.c." + name }

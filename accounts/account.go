@@ -22,6 +22,7 @@ func (s *Service) Create(ctx context.Context, name string) (*switchboard.Account
 	if err != nil {
 		return nil, "", err
 	}
+	s.notify(ctx, switchboard.AccountsSubject) // the operator's open consoles watch its agents
 	return acct, secret, nil
 }
 

@@ -42,6 +42,13 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request, v *viewer
 			w.Close()
 		}
 	}()
+	accounts := make(chan struct{}, 1) // the operator's: an account was created
+	if err == nil && v.account.IsOperator() {
+		var w switchboard.Watch
+		if w, err = c.Bus.WatchFunc(ctx, switchboard.AccountsSubject, func(bool) { signalChan(accounts) }); err == nil {
+			watches = append(watches, w)
+		}
+	}
 	if err != nil {
 		c.Logger.Error("watch the console's accounts", "err", err)
 		c.renderError(w, r, http.StatusInternalServerError, "Something went wrong; try again.")
@@ -70,6 +77,24 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request, v *viewer
 			case <-time.After(c.cfg.Coalesce):
 			}
 		case <-poll.C:
+		case <-accounts:
+			// Watch the new account's agents too: watch every account
+			// again, then close the old watches.
+			more, err := c.watchAccounts(ctx, v, hint)
+			if err != nil {
+				for _, w := range more {
+					w.Close()
+				}
+				c.Logger.Warn("watch a new account's agents", "err", err)
+				break
+			}
+			for _, w := range watches {
+				w.Close()
+			}
+			watches = more
+			if w, err := c.Bus.WatchFunc(ctx, switchboard.AccountsSubject, func(bool) { signalChan(accounts) }); err == nil {
+				watches = append(watches, w)
+			}
 		}
 		if !c.sendAgents(ctx, w, r, &last) {
 			return
@@ -112,6 +137,14 @@ func (c *Console) sendAgents(ctx context.Context, w http.ResponseWriter, r *http
 	data, _ := json.Marshal(map[string]string{"html": string(html)})
 	_, err = fmt.Fprintf(w, "event: agents\ndata: %s\n\n", data)
 	return err == nil
+}
+
+// signalChan sets a capacity-1 channel's signal, if it is not set.
+func signalChan(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
 }
 
 // watchAccounts watches the agents of the viewer's accounts (every account

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/accounts"
+	"github.com/switchboard-dev/switchboard/dashboard"
 )
 
 // stream is an open /dashboard/events.
@@ -75,6 +78,26 @@ func (s *stream) waitFor(t *testing.T, d time.Duration, want string) string {
 	}
 }
 
+// seen reports whether an agents event whose list holds want comes
+// within d.
+func (s *stream) seen(d time.Duration, want string) bool {
+	deadline := time.After(d)
+	for {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				return false
+			}
+			var v struct{ HTML string }
+			if ev[0] == "agents" && json.Unmarshal([]byte(ev[1]), &v) == nil && strings.Contains(v.HTML, want) {
+				return true
+			}
+		case <-deadline:
+			return false
+		}
+	}
+}
+
 // TestEventsFollowTheBus: an open page's stream brings the list again
 // within a second when an agent connects (relay.ConnectAgent notifies
 // its account), is sent a task, and ends when the sign-in does.
@@ -107,4 +130,37 @@ func TestEventsFollowTheBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitFor(t, time.Second, `class="badge off">offline`)
+}
+
+// TestOperatorStreamFollowsNewAccounts: the operator's open page follows
+// the agents of an account created after it opened, by the bus, not only
+// at the next poll.
+func TestOperatorStreamFollowsNewAccounts(t *testing.T) {
+	h := newHarness(t, func(_ *dashboard.Deps, cfg *dashboard.Config, _ *harness) { cfg.Poll = time.Hour })
+	_, token := h.account("root", switchboard.RoleOperator)
+	c := h.client()
+	c.signIn(token)
+	s := c.openStream()
+	ctx := context.Background()
+	acct, _, err := accounts.New(h.db, h.db, h.db, h.bus, nil).Create(ctx, "newcomer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := h.agent(acct, "fresh", "Fresh", "")
+	now := time.Now()
+	// The new account's agents are watched once the hint of its creation
+	// is handled: connect until the page shows the agent live.
+	deadline := time.Now().Add(5 * time.Second)
+	for i := 0; ; i++ {
+		session := &switchboard.AgentSession{AgentID: g.ID, Holder: fmt.Sprint("c", i), InstanceID: "i1", ConnectedAt: now, ExpiresAt: now.Add(time.Hour)}
+		if err := h.relay.ConnectAgent(ctx, g, session, nil); err != nil {
+			t.Fatal(err)
+		}
+		if s.seen(200*time.Millisecond, `class="badge on">live`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the operator's page did not show the new account's agent live")
+		}
+	}
 }
