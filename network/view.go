@@ -12,8 +12,9 @@ import (
 // candidates that the store ranked (RankCandidates) at most ViewTTL ago,
 // and the one it picks is checked against the store with one keyed read
 // (Discover of that agent alone) before the work goes to it. A view past
-// half its ViewTTL is ranked again in the background while decisions go
-// on from it; past ViewTTL, the next decision waits for its ranking. So the
+// three quarters of its ViewTTL is ranked again in the background while
+// decisions go on from it; past ViewTTL, the next decision waits for its
+// ranking. So the
 // gates are the store's at the moment of the decision: a paused,
 // unapproved, departed or disconnected agent is never chosen from a view,
 // and a check that fails drops the view and decides from the store.
@@ -21,13 +22,14 @@ import (
 // was ranked (for at most ViewTTL); when the view holds no one, the
 // decision is the store's. The view's counts of unfinished tasks are the
 // store's at the ranking, each raised by the tasks this instance has
-// given the agent since and corrected by each check.
+// given the agent since (not lowered by a check of one agent: the others'
+// counts would then stay high, and the one checked would take every turn).
 
 // Bounds of the views.
 const (
 	// DefaultViewTTL is how long a view of a question's candidates is
 	// used before the store ranks them again.
-	DefaultViewTTL = time.Second
+	DefaultViewTTL = 2 * time.Second
 	// viewMaxAge is how old a view may be while another decision ranks it
 	// again; older, a decision goes to the store.
 	viewMaxAge = 5 * time.Second
@@ -75,8 +77,8 @@ type view struct {
 
 // use says what a decision at now does with the view: pick from it
 // (ok), after ranking its candidates again (rank), or while they are
-// ranked again in the background (ahead: a view past half its ttl, so
-// that a question asked often never waits for a ranking). A decision
+// ranked again in the background (ahead: a view past three quarters of
+// its ttl, so that a question asked often never waits for a ranking). A decision
 // told to rank calls ranked or failed.
 func (v *view) use(now time.Time, ttl time.Duration) (ok, rank, ahead bool) {
 	v.mu.Lock()
@@ -86,7 +88,7 @@ func (v *view) use(now time.Time, ttl time.Duration) (ok, rank, ahead bool) {
 	switch {
 	case v.ranking:
 		return fresh || (!v.at.IsZero() && age < viewMaxAge), false, false
-	case fresh && age < ttl/2:
+	case fresh && age < ttl*3/4:
 		return true, false, false
 	}
 	v.ranking = true
@@ -152,19 +154,6 @@ func ranksBefore(a, b switchboard.Ranked, after string) bool {
 	return a.AgentID < b.AgentID
 }
 
-// checked sets the candidate's count of unfinished tasks to what the
-// store counted when it checked it, plus the task it is being given.
-func (v *view) checked(id string, open int) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	for i := range v.candidate {
-		if v.candidate[i].AgentID == id {
-			v.candidate[i].OpenTasks = open + 1
-			return
-		}
-	}
-}
-
 // fromView decides q from its view, ranking the candidates again when
 // the view is stale. It returns nil and no error when the view cannot
 // decide (it holds no one, or its pick failed the check): the caller
@@ -211,7 +200,6 @@ func (s *Service) fromView(ctx context.Context, key string, q switchboard.Discov
 		v.forget()
 		return nil, nil
 	}
-	v.checked(r.AgentID, c.OpenTasks)
 	return c, nil
 }
 
