@@ -86,11 +86,25 @@ func TestOutboxPushReceiver(t *testing.T) {
 		"another agent's task":   {other, map[string]string{"A2A-Notification-Token": pushToken}, working, 404},
 		"no such agent":          {&switchboard.Agent{Handle: "nobody"}, map[string]string{"A2A-Notification-Token": pushToken}, working, 404},
 		"not a push":             {g, map[string]string{"A2A-Notification-Token": pushToken}, `{"hello":"world"}`, 400},
-		"oversized":              {g, map[string]string{"A2A-Notification-Token": pushToken}, `{"statusUpdate":{"taskId":"remote-1","x":"` + strings.Repeat("a", 2<<20) + `"}}`, 413},
 	} {
 		if r := h.push(c.agent, c.header, c.body); r.status != c.status {
 			t.Fatalf("%s: HTTP %d %s, want %d", name, r.status, r.body, c.status)
 		}
+	}
+	// An oversized push is refused before it is read whole: the client
+	// gets 413, or, when the server closed the connection while the body
+	// was still being written, a reset.
+	big := `{"statusUpdate":{"taskId":"remote-1","x":"` + strings.Repeat("a", 2<<20) + `"}}`
+	req, _ := http.NewRequest("POST", h.addr(g)+"/push", strings.NewReader(big))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Notification-Token", pushToken)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("oversized: HTTP %d, want 413", resp.StatusCode)
+		}
+	} else if !strings.Contains(err.Error(), "connection reset") && !strings.Contains(err.Error(), "broken pipe") {
+		t.Fatalf("oversized: %v", err)
 	}
 	if r := h.push(g, map[string]string{"A2A-Notification-Token": "wrong-token-0123456789"}, working); strings.Contains(string(r.body), "remote-1") {
 		t.Fatalf("a refusal tells more than it should: %s", r.body)
