@@ -55,7 +55,7 @@ func sendAsPeer(t *testing.T, m *Main, handle, token, text string) string {
 // TestInitConnector: init creates a connector agent, keeps its token in a
 // 0600 file of the client config, issues a first peer token; connect then
 // runs without --token, and the peer's task completes. A second run
-// changes nothing; without the saved token, init rotates it.
+// changes nothing.
 func TestInitConnector(t *testing.T) {
 	cfgDir := t.TempDir()
 	t.Setenv("SWITCHBOARD_CONFIG_DIR", cfgDir)
@@ -90,6 +90,17 @@ func TestInitConnector(t *testing.T) {
 		t.Fatalf("status after init:\n%s", st)
 	}
 
+}
+
+// TestInitRotatesWithoutSavedToken: when the saved agent token is gone,
+// init gives the agent a new one (its --dry-run says so and writes
+// nothing).
+func TestInitRotatesWithoutSavedToken(t *testing.T) {
+	cfgDir := t.TempDir()
+	t.Setenv("SWITCHBOARD_CONFIG_DIR", cfgDir)
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "init", "shout", "--exec", "tr a-z A-Z")
+	tokenFile := filepath.Join(cfgDir, "agents", "shout.token")
 	must(t, os.Remove(tokenFile))
 	dry := cli(t, m, "init", "shout", "--exec", "tr a-z A-Z", "--dry-run")
 	if !strings.Contains(dry, "would") || !strings.Contains(dry, "new agent token") {
