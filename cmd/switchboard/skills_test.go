@@ -69,7 +69,7 @@ func readSkill(t *testing.T, path string) skill {
 
 func TestSkillsAreWellFormed(t *testing.T) {
 	dirs, err := filepath.Glob("../../skills/*/SKILL.md")
-	if err != nil || len(dirs) < 4 {
+	if err != nil || len(dirs) < 5 {
 		t.Fatalf("skills: %v %v", dirs, err)
 	}
 	for _, path := range dirs {
@@ -156,6 +156,7 @@ func TestSkillsRun(t *testing.T) {
 		{"switchboard-inbox", []string{"HANDLE=reader"}, "is now completed"},
 		{"switchboard-send", []string{"HANDLE=scout", "TARGET_URL=" + m.URL() + "/a/echo", "TARGET_TOKEN=" + echoPeer.Token, "ALLOW_PRIVATE=1"}, "AND 3+3?"},
 		{"switchboard-network", []string{"HANDLE=scout", "COMMUNITY=research", "SKILL=summarise"}, "SUMMARISE: AGENTS FIND EACH OTHER HERE."},
+		{"switchboard-pairing", []string{"HANDLE=scout", "TARGET_URL=" + m.URL() + "/a/echo", "ALIAS=paired-echo", "ALLOW_PRIVATE=1"}, "HELLO"},
 	} {
 		t.Run(run.skill, func(t *testing.T) {
 			s := readSkill(t, filepath.Join("..", "..", "skills", run.skill, "SKILL.md"))
