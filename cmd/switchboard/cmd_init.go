@@ -53,6 +53,9 @@ type initRun struct {
 	peer    string // the first peer token, when this run issued it
 	steps   []initStep
 	out     io.Writer
+	// newToken is set when a step gives the agent a token (create or
+	// rotate): an installed unit's environment file then holds an old one.
+	newToken bool
 }
 
 // connect's defaults, for the unit init installs.
@@ -135,6 +138,7 @@ func (r *initRun) plan(ctx context.Context) error {
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
 		r.add(fmt.Sprintf("create the %s agent %s on %s", r.mode, c.Handle, r.cl.base), r.create)
+		r.newToken = true
 	case err != nil:
 		return err
 	case g.Mode != r.mode:
@@ -143,6 +147,7 @@ func (r *initRun) plan(ctx context.Context) error {
 		r.agent = &g
 		if r.mode == "connector" && !fileExists(r.tokenAt) {
 			r.add(fmt.Sprintf("give agent %s a new agent token (none is saved in %s; a connector using the old one stops)", c.Handle, r.tokenAt), r.rotate)
+			r.newToken = true
 		}
 	}
 	if r.mode == "connector" {
@@ -245,7 +250,7 @@ func (r *initRun) planInstall() {
 	p, err := unit.unitPaths()
 	if err == nil {
 		exe, xerr := executable()
-		if cur, rerr := os.ReadFile(p.unit); xerr == nil && rerr == nil && string(cur) == unit.unitText(exe, []string{r.cl.base}, p) && fileExists(p.env) && len(r.steps) == 0 {
+		if cur, rerr := os.ReadFile(p.unit); xerr == nil && rerr == nil && string(cur) == unit.unitText(exe, []string{r.cl.base}, p) && fileExists(p.env) && !r.newToken {
 			return // installed, and the token it holds was not changed by this run
 		}
 	}

@@ -211,4 +211,13 @@ func TestInitInstall(t *testing.T) {
 	if again := cli(t, m, "init", "svc", "--exec", "cat", "--install"); !strings.Contains(again, "nothing to change") {
 		t.Fatalf("second run:\n%s", again)
 	}
+	// A new agent token reaches the installed unit's environment file.
+	must(t, os.Remove(filepath.Join(os.Getenv("SWITCHBOARD_CONFIG_DIR"), "agents", "svc.token")))
+	third := cli(t, m, "init", "svc", "--exec", "cat", "--install")
+	if !strings.Contains(third, "new agent token") || !strings.Contains(third, "done: install the connector of svc") {
+		t.Fatalf("run without the saved token:\n%s", third)
+	}
+	if env2, err := os.ReadFile(envFile); err != nil || string(env2) == string(env) {
+		t.Fatalf("the environment file still holds the old token (%v)", err)
+	}
 }

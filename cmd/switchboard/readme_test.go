@@ -166,6 +166,7 @@ func runREADMEScenario(t *testing.T, bin string, lines []string) {
 	var script strings.Builder
 	script.WriteString(readmePrelude)
 	background := regexp.MustCompile(`(^|\s)(\./switchboard|"\$SB_BIN") (serve|connect)\b|curl -sN`)
+	assignment := regexp.MustCompile(`^(export )?[A-Z_]+=`)
 	for _, line := range lines {
 		cmd := line
 		for _, p := range readmePlaceholders {
@@ -177,7 +178,7 @@ func runREADMEScenario(t *testing.T, bin string, lines []string) {
 		code, _, _ := strings.Cut(cmd, " # ")
 		code = strings.TrimSpace(code)
 		switch {
-		case regexp.MustCompile(`^(export )?[A-Z_]+=`).MatchString(code):
+		case assignment.MatchString(code):
 			script.WriteString(code + "\n")
 		case background.MatchString(code):
 			code = strings.TrimSuffix(code, "&")
