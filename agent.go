@@ -23,17 +23,21 @@ const (
 	// ModeWebhook posts each task to the agent's endpoint in the legacy
 	// webhook format and reads the answer from the response.
 	ModeWebhook DeliveryMode = "webhook"
+	// ModeFront forwards each task to an A2A server that already runs at
+	// an https URL (the agent's Front), with the owner's credentials for
+	// it, and relays its answers (docs/front.md).
+	ModeFront DeliveryMode = "front"
 )
 
 // ValidMode reports whether m is a delivery mode this build supports.
 func ValidMode(m DeliveryMode) bool {
-	return m == ModeConnector || m == ModeInbox || m == ModeWebhook
+	return m == ModeConnector || m == ModeInbox || m == ModeWebhook || m == ModeFront
 }
 
 // Live reports whether tasks of this mode are delivered to a running agent
 // (and so are worth waiting for in a blocking call), rather than stored for
 // it to read.
-func (m DeliveryMode) Live() bool { return m == ModeConnector || m == ModeWebhook }
+func (m DeliveryMode) Live() bool { return m == ModeConnector || m == ModeWebhook || m == ModeFront }
 
 // Agent is a named public address and the card served there.
 type Agent struct {

@@ -17,4 +17,5 @@ type Store interface {
 	SignInStore
 	PairingStore
 	AgentGlanceStore
+	FrontStore
 }

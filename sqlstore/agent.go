@@ -221,6 +221,9 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 			`DELETE FROM agent_skills WHERE agent_id = $1`,
 			`DELETE FROM session_ends WHERE agent_id = $1`,
 			`DELETE FROM pairings WHERE agent_id = $1`,
+			`DELETE FROM fronts WHERE agent_id = $1`,
+			`DELETE FROM front_tasks WHERE agent_id = $1`,
+			`DELETE FROM front_contexts WHERE agent_id = $1`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err

@@ -28,10 +28,11 @@ type Sealer interface {
 // The secrets the store keeps sealed, each named by its column. Tokens that
 // callers present are not among them: those are kept as hashes.
 const (
-	purposeWebhookSecret = "agents.webhook_secret"
-	purposeWakeKey       = "wake_configs.wake_key"
-	purposeWakeHMAC      = "wake_configs.hmac_secret"
-	purposePushConfig    = "push_configs.data" // the URL, token and credentials of a push configuration
+	purposeWebhookSecret    = "agents.webhook_secret"
+	purposeWakeKey          = "wake_configs.wake_key"
+	purposeWakeHMAC         = "wake_configs.hmac_secret"
+	purposePushConfig       = "push_configs.data"  // the URL, token and credentials of a push configuration
+	purposeFrontCredentials = "fronts.credentials" // the owner's credentials for a front's upstream
 )
 
 // sealedColumn is a column of sealed values, with the key of its rows.
@@ -47,6 +48,7 @@ var sealedColumns = []sealedColumn{
 	{"wake_configs", "wake_key", []string{"agent_id"}},
 	{"wake_configs", "hmac_secret", []string{"agent_id"}},
 	{"push_configs", "data", []string{"task_id", "id"}},
+	{"fronts", "credentials", []string{"agent_id"}},
 }
 
 // seal seals v for purpose, or returns it as it is without a Sealer.

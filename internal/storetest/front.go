@@ -1,0 +1,100 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// frontTests cover the front store: an agent's upstream and credentials,
+// its last failure, and the upstream ids of its tasks and contexts.
+var frontTests = map[string]func(*testing.T, Store){
+	"FrontPutFindCredentials": testFrontPutFind,
+	"FrontTaskAndContextMaps": testFrontMaps,
+}
+
+func testFrontPutFind(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "front")
+	if _, err := s.FindFront(ctx, g.ID); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("FindFront before PutFront: %v, want ENOTFOUND", err)
+	}
+	if err := s.SetFrontCredentials(ctx, g.ID, switchboard.FrontCredentials{Bearer: "x"}); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("credentials without a front: %v, want ENOTFOUND", err)
+	}
+	if err := s.PutFront(ctx, "no-such-agent", "https://up.example/a2a", ""); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("PutFront of a missing agent: %v, want ENOTFOUND", err)
+	}
+	must(t, s.PutFront(ctx, g.ID, "https://up.example/a2a", ""))
+	creds := switchboard.FrontCredentials{Bearer: "up-secret", Headers: map[string]string{"CF-Access-Client-Id": "id", "CF-Access-Client-Secret": "s"}}
+	must(t, s.SetFrontCredentials(ctx, g.ID, creds))
+	must(t, s.RecordFrontFailure(ctx, g.ID, &switchboard.FrontFailure{Reason: switchboard.FrontAuthRejected, Status: 401, Method: "SendMessage"}))
+	f, err := s.FindFront(ctx, g.ID)
+	must(t, err)
+	if f.Upstream != "https://up.example/a2a" || f.Credentials.Bearer != "up-secret" || f.Credentials.Headers["CF-Access-Client-Secret"] != "s" {
+		t.Fatalf("found %+v", f)
+	}
+	if f.LastFailure == nil || f.LastFailure.Reason != switchboard.FrontAuthRejected || f.LastFailure.Status != 401 {
+		t.Fatalf("last failure %+v", f.LastFailure)
+	}
+	// The same upstream again keeps the credentials and the failure; a new
+	// one clears the failure, and new credentials do too.
+	must(t, s.PutFront(ctx, g.ID, "https://up.example/a2a", "https://up.example/card.json"))
+	f, err = s.FindFront(ctx, g.ID)
+	must(t, err)
+	if f.CardURL != "https://up.example/card.json" || f.Credentials.Bearer != "up-secret" || f.LastFailure == nil {
+		t.Fatalf("after setting the card URL: %+v", f)
+	}
+	must(t, s.PutFront(ctx, g.ID, "https://other.example/a2a", ""))
+	f, err = s.FindFront(ctx, g.ID)
+	must(t, err)
+	if f.LastFailure != nil || f.Credentials.Bearer != "up-secret" {
+		t.Fatalf("after a new upstream: %+v", f)
+	}
+	must(t, s.SetFrontCredentials(ctx, g.ID, switchboard.FrontCredentials{}))
+	f, err = s.FindFront(ctx, g.ID)
+	must(t, err)
+	if !f.Credentials.Empty() {
+		t.Fatalf("credentials cleared, found %+v", f.Credentials)
+	}
+	must(t, s.DeleteAgent(ctx, g.ID))
+	if _, err := s.FindFront(ctx, g.ID); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("FindFront after the agent's deletion: %v, want ENOTFOUND", err)
+	}
+}
+
+func testFrontMaps(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "front")
+	must(t, s.PutFront(ctx, g.ID, "https://up.example/a2a", ""))
+	if _, err := s.FindFrontTask(ctx, "task-1"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("unmapped task: %v, want ENOTFOUND", err)
+	}
+	must(t, s.MapFrontTask(ctx, switchboard.FrontTaskMap{TaskID: "task-1", AgentID: g.ID, PeerID: "peer-a", ContextID: "ctx-1"}))
+	must(t, s.MapFrontTask(ctx, switchboard.FrontTaskMap{TaskID: "task-1", AgentID: g.ID, PeerID: "peer-a", ContextID: "ctx-1",
+		UpstreamTaskID: "up-1", UpstreamContextID: "up-ctx-1"}))
+	// The first ids the upstream named stand.
+	must(t, s.MapFrontTask(ctx, switchboard.FrontTaskMap{TaskID: "task-1", AgentID: g.ID, PeerID: "peer-a", ContextID: "ctx-1",
+		UpstreamTaskID: "up-other", UpstreamContextID: "up-ctx-other"}))
+	m, err := s.FindFrontTask(ctx, "task-1")
+	must(t, err)
+	if m.UpstreamTaskID != "up-1" || m.UpstreamContextID != "up-ctx-1" || m.AgentID != g.ID {
+		t.Fatalf("task map %+v", m)
+	}
+	up, err := s.FindFrontContext(ctx, g.ID, "peer-a", "ctx-1")
+	must(t, err)
+	if up != "up-ctx-1" {
+		t.Fatalf("peer-a's context maps to %q, want up-ctx-1", up)
+	}
+	// Another peer naming the same context id has none.
+	up, err = s.FindFrontContext(ctx, g.ID, "peer-b", "ctx-1")
+	must(t, err)
+	if up != "" {
+		t.Fatalf("peer-b's ctx-1 maps to %q, want nothing", up)
+	}
+	must(t, s.DeleteAgent(ctx, g.ID))
+	if _, err := s.FindFrontTask(ctx, "task-1"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("task map after the agent's deletion: %v, want ENOTFOUND", err)
+	}
+}
