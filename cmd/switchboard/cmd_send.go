@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/front"
 	"io"
 	"net/netip"
 	"net/url"
@@ -90,12 +91,12 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 	hc := target.httpClient(cl.base)
 
 	cctx, cancel := context.WithTimeout(ctx, remoteTimeout)
-	card, err := resolveAgentCard(cctx, hc, target.url)
+	card, err := front.ResolveCard(cctx, hc, target.url, "")
 	cancel()
 	if err != nil {
 		return remoteError(target, err)
 	}
-	pinCardInterfaces(card, target.url, func(cardURL string) {
+	front.PinInterfaces(card, target.url, false, func(cardURL string) {
 		fmt.Fprintf(cli.errOut, "switchboard: note: the card names %s; sending to %s's host instead\n", cardURL, target.url)
 	})
 	iface, proto, err := pickInterface(card)

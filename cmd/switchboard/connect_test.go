@@ -9,6 +9,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -713,7 +714,8 @@ func TestBearerTransportStaysOnItsHost(t *testing.T) {
 		seen = append(seen, r.URL.String()+" "+r.Header.Get("Authorization"))
 		return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
 	})
-	rt := newBearerTransport("tok", "http://127.0.0.1:9001/a2a", base)
+	origin, _ := url.Parse("http://127.0.0.1:9001/a2a")
+	rt := &bearerTransport{token: "tok", origin: origin, base: base}
 	for _, u := range []string{"http://127.0.0.1:9001/invoke", "http://127.0.0.1:9002/invoke", "https://127.0.0.1:9001/invoke", "http://evil.example/invoke"} {
 		req, _ := http.NewRequest("POST", u, nil)
 		if _, err := rt.RoundTrip(req); err != nil {

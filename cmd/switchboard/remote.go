@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/front"
 	"net/http"
 	"net/url"
 	"os"
@@ -125,7 +126,8 @@ func (t *remoteTarget) httpClient(server string) *http.Client {
 	allow := t.allowPrivate || sameOriginURL(t.url, server)
 	hc := netguard.NewClient(netguard.Options{AllowPrivate: allow, Timeout: remoteTimeout})
 	if t.token != "" {
-		hc.Transport = newBearerTransport(t.token, t.url, hc.Transport)
+		origin, _ := url.Parse(t.url)
+		hc.Transport = &bearerTransport{token: t.token, origin: origin, base: hc.Transport}
 	}
 	return hc
 }
@@ -134,7 +136,7 @@ func (t *remoteTarget) httpClient(server string) *http.Client {
 func sameOriginURL(a, b string) bool {
 	ua, err1 := url.Parse(a)
 	ub, err2 := url.Parse(b)
-	return err1 == nil && err2 == nil && sameOrigin(ua, ub)
+	return err1 == nil && err2 == nil && netguard.SameOrigin(ua, ub)
 }
 
 // pickInterface chooses the card's JSON-RPC interface of A2A 1.0, else
@@ -155,7 +157,7 @@ func pickInterface(card *a2a.AgentCard) (*a2a.AgentInterface, switchboard.Protoc
 	if v03 != nil {
 		return v03, switchboard.ProtocolV03, nil
 	}
-	return nil, "", fmt.Errorf("its card offers no JSON-RPC interface of A2A 1.0 or 0.3 (%s)", describeInterfaces(card))
+	return nil, "", fmt.Errorf("its card offers no JSON-RPC interface of A2A 1.0 or 0.3 (%s)", front.DescribeInterfaces(card))
 }
 
 // newRemoteClient returns an a2a-go client for one interface, speaking

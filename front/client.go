@@ -1,0 +1,192 @@
+package front
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/netguard"
+)
+
+// Bounds of the requests to an upstream.
+const (
+	// DefaultMaxBody bounds an upstream's answer (but an event stream,
+	// whose events are bounded one by one by the A2A client).
+	DefaultMaxBody = 8 << 20
+	// DefaultHeaderTimeout bounds the wait for an upstream's answer to
+	// begin.
+	DefaultHeaderTimeout = 90 * time.Second
+	// maxPeerHeader bounds the peer's label in X-A2A-Peer.
+	maxPeerHeader = 200
+)
+
+// ErrTooLarge is the error of an upstream answer past the body bound.
+var ErrTooLarge = errors.New("the upstream's answer is too large")
+
+// ErrRedirected is the error of an upstream that answered with a redirect,
+// which is never followed: the credentials stay on the upstream's origin.
+var ErrRedirected = errors.New("the upstream answered with a redirect, which is not followed")
+
+// ClientOptions configure the transport to upstreams.
+type ClientOptions struct {
+	// Guard is the network guard's setting: private and loopback
+	// upstreams are refused unless it is opened.
+	Guard netguard.Options
+	// RootCAs, if set, are the certificates upstreams' are checked
+	// against (tests); nil means the system's.
+	RootCAs *x509.CertPool
+	// MaxBody bounds an answer (default DefaultMaxBody).
+	MaxBody int64
+	// HeaderTimeout bounds the wait for an answer to begin (default
+	// DefaultHeaderTimeout).
+	HeaderTimeout time.Duration
+}
+
+// NewTransport returns the transport every front's client shares: the
+// network guard's dialer, with opts' certificates and timeouts.
+func NewTransport(opts ClientOptions) http.RoundTripper {
+	if opts.HeaderTimeout <= 0 {
+		opts.HeaderTimeout = DefaultHeaderTimeout
+	}
+	guarded := netguard.NewClient(opts.Guard).Transport.(*http.Transport).Clone()
+	guarded.ResponseHeaderTimeout = opts.HeaderTimeout
+	guarded.MaxIdleConnsPerHost = 64
+	if opts.RootCAs != nil {
+		guarded.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
+	}
+	max := opts.MaxBody
+	if max <= 0 {
+		max = DefaultMaxBody
+	}
+	return &boundedTransport{base: guarded, max: max}
+}
+
+// NewClient returns the client of one upstream: the owner's credentials
+// go with every request to the upstream's origin and to no other, the
+// peer is named in X-A2A-Peer (see WithPeer), and redirects are never
+// followed. base is NewTransport's.
+func NewClient(base http.RoundTripper, upstream string, creds switchboard.FrontCredentials) (*http.Client, error) {
+	origin, err := url.Parse(upstream)
+	if err != nil || origin.Host == "" {
+		return nil, fmt.Errorf("upstream %q is not a URL", upstream)
+	}
+	return &http.Client{
+		Transport: &credentialTransport{base: base, origin: origin, creds: creds},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return ErrRedirected
+		},
+	}, nil
+}
+
+// credentialTransport adds the owner's credentials and the peer's label to
+// the requests to one origin.
+type credentialTransport struct {
+	base   http.RoundTripper
+	origin *url.URL
+	creds  switchboard.FrontCredentials
+}
+
+// RoundTrip implements http.RoundTripper.
+func (c *credentialTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !netguard.SameOrigin(r.URL, c.origin) {
+		return nil, fmt.Errorf("%s is not on the upstream's origin: not sent", r.URL.Redacted())
+	}
+	r = r.Clone(r.Context())
+	r.Header.Del("Authorization") // never a caller's
+	for k, v := range c.creds.Headers {
+		r.Header.Set(k, v)
+	}
+	if c.creds.Bearer != "" {
+		r.Header.Set("Authorization", "Bearer "+c.creds.Bearer)
+	}
+	if p, ok := r.Context().Value(peerKey{}).(string); ok && p != "" {
+		r.Header.Set("X-A2A-Peer", p)
+	}
+	r.Header.Set("User-Agent", "switchboard-front")
+	return c.base.RoundTrip(r)
+}
+
+// peerKey is the context key of the peer's label.
+type peerKey struct{}
+
+// WithPeer returns ctx carrying the label of the peer whose work the
+// requests made with it are: it goes upstream in X-A2A-Peer, made safe for
+// a header (printable, at most 200 bytes).
+func WithPeer(ctx context.Context, label string) context.Context {
+	return context.WithValue(ctx, peerKey{}, headerSafe(label))
+}
+
+func headerSafe(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r > unicode.MaxASCII || !unicode.IsPrint(r) {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > maxPeerHeader {
+		s = s[:maxPeerHeader]
+	}
+	return strings.TrimSpace(s)
+}
+
+// boundedTransport bounds the answers' bodies.
+type boundedTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+// RoundTrip implements http.RoundTripper.
+func (b *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := b.base.RoundTrip(r)
+	if err != nil || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
+	}
+	if resp.ContentLength > b.max {
+		resp.Body.Close()
+		return nil, ErrTooLarge
+	}
+	resp.Body = &boundedBody{ReadCloser: resp.Body, left: b.max}
+	return resp, nil
+}
+
+// boundedBody fails a read past its bound.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+	end  bool // the body ended exactly at the bound
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.end {
+		return 0, io.EOF
+	}
+	if b.left <= 0 {
+		return 0, ErrTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left <= 0 && err == nil {
+		// One more byte would tell whether the body ends here.
+		var one [1]byte
+		m, rerr := b.ReadCloser.Read(one[:])
+		if m > 0 {
+			return n, ErrTooLarge
+		}
+		if rerr == io.EOF {
+			b.end = true
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,368 @@
+package front
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+)
+
+// Timing of the calls to an upstream.
+const (
+	cardTimeout   = 30 * time.Second // to read its agent card
+	cancelTimeout = 10 * time.Second // to cancel a task there
+	pollFirst     = 100 * time.Millisecond
+	pollMax       = 2 * time.Second
+)
+
+// ErrTimeout is the cause of a job's context when the forwarder's
+// timeout passed.
+var ErrTimeout = errors.New("the task took longer than its timeout")
+
+// errCanceled ends an upstream call whose task the peer canceled.
+var errCanceled = errors.New("the task was canceled")
+
+// Config configures a Forwarder.
+type Config struct {
+	// Target is where requests go, whatever the card names.
+	Target string
+	// CardURL is where the card is read; empty means the well-known paths
+	// under Target, then under its origin.
+	CardURL string
+	// WholeURL sends every request to Target itself; otherwise to the
+	// path the card names on Target's origin.
+	WholeURL bool
+	// FallbackCard, if set, lets the forwarder work without the card: it
+	// then speaks JSON-RPC 1.0 (then 0.3) at Target, without streaming.
+	FallbackCard bool
+	// HTTP is the client of the upstream (its credentials, bounds and
+	// redirect policy).
+	HTTP *http.Client
+	// Timeout bounds one job.
+	Timeout time.Duration
+	Log     *slog.Logger
+}
+
+// Forwarder relays work to one upstream A2A server and its answers back:
+// the server's front mode and connect --forward both use it. The
+// upstream's card decides the protocol version it is spoken to in (1.0 or
+// 0.3, JSON-RPC) and whether its answers are streamed, whatever the
+// version of the peer that sent the work.
+type Forwarder struct {
+	cfg Config // immutable
+	log *slog.Logger
+
+	mu       sync.Mutex
+	upstream *upstream // guarded by mu: nil until the card was read (and after a failure)
+}
+
+// upstream is a client of the upstream, made from its card.
+type upstream struct {
+	client    *a2aclient.Client
+	streaming bool
+}
+
+// NewForwarder returns the forwarder of cfg.Target.
+func NewForwarder(cfg Config) *Forwarder {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Forwarder{cfg: cfg, log: cfg.Log.With("upstream", cfg.Target)}
+}
+
+// Close releases the forwarder's client.
+func (f *Forwarder) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.upstream != nil {
+		_ = f.upstream.client.Destroy()
+		f.upstream = nil
+	}
+}
+
+// Job is one message to relay to the upstream, and where its answers go.
+type Job struct {
+	// TaskID and ContextID are our task's ids.
+	TaskID    a2a.TaskID
+	ContextID string
+	// NewTask is set for the first message of a task.
+	NewTask bool
+	// From is the label of the peer that sent it.
+	From string
+	// Message is the peer's message.
+	Message *a2a.Message
+	// UpstreamTaskID and UpstreamContextID are the upstream's ids of our
+	// task and context, where known (a follow-up).
+	UpstreamTaskID    a2a.TaskID
+	UpstreamContextID string
+	// Update reports one event of our task; an error stops the job.
+	Update func(a2a.Event) error
+	// Fail reports that the task failed, with the reason.
+	Fail func(reason string)
+	// Named, if set, is told the upstream's ids with each event, and once
+	// more with ended set when the task ended there (its ids are no
+	// longer needed).
+	Named func(theirs a2a.TaskInfo, ended bool)
+	// PeerCanceled, if set, says whether the job's context ending with
+	// cause means the peer canceled the task: the task is then canceled
+	// upstream too, at once if the upstream named it already, otherwise
+	// as soon as it does (within cancelTimeout).
+	PeerCanceled func(cause error) bool
+}
+
+// connect returns the client of the upstream, reading its card the first
+// time (and again after a failure).
+func (f *Forwarder) connect(ctx context.Context) (*upstream, error) {
+	f.mu.Lock()
+	up := f.upstream
+	f.mu.Unlock()
+	if up != nil {
+		return up, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, cardTimeout)
+	defer cancel()
+	card, err := ResolveCard(cctx, f.cfg.HTTP, f.cfg.Target, f.cfg.CardURL)
+	if err != nil && !f.cfg.FallbackCard {
+		return nil, err
+	}
+	if err != nil {
+		f.log.Info("the upstream's card cannot be read: speaking JSON-RPC at its URL", "err", err)
+		card = FallbackCard(f.cfg.Target)
+	}
+	PinInterfaces(card, f.cfg.Target, f.cfg.WholeURL, func(cardURL string) {
+		f.log.Info("the upstream's card names another host; sending to the configured one instead", "card_url", cardURL)
+	})
+	// Both JSON-RPC transports: the card's interfaces decide between them,
+	// newest version first.
+	client, err := a2aclient.NewFromCard(cctx, card, a2aclient.WithDefaultsDisabled(),
+		a2aclient.WithJSONRPCTransport(f.cfg.HTTP), a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: f.cfg.HTTP}))
+	if err != nil {
+		return nil, fmt.Errorf("no JSON-RPC interface of version 1.0 or 0.3 on its card (%s): %w", DescribeInterfaces(card), err)
+	}
+	up = &upstream{client: client, streaming: card.Capabilities.Streaming}
+	f.mu.Lock()
+	if f.upstream == nil {
+		f.upstream = up
+	} else {
+		_ = client.Destroy()
+		up = f.upstream
+	}
+	f.mu.Unlock()
+	f.log.Info("read the upstream's card", "name", card.Name, "interfaces", DescribeInterfaces(card), "streaming", up.streaming)
+	return up, nil
+}
+
+// reset forgets the upstream's client after a failure, so that the next
+// job reads its card again (it may have restarted or changed).
+func (f *Forwarder) reset(up *upstream) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.upstream == up {
+		f.upstream = nil
+		_ = up.client.Destroy()
+	}
+}
+
+// Handle relays one message to the upstream and its answers back, until
+// the upstream ends the turn, and reports a failure through j.Fail. It
+// returns the error that ended the job, if any.
+func (f *Forwarder) Handle(ctx context.Context, j *Job) error {
+	deadline := time.Now().Add(f.cfg.Timeout)
+	tctx, cancel := context.WithDeadlineCause(ctx, deadline, ErrTimeout)
+	defer cancel()
+	up, err := f.connect(WithPeer(tctx, j.From))
+	if err != nil {
+		if ctx.Err() == nil {
+			f.log.Warn("the upstream is unreachable", "err", err)
+			j.Fail("the agent behind this address is unreachable: " + err.Error())
+		}
+		return err
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx) // canceled or stopping before anything was sent
+	}
+	call := newCall(ctx, j, deadline)
+	defer call.stop()
+	cctx := WithPeer(call.ctx, j.From)
+	ended, err := f.exchange(cctx, up, j, call)
+	switch {
+	case ended && err == nil:
+	case j.PeerCanceled != nil && j.PeerCanceled(context.Cause(ctx)):
+		if id := call.upstreamID(); id != "" {
+			_ = f.Cancel(WithPeer(context.WithoutCancel(ctx), j.From), id)
+		} else {
+			f.log.Warn("the task was canceled before the upstream named its task, which may keep running there", "task_id", j.TaskID)
+		}
+	case ctx.Err() != nil: // stopping
+	case errors.Is(context.Cause(call.ctx), ErrTimeout):
+		if id := call.upstreamID(); id != "" {
+			_ = f.Cancel(WithPeer(context.WithoutCancel(ctx), j.From), id)
+		}
+		j.Fail(fmt.Sprintf("the agent behind this address did not finish within %s", f.cfg.Timeout))
+	case err != nil:
+		f.reset(up)
+		f.log.Warn("forwarding a task failed", "task_id", j.TaskID, "err", err)
+		j.Fail("the agent behind this address failed: " + err.Error())
+	case !ended:
+		j.Fail("the agent behind this address stopped answering before the task finished")
+	}
+	return err
+}
+
+// Cancel cancels the upstream's task id.
+func (f *Forwarder) Cancel(ctx context.Context, id a2a.TaskID) error {
+	ctx, cancel := context.WithTimeout(ctx, cancelTimeout)
+	defer cancel()
+	up, err := f.connect(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := up.client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); err != nil {
+		f.log.Warn("cancel the task upstream", "upstream_task_id", id, "err", err)
+		return err
+	}
+	f.log.Info("canceled the task upstream", "upstream_task_id", id)
+	return nil
+}
+
+// exchange sends the message and relays the answers until the turn ends.
+func (f *Forwarder) exchange(ctx context.Context, up *upstream, j *Job, call *call) (ended bool, err error) {
+	req := request(j)
+	if up.streaming {
+		for ev, err := range up.client.SendStreamingMessage(ctx, req) {
+			if err != nil {
+				return false, err
+			}
+			if ended, err := relay(j, ev, call); err != nil || ended {
+				return ended, err
+			}
+		}
+	} else {
+		// Without a stream, the upstream is asked to answer at once with
+		// its task, then polled: a blocking call would name the task only
+		// when it ends, too late to cancel it.
+		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+		res, err := up.client.SendMessage(ctx, req)
+		if err != nil {
+			return false, err
+		}
+		ev, _ := res.(a2a.Event)
+		if ended, err := relay(j, ev, call); err != nil || ended {
+			return ended, err
+		}
+	}
+	return f.settle(ctx, up, j, call)
+}
+
+// settle polls the upstream's task until its turn ends (a blocking send
+// that returned early, a stream that ended early) and relays it.
+func (f *Forwarder) settle(ctx context.Context, up *upstream, j *Job, call *call) (bool, error) {
+	id := call.upstreamID()
+	if id == "" {
+		return false, nil
+	}
+	for wait := pollFirst; ; wait = min(wait*2, pollMax) {
+		t, err := up.client.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+		if err != nil {
+			return false, err
+		}
+		if turnEnded(t.Status.State) {
+			return relay(j, t, call)
+		}
+		select {
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// request is the message as the upstream receives it: in the upstream's
+// task and context when they are known (a follow-up), with the sender
+// named in metadata.
+func request(j *Job) *a2a.SendMessageRequest {
+	m := *j.Message
+	m.TaskID, m.ContextID = j.UpstreamTaskID, j.UpstreamContextID
+	m.Role = a2a.MessageRoleUser
+	m.ReferenceTasks = nil // our ids mean nothing upstream
+	meta := map[string]any{"switchboard": map[string]any{"from": j.From, "taskId": string(j.TaskID), "contextId": j.ContextID}}
+	return &a2a.SendMessageRequest{Message: &m, Metadata: meta}
+}
+
+// relay reports one event of the upstream as an event of our task, and
+// reports whether it ended the turn. The first event names the upstream's
+// task, which call learns (and cancels, if the peer canceled meanwhile).
+func relay(j *Job, ev a2a.Event, call *call) (ended bool, err error) {
+	if ev == nil {
+		return false, nil
+	}
+	theirs := ev.TaskInfo()
+	call.named(theirs.TaskID)
+	if j.Named != nil {
+		j.Named(theirs, false)
+	}
+	var out a2a.Event
+	var state a2a.TaskState
+	switch e := ev.(type) {
+	case *a2a.Message: // a direct answer: it completes the task
+		if len(e.Parts) == 0 {
+			return false, nil
+		}
+		out, state = &a2a.Message{ID: e.ID, Parts: e.Parts, Metadata: e.Metadata}, a2a.TaskStateCompleted
+	case *a2a.Task:
+		t := &a2a.Task{Artifacts: e.Artifacts}
+		if st := relayableStatus(e.Status); st != nil {
+			t.Status, state = *st, st.State
+		} else if len(e.Artifacts) == 0 {
+			return false, nil
+		}
+		out = t
+	case *a2a.TaskStatusUpdateEvent:
+		st := relayableStatus(e.Status)
+		if st == nil {
+			return false, nil
+		}
+		out, state = &a2a.TaskStatusUpdateEvent{Status: *st, Metadata: e.Metadata}, st.State
+	case *a2a.TaskArtifactUpdateEvent:
+		if e.Artifact == nil || len(e.Artifact.Parts) == 0 {
+			return false, nil
+		}
+		out = &a2a.TaskArtifactUpdateEvent{Artifact: e.Artifact, Append: e.Append, LastChunk: e.LastChunk, Metadata: e.Metadata}
+	default:
+		return false, nil
+	}
+	if err := j.Update(out); err != nil {
+		return false, err
+	}
+	if j.Named != nil && state.Terminal() {
+		j.Named(theirs, true)
+	}
+	return turnEnded(state), nil
+}
+
+// relayableStatus returns the status to report for a status of the
+// upstream, or nil if there is nothing to report: an agent cannot set
+// submitted, and a message without parts is dropped.
+func relayableStatus(st a2a.TaskStatus) *a2a.TaskStatus {
+	if st.State == a2a.TaskStateUnspecified || st.State == a2a.TaskStateSubmitted {
+		return nil
+	}
+	c := a2a.TaskStatus{State: st.State, Message: st.Message}
+	if c.Message != nil && len(c.Message.Parts) == 0 {
+		c.Message = nil
+	}
+	return &c
+}
+
+// turnEnded reports whether a task in state s waits for nothing more from
+// its agent.
+func turnEnded(s a2a.TaskState) bool {
+	return s.Terminal() || s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
+}
