@@ -112,7 +112,9 @@ func (c *credentialTransport) RoundTrip(r *http.Request) (*http.Response, error)
 		r.Header.Set("X-A2A-Peer", p)
 	}
 	r.Header.Set("User-Agent", "switchboard-front")
-	return c.base.RoundTrip(r)
+	resp, err := c.base.RoundTrip(r)
+	observe(r, resp, c.creds.Bearer != "")
+	return resp, err
 }
 
 // peerKey is the context key of the peer's label.

@@ -104,8 +104,10 @@ type Job struct {
 	UpstreamContextID string
 	// Update reports one event of our task; an error stops the job.
 	Update func(a2a.Event) error
-	// Fail reports that the task failed, with the reason.
-	Fail func(reason string)
+	// Fail reports that the task failed: reason says so to the peer, err
+	// (nil for a timeout or an upstream that stopped answering) is the
+	// cause, for the owner.
+	Fail func(reason string, err error)
 	// Named, if set, is told the upstream's ids with each event, and once
 	// more with ended set when the task ended there (its ids are no
 	// longer needed).
@@ -181,7 +183,7 @@ func (f *Forwarder) Handle(ctx context.Context, j *Job) error {
 	if err != nil {
 		if ctx.Err() == nil {
 			f.log.Warn("the upstream is unreachable", "err", err)
-			j.Fail("the agent behind this address is unreachable: " + err.Error())
+			j.Fail("the agent behind this address is unreachable: "+err.Error(), err)
 		}
 		return err
 	}
@@ -205,13 +207,13 @@ func (f *Forwarder) Handle(ctx context.Context, j *Job) error {
 		if id := call.upstreamID(); id != "" {
 			_ = f.Cancel(WithPeer(context.WithoutCancel(ctx), j.From), id)
 		}
-		j.Fail(fmt.Sprintf("the agent behind this address did not finish within %s", f.cfg.Timeout))
+		j.Fail(fmt.Sprintf("the agent behind this address did not finish within %s", f.cfg.Timeout), nil)
 	case err != nil:
 		f.reset(up)
 		f.log.Warn("forwarding a task failed", "task_id", j.TaskID, "err", err)
-		j.Fail("the agent behind this address failed: " + err.Error())
+		j.Fail("the agent behind this address failed: "+err.Error(), err)
 	case !ended:
-		j.Fail("the agent behind this address stopped answering before the task finished")
+		j.Fail("the agent behind this address stopped answering before the task finished", nil)
 	}
 	return err
 }

@@ -48,6 +48,11 @@ func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities 
 	if s.MCP != nil && !g.MCPOff {
 		v.MCPURL = addr + "/mcp"
 	}
+	if g.Mode == switchboard.ModeFront && s.Fronts != nil {
+		if f, err := s.Fronts.Find(r.Context(), g.ID); err == nil {
+			v.Upstream, v.UpstreamCardURL = f.Upstream, f.CardURL
+		}
+	}
 	if g.Mode == switchboard.ModeConnector && s.Presence != nil {
 		connected, err := s.Presence.AgentConnected(r.Context(), g.ID)
 		if err != nil {
@@ -80,7 +85,7 @@ func validateAgentRequest(b *ownerapi.AgentRequest) error {
 		return switchboard.Errorf(switchboard.EINVALID, "description is longer than %d characters", switchboard.MaxDescriptionLen)
 	}
 	if b.Mode != nil && !switchboard.ValidMode(switchboard.DeliveryMode(*b.Mode)) {
-		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook)", truncate(*b.Mode, 32))
+		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook, front)", truncate(*b.Mode, 32))
 	}
 	if b.Pairing != nil && !switchboard.ValidPairingMode(switchboard.PairingMode(*b.Pairing)) {
 		return switchboard.Errorf(switchboard.EINVALID, "pairing %q is not a mode (human, agent or off)", truncate(*b.Pairing, 32))
@@ -170,6 +175,10 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 		Mode: switchboard.ModeConnector, Version: "1.0.0", AcceptsTasks: true, Approved: s.approvedAtCreation(acct),
 	}
 	applyAgentRequest(g, &b)
+	if err := s.checkFront(g.Mode, &b, nil); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if g.Mode == switchboard.ModeWebhook {
 		if g.Endpoint == "" {
 			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "a webhook agent needs an endpoint"))
@@ -178,6 +187,10 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 		g.WebhookSecret = switchboard.NewWebhookSecret()
 	}
 	if err := s.Agents.CreateAgent(r.Context(), g); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.putFront(r, g, &b); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -325,6 +338,14 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	if mode == switchboard.ModeWebhook && endpoint == "" {
 		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "a webhook agent needs an endpoint"))
+		return
+	}
+	if err := s.checkFront(mode, &b, g); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.putFront(r, g, &b); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	var newSecret string

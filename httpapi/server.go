@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-dev/switchboard/front"
 	"io"
 	"log/slog"
 	"net/http"
@@ -131,6 +132,9 @@ type Deps struct {
 	// Pairing runs the device authorization grant (docs/pairing.md); nil:
 	// the pairing routes answer 404 and cards declare no pairing scheme.
 	Pairing *pairing.Service
+	// Fronts forwards the work of agents in front mode to their upstreams
+	// (docs/front.md); nil: agents cannot be created in front mode.
+	Fronts *front.Service
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -370,6 +374,9 @@ func (s *Server) routeTable() []route {
 		owned("DELETE", "/agents/{ref}/wake", s.handleDeleteWake),
 		owned("POST", "/agents/{ref}/wake/test", s.handleTestWake),
 		owned("GET", "/agents/{ref}/pairings", s.handleListPairings),
+		owned("PUT", "/agents/{ref}/upstream-credentials", s.handleSetUpstreamCredentials),
+		owned("GET", "/agents/{ref}/front", s.handleFrontStatus),
+		owned("POST", "/agents/{ref}/front/verify", s.handleFrontVerify),
 		serve("POST", "/agents/{ref}/pairings/{code}/approve", AccessOwnerOrAgent, s.handleApprovePairing),
 		serve("POST", "/agents/{ref}/pairings/{code}/deny", AccessOwnerOrAgent, s.handleDenyPairing),
 

@@ -33,6 +33,9 @@ type Agent struct {
 	// Communities are the communities the agent is in, sorted.
 	Communities []string `json:"communities"`
 	Endpoint    string   `json:"endpoint,omitempty"`
+	// Upstream and UpstreamCardURL are a front's (docs/front.md).
+	Upstream        string `json:"upstream,omitempty"`
+	UpstreamCardURL string `json:"upstream_card_url,omitempty"`
 	// Connected is set for connector agents: whether the agent holds a
 	// connection to an instance of the deployment now.
 	Connected *bool     `json:"connected,omitempty"`
@@ -63,7 +66,11 @@ type AgentRequest struct {
 	Pairing        *string           `json:"pairing,omitempty"`
 	MCP            *bool             `json:"mcp,omitempty"`
 	Endpoint       *string           `json:"endpoint,omitempty"`
-	AccountID      *string           `json:"account_id,omitempty"`
+	// Upstream is a front's upstream A2A endpoint (https), and
+	// UpstreamCardURL where its card is, if not at the well-known paths.
+	Upstream        *string `json:"upstream,omitempty"`
+	UpstreamCardURL *string `json:"upstream_card_url,omitempty"`
+	AccountID       *string `json:"account_id,omitempty"`
 }
 
 // AgentDeleted is the answer of DELETE /agents/{ref}.

@@ -238,8 +238,8 @@ func (s *Service) notifyAgent(ctx context.Context, agent *switchboard.Agent) {
 	switch agent.Mode {
 	case switchboard.ModeConnector:
 		s.notify(ctx, switchboard.AgentSubject(agent.ID))
-	case switchboard.ModeWebhook:
-		s.notify(ctx, switchboard.DispatchSubject(switchboard.ModeWebhook))
+	case switchboard.ModeWebhook, switchboard.ModeFront:
+		s.notify(ctx, switchboard.DispatchSubject(agent.Mode))
 	}
 }
 

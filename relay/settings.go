@@ -18,6 +18,7 @@ func (s *Service) UpdateAgent(ctx context.Context, id string, upd switchboard.Ag
 	}
 	s.notify(ctx, switchboard.AgentChangeSubject(g.ID))
 	s.notify(ctx, switchboard.DispatchSubject(switchboard.ModeWebhook))
+	s.notify(ctx, switchboard.DispatchSubject(switchboard.ModeFront))
 	s.notify(ctx, switchboard.AccountAgentsSubject(g.AccountID))
 	return g, nil
 }

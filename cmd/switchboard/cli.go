@@ -23,6 +23,7 @@ type CLI struct {
 	Whoami    WhoamiCmd    `cmd:"" help:"Show the account the owner token belongs to."`
 	Agent     AgentCmd     `cmd:"" help:"Manage agents."`
 	Token     TokenCmd     `cmd:"" help:"Manage peer tokens of an agent."`
+	Front     FrontCmd     `cmd:"" help:"Front agents (an A2A server that already runs at an https URL): the upstream's credentials, its status, and a check of the path."`
 	Pairing   PairingCmd   `cmd:"" help:"Decide peers' pairing requests (peers that ask for their own token with switchboard pair)."`
 	Pair      PairCmd      `cmd:"" help:"Ask a remote agent for a peer token (OAuth device flow): show the code to its owner, wait for the approval, store the token under an alias."`
 	Inbox     InboxCmd     `cmd:"" help:"List tasks waiting for your agents."`

@@ -36,8 +36,10 @@ type AgentCmd struct {
 type agentFields struct {
 	Name           *string `name:"name" help:"Display name."`
 	Description    *string `name:"description" help:"What the agent does, shown on its card."`
-	Mode           *string `name:"mode" help:"Delivery mode: connector (default: the agent holds a WebSocket; see switchboard connect), inbox, or webhook."`
+	Mode           *string `name:"mode" help:"Delivery mode: connector (default: the agent holds a WebSocket; see switchboard connect), inbox, webhook, or front (an A2A server that already runs at an https URL: --upstream)."`
 	Endpoint       *string `name:"endpoint" help:"Webhook agents: the base URL tasks are posted to ({endpoint}/a2a/task)."`
+	Upstream       *string `name:"upstream" placeholder:"URL" help:"Front agents: the https URL of the A2A server's JSON-RPC endpoint; set its credentials with  switchboard front credentials HANDLE."`
+	UpstreamCard   *string `name:"upstream-card-url" placeholder:"URL" help:"Front agents: where the upstream's agent card is, if not at the well-known paths (on the upstream's origin)."`
 	Version        *string `name:"card-version" help:"The version field of the agent card."`
 	Skills         string  `name:"skills" help:"Skills as a JSON array of A2A AgentSkill objects, or @FILE to read them from a file."`
 	ExtendedSkills string  `name:"extended-skills" help:"Skills shown only to authenticated peers (JSON array or @FILE)."`
@@ -49,7 +51,7 @@ type agentFields struct {
 // flags give; the others are absent.
 func (f *agentFields) request() (ownerapi.AgentRequest, error) {
 	b := ownerapi.AgentRequest{Name: f.Name, Description: f.Description, Mode: f.Mode, Endpoint: f.Endpoint,
-		Version: f.Version, AcceptsTasks: f.AcceptsTasks, Pairing: f.Pairing}
+		Version: f.Version, AcceptsTasks: f.AcceptsTasks, Pairing: f.Pairing, Upstream: f.Upstream, UpstreamCardURL: f.UpstreamCard}
 	var err error
 	if b.Skills, err = skillsFlag("skills", f.Skills); err != nil {
 		return b, err
@@ -124,6 +126,11 @@ func (c *AgentCreateCmd) Run(ctx context.Context, cli *CLI) error {
 	fmt.Fprintf(cl.out, "address:    %s\n", g.Address)
 	fmt.Fprintf(cl.out, "agent card: %s\n", g.AgentCard)
 	printSecrets(cl, g.AgentToken, g.WebhookSecret)
+	if g.Mode == "front" {
+		fmt.Fprintf(cl.out, "upstream:   %s\n", g.Upstream)
+		fmt.Fprintf(cl.out, "next: give the upstream's credentials with  switchboard front credentials %s --bearer-stdin, then check the path with  switchboard front verify %s\n", g.Handle, g.Handle)
+		return nil
+	}
 	fmt.Fprintf(cl.out, "next: give a peer a token with  switchboard token issue --agent %s PEER-NAME\n", g.Handle)
 	return nil
 }

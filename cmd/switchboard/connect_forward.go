@@ -96,7 +96,7 @@ func (f *forwarder) Handle(ctx context.Context, w *connector.Work) {
 		TaskID: w.TaskID, ContextID: w.ContextID, NewTask: w.NewTask, From: w.From, Message: w.Message,
 		UpstreamTaskID: upTask, UpstreamContextID: upContext,
 		Update: w.Update,
-		Fail:   func(reason string) { fail(ctx, w, f.log, reason) },
+		Fail:   func(reason string, _ error) { fail(ctx, w, f.log, reason) },
 		Named:  func(theirs a2a.TaskInfo, ended bool) { f.remember(w, theirs, ended) },
 		PeerCanceled: func(cause error) bool {
 			return errors.Is(cause, connector.ErrTaskCanceled)

@@ -353,6 +353,7 @@ type upstreamAgent struct {
 	followUp  bool          // guarded by mu: a message continued a task it knows
 	cardGate  chan struct{} // guarded by mu: card requests wait for it to close
 	requests  []string      // guarded by mu: "METHOD path Authorization" of each request
+	headers   []http.Header // guarded by mu: the headers of each request
 }
 
 // upstreamOptions changes how an upstream agent serves.
@@ -360,6 +361,7 @@ type upstreamOptions struct {
 	advertise  string // the base URL its card names (default: its own)
 	token      string // the bearer token it requires (default: none)
 	redirectTo string // it redirects JSON-RPC calls there (307)
+	tls        bool   // it serves https, with httptest's certificate
 }
 
 // received returns the requests the upstream agent received.
@@ -403,9 +405,10 @@ func newUpstreamAgent(t *testing.T, version string, streaming bool, opts ...upst
 	u := &upstreamAgent{canceled: make(chan a2a.TaskID, 4), release: make(chan struct{}),
 		started: make(chan string, 16), gate: make(chan struct{}), cardAsked: make(chan struct{}, 1)}
 	mux := http.NewServeMux()
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		u.requests = append(u.requests, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+		u.headers = append(u.headers, r.Header.Clone())
 		u.mu.Unlock()
 		if opt.token != "" && r.Header.Get("Authorization") != "Bearer "+opt.token {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -429,6 +432,11 @@ func newUpstreamAgent(t *testing.T, version string, streaming bool, opts ...upst
 		}
 		mux.ServeHTTP(w, r)
 	}))
+	if opt.tls {
+		u.srv.StartTLS()
+	} else {
+		u.srv.Start()
+	}
 	t.Cleanup(func() {
 		close(u.release)
 		u.srv.Close()

@@ -319,3 +319,14 @@ func TestAllowPrivateNetworksIsLoud(t *testing.T) {
 		t.Fatalf("no warning at start:\n%s", logs.String())
 	}
 }
+
+// cliStdin is cli with stdin as the command's standard input.
+func cliStdin(t *testing.T, m *Main, stdin string, args ...string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	full := append([]string{"--server", m.URL(), "--data", m.Config.DataDir}, args...)
+	if err := runIO(context.Background(), full, strings.NewReader(stdin), &buf, io.Discard); err != nil {
+		t.Fatalf("switchboard %s: %v\n%s", strings.Join(args, " "), err, buf.String())
+	}
+	return buf.String()
+}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/front"
 	"log/slog"
 	"net"
 	"net/http"
@@ -202,6 +204,12 @@ type Config struct {
 	AllowPrivateNetworks bool
 	// OutboundAllow lists extra prefixes outbound requests may reach (tests).
 	OutboundAllow []netip.Prefix
+	// FrontRootCAs, if set, are the certificates fronts' upstreams are
+	// checked against (tests); nil: the system's (SSL_CERT_FILE is read).
+	FrontRootCAs *x509.CertPool
+	// FrontTimeout bounds one task's exchange with a front's upstream
+	// (default front.DefaultTimeout).
+	FrontTimeout time.Duration
 
 	// Database is a postgres:// URL; empty means SQLite in DataDir.
 	Database string
@@ -262,7 +270,9 @@ type Main struct {
 	// Pairing runs the device authorization grant; Device is its page
 	// ({address}/device).
 	Pairing *pairing.Service
-	Device  *dashboard.DevicePage
+	// Fronts forwards the work of front agents to their upstreams.
+	Fronts *front.Service
+	Device *dashboard.DevicePage
 
 	// loops are the background loops (sweeper, dispatcher).
 	loops     sync.WaitGroup
@@ -375,10 +385,15 @@ func (m *Main) Run(ctx context.Context) error {
 		metricsHandler = m.metrics.reg
 	}
 	m.Pairing = m.newPairing(cfg, db)
+	m.Fronts = front.NewService(db, m.Tasks, front.ClientOptions{
+		Guard:   netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow},
+		RootCAs: cfg.FrontRootCAs,
+	}, cfg.FrontTimeout, m.Logger)
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network, Pairing: m.Pairing, MCP: m.newMCP(cfg, db, limiter),
+		Fronts: m.Fronts,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
@@ -422,6 +437,14 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() {
 		defer m.loops.Done()
 		_ = m.Tasks.RunDispatcher(loops, switchboard.ModeWebhook, deliverer, relay.DispatchConfig{Timeout: cfg.WebhookTimeout})
+	}()
+	m.loops.Add(1)
+	go func() {
+		defer m.loops.Done()
+		// A front's exchange runs until the upstream ends the turn: many
+		// may be in flight, for one agent too.
+		_ = m.Tasks.RunDispatcher(loops, switchboard.ModeFront, m.Fronts, relay.DispatchConfig{
+			Concurrency: 256, PerAgent: 256, Timeout: frontTimeout(cfg.FrontTimeout) + 30*time.Second})
 	}()
 	m.loops.Add(1)
 	go func() {
@@ -693,4 +716,12 @@ func retentionWhere(d time.Duration) string {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
 	return d.String()
+}
+
+// frontTimeout is a front's exchange timeout, its default for 0.
+func frontTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return front.DefaultTimeout
+	}
+	return d
 }

@@ -1,0 +1,90 @@
+package front
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// VerifyMethod is the JSON-RPC method Verify sends: no A2A server knows
+// it, so no task is created, and any JSON-RPC answer proves the path.
+const VerifyMethod = "switchboard/verify-unknown-method"
+
+// verifyTimeout bounds Verify.
+const verifyTimeout = 20 * time.Second
+
+// Verification is what Verify found.
+type Verification struct {
+	OK           bool   `json:"ok"`
+	Reason       string `json:"reason"`
+	Status       int    `json:"status,omitempty"`
+	RPCErrorCode int    `json:"rpc_error_code,omitempty"`
+	Detail       string `json:"detail,omitempty"`
+	Method       string `json:"method"`
+	// Sent says which credentials went with the request (never their values).
+	Sent struct {
+		Bearer  bool     `json:"bearer"`
+		Headers []string `json:"headers,omitempty"`
+	} `json:"sent"`
+}
+
+// Verify sends an unknown JSON-RPC method to an agent's upstream through
+// the real path (its client, credentials and bounds), and classifies the
+// answer: reachable is any JSON-RPC answer.
+func (s *Service) Verify(ctx context.Context, agentID string) (*Verification, error) {
+	f, e, err := s.front(ctx, agentID)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verification{Method: VerifyMethod}
+	v.Sent.Bearer = f.Credentials.Bearer != ""
+	for k := range f.Credentials.Headers {
+		v.Sent.Headers = append(v.Sent.Headers, k)
+	}
+	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
+	defer cancel()
+	obs := &observation{}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "switchboard-verify-" + rand.Text(), "method": VerifyMethod, "params": map[string]any{}})
+	req, err := http.NewRequestWithContext(withObservation(WithPeer(ctx, "switchboard-verify"), obs), http.MethodPost, f.Upstream, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := e.client.Do(req)
+	if err == nil {
+		defer resp.Body.Close()
+		var rpc struct {
+			JSONRPC string `json:"jsonrpc"`
+			Error   *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		raw, rerr := io.ReadAll(resp.Body)
+		if rerr != nil {
+			err = rerr
+		} else if json.Unmarshal(raw, &rpc) == nil && rpc.JSONRPC == "2.0" && resp.StatusCode != 401 && resp.StatusCode != 403 {
+			v.OK, v.Reason, v.Status = true, switchboard.FrontReachable, resp.StatusCode
+			if rpc.Error != nil {
+				v.RPCErrorCode = rpc.Error.Code
+			}
+			return v, nil
+		}
+	}
+	v.Reason, v.Status = classify(err, obs, f.Credentials)
+	if err != nil {
+		v.Detail = err.Error()
+	} else {
+		v.Detail = "the answer was not JSON-RPC"
+	}
+	if v.Reason == switchboard.FrontUnexpected && v.Status == 0 {
+		v.Reason = switchboard.FrontNetwork
+	}
+	return v, nil
+}

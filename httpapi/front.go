@@ -1,0 +1,109 @@
+package httpapi
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
+
+// checkFront checks the front fields of an agent request for an agent
+// that is (or becomes) in mode; was is the agent before a PATCH, nil for
+// a POST. An agent in front mode needs an upstream; the fields mean
+// nothing in another mode.
+func (s *Server) checkFront(mode switchboard.DeliveryMode, b *ownerapi.AgentRequest, was *switchboard.Agent) error {
+	if mode != switchboard.ModeFront {
+		if b.Upstream != nil || b.UpstreamCardURL != nil {
+			return switchboard.Errorf(switchboard.EINVALID, "upstream is set only for agents in front mode")
+		}
+		return nil
+	}
+	if s.Fronts == nil {
+		return switchboard.Errorf(switchboard.EINVALID, "this server does not run fronts")
+	}
+	if b.Upstream == nil && b.UpstreamCardURL != nil {
+		return switchboard.Errorf(switchboard.EINVALID, "upstream_card_url is set with upstream")
+	}
+	if b.Upstream == nil && (was == nil || was.Mode != switchboard.ModeFront) {
+		return switchboard.Errorf(switchboard.EINVALID, "a front agent needs an upstream: the https URL of its A2A server")
+	}
+	if b.Upstream != nil {
+		card := ""
+		if b.UpstreamCardURL != nil {
+			card = *b.UpstreamCardURL
+		}
+		return s.Fronts.Check(*b.Upstream, card)
+	}
+	return nil
+}
+
+// putFront keeps the upstream of a request checked by checkFront.
+func (s *Server) putFront(r *http.Request, g *switchboard.Agent, b *ownerapi.AgentRequest) error {
+	if b.Upstream == nil || s.Fronts == nil {
+		return nil
+	}
+	card := ""
+	if b.UpstreamCardURL != nil {
+		card = *b.UpstreamCardURL
+	}
+	return s.Fronts.Put(r.Context(), g.ID, *b.Upstream, card)
+}
+
+// frontAgent is the owned agent of the path, which must be in front mode.
+func (s *Server) frontAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		return nil, err
+	}
+	if s.Fronts == nil || g.Mode != switchboard.ModeFront {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "agent %s is not in front mode", g.Handle)
+	}
+	return g, nil
+}
+
+func (s *Server) handleSetUpstreamCredentials(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.frontAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var b ownerapi.FrontCredentials
+	if err := s.decodeJSON(w, r, &b); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c := switchboard.FrontCredentials{Bearer: b.Bearer, Headers: b.Headers}
+	if err := s.Fronts.SetCredentials(r.Context(), g.ID, c); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, credentialsSet(c))
+}
+
+// credentialsSet says which credentials are kept, without their values.
+func credentialsSet(c switchboard.FrontCredentials) ownerapi.FrontCredentialsSet {
+	out := ownerapi.FrontCredentialsSet{Bearer: c.Bearer != "", Headers: []string{}}
+	for k := range c.Headers {
+		out.Headers = append(out.Headers, k)
+	}
+	slices.Sort(out.Headers)
+	return out
+}
+
+func (s *Server) handleFrontVerify(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.frontAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	v, err := s.Fronts.Verify(r.Context(), g.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := ownerapi.FrontVerification{OK: v.OK, Reason: v.Reason, Status: v.Status, RPCErrorCode: v.RPCErrorCode, Detail: v.Detail, Method: v.Method}
+	out.Sent.Bearer, out.Sent.Headers = v.Sent.Bearer, append([]string{}, v.Sent.Headers...)
+	slices.Sort(out.Sent.Headers)
+	writeJSON(w, http.StatusOK, out)
+}
