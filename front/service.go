@@ -285,4 +285,3 @@ func (s *Service) Forget(agentID string) {
 }
 
 var _ switchboard.Deliverer = (*Service)(nil)
-

@@ -212,7 +212,7 @@ func reachSQL(live, grace, ended string) string {
 		WHEN g.mode = 'connector' THEN CASE WHEN s.renewed_at >= ` + live + ` THEN 0
 			WHEN s.renewed_at >= ` + grace + ` OR EXISTS (SELECT 1 FROM session_ends e
 				WHERE e.agent_id = g.id AND e.ended_at >= ` + ended + `) THEN 1 ELSE 2 END
-		WHEN g.mode = 'webhook' THEN CASE WHEN EXISTS (SELECT 1 FROM deliveries d
+		WHEN g.mode IN ('webhook', 'front') THEN CASE WHEN EXISTS (SELECT 1 FROM deliveries d
 			WHERE d.agent_id = g.id AND d.state = 'queued' AND d.attempts > 0 AND d.last_error <> '') THEN 2 ELSE 0 END
 		ELSE 2 END`
 }

@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -134,5 +142,158 @@ func TestFrontUpstreamRefusesCredentials(t *testing.T) {
 	cliStdin(t, m, "the-right-one\n", "front", "credentials", "fronted", "--bearer-stdin")
 	if out := cli(t, m, "front", "verify", "fronted"); !strings.Contains(out, "reachable") {
 		t.Fatalf("verify with the right bearer: %q", out)
+	}
+}
+
+// TestFrontBeyondTheUpstream: what a front offers whatever its upstream
+// does, because peers talk to Switchboard's own tasks: a 0.3 peer reaches
+// a 1.0 upstream, a stream passes the upstream's events through, ListTasks
+// lists the caller's own tasks, and another peer sees none of them.
+func TestFrontBeyondTheUpstream(t *testing.T) {
+	up := newUpstreamAgent(t, "1.0", true, upstreamOptions{tls: true})
+	m := frontMain(t, up)
+	bob := createFront(t, m, "fronted", up.srv.URL+"/invoke")
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "token", "issue", "--agent", "fronted", "carol")), &tok); err != nil {
+		t.Fatal(err)
+	}
+	carol := tok.Token
+
+	// A 0.3 peer, a 1.0 upstream.
+	res := peerCallV03(t, m, "fronted", bob, "message/send", v03Message("m1", "bridged", "", true))
+	raw, _ := json.Marshal(res)
+	if !strings.Contains(string(raw), "upstream: bridged") || res["kind"] != "task" {
+		t.Fatalf("0.3 answer: %s", raw)
+	}
+	bobTask, _ := res["id"].(string)
+
+	// A stream, event by event.
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"streamed"}]}}}`
+	req, _ := http.NewRequest("POST", m.URL()+"/a/fronted", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+bob)
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := 0
+	sawArtifact, sawCompleted := false, false
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() && !sawCompleted {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		events++
+		sawArtifact = sawArtifact || strings.Contains(line, "upstream: streamed")
+		sawCompleted = strings.Contains(line, "TASK_STATE_COMPLETED")
+	}
+	resp.Body.Close()
+	if !sawArtifact || !sawCompleted || events < 3 {
+		t.Fatalf("stream: %d events, artifact %v, completed %v", events, sawArtifact, sawCompleted)
+	}
+
+	// ListTasks: the caller's own tasks, from Switchboard's record.
+	list := func(token string) []string {
+		body := `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`
+		req, _ := http.NewRequest("POST", m.URL()+"/a/fronted", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var a struct {
+			Result struct {
+				Tasks []struct {
+					ID string `json:"id"`
+				} `json:"tasks"`
+			} `json:"result"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, tk := range a.Result.Tasks {
+			ids = append(ids, tk.ID)
+		}
+		return ids
+	}
+	if got := list(bob); len(got) != 2 || !slices.Contains(got, bobTask) {
+		t.Fatalf("bob lists %q, want his two tasks with %s", got, bobTask)
+	}
+	if got := list(carol); len(got) != 0 {
+		t.Fatalf("carol lists %q, want none", got)
+	}
+	// Another peer cannot read bob's task, nor continue it.
+	body = `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + bobTask + `"}}`
+	req, _ = http.NewRequest("POST", m.URL()+"/a/fronted", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+carol)
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "-32001") {
+		t.Fatalf("carol's GetTask of bob's task: %s", b)
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	for _, h := range up.headers {
+		if h.Get("X-A2A-Peer") == "carol" {
+			t.Fatal("carol's refused request reached the upstream")
+		}
+	}
+}
+
+// TestFrontPushes: a peer's push configuration on a front's task is kept
+// by Switchboard, which sends the pushes itself; the upstream is never
+// given the peer's URL.
+func TestFrontPushes(t *testing.T) {
+	var mu sync.Mutex
+	var pushes []string
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		pushes = append(pushes, r.Header.Get("X-A2A-Notification-Token")+" "+string(b))
+		mu.Unlock()
+	}))
+	defer rc.Close()
+	up := newUpstreamAgent(t, "1.0", false, upstreamOptions{tls: true})
+	m := frontMain(t, up)
+	bob := createFront(t, m, "fronted", up.srv.URL+"/invoke")
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"pushed"}]},
+		"configuration":{"returnImmediately":true,"taskPushNotificationConfig":{"url":"` + rc.URL + `/hook","token":"bob-push-token-abcdefghijkl"}}}}`
+	req, _ := http.NewRequest("POST", m.URL()+"/a/fronted", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+bob)
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	testwait.ForErr(t, "the completed task pushed", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range pushes {
+			if strings.HasPrefix(p, "bob-push-token-abcdefghijkl ") && strings.Contains(p, "TASK_STATE_COMPLETED") && strings.Contains(p, "upstream: pushed") {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d pushes, none of the completed task", len(pushes))
+	})
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	for _, h := range up.headers {
+		if strings.Contains(fmt.Sprint(h), rc.URL) {
+			t.Fatal("the peer's push URL reached the upstream")
+		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // Label values of the process-level metrics: fixed sets, so that a
 // metric's series are known from the start.
 var (
-	liveModes      = []string{string(switchboard.ModeConnector), string(switchboard.ModeWebhook)}
+	liveModes      = []string{string(switchboard.ModeConnector), string(switchboard.ModeWebhook), string(switchboard.ModeFront)}
 	openTaskStates = []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired}
 	finalStates    = []a2a.TaskState{a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected}
 	openDeliveries = []switchboard.DeliveryState{switchboard.DeliveryQueued, switchboard.DeliveryOffered}
