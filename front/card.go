@@ -25,47 +25,51 @@ const (
 )
 
 // Card is what an address in front mode takes from its upstream's card,
-// scrubbed. Only Interfaces is not: it is for forwarding and never shown
-// to peers.
+// scrubbed; but for Auth and Interfaces, which are never shown to peers.
+// Its JSON form uses the card's field names.
 type Card struct {
-	Name        string // "" when the card has none
-	Description string
-	Version     string
+	Name        string `json:"name"` // "" when the card has none
+	Description string `json:"description"`
+	Version     string `json:"version"`
 
 	// Skills are the upstream's skills, at most switchboard.MaxSkills,
 	// without their security requirements.
-	Skills []a2a.AgentSkill
+	Skills []a2a.AgentSkill `json:"skills"`
 
 	// Provider is nil unless the upstream's provider has a public URL.
-	Provider *a2a.AgentProvider
+	Provider *a2a.AgentProvider `json:"provider,omitempty"`
 
 	// DocumentationURL and IconURL are "" unless public: a private URL
 	// is dropped rather than replaced.
-	DocumentationURL, IconURL string
+	DocumentationURL string `json:"documentationUrl,omitempty"`
+	IconURL          string `json:"iconUrl,omitempty"`
 
 	// Extensions are the upstream's capabilities.extensions.
-	Extensions []a2a.AgentExtension
+	Extensions []a2a.AgentExtension `json:"extensions,omitempty"`
 
 	// DefaultInputModes and DefaultOutputModes hold valid media types
 	// only, at most MaxModes of at most MaxModeLen bytes; text/plain and
 	// application/json when the upstream names none.
-	DefaultInputModes, DefaultOutputModes []string
+	DefaultInputModes  []string `json:"defaultInputModes"`
+	DefaultOutputModes []string `json:"defaultOutputModes"`
 
 	// Versions are the JSON-RPC protocol versions the upstream offers,
 	// "1.0" and/or "0.3", newest first; both when the card names no
 	// JSON-RPC interface.
-	Versions []string
+	Versions []string `json:"versions"`
 
 	// Streaming reports whether the upstream says it streams.
-	Streaming bool
+	Streaming bool `json:"streaming"`
 
 	// Auth sums up the upstream's security schemes for the owner's
-	// diagnostics. The schemes themselves are never copied.
-	Auth UpstreamAuth
+	// diagnostics, unscrubbed, and is not marshalled. The schemes
+	// themselves are never copied.
+	Auth UpstreamAuth `json:"-"`
 
 	// Interfaces are the upstream's JSON-RPC interfaces as its card
-	// gives them, unchecked: for forwarding only, never shown to peers.
-	Interfaces []Interface
+	// gives them, unchecked: for forwarding only, never shown to peers
+	// and not marshalled.
+	Interfaces []Interface `json:"-"`
 
 	scrubber *Scrubber // the card's; immutable
 }

@@ -14,28 +14,29 @@ const maxSchemes = 16
 // UpstreamAuth sums up how an upstream's card asks callers to
 // authenticate, for the owner's diagnostics (upstreamAuth in the front's
 // owner view). Its strings come from the upstream's card unscrubbed:
-// they are shown to the owner only.
+// they are shown to the owner only. Its JSON form is the one the owner
+// view shows.
 type UpstreamAuth struct {
 	// Bearer reports whether the upstream asks for a bearer token: true
 	// when a requirement (or, with none, a scheme) is HTTP bearer, OAuth
 	// 2.0 or OpenID Connect; false when a requirement is empty (anonymous
 	// access is allowed) or none is bearer; nil when the card says
 	// nothing.
-	Bearer *bool
+	Bearer *bool `json:"bearer"`
 
 	// Schemes are the card's schemes as "name: kind", sorted.
-	Schemes []string
+	Schemes []string `json:"schemes"`
 
 	// Unsupported are the schemes, as "name: kind", that a front cannot
 	// answer (API keys, mutual TLS, HTTP basic…), sorted.
-	Unsupported []string
+	Unsupported []string `json:"unsupported"`
 }
 
 // upstreamAuth sums up the security of a card: 1.0 securitySchemes and
 // securityRequirements, or 0.3 securitySchemes and security.
 func upstreamAuth(doc map[string]any) UpstreamAuth {
 	kinds := schemeKinds(doc["securitySchemes"])
-	var a UpstreamAuth
+	a := UpstreamAuth{Schemes: []string{}, Unsupported: []string{}}
 	for name, kind := range kinds {
 		a.Schemes = append(a.Schemes, name+": "+kind)
 		if !bearerKind(kind) {
