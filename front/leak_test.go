@@ -18,7 +18,7 @@ func TestLeaks(t *testing.T) {
 		"Leaky": {`{"name": "bot on agent.acme.example", "skills": [{"examples": ["http://10.0.0.1/x."]}],
 			"x": {"https://box.tail1234.ts.net/": 1}}`,
 			[]string{"agent.acme.example", "http://10.0.0.1/x", "https://box.tail1234.ts.net/"}},
-		"CredentialsMasked": {`{"a": "https://user:secret@docs.example.org/x"}`, []string{"https://***@docs.example.org/x"}},
+		"CredentialsMasked":            {`{"a": "https://user:secret@docs.example.org/x"}`, []string{"https://***@docs.example.org/x"}},
 		"CredentialsMaskedUnparseable": {`{"a": "https://user:secret@[fe80::1%en0]/x"}`, []string{"https://***@[fe80::1%en0]/x"}},
 		"Repeats":                      {`["http://10.0.0.1", "http://10.0.0.1"]`, []string{"http://10.0.0.1"}},
 		"NotJSON":                      {`{`, []string{"the card is not valid JSON"}},
