@@ -19,10 +19,15 @@ const (
 // what lies deeper is dropped.
 const MaxScrubDepth = 20
 
-// urlPattern finds URLs in text: a scheme with "//", then anything up to
-// whitespace, a quote or an angle bracket. Bracketed IPv6 literals are
-// part of the match; trailing punctuation is trimmed afterwards.
-var urlPattern = regexp.MustCompile("(?i)[a-z][a-z0-9+.-]*://[^\\s\"'<>`]*")
+// urlPattern finds URLs in text: "://", after a scheme or not, then
+// anything up to whitespace, a quote or an angle bracket. Bracketed IPv6
+// literals are part of the match; trailing punctuation is trimmed
+// afterwards.
+var urlPattern = regexp.MustCompile("(?i)(?:[a-z][a-z0-9+.-]*)?://[^\\s\"'<>`]*")
+
+// hostName matches what NewScrubber takes as an upstream's hostname: a
+// DNS name or an IP address, as hostKey leaves them.
+var hostName = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9.:-]*[a-z0-9])?$`)
 
 // tsNetName matches a name under ts.net (a Tailscale tailnet's hosts).
 const tsNetName = `[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.ts\.net`
@@ -52,7 +57,8 @@ type Scrubber struct {
 // NewScrubber returns a Scrubber for a front whose public address is
 // public and whose upstream is named by upstreams: the upstream URL, its
 // card URL, and every interface URL its card names. An entry that is not
-// a URL with a host is taken as a bare hostname.
+// a URL with a host is taken as a bare hostname, and ignored unless it is
+// one.
 func NewScrubber(public string, upstreams ...string) *Scrubber {
 	s := &Scrubber{upstreams: map[string]bool{}}
 	if u, err := url.Parse(public); err == nil && u.Host != "" {
@@ -65,7 +71,7 @@ func NewScrubber(public string, upstreams ...string) *Scrubber {
 			h = u.Hostname()
 		}
 		h = hostKey(h)
-		if h == "" || strings.ContainsAny(h, "/ \t\r\n") || s.upstreams[h] {
+		if !hostName.MatchString(h) || s.upstreams[h] {
 			continue
 		}
 		s.upstreams[h] = true
@@ -78,19 +84,26 @@ func NewScrubber(public string, upstreams ...string) *Scrubber {
 
 // String returns str scrubbed.
 func (s *Scrubber) String(str string) string {
-	edits := s.edits(str, 0)
-	if len(edits) == 0 {
-		return str
+	// A replacement changes what stands beside the names around it: a
+	// name skipped for the letter before it may stand as a word once that
+	// letter is gone. Scrub again until nothing changes; twice is enough
+	// but for contrived text.
+	for range 4 {
+		edits := s.edits(str, 0)
+		if len(edits) == 0 {
+			break
+		}
+		var b strings.Builder
+		last := 0
+		for _, e := range edits {
+			b.WriteString(str[last:e.start])
+			b.WriteString(e.repl)
+			last = e.end
+		}
+		b.WriteString(str[last:])
+		str = b.String()
 	}
-	var b strings.Builder
-	last := 0
-	for _, e := range edits {
-		b.WriteString(str[last:e.start])
-		b.WriteString(e.repl)
-		last = e.end
-	}
-	b.WriteString(str[last:])
-	return b.String()
+	return str
 }
 
 // Value returns v, a value decoded from JSON, with every string and every
