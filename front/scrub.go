@@ -29,6 +29,10 @@ var urlPattern = regexp.MustCompile("(?i)(?:[a-z][a-z0-9+.-]*)?://[^\\s\"'<>`]*"
 // DNS name or an IP address, as hostKey leaves them.
 var hostName = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9.:-]*[a-z0-9])?$`)
 
+// urlHost matches the hostname of a URL that may stand in a card, but
+// for an IP literal in brackets.
+var urlHost = regexp.MustCompile(`^(?i)[a-z0-9_.-]+$`)
+
 // tsNetName matches a name under ts.net (a Tailscale tailnet's hosts).
 const tsNetName = `[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.ts\.net`
 
@@ -37,9 +41,9 @@ const tsNetName = `[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.ts\.net`
 //
 //   - a URL is replaced with URLRemoved when it is not https or wss,
 //     carries credentials, fails to parse (an IPv6 zone, say), is on a
-//     private host (see privateHost), or is on an upstream host, or
-//     names, past its origin, another URL or a hostname the scrubber
-//     removes;
+//     private host (see privateHost) or a host that is not a DNS name
+//     or an IP address, or is on an upstream host, or holds another URL,
+//     or names past its origin a hostname the scrubber removes;
 //   - an upstream hostname, and any name under ts.net, standing as a word
 //     (no ASCII letter or digit on either side) is replaced with
 //     HostRemoved;
@@ -218,7 +222,8 @@ func (s *Scrubber) keepURL(tok string) bool {
 		default:
 			return false
 		}
-		if privateHost(u.Hostname()) || s.upstreams[hostKey(u.Hostname())] {
+		h := u.Hostname()
+		if privateHost(h) || s.upstreams[hostKey(h)] || !strings.HasPrefix(u.Host, "[") && !urlHost.MatchString(h) {
 			return false
 		}
 	}
@@ -234,7 +239,7 @@ func (s *Scrubber) keepURL(tok string) bool {
 	if !public && len(s.hostEdits(tok[:i], 0)) > 0 {
 		return false // a name under an upstream host, say
 	}
-	return !strings.Contains(tok[i:], "://") && len(s.hostEdits(tok[i:], 0)) == 0
+	return strings.Count(tok, "://") == 1 && len(s.hostEdits(tok[i:], 0)) == 0
 }
 
 // origin returns u's origin in the form origins are compared in: ws and

@@ -96,6 +96,8 @@ func TestScrubberString(t *testing.T) {
 		"URN":                 {"urn:ietf:params:a2a:ext", "urn:ietf:params:a2a:ext"},
 		"Mailto":              {"mailto:ops@example.org", "mailto:ops@example.org"},
 		"NoScheme":            {"at ://10.0.0.1/x", "at " + rmURL},
+		"URLInAuthority":      {"https://docs.example.=http://127.0.0.1", rmURL},
+		"OddHostChars":        {"https://docs.exa$mple.org/", rmURL},
 		"MailtoUpstream":      {"mailto:ops@agent.acme.example", "mailto:ops@" + rmHost},
 		"DecimalIP":           {"https://2130706433/", rmURL},
 		"HexIP":               {"https://0x7f.0.0.1/", rmURL},
