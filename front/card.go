@@ -131,7 +131,8 @@ func ParseCard(raw []byte, upstream, cardURL, public string) (*Card, error) {
 
 // Scrubber returns the Scrubber the card was scrubbed with: the one to
 // check the card served from it with (see Leaks). Without an upstream
-// card, the check uses NewScrubber(public, upstream, cardURL).
+// card, the check uses NewScrubber(public, upstream, cardURL). It is
+// nil for a Card that ParseCard did not make.
 func (c *Card) Scrubber() *Scrubber {
 	return c.scrubber
 }
