@@ -1,0 +1,33 @@
+package front_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/front"
+)
+
+func TestLeaks(t *testing.T) {
+	s := newTestScrubber()
+	tests := map[string]struct {
+		card string
+		want []string
+	}{
+		"Clean": {`{"name": "bot", "url": "https://sb.example.net/a/bot", "supportedInterfaces": [{"url": "https://sb.example.net/a/bot"}],
+			"documentationUrl": "https://docs.example.org/", "description": "` + rmURL + ` and ` + rmHost + `"}`, []string{}},
+		"Leaky": {`{"name": "bot on agent.acme.example", "skills": [{"examples": ["http://10.0.0.1/x."]}],
+			"x": {"https://box.tail1234.ts.net/": 1}}`,
+			[]string{"agent.acme.example", "http://10.0.0.1/x", "https://box.tail1234.ts.net/"}},
+		"CredentialsMasked":            {`{"a": "https://user:secret@docs.example.org/x"}`, []string{"https://***@docs.example.org/x"}},
+		"CredentialsMaskedUnparseable": {`{"a": "https://user:secret@[fe80::1%en0]/x"}`, []string{"https://***@[fe80::1%en0]/x"}},
+		"Repeats":                      {`["http://10.0.0.1", "http://10.0.0.1"]`, []string{"http://10.0.0.1"}},
+		"NotJSON":                      {`{`, []string{"the card is not valid JSON"}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := front.Leaks([]byte(tt.card), s); !slices.Equal(got, tt.want) {
+				t.Errorf("Leaks = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
