@@ -1,7 +1,6 @@
 package front
 
 import (
-	"net/netip"
 	"net/url"
 	"strings"
 
@@ -55,24 +54,6 @@ func checkURL(field, raw string, guard netguard.Options) (*url.URL, error) {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "%s is on a private host (%s); it is allowed only on a private network: serve --allow-private-networks", field, u.Hostname())
 	}
 	return u, nil
-}
-
-// privateHost reports whether host names a private, loopback or
-// link-local address, or a name that only a private network resolves.
-func privateHost(host string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if ip, err := netip.ParseAddr(host); err == nil {
-		return netguard.Special(ip)
-	}
-	if !strings.Contains(host, ".") || host == "localhost" {
-		return true
-	}
-	for _, suffix := range []string{".localhost", ".local", ".lan", ".home", ".internal", ".intranet", ".corp", ".home.arpa", ".ts.net"} {
-		if strings.HasSuffix(host, suffix) {
-			return true
-		}
-	}
-	return false
 }
 
 // checkCredentials checks a front's credentials: printable values, and
