@@ -39,6 +39,8 @@ type Service struct {
 	// Now is the clock (tests set it).
 	Now func() time.Time
 
+	cards CardCache // the upstreams' cards, scrubbed for the public addresses
+
 	mu         sync.Mutex
 	forwarders map[string]*entry // guarded by mu: by agent id
 }
@@ -75,11 +77,27 @@ func (s *Service) Put(ctx context.Context, agentID, upstream, cardURL string) er
 	if err := s.Check(upstream, cardURL); err != nil {
 		return err
 	}
+	old, _ := s.store.FindFront(ctx, agentID)
 	if err := s.store.PutFront(ctx, agentID, upstream, cardURL); err != nil {
 		return err
 	}
+	if old != nil {
+		s.cards.Forget(old.Upstream)
+	}
 	s.Forget(agentID)
 	return nil
+}
+
+// Card returns the upstream's card of an agent, scrubbed for its public
+// address, and how it stands (fresh, stale, missing or refused): the
+// card is read with the front's client (its credentials), and kept.
+func (s *Service) Card(ctx context.Context, agentID, public string) (*Card, CardStatus, *switchboard.Front, error) {
+	f, e, err := s.front(ctx, agentID)
+	if err != nil {
+		return nil, CardStatus{}, nil, err
+	}
+	c, st := s.cards.Get(ctx, e.client, f.Upstream, f.CardURL, public)
+	return c, st, f, nil
 }
 
 // MaxCredentialHeaders bounds the fixed headers of a front's credentials.
@@ -92,6 +110,9 @@ func (s *Service) SetCredentials(ctx context.Context, agentID string, c switchbo
 	}
 	if err := s.store.SetFrontCredentials(ctx, agentID, c); err != nil {
 		return err
+	}
+	if f, err := s.store.FindFront(ctx, agentID); err == nil {
+		s.cards.Forget(f.Upstream) // the card may read otherwise with other credentials
 	}
 	s.Forget(agentID)
 	return nil

@@ -182,5 +182,5 @@ func (s *Server) v03GetExtendedCard(ctx context.Context, c *rpcCall) (any, error
 	if c.agent == nil || !c.agent.HasExtendedCard() {
 		return nil, errExtendedCardNotConfigured
 	}
-	return s.cardV03(c.agent, c.addr, true), nil
+	return s.cardV03(c.agent, c.addr, true, s.upstreamCard(ctx, c.agent, c.addr)), nil
 }

@@ -297,7 +297,7 @@ func (s *Server) v1GetExtendedAgentCard(ctx context.Context, c *rpcCall) (any, e
 	if c.agent == nil || !c.agent.HasExtendedCard() {
 		return nil, errExtendedCardNotConfigured
 	}
-	return s.withPairing(s.cardV1(c.agent, c.addr, true), c.agent, strings.TrimSuffix(c.addr, "/"), true), nil
+	return s.withPairing(s.cardV1(c.agent, c.addr, true, s.upstreamCard(ctx, c.agent, c.addr)), c.agent, strings.TrimSuffix(c.addr, "/"), true), nil
 }
 
 var errExtendedCardNotConfigured = switchboard.Errorf(switchboard.EEXTENDEDCARDNOTCONFIG, "Extended agent card is not configured for this agent")

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/switchboard-dev/switchboard/front"
 	"net/http"
 	"strings"
 
@@ -98,10 +100,10 @@ const pairingExtensionURI = "https://github.com/switchboard-dev/switchboard/blob
 
 // cardExtension is an AgentExtension (the same in 1.0 and 0.3).
 type cardExtension struct {
-	URI         string            `json:"uri"`
-	Description string            `json:"description"`
-	Required    bool              `json:"required"`
-	Params      map[string]string `json:"params"`
+	URI         string         `json:"uri"`
+	Description string         `json:"description"`
+	Required    bool           `json:"required"`
+	Params      map[string]any `json:"params"`
 }
 
 // withPairing adds pairing to an agent's 1.0 card, unless it is off: the
@@ -117,7 +119,7 @@ func (s *Server) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer
 	}
 	card.Capabilities.Extensions = append(card.Capabilities.Extensions, cardExtension{
 		URI: pairingExtensionURI, Description: "Ask for a peer token with the OAuth 2.0 device authorization grant (RFC 8628).",
-		Params: map[string]string{
+		Params: map[string]any{
 			"device_authorization_endpoint": issuer + "/oauth/device_authorization",
 			"token_endpoint":                issuer + "/oauth/token",
 			"authorization_server_metadata": issuer + "/.well-known/oauth-authorization-server",
@@ -151,6 +153,9 @@ type agentCardV1 struct {
 	DefaultInputModes    []string                  `json:"defaultInputModes"`
 	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
 	Skills               []a2a.AgentSkill          `json:"skills"`
+	Provider             *a2a.AgentProvider        `json:"provider,omitempty"`
+	DocumentationURL     string                    `json:"documentationUrl,omitempty"`
+	IconURL              string                    `json:"iconUrl,omitempty"`
 	ProtocolVersion      string                    `json:"protocolVersion"`
 	URL                  string                    `json:"url"`
 	PreferredTransport   string                    `json:"preferredTransport"`
@@ -174,6 +179,9 @@ type agentCardV03 struct {
 	DefaultInputModes    []string                  `json:"defaultInputModes"`
 	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
 	Skills               []a2a.AgentSkill          `json:"skills"`
+	Provider             *a2a.AgentProvider        `json:"provider,omitempty"`
+	DocumentationURL     string                    `json:"documentationUrl,omitempty"`
+	IconURL              string                    `json:"iconUrl,omitempty"`
 	SupportsExtendedCard bool                      `json:"supportsAuthenticatedExtendedCard"`
 }
 
@@ -191,8 +199,8 @@ var defaultSkill = a2a.AgentSkill{
 
 // cardV1 returns the union card of an agent whose address is addr. With
 // extended, the skills include the ones shown only to authenticated peers.
-func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool) *agentCardV1 {
-	f := s.cardFacts(agent, extended)
+func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool, up *front.Card) *agentCardV1 {
+	f := s.cardFacts(agent, extended, up)
 	return &agentCardV1{
 		Name:        f.name,
 		Description: f.description,
@@ -201,12 +209,15 @@ func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool) *a
 			{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
 		},
 		Version:              f.version,
-		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended},
+		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended, Extensions: f.extensions},
 		SecuritySchemes:      securitySchemes(true),
 		SecurityRequirements: []map[string]any{{"schemes": map[string][]string{"bearer": {}}}},
-		DefaultInputModes:    defaultModes,
-		DefaultOutputModes:   defaultModes,
+		DefaultInputModes:    f.inputModes,
+		DefaultOutputModes:   f.outputModes,
 		Skills:               f.skills,
+		Provider:             f.provider,
+		DocumentationURL:     f.documentationURL,
+		IconURL:              f.iconURL,
 		ProtocolVersion:      "0.3.0",
 		URL:                  addr,
 		PreferredTransport:   "JSONRPC",
@@ -217,8 +228,8 @@ func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool) *a
 }
 
 // cardV03 returns the 0.3 card of an agent whose address is addr.
-func (s *Server) cardV03(agent *switchboard.Agent, addr string, extended bool) *agentCardV03 {
-	f := s.cardFacts(agent, extended)
+func (s *Server) cardV03(agent *switchboard.Agent, addr string, extended bool, up *front.Card) *agentCardV03 {
+	f := s.cardFacts(agent, extended, up)
 	no := false
 	return &agentCardV03{
 		ProtocolVersion:      "0.3.0",
@@ -228,12 +239,15 @@ func (s *Server) cardV03(agent *switchboard.Agent, addr string, extended bool) *
 		PreferredTransport:   "JSONRPC",
 		AdditionalInterfaces: []legacyInterface{{URL: addr, Transport: "JSONRPC"}},
 		Version:              f.version,
-		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, StateTransitionHistory: &no},
+		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, StateTransitionHistory: &no, Extensions: f.extensions},
 		SecuritySchemes:      securitySchemes(false),
 		Security:             []map[string][]string{{"bearer": {}}},
-		DefaultInputModes:    defaultModes,
-		DefaultOutputModes:   defaultModes,
+		DefaultInputModes:    f.inputModes,
+		DefaultOutputModes:   f.outputModes,
 		Skills:               f.skills,
+		Provider:             f.provider,
+		DocumentationURL:     f.documentationURL,
+		IconURL:              f.iconURL,
 		SupportsExtendedCard: f.extended,
 	}
 }
@@ -243,10 +257,39 @@ type cardFacts struct {
 	name, description, version string
 	skills                     []a2a.AgentSkill
 	extended                   bool
+	inputModes, outputModes    []string
+	// From a front's upstream card only:
+	provider                  *a2a.AgentProvider
+	documentationURL, iconURL string
+	extensions                []cardExtension
 }
 
-func (s *Server) cardFacts(agent *switchboard.Agent, extended bool) cardFacts {
-	f := cardFacts{name: agent.Name, description: agent.Description, version: agent.Version, extended: agent.HasExtendedCard()}
+// cardFacts are the facts of agent's card. For a front, up is its
+// upstream's card (scrubbed), nil when there is none: the owner's
+// settings come first, then the upstream's card, then the defaults.
+func (s *Server) cardFacts(agent *switchboard.Agent, extended bool, up *front.Card) cardFacts {
+	f := cardFacts{name: agent.Name, description: agent.Description, version: agent.Version, extended: agent.HasExtendedCard(),
+		inputModes: defaultModes, outputModes: defaultModes}
+	skills := agent.Skills
+	if up != nil {
+		if (f.name == "" || f.name == agent.Handle) && up.Name != "" {
+			f.name = up.Name
+		}
+		if f.description == "" {
+			f.description = up.Description
+		}
+		if (f.version == "" || f.version == "1.0.0") && up.Version != "" {
+			f.version = up.Version
+		}
+		if len(skills) == 0 {
+			skills = up.Skills
+		}
+		f.inputModes, f.outputModes = up.DefaultInputModes, up.DefaultOutputModes
+		f.provider, f.documentationURL, f.iconURL = up.Provider, up.DocumentationURL, up.IconURL
+		for _, e := range up.Extensions {
+			f.extensions = append(f.extensions, cardExtension{URI: e.URI, Description: e.Description, Required: e.Required, Params: e.Params})
+		}
+	}
 	if f.name == "" {
 		f.name = agent.Handle
 	}
@@ -256,7 +299,6 @@ func (s *Server) cardFacts(agent *switchboard.Agent, extended bool) cardFacts {
 	if f.version == "" {
 		f.version = "1.0.0"
 	}
-	skills := agent.Skills
 	if len(skills) == 0 {
 		skills = []a2a.AgentSkill{defaultSkill}
 	}
@@ -283,11 +325,13 @@ func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Vary", "A2A-Version")
 	s.varyForwarded(w)
 	v, _ := requestedVersion(r)
+	addr := s.addressURL(r, agent)
+	up := s.upstreamCard(r.Context(), agent, addr)
 	if strings.HasPrefix(v, "0.3") {
-		serveCard(w, r, s.cardV03(agent, s.addressURL(r, agent), false))
+		serveCard(w, r, s.cardV03(agent, addr, false, up))
 		return
 	}
-	serveCard(w, r, s.withPairing(s.cardV1(agent, s.addressURL(r, agent), false), agent, s.addressBase(r, agent), strings.HasPrefix(v, "1")))
+	serveCard(w, r, s.withPairing(s.cardV1(agent, addr, false, up), agent, s.addressBase(r, agent), strings.HasPrefix(v, "1")))
 }
 
 // handleCardV03 serves the 0.3 card of the agent at the path.
@@ -295,7 +339,8 @@ func (s *Server) handleCardV03(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.cardRequest(w, r)
 	if ok {
 		s.varyForwarded(w)
-		serveCard(w, r, s.cardV03(agent, s.addressURL(r, agent), false))
+		addr := s.addressURL(r, agent)
+		serveCard(w, r, s.cardV03(agent, addr, false, s.upstreamCard(r.Context(), agent, addr)))
 	}
 }
 
@@ -340,4 +385,21 @@ func serveCardFor(w http.ResponseWriter, r *http.Request, card any, cacheControl
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
+}
+
+// upstreamCard returns a front agent's upstream card for its address,
+// scrubbed, or nil (not a front; no card, which the settings then make).
+func (s *Server) upstreamCard(ctx context.Context, agent *switchboard.Agent, addr string) *front.Card {
+	if agent.Mode != switchboard.ModeFront || s.Fronts == nil {
+		return nil
+	}
+	c, st, _, err := s.Fronts.Card(ctx, agent.ID, addr)
+	if err != nil {
+		s.Logger.Warn("read a front's upstream card", "agent_id", agent.ID, "err", err)
+		return nil
+	}
+	if st.State != front.CardOK && st.State != front.CardStale {
+		return nil
+	}
+	return c
 }

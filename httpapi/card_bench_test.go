@@ -34,8 +34,8 @@ func BenchmarkRenderCard(b *testing.B) {
 		name, path string
 		card       func(addr string) any
 	}{
-		{"1.0", "/.well-known/agent-card.json", func(addr string) any { return s.cardV1(agent, addr, false) }},
-		{"0.3", "/.well-known/agent.json", func(addr string) any { return s.cardV03(agent, addr, false) }},
+		{"1.0", "/.well-known/agent-card.json", func(addr string) any { return s.cardV1(agent, addr, false, nil) }},
+		{"0.3", "/.well-known/agent.json", func(addr string) any { return s.cardV03(agent, addr, false, nil) }},
 	}
 	for _, c := range cards {
 		b.Run(c.name, func(b *testing.B) {

@@ -57,10 +57,10 @@ func (s *Server) handleCommunityCardV1(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Vary", "A2A-Version")
 	s.varyForwarded(w)
 	if v, _ := requestedVersion(r); strings.HasPrefix(v, "0.3") {
-		serveCardFor(w, r, s.cardV03(card, addr, false), communityCardCache)
+		serveCardFor(w, r, s.cardV03(card, addr, false, nil), communityCardCache)
 		return
 	}
-	serveCardFor(w, r, s.cardV1(card, addr, false), communityCardCache)
+	serveCardFor(w, r, s.cardV1(card, addr, false, nil), communityCardCache)
 }
 
 // handleCommunityCardV03 serves a community's 0.3 card.
@@ -68,7 +68,7 @@ func (s *Server) handleCommunityCardV03(w http.ResponseWriter, r *http.Request) 
 	card, addr, ok := s.communityCardRequest(w, r)
 	if ok {
 		s.varyForwarded(w)
-		serveCardFor(w, r, s.cardV03(card, addr, false), communityCardCache)
+		serveCardFor(w, r, s.cardV03(card, addr, false, nil), communityCardCache)
 	}
 }
 

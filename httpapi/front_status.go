@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"github.com/switchboard-dev/switchboard/front"
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
@@ -13,7 +15,8 @@ func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, err)
 		return
 	}
-	f, err := s.Fronts.Find(r.Context(), g.ID)
+	addr := s.addressURL(r, g)
+	up, cs, f, err := s.Fronts.Card(r.Context(), g.ID, addr)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -26,6 +29,25 @@ func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct 
 	}
 	if err := s.Fronts.Check(f.Upstream, f.CardURL); err != nil {
 		out.UpstreamValid, out.UpstreamProblem = false, switchboard.ErrorMessage(err)
+	}
+	out.Card, out.CardProblem = cs.State, cs.Err
+	if !cs.FetchedAt.IsZero() {
+		at := cs.FetchedAt.UTC()
+		out.CardFetchedAt = &at
+	}
+	scrubber := front.NewScrubber(addr, f.Upstream, f.CardURL)
+	if up != nil && (cs.State == front.CardOK || cs.State == front.CardStale) {
+		out.UpstreamVersions, out.UpstreamStreaming = append(out.UpstreamVersions, up.Versions...), up.Streaming
+		out.UpstreamAuth.Bearer = up.Auth.Bearer
+		out.UpstreamAuth.Schemes = append(out.UpstreamAuth.Schemes, up.Auth.Schemes...)
+		out.UpstreamAuth.Unsupported = append(out.UpstreamAuth.Unsupported, up.Auth.Unsupported...)
+		scrubber = up.Scrubber()
+	} else {
+		up = nil
+	}
+	// The leak check runs over the card as peers get it.
+	if raw, err := json.Marshal(s.withPairing(s.cardV1(g, addr, false, up), g, s.addressBase(r, g), true)); err == nil {
+		out.PublicCardLeaks = append(out.PublicCardLeaks, front.Leaks(raw, scrubber)...)
 	}
 	if lf := f.LastFailure; lf != nil {
 		out.LastFailure = &ownerapi.FrontFailure{At: lf.At, Reason: lf.Reason, Status: lf.Status, Method: lf.Method, Peer: lf.Peer, Detail: lf.Detail}

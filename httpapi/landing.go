@@ -68,7 +68,7 @@ func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request, agent *swi
 // community's address serves its own).
 func (s *Server) serveLandingAt(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent, addr string) {
 	wellKnown := strings.TrimRight(addr, "/") + "/.well-known/"
-	f := s.cardFacts(agent, false)
+	f := s.cardFacts(agent, false, s.upstreamCard(r.Context(), agent, addr))
 	w.Header().Set("Vary", "Accept")
 	s.varyForwarded(w)
 	if !wantsHTML(r) {

@@ -297,3 +297,46 @@ func TestFrontPushes(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontCard: the address's card is the upstream's, rewritten: its
+// name and skills, our interfaces in both versions and our security, and
+// nothing of the upstream's (private) URL or host; front status reads the
+// card and finds no leak.
+func TestFrontCard(t *testing.T) {
+	up := newUpstreamAgent(t, "1.0", true, upstreamOptions{tls: true})
+	m := frontMain(t, up)
+	createFront(t, m, "fronted", up.srv.URL+"/invoke")
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
+		resp, err := http.Get(m.URL() + "/a/fronted" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		card := string(raw)
+		host := strings.TrimPrefix(up.srv.URL, "https://")
+		if strings.Contains(card, host) || strings.Contains(card, "/invoke") {
+			t.Fatalf("%s leaks the upstream: %s", path, card)
+		}
+		for _, want := range []string{`"name":"Upstream 1.0"`, `"id":"echo"`, m.URL() + "/a/fronted", `"bearer"`} {
+			if !strings.Contains(card, want) {
+				t.Fatalf("%s lacks %s: %s", path, want, card)
+			}
+		}
+	}
+	var st struct {
+		Card             string   `json:"card"`
+		UpstreamVersions []string `json:"upstream_versions"`
+		Streaming        bool     `json:"upstream_streaming"`
+		Leaks            []string `json:"public_card_leaks"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "front", "status", "fronted")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Card != "ok" || !slices.Equal(st.UpstreamVersions, []string{"1.0"}) || !st.Streaming || len(st.Leaks) != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	if out := cli(t, m, "front", "status", "fronted"); !strings.Contains(out, "public card leaks  none") {
+		t.Fatalf("front status said:\n%s", out)
+	}
+}
