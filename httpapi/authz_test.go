@@ -398,6 +398,20 @@ func authzRows() map[string]authzRow {
 			},
 			check: field("ok", func(authzCase) any { return true })},
 
+		// Front routes on an agent that is not a front: its owner is told
+		// so (400), anyone else finds no agent.
+		"PUT /agents/{ref}/upstream-credentials": {access: httpapi.AccessOwner, want: ownerOf(http.StatusBadRequest),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "PUT", path: "/agents/" + e.agent.Handle + "/upstream-credentials", body: `{"bearer":"x"}`}
+			}},
+		"GET /agents/{ref}/front": {access: httpapi.AccessOwner, want: ownerOf(http.StatusBadRequest),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/front"}
+			}},
+		"POST /agents/{ref}/front/verify": {access: httpapi.AccessOwner, want: ownerOf(http.StatusBadRequest),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/front/verify"}
+			}},
 		"GET /agents/{ref}/pairings": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
 			req: func(e *estate) authzReq {
 				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/pairings"}

@@ -32,6 +32,8 @@ var tablesWithoutTasks = map[string]string{
 	"agent_skills":      "the skill keys of agents' cards, for discovery",
 	"session_ends":      "when agents' connections ended, for the reconnect grace",
 	"pairings":          "peers' requests for a token; swept a day after they expire",
+	"fronts":            "fronts' upstreams and credentials",
+	"front_contexts":    "the upstream's context of each peer's context on a front; kept while the agent is",
 }
 
 // TestRetentionCoversSchema fails when a table is neither tied to tasks
