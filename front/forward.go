@@ -42,6 +42,12 @@ type Config struct {
 	// FallbackCard, if set, lets the forwarder work without the card: it
 	// then speaks JSON-RPC 1.0 (then 0.3) at Target, without streaming.
 	FallbackCard bool
+	// Blocking sends a blocking request to an upstream that does not
+	// stream: its answer comes when its turn ends, in one round trip, but
+	// its task cannot be canceled before then. Without it the upstream is
+	// asked to answer at once, then polled (connect --forward, whose
+	// peers' cancels must reach the upstream while it works).
+	Blocking bool
 	// HTTP is the client of the upstream (its credentials, bounds and
 	// redirect policy).
 	HTTP *http.Client
@@ -249,8 +255,9 @@ func (f *Forwarder) exchange(ctx context.Context, up *upstream, j *Job, call *ca
 	} else {
 		// Without a stream, the upstream is asked to answer at once with
 		// its task, then polled: a blocking call would name the task only
-		// when it ends, too late to cancel it.
-		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+		// when it ends, too late to cancel it (unless Blocking says that
+		// does not matter).
+		req.Config = &a2a.SendMessageConfig{ReturnImmediately: !f.cfg.Blocking}
 		res, err := up.client.SendMessage(ctx, req)
 		if err != nil {
 			return false, err

@@ -138,7 +138,7 @@ func (s *Service) front(ctx context.Context, agentID string) (*switchboard.Front
 		return nil, nil, err
 	}
 	e := &entry{client: client, updated: f.UpdatedAt, fw: NewForwarder(Config{
-		Target: f.Upstream, CardURL: f.CardURL, WholeURL: true, FallbackCard: true,
+		Target: f.Upstream, CardURL: f.CardURL, WholeURL: true, FallbackCard: true, Blocking: true,
 		HTTP: client, Timeout: s.timeout, Log: s.log.With("agent_id", agentID),
 	})}
 	s.forwarders[agentID] = e

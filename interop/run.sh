@@ -20,6 +20,9 @@
 #   Both are pinned in interop/js/package-lock.json and installed with
 #   `npm ci` into interop/js/node_modules.
 #
+# Fronts: front agents on a second server, before the same @a2a-js/sdk
+# servers over https (openssl makes the test certificate).
+#
 # Servers (for switchboard send, outbox, poll and history): plain
 # @a2a-js/sdk servers with an echo executor (interop/js/a2a-js-agent.mjs,
 # served with node:http): 1.3.0 speaking only A2A 1.0, and 0.3.14 speaking
@@ -642,7 +645,7 @@ js_send_checks() {
 	ctx=$(jget "$out.json" .context_id)
 	[[ -n $tid && -n $ctx ]] || fail "send to a2a-js $v: no task or context id: $(cat "$out.json")"
 	if [[ $v == 1.0 ]]; then
-		grep -qx 'rpc SendMessage a2a-version=1.0' "$JS_AGENT_LOG" ||
+		grep -q '^rpc SendMessage a2a-version=1.0 ' "$JS_AGENT_LOG" ||
 			fail "send to a2a-js 1.0: the server took no 1.0 SendMessage: $(cat "$JS_AGENT_LOG")"
 	else
 		grep -q '^rpc message/send ' "$JS_AGENT_LOG" ||
@@ -705,6 +708,58 @@ log "switchboard send to an @a2a-js/sdk $JS_SDK03_VERSION server, A2A 0.3"
 js_send_checks 0.3 "$JS_SDK03_VERSION"
 
 # ---------------------------------------------------------------------------
+# Fronts: Switchboard addresses in front of plain @a2a-js/sdk servers over
+# https (a certificate for 127.0.0.1 made here with openssl): 0.3.14 (A2A
+# 0.3 only) and 1.3.0 (A2A 1.0 only). The fronts run on a server of their
+# own, which trusts the certificate (SSL_CERT_FILE) and may reach loopback
+# (--allow-private-networks). The a2a-go CLI speaks 1.0 to the front,
+# whatever the upstream speaks; the upstream sees the owner's bearer and
+# the peer's label, never the peer's token.
+log "fronts before @a2a-js/sdk servers over https"
+need openssl
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$WORK/front-key.pem" -out "$WORK/front-cert.pem" 2>"$WORK/openssl.err" ||
+	fail "openssl could not make a test certificate: $(cat "$WORK/openssl.err")"
+FRONT_LOG="$WORK/front-server.log"
+FPORT=$(node "$TOOLS" free-port)
+FBASE="http://127.0.0.1:$FPORT"
+SSL_CERT_FILE="$WORK/front-cert.pem" "$SB" serve --data "$WORK/front-data" --addr "127.0.0.1:$FPORT" \
+	--allow-private-networks >"$FRONT_LOG" 2>&1 &
+FRONT_PID=$!
+node "$TOOLS" wait-http "$FBASE/readyz" 20 || fail "the fronts' switchboard did not become ready at $FBASE (see $FRONT_LOG)"
+# fsb runs the switchboard CLI against the fronts' server, as its operator.
+fsb() { SWITCHBOARD_URL=$FBASE SWITCHBOARD_DATA=$WORK/front-data timeout 30 "$SB" "$@"; }
+for v in 0.3 1.0; do
+	port="$WORK/js-front-$v.port" jlog="$WORK/js-front-$v.log" h="front${v/./}"
+	TLS_CERT="$WORK/front-cert.pem" TLS_KEY="$WORK/front-key.pem" node "$HERE/js/a2a-js-agent.mjs" "$v" "$port" >"$jlog" 2>&1 &
+	wait_for 10 "the https a2a-js $v server did not start (see $jlog)" test -s "$port"
+	upstream="https://127.0.0.1:$(cat "$port")/a2a/jsonrpc"
+	fsb --json agent create "$h" --mode front --upstream "$upstream" >"$WORK/front-$h.json"
+	expect_eq "front $h: mode" "$(jget "$WORK/front-$h.json" .mode)" front
+	printf '%s\n' upstream-owner-secret | fsb front credentials "$h" --bearer-stdin >/dev/null
+	fsb front verify "$h" >"$WORK/front-$h.verify" 2>&1 || fail "front verify $h: $(cat "$WORK/front-$h.verify")"
+	grep -q reachable "$WORK/front-$h.verify" || fail "front verify $h: $(cat "$WORK/front-$h.verify")"
+	tok=$(fsb --json token issue --agent "$h" a2a-go | jget - .token)
+	a2a discover "$FBASE/a/$h" -o json >"$WORK/front-$h.card.json"
+	expect_eq "front $h card: the upstream's name" "$(jget "$WORK/front-$h.card.json" .name)" "a2a-js $v echo"
+	expect_eq "front $h card: our interface" "$(jget "$WORK/front-$h.card.json" '.supportedInterfaces[0].url')" "$FBASE/a/$h"
+	! grep -q "127.0.0.1:$(cat "$port")" "$WORK/front-$h.card.json" || fail "front $h card names the upstream: $(cat "$WORK/front-$h.card.json")"
+	a2a send "$FBASE/a/$h" "through the front to $v" --auth "Bearer $tok" -o json >"$WORK/front-$h.send.json"
+	expect_answered "front to a2a-js $v" "$WORK/front-$h.send.json" "js got: through the front to $v"
+	# (the servers stream: the front sends with a stream)
+	if [[ $v == 1.0 ]]; then want='^rpc SendStreamingMessage a2a-version=1.0 '; else want='^rpc message/stream a2a-version=0.3 '; fi
+	grep -q "$want" "$jlog" || fail "front $h: the upstream took no $v send: $(cat "$jlog")"
+	grep -q ' peer=a2a-go auth=Bearer upstream-owner-secret$' "$jlog" ||
+		fail "front $h: the upstream did not see the peer's label and the owner's bearer: $(cat "$jlog")"
+	! grep -qF "$tok" "$jlog" || fail "front $h: the peer's token reached the upstream"
+	fsb --json front status "$h" >"$WORK/front-$h.status.json"
+	expect_eq "front $h status: card" "$(jget "$WORK/front-$h.status.json" .card)" ok
+	expect_eq "front $h status: leaks" "$(jget "$WORK/front-$h.status.json" '.public_card_leaks.length')" 0
+	pass "front before @a2a-js/sdk (A2A $v only, https): verify reachable; the card is the upstream's at the front's address; an a2a-go 1.0 send is answered; the upstream sees the owner's bearer and the peer's label, not the peer's token"
+done
+stop "$FRONT_PID" "the fronts' switchboard"
+
+# ---------------------------------------------------------------------------
 stop "$CONNECT_PID" "switchboard connect"
 expect_eq "exit status of switchboard connect after SIGTERM" "$STOPPED_RC" 0
 pass "switchboard connect stops cleanly on SIGTERM"
@@ -716,4 +771,4 @@ pass "switchboard shuts down cleanly on SIGTERM"
 log "summary"
 printf '  %d checks passed in %d s:\n' "${#PASSED[@]}" "$((SECONDS - STARTED))"
 printf '    - %s\n' "${PASSED[@]}"
-echo "PASS: a2a-go CLI $A2A_GO_VERSION, @a2a-js/sdk $JS_SDK_VERSION and @a2a-js/sdk $JS_SDK03_VERSION interoperate with switchboard over A2A 1.0 and 0.3, with an inbox agent, a connector agent and a community's address; switchboard send reaches @a2a-js/sdk $JS_SDK_VERSION (1.0) and $JS_SDK03_VERSION (0.3) servers"
+echo "PASS: a2a-go CLI $A2A_GO_VERSION, @a2a-js/sdk $JS_SDK_VERSION and @a2a-js/sdk $JS_SDK03_VERSION interoperate with switchboard over A2A 1.0 and 0.3, with an inbox agent, a connector agent, a community's address and fronts before @a2a-js/sdk servers over https; switchboard send reaches @a2a-js/sdk $JS_SDK_VERSION (1.0) and $JS_SDK03_VERSION (0.3) servers"

@@ -91,7 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("switchboard-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := &config{}
-	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross, direct, ceiling, session or discover")
+	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross, direct, ceiling, session, discover or front")
 	fs.IntVar(&c.agents, "agents", 100, "agents to create and connect")
 	fs.IntVar(&c.peers, "peers", 32, "concurrent peers sending messages")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long each measured phase sends (after -warmup)")
@@ -145,9 +145,9 @@ const (
 // check refuses flags that cannot work.
 func (c *config) check() error {
 	switch c.scenario {
-	case "idle", "route", "inbox", "cross", "direct", "ceiling", "session", "discover":
+	case "idle", "route", "inbox", "cross", "direct", "ceiling", "session", "discover", "front":
 	default:
-		return fmt.Errorf("-scenario: want idle, route, inbox, cross, direct, ceiling, session or discover, got %q", c.scenario)
+		return fmt.Errorf("-scenario: want idle, route, inbox, cross, direct, ceiling, session, discover or front, got %q", c.scenario)
 	}
 	switch {
 	case c.agents < 1 || c.agents > maxAgents:

@@ -61,6 +61,13 @@ func (o *ownerClient) call(ctx context.Context, method, path string, body, out a
 // createAgents creates n agents named prefix-0…prefix-(n-1) in mode, with
 // a peer token each when withPeer, using a few calls at a time.
 func (o *ownerClient) createAgents(ctx context.Context, prefix, mode string, n int, withPeer bool, progress io.Writer) ([]loadAgent, error) {
+	return o.createAgentsWith(ctx, prefix, map[string]any{"mode": mode}, n, withPeer, progress)
+}
+
+// createAgentsWith is createAgents with the fields of each agent's
+// creation (its mode, a front's upstream) given whole.
+func (o *ownerClient) createAgentsWith(ctx context.Context, prefix string, fields map[string]any, n int, withPeer bool, progress io.Writer) ([]loadAgent, error) {
+	mode, _ := fields["mode"].(string)
 	agents := make([]loadAgent, n)
 	const workers = 8
 	var next atomic.Int64
@@ -85,7 +92,11 @@ func (o *ownerClient) createAgents(ctx context.Context, prefix, mode string, n i
 				var created struct {
 					AgentToken string `json:"agent_token"`
 				}
-				if err := o.call(ctx, "POST", "/agents", map[string]any{"handle": g.Handle, "mode": mode}, &created); err != nil {
+				body := map[string]any{"handle": g.Handle}
+				for k, v := range fields {
+					body[k] = v
+				}
+				if err := o.call(ctx, "POST", "/agents", body, &created); err != nil {
 					fail(err)
 					return
 				}

@@ -107,7 +107,10 @@ func (r *result) printTable(w io.Writer) {
 				fmt.Fprintf(w, "%s: first error: %s\n", p.name, p.firstErr)
 			}
 		}
-		if r.DirectP50Ms > 0 && r.Scenario != "direct" {
+		if r.DirectP50Ms > 0 && r.Scenario == "front" {
+			fmt.Fprintf(w, "front vs direct: p50 %+.2f ms, p99 %+.2f ms, throughput %.2f×\n", r.P50Ms-r.DirectP50Ms,
+				r.P99Ms-r.DirectP99Ms, r.TasksPerS/r.DirectTasksPerS)
+		} else if r.DirectP50Ms > 0 && r.Scenario != "direct" {
 			fmt.Fprintf(w, "relay vs direct: p50 %.2f×, throughput %.2f×\n", r.P50Ms/r.DirectP50Ms, r.TasksPerS/r.DirectTasksPerS)
 		}
 		if r.NameTasksPerS > 0 {

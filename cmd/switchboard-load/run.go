@@ -112,6 +112,9 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 	if cfg.scenario == "session" {
 		return res, runSessions(ctx, cfg, dep, res, logs)
 	}
+	if cfg.scenario == "front" {
+		return res, runFront(ctx, cfg, dep, d, res, logs)
+	}
 	mode := "connector"
 	if cfg.scenario == "inbox" {
 		mode = "inbox"
@@ -232,6 +235,9 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 		"--blocking-timeout", "60s", "--metrics"}
 	if cfg.heartbeat > 0 {
 		common = append(common, "--heartbeat", cfg.heartbeat.String())
+	}
+	if cfg.scenario == "front" {
+		common = append(common, "--allow-private-networks") // the upstream is on loopback
 	}
 	common = append(common, cfg.serverArgs...)
 	dep := &deployment{}

@@ -3,6 +3,9 @@
 //
 //   node a2a-js-agent.mjs 1.0|0.3 PORT_FILE
 //
+// With TLS_CERT and TLS_KEY set (PEM files), it serves https with them (a
+// front's upstream must be https).
+//
 // 1.0 runs @a2a-js/sdk 1.3.0 (A2A 1.0 only: no legacyCompat); 0.3 runs
 // @a2a-js/sdk 0.3.14 (npm alias a2a-js-sdk-v03, A2A 0.3 only). Each is the
 // SDK's own DefaultRequestHandler, InMemoryTaskStore and
@@ -14,8 +17,8 @@
 //                                       of 0.3 before 0.3.0)
 //   POST /a2a/jsonrpc                   JSON-RPC (the card's URL)
 // It writes the port to PORT_FILE once listening, prints one line per
-// JSON-RPC call to stdout ("rpc METHOD a2a-version=HEADER"; "-" when the
-// header is absent) and runs until killed.
+// JSON-RPC call to stdout ("rpc METHOD a2a-version=HEADER peer=X-A2A-PEER
+// auth=AUTHORIZATION"; "-" when a header is absent) and runs until killed.
 //
 // Its executor answers every message: the task goes submitted, then working,
 // and after ANSWER_DELAY_MS completes with one artifact "js got: TEXT". A
@@ -26,8 +29,9 @@
 // DefaultPushNotificationSender: 1.0 StreamResponse or 0.3 task, with the
 // config's token in X-A2A-Notification-Token).
 
-import { writeFileSync, renameSync } from 'node:fs';
+import { readFileSync, writeFileSync, renameSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 
 const [version, portFile] = process.argv.slice(2);
 if (!['1.0', '0.3'].includes(version) || !portFile) {
@@ -231,7 +235,8 @@ function sendJSON(res, status, value) {
 async function main() {
   let card; // set once the port is known
   let api;
-  const srv = http.createServer(async (req, res) => {
+  const tls = process.env.TLS_CERT && process.env.TLS_KEY;
+  const handler = async (req, res) => {
     const path = new URL(req.url, 'http://x').pathname;
     try {
       if (req.method === 'GET' && (path === '/.well-known/agent-card.json' || (version === '0.3' && path === '/.well-known/agent.json'))) {
@@ -253,7 +258,7 @@ async function main() {
       } catch {
         body = text; // the transport handler answers with a parse error
       }
-      console.log(`rpc ${body?.method ?? '?'} a2a-version=${req.headers['a2a-version'] || '-'}`);
+      console.log(`rpc ${body?.method ?? '?'} a2a-version=${req.headers['a2a-version'] || '-'} peer=${req.headers['x-a2a-peer'] || '-'} auth=${req.headers.authorization || '-'}`);
       let out;
       try {
         out = await api.rpc.handle(body, await api.context(req));
@@ -276,11 +281,14 @@ async function main() {
       if (!res.headersSent) sendJSON(res, 500, { error: String(e?.message || e) });
       else res.end();
     }
-  });
+  };
+  const srv = tls
+    ? https.createServer({ cert: readFileSync(process.env.TLS_CERT), key: readFileSync(process.env.TLS_KEY) }, handler)
+    : http.createServer(handler);
   srv.requestTimeout = 30_000;
   srv.headersTimeout = 10_000;
   await new Promise((resolve, reject) => srv.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${srv.address().port}`;
+  const base = `${tls ? 'https' : 'http'}://127.0.0.1:${srv.address().port}`;
   card = cardJSON(base);
   api = await setup(card);
   // Written whole, then renamed: a reader never sees a partial port.

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// The front scenario: an a2a-go v2 server (the echo agent of the direct
+// comparison) runs in this process as the upstream of -agents front
+// agents, and the same peers call it directly and through the fronts.
+// With -rate, one phase's calls alternate between the two paths, so that
+// both are measured under the same load at the same moments (-rate is the
+// two together). Without, calls interleaved in one phase would share the
+// throughput out evenly by construction, so the paths take turns as the
+// discover scenario's do: direct, front, front, direct, each -warmup then
+// half of -duration.
+
+// runFront starts the upstream, puts the fronts in front of it and
+// measures both paths.
+func runFront(ctx context.Context, cfg *config, dep *deployment, d *driver, res *result, logs io.Writer) error {
+	ref, err := startReferenceServer(echoExecutor{})
+	if err != nil {
+		return err
+	}
+	defer ref.stop()
+	prefix := "load-" + randomWord()
+	fmt.Fprintf(logs, "creating %d front agents on %s, upstream %s\n", cfg.agents, dep.peerURL, ref.url)
+	agents, err := dep.owner.createAgentsWith(ctx, prefix, map[string]any{"mode": "front", "upstream": ref.url}, cfg.agents, true, logs)
+	if err != nil {
+		return fmt.Errorf("create agents: %w", err)
+	}
+	fronts := make([]target, len(agents))
+	for i, g := range agents {
+		fronts[i] = target{url: dep.peerURL + "/a/" + g.Handle, token: g.PeerToken}
+	}
+	if cfg.rate > 0 {
+		mixed := make([]target, 0, 2*len(agents))
+		for _, t := range fronts {
+			t.group = 1
+			mixed = append(mixed, target{url: ref.url}, t)
+		}
+		rs := d.driveGroups(ctx, phase{name: "front", groups: []string{"direct", "front"}, targets: mixed,
+			wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking, serverCPU: dep.cpuSeconds})
+		res.setMain(rs[1])
+		res.setDirect(rs[0])
+	} else {
+		direct := phase{name: "direct", targets: []target{{url: ref.url}}, wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking}
+		front := phase{name: "front", targets: fronts, wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking, serverCPU: dep.cpuSeconds}
+		first, second := d.half("a"), d.half("b")
+		direct1 := first.drive(ctx, direct)
+		front1 := first.drive(ctx, front)
+		fronted := mergePhases(front1, second.drive(ctx, front))
+		res.setMain(fronted)
+		res.setDirect(mergePhases(direct1, second.drive(ctx, direct)))
+	}
+	res.ServerRSS = dep.rss()
+	return ctx.Err()
+}
