@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -147,9 +148,16 @@ type Offer struct {
 type Deliverer interface {
 	// Deliver offers o to the agent. An error means the attempt failed and
 	// may be retried; an *Error with EINVALIDAGENTRESPONSE means the agent
-	// answered, but not in a form that can be used.
+	// answered, but not in a form that can be used; ErrAnswerRecorded
+	// means the deliverer recorded the agent's answers itself, the
+	// acknowledgement with the first (a front, whose upstream answers
+	// with a stream of events).
 	Deliver(ctx context.Context, agent *Agent, o *Offer) (a2a.Event, error)
 }
+
+// ErrAnswerRecorded is what a Deliverer returns when it recorded the
+// acknowledgement of the offer and the agent's answers itself.
+var ErrAnswerRecorded = errors.New("the deliverer recorded the answer")
 
 // Defaults of delivery timing (the relay's settings, the hub's too).
 const (

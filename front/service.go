@@ -149,7 +149,7 @@ func (s *Service) front(ctx context.Context, agentID string) (*switchboard.Front
 // to the agent's upstream and the upstream's answers back as the agent's,
 // until the upstream ends the turn, or cancels the upstream's task. The
 // answers are recorded as they come (the first acknowledges the offer), so
-// Deliver returns no answer of its own. A failure fails the task with a
+// Deliver returns no answer of its own, but switchboard.ErrAnswerRecorded. A failure fails the task with a
 // generic message for the peer and keeps the cause for the owner.
 func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *switchboard.Offer) (a2a.Event, error) {
 	f, e, err := s.front(ctx, agent.ID)
@@ -218,7 +218,10 @@ func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *swit
 	if !acked && ctx.Err() != nil {
 		return nil, context.Cause(ctx) // cut short before anything came: the delivery goes back to the queue
 	}
-	return nil, nil
+	if !acked {
+		return nil, nil // nothing came, and the task was not failed: acknowledged now, its deadline fails it
+	}
+	return nil, switchboard.ErrAnswerRecorded
 }
 
 // upstreamIDs returns what is known of the upstream's ids of task t: the

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -112,6 +113,9 @@ func (s *Service) dispatch(ctx context.Context, mode switchboard.DeliveryMode, d
 	actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	answer, err := d.Deliver(actx, agent, o)
 	cancel()
+	if errors.Is(err, switchboard.ErrAnswerRecorded) {
+		return
+	}
 	if err != nil && ctx.Err() != nil && switchboard.ErrorCode(err) != switchboard.EINVALIDAGENTRESPONSE {
 		s.giveBack(ctx, mode, dl)
 		return
