@@ -14,16 +14,17 @@ type Code string
 // protocol's own error classes so that the JSON-RPC edge can answer with the
 // codes of the specification table.
 const (
-	EINTERNAL     Code = "internal"       // unexpected failure, details logged only
-	EINVALID      Code = "invalid"        // the request is malformed or breaks a rule
-	ENOTFOUND     Code = "not_found"      // missing, or not visible to the caller
-	ECONFLICT     Code = "conflict"       // the resource exists, or is in the wrong state
-	EUNAUTHORIZED Code = "unauthorized"   // no valid credential
-	EFORBIDDEN    Code = "forbidden"      // a valid credential without the right
-	ETOOLARGE     Code = "too_large"      // a body or field over its limit
-	ERATELIMITED  Code = "rate_limited"   // too many requests in the window
-	EQUOTA        Code = "quota_exceeded" // the caller holds as much as it may (open tasks, stored bytes)
-	ENOAGENT      Code = "no_agent_found" // no agent of the network may take the work now; the message says which gate
+	EINTERNAL     Code = "internal"        // unexpected failure, details logged only
+	EINVALID      Code = "invalid"         // the request is malformed or breaks a rule
+	ENOTFOUND     Code = "not_found"       // missing, or not visible to the caller
+	ECONFLICT     Code = "conflict"        // the resource exists, or is in the wrong state
+	EUNAUTHORIZED Code = "unauthorized"    // no valid credential
+	EFORBIDDEN    Code = "forbidden"       // a valid credential without the right
+	ETOOLARGE     Code = "too_large"       // a body or field over its limit
+	ERATELIMITED  Code = "rate_limited"    // too many requests in the window
+	EQUOTA        Code = "quota_exceeded"  // the caller holds as much as it may (open tasks, stored bytes)
+	ENOAGENT      Code = "no_agent_found"  // no agent of the network may take the work now; the message says which gate
+	EUPSTREAM     Code = "upstream_failed" // a front's upstream failed; the message is generic, the owner sees the cause
 
 	ENOTCANCELABLE          Code = "task_not_cancelable"
 	EUNSUPPORTED            Code = "unsupported_operation"

@@ -17,8 +17,7 @@ import (
 type Relay interface {
 	AckOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event) error
 	ApplyAgentEvent(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event) (*switchboard.Task, error)
-	RejectOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, reason string, invalid bool) error
-	FailAgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, reason string, invalid bool) error
+	FailUpstream(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, acked bool, reason string) error
 }
 
 // DefaultTimeout bounds one task's exchange with the upstream.
@@ -202,13 +201,8 @@ func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *swit
 		Fail: func(_ string, cause error) {
 			reason := s.recordFailure(ctx, agent, f, obs, cause, methodOf(dl), t.PeerLabel)
 			msg := peerMessage(reason)
-			var err error
-			if !acked {
-				acked = true
-				err = s.relay.RejectOffer(ctx, agent, dl, msg, false)
-			} else {
-				err = s.relay.FailAgentTask(ctx, agent, t.ID(), msg, false)
-			}
+			err := s.relay.FailUpstream(ctx, agent, dl, acked, msg)
+			acked = true
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("record a failed task", "task_id", t.ID(), "err", err)
 			}

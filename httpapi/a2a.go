@@ -227,7 +227,11 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 		if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
 			s.logInternal(r, err)
 		}
-		writeRPCError(w, req.ID, rpcErrorFor(err, m.version))
+		e := rpcErrorFor(err, m.version)
+		if switchboard.ErrorCode(err) == switchboard.EUPSTREAM {
+			e.status = http.StatusBadGateway // a front's upstream failed: a gateway's answer
+		}
+		writeRPCError(w, req.ID, e)
 		return
 	}
 	writeRPCResult(w, req.ID, result)

@@ -32,6 +32,7 @@ var codes = map[switchboard.Code]struct {
 	switchboard.ERATELIMITED:            {http.StatusTooManyRequests, -32000, "RATE_LIMITED"},
 	switchboard.EQUOTA:                  {http.StatusTooManyRequests, -32050, "QUOTA_EXCEEDED"},
 	switchboard.ENOAGENT:                {http.StatusNotFound, -32051, "NO_AGENT_FOUND"},
+	switchboard.EUPSTREAM:               {http.StatusBadGateway, -32603, "INTERNAL_ERROR"},
 	switchboard.ENOTCANCELABLE:          {http.StatusConflict, -32002, "TASK_NOT_CANCELABLE"},
 	switchboard.EPUSHNOTSUPPORTED:       {http.StatusBadRequest, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
 	switchboard.EUNSUPPORTED:            {http.StatusBadRequest, -32004, "UNSUPPORTED_OPERATION"},

@@ -249,13 +249,38 @@ func (s *Service) ackDeliveryAt(ctx context.Context, agent *switchboard.Agent, d
 }
 
 // invalidAnswerMark is the status metadata that marks a failure caused by
-// an unusable agent answer.
-const invalidAnswerMark = "INVALID_AGENT_RESPONSE"
+// an unusable agent answer; upstreamMark one caused by a front's upstream.
+const (
+	invalidAnswerMark = "INVALID_AGENT_RESPONSE"
+	upstreamMark      = "UPSTREAM_FAILED"
+)
 
 // FailAgentTask fails an unfinished task of the agent with reason as the
 // status message. With invalid, the status carries a mark that makes a
 // blocking caller answer -32006 InvalidAgentResponse.
 func (s *Service) FailAgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, reason string, invalid bool) error {
+	mark := ""
+	if invalid {
+		mark = invalidAnswerMark
+	}
+	return s.failAgentTask(ctx, agent, id, reason, mark)
+}
+
+// FailUpstream fails the task of d because the agent's upstream (a front's)
+// failed, acknowledging d unless acked says it was: reason, which must be
+// generic, is the status message, and a blocking caller answers -32603
+// with HTTP 502 (switchboard.EUPSTREAM).
+func (s *Service) FailUpstream(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, acked bool, reason string) error {
+	if !acked {
+		if err := s.ackDelivery(ctx, agent, d); err != nil {
+			return err
+		}
+	}
+	return s.failAgentTask(ctx, agent, d.TaskID, reason, upstreamMark)
+}
+
+// failAgentTask is FailAgentTask with the status marked with mark, if set.
+func (s *Service) failAgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, reason, mark string) error {
 	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		if t.AgentID != agent.ID {
 			return nil, errTaskNotFound
@@ -264,8 +289,8 @@ func (s *Service) FailAgentTask(ctx context.Context, agent *switchboard.Agent, i
 			return nil, nil
 		}
 		ev := s.setStatus(t, a2a.TaskStateFailed, agentText(t, reason))
-		if invalid {
-			ev.SetMeta(MetadataKey, map[string]any{"error": invalidAnswerMark})
+		if mark != "" {
+			ev.SetMeta(MetadataKey, map[string]any{"error": mark})
 		}
 		return &switchboard.TaskChange{Events: []a2a.Event{ev}}, nil
 	})
@@ -279,12 +304,30 @@ func (s *Service) FailAgentTask(ctx context.Context, agent *switchboard.Agent, i
 // InvalidAnswer reports whether a status event marks a failure caused by an
 // unusable agent answer.
 func InvalidAnswer(ev a2a.Event) bool {
+	return failMark(ev) == invalidAnswerMark
+}
+
+// turnFault returns the error code a blocking caller answers for the event
+// that ended a turn: EINVALIDAGENTRESPONSE, EUPSTREAM, or "" for none.
+func turnFault(ev a2a.Event) switchboard.Code {
+	switch failMark(ev) {
+	case invalidAnswerMark:
+		return switchboard.EINVALIDAGENTRESPONSE
+	case upstreamMark:
+		return switchboard.EUPSTREAM
+	}
+	return ""
+}
+
+// failMark returns the mark of a failed status event, or "".
+func failMark(ev a2a.Event) string {
 	st, ok := ev.(*a2a.TaskStatusUpdateEvent)
 	if !ok || st.Status.State != a2a.TaskStateFailed {
-		return false
+		return ""
 	}
 	m, _ := st.Metadata[MetadataKey].(map[string]any)
-	return m != nil && m["error"] == invalidAnswerMark
+	mark, _ := m["error"].(string)
+	return mark
 }
 
 // ApplyAgentEvent records an event the agent sent about one of its tasks and

@@ -20,9 +20,9 @@ type localTurns struct {
 // turnWaiter is one call waiting for a turn of a task to end.
 type turnWaiter struct {
 	afterSeq int64
-	done     chan struct{} // closed once task and invalid are set
+	done     chan struct{} // closed once task and fault are set
 	task     *switchboard.Task
-	invalid  bool
+	fault    switchboard.Code // what the turn's end makes a blocking caller answer (turnFault)
 }
 
 // watch registers a wait for the end of a turn after afterSeq.
@@ -71,7 +71,7 @@ func (l *localTurns) finish(t *switchboard.Task, events []*switchboard.TaskEvent
 	kept := ws[:0]
 	for _, w := range ws {
 		if ev := turnEnd(events, w.afterSeq); ev != nil {
-			w.task, w.invalid = t, InvalidAnswer(ev.Event)
+			w.task, w.fault = t, turnFault(ev.Event)
 			close(w.done)
 		} else {
 			kept = append(kept, w)

@@ -98,10 +98,10 @@ func (s *Service) waitForTurn(ctx context.Context, w *turnWatch, fresh bool, wai
 	defer cancel()
 	defer context.AfterFunc(wait, cancel)()
 	id, local := w.id, w.local
-	var invalid bool
+	var fault switchboard.Code
 	err := s.followWatch(wctx, w.bus, id, w.afterSeq, local.done, fresh, func(ev *switchboard.TaskEvent) (bool, error) {
 		if EndsTurn(ev.Event) {
-			invalid = InvalidAnswer(ev.Event)
+			fault = turnFault(ev.Event)
 			return false, nil
 		}
 		return true, nil
@@ -109,7 +109,7 @@ func (s *Service) waitForTurn(ctx context.Context, w *turnWatch, fresh bool, wai
 	var t *switchboard.Task
 	switch {
 	case err == errHandedOver:
-		t, invalid = local.task, local.invalid
+		t, fault = local.task, local.fault
 	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err() // the caller went away
 	case err != nil && wctx.Err() == nil:
@@ -124,8 +124,11 @@ func (s *Service) waitForTurn(ctx context.Context, w *turnWatch, fresh bool, wai
 			}
 		}
 	}
-	if invalid {
+	switch fault {
+	case switchboard.EINVALIDAGENTRESPONSE:
 		return t, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent sent an invalid response: %s", statusText(t))
+	case switchboard.EUPSTREAM:
+		return t, switchboard.Errorf(switchboard.EUPSTREAM, "%s", statusText(t))
 	}
 	return t, nil
 }

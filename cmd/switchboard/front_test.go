@@ -114,10 +114,32 @@ func TestFrontUpstreamRefusesCredentials(t *testing.T) {
 	peerToken := createFront(t, m, "fronted", up.srv.URL+"/invoke")
 	cliStdin(t, m, "a-wrong-one\n", "front", "credentials", "fronted", "--bearer-stdin")
 
-	task := peerSend(t, m, "fronted", peerToken, "m1", "hello", "", true)
-	if task.Status.State != "TASK_STATE_FAILED" {
-		t.Fatalf("state %s, want failed", task.Status.State)
+	// A blocking call: HTTP 502, -32603, a generic message.
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`
+	req, _ := http.NewRequest("POST", m.URL()+"/a/fronted", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+peerToken)
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var rpc struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &rpc); err != nil || rpc.Error == nil || resp.StatusCode != http.StatusBadGateway || rpc.Error.Code != -32603 {
+		t.Fatalf("blocking send to a refusing upstream: HTTP %d %s", resp.StatusCode, raw)
+	}
+	if strings.Contains(rpc.Error.Message, "401") || !strings.Contains(rpc.Error.Message, "misconfigured") {
+		t.Fatalf("the peer was told %q: want the generic misconfigured message, no upstream status", rpc.Error.Message)
+	}
+	// Without blocking, the task fails with the same generic message.
+	task := peerSend(t, m, "fronted", peerToken, "m2", "hello", "", false)
+	task = waitTask(t, m, "fronted", peerToken, task.ID, func(p *peerTask) bool { return p.Status.State == "TASK_STATE_FAILED" })
 	if got := task.reason(); strings.Contains(got, "401") || !strings.Contains(got, "misconfigured") {
 		t.Fatalf("the peer was told %q: want the generic misconfigured message, no upstream status", got)
 	}
