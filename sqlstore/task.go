@@ -293,6 +293,9 @@ func (db *DB) FindTaskByMessageID(ctx context.Context, agentID, peerID, messageI
 
 // FindTasks implements switchboard.TaskStore.
 func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switchboard.Task, int, error) {
+	if f.OldestFirst && len(f.States) > 1 && f.Limit > 0 && f.NoTotal {
+		return db.findTasksByState(ctx, f)
+	}
 	w := &where{}
 	if f.AgentID != nil {
 		w.add("agent_id = ?", *f.AgentID)
@@ -354,6 +357,36 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 		out = append(out, t)
 	}
 	return out, total, rows.Err()
+}
+
+// findTasksByState is FindTasks of several states, oldest first, with a
+// limit (an inbox's page): one query per state, each reading its state's
+// tasks in the order of the index on (agent_id, state, created_at) and
+// stopping at the limit, merged here. One query for all states would read
+// every task of those states and sort them before taking the first.
+func (db *DB) findTasksByState(ctx context.Context, f switchboard.TaskFilter) ([]*switchboard.Task, int, error) {
+	var all []*switchboard.Task
+	for _, st := range f.States {
+		g := f
+		g.States = []a2a.TaskState{st}
+		ts, _, err := db.FindTasks(ctx, g)
+		if err != nil {
+			return nil, 0, err
+		}
+		all = append(all, ts...)
+	}
+	slices.SortFunc(all, func(a, b *switchboard.Task) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.ID()), string(b.ID()))
+	})
+	// A task that changed state between two of the queries may be in both.
+	all = slices.CompactFunc(all, func(a, b *switchboard.Task) bool { return a.ID() == b.ID() })
+	if len(all) > f.Limit {
+		all = all[:f.Limit]
+	}
+	return all, 0, nil
 }
 
 // ModifyTask implements switchboard.TaskStore.
