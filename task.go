@@ -115,6 +115,9 @@ type TaskChange struct {
 	// Wake, when set, queues a wake of the agent as WakeStore.EnqueueWake
 	// does (nothing if the agent has no wake configuration).
 	Wake *WakeRequest
+	// FrontMap, when set, records the upstream's ids of the task of a
+	// front as FrontStore.MapFrontTask does.
+	FrontMap *FrontTaskMap
 	// Quota, when set, bounds what the task's peer holds on its agent: a
 	// change that would take the peer's unfinished tasks there past
 	// Quota.MaxOpenTasks (a new task) or their bytes past Quota.MaxBytes

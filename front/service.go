@@ -15,7 +15,7 @@ import (
 // Relay is what the front needs of the task protocol (relay.Service):
 // recording the upstream's answers as the agent's.
 type Relay interface {
-	AckOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event) error
+	AckOfferFront(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event, m *switchboard.FrontTaskMap) error
 	ApplyAgentEvent(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event) (*switchboard.Task, error)
 	FailUpstream(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, acked bool, reason string) error
 }
@@ -48,8 +48,14 @@ type Service struct {
 type entry struct {
 	fw      *Forwarder
 	client  *http.Client
-	updated time.Time
+	front   *switchboard.Front
+	checked time.Time // when the front was last read from the store
 }
+
+// frontRecheck is how long a front read from the store is used before it
+// is read again: a change made on another instance takes effect within it
+// (one made here, at once).
+const frontRecheck = time.Second
 
 // NewService returns the front service; opts configure the requests to
 // upstreams, and timeout bounds one task's exchange (0: DefaultTimeout).
@@ -120,13 +126,21 @@ func (s *Service) SetCredentials(ctx context.Context, agentID string, c switchbo
 // Front returns an agent's front with the forwarder and client of its
 // upstream, made again when the front changed.
 func (s *Service) front(ctx context.Context, agentID string) (*switchboard.Front, *entry, error) {
+	now := s.Now()
+	s.mu.Lock()
+	if e := s.forwarders[agentID]; e != nil && now.Sub(e.checked) < frontRecheck {
+		s.mu.Unlock()
+		return e.front, e, nil
+	}
+	s.mu.Unlock()
 	f, err := s.store.FindFront(ctx, agentID)
 	if err != nil {
 		return nil, nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.forwarders[agentID]; e != nil && e.updated.Equal(f.UpdatedAt) {
+	if e := s.forwarders[agentID]; e != nil && e.front.UpdatedAt.Equal(f.UpdatedAt) {
+		e.front, e.checked = f, now // the last failure may have changed
 		return f, e, nil
 	}
 	if old := s.forwarders[agentID]; old != nil {
@@ -136,7 +150,7 @@ func (s *Service) front(ctx context.Context, agentID string) (*switchboard.Front
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &entry{client: client, updated: f.UpdatedAt, fw: NewForwarder(Config{
+	e := &entry{client: client, front: f, checked: now, fw: NewForwarder(Config{
 		Target: f.Upstream, CardURL: f.CardURL, WholeURL: true, FallbackCard: true, Blocking: true,
 		HTTP: client, Timeout: s.timeout, Log: s.log.With("agent_id", agentID),
 	})}
@@ -166,20 +180,30 @@ func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *swit
 		return nil, nil
 	}
 	t := o.Task
-	ids, err := s.upstreamIDs(ctx, t)
+	ids, err := s.upstreamIDs(ctx, t, dl.Kind == switchboard.DeliverTask && dl.Attempts <= 1)
 	if err != nil {
 		return nil, err
 	}
 	obs := &observation{}
 	acked := false
 	named := ids
+	var unrecorded *switchboard.FrontTaskMap // ids the upstream named that are not written yet
 	job := &Job{
 		TaskID: t.ID(), ContextID: t.A2A.ContextID, NewTask: dl.Kind == switchboard.DeliverTask, From: t.PeerLabel,
 		Message: o.Send.Message, UpstreamTaskID: a2a.TaskID(ids.UpstreamTaskID), UpstreamContextID: ids.UpstreamContextID,
 		Update: func(ev a2a.Event) error {
+			m := unrecorded
+			unrecorded = nil
 			if !acked {
+				// The first answer acknowledges the offer, and the ids go
+				// in its transaction.
 				acked = true
-				return s.relay.AckOffer(ctx, agent, dl, ev)
+				return s.relay.AckOfferFront(ctx, agent, dl, ev, m)
+			}
+			if m != nil {
+				if err := s.store.MapFrontTask(ctx, *m); err != nil {
+					return err
+				}
 			}
 			_, err := s.relay.ApplyAgentEvent(ctx, agent, t.ID(), ev)
 			return err
@@ -194,11 +218,16 @@ func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *swit
 			if named.UpstreamContextID == "" {
 				named.UpstreamContextID = theirs.ContextID
 			}
-			if err := s.store.MapFrontTask(ctx, named); err != nil {
-				s.log.Warn("record the upstream's ids of a task", "task_id", t.ID(), "err", err)
-			}
+			m := named
+			unrecorded = &m
 		},
 		Fail: func(_ string, cause error) {
+			if unrecorded != nil { // so that a cancel can still reach the upstream's task
+				if err := s.store.MapFrontTask(ctx, *unrecorded); err != nil {
+					s.log.Warn("record the upstream's ids of a task", "task_id", t.ID(), "err", err)
+				}
+				unrecorded = nil
+			}
 			reason := s.recordFailure(ctx, agent, f, obs, cause, methodOf(dl), t.PeerLabel)
 			msg := peerMessage(reason)
 			err := s.relay.FailUpstream(ctx, agent, dl, acked, msg)
@@ -219,16 +248,21 @@ func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *swit
 }
 
 // upstreamIDs returns what is known of the upstream's ids of task t: the
-// task's own, or else the context its peer's earlier tasks were in.
-func (s *Service) upstreamIDs(ctx context.Context, t *switchboard.Task) (switchboard.FrontTaskMap, error) {
+// task's own, or else the context its peer's earlier tasks were in. first
+// says this is the first attempt of the task's first message, before which
+// the upstream cannot have named its task.
+func (s *Service) upstreamIDs(ctx context.Context, t *switchboard.Task, first bool) (switchboard.FrontTaskMap, error) {
 	m := switchboard.FrontTaskMap{TaskID: t.ID(), AgentID: t.AgentID, PeerID: t.PeerID, ContextID: t.A2A.ContextID}
-	found, err := s.store.FindFrontTask(ctx, t.ID())
-	switch {
-	case err == nil:
-		m.UpstreamTaskID, m.UpstreamContextID = found.UpstreamTaskID, found.UpstreamContextID
-	case switchboard.ErrorCode(err) != switchboard.ENOTFOUND:
-		return m, err
+	if !first {
+		found, err := s.store.FindFrontTask(ctx, t.ID())
+		switch {
+		case err == nil:
+			m.UpstreamTaskID, m.UpstreamContextID = found.UpstreamTaskID, found.UpstreamContextID
+		case switchboard.ErrorCode(err) != switchboard.ENOTFOUND:
+			return m, err
+		}
 	}
+	var err error
 	if m.UpstreamContextID == "" && m.ContextID != "" {
 		if m.UpstreamContextID, err = s.store.FindFrontContext(ctx, t.AgentID, t.PeerID, t.A2A.ContextID); err != nil {
 			return m, err

@@ -16,7 +16,12 @@ func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct 
 		return
 	}
 	addr := s.addressURL(r, g)
-	up, cs, f, err := s.Fronts.Card(r.Context(), g.ID, addr)
+	up, cs, _, err := s.Fronts.Card(r.Context(), g.ID, addr)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	f, err := s.Fronts.Find(r.Context(), g.ID) // as stored now: the last failure
 	if err != nil {
 		s.writeError(w, r, err)
 		return

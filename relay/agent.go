@@ -339,7 +339,7 @@ func (s *Service) ApplyAgentEvent(ctx context.Context, agent *switchboard.Agent,
 	if ev == nil {
 		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent sent an empty event")
 	}
-	return s.applyAgentEvent(ctx, agent, id, ev, nil)
+	return s.applyAgentEvent(ctx, agent, id, ev, nil, nil)
 }
 
 // ApplyAgentEventAcking is ApplyAgentEvent for an event that comes while
@@ -354,8 +354,24 @@ func (s *Service) ApplyAgentEventAcking(ctx context.Context, agent *switchboard.
 	if ev == nil {
 		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent sent an empty event")
 	}
+	return s.applyAcking(ctx, agent, id, ev, d, at, nil)
+}
+
+// AckOfferFront is AckOffer of a front's delivery whose answer ev (not
+// nil) came from its upstream, which named its ids m: they are recorded
+// (FrontStore.MapFrontTask) in the transaction of the acknowledgement.
+func (s *Service) AckOfferFront(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, ev a2a.Event, m *switchboard.FrontTaskMap) error {
+	_, err := s.applyAcking(ctx, agent, d.TaskID, ev, d, s.Now(), m)
+	if switchboard.ErrorCode(err) == switchboard.EINVALIDAGENTRESPONSE {
+		return s.FailAgentTask(ctx, agent, d.TaskID, switchboard.ErrorMessage(err), true)
+	}
+	return err
+}
+
+// applyAcking is ApplyAgentEventAcking, recording front's ids too when set.
+func (s *Service) applyAcking(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, d *switchboard.Delivery, at time.Time, front *switchboard.FrontTaskMap) (*switchboard.Task, error) {
 	ack := &switchboard.DeliveryAck{DeliveryID: d.ID, Holder: d.Holder}
-	t, err := s.applyAgentEvent(ctx, agent, id, ev, ack)
+	t, err := s.applyAgentEvent(ctx, agent, id, ev, ack, front)
 	if ack.First && s.OnAck != nil {
 		s.OnAck(agent.Mode, d, at)
 	}
@@ -368,15 +384,15 @@ func (s *Service) ApplyAgentEventAcking(ctx context.Context, agent *switchboard.
 // MaxTaskBytes), or a task that is finished or not the agent's, leaves the
 // task as it was, and the acknowledgement is written all the same. ev is
 // not nil.
-func (s *Service) applyAgentEvent(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, ack *switchboard.DeliveryAck) (*switchboard.Task, error) {
-	t, events, applyErr, err := s.modifyAgentTask(ctx, agent, id, ev, ack)
+func (s *Service) applyAgentEvent(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, ack *switchboard.DeliveryAck, front *switchboard.FrontTaskMap) (*switchboard.Task, error) {
+	t, events, applyErr, err := s.modifyAgentTask(ctx, agent, id, ev, ack, front)
 	var tooLarge *switchboard.TaskTooLargeError
 	if errors.As(err, &tooLarge) {
 		applyErr = switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the task would grow to %d bytes, more than the %d a task may hold", tooLarge.Bytes, switchboard.MaxTaskBytes)
 		if ack == nil {
 			return nil, applyErr
 		}
-		t, events, _, err = s.modifyAgentTask(ctx, agent, id, nil, ack) // the acknowledgement alone
+		t, events, _, err = s.modifyAgentTask(ctx, agent, id, nil, ack, front) // the acknowledgement alone
 	}
 	if err != nil {
 		return nil, taskNotFound(err)
@@ -388,10 +404,10 @@ func (s *Service) applyAgentEvent(ctx context.Context, agent *switchboard.Agent,
 	return t, nil
 }
 
-// modifyAgentTask applies ev (none when nil) and ack in one transaction. An
-// error that undoes the event but not the acknowledgement comes back as
-// applyErr.
-func (s *Service) modifyAgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, ack *switchboard.DeliveryAck) (t *switchboard.Task, events []*switchboard.TaskEvent, applyErr, err error) {
+// modifyAgentTask applies ev (none when nil), ack and front in one
+// transaction. An error that undoes the event but not the acknowledgement
+// comes back as applyErr.
+func (s *Service) modifyAgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, ack *switchboard.DeliveryAck, front *switchboard.FrontTaskMap) (t *switchboard.Task, events []*switchboard.TaskEvent, applyErr, err error) {
 	t, events, err = s.tasks.ModifyTask(ctx, id, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		applyErr = nil
 		var evs []a2a.Event
@@ -408,11 +424,11 @@ func (s *Service) modifyAgentTask(ctx context.Context, agent *switchboard.Agent,
 			return nil, err
 		case err != nil:
 			applyErr = err
-			return &switchboard.TaskChange{Ack: ack}, nil // the task as it was, t's changes dropped
-		case len(evs) == 0 && ack == nil:
+			return &switchboard.TaskChange{Ack: ack, FrontMap: front}, nil // the task as it was, t's changes dropped
+		case len(evs) == 0 && ack == nil && front == nil:
 			return nil, nil
 		}
-		return &switchboard.TaskChange{Events: evs, Ack: ack, MaxBytes: switchboard.MaxTaskBytes}, nil
+		return &switchboard.TaskChange{Events: evs, Ack: ack, FrontMap: front, MaxBytes: switchboard.MaxTaskBytes}, nil
 	})
 	return t, events, applyErr, err
 }

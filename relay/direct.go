@@ -29,10 +29,17 @@ type DirectOffers interface {
 }
 
 // reserveOffer makes d an offer to the agent's connection on this instance,
-// if there is one with room, and returns its holder ("" when d stays
-// queued).
+// if there is one with room, or to this instance's dispatcher of the
+// agent's mode, if it runs and has room, and returns its holder ("" when d
+// stays queued).
 func (s *Service) reserveOffer(agent *switchboard.Agent, d *switchboard.Delivery, now time.Time) string {
-	if s.Direct == nil || agent.Mode != switchboard.ModeConnector || !agent.AcceptsTasks {
+	if !agent.AcceptsTasks {
+		return ""
+	}
+	if agent.Mode != switchboard.ModeConnector {
+		return s.reserveDispatch(agent.Mode, d, now)
+	}
+	if s.Direct == nil {
 		return ""
 	}
 	holder, ok := s.Direct.ReserveOffer(agent.ID)
@@ -48,6 +55,9 @@ func (s *Service) reserveOffer(agent *switchboard.Agent, d *switchboard.Delivery
 // it did not, the delivery is in the queue and the agent's subject must be
 // notified as for any queued work.
 func (s *Service) sendReserved(ctx context.Context, agent *switchboard.Agent, t *switchboard.Task, d *switchboard.Delivery, holder string, err error) bool {
+	if holder != "" && agent.Mode != switchboard.ModeConnector {
+		return s.sendDispatch(agent, t, d, err)
+	}
 	switch {
 	case holder == "":
 		return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -29,6 +30,12 @@ type DispatchConfig struct {
 	Poll time.Duration
 	// MaxBackoff caps the wait between attempts (default 1 min).
 	MaxBackoff time.Duration
+	// Direct makes this instance's dispatcher take the new tasks created
+	// here at once, offered to it in their creating transaction, up to
+	// Concurrency in flight, whatever PerAgent says (front mode, whose
+	// attempts are mostly waits on the upstream); the others are queued
+	// and claimed.
+	Direct bool
 }
 
 // RunDispatcher delivers the queued work of every agent in mode through d
@@ -55,6 +62,9 @@ func (s *Service) RunDispatcher(ctx context.Context, mode switchboard.DeliveryMo
 		cfg.MaxBackoff = time.Minute
 	}
 	holder := "dispatch/" + string(mode) + "/" + s.InstanceID
+	if cfg.Direct {
+		defer s.registerDispatch(ctx, mode, d, cfg, holder)()
+	}
 	r := &jobs.Runner[*switchboard.Delivery]{
 		Name: "dispatch " + string(mode), Bus: s.bus, Subject: switchboard.DispatchSubject(mode),
 		Concurrency: cfg.Concurrency, Poll: cfg.Poll, Log: s.log,
@@ -100,15 +110,23 @@ const dispatchRecordTimeout = 5 * time.Second
 // wait out its lease (Timeout + 30 s) before anyone offered it again.
 func (s *Service) dispatch(ctx context.Context, mode switchboard.DeliveryMode, d switchboard.Deliverer, o *switchboard.Offer, cfg DispatchConfig) {
 	dl := o.Delivery
-	log := s.log.With("delivery_id", dl.ID, "task_id", dl.TaskID, "agent_id", dl.AgentID, "attempt", dl.Attempts)
 	agent, err := s.agents.FindAgentByID(ctx, dl.AgentID)
 	if err != nil {
 		if ctx.Err() != nil {
 			s.giveBack(ctx, mode, dl)
 			return
 		}
-		log.Warn("find agent of delivery", "err", err)
+		s.log.Warn("find agent of delivery", "delivery_id", dl.ID, "task_id", dl.TaskID, "agent_id", dl.AgentID, "err", err)
 		return // the lease ends and the delivery is retried (or was deleted)
+	}
+	s.dispatchTo(ctx, mode, d, agent, o, cfg)
+}
+
+// dispatchTo is dispatch to the agent, read already.
+func (s *Service) dispatchTo(ctx context.Context, mode switchboard.DeliveryMode, d switchboard.Deliverer, agent *switchboard.Agent, o *switchboard.Offer, cfg DispatchConfig) {
+	dl := o.Delivery
+	log := func() *slog.Logger {
+		return s.log.With("delivery_id", dl.ID, "task_id", dl.TaskID, "agent_id", dl.AgentID, "attempt", dl.Attempts)
 	}
 	actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	answer, err := d.Deliver(actx, agent, o)
@@ -126,15 +144,15 @@ func (s *Service) dispatch(ctx context.Context, mode switchboard.DeliveryMode, d
 	case err == nil:
 		err = s.AckOffer(rctx, agent, dl, answer)
 	case switchboard.ErrorCode(err) == switchboard.EINVALIDAGENTRESPONSE:
-		log.Info("agent answered with something unusable", "err", err)
+		log().Info("agent answered with something unusable", "err", err)
 		err = s.RejectOffer(rctx, agent, dl, switchboard.ErrorMessage(err), true)
 	default:
 		next := s.Now().Add(jobs.Backoff{Min: time.Second, Max: cfg.MaxBackoff}.Wait(dl.Attempts, 0))
-		log.Info("delivery attempt failed; will retry", "err", err, "next", next)
+		log().Info("delivery attempt failed; will retry", "err", err, "next", next)
 		err = s.deliveries.RetryDelivery(rctx, dl.ID, next, err.Error())
 	}
 	if err != nil {
-		log.Warn("record delivery outcome", "err", fmt.Errorf("delivery %s: %w", dl.ID, err))
+		log().Warn("record delivery outcome", "err", fmt.Errorf("delivery %s: %w", dl.ID, err))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -35,14 +36,15 @@ const DefaultStreamPoll = 5 * time.Second
 // task's events. It is written only against the Store and Bus interfaces, so
 // it is the same code on one instance and on many.
 type Service struct {
-	tasks      switchboard.TaskStore
-	pushes     switchboard.PushConfigStore
-	deliveries switchboard.DeliveryStore
-	sessions   switchboard.SessionStore
-	agents     switchboard.AgentStore
-	bus        switchboard.Bus
-	log        *slog.Logger
-	turns      localTurns // blocking calls on this instance waiting for a turn to end
+	tasks       switchboard.TaskStore
+	pushes      switchboard.PushConfigStore
+	deliveries  switchboard.DeliveryStore
+	sessions    switchboard.SessionStore
+	agents      switchboard.AgentStore
+	bus         switchboard.Bus
+	log         *slog.Logger
+	turns       localTurns // blocking calls on this instance waiting for a turn to end
+	dispatchers sync.Map   // DeliveryMode → *directDispatcher: the running dispatchers that take new tasks at once
 
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time

@@ -112,22 +112,28 @@ func (db *DB) RecordFrontFailure(ctx context.Context, agentID string, f *switchb
 // MapFrontTask implements switchboard.FrontStore.
 func (db *DB) MapFrontTask(ctx context.Context, m switchboard.FrontTaskMap) error {
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO front_tasks (task_id, agent_id, upstream_task_id, upstream_context_id)
-			VALUES ($1, $2, $3, $4)
-			ON CONFLICT (task_id) DO UPDATE SET
-				upstream_task_id = CASE WHEN front_tasks.upstream_task_id = '' THEN excluded.upstream_task_id ELSE front_tasks.upstream_task_id END,
-				upstream_context_id = CASE WHEN front_tasks.upstream_context_id = '' THEN excluded.upstream_context_id ELSE front_tasks.upstream_context_id END`,
-			string(m.TaskID), m.AgentID, m.UpstreamTaskID, m.UpstreamContextID); err != nil {
-			return err
-		}
-		if m.UpstreamContextID == "" || m.ContextID == "" {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO front_contexts (agent_id, peer_id, context_id, upstream_context_id, created_at)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent_id, peer_id, context_id) DO NOTHING`,
-			m.AgentID, m.PeerID, m.ContextID, m.UpstreamContextID, nanos(db.Now()))
-		return err
+		return db.mapFrontTask(ctx, tx, m)
 	})
+}
+
+// mapFrontTask is MapFrontTask within tx (ModifyTask's, for
+// TaskChange.FrontMap).
+func (db *DB) mapFrontTask(ctx context.Context, tx *sql.Tx, m switchboard.FrontTaskMap) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO front_tasks (task_id, agent_id, upstream_task_id, upstream_context_id)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (task_id) DO UPDATE SET
+			upstream_task_id = CASE WHEN front_tasks.upstream_task_id = '' THEN excluded.upstream_task_id ELSE front_tasks.upstream_task_id END,
+			upstream_context_id = CASE WHEN front_tasks.upstream_context_id = '' THEN excluded.upstream_context_id ELSE front_tasks.upstream_context_id END`,
+		string(m.TaskID), m.AgentID, m.UpstreamTaskID, m.UpstreamContextID); err != nil {
+		return err
+	}
+	if m.UpstreamContextID == "" || m.ContextID == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO front_contexts (agent_id, peer_id, context_id, upstream_context_id, created_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent_id, peer_id, context_id) DO NOTHING`,
+		m.AgentID, m.PeerID, m.ContextID, m.UpstreamContextID, nanos(db.Now()))
+	return err
 }
 
 // FindFrontTask implements switchboard.FrontStore.

@@ -489,6 +489,11 @@ func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, 
 			return nil, err
 		}
 	}
+	if change.FrontMap != nil {
+		if err := db.mapFrontTask(ctx, tx, *change.FrontMap); err != nil {
+			return nil, err
+		}
+	}
 	events, err := db.appendEvents(ctx, tx, t, change.Events)
 	if err != nil {
 		return nil, err

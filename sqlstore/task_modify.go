@@ -19,7 +19,7 @@ import (
 // statement; pushes says whether the task has push configs.
 func (db *DB) changesInOneStatement(change *switchboard.TaskChange, pushes bool) bool {
 	return db.dialect.rowLocks && !onlyAck(change) && !pushes && change.MessageID == "" && change.PushConfig == nil && change.Quota == nil &&
-		len(change.NewDeliveries) == 0 && len(change.CloseDeliveries) == 0 && change.Wake == nil &&
+		len(change.NewDeliveries) == 0 && len(change.CloseDeliveries) == 0 && change.Wake == nil && change.FrontMap == nil &&
 		len(change.Events) <= maxEventRows
 }
 

@@ -2,7 +2,11 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/switchboard-dev/switchboard"
 )
@@ -12,6 +16,44 @@ import (
 var frontTests = map[string]func(*testing.T, Store){
 	"FrontPutFindCredentials": testFrontPutFind,
 	"FrontTaskAndContextMaps": testFrontMaps,
+	"FrontMapInTaskChange":    testFrontMapInChange,
+}
+
+// testFrontMapInChange: a task change records the upstream's ids in its
+// own transaction, and a change that fails records nothing.
+func testFrontMapInChange(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "front")
+	task := newTask(g, "peer-a", "ctx-1", "m1", time.Now())
+	_, err := s.CreateTask(ctx, task, created(task, nil))
+	must(t, err)
+	m := switchboard.FrontTaskMap{TaskID: task.ID(), AgentID: g.ID, PeerID: task.PeerID, ContextID: task.A2A.ContextID,
+		UpstreamTaskID: "up-task", UpstreamContextID: "up-ctx"}
+	_, _, err = s.ModifyTask(ctx, task.ID(), func(*switchboard.Task) (*switchboard.TaskChange, error) {
+		return nil, errors.New("refused")
+	})
+	if err == nil {
+		t.Fatal("a refused change succeeded")
+	}
+	if _, err := s.FindFrontTask(ctx, task.ID()); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("after a refused change: %v, want ENOTFOUND", err)
+	}
+	_, _, err = s.ModifyTask(ctx, task.ID(), func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
+		tk.A2A.Status.State = a2a.TaskStateWorking
+		ev := &a2a.TaskStatusUpdateEvent{TaskID: tk.ID(), ContextID: tk.A2A.ContextID, Status: tk.A2A.Status}
+		return &switchboard.TaskChange{Events: []a2a.Event{ev}, FrontMap: &m}, nil
+	})
+	must(t, err)
+	got, err := s.FindFrontTask(ctx, task.ID())
+	must(t, err)
+	if got.UpstreamTaskID != "up-task" || got.UpstreamContextID != "up-ctx" {
+		t.Fatalf("mapped %+v", got)
+	}
+	up, err := s.FindFrontContext(ctx, g.ID, task.PeerID, task.A2A.ContextID)
+	must(t, err)
+	if up != "up-ctx" {
+		t.Fatalf("context maps to %q", up)
+	}
 }
 
 func testFrontPutFind(t *testing.T, s Store) {
