@@ -62,7 +62,7 @@ type Token struct {
 	CreatedAt time.Time
 	RevokedAt *time.Time // nil while active
 	// LastUsedAt is when the token last opened something, as recorded by
-	// TouchToken (MCP tokens only); nil if never.
+	// TouchToken (peer and MCP tokens, at most once a minute); nil if never.
 	LastUsedAt *time.Time
 	// Agents are the agents an account MCP token (kind mcp, no AgentID)
 	// acts for, by id.

@@ -54,11 +54,15 @@ func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities 
 		}
 	}
 	if g.Mode == switchboard.ModeConnector && s.Presence != nil {
-		connected, err := s.Presence.AgentConnected(r.Context(), g.ID)
+		since, connected, err := s.Presence.AgentConnectedSince(r.Context(), g.ID)
 		if err != nil {
 			s.Logger.Warn("read the agent's session", "agent_id", g.ID, "err", err)
 		} else {
 			v.Connected = &connected
+			if connected {
+				since = since.UTC()
+				v.ConnectedSince = &since
+			}
 		}
 	}
 	return v

@@ -65,6 +65,9 @@ func (s *Server) authenticateCaller(r *http.Request, t rpcTarget) (rpcCaller, er
 	default:
 		return rpcCaller{}, errBadToken
 	}
+	if tok.Kind == switchboard.TokenPeer && s.usage != nil {
+		s.usage.Touch(r.Context(), hash)
+	}
 	MarkAuthenticated(r)
 	return c, nil
 }

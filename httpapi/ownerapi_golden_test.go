@@ -30,7 +30,9 @@ var updateOwnerAPIGolden = flag.Bool("update-ownerapi-golden", false, "rewrite h
 // answers carry the "connected" field.
 type goldenPresence struct{}
 
-func (goldenPresence) AgentConnected(context.Context, string) (bool, error) { return false, nil }
+func (goldenPresence) AgentConnectedSince(context.Context, string) (time.Time, bool, error) {
+	return time.Time{}, false, nil
+}
 
 // TestOwnerAPIGolden calls every endpoint of the owner and operator API in
 // one scenario and compares the shape of each answer (its status, and every

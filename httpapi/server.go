@@ -102,10 +102,10 @@ type Deps struct {
 	// Connect serves connector agents' WebSocket connections at /connect;
 	// nil: not served.
 	Connect http.Handler
-	// Presence tells whether an agent holds a connection to any instance;
-	// optional.
+	// Presence tells whether an agent holds a connection to any instance,
+	// and since when; optional.
 	Presence interface {
-		AgentConnected(ctx context.Context, agentID string) (bool, error)
+		AgentConnectedSince(ctx context.Context, agentID string) (since time.Time, connected bool, err error)
 	}
 	// Pinger is the store as /readyz checks it: Ping reports whether it
 	// answers. Optional: without it /readyz checks nothing more than the
@@ -142,6 +142,7 @@ type Deps struct {
 type Server struct {
 	Deps
 	cfg     Config
+	usage   *peers.Usage // records peer tokens' last use; nil if the token store cannot
 	mux     *http.ServeMux
 	table   []route // immutable after New: what mux serves
 	rpc     map[string]rpcMethod
@@ -186,6 +187,9 @@ func New(deps Deps, cfg Config) *Server {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second)}
+	if toucher, ok := deps.Tokens.(peers.Toucher); ok {
+		s.usage = peers.NewUsage(toucher, deps.Logger, nil)
+	}
 	s.peers = peers.New(deps.Tokens, deps.Bus, deps.Logger)
 	s.owners = accounts.New(deps.Accounts, deps.Agents, deps.Tokens, deps.Bus, deps.Logger)
 	s.storeCheck.interval = cfg.StoreCheckInterval

@@ -71,7 +71,8 @@ func (s *Server) listPeerTokens(w http.ResponseWriter, r *http.Request, f switch
 	}
 	out := make([]ownerapi.Token, 0, len(toks))
 	for _, t := range toks {
-		out = append(out, ownerapi.Token{Label: t.Label, Community: t.Community, Active: t.RevokedAt == nil, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt})
+		out = append(out, ownerapi.Token{Label: t.Label, Community: t.Community, Active: t.RevokedAt == nil, CreatedAt: t.CreatedAt,
+			RevokedAt: t.RevokedAt, LastUsedAt: t.LastUsedAt})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

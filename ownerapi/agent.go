@@ -38,11 +38,14 @@ type Agent struct {
 	UpstreamCardURL string `json:"upstream_card_url,omitempty"`
 	// Connected is set for connector agents: whether the agent holds a
 	// connection to an instance of the deployment now.
-	Connected *bool     `json:"connected,omitempty"`
-	Address   string    `json:"address"`
-	AgentCard string    `json:"agent_card"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Connected *bool `json:"connected,omitempty"`
+	// ConnectedSince is when the connection that holds it was made, while
+	// one does.
+	ConnectedSince *time.Time `json:"connected_since,omitempty"`
+	Address        string     `json:"address"`
+	AgentCard      string     `json:"agent_card"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
 	// AgentToken and WebhookSecret are set only in the answer that creates
 	// them: they are shown once.
 	AgentToken    string `json:"agent_token,omitempty"`

@@ -13,6 +13,9 @@ type Token struct {
 	Active    bool       `json:"active"`
 	CreatedAt time.Time  `json:"created_at"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// LastUsedAt is when the token last opened the address (written at
+	// most once a minute); absent if never.
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	// Address and AgentCard tell the peer where to use the token; they are
 	// set in the answer that issues it.
 	Address   string `json:"address,omitempty"`

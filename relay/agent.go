@@ -71,6 +71,21 @@ func (s *Service) AgentSession(ctx context.Context, agentID string) (*switchboar
 	return s.sessions.FindSession(ctx, agentID)
 }
 
+// AgentConnectedSince reports whether the agent holds a live connection to
+// any instance of the deployment, and since when.
+func (s *Service) AgentConnectedSince(ctx context.Context, agentID string) (time.Time, bool, error) {
+	sess, err := s.sessions.FindSession(ctx, agentID)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		return time.Time{}, false, nil
+	} else if err != nil {
+		return time.Time{}, false, err
+	}
+	if !sess.Live(s.Now()) {
+		return time.Time{}, false, nil
+	}
+	return sess.ConnectedAt, true, nil
+}
+
 // AgentConnected reports whether the agent holds a live connection to any
 // instance of the deployment.
 func (s *Service) AgentConnected(ctx context.Context, agentID string) (bool, error) {

@@ -25,8 +25,13 @@ type agentStatus struct {
 	More    bool                 `json:"waiting_more"`   // more than Waiting
 	Wake    *ownerapi.WakeConfig `json:"wake,omitempty"` // nil: no wake webhook
 	Tokens  []ownerapi.Token     `json:"peer_tokens"`    // active ones
-	Next    string               `json:"next_step"`      // "" when nothing is missing
-	Rule    string               `json:"next_rule,omitempty"`
+	// AgentTokenRefused says the agent token init saved for the agent no
+	// longer opens the server (revoked or rotated); absent when none is
+	// saved for it.
+	AgentTokenRefused *bool  `json:"saved_agent_token_refused,omitempty"`
+	agentTokenFile    string // where that token is saved
+	Next              string `json:"next_step"` // "" when nothing is missing
+	Rule              string `json:"next_rule,omitempty"`
 }
 
 // statusRule is one rule of the next step: the first rule that applies
@@ -47,6 +52,10 @@ var statusRules = []statusRule{
 	{"paused", func(s *agentStatus) bool { return !s.Agent.AcceptsTasks },
 		func(s *agentStatus) string {
 			return fmt.Sprintf("%s does not accept tasks (paused): switchboard agent update %s --accepts-tasks", s.Agent.Handle, s.Agent.Handle)
+		}},
+	{"agent token revoked", func(s *agentStatus) bool { return s.AgentTokenRefused != nil && *s.AgentTokenRefused },
+		func(s *agentStatus) string {
+			return fmt.Sprintf("the agent token saved in %s was revoked or rotated: give %s a new one and save it with  switchboard init %s --exec 'COMMAND'  (or switchboard agent rotate-token %s, then restart the connector with the new token)", s.agentTokenFile, s.Agent.Handle, s.Agent.Handle, s.Agent.Handle)
 		}},
 	{"connector not connected", func(s *agentStatus) bool {
 		return s.Agent.Mode == "connector" && s.Agent.Connected != nil && !*s.Agent.Connected
@@ -104,6 +113,16 @@ func (c *StatusCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
+	if cfg := cli.clientConfig(); s.Agent.Mode == "connector" && cfg.AgentTokenFile != "" &&
+		(agent == cfg.Agent || agent == s.Agent.ID) && s.Agent.Handle == cfg.Agent {
+		if tok := cli.savedAgentToken(); tok != "" {
+			refused, err := agentTokenRefused(ctx, cl, tok)
+			if err != nil {
+				return err
+			}
+			s.AgentTokenRefused, s.agentTokenFile = &refused, cfg.AgentTokenFile
+		}
+	}
 	s.nextStep()
 	if cl.json {
 		return cl.printJSON(s)
@@ -146,6 +165,22 @@ func readStatus(ctx context.Context, cl *client, agent string) (*agentStatus, er
 	return s, nil
 }
 
+// agentTokenRefused reports whether the server refuses the agent token
+// (GET /directory, which takes an agent token, answers 401).
+func agentTokenRefused(ctx context.Context, cl *client, token string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", cl.base+"/directory", nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := cl.http.Do(req)
+	if err != nil {
+		return false, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusUnauthorized, nil
+}
+
 // printStatus prints s for a person.
 func printStatus(cl *client, s *agentStatus) {
 	g := s.Agent
@@ -153,6 +188,8 @@ func printStatus(cl *client, s *agentStatus) {
 	fmt.Fprintf(tw, "agent\t%s (%s)\n", g.Handle, g.Mode)
 	fmt.Fprintf(tw, "address\t%s\n", g.Address)
 	switch {
+	case g.Connected != nil && *g.Connected && g.ConnectedSince != nil:
+		fmt.Fprintf(tw, "reachable\tyes: a connector is connected, since %s (%s)\n", g.ConnectedSince.Format(time.RFC3339), since(*g.ConnectedSince))
 	case g.Connected != nil && *g.Connected:
 		fmt.Fprintf(tw, "reachable\tyes: a connector is connected\n")
 	case g.Connected != nil:
@@ -178,7 +215,11 @@ func printStatus(cl *client, s *agentStatus) {
 	}
 	var labels []string
 	for _, t := range s.Tokens {
-		labels = append(labels, t.Label)
+		used := "never used"
+		if t.LastUsedAt != nil {
+			used = "used " + since(*t.LastUsedAt)
+		}
+		labels = append(labels, fmt.Sprintf("%s (%s)", t.Label, used))
 	}
 	if len(labels) == 0 {
 		labels = []string{"none"}
@@ -193,6 +234,20 @@ func printStatus(cl *client, s *agentStatus) {
 		return
 	}
 	fmt.Fprintf(cl.out, "next step: %s\n", s.Next)
+}
+
+// since says how long ago t was, in a few words.
+func since(t time.Time) string {
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return "less than a minute ago"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
 }
 
 // wakeResult says how a wake ended, in a few words.

@@ -86,10 +86,19 @@ func TestInitConnector(t *testing.T) {
 	}
 	// The commands that act for an agent find it, and the server, in the
 	// client config.
-	if st := initCLI(t, m, "status"); !strings.Contains(st, "shout (connector)") || !strings.Contains(st, "next step: none") {
-		t.Fatalf("status after init:\n%s", st)
+	status := initCLI(t, m, "status")
+	for _, want := range []string{"shout (connector)", "next step: none", "a connector is connected, since ", "(used less than a minute ago)"} {
+		if !strings.Contains(status, want) {
+			t.Fatalf("status after init did not say %q:\n%s", want, status)
+		}
 	}
-
+	// The saved agent token rotated away: status names that first.
+	cli(t, m, "agent", "rotate-token", "shout")
+	var s agentStatus
+	must(t, json.Unmarshal([]byte(initCLI(t, m, "--json", "status")), &s))
+	if s.Rule != "agent token revoked" || !strings.Contains(s.Next, tokenFile) {
+		t.Fatalf("status after the token's rotation: rule %q, next %q", s.Rule, s.Next)
+	}
 }
 
 // TestInitRotatesWithoutSavedToken: when the saved agent token is gone,

@@ -21,6 +21,7 @@ func TestStatusRules(t *testing.T) {
 		"not approved":            func(s *agentStatus) { s.Agent.Approved = false; s.Agent.Connected = &no },
 		"paused":                  func(s *agentStatus) { s.Agent.AcceptsTasks = false; s.Tokens = nil },
 		"connector not connected": func(s *agentStatus) { s.Agent.Connected = &no; s.Tokens = nil },
+		"agent token revoked":     func(s *agentStatus) { s.Agent.Connected, s.AgentTokenRefused = &no, &yes },
 		"inbox without wake":      func(s *agentStatus) { s.Agent.Mode, s.Agent.Connected = "inbox", nil },
 		"last wake failed": func(s *agentStatus) {
 			s.Wake = &ownerapi.WakeConfig{Wakes: []ownerapi.Wake{{State: "failed", LastStatus: 500}, {State: "sent"}}}
