@@ -63,6 +63,10 @@ type Config struct {
 	MaxBody int64
 	// Now is the clock of last-use times (default time.Now).
 	Now func() time.Time
+	// OAuth says MCP clients may get tokens by OAuth (package mcpauth):
+	// a 401 then names the endpoint's protected resource metadata
+	// (RFC 9728) in its WWW-Authenticate challenge.
+	OAuth bool
 }
 
 // Server serves the MCP endpoints of every agent.
