@@ -226,7 +226,7 @@ func TestMCPOAuthFlow(t *testing.T) {
 // consent opens the consent page as the signed-in browser, checks its
 // policy, sends the decision and returns the code of the redirect (""
 // for a deny, which must carry access_denied).
-func consent(t *testing.T, browser *pageClient, authorize, decision, redirect, state, issuer string) string {
+func consent(t *testing.T, browser *pageClient, authorize, decision, redirect, state, issuer string, extra ...string) string {
 	t.Helper()
 	res, page := browser.get(authorize)
 	csp := res.Header.Get("Content-Security-Policy")
@@ -240,7 +240,10 @@ func consent(t *testing.T, browser *pageClient, authorize, decision, redirect, s
 			form.Set(m[1], htmlUnescape(m[2]))
 		}
 	}
-	// Without the page's Origin, or without its cookie: refused.
+	for i := 0; i+1 < len(extra); i += 2 {
+		form.Add(extra[i], extra[i+1])
+	}
+	// Without the page's Origin: refused.
 	if res, _ := browser.post(strings.Split(authorize, "?")[0], "https://evil.example", form); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("a consent from another origin: %d", res.StatusCode)
 	}
@@ -273,3 +276,44 @@ func mustJSONString(t *testing.T, v any) string {
 	return string(b)
 }
 
+
+// TestMCPOAuthAccount runs OAuth for the account endpoint {base}/mcp: the
+// issuer is the base; the owner chooses the agents on the consent page;
+// the token opens /mcp for them.
+func TestMCPOAuthAccount(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "desk", "--mode", "inbox")
+	cli(t, m, "agent", "create", "shelf", "--mode", "inbox")
+	base := m.URL()
+	_, asm := getJSON(t, base+"/.well-known/oauth-authorization-server")
+	if asm["issuer"] != base || asm["authorization_endpoint"] != base+"/oauth/authorize" || asm["device_authorization_endpoint"] != nil {
+		t.Fatalf("root metadata: %v", asm)
+	}
+	if _, prm := getJSON(t, base+"/.well-known/oauth-protected-resource/mcp"); prm["resource"] != base+"/mcp" {
+		t.Fatalf("resource metadata: %v", prm)
+	}
+	_, reg := postJSON(t, base+"/oauth/register", `{"client_name":"Claude Code","redirect_uris":["http://127.0.0.1/callback"]}`, nil)
+	clientID, _ := reg["client_id"].(string)
+	verifier, challenge := pkce("account-verifier-")
+	redirect := "http://127.0.0.1:45678/callback"
+	q := url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirect}, "state": {"st"},
+		"code_challenge": {challenge}, "code_challenge_method": {"S256"}, "resource": {base + "/mcp"}}
+	browser := newPageClient(t, base)
+	browser.signIn(m.GeneratedOwnerToken)
+	code := consent(t, browser, "/oauth/authorize?"+q.Encode(), "approve", redirect, "st", base, "agent", "desk")
+	status, tok := postJSON(t, base+"/oauth/token", "", url.Values{"grant_type": {"authorization_code"}, "code": {code},
+		"client_id": {clientID}, "code_verifier": {verifier}})
+	access, _ := tok["access_token"].(string)
+	if status != http.StatusOK || access == "" {
+		t.Fatalf("token: %d %v", status, tok)
+	}
+	if names := listTools(t, base+"/mcp", access); !slices.Contains(names, "create_agent") {
+		t.Fatalf("tools/list on /mcp: %v", names)
+	}
+	if list := cli(t, m, "mcp", "token", "list"); !strings.Contains(list, "account: desk") || strings.Contains(list, "desk,shelf") {
+		t.Fatalf("the account token does not act for desk alone:\n%s", list)
+	}
+	if got := mcpStatus(t, base+"/a/desk/mcp", access); got != http.StatusUnauthorized {
+		t.Fatalf("the account token on an agent's endpoint: HTTP %d", got)
+	}
+}
