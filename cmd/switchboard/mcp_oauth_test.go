@@ -276,7 +276,6 @@ func mustJSONString(t *testing.T, v any) string {
 	return string(b)
 }
 
-
 // TestMCPOAuthAccount runs OAuth for the account endpoint {base}/mcp: the
 // issuer is the base; the owner chooses the agents on the consent page;
 // the token opens /mcp for them.
