@@ -97,11 +97,20 @@ type mcpTokenAnswer struct {
 
 // handleMCPGrant answers a token request of grant type
 // authorization_code or refresh_token: an MCP token for the endpoint of
-// the path.
+// the path. Token requests are counted per address with pairing's polls
+// (60 a minute in a default deployment).
 func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url.Values) {
 	ep, ok := s.mcpEndpointOf(w, r)
 	if !ok {
 		return
+	}
+	if s.Pairing != nil && s.Pairing.Polls != nil {
+		// One count of token requests per address with pairing's polls.
+		if ok, retry, _ := s.Pairing.Polls.Allow(r.Context(), "pairing-poll/"+requesterOf(r)); !ok {
+			s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrSlowDown, Description: "too many token requests from your address",
+				Status: http.StatusTooManyRequests, RetryAfter: max(retry, time.Second)})
+			return
+		}
 	}
 	var pair *mcpauth.TokenPair
 	var err error

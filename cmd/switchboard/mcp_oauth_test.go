@@ -196,6 +196,22 @@ func TestMCPOAuthFlow(t *testing.T) {
 		t.Fatalf("the revoked refresh token: HTTP %d", status)
 	}
 
+	// The MCP token revoked through the CLI: the grant's refresh fails.
+	code = consent(t, browser, authorize, "approve", redirect, "st-1", issuer)
+	redeem.Set("code", code)
+	status, tok = postJSON(t, tokenURL, "", redeem)
+	if status != http.StatusOK {
+		t.Fatalf("token: %d %v", status, tok)
+	}
+	id := regexp.MustCompile(`(?m)^([0-9a-f]{16})\s+helper\s+mcp-claude-code\s`).FindStringSubmatch(cli(t, m, "mcp", "token", "list"))
+	if id == nil {
+		t.Fatal("the token is not listed")
+	}
+	cli(t, m, "mcp", "token", "revoke", id[1])
+	if status, _ := postJSON(t, tokenURL, "", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}}); status != http.StatusBadRequest {
+		t.Fatalf("a refresh after the CLI revoked the token: HTTP %d", status)
+	}
+
 	// A wrong verifier burns the code; a deny sends access_denied back.
 	code = consent(t, browser, authorize, "approve", redirect, "st-1", issuer)
 	bad := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "client_id": {clientID}, "code_verifier": {strings.Repeat("x", 43)}}
