@@ -16,6 +16,7 @@ type Store interface {
 	CommunityStore
 	SignInStore
 	PairingStore
+	OAuthStore
 	AgentGlanceStore
 	FrontStore
 }

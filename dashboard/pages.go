@@ -41,6 +41,9 @@ type page struct {
 	Events string
 	// Body is the page's own data.
 	Body any
+	// Next is where the sign-in form returns to (an authorization
+	// endpoint), if not /dashboard.
+	Next string
 }
 
 // funcs are the templates' helpers.

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -146,7 +147,29 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 	http.SetCookie(w, &http.Cookie{Name: formCookie, Path: "/dashboard", MaxAge: -1, HttpOnly: true,
 		Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
+	to := "/dashboard"
+	if next := nextOf(r); next != "" {
+		to = next
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// nextOf returns where a sign-in returns to: the next parameter (query or
+// form) when it is a path of this server's authorization endpoint, else
+// "".
+func nextOf(r *http.Request) string {
+	next := r.URL.Query().Get("next")
+	if r.Method == http.MethodPost {
+		next = r.PostFormValue("next")
+	}
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return ""
+	}
+	path, _, _ := strings.Cut(next, "?")
+	if !IsAuthorizePath(path) {
+		return ""
+	}
+	return next
 }
 
 // handleLogout ends the sign-in and clears its cookie.
@@ -174,7 +197,7 @@ func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status in
 		http.SetCookie(w, &http.Cookie{Name: formCookie, Value: token, Path: "/dashboard", HttpOnly: true,
 			Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 	}
-	c.render(w, status, "signin", page{Title: "Sign in", CSRF: token, Problem: problem})
+	c.render(w, status, "signin", page{Title: "Sign in", CSRF: token, Problem: problem, Next: nextOf(r)})
 }
 
 // clientAddress is the address a request came from (the connection's

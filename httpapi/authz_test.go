@@ -358,6 +358,32 @@ func authzRows() map[string]authzRow {
 					header: map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}}
 			},
 			check: contains(func(authzCase) string { return `"name":"inbox"` })},
+		// OAuth for MCP clients (docs/mcp.md): registration, revocation
+		// and the endpoints' resource metadata are public.
+		"POST /a/{handle}/oauth/register": {access: httpapi.AccessPublic, want: addressPage(http.StatusCreated),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/a/" + e.agent.Handle + "/oauth/register", body: `{"redirect_uris":["http://127.0.0.1/cb"]}`}
+			},
+			check: hasKey("client_id")},
+		"POST /a/{handle}/oauth/revoke": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "POST", path: "/a/" + e.agent.Handle + "/oauth/revoke", body: `{"token":"made-up"}`}
+			},
+			check: contains(func(authzCase) string { return "{}" })},
+		"POST /oauth/register": {access: httpapi.AccessPublic, root: true, want: every(http.StatusCreated),
+			req: func(*estate) authzReq {
+				return authzReq{method: "POST", path: "/oauth/register", body: `{"redirect_uris":["https://app.example/cb"]}`}
+			},
+			check: hasKey("client_id")},
+		"POST /oauth/revoke": {access: httpapi.AccessPublic, root: true, want: every(http.StatusOK),
+			req: func(*estate) authzReq {
+				return authzReq{method: "POST", path: "/oauth/revoke", body: `{"token":"made-up"}`}
+			},
+			check: contains(func(authzCase) string { return "{}" })},
+		"GET /.well-known/oauth-protected-resource/a/{handle}/mcp": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
+			req: landing("/.well-known/oauth-protected-resource/a/{handle}/mcp"), check: hasKey("authorization_servers")},
+		"GET /.well-known/oauth-protected-resource/mcp": {access: httpapi.AccessPublic, root: true, want: every(http.StatusOK),
+			req: landing("/.well-known/oauth-protected-resource/mcp"), check: hasKey("authorization_servers")},
 		"/a/{handle}/mcp": {access: httpapi.AccessPublic,
 			want: every(http.StatusMethodNotAllowed).and(http.StatusNotFound, disabledCreds...),
 			req:  func(e *estate) authzReq { return authzReq{method: "GET", path: "/a/" + e.agent.Handle + "/mcp"} }},

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/mcpserver"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/metrics"
@@ -194,7 +195,8 @@ func newAuthzServer(t *testing.T, defaultAgent string) *authzServer {
 			d.Connect = connect
 			d.MetricsHandler = reg
 			d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
-				Network: d.Network, Limiter: d.Limiter, Logger: log}, mcpserver.Config{})
+				Network: d.Network, Limiter: d.Limiter, Logger: log}, mcpserver.Config{OAuth: true})
+			d.OAuth = mcpauth.New(mcpauth.Deps{Store: store, Tokens: d.Tokens, Logger: log}, mcpauth.Config{RegistrationsPerHour: 1000})
 		}))
 	reg.MustRegister(h.api.Metrics()...)
 	// Registered after the harness's, so run before it: the connections

@@ -176,21 +176,29 @@ func (s *Server) handleDeviceAuthorization(w http.ResponseWriter, r *http.Reques
 	})
 }
 
-// handleOAuthToken serves POST {address}/oauth/token for the device code
-// grant.
+// handleOAuthToken serves POST {address}/oauth/token and POST
+// /oauth/token: the device code grant of pairing (the default agent's at
+// the root), and the authorization code and refresh token grants of MCP
+// clients (the account endpoint's at the root).
 func (s *Server) handleOAuthToken(w http.ResponseWriter, r *http.Request) {
-	agent, ok := s.pairingAgent(w, r)
-	if !ok {
-		return
-	}
 	form, err := readOAuthForm(w, r)
 	if err != nil {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	if gt := form.Get("grant_type"); gt != deviceGrantType {
-		s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrUnsupportedGrantType,
-			Description: "grant_type must be " + deviceGrantType})
+	switch gt := form.Get("grant_type"); {
+	case (gt == "authorization_code" || gt == "refresh_token") && s.mcpOAuthOn():
+		s.handleMCPGrant(w, r, form)
+		return
+	case gt != deviceGrantType:
+		if _, ok := s.pairingAgent(w, r); ok {
+			s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrUnsupportedGrantType,
+				Description: "grant_type must be " + deviceGrantType})
+		}
+		return
+	}
+	agent, ok := s.pairingAgent(w, r)
+	if !ok {
 		return
 	}
 	tok, err := s.Pairing.Redeem(r.Context(), agent, form.Get("device_code"), requesterOf(r))

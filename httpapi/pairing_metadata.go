@@ -2,21 +2,34 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/mcpauth"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/pairing"
 )
 
-// authServerMetadata is an agent address's OAuth 2.0 authorization server
-// metadata (RFC 8414): the issuer is the address.
+// authServerMetadata is the OAuth 2.0 authorization server metadata
+// (RFC 8414) of an address (the issuer): the device authorization grant
+// of pairing, and the authorization code grant of MCP clients.
 type authServerMetadata struct {
 	Issuer                            string   `json:"issuer"`
-	DeviceAuthorizationEndpoint       string   `json:"device_authorization_endpoint"`
+	DeviceAuthorizationEndpoint       string   `json:"device_authorization_endpoint,omitempty"`
+	AuthorizationEndpoint             string   `json:"authorization_endpoint,omitempty"`
 	TokenEndpoint                     string   `json:"token_endpoint"`
+	RegistrationEndpoint              string   `json:"registration_endpoint,omitempty"`
+	RevocationEndpoint                string   `json:"revocation_endpoint,omitempty"`
 	GrantTypesSupported               []string `json:"grant_types_supported"`
 	ResponseTypesSupported            []string `json:"response_types_supported"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	RevocationEndpointAuthMethods     []string `json:"revocation_endpoint_auth_methods_supported,omitempty"`
+	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
 	ScopesSupported                   []string `json:"scopes_supported"`
-	ServiceDocumentation              string   `json:"service_documentation,omitempty"`
+	// AuthorizationResponseIssParameterSupported: the authorization
+	// response carries iss (RFC 9207).
+	AuthorizationResponseIssParameterSupported bool   `json:"authorization_response_iss_parameter_supported,omitempty"`
+	ServiceDocumentation                       string `json:"service_documentation,omitempty"`
 }
 
 // protectedResourceMetadata is an agent address's OAuth 2.0 protected
@@ -31,24 +44,68 @@ type protectedResourceMetadata struct {
 
 // handleAuthServerMetadata serves the RFC 8414 metadata of an agent's
 // address, at {address}/.well-known/oauth-authorization-server and at
-// {base}/.well-known/oauth-authorization-server/a/{handle}.
+// {base}/.well-known/oauth-authorization-server/a/{handle}: the pairing
+// endpoints while the agent takes pairing requests, the MCP OAuth
+// endpoints while its MCP endpoint is served. At the root, the issuer is
+// the base: the default agent's pairing, and the OAuth of the account
+// endpoint {base}/mcp. 404 when neither is served.
 func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request) {
-	agent, ok := s.pairingAgent(w, r)
+	pairs, mcp, issuer, ok := s.metadataOf(w, r)
 	if !ok {
 		return
 	}
-	issuer := s.addressBase(r, agent)
+	md := authServerMetadata{Issuer: issuer, TokenEndpoint: issuer + "/oauth/token", GrantTypesSupported: []string{},
+		ResponseTypesSupported: []string{}, TokenEndpointAuthMethodsSupported: []string{"none"}, ScopesSupported: []string{}}
+	if pairs {
+		md.DeviceAuthorizationEndpoint = issuer + "/oauth/device_authorization"
+		md.GrantTypesSupported = append(md.GrantTypesSupported, deviceGrantType)
+		md.ScopesSupported = append(md.ScopesSupported, "a2a")
+	}
+	if mcp {
+		md.AuthorizationEndpoint, md.RegistrationEndpoint = issuer+"/oauth/authorize", issuer+"/oauth/register"
+		md.RevocationEndpoint, md.RevocationEndpointAuthMethods = issuer+"/oauth/revoke", []string{"none"}
+		md.GrantTypesSupported = append(md.GrantTypesSupported, "authorization_code", "refresh_token")
+		md.ResponseTypesSupported = []string{"code"}
+		md.CodeChallengeMethodsSupported = []string{"S256"}
+		md.ScopesSupported = append(md.ScopesSupported, mcpauth.Scope, "offline_access")
+		md.AuthorizationResponseIssParameterSupported = true
+	}
 	setCORS(w)
 	s.varyForwarded(w)
-	writeJSON(w, http.StatusOK, authServerMetadata{
-		Issuer:                            issuer,
-		DeviceAuthorizationEndpoint:       issuer + "/oauth/device_authorization",
-		TokenEndpoint:                     issuer + "/oauth/token",
-		GrantTypesSupported:               []string{deviceGrantType},
-		ResponseTypesSupported:            []string{},
-		TokenEndpointAuthMethodsSupported: []string{"none"},
-		ScopesSupported:                   []string{"a2a"},
-	})
+	writeJSON(w, http.StatusOK, md)
+}
+
+// metadataOf says what the authorization server of the path's issuer
+// serves: pairing (the agent's, or the default agent's at the root), MCP
+// OAuth (the agent's endpoint, or the account endpoint at the root). It
+// answers 404 itself when neither.
+func (s *Server) metadataOf(w http.ResponseWriter, r *http.Request) (pairs, mcp bool, issuer string, ok bool) {
+	handle := r.PathValue("handle")
+	if handle == "" {
+		handle = s.cfg.DefaultAgent
+	}
+	var agent *switchboard.Agent
+	if handle != "" {
+		g, err := s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(handle))
+		if err != nil && switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+			s.writeError(w, r, err)
+			return false, false, "", false
+		}
+		if err == nil && !g.AccountDisabled {
+			agent = g
+		}
+	}
+	pairs = agent != nil && s.Pairing != nil && pairing.Enabled(agent)
+	if r.PathValue("handle") == "" {
+		mcp, issuer = s.mcpOAuthOn(), s.baseURL(r)
+	} else if agent != nil {
+		mcp, issuer = s.mcpOAuthOn() && !agent.MCPOff, s.addressBase(r, agent)
+	}
+	if !pairs && !mcp {
+		writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no authorization server at this address"})
+		return false, false, "", false
+	}
+	return pairs, mcp, issuer, true
 }
 
 // handleResourceMetadata serves the RFC 9728 metadata of an agent's

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/accounts"
+	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -125,6 +126,9 @@ type Deps struct {
 	// MCP serves agents' MCP endpoints ({address}/mcp) and enables the
 	// MCP token routes; nil: none of them is served (404).
 	MCP MCPHandler
+	// OAuth lets MCP clients get MCP tokens by OAuth 2.1 (registration,
+	// consent, the code and refresh grants); nil, or MCP nil: not served.
+	OAuth *mcpauth.Service
 	// Network holds communities, approval, discovery and the directory;
 	// nil: the network's routes answer 404 and agent tokens open no
 	// agent's address.
@@ -429,6 +433,20 @@ func (s *Server) routeTable() []route {
 			owned("GET", "/agents/{ref}/mcp-tokens", s.handleListAgentMCPTokens),
 			owned("GET", "/mcp-tokens", s.handleListMCPTokens),
 			owned("DELETE", "/mcp-tokens/{id}", s.handleRevokeMCPToken),
+		)
+	}
+	if s.mcpOAuthOn() {
+		// OAuth 2.1 for MCP clients (docs/mcp.md, "OAuth"): registration
+		// and revocation at each address (its MCP endpoint) and at the
+		// root (the account endpoint); the token endpoints are pairing's;
+		// authorization is the console's consent page.
+		table = append(table,
+			serve("POST", "/a/{handle}/oauth/register", AccessPublic, s.handleOAuthRegister),
+			serve("POST", "/a/{handle}/oauth/revoke", AccessPublic, s.handleOAuthRevoke),
+			serve("POST", "/oauth/register", AccessPublic, s.handleOAuthRegister),
+			serve("POST", "/oauth/revoke", AccessPublic, s.handleOAuthRevoke),
+			serve("GET", "/.well-known/oauth-protected-resource/a/{handle}/mcp", AccessPublic, s.handleMCPResourceMetadata),
+			serve("GET", "/.well-known/oauth-protected-resource/mcp", AccessPublic, s.handleMCPResourceMetadata),
 		)
 	}
 	return append(table, serve("", "/", AccessPublic, s.handleNotFound))

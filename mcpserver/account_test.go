@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/mcpserver"
 )
 
 // TestAccountEndpoint drives {base}/mcp with an account MCP token: every
@@ -37,7 +38,7 @@ func TestAccountEndpoint(t *testing.T) {
 						t.Errorf("%s: no agent argument: %s", tool.Name, mustJSON(t, tool.InputSchema))
 					}
 				}
-				if len(names) != 11 || !slices.Contains(names, "create_agent") {
+				if len(names) != len(mcpserver.ToolNames)+1 || !slices.Contains(names, "create_agent") {
 					t.Fatalf("tools %v", names)
 				}
 				taskID := w.peerSends(one, bob, "hello account "+version)

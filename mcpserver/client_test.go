@@ -48,7 +48,7 @@ func exerciseTools(t *testing.T, w *world, cs *mcp.ClientSession, g *switchboard
 		if !strings.Contains(tool.Description, "UNTRUSTED") {
 			t.Errorf("%s: the description does not say peer text is untrusted: %q", tool.Name, tool.Description)
 		}
-		readOnly := tool.Name == "inbox" || tool.Name == "show_task" || tool.Name == "history" || tool.Name == "list_peers" || tool.Name == "directory"
+		readOnly := tool.Name == "inbox" || tool.Name == "show_task" || tool.Name == "history" || tool.Name == "list_peers" || tool.Name == "directory" || tool.Name == "pairing_requests"
 		if tool.Annotations == nil || tool.Annotations.ReadOnlyHint != readOnly {
 			t.Errorf("%s: annotations %+v, want readOnlyHint %v", tool.Name, tool.Annotations, readOnly)
 		}

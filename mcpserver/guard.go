@@ -77,7 +77,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, tg *target, next 
 	info, err := s.authenticate(r, tg)
 	if err != nil {
 		if errors.Is(err, auth.ErrInvalidToken) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
+			w.Header().Set("WWW-Authenticate", s.challenge(tg))
 			writeRPCError(w, http.StatusUnauthorized, codeUnauthorized, err.Error(), nil)
 			return
 		}
@@ -86,6 +86,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, tg *target, next 
 		return
 	}
 	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
+}
+
+// challenge is the WWW-Authenticate header of a 401: with OAuth, it names
+// the endpoint's protected resource metadata, by the well-known path
+// insertion of RFC 9728 section 3.1.
+func (s *Server) challenge(tg *target) string {
+	c := `Bearer realm="switchboard", error="invalid_token"`
+	if !s.cfg.OAuth {
+		return c
+	}
+	md := tg.base + "/.well-known/oauth-protected-resource/mcp"
+	if tg.agent != nil {
+		md = tg.base + "/.well-known/oauth-protected-resource/a/" + tg.agent.Handle + "/mcp"
+	}
+	return c + `, resource_metadata="` + md + `"`
 }
 
 // credentialInQuery reports whether a raw query names a parameter that

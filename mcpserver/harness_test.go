@@ -21,6 +21,8 @@ import (
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/pairing"
+	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -33,6 +35,7 @@ type world struct {
 	db      *sqlstore.DB
 	tasks   *relay.Service
 	network *network.Service
+	pairing *pairing.Service
 	api     *httpapi.Server
 	srv     *httptest.Server
 
@@ -76,10 +79,12 @@ func newWorld(tb testing.TB, kind string, limiter switchboard.RateLimiter) *worl
 	w.tasks = relay.New(db, bus, log)
 	ob := outbox.New(db, db)
 	w.network = network.New(db, w.tasks)
-	mcps := mcpserver.New(mcpserver.Deps{Accounts: db, Agents: db, Tokens: db, Tasks: w.tasks, Outbox: ob, Network: w.network, Limiter: limiter, Logger: log},
+	w.pairing = pairing.New(pairing.Deps{Store: db, Tokens: db, Peers: peers.New(db, bus, log), Logger: log}, pairing.Config{})
+	mcps := mcpserver.New(mcpserver.Deps{Accounts: db, Agents: db, Tokens: db, Tasks: w.tasks, Outbox: ob, Network: w.network,
+		Pairing: w.pairing, Limiter: limiter, Logger: log},
 		mcpserver.Config{Version: "test"})
 	w.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: w.tasks, Outbox: ob,
-		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Pinger: db, Network: w.network, MCP: mcps}, httpapi.Config{})
+		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Pinger: db, Network: w.network, Pairing: w.pairing, MCP: mcps}, httpapi.Config{})
 	w.api.SetReady(true)
 	w.srv = httptest.NewServer(w.api)
 	tb.Cleanup(func() {

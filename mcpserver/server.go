@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
@@ -40,6 +41,9 @@ type Deps struct {
 	// Network is the coordinator network; nil: directory, send and
 	// send_to_community answer that it is not available.
 	Network *network.Service
+	// Pairing lists the agent's pending pairing requests; nil:
+	// pairing_requests lists none.
+	Pairing *pairing.Service
 	// Limiter counts calls per MCP token (60 a minute in a default
 	// deployment, shared across instances on PostgreSQL).
 	Limiter switchboard.RateLimiter
@@ -59,6 +63,10 @@ type Config struct {
 	MaxBody int64
 	// Now is the clock of last-use times (default time.Now).
 	Now func() time.Time
+	// OAuth says MCP clients may get tokens by OAuth (package mcpauth):
+	// a 401 then names the endpoint's protected resource metadata
+	// (RFC 9728) in its WWW-Authenticate challenge.
+	OAuth bool
 }
 
 // Server serves the MCP endpoints of every agent.

@@ -21,13 +21,14 @@ const (
 	ToolListPeers       = "list_peers"
 	ToolDirectory       = "directory"
 	ToolSendToCommunity = "send_to_community"
+	ToolPairingRequests = "pairing_requests"
 	// ToolCreateAgent is served on the account endpoint only.
 	ToolCreateAgent = "create_agent"
 )
 
 // ToolNames lists every tool, in the order tools/list shows them.
 var ToolNames = []string{ToolInbox, ToolShowTask, ToolHistory, ToolMarkWorking, ToolReply, ToolSend,
-	ToolPollOutbound, ToolListPeers, ToolDirectory, ToolSendToCommunity}
+	ToolPollOutbound, ToolListPeers, ToolDirectory, ToolSendToCommunity, ToolPairingRequests}
 
 // addTools registers every tool on the SDK server.
 func (s *Server) addTools() {
@@ -54,6 +55,8 @@ func (s *Server) addTools() {
 		Description: "The agents the agent can reach on the network: the other members of its communities, with their skills and whether they are live. " + untrusted}, s.directory)
 	addTool(s, &mcp.Tool{Name: ToolSendToCommunity, Annotations: write,
 		Description: "Send a message from the agent to whichever member of one of its communities discovery chooses (optionally one offering a skill); recorded in the agent's outbox. " + untrusted}, s.sendToCommunity)
+	addTool(s, &mcp.Tool{Name: ToolPairingRequests, Annotations: ro,
+		Description: "The agent's pending pairing requests (peers asking for a token to call its address): code, claimed names, card, expiry and the owner's approval link. Only the human owner approves or denies them; this tool cannot. " + untrusted}, s.pairingRequests)
 	mcp.AddTool(s.acct, &mcp.Tool{Name: ToolCreateAgent, Annotations: write,
 		Description: "Create one new inbox agent of the account, which this token then acts for too; a token creates at most one. " + untrusted}, s.createAgent)
 }

@@ -221,6 +221,8 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 			`DELETE FROM agent_skills WHERE agent_id = $1`,
 			`DELETE FROM session_ends WHERE agent_id = $1`,
 			`DELETE FROM pairings WHERE agent_id = $1`,
+			`DELETE FROM oauth_codes WHERE agent_id = $1`,
+			`DELETE FROM oauth_grants WHERE agent_id = $1`,
 			`DELETE FROM fronts WHERE agent_id = $1`,
 			`DELETE FROM front_tasks WHERE agent_id = $1`,
 			`DELETE FROM front_contexts WHERE agent_id = $1`,

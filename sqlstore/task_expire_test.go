@@ -33,6 +33,9 @@ var tablesWithoutTasks = map[string]string{
 	"session_ends":      "when agents' connections ended, for the reconnect grace",
 	"pairings":          "peers' requests for a token; swept a day after they expire",
 	"fronts":            "fronts' upstreams and credentials",
+	"oauth_clients":     "MCP clients registered for OAuth",
+	"oauth_codes":       "OAuth authorization codes; swept after they expire",
+	"oauth_grants":      "OAuth grants of MCP tokens",
 	"front_contexts":    "the upstream's context of each peer's context on a front; kept while the agent is",
 }
 

@@ -32,9 +32,10 @@ func (m *Main) newConsole(cfg Config, db *sqlstore.DB) (*dashboard.Console, erro
 }
 
 // withConsole serves /dashboard and the paths under it with the console,
-// the /device pages of the addresses with device (they share the
+// the /device pages of the addresses with device and the MCP clients'
+// authorization endpoints with consent, if not nil (they share the
 // console's sign-in), everything else with the API.
-func withConsole(api, console, device http.Handler) http.Handler {
+func withConsole(api, console, device http.Handler, consent *dashboard.ConsentPage) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p == "/dashboard" || strings.HasPrefix(p, "/dashboard/") {
 			console.ServeHTTP(w, r)
@@ -42,6 +43,10 @@ func withConsole(api, console, device http.Handler) http.Handler {
 		}
 		if dashboard.IsDevicePath(r.URL.Path) {
 			device.ServeHTTP(w, r)
+			return
+		}
+		if consent != nil && dashboard.IsAuthorizePath(r.URL.Path) {
+			consent.ServeHTTP(w, r)
 			return
 		}
 		api.ServeHTTP(w, r)

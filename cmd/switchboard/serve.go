@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/netguard"
@@ -273,6 +274,10 @@ type Main struct {
 	// Fronts forwards the work of front agents to their upstreams.
 	Fronts *front.Service
 	Device *dashboard.DevicePage
+	// OAuth gives MCP clients MCP tokens by OAuth 2.1; Consent is its
+	// authorization page. Nil when MCP is off.
+	OAuth   *mcpauth.Service
+	Consent *dashboard.ConsentPage
 
 	// loops are the background loops (sweeper, dispatcher).
 	loops     sync.WaitGroup
@@ -385,6 +390,9 @@ func (m *Main) Run(ctx context.Context) error {
 		metricsHandler = m.metrics.reg
 	}
 	m.Pairing = m.newPairing(cfg, db)
+	if !cfg.MCPOff {
+		m.OAuth = mcpauth.New(mcpauth.Deps{Store: db, Tokens: db, Logger: m.Logger.With("face", "mcp-oauth")}, mcpauth.Config{})
+	}
 	m.Fronts = front.NewService(db, m.Tasks, front.ClientOptions{
 		Guard:   netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow},
 		RootCAs: cfg.FrontRootCAs,
@@ -393,7 +401,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network, Pairing: m.Pairing, MCP: m.newMCP(cfg, db, limiter),
-		Fronts: m.Fronts,
+		Fronts: m.Fronts, OAuth: m.OAuth,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
@@ -405,6 +413,11 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	if m.Device, err = dashboard.NewDevicePage(m.Console, m.Pairing, cfg.DefaultAgent); err != nil {
 		return err
+	}
+	if m.OAuth != nil {
+		if m.Consent, err = dashboard.NewConsentPage(m.Console, m.OAuth); err != nil {
+			return err
+		}
 	}
 	m.metrics.reg.MustRegister(m.API.Metrics()...)
 	m.metrics.reg.MustRegister(m.Hub.Metrics()...)
@@ -477,7 +490,7 @@ func (m *Main) Run(ctx context.Context) error {
 		_ = m.Wakes.RunSender(loops, wake.SenderConfig{})
 	}()
 	m.httpServer = &http.Server{
-		Handler:           withConsole(m.API, m.Console, m.Device),
+		Handler:           withConsole(m.API, m.Console, m.Device, m.Consent),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

@@ -70,6 +70,9 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	for name, fn := range mcpTests {
 		tests[name] = fn
 	}
+	for name, fn := range oauthTests {
+		tests[name] = fn
+	}
 	for name, fn := range frontTests {
 		tests[name] = fn
 	}

@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/mcpauth"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/pairing"
+)
+
+// mcpOAuthOn reports whether MCP clients may get MCP tokens by OAuth.
+func (s *Server) mcpOAuthOn() bool { return s.MCP != nil && s.OAuth != nil }
+
+// mcpEndpointOf returns the MCP endpoint an OAuth route's path is about:
+// the agent's ({address}/oauth/…), whose MCP must be served, or the
+// account endpoint (/oauth/…). It answers 404 itself when there is none.
+func (s *Server) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.Endpoint, bool) {
+	if !s.mcpOAuthOn() {
+		s.handleNotFound(w, r)
+		return mcpauth.Endpoint{}, false
+	}
+	if r.PathValue("handle") == "" {
+		return mcpauth.Endpoint{Resource: s.baseURL(r) + "/mcp"}, true
+	}
+	agent, err := s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(r.PathValue("handle")))
+	if err == nil && (agent.AccountDisabled || agent.MCPOff) {
+		err = switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+	}
+	if err != nil {
+		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+			writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
+		} else {
+			s.writeError(w, r, err)
+		}
+		return mcpauth.Endpoint{}, false
+	}
+	return mcpauth.Endpoint{AgentID: agent.ID, Resource: s.MCPURL(r, agent)}, true
+}
+
+// registrationAnswer is a registered client (RFC 7591 section 3.2.1).
+type registrationAnswer struct {
+	ClientID                string   `json:"client_id"`
+	ClientIDIssuedAt        int64    `json:"client_id_issued_at"`
+	ClientName              string   `json:"client_name"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	ApplicationType         string   `json:"application_type"`
+}
+
+// handleOAuthRegister serves POST {address}/oauth/register and POST
+// /oauth/register: dynamic client registration for MCP clients.
+func (s *Server) handleOAuthRegister(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.mcpEndpointOf(w, r); !ok {
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(unwrapRecorder(w), r.Body, mcpauth.MaxRegistrationBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			err = switchboard.Errorf(switchboard.ETOOLARGE, "the body is larger than %d bytes", mcpauth.MaxRegistrationBody)
+			writeJSON(w, http.StatusRequestEntityTooLarge, oauthErrorBody{Error: pairing.ErrInvalidRequest, Description: switchboard.ErrorMessage(err)})
+			return
+		}
+		s.writeOAuthError(w, r, switchboard.Errorf(switchboard.EINVALID, "the body could not be read"))
+		return
+	}
+	c, err := s.OAuth.Register(r.Context(), body, requesterOf(r))
+	if switchboard.ErrorCode(err) == switchboard.EQUOTA {
+		err = &pairing.Error{Code: "temporarily_unavailable", Description: switchboard.ErrorMessage(err),
+			Status: http.StatusServiceUnavailable, RetryAfter: 10 * time.Minute}
+	}
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, registrationAnswer{ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
+		RedirectURIs: c.RedirectURIs, GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+		TokenEndpointAuthMethod: "none", ApplicationType: c.ApplicationType})
+}
+
+// mcpTokenAnswer is the answer of an authorization code or refresh token
+// grant. The MCP token does not expire by itself: there is no expires_in.
+type mcpTokenAnswer struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	RefreshToken string `json:"refresh_token"`
+	Scope        string `json:"scope"`
+}
+
+// handleMCPGrant answers a token request of grant type
+// authorization_code or refresh_token: an MCP token for the endpoint of
+// the path. Token requests are counted per address with pairing's polls
+// (60 a minute in a default deployment).
+func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url.Values) {
+	ep, ok := s.mcpEndpointOf(w, r)
+	if !ok {
+		return
+	}
+	if s.Pairing != nil && s.Pairing.Polls != nil {
+		// One count of token requests per address with pairing's polls.
+		if ok, retry, _ := s.Pairing.Polls.Allow(r.Context(), "pairing-poll/"+requesterOf(r)); !ok {
+			s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrSlowDown, Description: "too many token requests from your address",
+				Status: http.StatusTooManyRequests, RetryAfter: max(retry, time.Second)})
+			return
+		}
+	}
+	var pair *mcpauth.TokenPair
+	var err error
+	if form.Get("grant_type") == "authorization_code" {
+		pair, err = s.OAuth.Exchange(r.Context(), form, ep)
+	} else {
+		pair, err = s.OAuth.Refresh(r.Context(), form, ep)
+	}
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusOK, mcpTokenAnswer{AccessToken: pair.AccessToken, TokenType: "Bearer", RefreshToken: pair.RefreshToken, Scope: mcpauth.Scope})
+}
+
+// handleOAuthRevoke serves POST {address}/oauth/revoke and POST
+// /oauth/revoke (RFC 7009): the grant of the token (a refresh token or
+// its MCP token) ends. Any token, known or not, is answered 200.
+func (s *Server) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.mcpEndpointOf(w, r); !ok {
+		return
+	}
+	form, err := readOAuthForm(w, r)
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	if err := s.OAuth.Revoke(r.Context(), form.Get("token")); err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleMCPResourceMetadata serves the RFC 9728 metadata of an MCP
+// endpoint, by well-known path insertion: of {base}/a/{handle}/mcp at
+// /.well-known/oauth-protected-resource/a/{handle}/mcp (its
+// authorization server is the address), of {base}/mcp at
+// /.well-known/oauth-protected-resource/mcp (its authorization server is
+// the base).
+func (s *Server) handleMCPResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	ep, ok := s.mcpEndpointOf(w, r)
+	if !ok {
+		return
+	}
+	issuer, name := s.baseURL(r), "Switchboard account"
+	if h := r.PathValue("handle"); h != "" {
+		issuer, name = issuer+"/a/"+strings.ToLower(h), "Switchboard agent "+strings.ToLower(h)
+	}
+	setCORS(w)
+	s.varyForwarded(w)
+	writeJSON(w, http.StatusOK, protectedResourceMetadata{Resource: ep.Resource, AuthorizationServers: []string{issuer},
+		BearerMethodsSupported: []string{"header"}, ScopesSupported: []string{mcpauth.Scope}, ResourceName: name})
+}

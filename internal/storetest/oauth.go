@@ -1,0 +1,130 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// oauthTests cover the OAuth clients, codes and grants of MCP clients.
+var oauthTests = map[string]func(*testing.T, Store){
+	"OAuthClientLimits":  testOAuthClients,
+	"OAuthCodeOnce":      testOAuthCodeOnce,
+	"OAuthGrantRotation": testOAuthGrants,
+}
+
+func newOAuthClient(id, requester string, at time.Time) *switchboard.OAuthClient {
+	return &switchboard.OAuthClient{ID: id, Name: "Claude", RedirectURIs: []string{"http://127.0.0.1/callback", "https://app.example/cb"},
+		ApplicationType: "native", Requester: requester, CreatedAt: at}
+}
+
+// testOAuthClients: a client is found as stored; an address registers at
+// most PerRequester in the window; at MaxClients old clients without a
+// grant are pruned, and when none can be, EQUOTA.
+func testOAuthClients(t *testing.T, s Store) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	lim := switchboard.OAuthClientLimits{PerRequester: 2, Window: time.Hour, MaxClients: 3, PruneBefore: now.Add(-time.Hour)}
+	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c1", "192.0.2.1", now.Add(-2*time.Hour)), lim))
+	got, err := s.FindOAuthClient(ctx, "c1")
+	must(t, err)
+	if got.Name != "Claude" || len(got.RedirectURIs) != 2 || got.RedirectURIs[1] != "https://app.example/cb" ||
+		got.ApplicationType != "native" || !got.CreatedAt.Equal(now.Add(-2*time.Hour)) {
+		t.Fatalf("found %+v", got)
+	}
+	_, err = s.FindOAuthClient(ctx, "nope")
+	wantCode(t, err, switchboard.ENOTFOUND)
+	wantCode(t, s.CreateOAuthClient(ctx, newOAuthClient("c1", "192.0.2.9", now), lim), switchboard.ECONFLICT)
+
+	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c2", "192.0.2.2", now), lim))
+	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c3", "192.0.2.2", now), lim))
+	wantCode(t, s.CreateOAuthClient(ctx, newOAuthClient("c4", "192.0.2.2", now), lim), switchboard.ERATELIMITED)
+	// Three clients: c1 is old and holds no grant, so it makes room.
+	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c5", "192.0.2.3", now), lim))
+	_, err = s.FindOAuthClient(ctx, "c1")
+	wantCode(t, err, switchboard.ENOTFOUND)
+	wantCode(t, s.CreateOAuthClient(ctx, newOAuthClient("c6", "192.0.2.4", now), lim), switchboard.EQUOTA)
+}
+
+// testOAuthCodeOnce: a code is taken once, as stored; expired codes are
+// swept.
+func testOAuthCodeOnce(t *testing.T, s Store) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	c := &switchboard.OAuthCode{Hash: "h1", ClientID: "c1", RedirectURI: "http://127.0.0.1:5555/cb", Challenge: "ch",
+		Resource: "https://sb.example/mcp", Target: switchboard.OAuthTarget{AccountID: "acct", Agents: []string{"g1", "g2"}},
+		Label: "mcp-claude", CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute)}
+	must(t, s.CreateOAuthCode(ctx, c))
+	got, err := s.TakeOAuthCode(ctx, "h1")
+	must(t, err)
+	if got.ClientID != "c1" || got.Challenge != "ch" || got.Resource != c.Resource || got.Target.AccountID != "acct" ||
+		len(got.Target.Agents) != 2 || got.Label != "mcp-claude" || !got.ExpiresAt.Equal(c.ExpiresAt) {
+		t.Fatalf("taken %+v", got)
+	}
+	_, err = s.TakeOAuthCode(ctx, "h1")
+	wantCode(t, err, switchboard.ENOTFOUND)
+
+	old := *c
+	old.Hash, old.ExpiresAt = "h2", now.Add(-time.Minute)
+	must(t, s.CreateOAuthCode(ctx, &old))
+	n, err := s.DeleteOAuthCodes(ctx, now)
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("swept %d codes, want 1", n)
+	}
+}
+
+// testOAuthGrants: a refresh rotates once (compare-and-swap, also under
+// concurrency); a grant is deleted by either hash; deleting its agent
+// deletes it.
+func testOAuthGrants(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "alice")
+	g := newAgent(t, s, acct, "helper")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	gr := &switchboard.OAuthGrant{RefreshHash: "r1", AccessHash: "a1", ClientID: "c1",
+		Target: switchboard.OAuthTarget{AccountID: acct.ID, AgentID: g.ID}, Label: "mcp-claude", CreatedAt: now}
+	must(t, s.CreateOAuthGrant(ctx, gr))
+	wantCode(t, s.CreateOAuthGrant(ctx, gr), switchboard.ECONFLICT)
+
+	done := make(chan error, 4)
+	for i := range 4 {
+		go func() {
+			_, err := s.RotateOAuthGrant(ctx, "r1", fmt.Sprintf("r2-%d", i), fmt.Sprintf("a2-%d", i))
+			done <- err
+		}()
+	}
+	won := 0
+	for range 4 {
+		if err := <-done; err == nil {
+			won++
+		} else {
+			wantCode(t, err, switchboard.ENOTFOUND)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d rotations of one refresh token won, want 1", won)
+	}
+	_, err := s.RotateOAuthGrant(ctx, "r1", "r3", "a3")
+	wantCode(t, err, switchboard.ENOTFOUND)
+
+	other := &switchboard.OAuthGrant{RefreshHash: "r9", AccessHash: "a9", ClientID: "c1",
+		Target: switchboard.OAuthTarget{AccountID: acct.ID, AgentID: g.ID}, Label: "mcp-claude-2", CreatedAt: now}
+	must(t, s.CreateOAuthGrant(ctx, other))
+	del, err := s.DeleteOAuthGrant(ctx, "a9")
+	must(t, err)
+	if del.RefreshHash != "r9" || del.Label != "mcp-claude-2" || del.Target.AgentID != g.ID {
+		t.Fatalf("deleted %+v", del)
+	}
+	_, err = s.DeleteOAuthGrant(ctx, "r9")
+	wantCode(t, err, switchboard.ENOTFOUND)
+
+	must(t, s.DeleteAgent(ctx, g.ID))
+	for i := range 4 {
+		_, err = s.DeleteOAuthGrant(ctx, fmt.Sprintf("r2-%d", i))
+		wantCode(t, err, switchboard.ENOTFOUND)
+	}
+}

@@ -1,0 +1,69 @@
+package mcpauth
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// Defaults and bounds.
+const (
+	// CodeTTL is how long an authorization code may be redeemed.
+	CodeTTL = 5 * time.Minute
+	// RegistrationsPerHour is the most clients one address may register
+	// an hour.
+	RegistrationsPerHour = 10
+	// MaxClients is the most registered clients; at it, clients older
+	// than PruneAfter without a grant are deleted first.
+	MaxClients = 100
+	// PruneAfter is the age after which a client without a grant may be
+	// deleted to make room.
+	PruneAfter = time.Hour
+	// MaxGrants is the most OAuth MCP tokens (labels "mcp-…") an agent,
+	// or an account's account endpoint, may hold.
+	MaxGrants = 20
+	// Scope is the one scope granted.
+	Scope = "inbox"
+	// LabelPrefix starts the label of every MCP token OAuth issues.
+	LabelPrefix = "mcp-"
+)
+
+// Config holds the settings of the Service. Zero values mean defaults.
+type Config struct {
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+	// RegistrationsPerHour bounds the clients one address registers an
+	// hour (default RegistrationsPerHour).
+	RegistrationsPerHour int
+}
+
+// Deps are what the Service needs.
+type Deps struct {
+	Store  switchboard.OAuthStore
+	Tokens switchboard.TokenStore
+	Logger *slog.Logger
+}
+
+// Service registers clients, issues authorization codes on consent, and
+// exchanges codes and refresh tokens for MCP tokens.
+type Service struct {
+	Deps
+	cfg Config
+}
+
+// New returns a Service.
+func New(d Deps, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.RegistrationsPerHour <= 0 {
+		cfg.RegistrationsPerHour = RegistrationsPerHour
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{Deps: d, cfg: cfg}
+}
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC() }

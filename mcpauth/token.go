@@ -1,0 +1,190 @@
+package mcpauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/pairing"
+)
+
+// Endpoint is the MCP endpoint a token endpoint serves: an agent's
+// (AgentID set) or the account endpoint (AgentID empty), at Resource.
+type Endpoint struct {
+	AgentID  string
+	Resource string
+}
+
+// TokenPair is what a token request returns: an MCP token and the
+// refresh token of its grant.
+type TokenPair struct {
+	AccessToken  string
+	RefreshToken string
+	// Label is the MCP token's label.
+	Label string
+}
+
+func invalidGrant(format string, args ...any) *pairing.Error {
+	return &pairing.Error{Code: pairing.ErrInvalidGrant, Description: fmt.Sprintf(format, args...)}
+}
+
+// Exchange redeems an authorization code (grant_type authorization_code)
+// at the endpoint's token endpoint. The code is deleted when read, so a
+// wrong code_verifier, client_id or redirect_uri burns it.
+func (s *Service) Exchange(ctx context.Context, form url.Values, ep Endpoint) (*TokenPair, error) {
+	code, verifier := form.Get("code"), form.Get("code_verifier")
+	if code == "" || form.Get("client_id") == "" || len(verifier) < 43 || len(verifier) > 128 {
+		return nil, &pairing.Error{Code: pairing.ErrInvalidRequest, Description: "code, client_id and code_verifier (43 to 128 characters) are required"}
+	}
+	c, err := s.Store.TakeOAuthCode(ctx, switchboard.HashToken(code))
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		return nil, invalidGrant("unknown, used or expired authorization code")
+	} else if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	switch {
+	case !s.now().Before(c.ExpiresAt):
+		return nil, invalidGrant("the authorization code has expired")
+	case c.ClientID != form.Get("client_id"):
+		return nil, invalidGrant("the code was issued to another client")
+	case form.Get("redirect_uri") != "" && form.Get("redirect_uri") != c.RedirectURI:
+		return nil, invalidGrant("redirect_uri differs from the authorization request's")
+	case c.Resource != ep.Resource || c.Target.AgentID != ep.AgentID:
+		return nil, invalidGrant("the code was issued for another MCP endpoint")
+	case form.Get("resource") != "" && strings.TrimRight(form.Get("resource"), "/") != c.Resource:
+		return nil, &pairing.Error{Code: "invalid_target", Description: "resource must be " + c.Resource}
+	case subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(c.Challenge)) != 1:
+		return nil, invalidGrant("code_verifier does not match the code challenge")
+	}
+	return s.issue(ctx, c)
+}
+
+// issue creates the MCP token and the grant of a redeemed code, under the
+// first free label of the code's base (base, base-2, …).
+func (s *Service) issue(ctx context.Context, c *switchboard.OAuthCode) (*TokenPair, error) {
+	taken, err := s.oauthLabels(ctx, c.Target)
+	if err != nil {
+		return nil, err
+	}
+	label := c.Label
+	for i := 2; taken[label]; i++ {
+		label = fmt.Sprintf("%s-%d", c.Label, i)
+	}
+	access, accessHash := switchboard.NewToken(switchboard.TokenMCP)
+	tok := &switchboard.Token{Hash: accessHash, Kind: switchboard.TokenMCP, AccountID: c.Target.AccountID,
+		AgentID: c.Target.AgentID, Label: label, Agents: c.Target.Agents}
+	if err := s.Tokens.CreateToken(ctx, tok, false); err != nil {
+		return nil, err
+	}
+	refresh := newRefreshToken()
+	g := &switchboard.OAuthGrant{RefreshHash: switchboard.HashToken(refresh), AccessHash: accessHash, ClientID: c.ClientID,
+		Target: c.Target, Label: label, CreatedAt: s.now()}
+	if err := s.Store.CreateOAuthGrant(ctx, g); err != nil {
+		return nil, err
+	}
+	s.Logger.Info("mcp oauth token issued", "client_id", c.ClientID, "label", label, "agent_id", c.Target.AgentID)
+	return &TokenPair{AccessToken: access, RefreshToken: refresh, Label: label}, nil
+}
+
+// Refresh rotates a grant (grant_type refresh_token): a new MCP token and
+// refresh token replace the old ones, which stop working. A grant whose
+// MCP token was revoked, or refreshed with another client_id, ends.
+func (s *Service) Refresh(ctx context.Context, form url.Values, ep Endpoint) (*TokenPair, error) {
+	old := form.Get("refresh_token")
+	if old == "" {
+		return nil, &pairing.Error{Code: pairing.ErrInvalidRequest, Description: "refresh_token is required"}
+	}
+	access, accessHash := switchboard.NewToken(switchboard.TokenMCP)
+	refresh := newRefreshToken()
+	g, err := s.Store.RotateOAuthGrant(ctx, switchboard.HashToken(old), switchboard.HashToken(refresh), accessHash)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		return nil, invalidGrant("unknown, used or revoked refresh token")
+	} else if err != nil {
+		return nil, err
+	}
+	if (form.Get("client_id") != "" && form.Get("client_id") != g.ClientID) || g.Target.AgentID != ep.AgentID {
+		s.end(ctx, switchboard.HashToken(refresh))
+		return nil, invalidGrant("the refresh token was issued to another client or endpoint; the grant has ended")
+	}
+	prev, err := s.Tokens.FindTokenByHash(ctx, g.AccessHash)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		s.end(ctx, switchboard.HashToken(refresh))
+		return nil, invalidGrant("the MCP token of this grant was revoked")
+	} else if err != nil {
+		return nil, err
+	}
+	tok := &switchboard.Token{Hash: accessHash, Kind: switchboard.TokenMCP, AccountID: prev.AccountID,
+		AgentID: prev.AgentID, Label: prev.Label, Agents: prev.Agents}
+	if err := s.Tokens.CreateToken(ctx, tok, true); err != nil { // revokes prev
+		return nil, err
+	}
+	if prev.CreatedAgent != "" {
+		if err := s.Tokens.RecordCreatedAgent(ctx, accessHash, prev.CreatedAgent); err != nil {
+			return nil, err
+		}
+	}
+	return &TokenPair{AccessToken: access, RefreshToken: refresh, Label: prev.Label}, nil
+}
+
+// Revoke ends the grant of a refresh token or of its MCP token (RFC 7009):
+// both tokens stop working. Any other token is left alone; either way the
+// caller answers 200.
+func (s *Service) Revoke(ctx context.Context, token string) error {
+	if token == "" {
+		return nil
+	}
+	return s.end(ctx, switchboard.HashToken(token))
+}
+
+// end deletes the grant whose refresh or access hash is hash and revokes
+// its MCP token.
+func (s *Service) end(ctx context.Context, hash string) error {
+	g, err := s.Store.DeleteOAuthGrant(ctx, hash)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	kind := switchboard.TokenMCP
+	_, err = s.Tokens.RevokeTokens(ctx, switchboard.TokenFilter{Kind: &kind, AccountID: &g.Target.AccountID,
+		AgentID: &g.Target.AgentID, Label: &g.Label})
+	if err == nil {
+		s.Logger.Info("mcp oauth grant ended", "client_id", g.ClientID, "label", g.Label)
+	}
+	return err
+}
+
+// oauthLabels returns the labels of the target's active MCP tokens that
+// OAuth issued (LabelPrefix).
+func (s *Service) oauthLabels(ctx context.Context, tg switchboard.OAuthTarget) (map[string]bool, error) {
+	kind := switchboard.TokenMCP
+	toks, err := s.Tokens.FindTokens(ctx, switchboard.TokenFilter{Kind: &kind, AccountID: &tg.AccountID, AgentID: &tg.AgentID, Active: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool)
+	for _, t := range toks {
+		if strings.HasPrefix(t.Label, LabelPrefix) {
+			out[t.Label] = true
+		}
+	}
+	return out, nil
+}
+
+// labelBase is the label of a client's MCP token before de-duplication:
+// mcp- and the slug of its name.
+func labelBase(clientName string) string {
+	return LabelPrefix + strings.ToLower(pairing.LabelBase(clientName, "client"))
+}
+
+// newRefreshToken returns a new refresh token (256 random bits).
+func newRefreshToken() string {
+	secret, _ := switchboard.NewToken(switchboard.TokenMCP)
+	return "sbr_" + strings.TrimPrefix(secret, "sbm_")
+}

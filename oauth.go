@@ -1,0 +1,110 @@
+package switchboard
+
+import (
+	"context"
+	"time"
+)
+
+// OAuthClient is an MCP client registered by dynamic client registration
+// (RFC 7591): a public client (no secret) that the authorization code grant
+// with PKCE gets an MCP token for (docs/mcp.md, "OAuth").
+type OAuthClient struct {
+	// ID is the client_id the server chose.
+	ID string
+	// Name is the client_name it claimed, cleaned; unverified.
+	Name string
+	// RedirectURIs are where codes may be sent: https, or http on a
+	// loopback host (whose port is not compared, RFC 8252).
+	RedirectURIs []string
+	// ApplicationType is "native" or "web".
+	ApplicationType string
+	// Requester is the address the registration came from.
+	Requester string
+	CreatedAt time.Time
+}
+
+// OAuthClientLimits bound registrations.
+type OAuthClientLimits struct {
+	// PerRequester is the most registrations one address may make in
+	// Window (zero: no bound).
+	PerRequester int
+	Window       time.Duration
+	// MaxClients is the most clients stored; when it is reached, clients
+	// registered before PruneBefore that hold no grant are deleted first.
+	MaxClients  int
+	PruneBefore time.Time
+}
+
+// OAuthTarget is what an OAuth grant opens: one agent's MCP endpoint
+// (AgentID set), or the account endpoint for some agents of the account
+// (AgentID empty, Agents set).
+type OAuthTarget struct {
+	AccountID string
+	AgentID   string
+	Agents    []string
+}
+
+// OAuthCode is an authorization code the owner's consent issued. Only its
+// hash is stored; it is used once.
+type OAuthCode struct {
+	Hash        string
+	ClientID    string
+	RedirectURI string
+	// Challenge is the PKCE S256 code challenge.
+	Challenge string
+	// Resource is the MCP URL the token is for.
+	Resource string
+	Target   OAuthTarget
+	// Label is the label of the MCP token the code is redeemed for.
+	Label     string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// OAuthGrant is a live authorization: the refresh token (its hash) and
+// the MCP token it issued last (its hash). A refresh replaces both.
+type OAuthGrant struct {
+	RefreshHash string
+	AccessHash  string
+	ClientID    string
+	Target      OAuthTarget
+	// Label is the label of the grant's MCP token.
+	Label     string
+	CreatedAt time.Time
+}
+
+// OAuthStore keeps registered clients, authorization codes and grants.
+type OAuthStore interface {
+	// CreateOAuthClient stores a client. ERATELIMITED when its Requester
+	// registered lim.PerRequester clients in lim.Window before CreatedAt;
+	// EQUOTA when lim.MaxClients are stored even after pruning.
+	CreateOAuthClient(ctx context.Context, c *OAuthClient, lim OAuthClientLimits) error
+
+	// FindOAuthClient returns the client with the id, or ENOTFOUND.
+	FindOAuthClient(ctx context.Context, id string) (*OAuthClient, error)
+
+	// CreateOAuthCode stores an authorization code.
+	CreateOAuthCode(ctx context.Context, c *OAuthCode) error
+
+	// TakeOAuthCode deletes the code with the hash and returns it as it
+	// was, or ENOTFOUND: a code is read once, whatever happens next.
+	TakeOAuthCode(ctx context.Context, hash string) (*OAuthCode, error)
+
+	// CreateOAuthGrant stores a grant; ECONFLICT when its refresh hash is
+	// stored already.
+	CreateOAuthGrant(ctx context.Context, g *OAuthGrant) error
+
+	// RotateOAuthGrant replaces the grant whose refresh hash is oldRefresh
+	// with the new refresh and access hashes, a compare-and-swap, and
+	// returns it as it was: ENOTFOUND when no grant has that refresh hash
+	// (unknown, or rotated already).
+	RotateOAuthGrant(ctx context.Context, oldRefresh, newRefresh, newAccess string) (*OAuthGrant, error)
+
+	// DeleteOAuthGrant deletes the grant whose refresh or access hash is
+	// hash and returns it, or ENOTFOUND.
+	DeleteOAuthGrant(ctx context.Context, hash string) (*OAuthGrant, error)
+
+	// DeleteOAuthCodes deletes the codes that expired before the given
+	// time and returns how many.
+	DeleteOAuthCodes(ctx context.Context, expiredBefore time.Time) (int, error)
+}

@@ -1,0 +1,246 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+var _ switchboard.OAuthStore = (*DB)(nil)
+
+const (
+	oauthClientColumns = `id, name, redirect_uris, application_type, requester, created_at`
+	oauthCodeColumns   = `hash, client_id, redirect_uri, challenge, resource, account_id, agent_id, agents, label, created_at, expires_at`
+	oauthGrantColumns  = `refresh_hash, access_hash, client_id, account_id, agent_id, agents, label, created_at`
+)
+
+// CreateOAuthClient implements switchboard.OAuthStore. The count of
+// clients is read in the transaction that inserts; two instances
+// registering at once may pass the bound by one each.
+func (db *DB) CreateOAuthClient(ctx context.Context, c *switchboard.OAuthClient, lim switchboard.OAuthClientLimits) error {
+	uris, err := json.Marshal(c.RedirectURIs)
+	if err != nil {
+		return err
+	}
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if lim.PerRequester > 0 {
+			var n int
+			err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients WHERE requester = $1 AND created_at > $2`,
+				c.Requester, nanos(c.CreatedAt.Add(-lim.Window))).Scan(&n)
+			if err != nil {
+				return err
+			}
+			if n >= lim.PerRequester {
+				return switchboard.Errorf(switchboard.ERATELIMITED, "too many client registrations from your address")
+			}
+		}
+		if lim.MaxClients > 0 {
+			if err := db.pruneOAuthClients(ctx, tx, lim); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_clients (`+oauthClientColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+			c.ID, c.Name, string(uris), c.ApplicationType, c.Requester, nanos(c.CreatedAt))
+		if db.dialect.uniqueViolation(err) {
+			return switchboard.Errorf(switchboard.ECONFLICT, "the client id is taken")
+		}
+		return err
+	})
+}
+
+// pruneOAuthClients makes room for one more client: when lim.MaxClients
+// are stored, it deletes those registered before lim.PruneBefore that
+// hold no grant, and returns EQUOTA if that is not enough.
+func (db *DB) pruneOAuthClients(ctx context.Context, tx *sql.Tx, lim switchboard.OAuthClientLimits) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
+		return err
+	}
+	if n < lim.MaxClients {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `DELETE FROM oauth_clients WHERE created_at < $1
+		AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.id)`, nanos(lim.PruneBefore))
+	if err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
+		return err
+	}
+	if n >= lim.MaxClients {
+		return switchboard.Errorf(switchboard.EQUOTA, "no more clients can be registered now")
+	}
+	return nil
+}
+
+// FindOAuthClient implements switchboard.OAuthStore.
+func (db *DB) FindOAuthClient(ctx context.Context, id string) (*switchboard.OAuthClient, error) {
+	var c switchboard.OAuthClient
+	var uris string
+	var created int64
+	err := db.read.QueryRowContext(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients WHERE id = $1`, id).
+		Scan(&c.ID, &c.Name, &uris, &c.ApplicationType, &c.Requester, &created)
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "unknown client")
+	} else if err != nil {
+		return nil, db.formatError(err)
+	}
+	if err := json.Unmarshal([]byte(uris), &c.RedirectURIs); err != nil {
+		return nil, err
+	}
+	c.CreatedAt = fromNanos(created)
+	return &c, nil
+}
+
+// CreateOAuthCode implements switchboard.OAuthStore.
+func (db *DB) CreateOAuthCode(ctx context.Context, c *switchboard.OAuthCode) error {
+	agents, err := json.Marshal(nonNilStrings(c.Target.Agents))
+	if err != nil {
+		return err
+	}
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_codes (`+oauthCodeColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			c.Hash, c.ClientID, c.RedirectURI, c.Challenge, c.Resource, c.Target.AccountID, c.Target.AgentID,
+			string(agents), c.Label, nanos(c.CreatedAt), nanos(c.ExpiresAt))
+		if db.dialect.uniqueViolation(err) {
+			return switchboard.Errorf(switchboard.ECONFLICT, "the code is taken")
+		}
+		return err
+	})
+}
+
+// TakeOAuthCode implements switchboard.OAuthStore.
+func (db *DB) TakeOAuthCode(ctx context.Context, hash string) (*switchboard.OAuthCode, error) {
+	var out *switchboard.OAuthCode
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var c switchboard.OAuthCode
+		var agents string
+		var created, expires int64
+		err := tx.QueryRowContext(ctx, `SELECT `+oauthCodeColumns+` FROM oauth_codes WHERE hash = $1`+db.forUpdate(""), hash).
+			Scan(&c.Hash, &c.ClientID, &c.RedirectURI, &c.Challenge, &c.Resource, &c.Target.AccountID, &c.Target.AgentID,
+				&agents, &c.Label, &created, &expires)
+		if err == sql.ErrNoRows {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used authorization code")
+		} else if err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(agents), &c.Target.Agents); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM oauth_codes WHERE hash = $1`, hash)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used authorization code")
+		}
+		c.CreatedAt, c.ExpiresAt = fromNanos(created), fromNanos(expires)
+		out = &c
+		return nil
+	})
+	return out, err
+}
+
+// DeleteOAuthCodes implements switchboard.OAuthStore.
+func (db *DB) DeleteOAuthCodes(ctx context.Context, expiredBefore time.Time) (int, error) {
+	var n int64
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM oauth_codes WHERE expires_at < $1`, nanos(expiredBefore))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// CreateOAuthGrant implements switchboard.OAuthStore.
+func (db *DB) CreateOAuthGrant(ctx context.Context, g *switchboard.OAuthGrant) error {
+	agents, err := json.Marshal(nonNilStrings(g.Target.Agents))
+	if err != nil {
+		return err
+	}
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_grants (`+oauthGrantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			g.RefreshHash, g.AccessHash, g.ClientID, g.Target.AccountID, g.Target.AgentID, string(agents), g.Label, nanos(g.CreatedAt))
+		if db.dialect.uniqueViolation(err) {
+			return switchboard.Errorf(switchboard.ECONFLICT, "the grant exists")
+		}
+		return err
+	})
+}
+
+// RotateOAuthGrant implements switchboard.OAuthStore.
+func (db *DB) RotateOAuthGrant(ctx context.Context, oldRefresh, newRefresh, newAccess string) (*switchboard.OAuthGrant, error) {
+	var out *switchboard.OAuthGrant
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		g, err := db.findOAuthGrant(ctx, tx, `refresh_hash = $1`, oldRefresh)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE oauth_grants SET refresh_hash = $1, access_hash = $2 WHERE refresh_hash = $3`,
+			newRefresh, newAccess, oldRefresh)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used refresh token")
+		}
+		out = g
+		return nil
+	})
+	return out, err
+}
+
+// DeleteOAuthGrant implements switchboard.OAuthStore.
+func (db *DB) DeleteOAuthGrant(ctx context.Context, hash string) (*switchboard.OAuthGrant, error) {
+	var out *switchboard.OAuthGrant
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		g, err := db.findOAuthGrant(ctx, tx, `refresh_hash = $1 OR access_hash = $1`, hash)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_grants WHERE refresh_hash = $1`, g.RefreshHash); err != nil {
+			return err
+		}
+		out = g
+		return nil
+	})
+	return out, err
+}
+
+// findOAuthGrant reads, locking it, the grant that matches cond (with
+// arg as $1).
+func (db *DB) findOAuthGrant(ctx context.Context, tx *sql.Tx, cond, arg string) (*switchboard.OAuthGrant, error) {
+	var g switchboard.OAuthGrant
+	var agents string
+	var created int64
+	err := tx.QueryRowContext(ctx, `SELECT `+oauthGrantColumns+` FROM oauth_grants WHERE `+cond+db.forUpdate(""), arg).
+		Scan(&g.RefreshHash, &g.AccessHash, &g.ClientID, &g.Target.AccountID, &g.Target.AgentID, &agents, &g.Label, &created)
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used refresh token")
+	} else if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(agents), &g.Target.Agents); err != nil {
+		return nil, err
+	}
+	g.CreatedAt = fromNanos(created)
+	return &g, nil
+}
+
+// nonNilStrings returns s, or an empty slice for nil (stored as []).
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
