@@ -21,7 +21,7 @@ const communityColumns = `c.name, c.closed, c.created_at, c.updated_at,
 // SaveCommunity implements switchboard.CommunityStore.
 func (db *DB) SaveCommunity(ctx context.Context, c *switchboard.Community) (bool, error) {
 	var created bool
-	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		now := nanos(db.Now())
 		res, err := tx.ExecContext(ctx, `INSERT INTO communities (name, closed, created_at, updated_at) VALUES ($1, $2, $3, $3)
 			ON CONFLICT (name) DO NOTHING`, c.Name, boolInt(c.Closed), now)
@@ -59,6 +59,11 @@ func (db *DB) FindCommunity(ctx context.Context, name string) (*switchboard.Comm
 
 // LookupCommunity implements switchboard.CommunityStore.
 func (db *DB) LookupCommunity(ctx context.Context, name string) (*switchboard.Community, error) {
+	return db.cachedCommunity(ctx, name)
+}
+
+// findCommunity reads the community with the name.
+func (db *DB) findCommunity(ctx context.Context, name string) (*switchboard.Community, error) {
 	var c switchboard.Community
 	var closed int
 	var created, updated int64
@@ -114,7 +119,7 @@ func scanCommunity(s scanner) (*switchboard.Community, error) {
 // JoinCommunity implements switchboard.CommunityStore.
 func (db *DB) JoinCommunity(ctx context.Context, agentID, community string, closedOK bool) (bool, error) {
 	var joined bool
-	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var exists int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM agents WHERE id = $1`+db.forShare(""), agentID).Scan(&exists)
 		if err == sql.ErrNoRows {
@@ -281,6 +286,9 @@ func rankedSQL(w *where, q switchboard.DiscoveryQuery) (with, ranked string) {
 // carried through the sort): on SQLite through the identity cache, as a
 // request reads an agent by its address.
 func (db *DB) Discover(ctx context.Context, q switchboard.DiscoveryQuery) (*switchboard.Candidate, error) {
+	if q.AgentID != "" {
+		return db.checkCandidate(ctx, q)
+	}
 	w := &where{}
 	with, ranked := rankedSQL(w, q)
 	after := w.arg(q.After)
@@ -309,6 +317,54 @@ func (db *DB) Discover(ctx context.Context, q switchboard.DiscoveryQuery) (*swit
 		err = db.openAgent(g)
 	}
 	if err == sql.ErrNoRows {
+		return nil, nil
+	} else if err != nil {
+		return nil, db.formatError(err)
+	}
+	cand.Agent, cand.Reach = g, switchboard.Reach(reachN)
+	return &cand, nil
+}
+
+// checkCandidate is Discover of the one agent q.AgentID (a choice being
+// checked): its gates and reach, and its membership with the skill, read
+// by key, without the count of its unfinished tasks (which the caller
+// keeps) or a sort. OpenTasks is left 0.
+func (db *DB) checkCandidate(ctx context.Context, q switchboard.DiscoveryQuery) (*switchboard.Candidate, error) {
+	w := &where{}
+	reach := reachArgs(w, q.Liveness)
+	agent := w.arg(q.AgentID)
+	conds := []string{`m.agent_id = ` + agent, memberCommunities(w, q)}
+	if q.SenderID != "" {
+		conds = append(conds, `m.agent_id <> `+w.arg(q.SenderID))
+	}
+	if q.Skill != "" {
+		conds = append(conds, skillSQL(w, "m.agent_id", q.Skill))
+	}
+	cols := agentColumns
+	if db.identities != nil {
+		cols = `g.handle`
+	}
+	query := `SELECT ` + cols + `, ` + reach + `, 0
+		FROM agents g JOIN accounts a ON a.id = g.account_id` + reachJoins + `
+		WHERE g.id = ` + agent + ` AND g.approved = 1 AND g.accepts_tasks = 1 AND a.disabled = 0
+			AND EXISTS (SELECT 1 FROM community_members m WHERE ` + strings.Join(conds, " AND ") + `)`
+	row := db.read.QueryRowContext(ctx, query, w.args...)
+	var cand switchboard.Candidate
+	var reachN int
+	var g *switchboard.Agent
+	var err error
+	if db.identities != nil {
+		var handle string
+		if err = row.Scan(&handle, &reachN, &cand.OpenTasks); err == nil && reachN < int(switchboard.ReachNone) {
+			g, err = db.cachedAgent(ctx, handle)
+			if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+				return nil, nil // deleted since
+			}
+		}
+	} else if g, err = scanAgentWith(row, &reachN, &cand.OpenTasks); err == nil {
+		err = db.openAgent(g)
+	}
+	if err == sql.ErrNoRows || (err == nil && reachN >= int(switchboard.ReachNone)) {
 		return nil, nil
 	} else if err != nil {
 		return nil, db.formatError(err)

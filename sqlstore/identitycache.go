@@ -11,13 +11,13 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-// identityCache keeps, for SQLite, the agents (by handle) and the active
-// tokens (by hash) that every A2A request looks up, so that a request need
-// not read them again: at a few thousand requests a second those two reads
-// cost a tenth of the server's time.
+// identityCache keeps, for SQLite, the agents (by handle), the active
+// tokens (by hash) and the communities (by name) that every A2A request
+// looks up, so that a request need not read them again: at a few thousand
+// requests a second those reads cost a tenth of the server's time.
 //
 // Every change to a SQLite database goes through this process's writer, and
-// every change to accounts, agents or tokens goes through writeIdentities,
+// every change to accounts, agents, tokens or communities goes through writeIdentities,
 // which moves the generation on once the change has committed. An entry is
 // used only while the generation it was read in is still the current one,
 // and it is stored only if no change began while it was being read; so a
@@ -28,10 +28,11 @@ import (
 // guessed tokens cannot fill the cache, and each map holds at most
 // identityCacheSize entries (a full one forgets an entry at random).
 type identityCache struct {
-	gen    atomic.Uint64
-	mu     sync.Mutex
-	agents map[string]cachedIdentity[switchboard.Agent]
-	tokens map[string]cachedIdentity[switchboard.Token]
+	gen         atomic.Uint64
+	mu          sync.Mutex
+	agents      map[string]cachedIdentity[switchboard.Agent]
+	tokens      map[string]cachedIdentity[switchboard.Token]
+	communities map[string]cachedIdentity[switchboard.Community] // by name: a community's address reads it per request
 }
 
 // identityCacheSize bounds each of the cache's maps: a few MB of agents
@@ -50,8 +51,9 @@ type cachedIdentity[T any] struct {
 
 func newIdentityCache() *identityCache {
 	return &identityCache{
-		agents: make(map[string]cachedIdentity[switchboard.Agent]),
-		tokens: make(map[string]cachedIdentity[switchboard.Token]),
+		agents:      make(map[string]cachedIdentity[switchboard.Agent]),
+		tokens:      make(map[string]cachedIdentity[switchboard.Token]),
+		communities: make(map[string]cachedIdentity[switchboard.Community]),
 	}
 }
 
@@ -64,6 +66,7 @@ func (c *identityCache) changed() {
 	c.mu.Lock()
 	clear(c.agents)
 	clear(c.tokens)
+	clear(c.communities)
 	c.mu.Unlock()
 }
 
@@ -132,8 +135,26 @@ func (db *DB) cachedToken(ctx context.Context, hash string) (*switchboard.Token,
 	return t, err
 }
 
+// cachedCommunity returns the community with the name, read through the
+// cache where there is one. The caller gets its own copy.
+func (db *DB) cachedCommunity(ctx context.Context, name string) (*switchboard.Community, error) {
+	c := db.identities
+	if c == nil {
+		return db.findCommunity(ctx, name)
+	}
+	if v, ok := lookup(c, c.communities, name); ok {
+		return &v, nil
+	}
+	gen, read := c.generation(), time.Now()
+	v, err := db.findCommunity(ctx, name)
+	if err == nil {
+		keep(c, c.communities, name, *v, gen, read)
+	}
+	return v, err
+}
+
 // writeIdentities runs fn as a write transaction that may change accounts,
-// agents or tokens, and ends the cache's generation once it has committed
+// agents, tokens or communities, and ends the cache's generation once it has committed
 // (or failed: either way, what was read before is not used again).
 func (db *DB) writeIdentities(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
 	err := db.inTx(ctx, fn)

@@ -99,3 +99,33 @@ func TestIdentityCacheRules(t *testing.T) {
 		t.Fatalf("%d agents kept, the bound is %d", len(c.agents), identityCacheSize)
 	}
 }
+
+// TestIdentityCacheCommunities: a community read through the cache is
+// read again once a change to it commits (closing it), and a change
+// behind the store's back is not seen while the entry is good.
+func TestIdentityCacheCommunities(t *testing.T) {
+	ctx := context.Background()
+	db, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "communities.db"))
+	must(t, err)
+	defer db.Close()
+	c := &switchboard.Community{Name: "crew"}
+	_, err = db.SaveCommunity(ctx, c)
+	must(t, err)
+	if got, err := db.LookupCommunity(ctx, "crew"); err != nil || got.Closed {
+		t.Fatalf("lookup: %+v, %v", got, err)
+	}
+	_, err = db.write.ExecContext(ctx, `UPDATE communities SET closed = 1 WHERE name = 'crew'`)
+	must(t, err)
+	if got, err := db.LookupCommunity(ctx, "crew"); err != nil || got.Closed {
+		t.Fatalf("cached community: %+v, %v (want it as it was read)", got, err)
+	}
+	c.Closed = false
+	_, err = db.write.ExecContext(ctx, `UPDATE communities SET closed = 0 WHERE name = 'crew'`)
+	must(t, err)
+	c.Closed = true
+	_, err = db.SaveCommunity(ctx, c)
+	must(t, err)
+	if got, err := db.LookupCommunity(ctx, "crew"); err != nil || !got.Closed {
+		t.Fatalf("after SaveCommunity closed it: %+v, %v", got, err)
+	}
+}
