@@ -226,33 +226,9 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request) bool {
 			return false
 		}
 	}
-	s.touch(r.Context(), tok.Hash)
+	s.usage.Touch(r.Context(), tok.Hash)
 	return true
 }
-
-// touch records the token's use, at most once a minute per token.
-func (s *Server) touch(ctx context.Context, hash string) {
-	now := s.cfg.Now()
-	s.touchMu.Lock()
-	last, seen := s.touched[hash]
-	due := !seen || now.Sub(last) >= touchEvery
-	if due {
-		if len(s.touched) >= maxTouched {
-			clear(s.touched) // forgetting only means one more write per token
-		}
-		s.touched[hash] = now
-	}
-	s.touchMu.Unlock()
-	if !due {
-		return
-	}
-	if err := s.Tokens.TouchToken(ctx, hash, now); err != nil {
-		s.Logger.Warn("mcp: record a token's use", "err", err)
-	}
-}
-
-// maxTouched bounds the tokens whose last write touch remembers.
-const maxTouched = 10000
 
 // checkVersion answers -32022 (HTTP 400) to an MCP-Protocol-Version header
 // that names a version not served, with the versions served; it reports

@@ -1,9 +1,9 @@
 package mcpserver
 
 import (
+	"github.com/switchboard-dev/switchboard/peers"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -22,10 +22,6 @@ var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-
 
 // DefaultMaxBody is the largest request body read, in bytes.
 const DefaultMaxBody = 1 << 20
-
-// touchEvery is how often a token's last use is written: at most once a
-// minute per token and instance.
-const touchEvery = time.Minute
 
 // Deps are the services the tools call, the same the owner API calls.
 type Deps struct {
@@ -80,8 +76,7 @@ type Server struct {
 	acct        *mcp.Server
 	acctHandler http.Handler
 
-	touchMu sync.Mutex
-	touched map[string]time.Time // guarded by touchMu: token hash → last write of its use
+	usage *peers.Usage // records MCP tokens' last use
 }
 
 // New returns a Server.
@@ -98,7 +93,7 @@ func New(deps Deps, cfg Config) *Server {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{Deps: deps, cfg: cfg, touched: make(map[string]time.Time)}
+	s := &Server{Deps: deps, cfg: cfg, usage: peers.NewUsage(deps.Tokens, deps.Logger, cfg.Now)}
 	s.sdk = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: cfg.Version},
 		&mcp.ServerOptions{Instructions: instructions, SupportedProtocolVersions: ProtocolVersions, Logger: deps.Logger})
 	s.acct = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard (account)", Version: cfg.Version},
