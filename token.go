@@ -70,6 +70,10 @@ type Token struct {
 	// CreatedAgent is the agent an account MCP token created, if any: it
 	// acts for it too, and creates no other.
 	CreatedAgent string
+	// ExpiresAt, when set, is when the token stops opening anything
+	// (FindTokenByHash no longer finds it): an MCP token issued through
+	// OAuth, which its client refreshes. Other tokens do not expire.
+	ExpiresAt *time.Time
 }
 
 // MayActFor reports whether an account MCP token acts for the agent.
@@ -110,7 +114,7 @@ type TokenStore interface {
 	CreateToken(ctx context.Context, t *Token, replace bool) error
 
 	// FindTokenByHash returns the active token with the given hash, or
-	// ENOTFOUND if there is none or it was revoked.
+	// ENOTFOUND if there is none, or it was revoked, or it has expired.
 	FindTokenByHash(ctx context.Context, hash string) (*Token, error)
 
 	// FindTokens returns the tokens that match f, oldest first.

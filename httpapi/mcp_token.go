@@ -192,7 +192,7 @@ func (s *Server) accountMCPTokens(r *http.Request, acct *switchboard.Account) ([
 // secret: of the agent g, or (g nil) an account token, whose agents are
 // looked up in agents.
 func (s *Server) viewMCPToken(r *http.Request, t *switchboard.Token, g *switchboard.Agent, agents map[string]*switchboard.Agent) ownerapi.MCPToken {
-	v := ownerapi.MCPToken{ID: switchboard.TokenID(t.Hash), Label: t.Label, CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt}
+	v := ownerapi.MCPToken{ID: switchboard.TokenID(t.Hash), Label: t.Label, CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, ExpiresAt: t.ExpiresAt}
 	if g != nil {
 		v.Agent, v.MCPURL = g.Handle, s.MCPURL(r, g)
 		return v

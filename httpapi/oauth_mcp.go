@@ -87,10 +87,12 @@ func (s *Server) handleOAuthRegister(w http.ResponseWriter, r *http.Request) {
 }
 
 // mcpTokenAnswer is the answer of an authorization code or refresh token
-// grant. The MCP token does not expire by itself: there is no expires_in.
+// grant: the MCP token expires after expires_in seconds, and the client
+// refreshes it with the refresh token.
 type mcpTokenAnswer struct {
 	AccessToken  string `json:"access_token"`
 	TokenType    string `json:"token_type"`
+	ExpiresIn    int    `json:"expires_in"`
 	RefreshToken string `json:"refresh_token"`
 	Scope        string `json:"scope"`
 }
@@ -124,7 +126,8 @@ func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url
 		return
 	}
 	w.Header().Set("Pragma", "no-cache")
-	writeJSON(w, http.StatusOK, mcpTokenAnswer{AccessToken: pair.AccessToken, TokenType: "Bearer", RefreshToken: pair.RefreshToken, Scope: mcpauth.Scope})
+	writeJSON(w, http.StatusOK, mcpTokenAnswer{AccessToken: pair.AccessToken, TokenType: "Bearer", ExpiresIn: int(pair.ExpiresIn.Seconds()),
+		RefreshToken: pair.RefreshToken, Scope: mcpauth.Scope})
 }
 
 // handleOAuthRevoke serves POST {address}/oauth/revoke and POST

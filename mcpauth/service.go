@@ -27,6 +27,9 @@ const (
 	Scope = "inbox"
 	// LabelPrefix starts the label of every MCP token OAuth issues.
 	LabelPrefix = "mcp-"
+	// AccessTTL is how long an MCP token OAuth issues opens the endpoint;
+	// its client refreshes it with the grant's refresh token.
+	AccessTTL = time.Hour
 )
 
 // Config holds the settings of the Service. Zero values mean defaults.

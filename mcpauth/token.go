@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/pairing"
@@ -27,6 +28,8 @@ type TokenPair struct {
 	RefreshToken string
 	// Label is the MCP token's label.
 	Label string
+	// ExpiresIn is how long the access token opens the endpoint.
+	ExpiresIn time.Duration
 }
 
 func invalidGrant(format string, args ...any) *pairing.Error {
@@ -77,8 +80,9 @@ func (s *Service) issue(ctx context.Context, c *switchboard.OAuthCode) (*TokenPa
 		label = fmt.Sprintf("%s-%d", c.Label, i)
 	}
 	access, accessHash := switchboard.NewToken(switchboard.TokenMCP)
+	expires := s.now().Add(AccessTTL)
 	tok := &switchboard.Token{Hash: accessHash, Kind: switchboard.TokenMCP, AccountID: c.Target.AccountID,
-		AgentID: c.Target.AgentID, Label: label, Agents: c.Target.Agents}
+		AgentID: c.Target.AgentID, Label: label, Agents: c.Target.Agents, ExpiresAt: &expires}
 	if err := s.Tokens.CreateToken(ctx, tok, false); err != nil {
 		return nil, err
 	}
@@ -89,7 +93,7 @@ func (s *Service) issue(ctx context.Context, c *switchboard.OAuthCode) (*TokenPa
 		return nil, err
 	}
 	s.Logger.Info("mcp oauth token issued", "client_id", c.ClientID, "label", label, "agent_id", c.Target.AgentID)
-	return &TokenPair{AccessToken: access, RefreshToken: refresh, Label: label}, nil
+	return &TokenPair{AccessToken: access, RefreshToken: refresh, Label: label, ExpiresIn: AccessTTL}, nil
 }
 
 // Refresh rotates a grant (grant_type refresh_token): a new MCP token and
@@ -119,8 +123,9 @@ func (s *Service) Refresh(ctx context.Context, form url.Values, ep Endpoint) (*T
 	} else if err != nil {
 		return nil, err
 	}
+	expires := s.now().Add(AccessTTL)
 	tok := &switchboard.Token{Hash: accessHash, Kind: switchboard.TokenMCP, AccountID: prev.AccountID,
-		AgentID: prev.AgentID, Label: prev.Label, Agents: prev.Agents}
+		AgentID: prev.AgentID, Label: prev.Label, Agents: prev.Agents, ExpiresAt: &expires}
 	if err := s.Tokens.CreateToken(ctx, tok, true); err != nil { // revokes prev
 		return nil, err
 	}
@@ -129,7 +134,7 @@ func (s *Service) Refresh(ctx context.Context, form url.Values, ep Endpoint) (*T
 			return nil, err
 		}
 	}
-	return &TokenPair{AccessToken: access, RefreshToken: refresh, Label: prev.Label}, nil
+	return &TokenPair{AccessToken: access, RefreshToken: refresh, Label: prev.Label, ExpiresIn: AccessTTL}, nil
 }
 
 // Revoke ends the grant of a refresh token or of its MCP token (RFC 7009):

@@ -32,6 +32,9 @@ type MCPToken struct {
 	MCPURL     string     `json:"mcp_url"`
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at"`
+	// ExpiresAt is set on a token issued through OAuth, which its client
+	// refreshes.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
 // MCPTokenRevoked is the answer of DELETE /mcp-tokens/{id}.

@@ -9,7 +9,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-const tokenColumns = `hash, kind, account_id, agent_id, community, label, peer_id, created_at, revoked_at, last_used_at, agents, created_agent`
+const tokenColumns = `hash, kind, account_id, agent_id, community, label, peer_id, created_at, revoked_at, last_used_at, agents, created_agent, expires_at`
 
 // CreateToken implements switchboard.TokenStore.
 func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace bool) error {
@@ -51,8 +51,12 @@ func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace boo
 			_, err = tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = NULL, created_at = $1, peer_id = $2 WHERE hash = $3`,
 				nanos(now), peerID, t.Hash)
 		} else {
-			_, err = tx.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, NULL, $9, '')`,
-				t.Hash, string(t.Kind), t.AccountID, t.AgentID, t.Community, t.Label, peerID, nanos(now), strings.Join(t.Agents, ","))
+			var expires any
+			if t.ExpiresAt != nil {
+				expires = nanos(*t.ExpiresAt)
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, NULL, $9, '', $10)`,
+				t.Hash, string(t.Kind), t.AccountID, t.AgentID, t.Community, t.Label, peerID, nanos(now), strings.Join(t.Agents, ","), expires)
 		}
 		if db.dialect.uniqueViolation(err) {
 			if t.Label != "" {
@@ -69,7 +73,11 @@ func (db *DB) CreateToken(ctx context.Context, t *switchboard.Token, replace boo
 
 // FindTokenByHash implements switchboard.TokenStore.
 func (db *DB) FindTokenByHash(ctx context.Context, hash string) (*switchboard.Token, error) {
-	return db.cachedToken(ctx, hash)
+	t, err := db.cachedToken(ctx, hash)
+	if err == nil && t.ExpiresAt != nil && !db.Now().Before(*t.ExpiresAt) {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "token not found")
+	}
+	return t, err
 }
 
 // findToken reads the active token with the hash.
@@ -171,12 +179,13 @@ func scanToken(s scanner) (*switchboard.Token, error) {
 	var t switchboard.Token
 	var kind string
 	var created int64
-	var revoked, used sql.NullInt64
+	var revoked, used, expires sql.NullInt64
 	var agents string
 	if err := s.Scan(&t.Hash, &kind, &t.AccountID, &t.AgentID, &t.Community, &t.Label, &t.PeerID, &created, &revoked, &used,
-		&agents, &t.CreatedAgent); err != nil {
+		&agents, &t.CreatedAgent, &expires); err != nil {
 		return nil, err
 	}
+	t.ExpiresAt = nullNanos(expires)
 	t.Kind = switchboard.TokenKind(kind)
 	t.CreatedAt = fromNanos(created)
 	t.RevokedAt = nullNanos(revoked)

@@ -155,7 +155,7 @@ func TestMCPOAuthFlow(t *testing.T) {
 	status, tok := postJSON(t, tokenURL, "", redeem)
 	access, _ := tok["access_token"].(string)
 	refresh, _ := tok["refresh_token"].(string)
-	if status != http.StatusOK || !strings.HasPrefix(access, "sbm_") || refresh == "" || tok["token_type"] != "Bearer" {
+	if status != http.StatusOK || !strings.HasPrefix(access, "sbm_") || refresh == "" || tok["token_type"] != "Bearer" || tok["expires_in"] != 3600.0 {
 		t.Fatalf("token: %d %v", status, tok)
 	}
 	if status, again := postJSON(t, tokenURL, "", redeem); status != http.StatusBadRequest || again["error"] != "invalid_grant" {

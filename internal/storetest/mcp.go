@@ -13,6 +13,34 @@ import (
 var mcpTests = map[string]func(*testing.T, Store){
 	"AgentMCPOff":   testAgentMCPOff,
 	"TokenLastUsed": testTokenLastUsed,
+	"TokenExpires":  testTokenExpires,
+}
+
+// testTokenExpires: a token with an expiry opens nothing once it passed;
+// FindTokens still lists it, with its expiry.
+func testTokenExpires(t *testing.T, s Store) {
+	ctx := context.Background()
+	alice := newAccount(t, s, "alice")
+	g := newAgent(t, s, alice, "helper")
+	kind := switchboard.TokenMCP
+	past, future := time.Now().Add(-time.Second).UTC(), time.Now().Add(time.Hour).UTC()
+	_, gone := switchboard.NewToken(kind)
+	_, live := switchboard.NewToken(kind)
+	must(t, s.CreateToken(ctx, &switchboard.Token{Hash: gone, Kind: kind, AccountID: alice.ID, AgentID: g.ID, Label: "old", ExpiresAt: &past}, false))
+	must(t, s.CreateToken(ctx, &switchboard.Token{Hash: live, Kind: kind, AccountID: alice.ID, AgentID: g.ID, Label: "new", ExpiresAt: &future}, false))
+	if _, err := s.FindTokenByHash(ctx, gone); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("an expired token: %v, want ENOTFOUND", err)
+	}
+	tok, err := s.FindTokenByHash(ctx, live)
+	must(t, err)
+	if tok.ExpiresAt == nil || !tok.ExpiresAt.Equal(future.Truncate(time.Microsecond)) && !tok.ExpiresAt.Equal(future) {
+		t.Fatalf("expiry read back %v, want %v", tok.ExpiresAt, future)
+	}
+	toks, err := s.FindTokens(ctx, switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID})
+	must(t, err)
+	if len(toks) != 2 || toks[0].ExpiresAt == nil {
+		t.Fatalf("listed %+v", toks)
+	}
 }
 
 func testAgentMCPOff(t *testing.T, s Store) {
