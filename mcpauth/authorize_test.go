@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/mcpauth"
@@ -138,5 +139,49 @@ func TestExchange(t *testing.T) {
 	must(t, err)
 	if first.Label != "mcp-claude-code" || second.Label != "mcp-claude-code-2" {
 		t.Fatalf("labels %q, %q", first.Label, second.Label)
+	}
+}
+
+// TestRefreshAfterExpiry: an access token stops working an hour after it
+// was issued; its refresh token still renews it, and the new one works.
+func TestRefreshAfterExpiry(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "sb.db"))
+	must(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	now := time.Now()
+	clock := func() time.Time { return now }
+	db.Now = clock
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "alice", Role: switchboard.RoleOwner}
+	must(t, db.CreateAccount(ctx, acct))
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "helper", Mode: switchboard.ModeInbox, Version: "1"}
+	must(t, db.CreateAgent(ctx, g))
+	svc := mcpauth.New(mcpauth.Deps{Store: db, Tokens: db}, mcpauth.Config{Now: clock})
+	c, err := svc.Register(ctx, []byte(`{"client_name":"Claude Code","redirect_uris":["http://127.0.0.1/callback"]}`), "192.0.2.1")
+	must(t, err)
+	req, err := svc.CheckRequest(ctx, request(c), resource)
+	must(t, err)
+	to, err := svc.Approve(ctx, req, switchboard.OAuthTarget{AccountID: acct.ID, AgentID: g.ID}, "https://sb.example/a/helper")
+	must(t, err)
+	u, err := url.Parse(to)
+	must(t, err)
+	ep := mcpauth.Endpoint{AgentID: g.ID, Resource: resource}
+	pair, err := svc.Exchange(ctx, url.Values{"code": {u.Query().Get("code")}, "client_id": {c.ID},
+		"code_verifier": {strings.Repeat("v", 43)}}, ep)
+	must(t, err)
+	if pair.ExpiresIn != mcpauth.AccessTTL {
+		t.Fatalf("expires in %v", pair.ExpiresIn)
+	}
+	if _, err := db.FindTokenByHash(ctx, switchboard.HashToken(pair.AccessToken)); err != nil {
+		t.Fatalf("a fresh access token: %v", err)
+	}
+	now = now.Add(mcpauth.AccessTTL + time.Second)
+	if _, err := db.FindTokenByHash(ctx, switchboard.HashToken(pair.AccessToken)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("an expired access token: %v, want ENOTFOUND", err)
+	}
+	next, err := svc.Refresh(ctx, url.Values{"refresh_token": {pair.RefreshToken}}, ep)
+	must(t, err)
+	if _, err := db.FindTokenByHash(ctx, switchboard.HashToken(next.AccessToken)); err != nil {
+		t.Fatalf("the refreshed access token: %v", err)
 	}
 }

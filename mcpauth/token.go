@@ -116,12 +116,13 @@ func (s *Service) Refresh(ctx context.Context, form url.Values, ep Endpoint) (*T
 		s.end(ctx, switchboard.HashToken(refresh))
 		return nil, invalidGrant("the refresh token was issued to another client or endpoint; the grant has ended")
 	}
-	prev, err := s.Tokens.FindTokenByHash(ctx, g.AccessHash)
-	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+	prev, err := s.grantToken(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	if prev == nil {
 		s.end(ctx, switchboard.HashToken(refresh))
 		return nil, invalidGrant("the MCP token of this grant was revoked")
-	} else if err != nil {
-		return nil, err
 	}
 	expires := s.now().Add(AccessTTL)
 	tok := &switchboard.Token{Hash: accessHash, Kind: switchboard.TokenMCP, AccountID: prev.AccountID,
@@ -135,6 +136,28 @@ func (s *Service) Refresh(ctx context.Context, form url.Values, ep Endpoint) (*T
 		}
 	}
 	return &TokenPair{AccessToken: access, RefreshToken: refresh, Label: prev.Label, ExpiresIn: AccessTTL}, nil
+}
+
+// grantToken returns the MCP token of the grant g, expired or not, or nil
+// if it was revoked: a refresh renews an expired token, not a revoked one.
+func (s *Service) grantToken(ctx context.Context, g *switchboard.OAuthGrant) (*switchboard.Token, error) {
+	kind, label := switchboard.TokenMCP, g.Label
+	f := switchboard.TokenFilter{Kind: &kind, Label: &label, Active: true}
+	if g.Target.AgentID != "" {
+		f.AgentID = &g.Target.AgentID
+	} else {
+		f.AccountID = &g.Target.AccountID
+	}
+	toks, err := s.Tokens.FindTokens(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range toks {
+		if t.Hash == g.AccessHash {
+			return t, nil
+		}
+	}
+	return nil, nil
 }
 
 // Revoke ends the grant of a refresh token or of its MCP token (RFC 7009):
