@@ -80,6 +80,9 @@ type deviceView struct {
 type deviceRequest struct {
 	Code, ClientName, ClientID, CardURL, Requester, Replaces string
 	MinutesLeft                                              int
+	// CardPrivate: the claimed card is on a private host, which no one
+	// outside the requester's network can read.
+	CardPrivate bool
 }
 
 // ServeHTTP serves GET (the code entry form, or the request) and POST (a
@@ -140,7 +143,7 @@ func (d *DevicePage) show(w http.ResponseWriter, r *http.Request, agent *switchb
 		return
 	}
 	v.Request = &deviceRequest{Code: pairing.FormatUserCode(p.UserCode), ClientName: p.ClientName, ClientID: p.ClientID,
-		CardURL: p.CardURL, Requester: p.Requester, Replaces: p.ReplacesLabel,
+		CardURL: p.CardURL, CardPrivate: pairing.CardURLPrivate(p.CardURL), Requester: p.Requester, Replaces: p.ReplacesLabel,
 		MinutesLeft: max(1, int(p.ExpiresAt.Sub(d.pairing.Now()).Minutes()+0.5))}
 	v.Owner = d.owns(r, agent)
 	d.render(w, r, http.StatusOK, v)

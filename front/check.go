@@ -50,7 +50,7 @@ func checkURL(field, raw string, guard netguard.Options) (*url.URL, error) {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "%s must not carry credentials: set them with PUT /agents/{ref}/upstream-credentials", field)
 	case u.Fragment != "":
 		return nil, switchboard.Errorf(switchboard.EINVALID, "%s must not have a fragment", field)
-	case !open && privateHost(u.Hostname()):
+	case !open && netguard.PrivateHost(u.Hostname()):
 		return nil, switchboard.Errorf(switchboard.EINVALID, "%s is on a private host (%s); it is allowed only on a private network: serve --allow-private-networks", field, u.Hostname())
 	}
 	return u, nil

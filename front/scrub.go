@@ -1,6 +1,7 @@
 package front
 
 import (
+	"github.com/switchboard-dev/switchboard/netguard"
 	"net/url"
 	"regexp"
 	"sort"
@@ -41,7 +42,7 @@ const tsNetName = `[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.ts\.net`
 //
 //   - a URL is replaced with URLRemoved when it is not https or wss,
 //     carries credentials, fails to parse (an IPv6 zone, say), is on a
-//     private host (see privateHost) or a host that is not a DNS name
+//     private host (see netguard.PrivateHost) or a host that is not a DNS name
 //     or an IP address, or is on an upstream host, or holds another URL,
 //     or names past its origin a hostname the scrubber removes;
 //   - an upstream hostname, and any name under ts.net, standing as a word
@@ -223,7 +224,7 @@ func (s *Scrubber) keepURL(tok string) bool {
 			return false
 		}
 		h := u.Hostname()
-		if privateHost(h) || s.upstreams[hostKey(h)] || !strings.HasPrefix(u.Host, "[") && !urlHost.MatchString(h) {
+		if netguard.PrivateHost(h) || s.upstreams[hostKey(h)] || !strings.HasPrefix(u.Host, "[") && !urlHost.MatchString(h) {
 			return false
 		}
 	}

@@ -3,6 +3,7 @@ package pairing
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"github.com/switchboard-dev/switchboard/netguard"
 	"math/big"
 	"net/url"
 	"strings"
@@ -126,6 +127,14 @@ func CleanText(s string) string {
 		n++
 	}
 	return b.String()
+}
+
+// CardURLPrivate reports whether a claimed agent card URL names a private
+// host (a tailnet name, a LAN address…): the approval page flags it as
+// not publicly reachable, since no one outside that network can read it.
+func CardURLPrivate(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && s != "" && netguard.PrivateHost(u.Hostname())
 }
 
 // CheckCardURL checks a client's claimed agent card URL: empty, or an

@@ -121,6 +121,14 @@ func TestDevicePage(t *testing.T) {
 		!strings.Contains(body, "&lt;script&gt;") || !strings.Contains(body, "127.0.0.1") || !strings.Contains(body, "minute(s)") {
 		t.Fatalf("the request page: %d\n%s", res.StatusCode, body)
 	}
+	if strings.Contains(body, "not publicly reachable") {
+		t.Fatal("a public card is flagged as private")
+	}
+	// A card on a tailnet host is flagged: no one outside can read it.
+	_, tailnet := requestCode(t, addr, url.Values{"client_name": {"laptop"}, "agent_card_url": {"https://laptop.tail1234.ts.net/.well-known/agent-card.json"}})
+	if _, tbody := anon.get(page + "?user_code=" + tailnet); !strings.Contains(tbody, "laptop.tail1234.ts.net") || !strings.Contains(tbody, "not publicly reachable") {
+		t.Fatalf("a private card is not flagged:\n%s", tbody)
+	}
 	csp := res.Header.Get("Content-Security-Policy")
 	if !strings.HasPrefix(csp, "default-src 'none'; style-src 'nonce-") || !strings.Contains(csp, "form-action 'self'; frame-ancestors 'none'; base-uri 'none'") ||
 		res.Header.Get("X-Frame-Options") != "DENY" || res.Header.Get("Cache-Control") != "no-store" || res.Header.Get("Referrer-Policy") != "no-referrer" {
