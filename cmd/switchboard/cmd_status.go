@@ -196,6 +196,8 @@ func printStatus(cl *client, s *agentStatus) {
 		fmt.Fprintf(tw, "reachable\tno connector connected: work waits for it\n")
 	case g.Mode == "inbox":
 		fmt.Fprintf(tw, "reachable\tinbox: work waits until answered\n")
+	case g.Mode == "front":
+		fmt.Fprintf(tw, "reachable\tfront of %s (check the path: switchboard front verify %s)\n", g.Upstream, g.Handle)
 	default:
 		fmt.Fprintf(tw, "reachable\t%s mode\n", g.Mode)
 	}
