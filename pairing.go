@@ -136,6 +136,12 @@ type PairingStore interface {
 	// polled at another agent's address is unknown there).
 	PollPairing(ctx context.Context, agentID, deviceHash string, at time.Time) (*Pairing, PairingPoll, error)
 
+	// RestorePairing puts back an approved request that PollPairing
+	// redeemed (deleted) when its token could not be issued, as it was,
+	// so that the client's next poll redeems it again. It changes nothing
+	// if a request with its device code exists.
+	RestorePairing(ctx context.Context, p *Pairing) error
+
 	// DeletePairings deletes the requests that expired before the given
 	// time and returns how many.
 	DeletePairings(ctx context.Context, expiredBefore time.Time) (int, error)

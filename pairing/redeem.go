@@ -46,6 +46,13 @@ func (s *Service) Redeem(ctx context.Context, agent *switchboard.Agent, deviceCo
 	}
 	tok, err := s.issue(ctx, agent, p)
 	if err != nil {
+		// The request was redeemed as it was read: put it back, so that the
+		// client's next poll tries again rather than finding it gone.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if rerr := s.Store.RestorePairing(rctx, p); rerr != nil {
+			s.Logger.Warn("put back a pairing whose token could not be issued", "agent_id", agent.ID, "err", rerr)
+		}
 		return nil, err
 	}
 	s.Logger.Info("pairing redeemed", "agent_id", agent.ID, "label", tok.Label, "replaced", tok.Replaced)

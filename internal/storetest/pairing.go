@@ -14,6 +14,36 @@ var pairingTests = map[string]func(*testing.T, Store){
 	"PairingPoll":             testPairingPoll,
 	"PairingLimits":           testPairingLimits,
 	"PairingDecideConcurrent": testPairingDecideConcurrent,
+	"PairingRestore":          testPairingRestore,
+}
+
+// testPairingRestore: an approved request redeemed by a poll, put back,
+// is redeemed by the next poll, once.
+func testPairingRestore(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "echo")
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	newPairing(t, s, g, "device-1", "BCDFGHJK", at)
+	_, err := s.DecidePairing(ctx, g.ID, "BCDFGHJK", switchboard.PairingApproved, "barry", "owner", at)
+	must(t, err)
+	p, poll, err := s.PollPairing(ctx, g.ID, switchboard.HashToken("device-1"), at.Add(6*time.Second))
+	must(t, err)
+	if poll != switchboard.PollApproved {
+		t.Fatalf("poll %s, want approved", poll)
+	}
+	if _, _, err := s.PollPairing(ctx, g.ID, switchboard.HashToken("device-1"), at.Add(12*time.Second)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("a redeemed request polled again: %v, want ENOTFOUND", err)
+	}
+	must(t, s.RestorePairing(ctx, p))
+	must(t, s.RestorePairing(ctx, p)) // again: nothing changes
+	again, poll, err := s.PollPairing(ctx, g.ID, switchboard.HashToken("device-1"), at.Add(18*time.Second))
+	must(t, err)
+	if poll != switchboard.PollApproved || again.Label != "barry" || again.DecidedBy != "owner" {
+		t.Fatalf("after the restore: %s %+v", poll, again)
+	}
+	if _, _, err := s.PollPairing(ctx, g.ID, switchboard.HashToken("device-1"), at.Add(24*time.Second)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("redeemed twice: %v", err)
+	}
 }
 
 // newPairing stores a pending request of the agent with the codes.
