@@ -92,11 +92,23 @@ func TestInitConnector(t *testing.T) {
 			t.Fatalf("status after init did not say %q:\n%s", want, status)
 		}
 	}
-	// The saved agent token rotated away: status names that first.
-	cli(t, m, "agent", "rotate-token", "shout")
+}
+
+// TestStatusSavedTokenRotated: once the agent token init saved is rotated
+// away, status names that first, with the file it is saved in.
+func TestStatusSavedTokenRotated(t *testing.T) {
+	cfgDir := t.TempDir()
+	t.Setenv("SWITCHBOARD_CONFIG_DIR", cfgDir)
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "init", "shout", "--exec", "tr a-z A-Z")
 	var s agentStatus
 	must(t, json.Unmarshal([]byte(initCLI(t, m, "--json", "status")), &s))
-	if s.Rule != "agent token revoked" || !strings.Contains(s.Next, tokenFile) {
+	if s.Rule == "agent token revoked" || s.AgentTokenRefused == nil || *s.AgentTokenRefused {
+		t.Fatalf("status with the saved token good: rule %q, refused %v", s.Rule, s.AgentTokenRefused)
+	}
+	cli(t, m, "agent", "rotate-token", "shout")
+	must(t, json.Unmarshal([]byte(initCLI(t, m, "--json", "status")), &s))
+	if s.Rule != "agent token revoked" || !strings.Contains(s.Next, filepath.Join(cfgDir, "agents", "shout.token")) {
 		t.Fatalf("status after the token's rotation: rule %q, next %q", s.Rule, s.Next)
 	}
 }
