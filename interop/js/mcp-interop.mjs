@@ -44,7 +44,7 @@ check(client.getServerVersion()?.name === 'switchboard', `initialize: server ${J
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-check(names.length === 10 && names.includes('inbox') && names.includes('reply'), `tools/list: ${names.join(', ')}`);
+check(names.length === 11 && names.includes('inbox') && names.includes('reply') && names.includes('pairing_requests'), `tools/list: ${names.join(', ')}`);
 check(tools.every((t) => t.description.includes('UNTRUSTED')), 'every tool description says peer text is untrusted');
 
 const sent = await a2a('SendMessage', { message: { messageId: `m-${Date.now()}`, role: 'ROLE_USER', parts: [{ text: 'hello from the js peer' }] } });
