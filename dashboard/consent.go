@@ -64,17 +64,7 @@ func IsAuthorizePath(path string) bool {
 
 // authorizeHandle returns the handle of an authorization path ("" for
 // /oauth/authorize).
-func authorizeHandle(path string) (string, bool) {
-	if path == "/oauth/authorize" {
-		return "", true
-	}
-	rest, ok := strings.CutPrefix(path, "/a/")
-	if !ok {
-		return "", false
-	}
-	handle, tail, ok := strings.Cut(rest, "/")
-	return handle, ok && tail == "oauth/authorize" && handle != ""
-}
+func authorizeHandle(path string) (string, bool) { return addressPage(path, "oauth/authorize") }
 
 // consentView is what the page shows.
 type consentView struct {

@@ -51,8 +51,13 @@ func IsDevicePath(path string) bool {
 }
 
 // deviceHandle returns the handle of a /device path ("" for /device).
-func deviceHandle(path string) (string, bool) {
-	if path == "/device" {
+func deviceHandle(path string) (string, bool) { return addressPage(path, "device") }
+
+// addressPage returns the handle of path when it is the page at an
+// address, /a/{handle}/{page}, or "" when it is the default agent's,
+// /{page}.
+func addressPage(path, page string) (string, bool) {
+	if path == "/"+page {
 		return "", true
 	}
 	rest, ok := strings.CutPrefix(path, "/a/")
@@ -60,7 +65,7 @@ func deviceHandle(path string) (string, bool) {
 		return "", false
 	}
 	handle, tail, ok := strings.Cut(rest, "/")
-	return handle, ok && tail == "device" && handle != ""
+	return handle, ok && tail == page && handle != ""
 }
 
 // deviceView is what the page shows.
