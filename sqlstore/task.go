@@ -273,7 +273,7 @@ func (db *DB) FindTaskByID(ctx context.Context, id a2a.TaskID) (*switchboard.Tas
 }
 
 func (db *DB) findTask(ctx context.Context, q queryer, id, lock string) (*switchboard.Task, error) {
-	t, err := scanTask(q.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1`+lock, id))
+	t, err := db.scanTaskKept(q.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1`+lock, id))
 	if err == sql.ErrNoRows {
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "task not found")
 	}
@@ -350,7 +350,7 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 	defer rows.Close()
 	var out []*switchboard.Task
 	for rows.Next() {
-		t, err := scanTask(rows)
+		t, err := db.scanTaskKept(rows)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -412,7 +412,7 @@ func (db *DB) modifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboar
 		// Whether the task has push configs is read with it: most have none,
 		// and a change then needs no look for them (one statement fewer).
 		var pushes bool
-		t, size, err := scanTaskCached(tx.QueryRowContext(ctx, `SELECT `+taskColumns+`,
+		t, size, _, err := scanTaskCached(tx.QueryRowContext(ctx, `SELECT `+taskColumns+`,
 			EXISTS (SELECT 1 FROM push_configs p WHERE p.task_id = tasks.id) FROM tasks WHERE id = $1`+db.forUpdate(""), string(id)),
 			db.tasks, &pushes)
 		if err == sql.ErrNoRows {
@@ -601,33 +601,47 @@ func (db *DB) FindTaskEvents(ctx context.Context, id a2a.TaskID, afterSeq int64,
 }
 
 func scanTask(s scanner) (*switchboard.Task, error) {
-	t, _, err := scanTaskCached(s, nil)
+	t, _, _, err := scanTaskCached(s, nil)
+	return t, err
+}
+
+// scanTaskKept is scanTask for reads: it takes the task's A2A part from
+// the cache when the cache holds the task as stored, and keeps what it
+// decoded otherwise, so that the next read of an unchanged task (an
+// inbox listed again and again) decodes nothing. Only SQLite has a
+// cache (see taskCache): its one writer is this process.
+func (db *DB) scanTaskKept(s scanner) (*switchboard.Task, error) {
+	t, _, hit, err := scanTaskCached(s, db.tasks)
+	if err == nil && !hit {
+		db.tasks.put(t)
+	}
 	return t, err
 }
 
 // scanTaskCached is scanTask that takes the task's A2A part from cache, if
 // it holds the task as stored, instead of decoding it; the row's columns
 // after the task's are scanned into extra. It also returns the length of
-// the task's JSON as stored.
-func scanTaskCached(s scanner, cache *taskCache, extra ...any) (*switchboard.Task, int, error) {
+// the task's JSON as stored, and whether the cache answered.
+func scanTaskCached(s scanner, cache *taskCache, extra ...any) (*switchboard.Task, int, bool, error) {
 	var t switchboard.Task
 	var id, kind, proto, data string
 	var created, updated int64
 	var offered int
 	dest := append([]any{&id, &t.AgentID, &t.PeerID, &t.PeerLabel, &kind, &proto, &t.Seq, &offered, &created, &updated, &data}, extra...)
 	if err := s.Scan(dest...); err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
-	if a, ok := cache.get(a2a.TaskID(id), t.Seq, updated); ok {
+	a, hit := cache.get(a2a.TaskID(id), t.Seq, updated)
+	if hit {
 		t.A2A = a
 	} else if err := a2ajson.UnmarshalTask([]byte(data), &t.A2A); err != nil {
-		return nil, 0, fmt.Errorf("decode task %s: %w", id, err)
+		return nil, 0, false, fmt.Errorf("decode task %s: %w", id, err)
 	}
 	t.Protocol = switchboard.ProtocolVersion(proto)
 	t.PeerKind = switchboard.PeerKind(kind)
 	t.Offered = offered != 0
 	t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &t, len(data), nil
+	return &t, len(data), hit, nil
 }
 
 // prefixed qualifies each column of a comma-separated list with p.

@@ -9,9 +9,9 @@ import (
 )
 
 // taskCache keeps, for SQLite, the A2A part of the tasks this process wrote
-// last, so that ModifyTask need not decode again the JSON it has just
-// encoded: an agent's answer comes a few milliseconds after the task was
-// created. Every change to a SQLite database goes through this process's
+// or read last, so that ModifyTask need not decode again the JSON it has
+// just encoded (an agent's answer comes a few milliseconds after the task
+// was created), and a list read again (an inbox) need not either. Every change to a SQLite database goes through this process's
 // writer, and each entry is checked against the task's sequence number and
 // update time, read with the rest of its row in the changing transaction,
 // so an entry that is not the stored task is never used. Finished tasks are

@@ -56,3 +56,72 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestTaskCacheKeepsWhatItReads checks that a live task read from the
+// database (a process that did not write it, as after a restart) is kept,
+// that the next read takes it from the cache, and that a changed task
+// is read as stored again, never as kept.
+func TestTaskCacheKeepsWhatItReads(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cache.db")
+	db, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
+	must(t, db.CreateAccount(ctx, acct))
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "g", Mode: switchboard.ModeInbox, AcceptsTasks: true}
+	must(t, db.CreateAgent(ctx, g))
+	now := time.Now().UTC()
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))
+	task := &switchboard.Task{A2A: a2a.Task{ID: a2a.TaskID(switchboard.NewID()), ContextID: "c", History: []*a2a.Message{msg},
+		Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now}}, AgentID: g.ID, PeerID: "p", PeerLabel: "p",
+		Protocol: switchboard.ProtocolV1, CreatedAt: now, UpdatedAt: now}
+	_, err = db.CreateTask(ctx, task, &switchboard.TaskChange{MessageID: msg.ID})
+	must(t, err)
+	must(t, db.Close())
+
+	db, err = OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	inbox := switchboard.TaskFilter{AgentID: &g.ID, States: []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking},
+		OldestFirst: true, Limit: 20, NoTotal: true}
+	first, _, err := db.FindTasks(ctx, inbox)
+	must(t, err)
+	if len(first) != 1 || len(db.tasks.entries) != 1 {
+		t.Fatalf("read %d tasks, kept %d", len(first), len(db.tasks.entries))
+	}
+	// What the reader does with its copy stays its own.
+	first[0].A2A.History = append(first[0].A2A.History, a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("mine")))
+	again, _, err := db.FindTasks(ctx, inbox)
+	must(t, err)
+	if len(again) != 1 || len(again[0].A2A.History) != 1 || again[0].A2A.History[0].ID != msg.ID {
+		t.Fatalf("read again: %+v", again)
+	}
+
+	work := func(tk *switchboard.Task) (*switchboard.TaskChange, error) {
+		at := time.Now().UTC()
+		tk.A2A.Status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &at}
+		tk.UpdatedAt = at
+		return &switchboard.TaskChange{Events: []a2a.Event{&a2a.TaskStatusUpdateEvent{TaskID: tk.ID(), ContextID: "c", Status: tk.A2A.Status}}}, nil
+	}
+	_, _, err = db.ModifyTask(ctx, task.ID(), work)
+	must(t, err)
+	db.tasks.entries = map[a2a.TaskID]*cachedTask{} // only the read below may fill it
+	got, err := db.FindTaskByID(ctx, task.ID())
+	must(t, err)
+	if got.State() != a2a.TaskStateWorking {
+		t.Fatalf("state %s, want working", got.State())
+	}
+	stale := *db.tasks.entries[task.ID()]
+	stale.task.Status.State = a2a.TaskStateSubmitted
+	stale.seq--
+	db.tasks.entries[task.ID()] = &stale // as kept before the change
+	got, err = db.FindTaskByID(ctx, task.ID())
+	must(t, err)
+	if got.State() != a2a.TaskStateWorking {
+		t.Fatalf("read the kept task of an older sequence number: %s", got.State())
+	}
+}
