@@ -22,9 +22,10 @@ var scanLine = regexp.MustCompile(`^SCAN (\S+)`)
 // harmlessScans are the steps that read something small whole: the rows
 // of a subquery already narrowed by its own plan (r is ClaimDueDeliveries'
 // ranked candidates, and Discover's members of the communities asked,
-// materialized; chosen the one agent Discover chose), a VALUES list
-// or a SELECT of constants, the schema.
-var harmlessScans = regexp.MustCompile(`^SCAN (CONSTANT ROW|\(subquery-\d+\)|r|chosen|\d+-ROW VALUES CLAUSE|sqlite_schema|pragma_\w+ VIRTUAL TABLE)`)
+// materialized; chosen the one agent Discover chose; s0, s1… an inbox
+// page's first tasks of each state), a VALUES list or a SELECT of
+// constants, the schema.
+var harmlessScans = regexp.MustCompile(`^SCAN (CONSTANT ROW|\(subquery-\d+\)|r|chosen|s\d+|\d+-ROW VALUES CLAUSE|sqlite_schema|pragma_\w+ VIRTUAL TABLE)`)
 
 // scanningStatements are the statements allowed to read a table whole,
 // each for its reason, found by a part of their text.
@@ -55,6 +56,7 @@ var searchesBy = []struct{ sql, step string }{
 	{"FROM outbound WHERE agent_id = $1 AND context_id = $2", "SEARCH outbound USING INDEX outbound_context (agent_id=? AND context_id=?)"},
 	{"d.mode = $1 AND d.mode <> 'connector'", "SEARCH d USING INDEX deliveries_dispatch (mode=? AND next_attempt_at<?)"},
 	{"SELECT id FROM deliveries WHERE mode = '' AND mode <> 'connector'", "INDEX deliveries_dispatch (mode=?)"},
+	{") AS s0 UNION ALL SELECT", "SEARCH tasks USING INDEX tasks_agent_state (agent_id=? AND state=?"},
 	{"THEN d2.id END FROM deliveries d2", "SEARCH t USING INDEX tasks_agent_state (agent_id=? AND state=?)"},
 	// Discovery and the directory read the members of the communities
 	// asked for, by key, never every agent.

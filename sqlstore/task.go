@@ -297,6 +297,32 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 		return db.findTasksByState(ctx, f)
 	}
 	w := &where{}
+	taskConditions(w, f)
+	if len(f.States) > 0 {
+		w.add("state IN (" + placeholders(w, f.States) + ")")
+	}
+	var total int
+	if !f.NoTotal {
+		if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM tasks`+w.String(), w.args...).Scan(&total); err != nil {
+			return nil, 0, db.formatError(err)
+		}
+	}
+
+	order := ` ORDER BY status_at DESC, id DESC`
+	if f.OldestFirst {
+		order = ` ORDER BY created_at, id`
+	}
+	afterCondition(w, f)
+	limit := ""
+	if f.Limit > 0 {
+		limit = fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	out, err := db.readTasks(ctx, `SELECT `+taskColumns+` FROM tasks`+w.String()+order+limit, w.args...)
+	return out, total, err
+}
+
+// taskConditions adds the conditions of f but its states and its cursor.
+func taskConditions(w *where, f switchboard.TaskFilter) {
 	if f.AgentID != nil {
 		w.add("agent_id = ?", *f.AgentID)
 	}
@@ -313,23 +339,14 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 	if f.ContextID != nil {
 		w.add("context_id = ?", *f.ContextID)
 	}
-	if len(f.States) > 0 {
-		w.add("state IN (" + placeholders(w, f.States) + ")")
-	}
 	if f.StatusAfter != nil {
 		w.add("status_at > ?", nanos(*f.StatusAfter))
 	}
-	var total int
-	if !f.NoTotal {
-		if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM tasks`+w.String(), w.args...).Scan(&total); err != nil {
-			return nil, 0, db.formatError(err)
-		}
-	}
+}
 
-	order := ` ORDER BY status_at DESC, id DESC`
-	if f.OldestFirst {
-		order = ` ORDER BY created_at, id`
-	}
+// afterCondition adds the condition of f's cursor: the tasks after it in
+// f's order.
+func afterCondition(w *where, f switchboard.TaskFilter) {
 	switch {
 	case f.After != nil && f.OldestFirst:
 		// The bound on created_at alone lets an index on it start there.
@@ -339,54 +356,49 @@ func (db *DB) FindTasks(ctx context.Context, f switchboard.TaskFilter) ([]*switc
 		at := nanos(f.After.StatusAt)
 		w.add("(status_at < ? OR (status_at = ? AND id < ?))", at, at, string(f.After.ID))
 	}
-	limit := ""
-	if f.Limit > 0 {
-		limit = fmt.Sprintf(" LIMIT %d", f.Limit)
-	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks`+w.String()+order+limit, w.args...)
+}
+
+// readTasks runs a query of taskColumns and reads its tasks.
+func (db *DB) readTasks(ctx context.Context, query string, args ...any) ([]*switchboard.Task, error) {
+	rows, err := db.read.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, 0, db.formatError(err)
+		return nil, db.formatError(err)
 	}
 	defer rows.Close()
 	var out []*switchboard.Task
 	for rows.Next() {
 		t, err := db.scanTaskKept(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		out = append(out, t)
 	}
-	return out, total, rows.Err()
+	return out, rows.Err()
 }
 
 // findTasksByState is FindTasks of several states, oldest first, with a
-// limit (an inbox's page): one query per state, each reading its state's
-// tasks in the order of the index on (agent_id, state, created_at) and
-// stopping at the limit, merged here. One query for all states would read
-// every task of those states and sort them before taking the first.
+// limit (an inbox's page), in one query: a branch per state reads that
+// state's first tasks in the order of the index on (agent_id, state,
+// created_at), stopping at the limit, and the branches are merged. One
+// condition on all the states would read every task of those states and
+// sort them before taking the first.
 func (db *DB) findTasksByState(ctx context.Context, f switchboard.TaskFilter) ([]*switchboard.Task, int, error) {
-	var all []*switchboard.Task
-	for _, st := range f.States {
-		g := f
-		g.States = []a2a.TaskState{st}
-		ts, _, err := db.FindTasks(ctx, g)
-		if err != nil {
-			return nil, 0, err
+	w := &where{}
+	var q strings.Builder
+	for i, st := range f.States {
+		from := len(w.conds)
+		taskConditions(w, f)
+		afterCondition(w, f)
+		w.add("state = ?", string(st))
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
 		}
-		all = append(all, ts...)
+		fmt.Fprintf(&q, "SELECT * FROM (SELECT %s FROM tasks WHERE %s ORDER BY created_at, id LIMIT %d) AS s%d",
+			taskColumns, strings.Join(w.conds[from:], " AND "), f.Limit, i)
 	}
-	slices.SortFunc(all, func(a, b *switchboard.Task) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(string(a.ID()), string(b.ID()))
-	})
-	// A task that changed state between two of the queries may be in both.
-	all = slices.CompactFunc(all, func(a, b *switchboard.Task) bool { return a.ID() == b.ID() })
-	if len(all) > f.Limit {
-		all = all[:f.Limit]
-	}
-	return all, 0, nil
+	fmt.Fprintf(&q, " ORDER BY created_at, id LIMIT %d", f.Limit)
+	out, err := db.readTasks(ctx, q.String(), w.args...)
+	return out, 0, err
 }
 
 // ModifyTask implements switchboard.TaskStore.
