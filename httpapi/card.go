@@ -387,9 +387,13 @@ func serveCardFor(w http.ResponseWriter, r *http.Request, card any, cacheControl
 	_, _ = w.Write(body)
 }
 
-// upstreamCard returns a front agent's upstream card for its address,
-// scrubbed, or nil (not a front; no card, which the settings then make).
+// upstreamCard returns a front agent's upstream card, or the card a
+// connector agent's forwarding connector published, for its address,
+// scrubbed; or nil (neither; no card, which the settings then make).
 func (s *Server) upstreamCard(ctx context.Context, agent *switchboard.Agent, addr string) *front.Card {
+	if agent.Mode == switchboard.ModeConnector && s.Published != nil {
+		return s.Published.Card(ctx, agent.ID, addr)
+	}
 	if agent.Mode != switchboard.ModeFront || s.Fronts == nil {
 		return nil
 	}

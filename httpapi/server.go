@@ -139,6 +139,10 @@ type Deps struct {
 	// Fronts forwards the work of agents in front mode to their upstreams
 	// (docs/front.md); nil: agents cannot be created in front mode.
 	Fronts *front.Service
+	// Published serves the cards forwarding connectors publish for their
+	// connector agents' addresses; nil: those addresses serve the card of
+	// the agent's settings.
+	Published *front.Published
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health

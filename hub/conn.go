@@ -279,6 +279,8 @@ func (c *conn) onRequest(f *connproto.Frame) {
 		c.onSendMessage(f)
 	case f.Method == connproto.MethodSendTask:
 		c.onSendTask(f)
+	case f.Method == connproto.MethodPublishCard:
+		c.onPublishCard(f)
 	case connproto.IsSessionMethod(f.Method):
 		c.onSessionRequest(f)
 	default:

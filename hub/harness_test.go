@@ -102,7 +102,7 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 		InstanceID: s.tasks.InstanceID}, session.Config{Grace: sessionGrace})
 	must(t, s.sessions.Start(ctx))
 	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: s.tokenReads, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID,
-		Sessions: s.sessions}, hcfg)
+		Sessions: s.sessions, Cards: db}, hcfg)
 	if s.tasks.Direct == nil {
 		s.tasks.Direct = s.hub // as serve wires it
 	}

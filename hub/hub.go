@@ -98,6 +98,9 @@ type Deps struct {
 	// Network sends an agent's work to other agents of the network
 	// (SendTask, network.go); nil: the method is not served.
 	Network Network
+	// Cards keeps the cards forwarding connectors publish (PublishCard,
+	// card.go); nil: the method is not served.
+	Cards switchboard.PublishedCardStore
 	// OnAuthenticated, if set, is called with the upgrade request of a
 	// connection whose agent token is valid, before it is upgraded (the
 	// HTTP listener stops counting it against its address's bound of

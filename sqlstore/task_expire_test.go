@@ -37,6 +37,7 @@ var tablesWithoutTasks = map[string]string{
 	"oauth_codes":       "OAuth authorization codes; swept after they expire",
 	"oauth_grants":      "OAuth grants of MCP tokens",
 	"front_contexts":    "the upstream's context of each peer's context on a front; kept while the agent is",
+	"published_cards":   "the card a forwarding connector published for its agent; kept while the agent is",
 }
 
 // TestRetentionCoversSchema fails when a table is neither tied to tasks

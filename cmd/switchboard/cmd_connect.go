@@ -20,6 +20,7 @@ type ConnectCmd struct {
 	Token        string        `name:"token" env:"SWITCHBOARD_AGENT_TOKEN" help:"The agent token (sba_…), shown when the agent was created; default: the one switchboard init saved."`
 	Exec         string        `name:"exec" env:"SWITCHBOARD_EXEC" placeholder:"COMMAND" help:"Run COMMAND with sh -c for each task: the message's text parts on stdin, joined by newlines (file and data parts are dropped, with a warning in the log), the task in SWITCHBOARD_TASK_ID, SWITCHBOARD_CONTEXT_ID, SWITCHBOARD_MESSAGE_ID, SWITCHBOARD_FROM, SWITCHBOARD_PEER_ID, SWITCHBOARD_NEW_TASK; stdout is the reply, a non-zero exit fails the task with stderr's tail."`
 	Forward      string        `name:"forward" env:"SWITCHBOARD_FORWARD" placeholder:"URL" help:"Relay each task as A2A JSON-RPC to the A2A server at URL (loopback or private). Its agent card decides the protocol version (1.0 or 0.3) and the endpoint's path, never the host: requests go to URL's scheme, host and port whatever the card names, and redirects to another host are not followed."`
+	PublishCard  bool          `name:"publish-card" default:"true" negatable:"" help:"With --forward: publish the forward server's agent card (its name, description, skills…) at the agent's address, scrubbed of the server's URL and every host it names, under the agent's own settings; read again every 10 minutes. --no-publish-card, and any connect without --forward, forgets a card published before."`
 	ForwardToken string        `name:"forward-token" env:"SWITCHBOARD_FORWARD_TOKEN" help:"Bearer token for the --forward server; sent only to the --forward URL's scheme, host and port."`
 	Timeout      time.Duration `name:"timeout" env:"SWITCHBOARD_TASK_TIMEOUT" default:"5m" help:"Longest time one task may run, from when it starts (time waiting for its turn does not count); then the command is killed (or the forwarded task canceled) and the task fails."`
 	Concurrency  int           `name:"concurrency" env:"SWITCHBOARD_CONCURRENCY" default:"4" help:"Tasks worked on at once; more wait their turn, shown to their peer as submitted until they start."`
@@ -61,6 +62,11 @@ func (c *ConnectCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) erro
 		client.Sessions = &sessionExec{command: c.SessionExec, max: c.SessionMax, log: log}
 	}
 	log.Info("starting the connector", "servers", strings.Join(urls, ","), "mode", mode, "concurrency", c.Concurrency, "timeout", c.Timeout)
+	if f, ok := handler.(*forwarder); ok && c.PublishCard {
+		go f.publishCards(ctx, client)
+	} else {
+		go forgetCard(ctx, client, log)
+	}
 	return client.Run(ctx)
 }
 

@@ -35,8 +35,10 @@ func checkForwardURL(raw string) error {
 // front.Forwarder, the path the server's front mode takes too, and keeps
 // the target's ids of our tasks and contexts in memory.
 type forwarder struct {
-	fw  *front.Forwarder
-	log *slog.Logger
+	fw     *front.Forwarder
+	hc     *http.Client
+	target string
+	log    *slog.Logger
 
 	mu       sync.Mutex
 	tasks    map[a2a.TaskID]a2a.TaskID // guarded by mu: our task id → the target's
@@ -61,7 +63,7 @@ func newForwarder(target, token string, timeout time.Duration, log *slog.Logger)
 	}}
 	return &forwarder{
 		fw:  front.NewForwarder(front.Config{Target: target, HTTP: hc, Timeout: timeout, Log: log.With("forward", target)}),
-		log: log, tasks: make(map[a2a.TaskID]a2a.TaskID), contexts: make(map[string]string),
+		hc:  hc, target: target, log: log, tasks: make(map[a2a.TaskID]a2a.TaskID), contexts: make(map[string]string),
 	}
 }
 

@@ -91,6 +91,9 @@ func (c *ConnectCmd) unitText(exe string, urls []string, p unitPaths) string {
 		args = append(args, "--exec", c.Exec)
 	case c.Forward != "":
 		args = append(args, "--forward", c.Forward)
+		if !c.PublishCard {
+			args = append(args, "--no-publish-card")
+		}
 	}
 	if c.SessionExec != "" {
 		args = append(args, "--session-exec", c.SessionExec, "--session-max", strconv.Itoa(c.SessionMax))

@@ -380,9 +380,10 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.startSessions(ctx, cfg, carrier); err != nil {
 		return err
 	}
+	published := &front.Published{Store: db, Logger: m.Logger.With("face", "published-cards")}
 	m.Hub = hub.New(hub.Deps{
 		Service: m.Tasks, Agents: db, Tokens: db, Bus: m.Bus, Logger: m.Logger, InstanceID: m.Tasks.InstanceID,
-		Limiter: limiter, OnAuthenticated: httpapi.MarkAuthenticated, Network: m.Network, Sessions: m.Sessions,
+		Limiter: limiter, OnAuthenticated: httpapi.MarkAuthenticated, Network: m.Network, Sessions: m.Sessions, Cards: published,
 	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: m.Tasks.AckTimeout, MaxSendBytes: int(cfg.MaxBody)})
 	m.Tasks.Direct = m.Hub          // new tasks for agents connected here are offered as they are created
 	var metricsHandler http.Handler // /metrics on the main listener only when asked
@@ -401,7 +402,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network, Pairing: m.Pairing, MCP: m.newMCP(cfg, db, limiter),
-		Fronts: m.Fronts, OAuth: m.OAuth,
+		Fronts: m.Fronts, OAuth: m.OAuth, Published: published,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,

@@ -17,6 +17,41 @@ var frontTests = map[string]func(*testing.T, Store){
 	"FrontPutFindCredentials": testFrontPutFind,
 	"FrontTaskAndContextMaps": testFrontMaps,
 	"FrontMapInTaskChange":    testFrontMapInChange,
+	"PublishedCard":           testPublishedCard,
+}
+
+// testPublishedCard: a connector's published card is kept, replaced,
+// forgotten, and deleted with its agent.
+func testPublishedCard(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "laptop")
+	if _, err := s.FindPublishedCard(ctx, g.ID); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("before any: %v, want ENOTFOUND", err)
+	}
+	if err := s.PublishCard(ctx, &switchboard.PublishedCard{AgentID: "no-such-agent", Target: "http://127.0.0.1:9999", Card: []byte(`{}`)}); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("a missing agent's: %v, want ENOTFOUND", err)
+	}
+	big := make([]byte, switchboard.MaxPublishedCard+1)
+	if err := s.PublishCard(ctx, &switchboard.PublishedCard{AgentID: g.ID, Target: "http://127.0.0.1:9999", Card: big}); switchboard.ErrorCode(err) != switchboard.EINVALID {
+		t.Fatalf("an oversized card: %v, want EINVALID", err)
+	}
+	must(t, s.PublishCard(ctx, &switchboard.PublishedCard{AgentID: g.ID, Target: "http://127.0.0.1:9999", Card: []byte(`{"name":"one"}`)}))
+	must(t, s.PublishCard(ctx, &switchboard.PublishedCard{AgentID: g.ID, Target: "http://10.0.0.2:8080/a2a", Card: []byte(`{"name":"two"}`)}))
+	got, err := s.FindPublishedCard(ctx, g.ID)
+	must(t, err)
+	if got.Target != "http://10.0.0.2:8080/a2a" || string(got.Card) != `{"name":"two"}` || got.UpdatedAt.IsZero() {
+		t.Fatalf("published %+v", got)
+	}
+	must(t, s.ForgetPublishedCard(ctx, g.ID))
+	if _, err := s.FindPublishedCard(ctx, g.ID); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("forgotten: %v, want ENOTFOUND", err)
+	}
+	must(t, s.ForgetPublishedCard(ctx, g.ID)) // nothing to forget is no error
+	must(t, s.PublishCard(ctx, &switchboard.PublishedCard{AgentID: g.ID, Target: "http://127.0.0.1:9999", Card: []byte(`{"name":"three"}`)}))
+	must(t, s.DeleteAgent(ctx, g.ID))
+	if _, err := s.FindPublishedCard(ctx, g.ID); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("after the agent's deletion: %v, want ENOTFOUND", err)
+	}
 }
 
 // testFrontMapInChange: a task change records the upstream's ids in its
