@@ -62,8 +62,8 @@ func newForwarder(target, token string, timeout time.Duration, log *slog.Logger)
 		return nil
 	}}
 	return &forwarder{
-		fw:  front.NewForwarder(front.Config{Target: target, HTTP: hc, Timeout: timeout, Log: log.With("forward", target)}),
-		hc:  hc, target: target, log: log, tasks: make(map[a2a.TaskID]a2a.TaskID), contexts: make(map[string]string),
+		fw: front.NewForwarder(front.Config{Target: target, HTTP: hc, Timeout: timeout, Log: log.With("forward", target)}),
+		hc: hc, target: target, log: log, tasks: make(map[a2a.TaskID]a2a.TaskID), contexts: make(map[string]string),
 	}
 }
 
