@@ -40,7 +40,7 @@ func CheckClientIDURL(raw, ownHost string, allowPrivate bool) error {
 	}
 	u, err := url.Parse(raw)
 	switch {
-	case err != nil || u.Scheme != "https" || u.Opaque != "" || u.Host == "":
+	case err != nil || !strings.HasPrefix(raw, "https://") || u.Opaque != "" || u.Host == "":
 		return errors.New("the client_id is not an https URL")
 	case u.User != nil:
 		return errors.New("the client_id URL holds user information")
