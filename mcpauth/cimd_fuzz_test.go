@@ -10,7 +10,7 @@ import (
 )
 
 // documentSeeds are documents FuzzParseClientDocument starts from; each
-// is also checked as a test case (TestClientDocumentSeeds).
+// is also checked as a test case (TestCIMDDocumentSeeds).
 var documentSeeds = []struct {
 	body string
 	ok   bool
@@ -29,9 +29,9 @@ var documentSeeds = []struct {
 	{`[]`, false}, {`null`, false}, {`{`, false}, {``, false}, {`"` + docURL + `"`, false},
 }
 
-// TestClientDocumentSeeds: the fuzzer's seeds are accepted or refused as
+// TestCIMDDocumentSeeds: the fuzzer's seeds are accepted or refused as
 // they should be.
-func TestClientDocumentSeeds(t *testing.T) {
+func TestCIMDDocumentSeeds(t *testing.T) {
 	for _, s := range documentSeeds {
 		if _, err := mcpauth.ParseClientDocument([]byte(s.body), docURL); (err == nil) != s.ok {
 			t.Errorf("%s: %v, want ok %v", s.body, err, s.ok)

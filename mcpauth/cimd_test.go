@@ -23,8 +23,8 @@ import (
 	"github.com/switchboard-dev/switchboard/ratelimit"
 )
 
-// TestCheckClientIDURL: every rule of a client_id URL.
-func TestCheckClientIDURL(t *testing.T) {
+// TestCIMDURL: every rule of a client_id URL.
+func TestCIMDURL(t *testing.T) {
 	const own = "sb.example:443"
 	for _, tc := range []struct {
 		url     string
@@ -75,8 +75,8 @@ func TestCheckClientIDURL(t *testing.T) {
 	}
 }
 
-// TestIsDocumentClientID: only an https URL is a document's client_id.
-func TestIsDocumentClientID(t *testing.T) {
+// TestCIMDIsDocumentClientID: only an https URL is a document's client_id.
+func TestCIMDIsDocumentClientID(t *testing.T) {
 	for id, want := range map[string]bool{"https://c.example/x": true, "HTTPS://c.example/x": true, "sbc_123": false,
 		"http://c.example/x": false, "https://": false, "": false} {
 		if mcpauth.IsDocumentClientID(id) != want {
@@ -87,8 +87,8 @@ func TestIsDocumentClientID(t *testing.T) {
 
 const docURL = "https://client.example/oauth/client.json"
 
-// TestParseClientDocument: every rule of a document.
-func TestParseClientDocument(t *testing.T) {
+// TestCIMDParseDocument: every rule of a document.
+func TestCIMDParseDocument(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
 		code       string // "" accepted
@@ -213,9 +213,9 @@ func newDocuments(d *docServer, c *clock, limiter switchboard.RateLimiter) *mcpa
 		Limiter: limiter, Now: c.Now})
 }
 
-// TestCacheTTL: max-age clamped to a minute–a day, an hour without it;
+// TestCIMDCacheTTL: max-age clamped to a minute–a day, an hour without it;
 // no-store and no-cache are not cached.
-func TestCacheTTL(t *testing.T) {
+func TestCIMDCacheTTL(t *testing.T) {
 	d := newDocServer(t)
 	for _, tc := range []struct {
 		header     string
@@ -265,9 +265,9 @@ func TestCacheTTL(t *testing.T) {
 	}
 }
 
-// TestDocumentErrorsNotCached: a failed fetch is tried again on the next
+// TestCIMDErrorsNotCached: a failed fetch is tried again on the next
 // use; a good document then is cached.
-func TestDocumentErrorsNotCached(t *testing.T) {
+func TestCIMDErrorsNotCached(t *testing.T) {
 	d := newDocServer(t)
 	c := &clock{now: time.Now()}
 	docs := newDocuments(d, c, nil)
@@ -288,11 +288,11 @@ func TestDocumentErrorsNotCached(t *testing.T) {
 	}
 }
 
-// TestDocumentFetchBounds: the request asks for JSON and carries no
+// TestCIMDFetchBounds: the request asks for JSON and carries no
 // credentials; a document past 5120 bytes, a redirect (not followed),
 // another status, a slow server, an unknown certificate and a guarded
 // address are refused, each with the same generic error.
-func TestDocumentFetchBounds(t *testing.T) {
+func TestCIMDFetchBounds(t *testing.T) {
 	d := newDocServer(t)
 	c := &clock{now: time.Now()}
 	docs := mcpauth.NewDocuments(mcpauth.DocumentOptions{Guard: netguard.Options{AllowPrivate: true}, RootCAs: d.roots(),
@@ -345,8 +345,13 @@ func TestDocumentFetchBounds(t *testing.T) {
 		"permanent redirect": func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "/target.json", http.StatusPermanentRedirect)
 		},
-		"404":  func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
-		"slow": func(w http.ResponseWriter, r *http.Request) { select { case <-r.Context().Done(): case <-unblock: } },
+		"404": func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
+		"slow": func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-unblock:
+			}
+		},
 		"slow body": func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(`{"client_id":`))
 			w.(http.Flusher).Flush()
@@ -391,10 +396,10 @@ func TestDocumentFetchBounds(t *testing.T) {
 	}
 }
 
-// TestDocumentFetchRate: an address fetches DocumentFetchesPerHour (here
+// TestCIMDFetchRate: an address fetches DocumentFetchesPerHour (here
 // 2) documents; answers from the cache are not counted; another address
 // has its own count.
-func TestDocumentFetchRate(t *testing.T) {
+func TestCIMDFetchRate(t *testing.T) {
 	d := newDocServer(t)
 	c := &clock{now: time.Now()}
 	docs := newDocuments(d, c, ratelimit.NewMemory(2, time.Hour))
@@ -420,12 +425,12 @@ func TestDocumentFetchRate(t *testing.T) {
 	}
 }
 
-// TestCheckRequestDocument: a client_id URL is fetched and then treated
+// TestCIMDCheckRequest: a client_id URL is fetched and then treated
 // as a registered client: its redirect URIs (loopback on any port), its
 // name for the label; the code is redeemed and refreshed with the URL as
 // client_id. A document that could not be used is a page error that
 // tells nothing of the fetch.
-func TestCheckRequestDocument(t *testing.T) {
+func TestCIMDCheckRequest(t *testing.T) {
 	svc, g, _ := newService(t)
 	d := newDocServer(t)
 	svc.Documents = newDocuments(d, &clock{now: time.Now()}, nil)
