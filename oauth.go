@@ -47,8 +47,10 @@ type OAuthTarget struct {
 // OAuthCode is an authorization code the owner's consent issued. Only its
 // hash is stored; it is used once.
 type OAuthCode struct {
-	Hash        string
-	ClientID    string
+	Hash     string
+	ClientID string
+	// ClientName is the name the client claimed when the owner consented.
+	ClientName  string
 	RedirectURI string
 	// Challenge is the PKCE S256 code challenge.
 	Challenge string
@@ -66,11 +68,23 @@ type OAuthCode struct {
 type OAuthGrant struct {
 	RefreshHash string
 	AccessHash  string
-	ClientID    string
-	Target      OAuthTarget
+	// ClientID is a registered client's id, or the URL of a client's
+	// metadata document.
+	ClientID string
+	// ClientName is the name the client claimed when the owner consented
+	// (empty for grants made before it was recorded).
+	ClientName string
+	Target     OAuthTarget
 	// Label is the label of the grant's MCP token.
 	Label     string
 	CreatedAt time.Time
+}
+
+// OAuthGrantFilter selects grants.
+type OAuthGrantFilter struct {
+	// AccountID, if set, selects the grants of the account's agents and
+	// account endpoint.
+	AccountID *string
 }
 
 // OAuthStore keeps registered clients, authorization codes and grants.
@@ -103,6 +117,10 @@ type OAuthStore interface {
 	// DeleteOAuthGrant deletes the grant whose refresh or access hash is
 	// hash and returns it, or ENOTFOUND.
 	DeleteOAuthGrant(ctx context.Context, hash string) (*OAuthGrant, error)
+
+	// FindOAuthGrants returns the grants the filter selects, oldest
+	// first.
+	FindOAuthGrants(ctx context.Context, f OAuthGrantFilter) ([]*OAuthGrant, error)
 
 	// DeleteOAuthCodes deletes the codes that expired before the given
 	// time and returns how many.

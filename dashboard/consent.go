@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -75,6 +76,9 @@ type consentView struct {
 	// Loopback says it goes to a program on this computer.
 	Client, ReturnHost string
 	Loopback           bool
+	// PublishedAt is the host that published the client's metadata
+	// document, for a client whose client_id is that URL.
+	PublishedAt string
 	// Params are the request's parameters, carried by the form.
 	Params [][2]string
 	// Agents are the viewer's agents, on the account endpoint.
@@ -112,12 +116,12 @@ func (p *ConsentPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.problem(w, v, http.StatusMethodNotAllowed, "Method not allowed.")
 		return
 	}
-	req, err := p.oauth.CheckRequest(r.Context(), q, tg.resource)
+	req, err := p.oauth.CheckRequest(r.Context(), q, tg.resource, clientAddress(r))
 	var pe *mcpauth.PageError
 	var re *mcpauth.RedirectError
 	switch {
 	case errors.As(err, &pe):
-		p.problem(w, v, http.StatusBadRequest, pe.Message)
+		p.problem(w, v, cmp.Or(pe.Status, http.StatusBadRequest), pe.Message)
 		return
 	case errors.As(err, &re):
 		redirect(w, r, re.URL(tg.issuer))
@@ -191,7 +195,7 @@ func (p *ConsentPage) show(w http.ResponseWriter, v *consentView, tg *consentTar
 	if tg.agent != nil {
 		v.Target = "the agent " + tg.agent.Handle + " (" + tg.resource + ")"
 	}
-	v.Client = req.Client.Name
+	v.Client, v.PublishedAt = req.Client.Name, req.DocumentHost
 	if u, err := url.Parse(req.RedirectURI); err == nil {
 		v.ReturnHost = u.Host
 		v.Loopback = u.Scheme == "http"

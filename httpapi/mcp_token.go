@@ -114,9 +114,14 @@ func (s *Server) handleListAgentMCPTokens(w http.ResponseWriter, r *http.Request
 		s.writeError(w, r, err)
 		return
 	}
+	grants, err := s.mcpGrants(r, &g.AccountID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	out := make([]ownerapi.MCPToken, 0, len(toks))
 	for _, t := range toks {
-		out = append(out, s.viewMCPToken(r, t, g, nil))
+		out = append(out, withGrant(s.viewMCPToken(r, t, g, nil), grants[t.Hash]))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -129,13 +134,22 @@ func (s *Server) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acc
 		s.writeError(w, r, err)
 		return
 	}
+	var of *string
+	if !acct.IsOperator() {
+		of = &acct.ID
+	}
+	grants, err := s.mcpGrants(r, of)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	out := make([]ownerapi.MCPToken, 0, len(toks))
 	for _, t := range toks {
 		switch g := agents[t.AgentID]; {
 		case g != nil:
-			out = append(out, s.viewMCPToken(r, t, g, nil))
+			out = append(out, withGrant(s.viewMCPToken(r, t, g, nil), grants[t.Hash]))
 		case t.AgentID == "":
-			out = append(out, s.viewMCPToken(r, t, nil, agents))
+			out = append(out, withGrant(s.viewMCPToken(r, t, nil, agents), grants[t.Hash]))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -143,7 +157,8 @@ func (s *Server) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acc
 
 // handleRevokeMCPToken revokes an MCP token of one of the account's
 // agents by its id: DELETE /mcp-tokens/{id}. It stops working with the
-// next request, on every instance.
+// next request, on every instance; the OAuth grant it belongs to, if
+// any, ends with it.
 func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	toks, agents, err := s.accountMCPTokens(r, acct)
 	if err != nil {
@@ -160,6 +175,12 @@ func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, ac
 		if _, err := s.Tokens.RevokeTokens(r.Context(), f); err != nil {
 			s.writeError(w, r, err)
 			return
+		}
+		if s.OAuth != nil {
+			if err := s.OAuth.EndGrantOf(r.Context(), t.Hash); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
 		}
 		writeJSON(w, http.StatusOK, ownerapi.MCPTokenRevoked{Revoked: true, ID: id})
 		return
@@ -186,6 +207,24 @@ func (s *Server) accountMCPTokens(r *http.Request, acct *switchboard.Account) ([
 	}
 	toks, err := s.Tokens.FindTokens(r.Context(), tf)
 	return toks, agents, err
+}
+
+// mcpGrants returns the live OAuth grants of the account (nil: every
+// account's) by the hash of their MCP token; none while OAuth is off.
+func (s *Server) mcpGrants(r *http.Request, accountID *string) (map[string]*switchboard.OAuthGrant, error) {
+	if s.OAuth == nil {
+		return nil, nil
+	}
+	return s.OAuth.GrantsByAccess(r.Context(), accountID)
+}
+
+// withGrant adds to an MCP token's view the OAuth grant it belongs to,
+// if g is not nil.
+func withGrant(v ownerapi.MCPToken, g *switchboard.OAuthGrant) ownerapi.MCPToken {
+	if g != nil {
+		v.Grant = &ownerapi.MCPGrant{ClientID: g.ClientID, ClientName: g.ClientName, CreatedAt: g.CreatedAt}
+	}
+	return v
 }
 
 // viewMCPToken is an MCP token as the owner API shows it, without its

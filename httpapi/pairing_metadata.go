@@ -28,8 +28,11 @@ type authServerMetadata struct {
 	ScopesSupported                   []string `json:"scopes_supported"`
 	// AuthorizationResponseIssParameterSupported: the authorization
 	// response carries iss (RFC 9207).
-	AuthorizationResponseIssParameterSupported bool   `json:"authorization_response_iss_parameter_supported,omitempty"`
-	ServiceDocumentation                       string `json:"service_documentation,omitempty"`
+	AuthorizationResponseIssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
+	// ClientIDMetadataDocumentSupported: a client_id may be the https URL
+	// of the client's metadata document.
+	ClientIDMetadataDocumentSupported bool   `json:"client_id_metadata_document_supported,omitempty"`
+	ServiceDocumentation              string `json:"service_documentation,omitempty"`
 }
 
 // protectedResourceMetadata is an agent address's OAuth 2.0 protected
@@ -69,6 +72,7 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 		md.CodeChallengeMethodsSupported = []string{"S256"}
 		md.ScopesSupported = append(md.ScopesSupported, mcpauth.Scope, "offline_access")
 		md.AuthorizationResponseIssParameterSupported = true
+		md.ClientIDMetadataDocumentSupported = true
 	}
 	setCORS(w)
 	s.varyForwarded(w)

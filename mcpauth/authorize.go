@@ -3,6 +3,8 @@ package mcpauth
 import (
 	"context"
 	"crypto/rand"
+	"errors"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -10,13 +12,17 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-// Request is a checked authorization request: its client is registered
-// and its redirect URI is one of the client's, so errors may be sent
-// there.
+// Request is a checked authorization request: its client is registered,
+// or published its metadata document, and its redirect URI is one of the
+// client's, so errors may be sent there.
 type Request struct {
-	Client      *switchboard.OAuthClient
-	RedirectURI string
-	State       string
+	Client *switchboard.OAuthClient
+	// DocumentHost is the host that published the client's metadata
+	// document (its client_id is that URL); empty for a registered
+	// client.
+	DocumentHost string
+	RedirectURI  string
+	State        string
 	// Challenge is the PKCE S256 code challenge.
 	Challenge string
 	// Resource is the MCP URL the token will open.
@@ -24,8 +30,13 @@ type Request struct {
 }
 
 // PageError refuses an authorization request on a page, without a
-// redirect: the client is unknown or the redirect URI is not its own.
-type PageError struct{ Message string }
+// redirect: the client is unknown, its metadata document could not be
+// used, or the redirect URI is not its own.
+type PageError struct {
+	Message string
+	// Status is the page's HTTP status (0: 400).
+	Status int
+}
 
 // Error implements the error interface.
 func (e *PageError) Error() string { return e.Message }
@@ -50,15 +61,17 @@ func (e *RedirectError) URL(issuer string) string {
 var challengeRE = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
 // CheckRequest checks an authorization request's parameters for the MCP
-// endpoint resource (its URL). An unknown client or a redirect URI not
-// registered is a *PageError; then response_type must be code, PKCE
-// S256 is required, resource (if given) must be the endpoint's URL and
-// scope may hold only inbox and offline_access, else a *RedirectError.
-func (s *Service) CheckRequest(ctx context.Context, q url.Values, resource string) (*Request, error) {
-	c, err := s.Store.FindOAuthClient(ctx, q.Get("client_id"))
-	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || q.Get("client_id") == "" {
-		return nil, &PageError{Message: "This application is not registered here (unknown client_id). Start again from the application."}
-	} else if err != nil {
+// endpoint resource (its URL), made from the address requester. A
+// client_id that is an https URL is a client that published its metadata
+// document there (Documents.Client); any other must be registered. An
+// unknown client, a document that could not be used, or a redirect URI
+// not the client's is a *PageError; then response_type must be code,
+// PKCE S256 is required, resource (if given) must be the endpoint's URL
+// and scope may hold only inbox and offline_access, else a
+// *RedirectError.
+func (s *Service) CheckRequest(ctx context.Context, q url.Values, resource, requester string) (*Request, error) {
+	c, docHost, err := s.client(ctx, q.Get("client_id"), resource, requester)
+	if err != nil {
 		return nil, err
 	}
 	redirect := q.Get("redirect_uri")
@@ -84,7 +97,32 @@ func (s *Service) CheckRequest(ctx context.Context, q url.Values, resource strin
 			return nil, fail("invalid_scope", "scope may hold only inbox and offline_access")
 		}
 	}
-	return &Request{Client: c, RedirectURI: redirect, State: q.Get("state"), Challenge: q.Get("code_challenge"), Resource: resource}, nil
+	return &Request{Client: c, DocumentHost: docHost, RedirectURI: redirect, State: q.Get("state"), Challenge: q.Get("code_challenge"), Resource: resource}, nil
+}
+
+// client finds the client of an authorization request: registered, or
+// described by the metadata document at its client_id (and then the
+// host that published it).
+func (s *Service) client(ctx context.Context, id, resource, requester string) (*switchboard.OAuthClient, string, error) {
+	if IsDocumentClientID(id) {
+		c, err := s.Documents.Client(ctx, id, OwnHost(resource), requester)
+		switch {
+		case switchboard.ErrorCode(err) == switchboard.ERATELIMITED:
+			return nil, "", &PageError{Message: "Too many applications were looked up from your address; try again in an hour.", Status: http.StatusTooManyRequests}
+		case errors.Is(err, ErrClientDocument):
+			return nil, "", &PageError{Message: "The application's client metadata document could not be used. Start again from the application, or tell its maker."}
+		case err != nil:
+			return nil, "", err
+		}
+		return c, hostOf(id), nil
+	}
+	c, err := s.Store.FindOAuthClient(ctx, id)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || id == "" {
+		return nil, "", &PageError{Message: "This application is not registered here (unknown client_id). Start again from the application."}
+	} else if err != nil {
+		return nil, "", err
+	}
+	return c, "", nil
 }
 
 // Deny returns where a denied request sends the user: access_denied.
@@ -110,7 +148,7 @@ func (s *Service) Approve(ctx context.Context, req *Request, tg switchboard.OAut
 		s.Logger.Warn("sweep expired authorization codes", "err", err)
 	}
 	code := "sbx_" + rand.Text() + rand.Text()
-	err = s.Store.CreateOAuthCode(ctx, &switchboard.OAuthCode{Hash: switchboard.HashToken(code), ClientID: req.Client.ID,
+	err = s.Store.CreateOAuthCode(ctx, &switchboard.OAuthCode{Hash: switchboard.HashToken(code), ClientID: req.Client.ID, ClientName: req.Client.Name,
 		RedirectURI: req.RedirectURI, Challenge: req.Challenge, Resource: req.Resource, Target: tg,
 		Label: labelBase(req.Client.Name), CreatedAt: now, ExpiresAt: now.Add(CodeTTL)})
 	if err != nil {

@@ -67,13 +67,13 @@ func request(c *switchboard.OAuthClient, set ...string) url.Values {
 func TestCheckRequest(t *testing.T) {
 	svc, _, c := newService(t)
 	ctx := context.Background()
-	if _, err := svc.CheckRequest(ctx, request(c), resource); err != nil {
+	if _, err := svc.CheckRequest(ctx, request(c), resource, "192.0.2.1"); err != nil {
 		t.Fatalf("a loopback redirect on another port: %v", err)
 	}
 	for _, set := range [][]string{{"client_id", "nope"}, {"redirect_uri", "https://evil.example/cb"},
 		{"redirect_uri", "http://127.0.0.1:6000/other"}, {"redirect_uri", "https://app.example:8443/cb"}} {
 		var pe *mcpauth.PageError
-		if _, err := svc.CheckRequest(ctx, request(c, set...), resource); !errors.As(err, &pe) {
+		if _, err := svc.CheckRequest(ctx, request(c, set...), resource, "192.0.2.1"); !errors.As(err, &pe) {
 			t.Errorf("%v: %v, want a page error", set, err)
 		}
 	}
@@ -88,7 +88,7 @@ func TestCheckRequest(t *testing.T) {
 		{[]string{"scope", "inbox admin"}, "invalid_scope"},
 	} {
 		var re *mcpauth.RedirectError
-		_, err := svc.CheckRequest(ctx, request(c, tc.set...), resource)
+		_, err := svc.CheckRequest(ctx, request(c, tc.set...), resource, "192.0.2.1")
 		if !errors.As(err, &re) || re.Code != tc.code || !strings.HasPrefix(re.URL("https://sb.example/a/helper"), "http://127.0.0.1:6000/callback?") {
 			t.Errorf("%v: %v, want a redirect with %s", tc.set, err, tc.code)
 		}
@@ -104,7 +104,7 @@ func TestExchange(t *testing.T) {
 	tg := switchboard.OAuthTarget{AccountID: g.AccountID, AgentID: g.ID}
 	verifier := strings.Repeat("v", 43)
 	codeOf := func() string {
-		req, err := svc.CheckRequest(ctx, request(c), resource)
+		req, err := svc.CheckRequest(ctx, request(c), resource, "192.0.2.1")
 		must(t, err)
 		to, err := svc.Approve(ctx, req, tg, "https://sb.example/a/helper")
 		must(t, err)
@@ -159,7 +159,7 @@ func TestRefreshAfterExpiry(t *testing.T) {
 	svc := mcpauth.New(mcpauth.Deps{Store: db, Tokens: db}, mcpauth.Config{Now: clock})
 	c, err := svc.Register(ctx, []byte(`{"client_name":"Claude Code","redirect_uris":["http://127.0.0.1/callback"]}`), "192.0.2.1")
 	must(t, err)
-	req, err := svc.CheckRequest(ctx, request(c), resource)
+	req, err := svc.CheckRequest(ctx, request(c), resource, "192.0.2.1")
 	must(t, err)
 	to, err := svc.Approve(ctx, req, switchboard.OAuthTarget{AccountID: acct.ID, AgentID: g.ID}, "https://sb.example/a/helper")
 	must(t, err)

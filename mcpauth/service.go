@@ -45,7 +45,10 @@ type Config struct {
 type Deps struct {
 	Store  switchboard.OAuthStore
 	Tokens switchboard.TokenStore
-	Logger *slog.Logger
+	// Documents fetches the clients whose client_id is an https URL
+	// (nil: NewDocuments with the guard closed).
+	Documents *Documents
+	Logger    *slog.Logger
 }
 
 // Service registers clients, issues authorization codes on consent, and
@@ -65,6 +68,9 @@ func New(d Deps, cfg Config) *Service {
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Documents == nil {
+		d.Documents = NewDocuments(DocumentOptions{Logger: d.Logger})
 	}
 	return &Service{Deps: d, cfg: cfg}
 }

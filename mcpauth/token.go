@@ -87,7 +87,7 @@ func (s *Service) issue(ctx context.Context, c *switchboard.OAuthCode) (*TokenPa
 		return nil, err
 	}
 	refresh := newRefreshToken()
-	g := &switchboard.OAuthGrant{RefreshHash: switchboard.HashToken(refresh), AccessHash: accessHash, ClientID: c.ClientID,
+	g := &switchboard.OAuthGrant{RefreshHash: switchboard.HashToken(refresh), AccessHash: accessHash, ClientID: c.ClientID, ClientName: c.ClientName,
 		Target: c.Target, Label: label, CreatedAt: s.now()}
 	if err := s.Store.CreateOAuthGrant(ctx, g); err != nil {
 		return nil, err
@@ -168,6 +168,26 @@ func (s *Service) Revoke(ctx context.Context, token string) error {
 		return nil
 	}
 	return s.end(ctx, switchboard.HashToken(token))
+}
+
+// EndGrantOf ends the grant whose MCP token has the hash accessHash, if
+// any: the grant is deleted and its MCP token revoked.
+func (s *Service) EndGrantOf(ctx context.Context, accessHash string) error {
+	return s.end(ctx, accessHash)
+}
+
+// GrantsByAccess returns the live grants of the account (nil: of every
+// account) by the hash of their MCP token.
+func (s *Service) GrantsByAccess(ctx context.Context, accountID *string) (map[string]*switchboard.OAuthGrant, error) {
+	gs, err := s.Store.FindOAuthGrants(ctx, switchboard.OAuthGrantFilter{AccountID: accountID})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*switchboard.OAuthGrant, len(gs))
+	for _, g := range gs {
+		out[g.AccessHash] = g
+	}
+	return out, nil
 }
 
 // end deletes the grant whose refresh or access hash is hash and revokes

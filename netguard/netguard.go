@@ -151,3 +151,11 @@ func FollowOnlyBodyKeepingRedirects(c *http.Client, also func(req *http.Request,
 func (o Options) AllowsPlainHTTP() bool {
 	return o.AllowPrivate || len(o.Allow) > 0
 }
+
+// Allows reports whether a client made with o may dial ip: every address
+// when AllowPrivate is set, else one that is not special, or is in Allow.
+// Callers that resolve a name themselves (to check every address before
+// dialing one) judge each with it.
+func (o Options) Allows(ip netip.Addr) bool {
+	return o.check(netip.AddrPortFrom(ip, 0).String()) == nil
+}

@@ -103,3 +103,25 @@ func TestAllowPrivate(t *testing.T) {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 }
+
+// TestAllows: the check of one address agrees with the dialer's.
+func TestAllows(t *testing.T) {
+	for _, tc := range []struct {
+		opts netguard.Options
+		ip   string
+		want bool
+	}{
+		{netguard.Options{}, "93.184.216.34", true},
+		{netguard.Options{}, "127.0.0.1", false},
+		{netguard.Options{}, "::ffff:10.0.0.1", false},
+		{netguard.Options{}, "fe80::1%eth0", false},
+		{netguard.Options{}, "169.254.169.254", false},
+		{netguard.Options{AllowPrivate: true}, "127.0.0.1", true},
+		{netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, "127.0.0.1", true},
+		{netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, "10.0.0.1", false},
+	} {
+		if got := tc.opts.Allows(netip.MustParseAddr(tc.ip)); got != tc.want {
+			t.Errorf("%+v allows %s: %v, want %v", tc.opts, tc.ip, got, tc.want)
+		}
+	}
+}

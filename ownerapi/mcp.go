@@ -35,6 +35,19 @@ type MCPToken struct {
 	// ExpiresAt is set on a token issued through OAuth, which its client
 	// refreshes.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Grant is set on the token of a live OAuth grant.
+	Grant *MCPGrant `json:"grant,omitempty"`
+}
+
+// MCPGrant is the OAuth grant an MCP token belongs to: the client that
+// holds it and when the owner allowed it.
+type MCPGrant struct {
+	// ClientID is a registered client's id, or the https URL of its
+	// metadata document.
+	ClientID string `json:"client_id"`
+	// ClientName is the name the client claimed (not verified).
+	ClientName string    `json:"client_name"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 // MCPTokenRevoked is the answer of DELETE /mcp-tokens/{id}.

@@ -13,8 +13,8 @@ var _ switchboard.OAuthStore = (*DB)(nil)
 
 const (
 	oauthClientColumns = `id, name, redirect_uris, application_type, requester, created_at`
-	oauthCodeColumns   = `hash, client_id, redirect_uri, challenge, resource, account_id, agent_id, agents, label, created_at, expires_at`
-	oauthGrantColumns  = `refresh_hash, access_hash, client_id, account_id, agent_id, agents, label, created_at`
+	oauthCodeColumns   = `hash, client_id, redirect_uri, challenge, resource, account_id, agent_id, agents, label, created_at, expires_at, client_name`
+	oauthGrantColumns  = `refresh_hash, access_hash, client_id, account_id, agent_id, agents, label, created_at, client_name`
 )
 
 // CreateOAuthClient implements switchboard.OAuthStore. The count of
@@ -102,9 +102,9 @@ func (db *DB) CreateOAuthCode(ctx context.Context, c *switchboard.OAuthCode) err
 		return err
 	}
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_codes (`+oauthCodeColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_codes (`+oauthCodeColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 			c.Hash, c.ClientID, c.RedirectURI, c.Challenge, c.Resource, c.Target.AccountID, c.Target.AgentID,
-			string(agents), c.Label, nanos(c.CreatedAt), nanos(c.ExpiresAt))
+			string(agents), c.Label, nanos(c.CreatedAt), nanos(c.ExpiresAt), c.ClientName)
 		if db.dialect.uniqueViolation(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "the code is taken")
 		}
@@ -121,7 +121,7 @@ func (db *DB) TakeOAuthCode(ctx context.Context, hash string) (*switchboard.OAut
 		var created, expires int64
 		err := tx.QueryRowContext(ctx, `SELECT `+oauthCodeColumns+` FROM oauth_codes WHERE hash = $1`+db.forUpdate(""), hash).
 			Scan(&c.Hash, &c.ClientID, &c.RedirectURI, &c.Challenge, &c.Resource, &c.Target.AccountID, &c.Target.AgentID,
-				&agents, &c.Label, &created, &expires)
+				&agents, &c.Label, &created, &expires, &c.ClientName)
 		if err == sql.ErrNoRows {
 			return switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used authorization code")
 		} else if err != nil {
@@ -167,8 +167,8 @@ func (db *DB) CreateOAuthGrant(ctx context.Context, g *switchboard.OAuthGrant) e
 		return err
 	}
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_grants (`+oauthGrantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			g.RefreshHash, g.AccessHash, g.ClientID, g.Target.AccountID, g.Target.AgentID, string(agents), g.Label, nanos(g.CreatedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_grants (`+oauthGrantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			g.RefreshHash, g.AccessHash, g.ClientID, g.Target.AccountID, g.Target.AgentID, string(agents), g.Label, nanos(g.CreatedAt), g.ClientName)
 		if db.dialect.uniqueViolation(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "the grant exists")
 		}
@@ -217,17 +217,46 @@ func (db *DB) DeleteOAuthGrant(ctx context.Context, hash string) (*switchboard.O
 	return out, err
 }
 
+// FindOAuthGrants implements switchboard.OAuthStore.
+func (db *DB) FindOAuthGrants(ctx context.Context, f switchboard.OAuthGrantFilter) ([]*switchboard.OAuthGrant, error) {
+	q, args := `SELECT `+oauthGrantColumns+` FROM oauth_grants`, []any{}
+	if f.AccountID != nil {
+		q, args = q+` WHERE account_id = $1`, append(args, *f.AccountID)
+	}
+	rows, err := db.read.QueryContext(ctx, q+` ORDER BY created_at, refresh_hash`, args...)
+	if err != nil {
+		return nil, db.formatError(err)
+	}
+	defer rows.Close()
+	var out []*switchboard.OAuthGrant
+	for rows.Next() {
+		g, err := scanOAuthGrant(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
 // findOAuthGrant reads, locking it, the grant that matches cond (with
 // arg as $1).
 func (db *DB) findOAuthGrant(ctx context.Context, tx *sql.Tx, cond, arg string) (*switchboard.OAuthGrant, error) {
+	g, err := scanOAuthGrant(tx.QueryRowContext(ctx, `SELECT `+oauthGrantColumns+` FROM oauth_grants WHERE `+cond+db.forUpdate(""), arg))
+	if err == sql.ErrNoRows {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used refresh token")
+	}
+	return g, err
+}
+
+// scanOAuthGrant reads a grant of oauthGrantColumns.
+func scanOAuthGrant(row interface{ Scan(...any) error }) (*switchboard.OAuthGrant, error) {
 	var g switchboard.OAuthGrant
 	var agents string
 	var created int64
-	err := tx.QueryRowContext(ctx, `SELECT `+oauthGrantColumns+` FROM oauth_grants WHERE `+cond+db.forUpdate(""), arg).
-		Scan(&g.RefreshHash, &g.AccessHash, &g.ClientID, &g.Target.AccountID, &g.Target.AgentID, &agents, &g.Label, &created)
-	if err == sql.ErrNoRows {
-		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used refresh token")
-	} else if err != nil {
+	err := row.Scan(&g.RefreshHash, &g.AccessHash, &g.ClientID, &g.Target.AccountID, &g.Target.AgentID, &agents, &g.Label,
+		&created, &g.ClientName)
+	if err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(agents), &g.Target.Agents); err != nil {

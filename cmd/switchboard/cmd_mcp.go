@@ -12,7 +12,8 @@ import (
 
 // MCPCmd groups the MCP commands (docs/mcp.md).
 type MCPCmd struct {
-	Token MCPTokenCmd `cmd:"" help:"Manage MCP tokens: each opens one agent's MCP endpoint ({address}/mcp) and nothing else."`
+	Token  MCPTokenCmd  `cmd:"" help:"Manage MCP tokens: each opens one agent's MCP endpoint ({address}/mcp) and nothing else."`
+	Grants MCPGrantsCmd `cmd:"" help:"List the OAuth grants of MCP clients (the applications you allowed), or revoke one."`
 }
 
 // MCPTokenCmd groups the MCP token commands.

@@ -73,7 +73,7 @@ type ServeCmd struct {
 
 	SecretKey string `name:"secret-key" env:"SWITCHBOARD_SECRET_KEY" help:"Keys that seal the secrets the server keeps (webhook secrets, wake keys, push credentials): base64 of 32 bytes, comma-separated, the sealing one first (default: DATA/secret.key, made at first start). Every instance of a deployment needs the same keys."`
 
-	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks, push notifications, wakes) reach private, loopback and link-local addresses. Only for deployments on a private network."`
+	AllowPrivateNetworks bool `name:"allow-private-networks" env:"SWITCHBOARD_ALLOW_PRIVATE_NETWORKS" help:"Let outbound requests (webhooks, push notifications, wakes, fronts, MCP clients' metadata documents) reach private, loopback and link-local addresses. Only for deployments on a private network."`
 
 	Database          string   `name:"database" env:"SWITCHBOARD_DATABASE" help:"A postgres:// URL to share one PostgreSQL database between instances (default: the SQLite file switchboard.db in the data directory)."`
 	DatabaseMaxConns  int      `name:"database-max-conns" env:"SWITCHBOARD_DATABASE_MAX_CONNS" default:"16" help:"Connections this instance opens to PostgreSQL at most."`
@@ -208,6 +208,10 @@ type Config struct {
 	// FrontRootCAs, if set, are the certificates fronts' upstreams are
 	// checked against (tests); nil: the system's (SSL_CERT_FILE is read).
 	FrontRootCAs *x509.CertPool
+	// ClientMetadataRootCAs, if set, are the certificates the hosts of
+	// MCP clients' metadata documents are checked against (tests); nil:
+	// the system's.
+	ClientMetadataRootCAs *x509.CertPool
 	// FrontTimeout bounds one task's exchange with a front's upstream
 	// (default front.DefaultTimeout).
 	FrontTimeout time.Duration
@@ -392,7 +396,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Pairing = m.newPairing(cfg, db)
 	if !cfg.MCPOff {
-		m.OAuth = mcpauth.New(mcpauth.Deps{Store: db, Tokens: db, Logger: m.Logger.With("face", "mcp-oauth")}, mcpauth.Config{})
+		m.OAuth = m.newOAuth(cfg, db)
 	}
 	m.Fronts = front.NewService(db, m.Tasks, front.ClientOptions{
 		Guard:   netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow},

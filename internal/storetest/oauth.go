@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ var oauthTests = map[string]func(*testing.T, Store){
 	"OAuthClientLimits":  testOAuthClients,
 	"OAuthCodeOnce":      testOAuthCodeOnce,
 	"OAuthGrantRotation": testOAuthGrants,
+	"OAuthGrantList":     testOAuthGrantList,
 }
 
 func newOAuthClient(id, requester string, at time.Time) *switchboard.OAuthClient {
@@ -56,12 +58,12 @@ func testOAuthCodeOnce(t *testing.T, s Store) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	c := &switchboard.OAuthCode{Hash: "h1", ClientID: "c1", RedirectURI: "http://127.0.0.1:5555/cb", Challenge: "ch",
 		Resource: "https://sb.example/mcp", Target: switchboard.OAuthTarget{AccountID: "acct", Agents: []string{"g1", "g2"}},
-		Label: "mcp-claude", CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute)}
+		Label: "mcp-claude", CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute), ClientName: "Claude"}
 	must(t, s.CreateOAuthCode(ctx, c))
 	got, err := s.TakeOAuthCode(ctx, "h1")
 	must(t, err)
 	if got.ClientID != "c1" || got.Challenge != "ch" || got.Resource != c.Resource || got.Target.AccountID != "acct" ||
-		len(got.Target.Agents) != 2 || got.Label != "mcp-claude" || !got.ExpiresAt.Equal(c.ExpiresAt) {
+		len(got.Target.Agents) != 2 || got.Label != "mcp-claude" || !got.ExpiresAt.Equal(c.ExpiresAt) || got.ClientName != "Claude" {
 		t.Fatalf("taken %+v", got)
 	}
 	_, err = s.TakeOAuthCode(ctx, "h1")
@@ -126,5 +128,43 @@ func testOAuthGrants(t *testing.T, s Store) {
 	for i := range 4 {
 		_, err = s.DeleteOAuthGrant(ctx, fmt.Sprintf("r2-%d", i))
 		wantCode(t, err, switchboard.ENOTFOUND)
+	}
+}
+
+// testOAuthGrantList: grants are listed oldest first, all or those of one
+// account, with their client's id (a metadata document's URL fits) and
+// name as stored.
+func testOAuthGrantList(t *testing.T, s Store) {
+	ctx := context.Background()
+	alice, bob := newAccount(t, s, "alice"), newAccount(t, s, "bob")
+	ga, gb := newAgent(t, s, alice, "helper"), newAgent(t, s, bob, "desk")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	docID := "https://client.example/" + strings.Repeat("p", 480) + "/client.json"
+	for _, gr := range []*switchboard.OAuthGrant{
+		{RefreshHash: "lr2", AccessHash: "la2", ClientID: docID, ClientName: "Doc client",
+			Target: switchboard.OAuthTarget{AccountID: alice.ID, AgentID: ga.ID}, Label: "mcp-doc-client", CreatedAt: now.Add(time.Second)},
+		{RefreshHash: "lr1", AccessHash: "la1", ClientID: "sbc_1", ClientName: "Claude",
+			Target: switchboard.OAuthTarget{AccountID: alice.ID, Agents: []string{ga.ID}}, Label: "mcp-claude", CreatedAt: now},
+		{RefreshHash: "lr3", AccessHash: "la3", ClientID: "sbc_2",
+			Target: switchboard.OAuthTarget{AccountID: bob.ID, AgentID: gb.ID}, Label: "mcp-other", CreatedAt: now},
+	} {
+		must(t, s.CreateOAuthGrant(ctx, gr))
+	}
+	got, err := s.FindOAuthGrants(ctx, switchboard.OAuthGrantFilter{AccountID: &alice.ID})
+	must(t, err)
+	if len(got) != 2 || got[0].AccessHash != "la1" || got[0].ClientName != "Claude" || len(got[0].Target.Agents) != 1 ||
+		got[1].ClientID != docID || got[1].ClientName != "Doc client" || got[1].Target.AgentID != ga.ID || !got[1].CreatedAt.Equal(now.Add(time.Second)) {
+		t.Fatalf("alice's grants: %+v", got)
+	}
+	all, err := s.FindOAuthGrants(ctx, switchboard.OAuthGrantFilter{})
+	must(t, err)
+	n := 0
+	for _, g := range all {
+		if strings.HasPrefix(g.AccessHash, "la") {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d of the 3 grants listed without a filter", n)
 	}
 }
