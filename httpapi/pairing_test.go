@@ -294,6 +294,21 @@ func TestPairingRepair(t *testing.T) {
 	if tok.status != http.StatusOK || tok.json["peer_label"] == "barry" || tok.json["replaced"] == true {
 		t.Fatalf("a re-pairing after a rotation took over the label: %s", tok.body)
 	}
+
+	// Revoked between the approval and the redemption: a fresh label (a
+	// revoked one is not reused).
+	second, label := tok.json["access_token"].(string), tok.json["peer_label"].(string)
+	r = h.deviceAuth(addr, url.Values{"client_name": {"Barry"}}, map[string]string{"Authorization": "Bearer " + second})
+	if ok := h.owner("POST", "/agents/alice/pairings/"+r.json["user_code"].(string)+"/approve", h.operatorToken, nil); ok.json["label"] != label {
+		t.Fatalf("approve: %s", ok.body)
+	}
+	if rev := h.owner("DELETE", "/agents/alice/tokens/"+label, h.operatorToken, nil); rev.status/100 != 2 {
+		t.Fatalf("revoke: %d %s", rev.status, rev.body)
+	}
+	tok = h.poll(addr, r.json["device_code"].(string))
+	if tok.status != http.StatusOK || tok.json["peer_label"] == label || tok.json["replaced"] == true {
+		t.Fatalf("a re-pairing after a revocation: %s", tok.body)
+	}
 }
 
 func TestPairingModes(t *testing.T) {
