@@ -431,10 +431,11 @@ func TestPairingDiscovery(t *testing.T) {
 func TestPairingCardParses(t *testing.T) {
 	h := newHarness(t)
 	g := h.agent("alice")
-	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json", "/.well-known/agent-card.json?A2A-Version=1.0"} {
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json", "/.well-known/agent-card.json?A2A-Version=1.0",
+		"/.well-known/agent-card.json?A2A-Version=0.3"} {
 		r := h.do("GET", h.addr(g)+path, nil, "")
 		for name, parse := range map[string]agentcard.Parser{"v1": agentcard.DefaultCardParser, "v0": a2av0.NewAgentCardParser()} {
-			if path == "/.well-known/agent.json" && name == "v1" {
+			if (path == "/.well-known/agent.json" || strings.HasSuffix(path, "=0.3")) && name == "v1" {
 				continue // the pure 0.3 card is for 0.3 parsers
 			}
 			card, err := parse(r.body)
@@ -443,6 +444,9 @@ func TestPairingCardParses(t *testing.T) {
 			}
 			if _, ok := card.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); !ok {
 				t.Fatalf("%s with the %s parser: bearer %#v", path, name, card.SecuritySchemes)
+			}
+			if !hasPairingExtension(card.Capabilities.Extensions, h.addr(g)) {
+				t.Fatalf("%s with the %s parser: no pairing extension in %#v", path, name, card.Capabilities.Extensions)
 			}
 			asked := path == "/.well-known/agent-card.json?A2A-Version=1.0"
 			if _, has := card.SecuritySchemes["pairing"]; has != asked {
@@ -458,4 +462,25 @@ func TestPairingCardParses(t *testing.T) {
 			}
 		}
 	}
+	// The 0.3 card with pairing off: no extension.
+	if p := h.owner("PATCH", "/agents/alice", h.operatorToken, map[string]any{"pairing": "off"}); p.status != http.StatusOK {
+		t.Fatalf("PATCH pairing: %d %s", p.status, p.body)
+	}
+	r := h.do("GET", h.addr(g)+"/.well-known/agent.json", nil, "")
+	if card, err := a2av0.NewAgentCardParser()(r.body); err != nil || hasPairingExtension(card.Capabilities.Extensions, h.addr(g)) {
+		t.Fatalf("pairing off: %v %s", err, r.body)
+	}
+}
+
+// hasPairingExtension reports whether extensions hold the pairing
+// extension naming the endpoints of the address addr.
+func hasPairingExtension(extensions []a2a.AgentExtension, addr string) bool {
+	for _, e := range extensions {
+		if strings.HasSuffix(e.URI, "/docs/pairing.md") && e.Params["device_authorization_endpoint"] == addr+"/oauth/device_authorization" &&
+			e.Params["token_endpoint"] == addr+"/oauth/token" &&
+			e.Params["authorization_server_metadata"] == addr+"/.well-known/oauth-authorization-server" {
+			return true
+		}
+	}
+	return false
 }
