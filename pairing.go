@@ -129,18 +129,29 @@ type PairingStore interface {
 	// PollPairing records the client's poll at at and returns the request
 	// as it stood with the outcome, in one transaction: a denied request
 	// is deleted (PollDenied is answered once); an expired one is kept
-	// (PollExpired) until DeletePairings; an approved one is deleted
-	// (PollApproved, once); a pending one polled sooner than its interval
-	// after the last poll gets the interval raised by 5 s (PollSlowDown).
-	// ENOTFOUND when the agent has no request with the hash (a device code
-	// polled at another agent's address is unknown there).
+	// (PollExpired) until DeletePairings; an approved one is left as it is
+	// for RedeemPairing (PollApproved); a pending one polled sooner than
+	// its interval after the last poll gets the interval raised by 5 s
+	// (PollSlowDown). ENOTFOUND when the agent has no request with the
+	// hash (a device code polled at another agent's address is unknown
+	// there).
 	PollPairing(ctx context.Context, agentID, deviceHash string, at time.Time) (*Pairing, PairingPoll, error)
 
-	// RestorePairing puts back an approved request that PollPairing
-	// redeemed (deleted) when its token could not be issued, as it was,
-	// so that the client's next poll redeems it again. It changes nothing
-	// if a request with its device code exists.
-	RestorePairing(ctx context.Context, p *Pairing) error
+	// RedeemPairing redeems the agent's approved request with the device
+	// hash, unexpired at at, with tok, a new peer token of the agent (Hash,
+	// Kind, AgentID and Label set), in one transaction: the request is
+	// deleted (a compare-and-swap on approved: of two redemptions at once,
+	// one wins) and tok is stored, its PeerID and CreatedAt set. With
+	// replace, tok replaces the token the request presented (ReplacesHash,
+	// ReplacesLabel), which must still be an active peer token of the agent
+	// labelled tok.Label: it is revoked and tok keeps its PeerID.
+	// ENOTFOUND when the agent has no such request (redeemed meanwhile,
+	// expired, or not approved); ECONFLICT when, with replace, the
+	// presented token is no longer active on that label (revoked or
+	// rotated meanwhile) or, without it, an active token of the agent has
+	// tok.Label. On an error nothing changes: the request stays approved
+	// and no token is stored.
+	RedeemPairing(ctx context.Context, agentID, deviceHash string, tok *Token, replace bool, at time.Time) error
 
 	// DeletePairings deletes the requests that expired before the given
 	// time and returns how many.

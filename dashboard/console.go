@@ -5,10 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/accounts"
+	"github.com/switchboard-dev/switchboard/clientaddr"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/peers"
@@ -80,6 +82,11 @@ type Config struct {
 	Poll time.Duration
 	// Now returns the time (time.Now).
 	Now func() time.Time
+	// TrustedProxies are the ranges of the proxies in front of the server:
+	// a request from one of them counts as the client its X-Forwarded-For
+	// names in the per-address limits (package clientaddr). None: the
+	// connection's peer.
+	TrustedProxies []netip.Prefix
 }
 
 // Console is the web console's handler.
@@ -91,6 +98,8 @@ type Console struct {
 	// owners changes accounts, owner and agent tokens and deletes agents:
 	// the service the owner API calls, built the same way.
 	owners *accounts.Service
+	// clients finds the address a request came from; immutable after New.
+	clients *clientaddr.Resolver
 
 	// streams ends every open event stream when closed (CloseStreams).
 	streams    context.Context
@@ -124,7 +133,8 @@ func New(deps Deps, cfg Config) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{Deps: deps, cfg: cfg, pages: p, mux: http.NewServeMux(),
-		owners: accounts.New(deps.Accounts, deps.Agents, deps.Tokens, deps.Bus, deps.Logger)}
+		owners:  accounts.New(deps.Accounts, deps.Agents, deps.Tokens, deps.Bus, deps.Logger),
+		clients: clientaddr.New(cfg.TrustedProxies)}
 	c.streams, c.endStreams = context.WithCancel(context.Background())
 	c.routes()
 	return c, nil

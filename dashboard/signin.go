@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -107,7 +106,7 @@ func (c *Console) ownerAccount(ctx context.Context, tokenHash string) (*switchbo
 // address; the token is never logged.
 func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ok, retry, _ := c.Limiter.Allow(ctx, "dashboard-signin/"+clientAddress(r))
+	ok, retry, _ := c.Limiter.Allow(ctx, "dashboard-signin/"+c.clientAddress(r))
 	if !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(retry.Seconds()+0.5))))
 		c.renderSignIn(w, r, http.StatusTooManyRequests, "Too many attempts from your address; wait a minute and try again.")
@@ -200,12 +199,6 @@ func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status in
 	c.render(w, status, "signin", page{Title: "Sign in", CSRF: token, Problem: problem, Next: nextOf(r)})
 }
 
-// clientAddress is the address a request came from (the connection's
-// peer: a proxy's X-Forwarded-For is not trusted for rate limits).
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientAddress is the address a request came from: the connection's
+// peer, or the client a trusted proxy forwarded for (Config.TrustedProxies).
+func (c *Console) clientAddress(r *http.Request) string { return c.clients.Addr(r) }

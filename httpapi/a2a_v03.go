@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	legacy "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -182,5 +183,6 @@ func (s *Server) v03GetExtendedCard(ctx context.Context, c *rpcCall) (any, error
 	if c.agent == nil || !c.agent.HasExtendedCard() {
 		return nil, errExtendedCardNotConfigured
 	}
-	return s.cardV03(c.agent, c.addr, true, s.upstreamCard(ctx, c.agent, c.addr)), nil
+	card := s.cardV03(c.agent, c.addr, true, s.upstreamCard(ctx, c.agent, c.addr))
+	return s.withPairingV03(card, c.agent, strings.TrimSuffix(c.addr, "/")), nil
 }

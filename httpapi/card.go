@@ -114,17 +114,11 @@ type cardExtension struct {
 // device code flow.
 // issuer is the address, without a trailing slash.
 func (s *Server) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer string, scheme bool) *agentCardV1 {
-	if s.Pairing == nil || !pairing.Enabled(agent) {
+	ext, ok := s.pairingExtension(agent, issuer)
+	if !ok {
 		return card
 	}
-	card.Capabilities.Extensions = append(card.Capabilities.Extensions, cardExtension{
-		URI: pairingExtensionURI, Description: "Ask for a peer token with the OAuth 2.0 device authorization grant (RFC 8628).",
-		Params: map[string]any{
-			"device_authorization_endpoint": issuer + "/oauth/device_authorization",
-			"token_endpoint":                issuer + "/oauth/token",
-			"authorization_server_metadata": issuer + "/.well-known/oauth-authorization-server",
-		},
-	})
+	card.Capabilities.Extensions = append(card.Capabilities.Extensions, ext)
 	if scheme {
 		card.SecuritySchemes["pairing"] = securityScheme{OAuth2: &oauth2Value{Description: pairingDescription,
 			Oauth2MetadataURL: issuer + "/.well-known/oauth-authorization-server",
@@ -134,6 +128,36 @@ func (s *Server) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer
 			}}}}
 	}
 	return card
+}
+
+// withPairingV03 adds the pairing extension to an agent's 0.3 card,
+// unless pairing is off; never a security scheme. A 0.3 OAuth2 scheme
+// needs exactly one flow 0.3 defines (a2a-go's 0.3 parser refuses none,
+// @a2a-js/sdk 0.3.14 refuses a deviceCode flow), and none of the four
+// (authorization code, client credentials, implicit, password) yields a
+// peer token, so a scheme would be either unparsable or untrue. The
+// extension is a 0.3 AgentExtension, which both read.
+func (s *Server) withPairingV03(card *agentCardV03, agent *switchboard.Agent, issuer string) *agentCardV03 {
+	if ext, ok := s.pairingExtension(agent, issuer); ok {
+		card.Capabilities.Extensions = append(card.Capabilities.Extensions, ext)
+	}
+	return card
+}
+
+// pairingExtension returns the card extension that names the agent's
+// pairing endpoints and reports whether the agent takes pairing requests.
+func (s *Server) pairingExtension(agent *switchboard.Agent, issuer string) (cardExtension, bool) {
+	if s.Pairing == nil || !pairing.Enabled(agent) {
+		return cardExtension{}, false
+	}
+	return cardExtension{
+		URI: pairingExtensionURI, Description: "Ask for a peer token with the OAuth 2.0 device authorization grant (RFC 8628).",
+		Params: map[string]any{
+			"device_authorization_endpoint": issuer + "/oauth/device_authorization",
+			"token_endpoint":                issuer + "/oauth/token",
+			"authorization_server_metadata": issuer + "/.well-known/oauth-authorization-server",
+		},
+	}, true
 }
 
 type httpAuthValue struct {
@@ -328,7 +352,7 @@ func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
 	addr := s.addressURL(r, agent)
 	up := s.upstreamCard(r.Context(), agent, addr)
 	if strings.HasPrefix(v, "0.3") {
-		serveCard(w, r, s.cardV03(agent, addr, false, up))
+		serveCard(w, r, s.withPairingV03(s.cardV03(agent, addr, false, up), agent, s.addressBase(r, agent)))
 		return
 	}
 	serveCard(w, r, s.withPairing(s.cardV1(agent, addr, false, up), agent, s.addressBase(r, agent), strings.HasPrefix(v, "1")))
@@ -340,7 +364,8 @@ func (s *Server) handleCardV03(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		s.varyForwarded(w)
 		addr := s.addressURL(r, agent)
-		serveCard(w, r, s.cardV03(agent, addr, false, s.upstreamCard(r.Context(), agent, addr)))
+		card := s.cardV03(agent, addr, false, s.upstreamCard(r.Context(), agent, addr))
+		serveCard(w, r, s.withPairingV03(card, agent, s.addressBase(r, agent)))
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -68,15 +67,9 @@ func (s *Server) resourceMetadataURL(r *http.Request, agent *switchboard.Agent) 
 	return base + "/.well-known/oauth-protected-resource/a/" + agent.Handle
 }
 
-// requesterOf returns the address a request came from: the direct peer's
-// (a proxy in front of the server is one requester).
-func requesterOf(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientAddr returns the address a request came from: the connection's
+// peer, or the client a trusted proxy forwarded for (Config.TrustedProxies).
+func (s *Server) clientAddr(r *http.Request) string { return s.clients.Addr(r) }
 
 // readOAuthForm reads a device authorization or token request's
 // parameters: form-encoded, or a JSON object of strings when the content
@@ -159,7 +152,7 @@ func (s *Server) handleDeviceAuthorization(w http.ResponseWriter, r *http.Reques
 	}
 	g, err := s.Pairing.Authorize(r.Context(), agent, pairing.Request{
 		ClientName: form.Get("client_name"), ClientID: form.Get("client_id"), CardURL: form.Get("agent_card_url"),
-		Requester: requesterOf(r), Bearer: bearerToken(r),
+		Requester: s.clientAddr(r), Bearer: bearerToken(r),
 	})
 	if err != nil {
 		s.writeOAuthError(w, r, err)
@@ -201,7 +194,7 @@ func (s *Server) handleOAuthToken(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	tok, err := s.Pairing.Redeem(r.Context(), agent, form.Get("device_code"), requesterOf(r))
+	tok, err := s.Pairing.Redeem(r.Context(), agent, form.Get("device_code"), s.clientAddr(r))
 	if err != nil {
 		s.writeOAuthError(w, r, err)
 		return

@@ -294,6 +294,21 @@ func TestPairingRepair(t *testing.T) {
 	if tok.status != http.StatusOK || tok.json["peer_label"] == "barry" || tok.json["replaced"] == true {
 		t.Fatalf("a re-pairing after a rotation took over the label: %s", tok.body)
 	}
+
+	// Revoked between the approval and the redemption: a fresh label (a
+	// revoked one is not reused).
+	second, label := tok.json["access_token"].(string), tok.json["peer_label"].(string)
+	r = h.deviceAuth(addr, url.Values{"client_name": {"Barry"}}, map[string]string{"Authorization": "Bearer " + second})
+	if ok := h.owner("POST", "/agents/alice/pairings/"+r.json["user_code"].(string)+"/approve", h.operatorToken, nil); ok.json["label"] != label {
+		t.Fatalf("approve: %s", ok.body)
+	}
+	if rev := h.owner("DELETE", "/agents/alice/tokens/"+label, h.operatorToken, nil); rev.status/100 != 2 {
+		t.Fatalf("revoke: %d %s", rev.status, rev.body)
+	}
+	tok = h.poll(addr, r.json["device_code"].(string))
+	if tok.status != http.StatusOK || tok.json["peer_label"] == label || tok.json["replaced"] == true {
+		t.Fatalf("a re-pairing after a revocation: %s", tok.body)
+	}
 }
 
 func TestPairingModes(t *testing.T) {
@@ -416,10 +431,11 @@ func TestPairingDiscovery(t *testing.T) {
 func TestPairingCardParses(t *testing.T) {
 	h := newHarness(t)
 	g := h.agent("alice")
-	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json", "/.well-known/agent-card.json?A2A-Version=1.0"} {
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json", "/.well-known/agent-card.json?A2A-Version=1.0",
+		"/.well-known/agent-card.json?A2A-Version=0.3"} {
 		r := h.do("GET", h.addr(g)+path, nil, "")
 		for name, parse := range map[string]agentcard.Parser{"v1": agentcard.DefaultCardParser, "v0": a2av0.NewAgentCardParser()} {
-			if path == "/.well-known/agent.json" && name == "v1" {
+			if (path == "/.well-known/agent.json" || strings.HasSuffix(path, "=0.3")) && name == "v1" {
 				continue // the pure 0.3 card is for 0.3 parsers
 			}
 			card, err := parse(r.body)
@@ -428,6 +444,9 @@ func TestPairingCardParses(t *testing.T) {
 			}
 			if _, ok := card.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); !ok {
 				t.Fatalf("%s with the %s parser: bearer %#v", path, name, card.SecuritySchemes)
+			}
+			if !hasPairingExtension(card.Capabilities.Extensions, h.addr(g)) {
+				t.Fatalf("%s with the %s parser: no pairing extension in %#v", path, name, card.Capabilities.Extensions)
 			}
 			asked := path == "/.well-known/agent-card.json?A2A-Version=1.0"
 			if _, has := card.SecuritySchemes["pairing"]; has != asked {
@@ -443,4 +462,25 @@ func TestPairingCardParses(t *testing.T) {
 			}
 		}
 	}
+	// The 0.3 card with pairing off: no extension.
+	if p := h.owner("PATCH", "/agents/alice", h.operatorToken, map[string]any{"pairing": "off"}); p.status != http.StatusOK {
+		t.Fatalf("PATCH pairing: %d %s", p.status, p.body)
+	}
+	r := h.do("GET", h.addr(g)+"/.well-known/agent.json", nil, "")
+	if card, err := a2av0.NewAgentCardParser()(r.body); err != nil || hasPairingExtension(card.Capabilities.Extensions, h.addr(g)) {
+		t.Fatalf("pairing off: %v %s", err, r.body)
+	}
+}
+
+// hasPairingExtension reports whether extensions hold the pairing
+// extension naming the endpoints of the address addr.
+func hasPairingExtension(extensions []a2a.AgentExtension, addr string) bool {
+	for _, e := range extensions {
+		if strings.HasSuffix(e.URI, "/docs/pairing.md") && e.Params["device_authorization_endpoint"] == addr+"/oauth/device_authorization" &&
+			e.Params["token_endpoint"] == addr+"/oauth/token" &&
+			e.Params["authorization_server_metadata"] == addr+"/.well-known/oauth-authorization-server" {
+			return true
+		}
+	}
+	return false
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -40,7 +39,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 	if s.Limiter != nil {
 		// A limiter that cannot count lets the request through (it logs
 		// and counts that itself).
-		if ok, retry, _ := s.Limiter.Allow(r.Context(), pushLimitKey(agent, r)); !ok {
+		if ok, retry, _ := s.Limiter.Allow(r.Context(), s.pushLimitKey(agent, r)); !ok {
 			secs := max(int(math.Ceil(retry.Seconds())), 1)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			s.writeError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
@@ -73,14 +72,9 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 }
 
 // pushLimitKey is the rate limit key of a push: the receiving agent and
-// the address the push came from (the direct peer: a proxy in front of the
-// server shares one key per agent).
-func pushLimitKey(agent *switchboard.Agent, r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return "push/" + agent.ID + "/" + host
+// the address the push came from.
+func (s *Server) pushLimitKey(agent *switchboard.Agent, r *http.Request) string {
+	return "push/" + agent.ID + "/" + s.clientAddr(r)
 }
 
 // notificationToken returns the token a push presented.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/accounts"
+	"github.com/switchboard-dev/switchboard/clientaddr"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
@@ -52,6 +54,12 @@ type Config struct {
 	// TrustForwarded makes request-derived URLs honour X-Forwarded-Proto and
 	// X-Forwarded-Host, for deployments behind a proxy that sets them.
 	TrustForwarded bool
+	// TrustedProxies are the ranges of the proxies in front of the server:
+	// a request whose connection comes from one of them counts as the
+	// client its X-Forwarded-For names (package clientaddr) in every
+	// per-address limit and as a pairing request's requester. None: the
+	// connection's peer, whatever the header says.
+	TrustedProxies []netip.Prefix
 	// MaxBody is the largest request body accepted, in bytes.
 	MaxBody int64
 	// DefaultAgent is the handle of an agent also served at the root paths.
@@ -158,6 +166,7 @@ type Server struct {
 	peers   *peers.Service    // issues and revokes peer tokens
 	owners  *accounts.Service // accounts, owner and agent tokens, agent deletion
 	met     *serverMetrics
+	clients *clientaddr.Resolver // immutable after New: the address a request came from
 
 	state      atomic.Int32 // stateStarting, stateReady or stateDraining
 	storeCheck storeCheck
@@ -194,7 +203,8 @@ func New(deps Deps, cfg Config) *Server {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second)}
+	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second),
+		clients: clientaddr.New(cfg.TrustedProxies)}
 	if toucher, ok := deps.Tokens.(peers.Toucher); ok {
 		s.usage = peers.NewUsage(toucher, deps.Logger, nil)
 	}

@@ -44,47 +44,48 @@ func (s *Service) Redeem(ctx context.Context, agent *switchboard.Agent, deviceCo
 	case switchboard.PollExpired:
 		return nil, oauthError(ErrExpiredToken, "the device code expired; start again")
 	}
-	tok, err := s.issue(ctx, agent, p)
+	tok, err := s.redeem(ctx, agent, p)
 	if err != nil {
-		// The request was redeemed as it was read: put it back, so that the
-		// client's next poll tries again rather than finding it gone.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if rerr := s.Store.RestorePairing(rctx, p); rerr != nil {
-			s.Logger.Warn("put back a pairing whose token could not be issued", "agent_id", agent.ID, "err", rerr)
-		}
 		return nil, err
 	}
 	s.Logger.Info("pairing redeemed", "agent_id", agent.ID, "label", tok.Label, "replaced", tok.Replaced)
 	return tok, nil
 }
 
-// issue issues the approved request's peer token. A re-pairing approved
-// under the label of the token it presented replaces that token, if it is
-// still active on that label; otherwise (rotated or revoked meanwhile, or a
-// label taken since the approval) the token gets a fresh label.
-func (s *Service) issue(ctx context.Context, agent *switchboard.Agent, p *switchboard.Pairing) (*Token, error) {
-	scope := switchboard.Token{AgentID: agent.ID} // as the owner API issues them
-	subject := switchboard.TokensSubject(agent.ID)
+// redeem redeems the approved request with its peer token, the request's
+// deletion and the token's creation in one store transaction. A
+// re-pairing approved under the label of the token it presented replaces
+// that token, if it is still active on that label then; otherwise
+// (rotated or revoked meanwhile) the token gets a fresh label, as it does
+// when another token took the approved label since the approval. Of two
+// redemptions at once, the loser answers invalid_grant.
+func (s *Service) redeem(ctx context.Context, agent *switchboard.Agent, p *switchboard.Pairing) (*Token, error) {
 	label := p.Label
-	if p.ReplacesLabel != "" && p.ReplacesLabel == label {
-		if old, err := s.Tokens.FindTokenByHash(ctx, p.ReplacesHash); err == nil && old.Label == label && old.AgentID == agent.ID {
-			secret, _, err := s.Peers.Issue(ctx, scope, label, true, subject)
-			if err != nil {
+	replace := p.ReplacesLabel != "" && p.ReplacesLabel == label
+	for attempt := 0; attempt < 5; attempt++ {
+		if !switchboard.ValidLabel(label) {
+			return nil, switchboard.Errorf(switchboard.EINVALID, "the approved label %q is not a valid label", label)
+		}
+		secret, hash := switchboard.NewToken(switchboard.TokenPeer)
+		tok := &switchboard.Token{Hash: hash, Kind: switchboard.TokenPeer, AgentID: agent.ID, Label: label} // as the owner API issues them
+		err := s.Store.RedeemPairing(ctx, agent.ID, p.DeviceHash, tok, replace, s.cfg.Now().UTC())
+		if err == nil {
+			if replace {
+				s.Peers.Replaced(ctx, switchboard.TokensSubject(agent.ID)) // the old token's streams end
+			}
+			return &Token{Secret: secret, Label: label, Replaced: replace}, nil
+		}
+		switch switchboard.ErrorCode(err) {
+		case switchboard.ENOTFOUND:
+			return nil, oauthError(ErrInvalidGrant, "the device code is unknown, used, or expired long ago")
+		case switchboard.ECONFLICT:
+			// The presented token is gone from the label, or another
+			// token took the label: a fresh one, never a swap.
+			replace = false
+			if label, err = s.freeLabel(ctx, agent, LabelBase(label, "")); err != nil {
 				return nil, err
 			}
-			return &Token{Secret: secret, Label: label, Replaced: true}, nil
-		}
-	}
-	for attempt := 0; attempt < 5; attempt++ {
-		secret, _, err := s.Peers.Issue(ctx, scope, label, false, subject)
-		if err == nil {
-			return &Token{Secret: secret, Label: label}, nil
-		}
-		if switchboard.ErrorCode(err) != switchboard.ECONFLICT {
-			return nil, err
-		}
-		if label, err = s.freeLabel(ctx, agent, LabelBase(label, "")); err != nil {
+		default:
 			return nil, err
 		}
 	}

@@ -63,6 +63,12 @@ func (s *Service) Revoke(ctx context.Context, f switchboard.TokenFilter, label, 
 	return nil
 }
 
+// Replaced ends the streams of a token that a store operation other than
+// Issue replaced (a re-pairing's redemption, which rotates the token in
+// the request's transaction) on every instance: it hints the address's
+// tokens subject, as Issue does for a rotation.
+func (s *Service) Replaced(ctx context.Context, subject string) { s.notify(ctx, subject) }
+
 // notify hints the subject; a Service without a bus (an API server built
 // alone, in its tests) hints nothing, as httpapi's own notify.
 func (s *Service) notify(ctx context.Context, subject string) {

@@ -158,8 +158,7 @@ func (db *DB) PollPairing(ctx context.Context, agentID, deviceHash string, at ti
 		case !at.Before(p.ExpiresAt):
 			poll = switchboard.PollExpired
 		case p.Status == switchboard.PairingApproved:
-			poll = switchboard.PollApproved
-			_, err = tx.ExecContext(ctx, `DELETE FROM pairings WHERE device_hash = $1`, deviceHash)
+			poll = switchboard.PollApproved // RedeemPairing deletes it
 		case p.LastPollAt != nil && at.Sub(*p.LastPollAt) < p.Interval:
 			poll = switchboard.PollSlowDown
 			p.Interval += slowDownStep
@@ -209,21 +208,4 @@ func scanPairing(s scanner) (*switchboard.Pairing, error) {
 	}
 	p.CreatedAt, p.ExpiresAt = fromNanos(created), fromNanos(expires)
 	return &p, nil
-}
-
-// RestorePairing implements switchboard.PairingStore.
-func (db *DB) RestorePairing(ctx context.Context, p *switchboard.Pairing) error {
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var lastPoll any
-		if p.LastPollAt != nil {
-			lastPoll = nanos(*p.LastPollAt)
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO pairings (`+pairingColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-			ON CONFLICT (device_hash) DO NOTHING`,
-			p.DeviceHash, p.UserCode, p.AgentID, p.ClientName, p.ClientID, p.CardURL, p.Requester,
-			string(p.Status), p.Label, p.ReplacesLabel, p.ReplacesHash, p.Interval.Milliseconds(),
-			lastPoll, p.DecidedBy, nanos(p.CreatedAt), nanos(p.ExpiresAt))
-		return err
-	})
 }

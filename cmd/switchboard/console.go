@@ -28,7 +28,7 @@ func (m *Main) newConsole(cfg Config, db *sqlstore.DB) (*dashboard.Console, erro
 		Tasks: m.Tasks, Peers: peers.New(db, m.Bus, m.Logger), Network: m.Network, Wakes: m.Wakes, Pushes: m.Pushes, Outbox: m.Outbox,
 		Bus: m.Bus, Limiter: limiter, Logger: m.Logger,
 		BaseURL: m.API.BaseURL, OnAuthenticated: httpapi.MarkAuthenticated,
-	}, dashboard.Config{})
+	}, dashboard.Config{TrustedProxies: cfg.TrustedProxies})
 }
 
 // withConsole serves /dashboard and the paths under it with the console,

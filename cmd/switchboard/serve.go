@@ -51,6 +51,7 @@ type ServeCmd struct {
 	MaxPeerBytes    int64         `name:"max-peer-bytes" env:"SWITCHBOARD_MAX_PEER_BYTES" default:"${default_max_peer_bytes}" help:"Bytes of task JSON one peer's unfinished tasks on one agent may hold; a message that would take them past it is refused (0: no limit)."`
 	DefaultAgent    string        `name:"default-agent" env:"SWITCHBOARD_DEFAULT_AGENT" help:"Handle of an agent also served at the root paths."`
 	TrustForwarded  bool          `name:"trust-forwarded" env:"SWITCHBOARD_TRUST_FORWARDED" help:"Derive public URLs from X-Forwarded-Proto/Host (only behind a proxy that sets them)."`
+	TrustedProxies  proxiesFlag   `name:"trusted-proxies" env:"SWITCHBOARD_TRUSTED_PROXIES" placeholder:"CIDR[,CIDR…]" help:"Ranges of the proxies in front of the server: a request that comes from one of them counts as the client X-Forwarded-For names (its right-most address outside these ranges) in the per-address limits and as a pairing request's requester. Default: none, the header is ignored."`
 	LogLevel        string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level."`
 	LogFormat       string        `name:"log-format" env:"SWITCHBOARD_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format."`
 	ShutdownTimeout time.Duration `name:"shutdown-timeout" env:"SWITCHBOARD_SHUTDOWN_TIMEOUT" default:"10s" help:"How long a shutdown waits for requests in flight."`
@@ -115,7 +116,7 @@ func (c *ServeCmd) config(cli *CLI) Config {
 	return Config{
 		Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
 		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
-		TrustForwarded: c.TrustForwarded, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr, MCPOff: !c.MCP,
+		TrustForwarded: c.TrustForwarded, TrustedProxies: c.TrustedProxies.prefixes, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr, MCPOff: !c.MCP,
 		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns, SecretKey: c.SecretKey,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		RequireApproval: c.RequireApproval, ReconnectGrace: graceOrNone(c.ReconnectGrace),
@@ -158,14 +159,17 @@ func newLogger(level, format string) *slog.Logger {
 
 // Config is everything a server needs to start. Zero values mean defaults.
 type Config struct {
-	Addr            string
-	DataDir         string
-	PublicURL       string
-	OwnerToken      string // preset operator token; empty: generate one at first start
-	MaxBody         int64
-	RatePerMinute   int
-	DefaultAgent    string
-	TrustForwarded  bool
+	Addr           string
+	DataDir        string
+	PublicURL      string
+	OwnerToken     string // preset operator token; empty: generate one at first start
+	MaxBody        int64
+	RatePerMinute  int
+	DefaultAgent   string
+	TrustForwarded bool
+	// TrustedProxies are the ranges of the proxies in front of the server,
+	// whose X-Forwarded-For names the client (package clientaddr).
+	TrustedProxies  []netip.Prefix
 	ShutdownTimeout time.Duration
 	// BodyTimeout bounds how long a client may take to send a body.
 	BodyTimeout time.Duration
@@ -410,7 +414,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,
-		PushNotifications: true, BodyTimeout: cfg.BodyTimeout,
+		PushNotifications: true, BodyTimeout: cfg.BodyTimeout, TrustedProxies: cfg.TrustedProxies,
 	})
 	m.Hub.AddressOf = m.API.AddressURL
 	if m.Console, err = m.newConsole(cfg, db); err != nil {

@@ -14,36 +14,10 @@ var pairingTests = map[string]func(*testing.T, Store){
 	"PairingPoll":             testPairingPoll,
 	"PairingLimits":           testPairingLimits,
 	"PairingDecideConcurrent": testPairingDecideConcurrent,
-	"PairingRestore":          testPairingRestore,
-}
-
-// testPairingRestore: an approved request redeemed by a poll, put back,
-// is redeemed by the next poll, once.
-func testPairingRestore(t *testing.T, s Store) {
-	ctx := context.Background()
-	g := newAgent(t, s, newAccount(t, s, "alice"), "echo")
-	at := time.Now().UTC().Truncate(time.Millisecond)
-	newPairing(t, s, g, "device-1", "BCDFGHJK", at)
-	_, err := s.DecidePairing(ctx, g.ID, "BCDFGHJK", switchboard.PairingApproved, "barry", "owner", at)
-	must(t, err)
-	p, poll, err := s.PollPairing(ctx, g.ID, switchboard.HashToken("device-1"), at.Add(6*time.Second))
-	must(t, err)
-	if poll != switchboard.PollApproved {
-		t.Fatalf("poll %s, want approved", poll)
-	}
-	if _, _, err := s.PollPairing(ctx, g.ID, switchboard.HashToken("device-1"), at.Add(12*time.Second)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
-		t.Fatalf("a redeemed request polled again: %v, want ENOTFOUND", err)
-	}
-	must(t, s.RestorePairing(ctx, p))
-	must(t, s.RestorePairing(ctx, p)) // again: nothing changes
-	again, poll, err := s.PollPairing(ctx, g.ID, switchboard.HashToken("device-1"), at.Add(18*time.Second))
-	must(t, err)
-	if poll != switchboard.PollApproved || again.Label != "barry" || again.DecidedBy != "owner" {
-		t.Fatalf("after the restore: %s %+v", poll, again)
-	}
-	if _, _, err := s.PollPairing(ctx, g.ID, switchboard.HashToken("device-1"), at.Add(24*time.Second)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
-		t.Fatalf("redeemed twice: %v", err)
-	}
+	"PairingRedeem":           testPairingRedeem,
+	"PairingRedeemReplaced":   testPairingRedeemReplaced,
+	"PairingRedeemGone":       testPairingRedeemGone,
+	"PairingRedeemConcurrent": testPairingRedeemConcurrent,
 }
 
 // newPairing stores a pending request of the agent with the codes.
@@ -134,7 +108,8 @@ func testPairings(t *testing.T, s Store) {
 }
 
 // testPairingPoll: polls answer pending, slow_down (raising the interval
-// for good), expired_token, access_denied once and approved once.
+// for good), expired_token, access_denied once, and approved until the
+// request is redeemed.
 func testPairingPoll(t *testing.T, s Store) {
 	ctx := context.Background()
 	g := newAgent(t, s, newAccount(t, s, "alice"), "echo")
@@ -174,8 +149,10 @@ func testPairingPoll(t *testing.T, s Store) {
 	_, err = s.DecidePairing(ctx, g.ID, "BCDF2347", switchboard.PairingApproved, "barry", "owner", now)
 	must(t, err)
 	if got := poll("device-3", now.Add(time.Minute), switchboard.PollApproved); got.Label != "barry" {
-		t.Fatalf("redeemed %+v", got)
+		t.Fatalf("approved %+v", got)
 	}
+	poll("device-3", now.Add(time.Minute), switchboard.PollApproved) // until redeemed
+	must(t, s.RedeemPairing(ctx, g.ID, switchboard.HashToken("device-3"), pairingToken(g, "barry"), false, now.Add(time.Minute)))
 	_, _, err = s.PollPairing(ctx, g.ID, switchboard.HashToken("device-3"), now.Add(2*time.Minute))
 	wantCode(t, err, switchboard.ENOTFOUND) // single use
 }

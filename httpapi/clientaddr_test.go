@@ -1,0 +1,65 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/pairing"
+)
+
+// TestPairingLimitBehindProxy: behind a trusted proxy (the test client's
+// loopback address), the per-address limit on device authorization
+// requests counts each forwarded client as itself, and the owner sees the
+// forwarded address as the requester; a client whose connection is not a
+// trusted proxy is counted as itself whatever X-Forwarded-For it writes.
+func TestPairingLimitBehindProxy(t *testing.T) {
+	lots := withPairing(pairing.Config{MaxPending: 100, MaxPerHour: 100}) // only the per-address limit
+	ask := func(h *harness, addr, forwardedFor string) *response {
+		t.Helper()
+		return h.deviceAuth(addr, url.Values{"client_id": {"c"}}, map[string]string{"X-Forwarded-For": forwardedFor})
+	}
+
+	t.Run("TrustedProxy", func(t *testing.T) {
+		h := newHarness(t, lots, withConfig(func(c *httpapi.Config) {
+			c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+		}))
+		addr := h.addr(h.agent("alice"))
+		for i := range pairing.DefaultMaxPerRequester {
+			for _, client := range []string{"198.51.100.1", "203.0.113.9, 198.51.100.2"} { // the second with a spoofed hop
+				if r := ask(h, addr, client); r.status != http.StatusOK {
+					t.Fatalf("request %d of %s: %d %s", i, client, r.status, r.body)
+				}
+			}
+		}
+		wantOAuthError(t, ask(h, addr, "198.51.100.1"), http.StatusTooManyRequests, "slow_down")
+		wantOAuthError(t, ask(h, addr, "1.1.1.1, 198.51.100.2"), http.StatusTooManyRequests, "slow_down")
+		if r := ask(h, addr, "198.51.100.3"); r.status != http.StatusOK {
+			t.Fatalf("a third client: %d %s", r.status, r.body)
+		}
+		list := h.owner("GET", "/agents/alice/pairings", h.operatorToken, nil)
+		if got := strings.Count(string(list.body), `"requester":"198.51.100.2"`); got != pairing.DefaultMaxPerRequester {
+			t.Fatalf("%d requests listed from 198.51.100.2, want %d: %s", got, pairing.DefaultMaxPerRequester, list.body)
+		}
+	})
+
+	t.Run("SpoofingClient", func(t *testing.T) {
+		h := newHarness(t, lots, withConfig(func(c *httpapi.Config) {
+			c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+		}))
+		addr := h.addr(h.agent("alice"))
+		for i := range pairing.DefaultMaxPerRequester {
+			if r := ask(h, addr, "198.51.100."+string(rune('1'+i))); r.status != http.StatusOK {
+				t.Fatalf("request %d: %d %s", i, r.status, r.body)
+			}
+		}
+		wantOAuthError(t, ask(h, addr, "198.51.100.99"), http.StatusTooManyRequests, "slow_down")
+		list := h.owner("GET", "/agents/alice/pairings", h.operatorToken, nil)
+		if strings.Contains(string(list.body), "198.51.100.") {
+			t.Fatalf("a spoofed address was recorded: %s", list.body)
+		}
+	})
+}
