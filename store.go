@@ -19,4 +19,5 @@ type Store interface {
 	OAuthStore
 	AgentGlanceStore
 	FrontStore
+	OutboundPeerStore
 }
