@@ -277,7 +277,7 @@ type Main struct {
 	// OutboundPeers keeps agents' synced aliases, for the owner API and
 	// the MCP tools.
 	OutboundPeers *outpeer.Service
-	Device *dashboard.DevicePage
+	Device        *dashboard.DevicePage
 	// OAuth gives MCP clients MCP tokens by OAuth 2.1; Consent is its
 	// authorization page. Nil when MCP is off.
 	OAuth   *mcpauth.Service
