@@ -272,12 +272,12 @@ type Main struct {
 	// Pairing runs the device authorization grant; Device is its page
 	// ({address}/device).
 	Pairing *pairing.Service
+	Device  *dashboard.DevicePage
 	// Fronts forwards the work of front agents to their upstreams.
 	Fronts *front.Service
 	// OutboundPeers keeps agents' synced aliases, for the owner API and
 	// the MCP tools.
 	OutboundPeers *outpeer.Service
-	Device        *dashboard.DevicePage
 	// OAuth gives MCP clients MCP tokens by OAuth 2.1; Consent is its
 	// authorization page. Nil when MCP is off.
 	OAuth   *mcpauth.Service
