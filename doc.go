@@ -20,7 +20,8 @@
 //   - WakeConfig, WakeRequest and Wake (wake.go): the durable queue that
 //     wakes agents that sleep.
 //   - Outbound (outbound.go): what our agents sent other agents, and what
-//     came back.
+//     came back; OutboundPeer (outboundpeer.go): a synced alias, a remote
+//     agent an agent sends to with a token the server holds.
 //   - Community (community.go): agents that may send each other work, by
 //     name or by discovery, and share an address {base}/c/{name}.
 //   - Pairing (pairing.go): a peer's request for its own peer token of an

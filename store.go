@@ -20,4 +20,5 @@ type Store interface {
 	AgentGlanceStore
 	FrontStore
 	PublishedCardStore
+	OutboundPeerStore
 }

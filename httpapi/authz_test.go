@@ -456,6 +456,31 @@ func authzRows() map[string]authzRow {
 			},
 			check: field("status", func(authzCase) any { return "denied" })},
 
+		// Synced aliases: the token is never in an answer.
+		"PUT /agents/{ref}/peers/{alias}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusCreated),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "PUT", path: "/agents/" + e.agent.Handle + "/peers/bob",
+					body: `{"url":"https://bob.example/a/bob","token":"sbp_put-token"}`}
+			},
+			check: func(t *testing.T, x authzCase, r *response) {
+				if bytes.Contains(r.body, []byte("sbp_put-token")) || r.json["has_token"] != true {
+					t.Errorf("PUT alias answered %s", r.body)
+				}
+			}},
+		"GET /agents/{ref}/peers": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/peers"}
+			},
+			check: func(t *testing.T, x authzCase, r *response) {
+				if !bytes.Contains(r.body, []byte(`"alias":"`+x.e.spare+`"`)) || bytes.Contains(r.body, []byte("sbp_synced")) {
+					t.Errorf("GET aliases answered %s", r.body)
+				}
+			}},
+		"DELETE /agents/{ref}/peers/{alias}": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "DELETE", path: "/agents/" + e.agent.Handle + "/peers/" + e.spare}
+			},
+			check: field("deleted", func(authzCase) any { return true })},
 		"POST /agents/{ref}/outbox": {access: httpapi.AccessOwner, want: ownerOf(http.StatusCreated),
 			req: func(e *estate) authzReq {
 				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/outbox",

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/mcpauth"
@@ -23,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/wake"
 )
@@ -196,6 +198,7 @@ func newAuthzServer(t *testing.T, defaultAgent string) *authzServer {
 			d.MetricsHandler = reg
 			d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
 				Network: d.Network, Limiter: d.Limiter, Logger: log}, mcpserver.Config{OAuth: true})
+			d.OutboundPeers = outpeer.New(store, front.ClientOptions{})
 			d.OAuth = mcpauth.New(mcpauth.Deps{Store: store, Tokens: d.Tokens, Logger: log}, mcpauth.Config{RegistrationsPerHour: 1000})
 		}))
 	reg.MustRegister(h.api.Metrics()...)
@@ -252,6 +255,9 @@ func (s *authzServer) estate(name string, disabled bool) *estate {
 		ContextID: e.contextID, TaskID: a2a.TaskID(e.remote), MessageID: "m-" + name, Text: "hello bob"}
 	must(s.t, s.outbox.Record(ctx, o, e.pushToken))
 	e.outbound = o.ID
+	_, err = s.db.PutOutboundPeer(ctx, &switchboard.OutboundPeer{AgentID: e.agent.ID, Alias: e.spare, URL: "https://spare.example/a/x",
+		Token: "sbp_synced-token-of-" + name})
+	must(s.t, err)
 
 	s.networkEstate(e)
 	grant, err := s.pairing.Authorize(ctx, e.agent, pairing.Request{ClientName: "Barry", Requester: "estate-" + name})

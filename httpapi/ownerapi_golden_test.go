@@ -16,9 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/mcpserver"
+	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/wake"
 )
@@ -49,6 +52,7 @@ func TestOwnerAPIGolden(t *testing.T) {
 			d.Presence = goldenPresence{}
 			d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
 				Network: d.Network, Limiter: d.Limiter, Logger: d.Logger}, mcpserver.Config{})
+			d.OutboundPeers = outpeer.New(d.Agents.(switchboard.Store), front.ClientOptions{})
 		}))
 	ctx := context.Background()
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -148,6 +152,11 @@ func TestOwnerAPIGolden(t *testing.T) {
 	g.call("outbound_get", "GET", "/outbox/"+rec["id"].(string), op, nil)
 	g.call("outbox_list", "GET", "/agents/box/outbox", op, nil)
 	g.call("history", "GET", "/agents/box/history/ctx-g", op, nil)
+
+	// Synced aliases.
+	g.call("outbound_peer_put", "PUT", "/agents/box/peers/carol", op, map[string]any{"url": "https://carol.example/a/carol", "token": "sbp_carol"})
+	g.call("outbound_peer_list", "GET", "/agents/box/peers", op, nil)
+	g.call("outbound_peer_delete", "DELETE", "/agents/box/peers/carol", op, nil)
 
 	// Deliveries of a connector agent that is not connected.
 	connPeer := g.call("token_issue_conn", "POST", "/agents/conn/tokens", op, map[string]any{"label": "bob"})["token"].(string)

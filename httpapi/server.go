@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/peers"
@@ -151,6 +152,9 @@ type Deps struct {
 	// connector agents' addresses; nil: those addresses serve the card of
 	// the agent's settings.
 	Published *front.Published
+	// OutboundPeers keeps agents' synced aliases (/agents/{ref}/peers,
+	// docs/mcp.md); nil: those routes answer 404.
+	OutboundPeers *outpeer.Service
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -402,6 +406,9 @@ func (s *Server) routeTable() []route {
 		serve("POST", "/agents/{ref}/pairings/{code}/approve", AccessOwnerOrAgent, s.handleApprovePairing),
 		serve("POST", "/agents/{ref}/pairings/{code}/deny", AccessOwnerOrAgent, s.handleDenyPairing),
 
+		owned("GET", "/agents/{ref}/peers", s.handleListOutboundPeers),
+		owned("PUT", "/agents/{ref}/peers/{alias}", s.handlePutOutboundPeer),
+		owned("DELETE", "/agents/{ref}/peers/{alias}", s.handleDeleteOutboundPeer),
 		owned("POST", "/agents/{ref}/outbox", s.handleCreateOutbound),
 		owned("GET", "/agents/{ref}/outbox", s.handleListOutbound),
 		owned("GET", "/agents/{ref}/history/{contextId}", s.handleHistory),

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,16 +16,20 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
 	"github.com/switchboard-dev/switchboard/mcpserver"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/seal"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -32,6 +37,8 @@ import (
 // the services, the HTTP API with MCP on a loopback listener.
 type world struct {
 	t       testing.TB
+	driver  string // the database/sql driver and data source name of the store
+	dsn     string
 	db      *sqlstore.DB
 	tasks   *relay.Service
 	network *network.Service
@@ -44,21 +51,23 @@ type world struct {
 }
 
 // store opens a fresh store: "sqlite" (a file in a temporary directory)
-// or "postgres" (a fresh schema; skipped without SWITCHBOARD_TEST_POSTGRES).
-func store(tb testing.TB, kind string) *sqlstore.DB {
+// or "postgres" (a fresh schema; skipped without SWITCHBOARD_TEST_POSTGRES),
+// and returns it with the driver and data source name that reach it.
+func store(tb testing.TB, kind string) (db *sqlstore.DB, driver, dsn string) {
 	tb.Helper()
 	ctx := context.Background()
-	var db *sqlstore.DB
 	var err error
 	if kind == "postgres" {
-		db, err = sqlstore.OpenPostgres(ctx, pgtest.DSN(tb), sqlstore.PostgresOptions{})
+		driver, dsn = "pgx", pgtest.DSN(tb)
+		db, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.PostgresOptions{})
 	} else {
-		db, err = sqlstore.OpenSQLite(ctx, filepath.Join(tb.TempDir(), "switchboard.db"))
+		driver, dsn = "sqlite", filepath.Join(tb.TempDir(), "switchboard.db")
+		db, err = sqlstore.OpenSQLite(ctx, dsn)
 	}
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return db
+	return db, driver, dsn
 }
 
 // eachStore runs f on SQLite and on PostgreSQL.
@@ -72,19 +81,25 @@ func eachStore(t *testing.T, f func(t *testing.T, kind string)) {
 // counting MCP calls (nil: none).
 func newWorld(tb testing.TB, kind string, limiter switchboard.RateLimiter) *world {
 	tb.Helper()
-	db := store(tb, kind)
+	db, driver, dsn := store(tb, kind)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	bus := membus.New()
-	w := &world{t: tb, db: db}
+	ring, err := seal.NewKeyring(seal.NewKey())
+	must(tb, err)
+	db.Secrets = ring // before any request: secrets sealed as a server seals them
+	w := &world{t: tb, driver: driver, dsn: dsn, db: db}
 	w.tasks = relay.New(db, bus, log)
+	// Synced aliases reach loopback servers (the remote agents of tests).
+	synced := outpeer.New(db, front.ClientOptions{Guard: netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}})
 	ob := outbox.New(db, db)
 	w.network = network.New(db, w.tasks)
 	w.pairing = pairing.New(pairing.Deps{Store: db, Tokens: db, Peers: peers.New(db, bus, log), Logger: log}, pairing.Config{})
 	mcps := mcpserver.New(mcpserver.Deps{Accounts: db, Agents: db, Tokens: db, Tasks: w.tasks, Outbox: ob, Network: w.network,
-		Pairing: w.pairing, Limiter: limiter, Logger: log},
+		Pairing: w.pairing, Limiter: limiter, Logger: log, OutboundPeers: synced},
 		mcpserver.Config{Version: "test"})
 	w.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: w.tasks, Outbox: ob,
-		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Pinger: db, Network: w.network, Pairing: w.pairing, MCP: mcps}, httpapi.Config{})
+		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Pinger: db, Network: w.network, Pairing: w.pairing, MCP: mcps,
+		OutboundPeers: synced}, httpapi.Config{})
 	w.api.SetReady(true)
 	w.srv = httptest.NewServer(w.api)
 	tb.Cleanup(func() {

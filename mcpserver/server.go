@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"github.com/switchboard-dev/switchboard/peers"
 	"log/slog"
 	"net/http"
 	"time"
@@ -11,7 +10,9 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/pairing"
+	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
@@ -37,6 +38,10 @@ type Deps struct {
 	// Network is the coordinator network; nil: directory, send and
 	// send_to_community answer that it is not available.
 	Network *network.Service
+	// OutboundPeers holds the agents' synced aliases, which send reaches
+	// and poll_outbound reads at the remote agent; nil: send reaches this
+	// deployment only.
+	OutboundPeers *outpeer.Service
 	// Pairing lists the agent's pending pairing requests; nil:
 	// pairing_requests lists none.
 	Pairing *pairing.Service

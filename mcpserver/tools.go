@@ -46,11 +46,12 @@ func (s *Server) addTools() {
 	addTool(s, &mcp.Tool{Name: ToolReply, Annotations: write,
 		Description: "Answer a task of the agent: the text goes to the peer that sent it; state is completed (default), input-required, working, failed or rejected. " + untrusted}, s.reply)
 	addTool(s, &mcp.Tool{Name: ToolSend, Annotations: write,
-		Description: "Send a message from the agent to another agent of this deployment, named by its handle or address URL (both must share a community); recorded in the agent's outbox. " + untrusted}, s.send)
+		Description: "Send a message from the agent to another agent, recorded in the agent's outbox: to a synced alias (a remote A2A agent its owner synced, see list_peers; an alias wins over a handle of the same name), " +
+			"or to an agent of this deployment named by its handle or address URL (both must share a community). The remote agent answers later: read it with poll_outbound. " + untrusted}, s.send)
 	addTool(s, &mcp.Tool{Name: ToolPollOutbound, Annotations: idem,
-		Description: "Look again at a task the agent sent (by taskId or outbound record id) and record what it is now. " + untrusted}, s.pollOutbound)
+		Description: "Look again at a task the agent sent (by taskId or outbound record id) and record what it is now: read at the remote agent for a synced alias, as its sender for an agent of this deployment. " + untrusted}, s.pollOutbound)
 	addTool(s, &mcp.Tool{Name: ToolListPeers, Annotations: ro,
-		Description: "Who the agent deals with: the labels of the peers that may call its address (never their tokens) and the targets it sent to. " + untrusted}, s.listPeers)
+		Description: "Who the agent deals with: the labels of the peers that may call its address, the targets it sent to, and the synced aliases it may send to (hasToken; never a token). " + untrusted}, s.listPeers)
 	addTool(s, &mcp.Tool{Name: ToolDirectory, Annotations: ro,
 		Description: "The agents the agent can reach on the network: the other members of its communities, with their skills and whether they are live. " + untrusted}, s.directory)
 	addTool(s, &mcp.Tool{Name: ToolSendToCommunity, Annotations: write,

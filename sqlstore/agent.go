@@ -227,6 +227,7 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 			`DELETE FROM front_tasks WHERE agent_id = $1`,
 			`DELETE FROM front_contexts WHERE agent_id = $1`,
 			`DELETE FROM published_cards WHERE agent_id = $1`,
+			`DELETE FROM outbound_peers WHERE agent_id = $1`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err

@@ -33,22 +33,35 @@ const (
 	purposeWakeHMAC         = "wake_configs.hmac_secret"
 	purposePushConfig       = "push_configs.data"  // the URL, token and credentials of a push configuration
 	purposeFrontCredentials = "fronts.credentials" // the owner's credentials for a front's upstream
+	// purposeOutboundPeerColumn is the column of synced aliases' peer
+	// tokens; each is sealed for its row (purposeOutboundPeerToken).
+	purposeOutboundPeerColumn = "outbound_peers.token"
 )
 
 // sealedColumn is a column of sealed values, with the key of its rows.
 type sealedColumn struct {
 	table, column string
 	key           []string // the columns of the table's primary key
+	// purpose, if set, is the purpose of a row's value, from its key;
+	// otherwise it is "table.column".
+	purpose func(key []string) string
+	// replaceable says a value the owner can upload again (a synced
+	// alias's token): one that does not open is left as it is, for the
+	// owner to replace (or for a restart with the keys that sealed it),
+	// instead of stopping the server.
+	replaceable bool
 }
 
 // sealedColumns are the columns ResealSecrets goes over; the purpose of
 // each is "table.column".
 var sealedColumns = []sealedColumn{
-	{"agents", "webhook_secret", []string{"id"}},
-	{"wake_configs", "wake_key", []string{"agent_id"}},
-	{"wake_configs", "hmac_secret", []string{"agent_id"}},
-	{"push_configs", "data", []string{"task_id", "id"}},
-	{"fronts", "credentials", []string{"agent_id"}},
+	{"agents", "webhook_secret", []string{"id"}, nil, false},
+	{"wake_configs", "wake_key", []string{"agent_id"}, nil, false},
+	{"wake_configs", "hmac_secret", []string{"agent_id"}, nil, false},
+	{"push_configs", "data", []string{"task_id", "id"}, nil, false},
+	{"fronts", "credentials", []string{"agent_id"}, nil, false},
+	{"outbound_peers", "token", []string{"agent_id", "alias"},
+		func(key []string) string { return purposeOutboundPeerToken(key[0], key[1]) }, true},
 }
 
 // seal seals v for purpose, or returns it as it is without a Sealer.
@@ -91,7 +104,9 @@ const resealBatch = 200
 // many it sealed again. A secret sealed with a key the Sealer does not
 // hold fails it (the error wraps seal's UnknownKeyError): the server was
 // given other keys than the ones that sealed what the store keeps, and
-// must not start without them. It does nothing without a Sealer. Several
+// must not start without them; but a synced alias's token, which its owner
+// can upload again, is left as it is (it reads as Unreadable). It does
+// nothing without a Sealer. Several
 // instances may run it at once: each row is rewritten in a transaction
 // that checks it still holds the value read.
 func (db *DB) ResealSecrets(ctx context.Context) (int, error) {
@@ -100,9 +115,11 @@ func (db *DB) ResealSecrets(ctx context.Context) (int, error) {
 	}
 	total := 0
 	for _, c := range sealedColumns {
+		skipped := 0 // values left as they are, which sort first among those still stale
 		for {
-			n, more, err := db.resealColumn(ctx, c)
+			n, left, more, err := db.resealColumn(ctx, c, skipped)
 			total += n
+			skipped += left
 			if err != nil {
 				return total, err
 			}
@@ -116,21 +133,24 @@ func (db *DB) ResealSecrets(ctx context.Context) (int, error) {
 
 // staleRow is a row whose sealed value is not current.
 type staleRow struct {
-	key   []any
-	value string
+	key     []any
+	value   string
+	purpose string // what it is sealed for
 }
 
 // resealColumn seals again up to resealBatch values of one column that are
-// not sealed with the current key, and reports whether there may be more.
-func (db *DB) resealColumn(ctx context.Context, c sealedColumn) (n int, more bool, err error) {
-	purpose := c.table + "." + c.column
+// not sealed with the current key, after the first skip of them (in key
+// order), and reports how many it left as they are (a replaceable column's
+// values that do not open) and whether there may be more.
+func (db *DB) resealColumn(ctx context.Context, c sealedColumn, skip int) (n, left int, more bool, err error) {
 	prefix := db.Secrets.CurrentPrefix()
 	keys := strings.Join(c.key, ", ")
 	rows, err := db.read.QueryContext(ctx, `SELECT `+keys+`, `+c.column+` FROM `+c.table+
-		` WHERE `+c.column+` <> '' AND substr(`+c.column+`, 1, $1) <> $2 LIMIT `+strconv.Itoa(resealBatch),
+		` WHERE `+c.column+` <> '' AND substr(`+c.column+`, 1, $1) <> $2 ORDER BY `+keys+
+		` LIMIT `+strconv.Itoa(resealBatch)+` OFFSET `+strconv.Itoa(skip),
 		len(prefix), prefix)
 	if err != nil {
-		return 0, false, db.formatError(err)
+		return 0, 0, false, db.formatError(err)
 	}
 	var stale []staleRow
 	for rows.Next() {
@@ -142,7 +162,11 @@ func (db *DB) resealColumn(ctx context.Context, c sealedColumn) (n int, more boo
 		var r staleRow
 		if err := rows.Scan(append(dest, &r.value)...); err != nil {
 			rows.Close()
-			return 0, false, err
+			return 0, 0, false, err
+		}
+		r.purpose = c.table + "." + c.column
+		if c.purpose != nil {
+			r.purpose = c.purpose(key)
 		}
 		for _, k := range key {
 			r.key = append(r.key, k)
@@ -151,21 +175,25 @@ func (db *DB) resealColumn(ctx context.Context, c sealedColumn) (n int, more boo
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, false, err
+		return 0, 0, false, err
 	}
 	cond := ""
 	for i, k := range c.key {
 		cond += fmt.Sprintf(" AND %s = $%d", k, i+3)
 	}
 	err = db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		n, left = 0, 0 // a transaction run again counts again
 		for _, r := range stale {
-			plain, err := db.Secrets.Open(purpose, r.value)
-			if err != nil {
-				return fmt.Errorf("%s: %w", purpose, err)
+			plain, err := db.Secrets.Open(r.purpose, r.value)
+			if err != nil && c.replaceable {
+				left++
+				continue
+			} else if err != nil {
+				return fmt.Errorf("%s.%s: %w", c.table, c.column, err)
 			}
-			sealed, err := db.Secrets.Seal(purpose, plain)
+			sealed, err := db.Secrets.Seal(r.purpose, plain)
 			if err != nil {
-				return fmt.Errorf("%s: %w", purpose, err)
+				return fmt.Errorf("%s.%s: %w", c.table, c.column, err)
 			}
 			// The value read is part of the condition: a row another
 			// instance sealed (or the owner changed) meanwhile is left alone.
@@ -181,7 +209,7 @@ func (db *DB) resealColumn(ctx context.Context, c sealedColumn) (n int, more boo
 		return nil
 	})
 	if err != nil {
-		return 0, false, err
+		return 0, 0, false, err
 	}
-	return n, len(stale) == resealBatch, nil
+	return n, left, len(stale) == resealBatch, nil
 }

@@ -33,6 +33,7 @@ var tablesWithoutTasks = map[string]string{
 	"session_ends":      "when agents' connections ended, for the reconnect grace",
 	"pairings":          "peers' requests for a token; swept a day after they expire",
 	"fronts":            "fronts' upstreams and credentials",
+	"outbound_peers":    "agents' synced aliases and their tokens",
 	"oauth_clients":     "MCP clients registered for OAuth",
 	"oauth_codes":       "OAuth authorization codes; swept after they expire",
 	"oauth_grants":      "OAuth grants of MCP tokens",

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard"
 	"golang.org/x/oauth2"
 )
 
@@ -41,7 +42,7 @@ func (c *PairCmd) Run(ctx context.Context, cli *CLI) error {
 			alias = u.Hostname()
 		}
 	}
-	if !aliasPattern.MatchString(alias) {
+	if !switchboard.ValidAlias(alias) {
 		return fmt.Errorf("alias %q: use 1 to 64 of A-Z a-z 0-9 _ . - (pass --alias)", alias)
 	}
 	name := c.Name

@@ -99,7 +99,7 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 	front.PinInterfaces(card, target.url, false, func(cardURL string) {
 		fmt.Fprintf(cli.errOut, "switchboard: note: the card names %s; sending to %s's host instead\n", cardURL, target.url)
 	})
-	iface, proto, err := pickInterface(card)
+	iface, proto, err := front.PickInterface(card)
 	if err != nil {
 		return fmt.Errorf("%s: %w", target.name, err)
 	}
@@ -125,7 +125,7 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 		fmt.Fprintf(cli.errOut, "switchboard: note: pushes go to %s, which other hosts cannot reach; start the server with --public-url\n", rec.PushURL)
 	}
 
-	remote, err := newRemoteClient(ctx, hc, iface)
+	remote, err := front.NewEndpointClient(ctx, hc, iface)
 	if err != nil {
 		return fmt.Errorf("%s: %w", target.name, err)
 	}
@@ -411,7 +411,7 @@ func (c *PollCmd) Run(ctx context.Context, cli *CLI) error {
 	// now: the guard and the token's origin follow it.
 	target.url = rec.Endpoint
 	proto := switchboard.ProtocolVersion(rec.Protocol)
-	remote, err := newRemoteClient(ctx, target.httpClient(cl.base), endpointInterface(rec.Endpoint, proto))
+	remote, err := front.NewEndpointClient(ctx, target.httpClient(cl.base), front.EndpointInterface(rec.Endpoint, proto))
 	if err != nil {
 		return fmt.Errorf("%s: %w", target.name, err)
 	}

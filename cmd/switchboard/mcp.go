@@ -20,7 +20,8 @@ func (m *Main) newMCP(cfg Config, db *sqlstore.DB, limiter switchboard.RateLimit
 	}
 	return mcpserver.New(mcpserver.Deps{
 		Accounts: db, Agents: db, Tokens: db, Tasks: m.Tasks, Outbox: m.Outbox, Network: m.Network, Pairing: m.Pairing, Limiter: limiter,
-		Logger: m.Logger.With("face", "mcp"), OnAuthenticated: httpapi.MarkAuthenticated,
+		OutboundPeers: m.OutboundPeers,
+		Logger:        m.Logger.With("face", "mcp"), OnAuthenticated: httpapi.MarkAuthenticated,
 	}, mcpserver.Config{Version: version, MaxBody: cfg.MaxBody, OAuth: true})
 }
 

@@ -11,10 +11,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/switchboard-dev/switchboard"
 )
 
 // peersFile is the name of the client config file that keeps the remote
@@ -107,10 +108,6 @@ func (cfg *peerConfig) save(dir string) error {
 	return os.Rename(tmp, filepath.Join(dir, peersFile))
 }
 
-// aliasPattern is what an alias may be: it must not look like a URL, and
-// it is tried before a handle of the same name.
-var aliasPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-
 // token returns the peer's token: stored, or read from its variable.
 func (p *peerEntry) token() string {
 	if p.TokenEnv != "" {
@@ -161,11 +158,16 @@ type PeersCmd struct {
 	Add  PeersAddCmd  `cmd:"" help:"Remember a remote agent under an alias, with its token (from stdin or an environment variable, never an argument)."`
 	List PeersListCmd `cmd:"" help:"List the remembered agents; tokens are shown as a fingerprint only."`
 	Rm   PeersRmCmd   `cmd:"" help:"Forget a remembered agent and its stored token."`
+	// Sync, Synced and Unsync keep aliases on the server, for one agent,
+	// so that its MCP tools can send to them (peers_sync.go).
+	Sync   PeersSyncCmd   `cmd:"" help:"Upload aliases (all, or those named) with their tokens to the server, for one agent: its MCP tool send can then reach them."`
+	Synced PeersSyncedCmd `cmd:"" help:"List the aliases synced for an agent; tokens are never shown."`
+	Unsync PeersUnsyncCmd `cmd:"" help:"Remove an alias synced for an agent, and its token, from the server."`
 }
 
 // PeersAddCmd remembers a remote agent.
 type PeersAddCmd struct {
-	Alias        string `arg:"" help:"Alias ([A-Za-z0-9_.-], at most 64)."`
+	Alias        string `arg:"" help:"Alias ([A-Za-z0-9_.-], at most 64); an alias is tried before a handle of the same name."`
 	URL          string `arg:"" name:"url" help:"The agent's address (its card is read from there)."`
 	TokenStdin   bool   `name:"token-stdin" help:"Read the agent's peer token from stdin and store it in the config file (mode 0600)."`
 	TokenEnv     string `name:"token-env" placeholder:"VAR" help:"Read the token from this environment variable each time instead of storing it."`
@@ -175,7 +177,7 @@ type PeersAddCmd struct {
 
 // Run adds the peer.
 func (c *PeersAddCmd) Run(cli *CLI) error {
-	if !aliasPattern.MatchString(c.Alias) {
+	if !switchboard.ValidAlias(c.Alias) {
 		return fmt.Errorf("alias %q: use 1 to 64 of A-Z a-z 0-9 _ . -", c.Alias)
 	}
 	u, err := url.Parse(c.URL)

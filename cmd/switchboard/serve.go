@@ -29,6 +29,7 @@ import (
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
@@ -279,9 +280,12 @@ type Main struct {
 	// Pairing runs the device authorization grant; Device is its page
 	// ({address}/device).
 	Pairing *pairing.Service
+	Device  *dashboard.DevicePage
 	// Fronts forwards the work of front agents to their upstreams.
 	Fronts *front.Service
-	Device *dashboard.DevicePage
+	// OutboundPeers keeps agents' synced aliases, for the owner API and
+	// the MCP tools.
+	OutboundPeers *outpeer.Service
 	// OAuth gives MCP clients MCP tokens by OAuth 2.1; Consent is its
 	// authorization page. Nil when MCP is off.
 	OAuth   *mcpauth.Service
@@ -406,11 +410,15 @@ func (m *Main) Run(ctx context.Context) error {
 		Guard:   netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow},
 		RootCAs: cfg.FrontRootCAs,
 	}, cfg.FrontTimeout, m.Logger)
+	m.OutboundPeers = outpeer.New(db, front.ClientOptions{
+		Guard:   netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow},
+		RootCAs: cfg.FrontRootCAs,
+	})
 	m.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: m.Tasks, Outbox: m.Outbox, Limiter: limiter,
 		Logger: m.Logger, Bus: m.Bus, Connect: m.Hub, Presence: m.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 		Wakes: m.Wakes, Pushes: m.Pushes, Network: m.Network, Pairing: m.Pairing, MCP: m.newMCP(cfg, db, limiter),
-		Fronts: m.Fronts, OAuth: m.OAuth, Published: published,
+		Fronts: m.Fronts, OAuth: m.OAuth, Published: published, OutboundPeers: m.OutboundPeers,
 	}, httpapi.Config{
 		PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: version, BlockingTimeout: cfg.BlockingTimeout,

@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
+
+// outboundPeerView is a synced alias as the owner API shows it: never its
+// token.
+func outboundPeerView(p *switchboard.OutboundPeer) ownerapi.OutboundPeer {
+	return ownerapi.OutboundPeer{Alias: p.Alias, URL: p.URL, HasToken: !p.Unreadable && p.Token != "", SyncedAt: p.SyncedAt}
+}
+
+// outboundPeerAgent is the owned agent of the path, on a server that keeps
+// synced aliases.
+func (s *Server) outboundPeerAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
+	if s.OutboundPeers == nil {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "this server keeps no synced aliases")
+	}
+	return s.ownedAgent(r, acct)
+}
+
+// handlePutOutboundPeer serves PUT /agents/{ref}/peers/{alias} {url,
+// token}: 201 when the alias is new, 200 when it replaced one.
+func (s *Server) handlePutOutboundPeer(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.outboundPeerAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var b ownerapi.OutboundPeerPut
+	if err := s.decodeJSON(w, r, &b); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p, created, err := s.OutboundPeers.Put(r.Context(), g.ID, r.PathValue("alias"), b.URL, b.Token)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, outboundPeerView(p))
+}
+
+// handleListOutboundPeers serves GET /agents/{ref}/peers.
+func (s *Server) handleListOutboundPeers(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.outboundPeerAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	all, err := s.OutboundPeers.List(r.Context(), g.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := ownerapi.OutboundPeers{Agent: g.Handle, Peers: make([]ownerapi.OutboundPeer, 0, len(all))}
+	for _, p := range all {
+		out.Peers = append(out.Peers, outboundPeerView(p))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleDeleteOutboundPeer serves DELETE /agents/{ref}/peers/{alias}.
+func (s *Server) handleDeleteOutboundPeer(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.outboundPeerAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	alias := r.PathValue("alias")
+	if err := s.OutboundPeers.Delete(r.Context(), g.ID, alias); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ownerapi.OutboundPeerDeleted{Deleted: true, Alias: alias})
+}

@@ -1,0 +1,113 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/front"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/outpeer"
+)
+
+// TestOutboundPeerRoutes: an owner syncs, lists and unsyncs an agent's
+// aliases; the token is never in an answer; bad aliases, URLs and tokens
+// are 400, a missing alias 404, another owner's agent 404.
+func TestOutboundPeerRoutes(t *testing.T) {
+	withPeers := func(guard netguard.Options) harnessOption {
+		return withDeps(func(d *httpapi.Deps) {
+			d.OutboundPeers = outpeer.New(d.Agents.(switchboard.Store), front.ClientOptions{Guard: guard})
+		})
+	}
+	h := newHarness(t, withPeers(netguard.Options{}))
+	alice, aliceToken := h.account("alice")
+	_, malloryToken := h.account("mallory")
+	h.agentOf(alice, "helper")
+	const secret = "sbp_never-shown-0123456789"
+
+	put := func(token, alias string, body any) *response {
+		t.Helper()
+		return h.owner("PUT", "/agents/helper/peers/"+alias, token, body)
+	}
+	r := put(aliceToken, "bob", map[string]any{"url": "https://bob.example/a/bob/", "token": secret})
+	if r.status != http.StatusCreated || r.json["alias"] != "bob" || r.json["url"] != "https://bob.example/a/bob" || r.json["has_token"] != true {
+		t.Fatalf("first PUT: %d %s", r.status, r.body)
+	}
+	if r = put(aliceToken, "bob", map[string]any{"url": "https://bob2.example", "token": secret + "2"}); r.status != http.StatusOK {
+		t.Fatalf("second PUT: %d %s", r.status, r.body)
+	}
+	r = h.owner("GET", "/agents/helper/peers", aliceToken, nil)
+	if r.status != http.StatusOK || r.json["agent"] != "helper" || !bytes.Contains(r.body, []byte(`"url":"https://bob2.example"`)) ||
+		!bytes.Contains(r.body, []byte(`"synced_at"`)) {
+		t.Fatalf("GET: %d %s", r.status, r.body)
+	}
+	for _, b := range [][]byte{r.body} {
+		if bytes.Contains(b, []byte(secret)) {
+			t.Fatalf("an answer shows the token: %s", b)
+		}
+	}
+
+	bad := map[string]struct {
+		alias string
+		body  any
+	}{
+		"AliasCharacters": {"b%20b", map[string]any{"url": "https://x.example", "token": "t"}},
+		"AliasTooLong":    {strings.Repeat("a", 65), map[string]any{"url": "https://x.example", "token": "t"}},
+		"PlainHTTP":       {"x", map[string]any{"url": "http://x.example", "token": "t"}},
+		"PrivateHost":     {"x", map[string]any{"url": "https://10.0.0.7", "token": "t"}},
+		"Loopback":        {"x", map[string]any{"url": "https://localhost:8443", "token": "t"}},
+		"Credentials":     {"x", map[string]any{"url": "https://u:p@x.example", "token": "t"}},
+		"NotAURL":         {"x", map[string]any{"url": "bob", "token": "t"}},
+		"NoToken":         {"x", map[string]any{"url": "https://x.example", "token": " "}},
+		"TokenControl":    {"x", map[string]any{"url": "https://x.example", "token": "a\nb"}},
+		"UnknownField":    {"x", map[string]any{"url": "https://x.example", "token": "t", "allow_private": true}},
+	}
+	for name, c := range bad {
+		t.Run(name, func(t *testing.T) {
+			if r := put(aliceToken, c.alias, c.body); r.status != http.StatusBadRequest {
+				t.Fatalf("PUT %s: %d %s", c.alias, r.status, r.body)
+			}
+		})
+	}
+
+	// Another owner's agent does not exist for it.
+	if r := put(malloryToken, "bob", map[string]any{"url": "https://x.example", "token": "t"}); r.status != http.StatusNotFound {
+		t.Fatalf("another owner's PUT: %d %s", r.status, r.body)
+	}
+	if r := h.owner("GET", "/agents/helper/peers", malloryToken, nil); r.status != http.StatusNotFound {
+		t.Fatalf("another owner's GET: %d %s", r.status, r.body)
+	}
+	if r := h.owner("DELETE", "/agents/helper/peers/bob", malloryToken, nil); r.status != http.StatusNotFound {
+		t.Fatalf("another owner's DELETE: %d %s", r.status, r.body)
+	}
+	if r := h.owner("GET", "/agents/helper/peers", "", nil); r.status != http.StatusUnauthorized {
+		t.Fatalf("GET without a token: %d %s", r.status, r.body)
+	}
+
+	if r := h.owner("DELETE", "/agents/helper/peers/bob", aliceToken, nil); r.status != http.StatusOK || r.json["deleted"] != true {
+		t.Fatalf("DELETE: %d %s", r.status, r.body)
+	}
+	if r := h.owner("DELETE", "/agents/helper/peers/bob", aliceToken, nil); r.status != http.StatusNotFound {
+		t.Fatalf("DELETE again: %d %s", r.status, r.body)
+	}
+
+	// Plain http and private hosts where the operator opened the guard.
+	open := newHarness(t, withPeers(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}))
+	open.agent("helper")
+	for _, u := range []string{"http://127.0.0.1:9000", "https://10.0.0.7/a/x"} {
+		if r := open.owner("PUT", "/agents/helper/peers/lab", open.operatorToken, map[string]any{"url": u, "token": "t"}); r.status/100 != 2 {
+			t.Fatalf("PUT %s with the guard opened: %d %s", u, r.status, r.body)
+		}
+	}
+
+	// Without the service: not found.
+	off := newHarness(t)
+	off.agent("helper")
+	if r := off.owner("GET", "/agents/helper/peers", off.operatorToken, nil); r.status != http.StatusNotFound {
+		t.Fatalf("GET without synced aliases: %d %s", r.status, r.body)
+	}
+}
