@@ -75,12 +75,18 @@ func NewTransport(opts ClientOptions) http.RoundTripper {
 // peer is named in X-A2A-Peer (see WithPeer), and redirects are never
 // followed. base is NewTransport's.
 func NewClient(base http.RoundTripper, upstream string, creds switchboard.FrontCredentials) (*http.Client, error) {
+	return NewClientAs(base, upstream, creds, "switchboard-front")
+}
+
+// NewClientAs is NewClient for another sender than a front, which names
+// itself in User-Agent.
+func NewClientAs(base http.RoundTripper, upstream string, creds switchboard.FrontCredentials, userAgent string) (*http.Client, error) {
 	origin, err := url.Parse(upstream)
 	if err != nil || origin.Host == "" {
 		return nil, fmt.Errorf("upstream %q is not a URL", upstream)
 	}
 	return &http.Client{
-		Transport: &credentialTransport{base: base, origin: origin, creds: creds},
+		Transport: &credentialTransport{base: base, origin: origin, creds: creds, userAgent: userAgent},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return ErrRedirected
 		},
@@ -90,9 +96,10 @@ func NewClient(base http.RoundTripper, upstream string, creds switchboard.FrontC
 // credentialTransport adds the owner's credentials and the peer's label to
 // the requests to one origin.
 type credentialTransport struct {
-	base   http.RoundTripper
-	origin *url.URL
-	creds  switchboard.FrontCredentials
+	base      http.RoundTripper
+	origin    *url.URL
+	creds     switchboard.FrontCredentials
+	userAgent string
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -111,7 +118,7 @@ func (c *credentialTransport) RoundTrip(r *http.Request) (*http.Response, error)
 	if p, ok := r.Context().Value(peerKey{}).(string); ok && p != "" {
 		r.Header.Set("X-A2A-Peer", p)
 	}
-	r.Header.Set("User-Agent", "switchboard-front")
+	r.Header.Set("User-Agent", c.userAgent)
 	resp, err := c.base.RoundTrip(r)
 	observe(r, resp, c.creds.Bearer != "")
 	return resp, err

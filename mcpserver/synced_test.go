@@ -23,8 +23,9 @@ type remoteAgent struct {
 	srv   *httptest.Server
 	token string
 
-	mu   sync.Mutex
-	seen []string // guarded by mu: the Authorization header of each call
+	mu     sync.Mutex
+	seen   []string // guarded by mu: the Authorization header of each call
+	agents []string // guarded by mu: the User-Agent of each call
 }
 
 // newRemoteAgent starts a remote agent speaking version ("1.0" or "0.3")
@@ -37,6 +38,7 @@ func newRemoteAgent(t *testing.T, version, token string) *remoteAgent {
 		if req.Method == http.MethodPost {
 			r.mu.Lock()
 			r.seen = append(r.seen, req.Header.Get("Authorization"))
+			r.agents = append(r.agents, req.Header.Get("User-Agent"))
 			r.mu.Unlock()
 			if req.Header.Get("Authorization") != "Bearer "+r.token {
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -135,6 +137,14 @@ func TestSendToSyncedAlias(t *testing.T) {
 				sent := call(t, cs, "send", map[string]any{"to": "bob", "text": "hello"})
 				if sent["target"] != "bob" || !strings.HasPrefix(sent["endpoint"].(string), remote.srv.URL) || sent["taskId"] == "" {
 					t.Fatalf("send: %v", sent)
+				}
+				remote.mu.Lock()
+				uas := append([]string(nil), remote.agents...)
+				remote.mu.Unlock()
+				for _, ua := range uas {
+					if ua != "switchboard-send" {
+						t.Errorf("User-Agent %q, want switchboard-send", ua)
+					}
 				}
 				if got := remote.authorizations(); len(got) == 0 || got[len(got)-1] != "Bearer "+remote.token {
 					t.Fatalf("the remote agent was sent %q", got)

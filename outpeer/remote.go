@@ -74,7 +74,7 @@ func (s *Service) httpClient(p *switchboard.OutboundPeer) (*http.Client, error) 
 	if p.Unreadable || p.Token == "" {
 		return nil, switchboard.Errorf(switchboard.ECONFLICT, "the token of alias %s no longer opens on this server: sync it again", p.Alias)
 	}
-	return front.NewClient(s.transport, p.URL, switchboard.FrontCredentials{Bearer: p.Token})
+	return front.NewClientAs(s.transport, p.URL, switchboard.FrontCredentials{Bearer: p.Token}, "switchboard-send")
 }
 
 func (s *Service) remote(ctx context.Context, p *switchboard.OutboundPeer, hc *http.Client, iface *a2a.AgentInterface, proto switchboard.ProtocolVersion) (*Remote, error) {
