@@ -62,14 +62,5 @@ type MCPGrantsRevokeCmd struct {
 
 // Run revokes the grant's MCP token, which ends the grant.
 func (c *MCPGrantsRevokeCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var res ownerapi.MCPTokenRevoked
-	if printed, err := cl.call(ctx, "DELETE", "/mcp-tokens/"+pathEscape(c.ID), nil, &res); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "revoked OAuth grant %s\n", res.ID)
-	return nil
+	return revokeMCPToken(ctx, cli, c.ID, "OAuth grant")
 }
