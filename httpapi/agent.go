@@ -297,7 +297,29 @@ func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request, acct *sw
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
+	v := s.viewAgent(r, g)
+	v.PublishedCard = s.publishedCardView(r, g)
+	writeJSON(w, http.StatusOK, v)
+}
+
+// publishedCardView is what the owner sees of the card a connector agent's
+// forwarding connector published, or nil.
+func (s *Server) publishedCardView(r *http.Request, g *switchboard.Agent) *ownerapi.PublishedCard {
+	if g.Mode != switchboard.ModeConnector || s.Published == nil {
+		return nil
+	}
+	pc, err := s.Published.FindPublishedCard(r.Context(), g.ID)
+	if err != nil {
+		if switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+			s.Logger.Warn("read a published card", "agent_id", g.ID, "err", err)
+		}
+		return nil
+	}
+	v := &ownerapi.PublishedCard{Target: pc.Target, UpdatedAt: pc.UpdatedAt}
+	if c := s.Published.Card(r.Context(), g.ID, s.AddressURL(r, g)); c != nil {
+		v.Name, v.Skills = c.Name, len(c.Skills)
+	}
+	return v
 }
 
 func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {

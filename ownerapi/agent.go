@@ -42,14 +42,27 @@ type Agent struct {
 	// ConnectedSince is when the connection that holds it was made, while
 	// one does.
 	ConnectedSince *time.Time `json:"connected_since,omitempty"`
-	Address        string     `json:"address"`
-	AgentCard      string     `json:"agent_card"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
+	// PublishedCard is set, on GET /agents/{ref} only, for a connector
+	// agent whose connect --forward published its server's card, which
+	// the address serves (docs/front.md).
+	PublishedCard *PublishedCard `json:"published_card,omitempty"`
+	Address       string         `json:"address"`
+	AgentCard     string         `json:"agent_card"`
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
 	// AgentToken and WebhookSecret are set only in the answer that creates
 	// them: they are shown once.
 	AgentToken    string `json:"agent_token,omitempty"`
 	WebhookSecret string `json:"webhook_secret,omitempty"`
+}
+
+// PublishedCard says which server's card a forwarding connector published
+// for its agent, and when.
+type PublishedCard struct {
+	Target    string    `json:"target"`
+	Name      string    `json:"name"`
+	Skills    int       `json:"skills"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // AgentRequest is the body of POST /agents and PATCH /agents/{ref}. The

@@ -207,6 +207,9 @@ func printAgent(cl *client, g *ownerapi.Agent) {
 	fmt.Fprintf(tw, "skills\t%d public, %d extended\n", len(g.Skills), len(g.ExtendedSkills))
 	fmt.Fprintf(tw, "address\t%s\n", g.Address)
 	fmt.Fprintf(tw, "agent card\t%s\n", g.AgentCard)
+	if p := g.PublishedCard; p != nil {
+		fmt.Fprintf(tw, "published card\t%q, %d skills, from %s (connect --forward), %s\n", p.Name, p.Skills, p.Target, p.UpdatedAt.Format(time.RFC3339))
+	}
 	fmt.Fprintf(tw, "account\t%s\n", g.AccountID)
 	fmt.Fprintf(tw, "created\t%s\n", g.CreatedAt.Format(time.RFC3339))
 	_ = tw.Flush()

@@ -52,6 +52,9 @@ func TestConnectForwardPublishesCard(t *testing.T) {
 			t.Errorf("%s names the forward server, or not the address: %s", path, c)
 		}
 	}
+	if show := cli(t, m, "agent", "show", "laptop"); !strings.Contains(show, `published card  "Upstream 1.0", 1 skills, from `+up.srv.URL) {
+		t.Errorf("agent show does not name the published card:\n%s", show)
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -72,4 +75,7 @@ func TestConnectForwardPublishesCard(t *testing.T) {
 	testwait.For(t, "a connector that does not forward to forget the card", func() bool {
 		return !strings.Contains(card("/.well-known/agent-card.json"), `"Upstream 1.0"`)
 	})
+	if show := cli(t, m, "agent", "show", "laptop"); strings.Contains(show, "published card") {
+		t.Errorf("agent show names a forgotten card:\n%s", show)
+	}
 }
