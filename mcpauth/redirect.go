@@ -53,8 +53,11 @@ func MatchRedirectURI(registered []string, got string) bool {
 			return true
 		}
 	}
+	if CheckRedirectURI(got) != nil { // an empty fragment ("…#") too
+		return false
+	}
 	g, err := url.Parse(got)
-	if err != nil || g.Scheme != "http" || !isLoopback(g.Hostname()) || g.User != nil || g.Fragment != "" {
+	if err != nil || g.Scheme != "http" {
 		return false
 	}
 	for _, r := range registered {

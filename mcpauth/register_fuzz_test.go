@@ -56,6 +56,7 @@ func FuzzRedirectURI(f *testing.F) {
 	f.Add("http://localhost:1/cb?x=1", "http://localhost:2/cb?x=1")
 	f.Add("https://app.example/cb", "https://app.example:444/cb")
 	f.Add("http://127.0.0.1/cb", "http://127.0.0.1.evil.example/cb")
+	f.Add("http://localhost", "http://localhost:#") // an empty fragment
 	f.Fuzz(func(t *testing.T, registered, got string) {
 		if mcpauth.CheckRedirectURI(registered) != nil {
 			return
