@@ -21,6 +21,10 @@ type agentBody struct {
 	Communities           []string
 	NewToken, NewTokenFor string // a peer token just issued, shown once
 	NewAgentToken         string // an agent token just rotated, shown once
+	// AliasesOn says whether the server keeps synced aliases; Aliases
+	// are the agent's.
+	AliasesOn bool
+	Aliases   []aliasRow
 	// Wakes, Outbox say whether the wake and outbox pages are served.
 	Wakes, Outbox bool
 	CSRF          string
@@ -43,7 +47,7 @@ type tokenRow struct {
 }
 
 // handleAgent is an agent's page: its address, card and connect command,
-// its peer tokens and its communities.
+// its peer tokens, its synced aliases and its communities.
 func (c *Console) handleAgent(w http.ResponseWriter, r *http.Request, v *viewer) {
 	c.renderAgent(w, r, v, http.StatusOK, agentNote{})
 }
@@ -77,6 +81,13 @@ func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, v *viewer,
 	}
 	for _, t := range toks {
 		body.Tokens = append(body.Tokens, tokenRow{Label: t.Label, Created: t.CreatedAt.UTC().Format(time.DateTime + " UTC")})
+	}
+	if c.OutboundPeers != nil {
+		body.AliasesOn = true
+		if body.Aliases, err = c.syncedAliases(ctx, g.ID); err != nil {
+			c.internalError(w, r, "list synced aliases", err)
+			return
+		}
 	}
 	if c.Network != nil {
 		body.Network = true

@@ -26,7 +26,7 @@ func (m *Main) newConsole(cfg Config, db *sqlstore.DB) (*dashboard.Console, erro
 	return dashboard.New(dashboard.Deps{
 		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db, Health: db,
 		Tasks: m.Tasks, Peers: peers.New(db, m.Bus, m.Logger), Network: m.Network, Wakes: m.Wakes, Pushes: m.Pushes, Outbox: m.Outbox,
-		Bus: m.Bus, Limiter: limiter, Logger: m.Logger,
+		OutboundPeers: m.OutboundPeers, Bus: m.Bus, Limiter: limiter, Logger: m.Logger,
 		BaseURL: m.API.BaseURL, OnAuthenticated: httpapi.MarkAuthenticated,
 	}, dashboard.Config{TrustedProxies: cfg.TrustedProxies})
 }
