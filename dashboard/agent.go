@@ -12,6 +12,9 @@ type agentBody struct {
 	Handle, Name, Description, Mode string
 	// Address is the agent's A2A address; Card its agent card.
 	Address, Card string
+	// Published is the card a forwarding connector published for the
+	// agent (nil: none).
+	Published *publishedCardRow
 	// Server is the base URL, for the connect command.
 	Server                string
 	Connector, Live       bool
@@ -46,8 +49,9 @@ type tokenRow struct {
 	Created string
 }
 
-// handleAgent is an agent's page: its address, card and connect command,
-// its peer tokens, its synced aliases and its communities.
+// handleAgent is an agent's page: its address, card (and the one its
+// forwarding connector published) and connect command, its peer tokens,
+// its synced aliases and its communities.
 func (c *Console) handleAgent(w http.ResponseWriter, r *http.Request, v *viewer) {
 	c.renderAgent(w, r, v, http.StatusOK, agentNote{})
 }
@@ -76,6 +80,7 @@ func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, v *viewer,
 		Accepting: g.AcceptsTasks, NewToken: note.NewToken, NewTokenFor: note.NewTokenFor, NewAgentToken: note.NewAgentToken,
 		Wakes: c.Wakes != nil, Outbox: c.Outbox != nil, CSRF: v.signIn.CSRF, Back: "/dashboard/agents/" + g.Handle}
 	body.Card = body.Address + "/.well-known/agent-card.json"
+	body.Published = c.publishedCard(ctx, g, body.Address)
 	if session, err := c.Tasks.AgentSession(ctx, g.ID); err == nil {
 		body.Live = session.Live(c.cfg.Now())
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/accounts"
 	"github.com/switchboard-dev/switchboard/clientaddr"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/outpeer"
@@ -60,6 +61,9 @@ type Deps struct {
 	// DELETE /agents/{ref}/peers do (nil: the server keeps none; the
 	// agent's page has no such section).
 	OutboundPeers *outpeer.Service
+	// Published reads the cards forwarding connectors publish for their
+	// agents, as GET /agents/{ref} shows them (nil: none shown).
+	Published *front.Published
 	// Bus brings the hints the live updates follow.
 	Bus switchboard.Bus
 	// Limiter counts sign-in attempts per client address.

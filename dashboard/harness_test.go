@@ -121,7 +121,7 @@ func newHarness(tb testing.TB, opts ...harnessOption) *harness {
 	deps := dashboard.Deps{
 		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db, Health: db,
 		Tasks: h.relay, Peers: peers.New(db, bus, logger), Network: network.New(db, h.relay),
-		Wakes: h.wakes, Pushes: h.pushes, Outbox: h.outbox, OutboundPeers: h.aliases,
+		Wakes: h.wakes, Pushes: h.pushes, Outbox: h.outbox, OutboundPeers: h.aliases, Published: &front.Published{Store: db, Logger: logger},
 		Bus: bus, Limiter: ratelimit.NewMemory(100, time.Minute), Logger: logger,
 	}
 	cfg := dashboard.Config{Coalesce: 10 * time.Millisecond, Now: h.clock}
