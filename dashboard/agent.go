@@ -12,6 +12,9 @@ type agentBody struct {
 	Handle, Name, Description, Mode string
 	// Address is the agent's A2A address; Card its agent card.
 	Address, Card string
+	// Published is the card a forwarding connector published for the
+	// agent (nil: none).
+	Published *publishedCardRow
 	// Server is the base URL, for the connect command.
 	Server                string
 	Connector, Live       bool
@@ -21,6 +24,10 @@ type agentBody struct {
 	Communities           []string
 	NewToken, NewTokenFor string // a peer token just issued, shown once
 	NewAgentToken         string // an agent token just rotated, shown once
+	// AliasesOn says whether the server keeps synced aliases; Aliases
+	// are the agent's.
+	AliasesOn bool
+	Aliases   []aliasRow
 	// Wakes, Outbox say whether the wake and outbox pages are served.
 	Wakes, Outbox bool
 	CSRF          string
@@ -42,8 +49,9 @@ type tokenRow struct {
 	Created string
 }
 
-// handleAgent is an agent's page: its address, card and connect command,
-// its peer tokens and its communities.
+// handleAgent is an agent's page: its address, card (and the one its
+// forwarding connector published) and connect command, its peer tokens,
+// its synced aliases and its communities.
 func (c *Console) handleAgent(w http.ResponseWriter, r *http.Request, v *viewer) {
 	c.renderAgent(w, r, v, http.StatusOK, agentNote{})
 }
@@ -72,11 +80,19 @@ func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, v *viewer,
 		Accepting: g.AcceptsTasks, NewToken: note.NewToken, NewTokenFor: note.NewTokenFor, NewAgentToken: note.NewAgentToken,
 		Wakes: c.Wakes != nil, Outbox: c.Outbox != nil, CSRF: v.signIn.CSRF, Back: "/dashboard/agents/" + g.Handle}
 	body.Card = body.Address + "/.well-known/agent-card.json"
+	body.Published = c.publishedCard(ctx, g, body.Address)
 	if session, err := c.Tasks.AgentSession(ctx, g.ID); err == nil {
 		body.Live = session.Live(c.cfg.Now())
 	}
 	for _, t := range toks {
 		body.Tokens = append(body.Tokens, tokenRow{Label: t.Label, Created: t.CreatedAt.UTC().Format(time.DateTime + " UTC")})
+	}
+	if c.OutboundPeers != nil {
+		body.AliasesOn = true
+		if body.Aliases, err = c.syncedAliases(ctx, g.ID); err != nil {
+			c.internalError(w, r, "list synced aliases", err)
+			return
+		}
 	}
 	if c.Network != nil {
 		body.Network = true

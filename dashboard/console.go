@@ -11,8 +11,10 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/accounts"
 	"github.com/switchboard-dev/switchboard/clientaddr"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -55,6 +57,13 @@ type Deps struct {
 	Pushes *push.Service
 	// Outbox lists what agents sent other agents (nil: not served).
 	Outbox *outbox.Service
+	// OutboundPeers lists and removes agents' synced aliases, as GET and
+	// DELETE /agents/{ref}/peers do (nil: the server keeps none; the
+	// agent's page has no such section).
+	OutboundPeers *outpeer.Service
+	// Published reads the cards forwarding connectors publish for their
+	// agents, as GET /agents/{ref} shows them (nil: none shown).
+	Published *front.Published
 	// Bus brings the hints the live updates follow.
 	Bus switchboard.Bus
 	// Limiter counts sign-in attempts per client address.
@@ -153,6 +162,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/tokens/revoke", c.signedIn(c.handleRevokeToken))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/communities/join", c.signedIn(c.handleJoin))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/communities/leave", c.signedIn(c.handleLeave))
+	c.mux.HandleFunc("POST /dashboard/agents/{handle}/aliases/remove", c.signedIn(c.handleRemoveAlias))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/agent-token", c.signedIn(c.handleRotateAgentToken))
 	c.mux.HandleFunc("GET /dashboard/agents/{handle}/delete", c.signedIn(c.handleConfirmDelete))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/delete", c.signedIn(c.handleDelete))

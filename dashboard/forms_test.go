@@ -22,13 +22,14 @@ func TestEveryFormChecksCSRF(t *testing.T) {
 		"/dashboard/logout", "/dashboard/accepts-tasks",
 		"/dashboard/agents/helper/tokens", "/dashboard/agents/helper/tokens/revoke",
 		"/dashboard/agents/helper/communities/join", "/dashboard/agents/helper/communities/leave",
+		"/dashboard/agents/helper/aliases/remove",
 		"/dashboard/agents/helper/agent-token", "/dashboard/agents/helper/delete",
 		"/dashboard/agents/helper/wake", "/dashboard/agents/helper/wake/clear", "/dashboard/agents/helper/wake/test",
 		"/dashboard/agents/helper/approve", "/dashboard/tasks/none/reply",
 		"/dashboard/accounts", "/dashboard/accounts/" + alice.ID + "/disable",
 		"/dashboard/accounts/" + alice.ID + "/enable", "/dashboard/accounts/" + alice.ID + "/rotate",
 	}
-	form := url.Values{"set": {"helper false"}, "label": {"x"}, "community": {"lab"}, "confirm": {"helper"},
+	form := url.Values{"set": {"helper false"}, "label": {"x"}, "community": {"lab"}, "confirm": {"helper"}, "alias": {"bob"},
 		"url": {"https://wake.example/"}, "name": {"eve"}, "text": {"x"}, "state": {"completed"}}
 	for _, path := range paths {
 		if res, _ := c.post(path, form); res.StatusCode != http.StatusForbidden {

@@ -19,10 +19,12 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/dashboard"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
@@ -36,11 +38,13 @@ import (
 type harness struct {
 	t       testing.TB
 	db      *sqlstore.DB
+	path    string // the SQLite file of db
 	bus     *membus.Bus
 	relay   *relay.Service
 	wakes   *wake.Service
 	pushes  *push.Service
 	outbox  *outbox.Service
+	aliases *outpeer.Service
 	console *dashboard.Console
 	srv     *httptest.Server
 	log     *syncBuffer
@@ -83,16 +87,28 @@ func withLimit(n int) harnessOption {
 	}
 }
 
+// withSecrets makes the store seal the secrets it keeps with s.
+func withSecrets(s sqlstore.Sealer) harnessOption {
+	return func(_ *dashboard.Deps, _ *dashboard.Config, h *harness) { h.db.Secrets = s }
+}
+
+// withoutAliases serves a console on a server that keeps no synced
+// aliases.
+func withoutAliases() harnessOption {
+	return func(d *dashboard.Deps, _ *dashboard.Config, _ *harness) { d.OutboundPeers = nil }
+}
+
 func newHarness(tb testing.TB, opts ...harnessOption) *harness {
 	tb.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(tb.TempDir(), "switchboard.db"))
+	path := filepath.Join(tb.TempDir(), "switchboard.db")
+	db, err := sqlstore.OpenSQLite(context.Background(), path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = db.Close() })
 	bus := membus.New()
 	tb.Cleanup(func() { _ = bus.Close() })
-	h := &harness{t: tb, db: db, bus: bus, log: &syncBuffer{}, now: time.Now()}
+	h := &harness{t: tb, db: db, path: path, bus: bus, log: &syncBuffer{}, now: time.Now()}
 	logger := slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.relay = relay.New(db, bus, logger)
 	loopback := netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
@@ -101,10 +117,12 @@ func newHarness(tb testing.TB, opts ...harnessOption) *harness {
 	h.wakes.AllowHTTP = loopback.AllowsPlainHTTP()
 	h.pushes = push.NewService(db, bus, push.New(loopback, "switchboard/test"), logger)
 	h.outbox = outbox.New(db, db)
+	h.aliases = outpeer.New(db, front.ClientOptions{Guard: loopback})
 	deps := dashboard.Deps{
 		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db, Health: db,
 		Tasks: h.relay, Peers: peers.New(db, bus, logger), Network: network.New(db, h.relay),
-		Wakes: h.wakes, Pushes: h.pushes, Outbox: h.outbox, Bus: bus, Limiter: ratelimit.NewMemory(100, time.Minute), Logger: logger,
+		Wakes: h.wakes, Pushes: h.pushes, Outbox: h.outbox, OutboundPeers: h.aliases, Published: &front.Published{Store: db, Logger: logger},
+		Bus: bus, Limiter: ratelimit.NewMemory(100, time.Minute), Logger: logger,
 	}
 	cfg := dashboard.Config{Coalesce: 10 * time.Millisecond, Now: h.clock}
 	for _, o := range opts {

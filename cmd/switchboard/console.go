@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/dashboard"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/ratelimit"
@@ -16,7 +17,9 @@ import (
 // newConsole builds the web console on the services the owner API uses.
 // Sign-in attempts are counted per client address, in the store on
 // PostgreSQL (every instance sees one count), in memory on SQLite.
-func (m *Main) newConsole(cfg Config, db *sqlstore.DB) (*dashboard.Console, error) {
+// published is the API's reader of forwarding connectors' cards, so that
+// both faces show the same.
+func (m *Main) newConsole(cfg Config, db *sqlstore.DB, published *front.Published) (*dashboard.Console, error) {
 	var limiter switchboard.RateLimiter = ratelimit.NewMemory(dashboard.DefaultSignInsPerMinute, time.Minute)
 	if isPostgres(cfg.Database) {
 		shared := ratelimit.NewShared(db, dashboard.DefaultSignInsPerMinute, time.Minute)
@@ -26,7 +29,7 @@ func (m *Main) newConsole(cfg Config, db *sqlstore.DB) (*dashboard.Console, erro
 	return dashboard.New(dashboard.Deps{
 		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db, Health: db,
 		Tasks: m.Tasks, Peers: peers.New(db, m.Bus, m.Logger), Network: m.Network, Wakes: m.Wakes, Pushes: m.Pushes, Outbox: m.Outbox,
-		Bus: m.Bus, Limiter: limiter, Logger: m.Logger,
+		OutboundPeers: m.OutboundPeers, Published: published, Bus: m.Bus, Limiter: limiter, Logger: m.Logger,
 		BaseURL: m.API.BaseURL, OnAuthenticated: httpapi.MarkAuthenticated,
 	}, dashboard.Config{TrustedProxies: cfg.TrustedProxies})
 }

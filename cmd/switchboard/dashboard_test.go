@@ -27,7 +27,8 @@ const (
 // or the page), an agent goes live on the open page within 2 s of its
 // connector connecting, and offline within 2 s of it leaving; the
 // accepts_tasks switch holds a task back and, flipped again, lets it
-// through; names and descriptions with markup stay text; no dialog opens
+// through; the agent's page lists its synced aliases and removes one;
+// names and descriptions with markup stay text; no dialog opens
 // and the console shows no error (a Content-Security-Policy refusal
 // would be one); sign-out ends it.
 func TestDashboardInBrowser(t *testing.T) {
@@ -113,9 +114,20 @@ func TestDashboardInBrowser(t *testing.T) {
 	<-done
 	p.do(t, 2*time.Second, chromedp.WaitVisible(chromedp.CSS(`tr[data-agent="helper"] .badge.off`)))
 
+	// Synced aliases, uploaded from the CLI's peers.json as owners do.
+	t.Setenv("SWITCHBOARD_CONFIG_DIR", t.TempDir())
+	for _, alias := range []string{"bob", "lab"} {
+		if _, errOut, err := cliIO(m, "sbp_alias-token-"+alias+"\n", "peers", "add", alias, "https://"+alias+".example/a/"+alias, "--token-stdin"); err != nil {
+			t.Fatalf("peers add %s: %v\n%s", alias, err, errOut)
+		}
+	}
+	cli(t, m, "peers", "sync", "--agent", "helper")
+
 	// The agent's page: a peer token issued there works, once revoked it
-	// does not.
+	// does not; the synced aliases are listed (never their tokens).
 	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`tr[data-agent="helper"] a.handle`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-alias="bob"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-alias="lab"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#label`)),
 		chromedp.SendKeys(chromedp.CSS(`#label`), "carol"),
 		chromedp.Click(chromedp.CSS(`form[action$="/tokens"] button[type="submit"]`)),
@@ -136,6 +148,15 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitNotPresent(chromedp.CSS(`tr[data-token="carol"]`)))
 	if st, _ := peerStatus(t, m, "helper", carol); st != http.StatusUnauthorized {
 		t.Fatalf("a revoked token: %d", st)
+	}
+	if html := p.eval(t, `document.documentElement.outerHTML`); strings.Contains(html, "sbp_alias-token") {
+		t.Fatal("the page shows a synced alias's token")
+	}
+	p.do(t, 10*time.Second, chromedp.Click(chromedp.CSS(`button[aria-label="remove alias lab"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`tr[data-alias="lab"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-alias="bob"]`)))
+	if out := cli(t, m, "peers", "synced", "--agent", "helper"); strings.Contains(out, "lab") || !strings.Contains(out, "bob  https://bob.example/a/bob  token kept") {
+		t.Fatalf("after removing lab in the console: %s", out)
 	}
 	p.do(t, 10*time.Second, chromedp.Navigate(m.URL()+"/dashboard"), chromedp.WaitVisible(chromedp.CSS(`tr[data-agent="helper"]`)))
 

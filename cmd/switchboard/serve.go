@@ -425,7 +425,7 @@ func (m *Main) Run(ctx context.Context) error {
 		PushNotifications: true, BodyTimeout: cfg.BodyTimeout, TrustedProxies: cfg.TrustedProxies,
 	})
 	m.Hub.AddressOf = m.API.AddressURL
-	if m.Console, err = m.newConsole(cfg, db); err != nil {
+	if m.Console, err = m.newConsole(cfg, db, published); err != nil {
 		return err
 	}
 	if m.Device, err = dashboard.NewDevicePage(m.Console, m.Pairing, cfg.DefaultAgent); err != nil {
