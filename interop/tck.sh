@@ -64,9 +64,11 @@ pytest() { (cd "$1" && shift && "$PY" -m pytest "$@" --test-scope=all --transpor
 echo "== A2A 1.0 (a2a-tck main): mandatory"
 A2A_AUTH_TYPE=bearer A2A_AUTH_TOKEN=$PEER_TOKEN pytest "$WORK/tck-1.0" tests/mandatory/ \
 	--sut-url="http://localhost:$PORT" -m "mandatory or mandatory_protocol or mandatory_jsonrpc"
-echo "== A2A 1.0 (a2a-tck main): optional capabilities"
-A2A_AUTH_TYPE=bearer A2A_AUTH_TOKEN=$PEER_TOKEN pytest "$WORK/tck-1.0" tests/optional/capabilities/ \
-	--sut-url="http://localhost:$PORT"
+for dir in capabilities quality features; do
+	echo "== A2A 1.0 (a2a-tck main): optional $dir"
+	A2A_AUTH_TYPE=bearer A2A_AUTH_TOKEN=$PEER_TOKEN pytest "$WORK/tck-1.0" "tests/optional/$dir/" \
+		--sut-url="http://localhost:$PORT"
+done
 
 # The 0.3 suite cannot send credentials: it goes through a proxy that adds
 # the peer token, and the card points at the proxy.
@@ -76,5 +78,7 @@ serve "http://localhost:$PROXY_PORT"
 sleep 1
 echo "== A2A 0.3 (a2a-tck 0.3.0.beta4): mandatory"
 pytest "$WORK/tck-0.3" tests/mandatory/ --sut-url="http://localhost:$PROXY_PORT" -m "mandatory_jsonrpc or mandatory_protocol"
-echo "== A2A 0.3 (a2a-tck 0.3.0.beta4): optional capabilities"
-pytest "$WORK/tck-0.3" tests/optional/capabilities/ --sut-url="http://localhost:$PROXY_PORT"
+for dir in capabilities quality features; do
+	echo "== A2A 0.3 (a2a-tck 0.3.0.beta4): optional $dir"
+	pytest "$WORK/tck-0.3" "tests/optional/$dir/" --sut-url="http://localhost:$PROXY_PORT"
+done
