@@ -283,16 +283,9 @@ func redirect(w http.ResponseWriter, r *http.Request, to string) {
 	http.Redirect(w, r, to, status)
 }
 
-// csrfCookie returns the page's CSRF token: the cookie's, or a new one set
-// for the page's path.
+// csrfCookie returns the page's CSRF token (Console.pageCSRF).
 func (p *ConsentPage) csrfCookie(w http.ResponseWriter, r *http.Request) string {
-	if ck, err := r.Cookie(consentCookie); err == nil && len(ck.Value) == 43 {
-		return ck.Value
-	}
-	token := randomToken()
-	http.SetCookie(w, &http.Cookie{Name: consentCookie, Value: token, Path: r.URL.Path, MaxAge: 3600, HttpOnly: true,
-		Secure: p.console.secure(r), SameSite: http.SameSiteStrictMode})
-	return token
+	return p.console.pageCSRF(w, r, consentCookie)
 }
 
 // problem renders the page with a problem and no form.

@@ -238,16 +238,9 @@ func (d *DevicePage) allow(w http.ResponseWriter, r *http.Request, v *deviceView
 	return false
 }
 
-// csrfCookie returns the page's CSRF token: the cookie's, or a new one set
-// for the page's path.
+// csrfCookie returns the page's CSRF token (Console.pageCSRF).
 func (d *DevicePage) csrfCookie(w http.ResponseWriter, r *http.Request) string {
-	if ck, err := r.Cookie(deviceCookie); err == nil && len(ck.Value) == 43 {
-		return ck.Value
-	}
-	token := randomToken()
-	http.SetCookie(w, &http.Cookie{Name: deviceCookie, Value: token, Path: r.URL.Path, MaxAge: 3600, HttpOnly: true,
-		Secure: d.console.secure(r), SameSite: http.SameSiteStrictMode})
-	return token
+	return d.console.pageCSRF(w, r, deviceCookie)
 }
 
 // fail logs an unexpected error and says something went wrong.

@@ -90,3 +90,16 @@ func (c *Console) checkPost(w http.ResponseWriter, r *http.Request, want string)
 	}
 	return true
 }
+
+// pageCSRF returns the CSRF token of a page outside the console's session
+// (the /device and consent pages): the cookie name's, or a new one set
+// for the page's path.
+func (c *Console) pageCSRF(w http.ResponseWriter, r *http.Request, name string) string {
+	if ck, err := r.Cookie(name); err == nil && len(ck.Value) == 43 {
+		return ck.Value
+	}
+	token := randomToken()
+	http.SetCookie(w, &http.Cookie{Name: name, Value: token, Path: r.URL.Path, MaxAge: 3600, HttpOnly: true,
+		Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
+	return token
+}
