@@ -68,6 +68,16 @@ type MCPTokenListCmd struct{}
 
 // Run lists the tokens.
 func (c *MCPTokenListCmd) Run(ctx context.Context, cli *CLI) error {
+	return listMCPTokens(ctx, cli, "ID\tAGENT\tLABEL\tCREATED\tLAST USED", func(t ownerapi.MCPToken, agent, used string) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s", t.ID, agent, t.Label, t.CreatedAt.Format(time.RFC3339), used)
+	})
+}
+
+// listMCPTokens prints a table of the MCP tokens of GET /mcp-tokens (or
+// their JSON with --json): header, then each token's row as row makes it
+// from the token, the agent it acts for and its last use; a row of ""
+// leaves the token out.
+func listMCPTokens(ctx context.Context, cli *CLI, header string, row func(t ownerapi.MCPToken, agent, used string) string) error {
 	cl, err := newClient(cli)
 	if err != nil {
 		return err
@@ -77,7 +87,7 @@ func (c *MCPTokenListCmd) Run(ctx context.Context, cli *CLI) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tLABEL\tCREATED\tLAST USED")
+	fmt.Fprintln(tw, header)
 	for _, t := range all {
 		used := "never"
 		if t.LastUsedAt != nil {
@@ -87,7 +97,9 @@ func (c *MCPTokenListCmd) Run(ctx context.Context, cli *CLI) error {
 		if agent == "" {
 			agent = "account: " + strings.Join(t.Agents, ",")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, agent, t.Label, t.CreatedAt.Format(time.RFC3339), used)
+		if line := row(t, agent, used); line != "" {
+			fmt.Fprintln(tw, line)
+		}
 	}
 	return tw.Flush()
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -23,36 +21,17 @@ type MCPGrantsListCmd struct{}
 // Run lists the grants: the MCP tokens of GET /mcp-tokens that belong to
 // an OAuth grant.
 func (c *MCPGrantsListCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var all []ownerapi.MCPToken
-	if printed, err := cl.call(ctx, "GET", "/mcp-tokens", nil, &all); err != nil || printed {
-		return err
-	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tCLIENT\tLABEL\tCLIENT ID\tCREATED\tLAST USED")
-	for _, t := range all {
+	return listMCPTokens(ctx, cli, "ID\tAGENT\tCLIENT\tLABEL\tCLIENT ID\tCREATED\tLAST USED", func(t ownerapi.MCPToken, agent, used string) string {
 		if t.Grant == nil {
-			continue
-		}
-		used := "never"
-		if t.LastUsedAt != nil {
-			used = t.LastUsedAt.Format(time.RFC3339)
-		}
-		agent := t.Agent
-		if agent == "" {
-			agent = "account: " + strings.Join(t.Agents, ",")
+			return ""
 		}
 		name := t.Grant.ClientName
 		if name == "" {
 			name = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%q\t%s\t%s\t%s\t%s\n", t.ID, agent, name, t.Label, t.Grant.ClientID,
+		return fmt.Sprintf("%s\t%s\t%q\t%s\t%s\t%s\t%s", t.ID, agent, name, t.Label, t.Grant.ClientID,
 			t.Grant.CreatedAt.Format(time.RFC3339), used)
-	}
-	return tw.Flush()
+	})
 }
 
 // MCPGrantsRevokeCmd ends an OAuth grant.
