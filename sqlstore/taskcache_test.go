@@ -20,17 +20,7 @@ func TestTaskCacheKeepsLiveTasksOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
-	must(t, db.CreateAccount(ctx, acct))
-	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "g", Mode: switchboard.ModeInbox, AcceptsTasks: true}
-	must(t, db.CreateAgent(ctx, g))
-	now := time.Now().UTC()
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))
-	task := &switchboard.Task{A2A: a2a.Task{ID: a2a.TaskID(switchboard.NewID()), ContextID: "c", History: []*a2a.Message{msg},
-		Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now}}, AgentID: g.ID, PeerID: "p", PeerLabel: "p",
-		Protocol: switchboard.ProtocolV1, CreatedAt: now, UpdatedAt: now}
-	_, err = db.CreateTask(ctx, task, &switchboard.TaskChange{MessageID: msg.ID})
-	must(t, err)
+	_, task := newCachedTask(t, db)
 	if _, ok := db.tasks.get(task.ID(), task.Seq, nanos(task.UpdatedAt)); !ok {
 		t.Fatal("a new task is not kept")
 	}
@@ -68,17 +58,8 @@ func TestTaskCacheKeepsWhatItReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
-	must(t, db.CreateAccount(ctx, acct))
-	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "g", Mode: switchboard.ModeInbox, AcceptsTasks: true}
-	must(t, db.CreateAgent(ctx, g))
-	now := time.Now().UTC()
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))
-	task := &switchboard.Task{A2A: a2a.Task{ID: a2a.TaskID(switchboard.NewID()), ContextID: "c", History: []*a2a.Message{msg},
-		Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now}}, AgentID: g.ID, PeerID: "p", PeerLabel: "p",
-		Protocol: switchboard.ProtocolV1, CreatedAt: now, UpdatedAt: now}
-	_, err = db.CreateTask(ctx, task, &switchboard.TaskChange{MessageID: msg.ID})
-	must(t, err)
+	g, task := newCachedTask(t, db)
+	msg := task.A2A.History[0]
 	must(t, db.Close())
 
 	db, err = OpenSQLite(ctx, path)
@@ -124,4 +105,23 @@ func TestTaskCacheKeepsWhatItReads(t *testing.T) {
 	if got.State() != a2a.TaskStateWorking {
 		t.Fatalf("read the kept task of an older sequence number: %s", got.State())
 	}
+}
+
+// newCachedTask creates an inbox agent and a submitted task of it with
+// one message, "hi", in context "c".
+func newCachedTask(t *testing.T, db *DB) (*switchboard.Agent, *switchboard.Task) {
+	t.Helper()
+	ctx := context.Background()
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
+	must(t, db.CreateAccount(ctx, acct))
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "g", Mode: switchboard.ModeInbox, AcceptsTasks: true}
+	must(t, db.CreateAgent(ctx, g))
+	now := time.Now().UTC()
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))
+	task := &switchboard.Task{A2A: a2a.Task{ID: a2a.TaskID(switchboard.NewID()), ContextID: "c", History: []*a2a.Message{msg},
+		Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: &now}}, AgentID: g.ID, PeerID: "p", PeerLabel: "p",
+		Protocol: switchboard.ProtocolV1, CreatedAt: now, UpdatedAt: now}
+	_, err := db.CreateTask(ctx, task, &switchboard.TaskChange{MessageID: msg.ID})
+	must(t, err)
+	return g, task
 }
