@@ -307,18 +307,9 @@ func (p *ConsentPage) render(w http.ResponseWriter, status int, v *consentView) 
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	h := w.Header()
 	actions := "'self'"
 	if originRE.MatchString(v.formAction) {
 		actions += " " + v.formAction
 	}
-	h.Set("Content-Security-Policy", fmt.Sprintf(consentPolicy, v.Nonce, actions))
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	writeStandalonePage(w, status, fmt.Sprintf(consentPolicy, v.Nonce, actions), buf.Bytes())
 }

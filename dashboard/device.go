@@ -258,14 +258,5 @@ func (d *DevicePage) render(w http.ResponseWriter, _ *http.Request, status int, 
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Security-Policy", strings.Replace(devicePolicy, "%s", v.Nonce, 1))
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	writeStandalonePage(w, status, strings.Replace(devicePolicy, "%s", v.Nonce, 1), buf.Bytes())
 }

@@ -103,3 +103,20 @@ func (c *Console) pageCSRF(w http.ResponseWriter, r *http.Request, name string) 
 		Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 	return token
 }
+
+// writeStandalonePage writes a page outside the console's session (the
+// /device and consent pages) with its Content-Security-Policy and the
+// headers every such page carries: no framing, no sniffing, no referrer,
+// no caching, its own browsing context.
+func writeStandalonePage(w http.ResponseWriter, status int, policy string, page []byte) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", policy)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(page)
+}
