@@ -29,9 +29,10 @@ type DB struct {
 	dialect dialect
 	group   *groupCommitter // SQLite: the writer that commits transactions in groups
 
-	checkpoints *checkpointer  // SQLite: copies the WAL into the database off the write path
-	tasks       *taskCache     // SQLite: the tasks this process wrote last (nil: none kept)
-	identities  *identityCache // SQLite: agents and tokens that requests look up (nil: none kept)
+	checkpoints *checkpointer     // SQLite: copies the WAL into the database off the write path
+	tasks       *taskCache        // SQLite: the tasks this process wrote last (nil: none kept)
+	identities  *identityCache    // agents, tokens and communities that requests look up (nil: none kept)
+	listener    *identityListener // PostgreSQL: hears other instances' identity changes
 
 	// Now returns the current time for stored timestamps; tests may replace it.
 	Now func() time.Time
@@ -61,6 +62,7 @@ type dialect struct {
 	rowLocks        bool   // false where a write transaction already locks the whole database (SQLite)
 	migrationLock   string // statement that serialises migrations between instances, "" if none is needed
 	uniqueViolation func(error) bool
+	identityNotify  string // statement that tells other instances, on commit, that identities changed ("" if none share the database)
 }
 
 // forUpdate is the suffix of a SELECT that reads rows (of the table alias
@@ -93,6 +95,9 @@ func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		if db.group != nil {
 			db.group.close()
+		}
+		if db.listener != nil {
+			db.listener.close()
 		}
 		err = errors.Join(db.write.Close(), db.read.Close())
 		if db.checkpoints != nil {

@@ -11,14 +11,16 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-// identityCache keeps, for SQLite, the agents (by handle), the active
+// identityCache keeps the agents (by handle), the active
 // tokens (by hash) and the communities (by name) that every A2A request
 // looks up, so that a request need not read them again: at a few thousand
 // requests a second those reads cost a tenth of the server's time.
 //
-// Every change to a SQLite database goes through this process's writer, and
-// every change to accounts, agents, tokens or communities goes through writeIdentities,
-// which moves the generation on once the change has committed. An entry is
+// Every change to accounts, agents, tokens or communities goes through
+// writeIdentities, which moves the generation on once the change has
+// committed. Every change to a SQLite database goes through this process's
+// writer; on PostgreSQL, the changes other instances make move the
+// generation on when their notifications arrive (identitylisten.go). An entry is
 // used only while the generation it was read in is still the current one,
 // and it is stored only if no change began while it was being read; so a
 // lookup never returns what a committed change replaced. An entry also
@@ -29,6 +31,7 @@ import (
 // identityCacheSize entries (a full one forgets an entry at random).
 type identityCache struct {
 	gen         atomic.Uint64
+	off         atomic.Bool // PostgreSQL: nobody listens for changes (identitylisten.go)
 	mu          sync.Mutex
 	agents      map[string]cachedIdentity[switchboard.Agent]
 	tokens      map[string]cachedIdentity[switchboard.Token]
@@ -70,8 +73,24 @@ func (c *identityCache) changed() {
 	c.mu.Unlock()
 }
 
+// pause turns the cache off: nothing is kept or used until resume.
+func (c *identityCache) pause() {
+	c.off.Store(true)
+	c.changed() // reads under way keep nothing
+}
+
+// resume turns the cache on again, with nothing read before in it.
+func (c *identityCache) resume() {
+	c.changed()
+	c.off.Store(false)
+}
+
 // lookup returns the entry for key if it is still good.
 func lookup[T any](c *identityCache, m map[string]cachedIdentity[T], key string) (T, bool) {
+	if c.off.Load() {
+		var zero T
+		return zero, false
+	}
 	c.mu.Lock()
 	e, ok := m[key]
 	c.mu.Unlock()
@@ -87,7 +106,7 @@ func lookup[T any](c *identityCache, m map[string]cachedIdentity[T], key string)
 func keep[T any](c *identityCache, m map[string]cachedIdentity[T], key string, v T, gen uint64, read time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen.Load() != gen {
+	if c.gen.Load() != gen || c.off.Load() {
 		return
 	}
 	if _, ok := m[key]; !ok && len(m) >= identityCacheSize {
@@ -157,6 +176,16 @@ func (db *DB) cachedCommunity(ctx context.Context, name string) (*switchboard.Co
 // agents, tokens or communities, and ends the cache's generation once it has committed
 // (or failed: either way, what was read before is not used again).
 func (db *DB) writeIdentities(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	if n := db.dialect.identityNotify; n != "" {
+		write := fn
+		fn = func(ctx context.Context, tx *sql.Tx) error {
+			if err := write(ctx, tx); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, n) // delivered to every instance on commit
+			return err
+		}
+	}
 	err := db.inTx(ctx, fn)
 	if db.identities != nil {
 		db.identities.changed()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,7 +15,11 @@ import (
 // PostgresOptions tunes a PostgreSQL store.
 type PostgresOptions struct {
 	// MaxConns bounds the open connections of this instance; 0 means 16.
+	// One more connection listens for the changes other instances make
+	// to agents, tokens, accounts and communities (identitylisten.go).
 	MaxConns int
+	// Logger receives the store's warnings; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // migrationLockKey is the advisory lock that serialises migrations when
@@ -50,8 +55,10 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*DB, e
 			rowLocks:        true,
 			migrationLock:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLockKey),
 			uniqueViolation: postgresUniqueViolation,
+			identityNotify:  notifyIdentitiesSQL,
 		},
-		Now: time.Now,
+		Now:        time.Now,
+		identities: newIdentityCache(),
 	}
 	if err := pool.PingContext(ctx); err != nil {
 		_ = pool.Close()
@@ -61,6 +68,11 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*DB, e
 		_ = pool.Close()
 		return nil, err
 	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	db.listener = startIdentityListener(cfg, db.identities, log)
 	return db, nil
 }
 

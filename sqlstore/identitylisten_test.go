@@ -1,0 +1,128 @@
+package sqlstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
+)
+
+// TestIdentityCachePostgresInstances: two stores on one PostgreSQL
+// database, as two instances. Each serves agents and tokens from memory,
+// a change made through one is seen by the other once its notification
+// arrives, and while an instance cannot hear notifications it reads the
+// database for every lookup.
+func TestIdentityCachePostgresInstances(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	a, err := OpenPostgres(ctx, dsn, PostgresOptions{MaxConns: 2})
+	must(t, err)
+	defer a.Close()
+	b, err := OpenPostgres(ctx, dsn, PostgresOptions{MaxConns: 2})
+	must(t, err)
+	defer b.Close()
+	listening := func(db *DB) func() bool { return func() bool { return !db.identities.off.Load() } }
+	testwait.For(t, "instance a to listen", listening(a))
+	testwait.For(t, "instance b to listen", listening(b))
+
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
+	must(t, b.CreateAccount(ctx, acct))
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "g", Name: "before", Mode: switchboard.ModeInbox, AcceptsTasks: true}
+	must(t, b.CreateAgent(ctx, g))
+	tok := &switchboard.Token{Hash: "h1", Kind: switchboard.TokenPeer, AgentID: g.ID, Label: "peer"}
+	must(t, b.CreateToken(ctx, tok, false))
+
+	// Notifications arrive after their commits: a hears every one sent so
+	// far once it hears one sent now (they arrive in commit order).
+	settle := func() {
+		t.Helper()
+		n := a.listener.heard.Load()
+		_, err := b.write.ExecContext(ctx, notifyIdentitiesSQL)
+		must(t, err)
+		testwait.For(t, "a to hear the changes made so far", func() bool { return a.listener.heard.Load() > n })
+	}
+	settle()
+
+	// A change in another schema of the database leaves a's cache alone.
+	gen := a.identities.generation()
+	_, err = b.write.ExecContext(ctx, `SELECT pg_notify('`+identityChannel+`', 'another_schema')`)
+	must(t, err)
+	settle()
+	if got := a.identities.generation(); got != gen+1 {
+		t.Fatalf("generation moved from %d to %d on one notification of this schema and one of another", gen, got)
+	}
+
+	// a reads and keeps; a change behind the stores' backs (no
+	// notification) is not seen while the entries are good.
+	if _, err := a.FindAgentByHandle(ctx, "g"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.FindTokenByHash(ctx, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.write.ExecContext(ctx, `UPDATE agents SET name = 'behind' WHERE id = $1`, g.ID)
+	must(t, err)
+	if got, err := a.FindAgentByHandle(ctx, "g"); err != nil || got.Name != "before" {
+		t.Fatalf("cached agent: %+v, %v (want the name it was read with)", got, err)
+	}
+
+	// b revokes the token: a refuses it once the notification arrives, and
+	// reads the agent again too.
+	if n, err := b.RevokeTokens(ctx, switchboard.TokenFilter{AgentID: &g.ID}); err != nil || n != 1 {
+		t.Fatalf("revoke: %d, %v", n, err)
+	}
+	testwait.For(t, "instance a to refuse the token b revoked", func() bool {
+		_, err := a.FindTokenByHash(ctx, "h1")
+		return switchboard.ErrorCode(err) == switchboard.ENOTFOUND
+	})
+	if got, err := a.FindAgentByHandle(ctx, "g"); err != nil || got.Name != "behind" {
+		t.Fatalf("agent after a change on b: %+v, %v", got, err)
+	}
+
+	// a's listening connection is cut: until it listens again a reads the
+	// database every time, and once it does, it keeps entries again.
+	var pid uint32
+	testwait.For(t, "a's listening connection", func() bool { pid = a.listener.pid.Load(); return pid != 0 })
+	var cut bool
+	must(t, b.read.QueryRowContext(ctx, `SELECT pg_terminate_backend($1)`, int64(pid)).Scan(&cut))
+	if !cut {
+		t.Fatal("the listening connection was not terminated")
+	}
+	testwait.For(t, "a to listen again on a new connection", func() bool {
+		return a.listener.pid.Load() != pid && listening(a)()
+	})
+	_, err = a.write.ExecContext(ctx, `UPDATE agents SET name = 'while deaf' WHERE id = $1`, g.ID)
+	must(t, err)
+	if got, err := a.FindAgentByHandle(ctx, "g"); err != nil || got.Name != "while deaf" {
+		t.Fatalf("agent after listening again: %+v, %v (an entry from before was used)", got, err)
+	}
+	_, err = a.write.ExecContext(ctx, `UPDATE agents SET name = 'behind again' WHERE id = $1`, g.ID)
+	must(t, err)
+	if got, err := a.FindAgentByHandle(ctx, "g"); err != nil || got.Name != "while deaf" {
+		t.Fatalf("agent: %+v, %v (the cache is not on again)", got, err)
+	}
+}
+
+// TestIdentityCacheOffWhileDeaf: a store that cannot hear notifications
+// keeps nothing.
+func TestIdentityCacheOffWhileDeaf(t *testing.T) {
+	c := newIdentityCache()
+	c.pause()
+	keep(c, c.tokens, "h", switchboard.Token{Hash: "h"}, c.generation(), time.Now())
+	if _, ok := lookup(c, c.tokens, "h"); ok {
+		t.Fatal("an entry was kept while the cache was off")
+	}
+	gen := c.generation()
+	c.resume()
+	keep(c, c.tokens, "h", switchboard.Token{Hash: "h"}, gen, time.Now())
+	if _, ok := lookup(c, c.tokens, "h"); ok {
+		t.Fatal("a read begun while the cache was off was kept")
+	}
+	keep(c, c.tokens, "h", switchboard.Token{Hash: "h"}, c.generation(), time.Now())
+	if _, ok := lookup(c, c.tokens, "h"); !ok {
+		t.Fatal("the cache is not on again")
+	}
+}
