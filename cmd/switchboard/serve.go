@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/dashboard"
+	"github.com/switchboard-dev/switchboard/gcfloor"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/mcpauth"
@@ -88,6 +89,8 @@ type ServeCmd struct {
 	Retention retentionFlag `name:"retention" env:"SWITCHBOARD_RETENTION" default:"0" help:"Delete tasks that finished (completed, failed, canceled, rejected) longer ago than this, with their events, deliveries and push configurations: days (30d) or a duration (720h); 0 keeps them forever."`
 
 	PprofAddr string `name:"pprof-addr" env:"SWITCHBOARD_PPROF_ADDR" help:"host:port where Go's profiling endpoints (/debug/pprof/) are served (default: none). Keep it private."`
+
+	GCHeadroom int `name:"gc-headroom-mib" env:"SWITCHBOARD_GC_HEADROOM_MIB" default:"${default_gc_headroom_mib}" help:"MiB the heap may grow over what is live before the garbage collector runs, at least (GOGC still applies when it allows more; 0: GOGC alone). Fewer collections, shorter waits, up to this much more memory."`
 }
 
 // Run runs the server until ctx ends (SIGINT or SIGTERM).
@@ -95,6 +98,10 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) error 
 	if c.PrintUnit || c.Install {
 		return writeServeUnit(cli.out, kctx.Args, c.Install)
 	}
+	if c.GCHeadroom < 0 {
+		return fmt.Errorf("--gc-headroom-mib: want 0 or more, got %d", c.GCHeadroom)
+	}
+	defer gcfloor.Start(uint64(c.GCHeadroom) << 20)()
 	m := NewMain(c.config(cli), newLogger(c.LogLevel, c.LogFormat))
 	if c.PprofAddr != "" {
 		_, stop, err := servePprof(c.PprofAddr, m.Logger)
@@ -134,8 +141,9 @@ func (c *ServeCmd) config(cli *CLI) Config {
 // they configure.
 func serveVars() kong.Vars {
 	return kong.Vars{
-		"default_max_open_tasks": strconv.Itoa(relay.DefaultMaxOpenTasksPerPeer),
-		"default_max_peer_bytes": strconv.FormatInt(relay.DefaultMaxPeerBytes, 10),
+		"default_max_open_tasks":  strconv.Itoa(relay.DefaultMaxOpenTasksPerPeer),
+		"default_max_peer_bytes":  strconv.FormatInt(relay.DefaultMaxPeerBytes, 10),
+		"default_gc_headroom_mib": strconv.Itoa(gcfloor.DefaultHeadroom >> 20),
 	}
 }
 
