@@ -70,7 +70,9 @@ func TestAckedWorkNotHeldIsOfferedAgain(t *testing.T) {
 // heartbeat intervals, and its unacknowledged work moves to its next
 // connection.
 func TestDeadSocketDetected(t *testing.T) {
-	interval := 200 * time.Millisecond
+	// Long enough that a loaded machine's scheduling delays (tens of
+	// milliseconds in a full test run) stay inside the third interval.
+	interval := 400 * time.Millisecond
 	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
 	g, tok := s.agent("alice")
 	peer := s.peerToken(g, "bob")
