@@ -36,7 +36,7 @@ func TestPercent(t *testing.T) {
 func TestStartAndStop(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(before)
-	runtime.GC() // the live heap is known once a collection has run
+	runtime.GC()                   // the live heap is known once a collection has run
 	stop := gcfloor.Start(1 << 30) // far above this test's live heap
 	got := debug.SetGCPercent(100) // the value Start set at once
 	debug.SetGCPercent(got)
