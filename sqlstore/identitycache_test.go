@@ -19,12 +19,7 @@ func TestIdentityCacheNeverOutlivesAChange(t *testing.T) {
 	db, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "identities.db"))
 	must(t, err)
 	defer db.Close()
-	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
-	must(t, db.CreateAccount(ctx, acct))
-	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "g", Name: "before", Mode: switchboard.ModeInbox, AcceptsTasks: true}
-	must(t, db.CreateAgent(ctx, g))
-	tok := &switchboard.Token{Hash: "h1", Kind: switchboard.TokenPeer, AgentID: g.ID, Label: "peer"}
-	must(t, db.CreateToken(ctx, tok, false))
+	acct, g := mustIdentities(t, db)
 
 	// A first lookup reads and keeps; a change behind the store's back is
 	// not seen while the entry is good.
@@ -71,6 +66,19 @@ func TestIdentityCacheNeverOutlivesAChange(t *testing.T) {
 	if _, err := db.FindAgentByHandle(ctx, "g"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		t.Fatalf("deleted agent: %v", err)
 	}
+}
+
+// mustIdentities creates, through db, an account, its agent "g" (named
+// "before") and a peer token of the agent, hash "h1", label "peer".
+func mustIdentities(t *testing.T, db *DB) (*switchboard.Account, *switchboard.Agent) {
+	t.Helper()
+	ctx := context.Background()
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
+	must(t, db.CreateAccount(ctx, acct))
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "g", Name: "before", Mode: switchboard.ModeInbox, AcceptsTasks: true}
+	must(t, db.CreateAgent(ctx, g))
+	must(t, db.CreateToken(ctx, &switchboard.Token{Hash: "h1", Kind: switchboard.TokenPeer, AgentID: g.ID, Label: "peer"}, false))
+	return acct, g
 }
 
 // TestIdentityCacheRules checks the cache's own rules: a read that a change

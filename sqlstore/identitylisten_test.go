@@ -28,12 +28,7 @@ func TestIdentityCachePostgresInstances(t *testing.T) {
 	testwait.For(t, "instance a to listen", listening(a))
 	testwait.For(t, "instance b to listen", listening(b))
 
-	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "a", Role: switchboard.RoleOwner}
-	must(t, b.CreateAccount(ctx, acct))
-	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "g", Name: "before", Mode: switchboard.ModeInbox, AcceptsTasks: true}
-	must(t, b.CreateAgent(ctx, g))
-	tok := &switchboard.Token{Hash: "h1", Kind: switchboard.TokenPeer, AgentID: g.ID, Label: "peer"}
-	must(t, b.CreateToken(ctx, tok, false))
+	_, g := mustIdentities(t, b)
 
 	// Notifications arrive some time after their commits: settle waits
 	// until a has heard all of them. Each identity write notifies once:
