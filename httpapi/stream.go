@@ -198,12 +198,12 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 		case _, ok := <-credentials:
 			if !ok {
 				credentials = nil // the bus closed: keep-alives still check
-			} else if !c.caller.valid(ctx) {
+			} else if !c.caller.valid(switchboard.FreshRead(ctx)) { // the change may be another instance's
 				_ = sw.rpcError(c.req.ID, rpcErrorFor(switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked"), c.version))
 				return
 			}
 		case <-keepAlive.C:
-			if !c.caller.valid(ctx) {
+			if !c.caller.valid(switchboard.FreshRead(ctx)) {
 				_ = sw.rpcError(c.req.ID, rpcErrorFor(switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked"), c.version))
 				return
 			}

@@ -360,7 +360,8 @@ func (c *conn) refresh() error {
 			return &closeErr{connproto.CloseReplaced, "replaced by a newer connection of this agent"}
 		}
 	}
-	tok, err := c.hub.Tokens.FindTokenByHash(c.ctx, c.tokenHash)
+	// Fresh: the hint that led here may be of another instance's change.
+	tok, err := c.hub.Tokens.FindTokenByHash(switchboard.FreshRead(c.ctx), c.tokenHash)
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && (tok.Kind != switchboard.TokenAgent || tok.AgentID != c.agentID)) {
 		return &closeErr{connproto.CloseUnauthorized, "the agent token was revoked or rotated"}
 	} else if err != nil {

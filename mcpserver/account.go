@@ -97,7 +97,7 @@ func (s *Server) actFor(ctx context.Context, req *mcp.CallToolRequest, ref strin
 	}
 	notFound := switchboard.Errorf(switchboard.ENOTFOUND, "this token does not act for an agent %q", ref)
 	// The token's own copy may predate create_agent: read it again.
-	if fresh, err := s.Tokens.FindTokenByHash(ctx, tok.Hash); err == nil {
+	if fresh, err := s.Tokens.FindTokenByHash(switchboard.FreshRead(ctx), tok.Hash); err == nil {
 		tok = fresh
 	}
 	var g *switchboard.Agent
@@ -137,7 +137,7 @@ func (s *Server) createAgent(ctx context.Context, req *mcp.CallToolRequest, in C
 	if err != nil {
 		return s.fail(ctx, ToolCreateAgent, err)
 	}
-	if fresh, err := s.Tokens.FindTokenByHash(ctx, tok.Hash); err == nil {
+	if fresh, err := s.Tokens.FindTokenByHash(switchboard.FreshRead(ctx), tok.Hash); err == nil {
 		tok = fresh
 	}
 	if tok.CreatedAgent != "" {

@@ -119,10 +119,10 @@ func keep[T any](c *identityCache, m map[string]cachedIdentity[T], key string, v
 }
 
 // cachedAgent returns the agent with the handle, read through the cache
-// where there is one. The caller gets its own copy.
+// where there is one and ctx does not ask for a fresh read. The caller gets its own copy.
 func (db *DB) cachedAgent(ctx context.Context, handle string) (*switchboard.Agent, error) {
 	c := db.identities
-	if c == nil {
+	if c == nil || switchboard.IsFreshRead(ctx) {
 		return db.findAgent(ctx, db.read, `g.handle = $1`, handle)
 	}
 	if g, ok := lookup(c, c.agents, handle); ok {
@@ -140,7 +140,7 @@ func (db *DB) cachedAgent(ctx context.Context, handle string) (*switchboard.Agen
 // cache where there is one. The caller gets its own copy.
 func (db *DB) cachedToken(ctx context.Context, hash string) (*switchboard.Token, error) {
 	c := db.identities
-	if c == nil {
+	if c == nil || switchboard.IsFreshRead(ctx) {
 		return db.findToken(ctx, hash)
 	}
 	if t, ok := lookup(c, c.tokens, hash); ok {
@@ -158,7 +158,7 @@ func (db *DB) cachedToken(ctx context.Context, hash string) (*switchboard.Token,
 // cache where there is one. The caller gets its own copy.
 func (db *DB) cachedCommunity(ctx context.Context, name string) (*switchboard.Community, error) {
 	c := db.identities
-	if c == nil {
+	if c == nil || switchboard.IsFreshRead(ctx) {
 		return db.findCommunity(ctx, name)
 	}
 	if v, ok := lookup(c, c.communities, name); ok {

@@ -39,6 +39,17 @@ func TestIdentityCacheNeverOutlivesAChange(t *testing.T) {
 	if got, err := db.FindTokenByHash(ctx, "h1"); err != nil || got.Label != "peer" {
 		t.Fatalf("cached token: %+v, %v", got, err)
 	}
+	// A fresh read (a check a hint asked for) reads the database.
+	fresh := switchboard.FreshRead(ctx)
+	if got, err := db.FindAgentByHandle(fresh, "g"); err != nil || got.Name != "behind" {
+		t.Fatalf("fresh agent: %+v, %v", got, err)
+	}
+	if got, err := db.FindTokenByHash(fresh, "h1"); err != nil || got.Label != "behind" {
+		t.Fatalf("fresh token: %+v, %v", got, err)
+	}
+	if got, err := db.FindAgentByHandle(ctx, "g"); err != nil || got.Name != "before" {
+		t.Fatalf("cached agent after a fresh read: %+v, %v (the cache still holds what it read)", got, err)
+	}
 
 	// A change through the store is seen at once, with everything committed
 	// before it.

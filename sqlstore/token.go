@@ -149,8 +149,17 @@ func (db *DB) RecordCreatedAgent(ctx context.Context, hash, agentID string) erro
 		case created != "":
 			return switchboard.Errorf(switchboard.ECONFLICT, "this token created an agent already")
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE tokens SET created_agent = $1 WHERE hash = $2`, agentID, hash)
-		return err
+		// Conditional: two instances may both have read '' above.
+		res, err := tx.ExecContext(ctx, `UPDATE tokens SET created_agent = $1 WHERE hash = $2 AND created_agent = ''`, agentID, hash)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return switchboard.Errorf(switchboard.ECONFLICT, "this token created an agent already")
+		}
+		return nil
 	})
 }
 
