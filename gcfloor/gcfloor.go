@@ -10,8 +10,8 @@ import (
 // (--gc-headroom-mib).
 const DefaultHeadroom = 64 << 20
 
-// Every is how often the live heap is read and the goal adjusted.
-const Every = 500 * time.Millisecond
+// every is how often the live heap is read and the goal adjusted.
+const every = 500 * time.Millisecond
 
 // maxPercent bounds the GOGC value the floor sets (a live heap of a few
 // hundred kilobytes would otherwise ask for hundreds of thousands).
@@ -45,7 +45,7 @@ func Start(headroom uint64) (stop func()) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(Every)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {

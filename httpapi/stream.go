@@ -203,7 +203,7 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 				return
 			}
 		case <-keepAlive.C:
-			if !c.caller.valid(switchboard.FreshRead(ctx)) {
+			if !c.caller.valid(ctx) {
 				_ = sw.rpcError(c.req.ID, rpcErrorFor(switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked"), c.version))
 				return
 			}

@@ -118,11 +118,20 @@ func keep[T any](c *identityCache, m map[string]cachedIdentity[T], key string, v
 	m[key] = cachedIdentity[T]{gen: gen, read: read, v: v}
 }
 
+// identitiesFor returns the cache a lookup under ctx may use: none when
+// there is none, or when ctx asks for a fresh read (switchboard.FreshRead).
+func (db *DB) identitiesFor(ctx context.Context) *identityCache {
+	if switchboard.IsFreshRead(ctx) {
+		return nil
+	}
+	return db.identities
+}
+
 // cachedAgent returns the agent with the handle, read through the cache
-// where there is one and ctx does not ask for a fresh read. The caller gets its own copy.
+// where there is one. The caller gets its own copy.
 func (db *DB) cachedAgent(ctx context.Context, handle string) (*switchboard.Agent, error) {
-	c := db.identities
-	if c == nil || switchboard.IsFreshRead(ctx) {
+	c := db.identitiesFor(ctx)
+	if c == nil {
 		return db.findAgent(ctx, db.read, `g.handle = $1`, handle)
 	}
 	if g, ok := lookup(c, c.agents, handle); ok {
@@ -139,8 +148,8 @@ func (db *DB) cachedAgent(ctx context.Context, handle string) (*switchboard.Agen
 // cachedToken returns the active token with the hash, read through the
 // cache where there is one. The caller gets its own copy.
 func (db *DB) cachedToken(ctx context.Context, hash string) (*switchboard.Token, error) {
-	c := db.identities
-	if c == nil || switchboard.IsFreshRead(ctx) {
+	c := db.identitiesFor(ctx)
+	if c == nil {
 		return db.findToken(ctx, hash)
 	}
 	if t, ok := lookup(c, c.tokens, hash); ok {
@@ -157,8 +166,8 @@ func (db *DB) cachedToken(ctx context.Context, hash string) (*switchboard.Token,
 // cachedCommunity returns the community with the name, read through the
 // cache where there is one. The caller gets its own copy.
 func (db *DB) cachedCommunity(ctx context.Context, name string) (*switchboard.Community, error) {
-	c := db.identities
-	if c == nil || switchboard.IsFreshRead(ctx) {
+	c := db.identitiesFor(ctx)
+	if c == nil {
 		return db.findCommunity(ctx, name)
 	}
 	if v, ok := lookup(c, c.communities, name); ok {
