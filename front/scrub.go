@@ -63,7 +63,10 @@ type Scrubber struct {
 // public and whose upstream is named by upstreams: the upstream URL, its
 // card URL, and every interface URL its card names. An entry that is not
 // a URL with a host is taken as a bare hostname, and ignored unless it is
-// one.
+// one. A name whose last label is all digits but that is not an IP
+// address ("0", "127.1", which resolvers may take for IPv4 addresses) is
+// not a DNS name: URLs on it are removed, but it is not removed as a word,
+// where it would only ever be a number.
 func NewScrubber(public string, upstreams ...string) *Scrubber {
 	s := &Scrubber{upstreams: map[string]bool{}}
 	if u, err := url.Parse(public); err == nil && u.Host != "" {
@@ -80,6 +83,9 @@ func NewScrubber(public string, upstreams ...string) *Scrubber {
 			continue
 		}
 		s.upstreams[h] = true
+		if numericName(h) {
+			continue // "0" or "127.1": a URL on it is removed, the word is not
+		}
 		alts = append(alts, regexp.QuoteMeta(h))
 	}
 	sort.Slice(alts[1:], func(i, j int) bool { return len(alts[1+i]) > len(alts[1+j]) }) // longest first

@@ -15,3 +15,14 @@ func hostKey(host string) string {
 	}
 	return h
 }
+
+// numericName reports whether host, as hostKey leaves it, ends in an
+// all-digit label without being an IP address. No DNS name does: top-level
+// domains are not all-numeric (RFC 3696, section 2).
+func numericName(host string) bool {
+	if _, err := netip.ParseAddr(host); err == nil || host == "" {
+		return false
+	}
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	return last != "" && strings.Trim(last, "0123456789") == ""
+}
