@@ -31,3 +31,15 @@ func TestLeaks(t *testing.T) {
 		})
 	}
 }
+
+// An upstream named by one label (a Compose service) does not make the
+// words of the card Switchboard writes leaks.
+func TestLeaksSingleLabelUpstream(t *testing.T) {
+	s := front.NewScrubber("https://sb.example.net/a/agent", "http://agent:8080/a2a", "http://agent:8080/.well-known/agent-card.json")
+	card := `{"name": "agent", "url": "https://sb.example.net/a/agent", "protocolVersion": "0.3",
+		"securitySchemes": {"bearer": {"description": "HTTP Bearer authentication. Ask the agent's owner for access."}},
+		"x": "http://agent:8080/a2a"}`
+	if got, want := front.Leaks([]byte(card), s), []string{"http://agent:8080/a2a"}; !slices.Equal(got, want) {
+		t.Errorf("Leaks = %q, want %q", got, want)
+	}
+}

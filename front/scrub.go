@@ -45,9 +45,9 @@ const tsNetName = `[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.ts\.net`
 //     private host (see netguard.PrivateHost) or a host that is not a DNS name
 //     or an IP address, or is on an upstream host, or holds another URL,
 //     or names past its origin a hostname the scrubber removes;
-//   - an upstream hostname, and any name under ts.net, standing as a word
-//     (no ASCII letter or digit on either side) is replaced with
-//     HostRemoved;
+//   - an upstream hostname that is an IP address or has a dot in it, and
+//     any name under ts.net, standing as a word (no ASCII letter or digit
+//     on either side) is replaced with HostRemoved;
 //   - a URL on the public origin passes the URL rules (but credentials
 //     and what follows its origin are still checked);
 //   - urn: and mailto: are not URLs in this sense and pass.
@@ -63,10 +63,10 @@ type Scrubber struct {
 // public and whose upstream is named by upstreams: the upstream URL, its
 // card URL, and every interface URL its card names. An entry that is not
 // a URL with a host is taken as a bare hostname, and ignored unless it is
-// one. A name whose last label is all digits but that is not an IP
-// address ("0", "127.1", which resolvers may take for IPv4 addresses) is
-// not a DNS name: URLs on it are removed, but it is not removed as a word,
-// where it would only ever be a number.
+// one. URLs on every upstream host are removed; as a word standing
+// alone, only an IP address or a name with a dot in it is (see wordName):
+// a single label ("agent", a Compose service) tells a peer nothing it
+// could reach, and is mostly an everyday word.
 func NewScrubber(public string, upstreams ...string) *Scrubber {
 	s := &Scrubber{upstreams: map[string]bool{}}
 	if u, err := url.Parse(public); err == nil && u.Host != "" {
@@ -83,8 +83,8 @@ func NewScrubber(public string, upstreams ...string) *Scrubber {
 			continue
 		}
 		s.upstreams[h] = true
-		if numericName(h) {
-			continue // "0" or "127.1": a URL on it is removed, the word is not
+		if !wordName(h) {
+			continue // "agent" or "127.1": a URL on it is removed, the word is not
 		}
 		alts = append(alts, regexp.QuoteMeta(h))
 	}

@@ -16,13 +16,17 @@ func hostKey(host string) string {
 	return h
 }
 
-// numericName reports whether host, as hostKey leaves it, ends in an
-// all-digit label without being an IP address. No DNS name does: top-level
-// domains are not all-numeric (RFC 3696, section 2).
-func numericName(host string) bool {
-	if _, err := netip.ParseAddr(host); err == nil || host == "" {
-		return false
+// wordName reports whether host, as hostKey leaves it, is scrubbed where
+// it stands as a word: an IP address, or a name with a dot in it whose
+// last label is not all digits. A single label is no address outside its
+// network, and a dotted name ending in digits that is not an IP address
+// ("127.1", which resolvers may read as one) is no DNS name: top-level
+// domains are not all-numeric (RFC 3696, section 2). As words, both are
+// mostly numbers and everyday words.
+func wordName(host string) bool {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
 	}
-	last := host[strings.LastIndexByte(host, '.')+1:]
-	return last != "" && strings.Trim(last, "0123456789") == ""
+	dot := strings.LastIndexByte(host, '.')
+	return dot > 0 && strings.Trim(host[dot+1:], "0123456789") != ""
 }

@@ -131,15 +131,21 @@ func TestScrubberStringPublicOnPrivateHost(t *testing.T) {
 	}
 }
 
-// A numeric name is not a DNS name: URLs on it go, but the number stays.
-func TestScrubberNumericUpstream(t *testing.T) {
-	s := front.NewScrubber(testPublic, "http://0:8080/a2a", "127.1", "10.0.0.7")
+// A single label or a dotted number is no DNS name: URLs on it go, but
+// the word or number stays.
+func TestScrubberUndottedUpstream(t *testing.T) {
+	s := front.NewScrubber(testPublic, "http://0:8080/a2a", "127.1", "10.0.0.7", "http://agent:9000/", "db.internal")
 	for in, want := range map[string]string{
-		"speaks A2A 0.3 and 1.0":  "speaks A2A 0.3 and 1.0",
-		"see https://0:8080/x":    "see " + rmURL,
-		"version 127.1 ships":     "version 127.1 ships",
-		"runs on 10.0.0.7 today":  "runs on " + rmHost + " today",
-		"https://docs.example/0.": "https://docs.example/0.",
+		"speaks A2A 0.3 and 1.0":      "speaks A2A 0.3 and 1.0",
+		"see https://0:8080/x":        "see " + rmURL,
+		"version 127.1 ships":         "version 127.1 ships",
+		"runs on 10.0.0.7 today":      "runs on " + rmHost + " today",
+		"https://docs.example/0.":     "https://docs.example/0.",
+		"an agent that books rooms":   "an agent that books rooms",
+		"https://agent/x and agent":   rmURL + " and agent",
+		"https://docs.example/agent":  "https://docs.example/agent",
+		"reads db.internal nightly":   "reads " + rmHost + " nightly",
+		"https://docs.example/127.1/": "https://docs.example/127.1/",
 	} {
 		if got := s.String(in); got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
