@@ -2,18 +2,18 @@ package accounts_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/accounts"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
 func newService(t *testing.T) (*accounts.Service, *sqlstore.DB) {
 	t.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "switchboard.db"))
+	db, err := sqlstore.OpenSQLite(context.Background(), sqlitetest.Path(t))
 	if err != nil {
 		t.Fatal(err)
 	}

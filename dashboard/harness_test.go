@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/front"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
@@ -100,7 +100,7 @@ func withoutAliases() harnessOption {
 
 func newHarness(tb testing.TB, opts ...harnessOption) *harness {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "switchboard.db")
+	path := sqlitetest.Path(tb)
 	db, err := sqlstore.OpenSQLite(context.Background(), path)
 	if err != nil {
 		tb.Fatal(err)

@@ -6,11 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -22,7 +22,7 @@ var benchStores = []struct {
 }{
 	{"sqlite", func(tb testing.TB) *sqlstore.DB {
 		tb.Helper()
-		db, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(tb.TempDir(), "switchboard.db"))
+		db, err := sqlstore.OpenSQLite(context.Background(), sqlitetest.Path(tb))
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
@@ -79,7 +79,7 @@ func withDeps(f func(*httpapi.Deps)) harnessOption {
 func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "switchboard.db")
+	path := sqlitetest.Path(t)
 	db, err := sqlstore.OpenSQLite(ctx, path)
 	if err != nil {
 		t.Fatal(err)

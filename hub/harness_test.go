@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/session"
 
@@ -75,7 +75,7 @@ func (noDirectOffers) CancelOffer(agentID, holder string) {}
 
 func newServer(t testing.TB, opts ...serverOption) *server {
 	t.Helper()
-	return openServer(t, filepath.Join(t.TempDir(), "sb.db"), opts...)
+	return openServer(t, sqlitetest.Path(t), opts...)
 }
 
 // sessionGrace is the live sessions' grace in these tests: long enough

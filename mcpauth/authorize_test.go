@@ -6,12 +6,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
@@ -23,7 +23,7 @@ const resource = "https://sb.example/a/helper/mcp"
 func newService(t *testing.T) (*mcpauth.Service, *switchboard.Agent, *switchboard.OAuthClient) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "sb.db"))
+	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestExchange(t *testing.T) {
 // was issued; its refresh token still renews it, and the new one works.
 func TestRefreshAfterExpiry(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "sb.db"))
+	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
 	must(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	now := time.Now()

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/mcpserver"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
@@ -61,7 +61,7 @@ func store(tb testing.TB, kind string) (db *sqlstore.DB, driver, dsn string) {
 		driver, dsn = "pgx", pgtest.DSN(tb)
 		db, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.PostgresOptions{})
 	} else {
-		driver, dsn = "sqlite", filepath.Join(tb.TempDir(), "switchboard.db")
+		driver, dsn = "sqlite", sqlitetest.Path(tb)
 		db, err = sqlstore.OpenSQLite(ctx, dsn)
 	}
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -36,7 +36,7 @@ var benchStores = []struct {
 	open func(tb testing.TB) *sqlstore.DB
 }{
 	{"sqlite", func(tb testing.TB) *sqlstore.DB {
-		db, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(tb.TempDir(), "switchboard.db"))
+		db, err := sqlstore.OpenSQLite(context.Background(), sqlitetest.Path(tb))
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -104,7 +104,7 @@ type taskFixture struct {
 func newTaskFixture(t *testing.T) *taskFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "sb.db"))
+	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,13 @@ package outbox_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 	"github.com/switchboard-dev/switchboard/wake"
@@ -82,7 +82,7 @@ func TestOutboundApplyArtifactsAndMessages(t *testing.T) {
 
 func TestReceivePush(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "sb.db"))
+	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
 	if err != nil {
 		t.Fatal(err)
 	}

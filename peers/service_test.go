@@ -2,10 +2,10 @@ package peers_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -17,7 +17,7 @@ import (
 // there is none to revoke).
 func TestIssueRotateRevoke(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "switchboard.db"))
+	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
 	if err != nil {
 		t.Fatal(err)
 	}

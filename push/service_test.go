@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	legacy "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
@@ -159,7 +159,7 @@ type pushFixture struct {
 }
 
 func newPushFixture(t *testing.T, cfg push.SendConfig) *pushFixture {
-	f := &pushFixture{path: filepath.Join(t.TempDir(), "sb.db"), clk: newClock(), cfg: cfg,
+	f := &pushFixture{path: sqlitetest.Path(t), clk: newClock(), cfg: cfg,
 		guard: netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Timeout: 5 * time.Second}}
 	f.open(t)
 	ctx := context.Background()

@@ -2,11 +2,11 @@ package ratelimit_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
@@ -56,7 +56,7 @@ func TestSharedAcrossInstances(t *testing.T) {
 // old windows are deleted.
 func TestSharedOnSQLite(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "sb.db"))
+	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
 	if err != nil {
 		t.Fatal(err)
 	}

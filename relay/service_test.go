@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -35,7 +35,7 @@ type fixture struct {
 func newFixture(t *testing.T, bus switchboard.Bus) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "sb.db"))
+	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
 	if err != nil {
 		t.Fatal(err)
 	}

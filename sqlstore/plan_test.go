@@ -148,7 +148,7 @@ func allowedToScan(q string) bool {
 // removes.
 func openSQLiteForTest(tb testing.TB) *DB {
 	tb.Helper()
-	db, err := OpenSQLite(context.Background(), filepath.Join(tb.TempDir(), "switchboard.db"))
+	db, err := OpenSQLite(context.Background(), MigratedPath(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -168,3 +168,9 @@ func countParams(q string) int {
 	}
 	return n
 }
+
+// MigratedPath returns the path of a new, migrated database file for this
+// package's own tests: sqlite_test.go sets it to internal/sqlitetest's
+// Path, which copies a file migrated once, and which tests inside this
+// package cannot import.
+var MigratedPath = func(tb testing.TB) string { return filepath.Join(tb.TempDir(), "switchboard.db") }

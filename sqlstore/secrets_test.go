@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/seal"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 	"github.com/switchboard-dev/switchboard/wake"
@@ -152,7 +152,7 @@ func testSecretsAtRest(t *testing.T, open func(t *testing.T) *sqlstore.DB) {
 
 func TestSQLiteSecretsAtRest(t *testing.T) {
 	testSecretsAtRest(t, func(t *testing.T) *sqlstore.DB {
-		db, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "sb.db"))
+		db, err := sqlstore.OpenSQLite(context.Background(), sqlitetest.Path(t))
 		must(t, err)
 		t.Cleanup(func() { _ = db.Close() })
 		return db

@@ -7,15 +7,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
 // MustOpenSQLite opens a store on a new SQLite file in a temporary directory
 // and closes it when the test ends.
+func init() { sqlstore.MigratedPath = sqlitetest.Path }
+
 func MustOpenSQLite(tb testing.TB) *sqlstore.DB {
 	tb.Helper()
-	db, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(tb.TempDir(), "switchboard.db"))
+	db, err := sqlstore.OpenSQLite(context.Background(), sqlitetest.Path(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
@@ -55,7 +55,7 @@ func newQueue(t *testing.T, mode switchboard.DeliveryMode) *queue {
 
 func newQueueOn(t *testing.T, engine string, mode switchboard.DeliveryMode) *queue {
 	t.Helper()
-	q := &queue{path: filepath.Join(t.TempDir(), "sb.db"), clock: storetest.NewClock(time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)), bus: membus.New()}
+	q := &queue{path: sqlitetest.Path(t), clock: storetest.NewClock(time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)), bus: membus.New()}
 	if engine == "postgres" {
 		q.dsn = pgtest.DSN(t)
 	}

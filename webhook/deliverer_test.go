@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -35,7 +35,7 @@ type fixture struct {
 func newFixture(t *testing.T, endpoint string, guard netguard.Options, deadline ...time.Duration) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "sb.db"))
+	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
@@ -24,6 +25,11 @@ func MustRunMain(t *testing.T, dir, presetToken string, opts ...func(*Config)) *
 	cfg := Config{Addr: "127.0.0.1:0", DataDir: dir, OwnerToken: presetToken, RatePerMinute: 60}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	// A new SQLite file is copied from one migrated once per process; a
+	// data directory that does not exist yet is left for serve to make.
+	if db := filepath.Join(dir, "switchboard.db"); cfg.Database == "" && fileExists(dir) && !fileExists(db) {
+		sqlitetest.Write(t, db)
 	}
 	m := NewMain(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := m.Run(context.Background()); err != nil {
