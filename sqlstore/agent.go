@@ -196,10 +196,8 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := changedRow(res, switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")); err != nil {
 			return err
-		} else if n == 0 {
-			return switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
 		}
 		for _, q := range []string{
 			`DELETE FROM task_events WHERE task_id IN (SELECT id FROM tasks WHERE agent_id = $1)`,

@@ -162,10 +162,8 @@ func (db *DB) LeaveCommunity(ctx context.Context, agentID, community string) err
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := changedRow(res, switchboard.Errorf(switchboard.ENOTFOUND, "the agent is not in the community %q", community)); err != nil {
 			return err
-		} else if n == 0 {
-			return switchboard.Errorf(switchboard.ENOTFOUND, "the agent is not in the community %q", community)
 		}
 		return nil
 	})

@@ -286,3 +286,17 @@ func (w *where) String() string {
 	}
 	return " WHERE " + strings.Join(w.conds, " AND ")
 }
+
+// changedRow returns none when res, of a statement that changes the row a
+// key names, changed no row: the row is not there, or not in the state
+// the statement asks for. It returns the driver's error if it cannot say.
+func changedRow(res sql.Result, none error) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return none
+	}
+	return nil
+}

@@ -58,10 +58,8 @@ func (db *DB) SetFrontCredentials(ctx context.Context, agentID string, c switchb
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := changedRow(res, switchboard.Errorf(switchboard.ENOTFOUND, "the agent has no upstream")); err != nil {
 			return err
-		} else if n == 0 {
-			return switchboard.Errorf(switchboard.ENOTFOUND, "the agent has no upstream")
 		}
 		return nil
 	})

@@ -134,10 +134,8 @@ func (db *DB) TakeOAuthCode(ctx context.Context, hash string) (*switchboard.OAut
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := changedRow(res, switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used authorization code")); err != nil {
 			return err
-		} else if n != 1 {
-			return switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used authorization code")
 		}
 		c.CreatedAt, c.ExpiresAt = fromNanos(created), fromNanos(expires)
 		out = &c
@@ -189,10 +187,8 @@ func (db *DB) RotateOAuthGrant(ctx context.Context, oldRefresh, newRefresh, newA
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := changedRow(res, switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used refresh token")); err != nil {
 			return err
-		} else if n != 1 {
-			return switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used refresh token")
 		}
 		out = g
 		return nil

@@ -106,10 +106,8 @@ func (db *DB) DeleteOutboundPeer(ctx context.Context, agentID, alias string) err
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := changedRow(res, switchboard.Errorf(switchboard.ENOTFOUND, "no alias %q", alias)); err != nil {
 			return err
-		} else if n == 0 {
-			return switchboard.Errorf(switchboard.ENOTFOUND, "no alias %q", alias)
 		}
 		return nil
 	})

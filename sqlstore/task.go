@@ -163,10 +163,8 @@ func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t *switchboard.Task, d
 		return err
 	}
 	if checkAgent {
-		if n, err := res.RowsAffected(); err != nil {
+		if err := changedRow(res, errAgentNotFound); err != nil {
 			return err
-		} else if n == 0 {
-			return errAgentNotFound
 		}
 	}
 	return nil

@@ -154,10 +154,8 @@ func (db *DB) RecordCreatedAgent(ctx context.Context, hash, agentID string) erro
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := changedRow(res, switchboard.Errorf(switchboard.ECONFLICT, "this token created an agent already")); err != nil {
 			return err
-		} else if n != 1 {
-			return switchboard.Errorf(switchboard.ECONFLICT, "this token created an agent already")
 		}
 		return nil
 	})

@@ -83,10 +83,8 @@ func (db *DB) DeleteWakeConfig(ctx context.Context, agentID string) error {
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := changedRow(res, switchboard.Errorf(switchboard.ENOTFOUND, "no wake configuration")); err != nil {
 			return err
-		} else if n == 0 {
-			return switchboard.Errorf(switchboard.ENOTFOUND, "no wake configuration")
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE wakes SET state = 'dropped', last_error = 'the wake configuration was removed',
 			updated_at = $1 WHERE agent_id = $2 AND state = 'pending'`, nanos(db.Now()), agentID)
