@@ -154,10 +154,7 @@ func (db *DB) RecordCreatedAgent(ctx context.Context, hash, agentID string) erro
 		if err != nil {
 			return err
 		}
-		if err := changedRow(res, switchboard.Errorf(switchboard.ECONFLICT, "this token created an agent already")); err != nil {
-			return err
-		}
-		return nil
+		return changedRow(res, switchboard.Errorf(switchboard.ECONFLICT, "this token created an agent already"))
 	})
 }
 

@@ -6,6 +6,7 @@ package sqlitetest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -32,7 +33,7 @@ var template = sync.OnceValues(func() ([]byte, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(path + "-wal"); err == nil {
-		return nil, os.ErrExist // a log left beside the file: the copy would miss it
+		return nil, fmt.Errorf("closing %s left its write-ahead log, which a copy of the file would miss", path)
 	}
 	return os.ReadFile(path)
 })
