@@ -95,6 +95,9 @@ type consentTarget struct {
 
 // ServeHTTP serves GET (the consent page) and POST (the decision).
 func (p *ConsentPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.console.reloadCrossSite(w, r) {
+		return
+	}
 	v := &consentView{Nonce: randomToken()[:22], Action: r.URL.Path}
 	tg, ok := p.target(w, r, v)
 	if !ok {

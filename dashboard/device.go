@@ -93,6 +93,9 @@ type deviceRequest struct {
 // ServeHTTP serves GET (the code entry form, or the request) and POST (a
 // decision).
 func (d *DevicePage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d.console.reloadCrossSite(w, r) {
+		return
+	}
 	handle, _ := deviceHandle(r.URL.Path)
 	if handle == "" {
 		handle = d.defaultAgent

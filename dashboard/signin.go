@@ -188,6 +188,9 @@ func (c *Console) handleLogout(w http.ResponseWriter, r *http.Request, v *viewer
 
 // renderSignIn writes the sign-in form with its CSRF cookie.
 func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status int, problem string) {
+	if c.reloadCrossSite(w, r) {
+		return // the owner may be signed in: the reload tells
+	}
 	token := ""
 	if ck, err := r.Cookie(formCookie); err == nil && len(ck.Value) >= 32 {
 		token = ck.Value
