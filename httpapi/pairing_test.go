@@ -233,6 +233,26 @@ func TestPairingFloodControl(t *testing.T) {
 	}
 }
 
+// TestPairingFloodDeniedStillCount: a requester that denies each of its
+// own requests (anyone may, on the /device page) and polls the denial
+// away still has made them: the sixth in ten minutes is refused.
+func TestPairingFloodDeniedStillCount(t *testing.T) {
+	h := newHarness(t, withPairing(pairing.Config{}))
+	g := h.agent("alice")
+	addr := h.addr(g)
+	for i := range 5 {
+		r := h.deviceAuth(addr, url.Values{"client_id": {"loop"}}, nil)
+		if r.status != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, r.status, r.body)
+		}
+		if d := h.owner("POST", "/agents/alice/pairings/"+r.json["user_code"].(string)+"/deny", h.operatorToken, nil); d.status != http.StatusOK {
+			t.Fatalf("deny %d: %d %s", i, d.status, d.body)
+		}
+		wantOAuthError(t, h.poll(addr, r.json["device_code"].(string)), http.StatusBadRequest, "access_denied")
+	}
+	wantOAuthError(t, h.deviceAuth(addr, url.Values{"client_id": {"loop"}}, nil), http.StatusTooManyRequests, "slow_down")
+}
+
 func TestPairingPollRate(t *testing.T) {
 	h := newHarness(t)
 	g := h.agent("alice")

@@ -219,6 +219,7 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 			`DELETE FROM agent_skills WHERE agent_id = $1`,
 			`DELETE FROM session_ends WHERE agent_id = $1`,
 			`DELETE FROM pairings WHERE agent_id = $1`,
+			`DELETE FROM pairing_counts WHERE agent_id = $1`,
 			`DELETE FROM oauth_codes WHERE agent_id = $1`,
 			`DELETE FROM oauth_grants WHERE agent_id = $1`,
 			`DELETE FROM fronts WHERE agent_id = $1`,

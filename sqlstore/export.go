@@ -20,6 +20,7 @@ var excludedTables = map[string]string{
 	"rate_counts":    "request counts of fixed one-minute windows: they expire within a minute and mean nothing in another deployment",
 	"peer_usage":     "each peer's count of its unfinished tasks and their bytes, kept for the quotas: the importing database counts them again from the tasks",
 	"signins":        "the web console's sign-ins: cookies of this deployment's browsers, which sign in again",
+	"pairing_counts": "the pairing requests taken in the last day, for the flood limits: they mean nothing in another deployment",
 	"session_ends":   "when each agent's last connection ended, for the reconnect grace of discovery: it describes connections, which end with the process",
 }
 

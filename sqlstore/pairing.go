@@ -30,24 +30,27 @@ func (db *DB) CreatePairing(ctx context.Context, p *switchboard.Pairing, lim swi
 			return err
 		}
 		var pending, recent int
-		err = tx.QueryRowContext(ctx, `SELECT
-			COALESCE(SUM(CASE WHEN status = 'pending' AND expires_at > $2 THEN 1 ELSE 0 END), 0),
-			COALESCE(SUM(CASE WHEN created_at > $3 THEN 1 ELSE 0 END), 0)
-			FROM pairings WHERE agent_id = $1 AND created_at > $4`,
-			p.AgentID, nanos(p.CreatedAt), nanos(p.CreatedAt.Add(-time.Hour)),
-			nanos(p.CreatedAt.Add(-time.Hour-24*time.Hour))).Scan(&pending, &recent)
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pairings WHERE agent_id = $1 AND status = 'pending' AND expires_at > $2`,
+			p.AgentID, nanos(p.CreatedAt)).Scan(&pending)
 		if err != nil {
 			return err
 		}
 		if lim.MaxPending > 0 && pending >= lim.MaxPending {
 			return switchboard.Errorf(switchboard.ERATELIMITED, "the agent has %d pairing requests waiting", pending)
 		}
+		// The requests made are counted in pairing_counts, which a denial or
+		// a redemption does not touch.
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pairing_counts WHERE agent_id = $1 AND created_at > $2`,
+			p.AgentID, nanos(p.CreatedAt.Add(-time.Hour))).Scan(&recent)
+		if err != nil {
+			return err
+		}
 		if lim.MaxPerHour > 0 && recent >= lim.MaxPerHour {
 			return switchboard.Errorf(switchboard.ERATELIMITED, "the agent received %d pairing requests in the last hour", recent)
 		}
 		if lim.MaxPerRequester > 0 {
 			var n int
-			err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pairings WHERE requester = $1 AND created_at > $2`,
+			err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pairing_counts WHERE requester = $1 AND created_at > $2`,
 				p.Requester, nanos(p.CreatedAt.Add(-lim.RequesterWindow))).Scan(&n)
 			if err != nil {
 				return err
@@ -55,6 +58,11 @@ func (db *DB) CreatePairing(ctx context.Context, p *switchboard.Pairing, lim swi
 			if n >= lim.MaxPerRequester {
 				return switchboard.Errorf(switchboard.ERATELIMITED, "too many pairing requests from your address")
 			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO pairing_counts (agent_id, requester, created_at) VALUES ($1, $2, $3)`,
+			p.AgentID, p.Requester, nanos(p.CreatedAt))
+		if err != nil {
+			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO pairings (`+pairingColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, '', $13, $14)`,
@@ -182,6 +190,9 @@ func (db *DB) DeletePairings(ctx context.Context, expiredBefore time.Time) (int,
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM pairings WHERE expires_at < $1`, nanos(expiredBefore))
 		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM pairing_counts WHERE created_at < $1`, nanos(expiredBefore)); err != nil {
 			return err
 		}
 		n, err = res.RowsAffected()

@@ -489,6 +489,11 @@ func (m *Main) Run(ctx context.Context) error {
 		defer m.loops.Done()
 		_ = m.Pushes.Run(loops, pushCfg)
 	}()
+	m.loops.Add(1)
+	go func() {
+		defer m.loops.Done()
+		_ = m.Pairing.RunSweeper(loops, 0)
+	}()
 
 	addr := cfg.Addr
 	if addr == "" {

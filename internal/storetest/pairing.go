@@ -10,14 +10,15 @@ import (
 )
 
 var pairingTests = map[string]func(*testing.T, Store){
-	"PairingCreateFindDecide": testPairings,
-	"PairingPoll":             testPairingPoll,
-	"PairingLimits":           testPairingLimits,
-	"PairingDecideConcurrent": testPairingDecideConcurrent,
-	"PairingRedeem":           testPairingRedeem,
-	"PairingRedeemReplaced":   testPairingRedeemReplaced,
-	"PairingRedeemGone":       testPairingRedeemGone,
-	"PairingRedeemConcurrent": testPairingRedeemConcurrent,
+	"PairingCreateFindDecide":  testPairings,
+	"PairingPoll":              testPairingPoll,
+	"PairingLimits":            testPairingLimits,
+	"PairingLimitsOutliveRows": testPairingLimitsOutliveRows,
+	"PairingDecideConcurrent":  testPairingDecideConcurrent,
+	"PairingRedeem":            testPairingRedeem,
+	"PairingRedeemReplaced":    testPairingRedeemReplaced,
+	"PairingRedeemGone":        testPairingRedeemGone,
+	"PairingRedeemConcurrent":  testPairingRedeemConcurrent,
 }
 
 // newPairing stores a pending request of the agent with the codes.
@@ -197,6 +198,49 @@ func testPairingLimits(t *testing.T, s Store) {
 
 	wantCode(t, s.CreatePairing(ctx, &switchboard.Pairing{DeviceHash: "x", UserCode: "NOAGENT1", AgentID: "nope",
 		CreatedAt: now, ExpiresAt: now.Add(time.Minute)}, lim), switchboard.ENOTFOUND)
+}
+
+// testPairingLimitsOutliveRows: a request still counts against the hourly
+// and per-address limits once its row is gone (denied and the denial
+// reported: anyone may deny on the /device page), until the sweep of the
+// day-old; deleting the agent deletes its counts.
+func testPairingLimitsOutliveRows(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "alice")
+	g := newAgent(t, s, acct, "echo")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	lim := switchboard.PairingLimits{MaxPending: 5, MaxPerHour: 4, MaxPerRequester: 3, RequesterWindow: 10 * time.Minute}
+	create := func(n int, requester string, at time.Time) error {
+		p := &switchboard.Pairing{DeviceHash: switchboard.HashToken("o" + string(rune('a'+n))), UserCode: "GONE000" + string(rune('a'+n)),
+			AgentID: g.ID, Requester: requester, Interval: 5 * time.Second, CreatedAt: at, ExpiresAt: at.Add(10 * time.Minute)}
+		if err := s.CreatePairing(ctx, p, lim); err != nil {
+			return err
+		}
+		// The requester denies its own request and polls: the row is deleted.
+		_, err := s.DecidePairing(ctx, g.ID, p.UserCode, switchboard.PairingDenied, "", "page", at)
+		must(t, err)
+		_, outcome, err := s.PollPairing(ctx, g.ID, p.DeviceHash, at.Add(time.Second))
+		must(t, err)
+		if outcome != switchboard.PollDenied {
+			t.Fatalf("poll after the denial: %s", outcome)
+		}
+		return nil
+	}
+	for n := range 3 {
+		must(t, create(n, "198.51.100.9", now))
+	}
+	wantCode(t, create(3, "198.51.100.9", now), switchboard.ERATELIMITED) // the address's three, their rows gone
+	must(t, create(4, "203.0.113.5", now))
+	wantCode(t, create(5, "203.0.113.6", now), switchboard.ERATELIMITED) // the agent's four this hour
+	if live, err := s.FindPairings(ctx, switchboard.PairingFilter{AgentID: g.ID}); err != nil || len(live) != 0 {
+		t.Fatalf("rows left: %d, %v", len(live), err)
+	}
+
+	later := now.Add(25 * time.Hour)
+	_, err := s.DeletePairings(ctx, later.Add(-24*time.Hour))
+	must(t, err)
+	must(t, create(6, "198.51.100.9", later))
+	must(t, s.DeleteAgent(ctx, g.ID))
 }
 
 // testPairingDecideConcurrent: of two decisions at once, one wins and the
