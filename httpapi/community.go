@@ -35,7 +35,7 @@ func (s *Server) handleCommunityAddress(w http.ResponseWriter, r *http.Request) 
 			s.writeError(w, r, err)
 			return
 		}
-		s.serveLandingAt(w, r, card, s.communityURL(r, c.Name))
+		s.serveLandingAt(w, r, card, s.communityURL(r, c.Name), nil)
 	case http.MethodPost:
 		s.serveRPC(w, r, rpcTarget{community: c, addr: s.communityURL(r, c.Name)})
 	case http.MethodOptions:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/pairing"
 )
 
 // landingJSON is what non-browser clients get at an address.
@@ -18,12 +19,25 @@ type landingJSON struct {
 	AgentCard   string `json:"agentCard"`
 	AgentCard03 string `json:"agentCard03"`
 	A2A         string `json:"a2a"`
+	// Pairing names the device flow's endpoints while the agent takes
+	// pairing requests (docs/pairing.md).
+	Pairing *landingPairing `json:"pairing,omitempty"`
+}
+
+// landingPairing is where a peer asks for its own token, and where the
+// owner decides.
+type landingPairing struct {
+	DeviceAuthorization string `json:"device_authorization_endpoint"`
+	Token               string `json:"token_endpoint"`
+	Verification        string `json:"verification_uri"`
 }
 
 // landingPage is the data of the HTML landing page.
 type landingPage struct {
 	Name, Description, Address, Card, Card03 string
 	Skills                                   []a2a.AgentSkill
+	// Device is the pairing page's URL ("" when pairing is off).
+	Device string
 }
 
 // landingTemplate renders the landing page. html/template escapes every
@@ -46,7 +60,9 @@ li{margin:.4rem 0}.tags{color:#666;font-size:.9em}
 <p>{{.Description}}</p>
 <p>This is an <a href="https://a2a-protocol.org/">A2A</a> agent. Its address is <code>{{.Address}}</code>
 (A2A JSON-RPC 1.0 and 0.3; peers need a token from its owner).</p>
-<ul>
+{{if .Device}}<p>A peer can ask for its own token: <code>switchboard pair {{.Address}}</code>, or any OAuth 2.0
+device flow client (RFC 8628). Its owner approves or denies the request on the <a href="{{.Device}}">pairing page</a>.</p>
+{{end}}<ul>
 <li><a href="{{.Card}}">Agent card (A2A 1.0)</a></li>
 <li><a href="{{.Card03}}">Agent card (A2A 0.3)</a></li>
 </ul>
@@ -61,12 +77,19 @@ li{margin:.4rem 0}.tags{color:#666;font-size:.9em}
 // serveLanding answers GET at an address: HTML for browsers, JSON for
 // everyone else (and for ?format=json).
 func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
-	s.serveLandingAt(w, r, agent, s.addressURL(r, agent))
+	addr := s.addressURL(r, agent)
+	var pair *landingPairing
+	if s.Pairing != nil && pairing.Enabled(agent) {
+		base := strings.TrimRight(addr, "/")
+		pair = &landingPairing{DeviceAuthorization: base + "/oauth/device_authorization", Token: base + "/oauth/token", Verification: base + "/device"}
+	}
+	s.serveLandingAt(w, r, agent, addr, pair)
 }
 
 // serveLandingAt is serveLanding for the card of agent served at addr (a
-// community's address serves its own).
-func (s *Server) serveLandingAt(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent, addr string) {
+// community's address serves its own, and takes no pairing requests:
+// pair nil).
+func (s *Server) serveLandingAt(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent, addr string, pair *landingPairing) {
 	wellKnown := strings.TrimRight(addr, "/") + "/.well-known/"
 	f := s.cardFacts(agent, false, s.upstreamCard(r.Context(), agent, addr))
 	w.Header().Set("Vary", "Accept")
@@ -75,15 +98,19 @@ func (s *Server) serveLandingAt(w http.ResponseWriter, r *http.Request, agent *s
 		setCORS(w)
 		writeJSON(w, http.StatusOK, landingJSON{
 			Name: f.name, Description: f.description, Handle: agent.Handle,
-			AgentCard: wellKnown + "agent-card.json", AgentCard03: wellKnown + "agent.json", A2A: addr,
+			AgentCard: wellKnown + "agent-card.json", AgentCard03: wellKnown + "agent.json", A2A: addr, Pairing: pair,
 		})
 		return
 	}
 	var buf bytes.Buffer
-	err := landingTemplate.Execute(&buf, landingPage{
+	page := landingPage{
 		Name: f.name, Description: f.description, Address: addr,
 		Card: wellKnown + "agent-card.json", Card03: wellKnown + "agent.json", Skills: f.skills,
-	})
+	}
+	if pair != nil {
+		page.Device = pair.Verification
+	}
+	err := landingTemplate.Execute(&buf, page)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -504,3 +504,31 @@ func hasPairingExtension(extensions []a2a.AgentExtension, addr string) bool {
 	}
 	return false
 }
+
+// TestPairingLanding: the landing page of an agent that takes pairing
+// requests names the device flow's endpoints (JSON) and links to the
+// pairing page (HTML); with pairing off, neither.
+func TestPairingLanding(t *testing.T) {
+	h := newHarness(t, withPairing(pairing.Config{}))
+	g := h.agent("alice")
+	addr := h.addr(g)
+	j := h.do("GET", addr, nil, "")
+	p, _ := j.json["pairing"].(map[string]any)
+	if p["device_authorization_endpoint"] != addr+"/oauth/device_authorization" || p["token_endpoint"] != addr+"/oauth/token" ||
+		p["verification_uri"] != addr+"/device" {
+		t.Fatalf("landing JSON: %s", j.body)
+	}
+	html := h.do("GET", addr, map[string]string{"Accept": "text/html"}, "")
+	if !strings.Contains(string(html.body), `<a href="`+addr+`/device">`) || !strings.Contains(string(html.body), "switchboard pair "+addr) {
+		t.Fatalf("landing page:\n%s", html.body)
+	}
+	if r := h.owner("PATCH", "/agents/alice", h.operatorToken, map[string]any{"pairing": "off"}); r.status != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", r.status, r.body)
+	}
+	if j := h.do("GET", addr, nil, ""); j.json["pairing"] != nil {
+		t.Fatalf("pairing off, landing JSON: %s", j.body)
+	}
+	if html := h.do("GET", addr, map[string]string{"Accept": "text/html"}, ""); strings.Contains(string(html.body), "/device") {
+		t.Fatalf("pairing off, landing page:\n%s", html.body)
+	}
+}
