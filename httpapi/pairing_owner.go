@@ -18,9 +18,10 @@ func viewPairing(p *switchboard.Pairing) ownerapi.Pairing {
 }
 
 // handleListPairings serves GET /agents/{ref}/pairings: the requests
-// waiting for a decision (none while pairing is off).
-func (s *Server) handleListPairings(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+// waiting for a decision (none while pairing is off), to those who may
+// decide them (decider).
+func (s *Server) handleListPairings(w http.ResponseWriter, r *http.Request) {
+	g, _, err := s.decider(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -39,7 +40,7 @@ func (s *Server) handleListPairings(w http.ResponseWriter, r *http.Request, acct
 	writeJSON(w, http.StatusOK, out)
 }
 
-// decider authenticates a decision on the agent named by {ref}: its
+// decider authenticates a decision (or the list of requests) on the agent named by {ref}: its
 // owner's token, or, when the agent's pairing mode is agent, the agent's
 // own token. It returns the agent and who decides.
 func (s *Server) decider(r *http.Request) (*switchboard.Agent, string, error) {

@@ -343,8 +343,18 @@ func TestPairingModes(t *testing.T) {
 	if d := h.owner("POST", "/agents/alice/pairings/"+code+"/approve", agentSecret, nil); d.status != http.StatusForbidden {
 		t.Fatalf("the agent approving in human mode: %d %s", d.status, d.body)
 	}
+	if l := h.owner("GET", "/agents/alice/pairings", agentSecret, nil); l.status != http.StatusForbidden {
+		t.Fatalf("the agent listing in human mode: %d %s", l.status, l.body)
+	}
 	if p := h.owner("PATCH", "/agents/alice", h.operatorToken, map[string]any{"pairing": "agent"}); p.status != http.StatusOK || p.json["pairing"] != "agent" {
 		t.Fatalf("PATCH pairing: %d %s", p.status, p.body)
+	}
+	if l := h.owner("GET", "/agents/alice/pairings", agentSecret, nil); l.status != http.StatusOK || !strings.Contains(string(l.body), code) {
+		t.Fatalf("the agent listing in agent mode: %d %s", l.status, l.body)
+	}
+	other := h.agent("bob")
+	if l := h.owner("GET", "/agents/"+other.Handle+"/pairings", agentSecret, nil); l.status != http.StatusNotFound {
+		t.Fatalf("the agent listing another agent's requests: %d %s", l.status, l.body)
 	}
 	if d := h.owner("POST", "/agents/alice/pairings/"+code+"/approve", agentSecret, map[string]any{"label": "barry"}); d.status != http.StatusOK || d.json["decided_by"] != "agent" {
 		t.Fatalf("the agent approving in agent mode: %d %s", d.status, d.body)

@@ -399,7 +399,7 @@ func (s *Server) routeTable() []route {
 		owned("PUT", "/agents/{ref}/wake", s.handleSetWake),
 		owned("DELETE", "/agents/{ref}/wake", s.handleDeleteWake),
 		owned("POST", "/agents/{ref}/wake/test", s.handleTestWake),
-		owned("GET", "/agents/{ref}/pairings", s.handleListPairings),
+		serve("GET", "/agents/{ref}/pairings", AccessOwnerOrAgent, s.handleListPairings),
 		owned("PUT", "/agents/{ref}/upstream-credentials", s.handleSetUpstreamCredentials),
 		owned("GET", "/agents/{ref}/front", s.handleFrontStatus),
 		owned("POST", "/agents/{ref}/front/verify", s.handleFrontVerify),

@@ -33,6 +33,9 @@ type agentPairings struct {
 // agent of the account when agent is empty.
 func pendingPairings(ctx context.Context, cl *client, agent string) ([]agentPairings, error) {
 	handles := []string{agent}
+	if agent == "" && strings.HasPrefix(cl.token, "sba_") {
+		return nil, errors.New("an agent token lists and decides its own agent's requests only (pairing mode agent): name the agent with --agent HANDLE")
+	}
 	if agent == "" {
 		var all []ownerapi.Agent
 		if err := cl.do(ctx, "GET", "/agents", nil, &all); err != nil {

@@ -226,3 +226,61 @@ func peerGetTask(t *testing.T, addr, token string) (int, string) {
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b)
 }
+
+// TestPairingDecidedByTheAgent: in pairing mode agent, the agent lists and
+// decides its requests with its own token (switchboard pairing list, deny
+// and approve with --agent and --label); without --agent the CLI says to
+// name it; in mode human the agent's token may not even list them. The
+// owner's deny finds the agent by the code alone.
+func TestPairingDecidedByTheAgent(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	created := cli(t, m, "agent", "create", "helper", "--mode", "connector")
+	i := strings.Index(created, "sba_")
+	if i < 0 {
+		t.Fatalf("no agent token in:\n%s", created)
+	}
+	agentToken := strings.Fields(created[i:])[0]
+	request := func() string {
+		t.Helper()
+		res, err := http.PostForm(m.URL()+"/a/helper/oauth/device_authorization", url.Values{"client_name": {"Barry"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var da struct {
+			UserCode string `json:"user_code"`
+		}
+		must(t, json.NewDecoder(res.Body).Decode(&da))
+		return da.UserCode
+	}
+	asAgent := func(args ...string) (string, error) {
+		return cliErr(m, append([]string{"--owner-token", agentToken}, args...)...)
+	}
+
+	code := request()
+	if _, err := asAgent("pairing", "list", "--agent", "helper"); err == nil || !strings.Contains(err.Error(), "human") {
+		t.Fatalf("the agent listing in mode human: %v", err)
+	}
+	if out := cli(t, m, "pairing", "deny", code); !strings.Contains(out, "denied "+code+" for helper") {
+		t.Fatalf("the owner's deny: %s", out)
+	}
+
+	cli(t, m, "agent", "update", "helper", "--pairing", "agent")
+	code = request()
+	if out, err := asAgent("pairing", "list", "--agent", "helper"); err != nil || !strings.Contains(out, code) || !strings.Contains(out, `"Barry"`) {
+		t.Fatalf("the agent's list: %v\n%s", err, out)
+	}
+	if _, err := asAgent("pairing", "list"); err == nil || !strings.Contains(err.Error(), "--agent") {
+		t.Fatalf("the agent's list without --agent: %v", err)
+	}
+	if _, err := asAgent("pairing", "approve", code); err == nil || !strings.Contains(err.Error(), "--agent") {
+		t.Fatalf("the agent's approve without --agent: %v", err)
+	}
+	if out, err := asAgent("pairing", "approve", code, "--agent", "helper", "--label", "barry"); err != nil || !strings.Contains(out, `labelled "barry"`) {
+		t.Fatalf("the agent's approve: %v\n%s", err, out)
+	}
+	code = request()
+	if out, err := asAgent("pairing", "deny", strings.ToLower(code), "--agent", "helper"); err != nil || !strings.Contains(out, "denied") {
+		t.Fatalf("the agent's deny: %v\n%s", err, out)
+	}
+}
