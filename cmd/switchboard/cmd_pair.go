@@ -24,7 +24,7 @@ type PairCmd struct {
 	AllowPrivate bool `name:"allow-private" help:"The agent is on a private network or loopback: allow sending there."`
 }
 
-// Run pairs: asks for a code, prints it with the link the owner opens,
+// Run pairs: finds the device flow's endpoints (discoverDevice), asks for a code, prints it with the link the owner opens,
 // polls at the server's interval (slower after each slow_down) until the
 // owner decides or the code expires, then stores the token (never printed)
 // in peers.json. Pairing again with an alias that holds a token of the
@@ -62,12 +62,16 @@ func (c *PairCmd) Run(ctx context.Context, cli *CLI) error {
 		current = p.token()
 	}
 
-	conf := &oauth2.Config{ClientID: name, Scopes: []string{"a2a"}, Endpoint: oauth2.Endpoint{
-		DeviceAuthURL: addr + "/oauth/device_authorization", TokenURL: addr + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams,
-	}}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.ResponseHeaderTimeout = 30 * time.Second
 	defer tr.CloseIdleConnections()
+	ep, err := discoverDevice(ctx, &http.Client{Transport: tr, Timeout: 30 * time.Second, CheckRedirect: noRedirects}, addr)
+	if err != nil {
+		return fmt.Errorf("find where %s takes pairing requests: %w", addr, err)
+	}
+	conf := &oauth2.Config{ClientID: name, Scopes: []string{"a2a"}, Endpoint: oauth2.Endpoint{
+		DeviceAuthURL: ep.Auth, TokenURL: ep.Token, AuthStyle: oauth2.AuthStyleInParams,
+	}}
 	hc := &http.Client{Transport: &repairTransport{next: tr, authURL: conf.Endpoint.DeviceAuthURL, token: current}}
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
 	da, err := conf.DeviceAuth(ctx, oauth2.SetAuthURLParam("client_name", name))
@@ -98,6 +102,9 @@ func (c *PairCmd) Run(ctx context.Context, cli *CLI) error {
 	fmt.Fprintf(cli.out, "send with: switchboard send %s \"hello\" --agent <your agent>\n", alias)
 	return nil
 }
+
+// noRedirects makes a client return a redirect instead of following it.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // repairTransport presents the token an alias holds on the device
 // authorization request only, which makes the request a re-pairing.
