@@ -26,6 +26,13 @@ func (db *DB) CreateOAuthClient(ctx context.Context, c *switchboard.OAuthClient,
 		return err
 	}
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		// The limits count every client of the deployment: registrations
+		// take turns (SQLite's writer already makes them).
+		if db.dialect.rowLocks {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, oauthClientsLockKey); err != nil {
+				return err
+			}
+		}
 		if lim.PerRequester > 0 {
 			var n int
 			err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients WHERE requester = $1 AND created_at > $2`,

@@ -26,6 +26,11 @@ type PostgresOptions struct {
 // several instances start at once.
 const migrationLockKey = 0x5357_4244 // "SWBD"
 
+// oauthClientsLockKey is the advisory lock that serialises registrations
+// of OAuth clients, so that instances registering at once keep the
+// deployment's limits (CreateOAuthClient).
+const oauthClientsLockKey = 0x5357_4f43 // "SWOC"
+
 // OpenPostgres connects to the PostgreSQL database at dsn (a postgres://
 // URL or a key=value string, as libpq reads them; search_path selects a
 // schema) and applies the migrations. Instances started together apply

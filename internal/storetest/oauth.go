@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,10 +13,11 @@ import (
 
 // oauthTests cover the OAuth clients, codes and grants of MCP clients.
 var oauthTests = map[string]func(*testing.T, Store){
-	"OAuthClientLimits":  testOAuthClients,
-	"OAuthCodeOnce":      testOAuthCodeOnce,
-	"OAuthGrantRotation": testOAuthGrants,
-	"OAuthGrantList":     testOAuthGrantList,
+	"OAuthClientLimits":           testOAuthClients,
+	"OAuthClientLimitsConcurrent": testOAuthClientsConcurrent,
+	"OAuthCodeOnce":               testOAuthCodeOnce,
+	"OAuthGrantRotation":          testOAuthGrants,
+	"OAuthGrantList":              testOAuthGrantList,
 }
 
 func newOAuthClient(id, requester string, at time.Time) *switchboard.OAuthClient {
@@ -49,6 +51,43 @@ func testOAuthClients(t *testing.T, s Store) {
 	_, err = s.FindOAuthClient(ctx, "c1")
 	wantCode(t, err, switchboard.ENOTFOUND)
 	wantCode(t, s.CreateOAuthClient(ctx, newOAuthClient("c6", "192.0.2.4", now), lim), switchboard.EQUOTA)
+}
+
+// testOAuthClientsConcurrent: registrations made at once (on PostgreSQL,
+// on connections of their own, as instances make them) keep the limits:
+// of 12 from one address with room for 2, two are taken; of 12 from
+// different addresses with room for 5 clients, five.
+func testOAuthClientsConcurrent(t *testing.T, s Store) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	race := func(prefix string, lim switchboard.OAuthClientLimits, requester func(int) string) (taken int) {
+		var wg sync.WaitGroup
+		errs := make([]error, 12)
+		for i := range errs {
+			wg.Go(func() {
+				errs[i] = s.CreateOAuthClient(ctx, newOAuthClient(fmt.Sprintf("%s%d", prefix, i), requester(i), now), lim)
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			switch switchboard.ErrorCode(err) {
+			case "":
+				taken++
+			case switchboard.ERATELIMITED, switchboard.EQUOTA:
+			default:
+				t.Fatalf("a registration failed otherwise: %v", err)
+			}
+		}
+		return taken
+	}
+	perAddress := switchboard.OAuthClientLimits{PerRequester: 2, Window: time.Hour}
+	if n := race("same", perAddress, func(int) string { return "198.51.100.1" }); n != 2 {
+		t.Fatalf("one address, room for 2: %d registered", n)
+	}
+	total := switchboard.OAuthClientLimits{MaxClients: 7, PruneBefore: now.Add(-time.Hour)} // 2 already stored
+	if n := race("many", total, func(i int) string { return fmt.Sprintf("203.0.113.%d", i) }); n != 5 {
+		t.Fatalf("room for 5 clients: %d registered", n)
+	}
 }
 
 // testOAuthCodeOnce: a code is taken once, as stored; expired codes are
