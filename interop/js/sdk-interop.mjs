@@ -149,6 +149,20 @@ await check('card: legacyCompat resolver reads the union card as a 1.0 card', as
   expectUnionCard(await compatResolver.resolve(BASE));
 });
 
+// A client that asks for 1.0 gets, beside bearer, the pairing scheme: an
+// OAuth 2.0 scheme with the device code flow (docs/protocol.md).
+const v1Fetch = (input, init = {}) => {
+  const headers = new Headers(init.headers || {});
+  headers.set('A2A-Version', '1.0');
+  return recordingFetch(null)(input, { ...init, headers });
+};
+await check('card: asked for 1.0, the card with the pairing scheme (device code flow) parses', async () => {
+  const card = await new DefaultAgentCardResolver({ fetchImpl: v1Fetch }).resolve(BASE);
+  expectUnionCard(card);
+  const schemes = JSON.stringify(card.securitySchemes || {});
+  assert(schemes.includes(`${ADDRESS}/oauth/device_authorization`), `no pairing scheme with the device code flow: ${schemes}`);
+});
+
 await check('card: legacyCompat resolver reads the pure 0.3 card at /.well-known/agent.json', async () => {
   const card = await compatResolver.resolve(`${ADDRESS}/.well-known/agent.json`, '');
   const ifs = card.supportedInterfaces || [];
