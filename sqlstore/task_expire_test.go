@@ -32,6 +32,7 @@ var tablesWithoutTasks = map[string]string{
 	"agent_skills":      "the skill keys of agents' cards, for discovery",
 	"session_ends":      "when agents' connections ended, for the reconnect grace",
 	"pairings":          "peers' requests for a token; swept a day after they expire",
+	"pairing_counts":    "the pairing requests taken, for the flood limits; swept after a day",
 	"fronts":            "fronts' upstreams and credentials",
 	"outbound_peers":    "agents' synced aliases and their tokens",
 	"oauth_clients":     "MCP clients registered for OAuth",

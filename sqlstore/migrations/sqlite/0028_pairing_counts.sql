@@ -10,3 +10,5 @@ CREATE TABLE pairing_counts (
 );
 CREATE INDEX pairing_counts_agent ON pairing_counts (agent_id, created_at);
 CREATE INDEX pairing_counts_requester ON pairing_counts (requester, created_at);
+-- Counts older than a day are swept by age.
+CREATE INDEX pairing_counts_created ON pairing_counts (created_at);
