@@ -77,7 +77,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, tg *target, next 
 	info, err := s.authenticate(r, tg)
 	if err != nil {
 		if errors.Is(err, auth.ErrInvalidToken) {
-			w.Header().Set("WWW-Authenticate", s.challenge(tg))
+			w.Header().Set("WWW-Authenticate", s.challenge(tg, r.Header.Get("Authorization") != ""))
 			writeRPCError(w, http.StatusUnauthorized, codeUnauthorized, err.Error(), nil)
 			return
 		}
@@ -88,11 +88,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, tg *target, next 
 	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
 }
 
-// challenge is the WWW-Authenticate header of a 401: with OAuth, it names
-// the endpoint's protected resource metadata, by the well-known path
-// insertion of RFC 9728 section 3.1.
-func (s *Server) challenge(tg *target) string {
-	c := `Bearer realm="switchboard", error="invalid_token"`
+// challenge is the WWW-Authenticate header of a 401 (RFC 6750 section 3):
+// error="invalid_token" when a token was sent (none: no error, the client
+// has yet to authenticate); with OAuth, the endpoint's protected resource
+// metadata, by the well-known path insertion of RFC 9728 section 3.1, and
+// the scope a token needs.
+func (s *Server) challenge(tg *target, sent bool) string {
+	c := `Bearer realm="switchboard"`
+	if sent {
+		c += `, error="invalid_token"`
+	}
 	if !s.cfg.OAuth {
 		return c
 	}
@@ -100,7 +105,7 @@ func (s *Server) challenge(tg *target) string {
 	if tg.agent != nil {
 		md = tg.base + "/.well-known/oauth-protected-resource/a/" + tg.agent.Handle + "/mcp"
 	}
-	return c + `, resource_metadata="` + md + `"`
+	return c + `, resource_metadata="` + md + `", scope="inbox"`
 }
 
 // credentialInQuery reports whether a raw query names a parameter that
@@ -218,16 +223,29 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if s.Limiter != nil {
-		if ok, retry, _ := s.Limiter.Allow(r.Context(), "mcp/"+info.UserID); !ok {
+		if ok, retry, _ := s.Limiter.Allow(r.Context(), limitKey(tok)); !ok {
 			secs := max(int(retry.Seconds()+0.999), 1)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeRPCError(w, http.StatusTooManyRequests, codeRateLimited,
-				fmt.Sprintf("rate limit: too many calls with this MCP token; retry in %d s", secs), nil)
+				fmt.Sprintf("rate limit: too many calls with this MCP grant; retry in %d s", secs), nil)
 			return false
 		}
 	}
 	s.usage.Touch(r.Context(), tok.Hash)
 	return true
+}
+
+// limitKey is the rate limit's key of an MCP token: its grant, the label
+// on its agent (or account), which an OAuth refresh keeps while it
+// replaces the token, so that refreshing does not start a new count.
+func limitKey(tok *switchboard.Token) string {
+	if tok.Label == "" {
+		return "mcp/" + switchboard.TokenID(tok.Hash)
+	}
+	if tok.AgentID != "" {
+		return "mcp/agent/" + tok.AgentID + "/" + tok.Label
+	}
+	return "mcp/account/" + tok.AccountID + "/" + tok.Label
 }
 
 // checkVersion answers -32022 (HTTP 400) to an MCP-Protocol-Version header

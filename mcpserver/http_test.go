@@ -135,6 +135,11 @@ func TestHTTPErrors(t *testing.T) {
 			if r.status != http.StatusUnauthorized || !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
 				t.Errorf("%s: HTTP %d (challenge %q), want 401", name, r.status, r.header.Get("WWW-Authenticate"))
 			}
+			// RFC 6750 section 3.1: invalid_token for a token that does not
+			// open the endpoint, no error for a request without one.
+			if invalid := strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`); invalid != (tok != "") {
+				t.Errorf("%s: challenge %q", name, r.header.Get("WWW-Authenticate"))
+			}
 		}
 		// The MCP token opens nothing else: not the owner API, not the
 		// agent's A2A address.
@@ -206,8 +211,18 @@ func TestRateLimit(t *testing.T) {
 	if r := w.post(w.mcpURL(g), second, legacyList, nil); r.status != http.StatusOK {
 		t.Fatalf("another token: HTTP %d, want 200", r.status)
 	}
+	// A grant's new token (an OAuth refresh keeps the label) goes on with
+	// the grant's count.
+	tok, err := w.db.FindTokenByHash(context.Background(), switchboard.HashToken(first))
+	must(t, err)
+	refreshed, hash := switchboard.NewToken(switchboard.TokenMCP)
+	must(t, w.db.CreateToken(context.Background(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenMCP, AgentID: g.ID,
+		AccountID: tok.AccountID, Label: tok.Label, CreatedAt: now}, true))
+	if r := w.post(w.mcpURL(g), refreshed, legacyList, nil); r.status != http.StatusTooManyRequests {
+		t.Fatalf("the grant's new token: HTTP %d, want 429", r.status)
+	}
 	now = now.Add(time.Minute)
-	if r := w.post(w.mcpURL(g), first, legacyList, nil); r.status != http.StatusOK {
+	if r := w.post(w.mcpURL(g), refreshed, legacyList, nil); r.status != http.StatusOK {
 		t.Fatalf("the next minute: HTTP %d, want 200", r.status)
 	}
 }

@@ -104,7 +104,7 @@ func TestMCPOAuthFlow(t *testing.T) {
 	}
 	_ = res.Body.Close()
 	mdURL := base + "/.well-known/oauth-protected-resource/a/helper/mcp"
-	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(res.Header.Get("WWW-Authenticate"), `resource_metadata="`+mdURL+`"`) {
+	if res.StatusCode != http.StatusUnauthorized || res.Header.Get("WWW-Authenticate") != `Bearer realm="switchboard", resource_metadata="`+mdURL+`", scope="inbox"` {
 		t.Fatalf("401: %d %q", res.StatusCode, res.Header.Get("WWW-Authenticate"))
 	}
 	_, prm := getJSON(t, mdURL)
