@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -112,4 +113,25 @@ func mustJSON(t testing.TB, v any) string {
 	b, err := json.Marshal(v)
 	must(t, err)
 	return string(b)
+}
+
+// TestInboxContextBeyondAPage: inbox with a contextId lists that
+// conversation's tasks although more than a page of other tasks waits
+// before them.
+func TestInboxContextBeyondAPage(t *testing.T) {
+	w := newWorld(t, "sqlite", nil)
+	g := w.agent("helper")
+	bob := w.token("peer", "", g.ID, "bob")
+	for i := range mcpserver.DefaultInboxLimit + 5 {
+		w.peerSends(g, bob, fmt.Sprintf("filler %d", i))
+	}
+	res := w.a2a(g, bob, "SendMessage", map[string]any{"message": map[string]any{"messageId": switchboard.NewID(), "role": "ROLE_USER",
+		"contextId": "ctx-late", "parts": []any{map[string]any{"text": "the late one"}}}})
+	want := res["task"].(map[string]any)["id"].(string)
+	cs := connect(t, w.mcpURL(g), w.mcpToken(g, "claude"), "2026-07-28")
+	got := call(t, cs, "inbox", map[string]any{"contextId": "ctx-late"})
+	tasks, _ := got["tasks"].([]any)
+	if len(tasks) != 1 || tasks[0].(map[string]any)["id"] != want || got["nextCursor"] != nil {
+		t.Fatalf("inbox of ctx-late: %v", got)
+	}
 }

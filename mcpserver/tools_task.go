@@ -53,15 +53,12 @@ func (s *Server) inbox(ctx context.Context, req *mcp.CallToolRequest, in InboxAr
 	if in.Limit == 0 {
 		in.Limit = DefaultInboxLimit
 	}
-	page, err := s.Tasks.Inbox(ctx, tg.agent.ID, relay.InboxQuery{All: in.All, Cursor: in.Cursor, Limit: in.Limit})
+	page, err := s.Tasks.Inbox(ctx, tg.agent.ID, relay.InboxQuery{All: in.All, Cursor: in.Cursor, Limit: in.Limit, ContextID: in.ContextID})
 	if err != nil {
 		return s.fail(ctx, ToolInbox, err)
 	}
 	out := InboxResult{Agent: tg.agent.Handle, Tasks: make([]TaskSummary, 0, len(page.Tasks)), NextCursor: page.NextCursor, Untrusted: true}
 	for _, t := range page.Tasks {
-		if in.ContextID != "" && t.A2A.ContextID != in.ContextID {
-			continue
-		}
 		out.Tasks = append(out.Tasks, TaskSummary{ID: string(t.ID()), ContextID: t.A2A.ContextID, From: t.PeerLabel,
 			State: switchboard.ShortState(t.State()), Text: relay.LastUserText(&t.A2A), CreatedAt: t.CreatedAt})
 	}

@@ -118,6 +118,8 @@ type InboxQuery struct {
 	Cursor string // continue after the page whose NextCursor this is
 	// Limit is the most tasks of the page, 1 to MaxInbox; 0: MaxInbox.
 	Limit int
+	// ContextID, when set, lists only the tasks of that conversation.
+	ContextID string
 }
 
 // InboxPage is one page of an inbox.
@@ -145,6 +147,9 @@ func (s *Service) Inbox(ctx context.Context, agentID string, q InboxQuery) (*Inb
 	f := switchboard.TaskFilter{AgentID: &agentID, OldestFirst: true, Limit: limit + 1, NoTotal: true}
 	if !q.All {
 		f.States = InboxStates
+	}
+	if q.ContextID != "" {
+		f.ContextID = &q.ContextID
 	}
 	if q.Cursor != "" {
 		// An inbox cursor has a page token's form (encodeCursor), with the
