@@ -118,6 +118,13 @@ func TestHTTPErrors(t *testing.T) {
 				t.Errorf("%s: HTTP %d code %d, want 400 -32020: %s", name, r.status, code, r.body)
 			}
 		}
+		// A 2026-07-28 header over a body that names no version: invalid
+		// params, as the SDK answers (docs/mcp.md).
+		r := w.post(url, secret, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
+			map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+		if code, _ := rpcError(r); r.status != http.StatusBadRequest || code != -32602 {
+			t.Errorf("HeaderWithoutMeta: HTTP %d code %d, want 400 -32602: %s", r.status, code, r.body)
+		}
 	})
 	t.Run("WrongTokens", func(t *testing.T) {
 		other := w.agent("other")

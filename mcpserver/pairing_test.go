@@ -5,11 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchboard-dev/switchboard/mcpserver"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
 
 // TestPairingRequests lists the agent's pending pairing requests with the
-// go-sdk client: the code, the claimed names and card, the approval link,
+// go-sdk client, in every protocol version: the code, the claimed names and card, the approval link,
 // and never the requester's address; another agent's request is not shown.
 func TestPairingRequests(t *testing.T) {
 	w := newWorld(t, "sqlite", nil)
@@ -21,7 +23,15 @@ func TestPairingRequests(t *testing.T) {
 	_, err = w.pairing.Authorize(ctx, other, pairing.Request{ClientName: "Carol", Requester: "203.0.113.10"})
 	must(t, err)
 
-	cs := connect(t, w.mcpURL(helper), w.mcpToken(helper, "claude"), "2025-11-25")
+	secret := w.mcpToken(helper, "claude")
+	for _, version := range mcpserver.ProtocolVersions {
+		t.Run(version, func(t *testing.T) { checkPairingRequests(t, w, connect(t, w.mcpURL(helper), secret, version), g) })
+	}
+}
+
+// checkPairingRequests calls pairing_requests and checks it lists the one
+// request g of the agent helper.
+func checkPairingRequests(t *testing.T, w *world, cs *mcp.ClientSession, g *pairing.Grant) {
 	got := call(t, cs, "pairing_requests", nil)
 	reqs, _ := got["requests"].([]any)
 	if len(reqs) != 1 {

@@ -116,7 +116,8 @@ func TestMCPOAuthFlow(t *testing.T) {
 	if asm["issuer"] != issuer || asm["authorization_endpoint"] != issuer+"/oauth/authorize" ||
 		asm["registration_endpoint"] != issuer+"/oauth/register" || asm["token_endpoint"] != issuer+"/oauth/token" ||
 		!strings.Contains(mustJSONString(t, asm["code_challenge_methods_supported"]), "S256") ||
-		!strings.Contains(mustJSONString(t, asm["grant_types_supported"]), "refresh_token") {
+		!strings.Contains(mustJSONString(t, asm["grant_types_supported"]), "refresh_token") ||
+		asm["revocation_endpoint"] != issuer+"/oauth/revoke" || asm["authorization_response_iss_parameter_supported"] != true {
 		t.Fatalf("authorization server metadata: %v", asm)
 	}
 
