@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -331,5 +333,58 @@ func TestMCPOAuthAccount(t *testing.T) {
 	}
 	if got := mcpStatus(t, base+"/a/desk/mcp", access); got != http.StatusUnauthorized {
 		t.Fatalf("the account token on an agent's endpoint: HTTP %d", got)
+	}
+}
+
+// TestMCPOAuthRegistrationRefusals: dynamic client registration over HTTP
+// refuses bad metadata (400), a body over 8 KiB (413), an eleventh
+// registration from one address in an hour (429), and a hundred-and-first
+// client while none can be pruned (503 temporarily_unavailable). Clients
+// come from many addresses through a trusted proxy's X-Forwarded-For.
+func TestMCPOAuthRegistrationRefusals(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	register := func(from, body string) (int, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequest("POST", m.URL()+"/oauth/register", strings.NewReader(body))
+		must(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", from)
+		res, err := http.DefaultClient.Do(req)
+		must(t, err)
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+	good := `{"client_name":"c","redirect_uris":["http://127.0.0.1/callback"]}`
+	for body, want := range map[string]string{
+		`{"client_name":"c","redirect_uris":["http://app.example/cb"]}`:                                                  "invalid_redirect_uri",
+		`{"client_name":"c","redirect_uris":["http://127.0.0.1/cb"],"token_endpoint_auth_method":"client_secret_basic"}`: "invalid_client_metadata",
+		`{"client_name":`: "invalid_client_metadata",
+	} {
+		if status, out := register("198.51.100.1", body); status != http.StatusBadRequest || out["error"] != want {
+			t.Errorf("%s: %d %v, want 400 %s", body, status, out, want)
+		}
+	}
+	if status, _ := register("198.51.100.1", `{"client_name":"`+strings.Repeat("a", 9<<10)+`"}`); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 9 KiB body: %d, want 413", status)
+	}
+	for i := range 10 {
+		if status, out := register("198.51.100.2", good); status != http.StatusCreated {
+			t.Fatalf("registration %d: %d %v", i+1, status, out)
+		}
+	}
+	if status, out := register("198.51.100.2", good); status != http.StatusTooManyRequests {
+		t.Errorf("the eleventh from one address: %d %v, want 429", status, out)
+	}
+	for i := 10; i < 100; i++ {
+		if status, out := register(fmt.Sprintf("203.0.113.%d", i), good); status != http.StatusCreated {
+			t.Fatalf("client %d: %d %v", i+1, status, out)
+		}
+	}
+	if status, out := register("192.0.2.1", good); status != http.StatusServiceUnavailable || out["error"] != "temporarily_unavailable" {
+		t.Errorf("the 101st client: %d %v, want 503 temporarily_unavailable", status, out)
 	}
 }
