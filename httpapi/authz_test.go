@@ -438,7 +438,8 @@ func authzRows() map[string]authzRow {
 			req: func(e *estate) authzReq {
 				return authzReq{method: "POST", path: "/agents/" + e.agent.Handle + "/front/verify"}
 			}},
-		"GET /agents/{ref}/pairings": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+		// The list: those who may decide (decision()).
+		"GET /agents/{ref}/pairings": {access: httpapi.AccessOwnerOrAgent, want: decision(),
 			req: func(e *estate) authzReq {
 				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/pairings"}
 			},
