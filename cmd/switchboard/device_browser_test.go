@@ -19,8 +19,8 @@ import (
 // next poll gets the token; the page runs no script and the browser
 // reports no policy violation.
 func TestDevicePageInBrowser(t *testing.T) {
-	p := newBrowserPage(t)
 	m := MustRunMain(t, t.TempDir(), "")
+	p := newBrowserPage(t) // closed before the server, whose shutdown would wait 5 s for the browser's open connections
 	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
 	device, code := requestCode(t, m.URL()+"/a/helper", url.Values{"client_name": {xssName}, "client_id": {"barry-cli"}})
 
