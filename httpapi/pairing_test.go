@@ -2,8 +2,12 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +18,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/pairing"
+	"github.com/switchboard-dev/switchboard/wake"
 )
 
 // testClock is a clock a test moves by hand.
@@ -540,5 +546,211 @@ func TestPairingLanding(t *testing.T) {
 	}
 	if html := h.do("GET", addr, map[string]string{"Accept": "text/html"}, ""); strings.Contains(string(html.body), "/device") {
 		t.Fatalf("pairing off, landing page:\n%s", html.body)
+	}
+}
+
+// withLoopbackProxy trusts the test client's loopback address as a proxy:
+// a request counts as the client its X-Forwarded-For names.
+var withLoopbackProxy = withConfig(func(c *httpapi.Config) {
+	c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+})
+
+// TestPairingHourlyLimit: an agent takes pairing.DefaultMaxPerHour requests
+// in any hour, from any number of addresses; the next is refused with 429
+// slow_down and Retry-After, also after the owner denied some (a decision
+// does not give a request back), while another agent still takes requests;
+// an hour after the first ones, it takes requests again.
+func TestPairingHourlyLimit(t *testing.T) {
+	clock := newTestClock()
+	h := newHarness(t, withPairing(pairing.Config{Now: clock.Now, MaxPending: 1000}), withLoopbackProxy)
+	g, other := h.agent("alice"), h.agent("bob")
+	client := 0
+	ask := func(g *switchboard.Agent) *response { // each from an address of its own
+		client++
+		return h.deviceAuth(h.addr(g), url.Values{"client_id": {"c"}}, map[string]string{"X-Forwarded-For": fmt.Sprintf("198.51.%d.%d", client/250, 1+client%250)})
+	}
+	for i := range pairing.DefaultMaxPerHour {
+		r := ask(g)
+		if r.status != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i+1, r.status, r.body)
+		}
+		if i < 3 {
+			if d := h.owner("POST", "/agents/alice/pairings/"+r.json["user_code"].(string)+"/deny", h.operatorToken, nil); d.status != http.StatusOK {
+				t.Fatalf("deny: %d %s", d.status, d.body)
+			}
+		}
+		if i == 0 {
+			clock.advance(30 * time.Minute) // the first in the hour's first half, the others in its second
+		}
+	}
+	r := ask(g)
+	wantOAuthError(t, r, http.StatusTooManyRequests, "slow_down")
+	if r.header.Get("Retry-After") != "600" || !strings.Contains(r.json["error_description"].(string), "in the last hour") {
+		t.Fatalf("refused with Retry-After %q: %s", r.header.Get("Retry-After"), r.body)
+	}
+	if r := ask(other); r.status != http.StatusOK {
+		t.Fatalf("another agent: %d %s", r.status, r.body)
+	}
+	list := h.owner("GET", "/agents/alice/pairings", h.operatorToken, nil)
+	if n := strings.Count(string(list.body), "user_code"); n != pairing.DefaultMaxPerHour-3 {
+		t.Fatalf("%d pending requests listed, want %d", n, pairing.DefaultMaxPerHour-3)
+	}
+
+	clock.advance(29 * time.Minute) // 59 minutes after the first: still full
+	wantOAuthError(t, ask(g), http.StatusTooManyRequests, "slow_down")
+	clock.advance(2 * time.Minute) // the first is more than an hour old: one more
+	if r := ask(g); r.status != http.StatusOK {
+		t.Fatalf("an hour after the first request: %d %s", r.status, r.body)
+	}
+	wantOAuthError(t, ask(g), http.StatusTooManyRequests, "slow_down")
+}
+
+// recordingWaker answers every wake 202 and keeps what it was sent.
+type recordingWaker struct {
+	mu    sync.Mutex
+	wakes []switchboard.Wake
+}
+
+func (r *recordingWaker) Wake(_ context.Context, _ *switchboard.Agent, _ *switchboard.WakeConfig, w *switchboard.Wake) (*wake.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.wakes = append(r.wakes, *w)
+	return &wake.Result{Status: http.StatusAccepted}, nil
+}
+
+func (r *recordingWaker) sent() []switchboard.Wake {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.wakes)
+}
+
+// withPairingWakes serves the wake routes, sends wakes to waker, and
+// queues a pairing_request wake for each new pairing request, as cmd
+// does; *wakes is set to the wake service.
+func withPairingWakes(t testing.TB, waker wake.Waker, wakes **wake.Service) harnessOption {
+	return withDeps(func(d *httpapi.Deps) {
+		bus := membus.New()
+		t.Cleanup(func() { _ = bus.Close() })
+		store := d.Agents.(switchboard.Store)
+		ws := wake.NewService(store, store, bus, waker, slog.New(slog.DiscardHandler))
+		d.Wakes, *wakes = ws, ws
+		d.Pairing.OnRequest = func(ctx context.Context, _ *switchboard.Agent, p *switchboard.Pairing) error {
+			_, err := ws.Enqueue(ctx, pairing.WakeRequest(p))
+			return err
+		}
+	})
+}
+
+// TestPairingRefusedRequestWakesNoOne: a request refused with 429, for
+// any of the limits (too many pending, too many from the address, too many
+// in the hour), queues no pairing_request wake; each accepted one queues
+// one.
+func TestPairingRefusedRequestWakesNoOne(t *testing.T) {
+	var wakes *wake.Service
+	h := newHarness(t, withPairing(pairing.Config{MaxPending: 1, MaxPerRequester: 2, MaxPerHour: 3}), withPairingWakes(t, &recordingWaker{}, &wakes), withLoopbackProxy)
+	g := h.agent("alice")
+	if r := h.owner("PUT", "/agents/alice/wake", h.operatorToken, map[string]any{"url": "https://wake.example/hook"}); r.status != http.StatusOK {
+		t.Fatalf("set the wake: %d %s", r.status, r.body)
+	}
+	ask := func(name, from string) *response {
+		t.Helper()
+		return h.deviceAuth(h.addr(g), url.Values{"client_name": {name}}, map[string]string{"X-Forwarded-For": from})
+	}
+	var want []string // the wakes' contexts and senders
+	request := func(name, from string) string {
+		t.Helper()
+		r := ask(name, from)
+		if r.status != http.StatusOK {
+			t.Fatalf("%s from %s: %d %s", name, from, r.status, r.body)
+		}
+		code := r.json["user_code"].(string)
+		want = append(want, "pairing-"+strings.ReplaceAll(code, "-", "")+" "+name)
+		return code
+	}
+	deny := func(code string) {
+		t.Helper()
+		if d := h.owner("POST", "/agents/alice/pairings/"+code+"/deny", h.operatorToken, nil); d.status != http.StatusOK {
+			t.Fatalf("deny: %d %s", d.status, d.body)
+		}
+	}
+	refuse := func(name, from, why string) {
+		t.Helper()
+		r := ask(name, from)
+		wantOAuthError(t, r, http.StatusTooManyRequests, "slow_down")
+		if !strings.Contains(r.json["error_description"].(string), why) {
+			t.Fatalf("%s from %s refused for %q, want %q", name, from, r.json["error_description"], why)
+		}
+	}
+
+	a := request("A", "198.51.100.1")
+	refuse("B", "198.51.100.2", "waiting") // A is pending
+	deny(a)
+	deny(request("C", "198.51.100.1"))
+	refuse("D", "198.51.100.1", "your address") // two from .1
+	deny(request("E", "198.51.100.2"))
+	refuse("F", "198.51.100.3", "last hour") // three to alice
+
+	ws, err := h.db.FindWakes(context.Background(), g.ID, 20)
+	must(t, err)
+	var got []string
+	for _, w := range ws {
+		if w.Kind != switchboard.WakePairingRequest || w.Count != 1 {
+			t.Fatalf("wake %+v", w)
+		}
+		got = append(got, w.ContextID+" "+w.From)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("wakes %v, want one for each accepted request: %v", got, want)
+	}
+}
+
+// TestPairingWakeCountsInWakeCap: a pairing_request wake is sent within the
+// agent's hourly wake cap like any other wake: with a cap of one, once it
+// is sent, a peer's message waits for the next hour, and so does the wake
+// of the next pairing request.
+func TestPairingWakeCountsInWakeCap(t *testing.T) {
+	var wakes *wake.Service
+	waker := &recordingWaker{}
+	h := newHarness(t, withPairing(pairing.Config{}), withPairingWakes(t, waker, &wakes))
+	g := h.agent("alice")
+	if r := h.owner("PUT", "/agents/alice/wake", h.operatorToken, map[string]any{"url": "https://wake.example/hook",
+		"debounce_seconds": 0, "max_per_hour": 1}); r.status != http.StatusOK {
+		t.Fatalf("set the wake: %d %s", r.status, r.body)
+	}
+	first := h.deviceAuth(h.addr(g), url.Values{"client_name": {"Barry"}}, nil)
+	if first.status != http.StatusOK {
+		t.Fatalf("request: %d %s", first.status, first.body)
+	}
+	h.send(g, h.peerToken(g, "carol"), "m-1", "hello")
+	if r := h.deviceAuth(h.addr(g), url.Values{"client_name": {"Dave"}}, nil); r.status != http.StatusOK {
+		t.Fatalf("the second request: %d %s", r.status, r.body)
+	}
+
+	// One pass of the sender sees all three due, in the order they came.
+	before := time.Now()
+	if n, err := wakes.SendDue(context.Background(), wake.SenderConfig{}); err != nil || n != 1 {
+		t.Fatalf("SendDue claimed %d: %v", n, err)
+	}
+	sent := waker.sent()
+	if len(sent) != 1 || sent[0].Kind != switchboard.WakePairingRequest || sent[0].From != "Barry" {
+		t.Fatalf("sent %+v", sent)
+	}
+	ws, err := h.db.FindWakes(context.Background(), g.ID, 20)
+	must(t, err)
+	held := map[switchboard.WakeKind]string{}
+	for _, w := range ws {
+		if w.State == switchboard.WakeSent {
+			continue
+		}
+		next := before.Truncate(time.Hour).Add(time.Hour)
+		if w.State != switchboard.WakePending || w.LastError != "the hourly cap is used up" || w.DueAt.Before(next) {
+			t.Fatalf("a wake over the cap: %+v (due at %v, the next hour starts at %v)", w, w.DueAt, next)
+		}
+		held[w.Kind] = w.From
+	}
+	if len(ws) != 3 || held[switchboard.WakeInbound] != "carol" || held[switchboard.WakePairingRequest] != "Dave" {
+		t.Fatalf("wakes %+v", ws)
 	}
 }

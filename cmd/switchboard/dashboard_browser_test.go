@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // chromiumPath is where Debian's chromium package puts the browser.
@@ -100,6 +102,29 @@ func (p *browserPage) checkClean(t *testing.T) {
 		}
 		t.Errorf("in the browser: %s", s)
 	}
+}
+
+// expectStatus waits for the browser's report of a response with the
+// status, which the test expects (checkClean lets only 401 and 422 pass),
+// and takes every such report from what went wrong.
+func (p *browserPage) expectStatus(t *testing.T, status int) {
+	t.Helper()
+	want := fmt.Sprintf("status of %d", status)
+	testwait.For(t, "the browser's report of a "+want, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		kept := p.problems[:0]
+		found := false
+		for _, s := range p.problems {
+			if strings.Contains(s, want) && !strings.Contains(s, "exception") {
+				found = true
+				continue
+			}
+			kept = append(kept, s)
+		}
+		p.problems = kept
+		return found
+	})
 }
 
 // do runs actions in the tab, each wait bounded by d.

@@ -1,14 +1,23 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/netip"
 	"net/url"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/dashboard"
 )
 
 // pageClient is a browser-like client of one server: cookies kept,
@@ -17,6 +26,9 @@ type pageClient struct {
 	t    *testing.T
 	base string
 	hc   *http.Client
+	// forwardedFor, if set, is sent as X-Forwarded-For: behind a trusted
+	// proxy, the client counts as that address.
+	forwardedFor string
 }
 
 func newPageClient(t *testing.T, base string) *pageClient {
@@ -31,7 +43,11 @@ func newPageClient(t *testing.T, base string) *pageClient {
 
 func (c *pageClient) get(path string) (*http.Response, string) {
 	c.t.Helper()
-	res, err := c.hc.Get(c.base + path)
+	req, _ := http.NewRequest("GET", c.base+path, nil)
+	if c.forwardedFor != "" {
+		req.Header.Set("X-Forwarded-For", c.forwardedFor)
+	}
+	res, err := c.hc.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -46,6 +62,9 @@ func (c *pageClient) post(path, origin string, form url.Values) (*http.Response,
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if origin != "" {
 		req.Header.Set("Origin", origin)
+	}
+	if c.forwardedFor != "" {
+		req.Header.Set("X-Forwarded-For", c.forwardedFor)
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {
@@ -80,7 +99,19 @@ func (c *pageClient) signIn(token string) {
 // and user codes.
 func requestCode(t *testing.T, addr string, form url.Values) (device, user string) {
 	t.Helper()
-	res, err := http.PostForm(addr+"/oauth/device_authorization", form)
+	return requestCodeWith(t, addr, form, "")
+}
+
+// requestCodeWith is requestCode presenting a bearer token (none if empty),
+// as a re-pairing does.
+func requestCodeWith(t *testing.T, addr string, form url.Values, bearer string) (device, user string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", addr+"/oauth/device_authorization", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,5 +216,271 @@ func TestDevicePage(t *testing.T) {
 	cli(t, m, "agent", "update", "helper", "--pairing", "off")
 	if res, _ := anon.get(page); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("the page with pairing off: %d", res.StatusCode)
+	}
+}
+
+// pendingCodes returns the codes of the pending pairing requests of the
+// account whose owner token is ownerToken (the generated one if empty).
+func pendingCodes(t *testing.T, m *Main, ownerToken string) []string {
+	t.Helper()
+	args := []string{"--json", "pairing", "list"}
+	if ownerToken != "" {
+		args = append([]string{"--owner-token", ownerToken}, args...)
+	}
+	var all []agentPairings
+	if err := json.Unmarshal([]byte(cli(t, m, args...)), &all); err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, a := range all {
+		for _, p := range a.Pairings {
+			codes = append(codes, p.UserCode)
+		}
+	}
+	return codes
+}
+
+// pollOnce asks the address's token endpoint once with the device code
+// and returns the answer's status and body.
+func pollOnce(t *testing.T, addr, device string) (int, string) {
+	t.Helper()
+	res, err := http.PostForm(addr+"/oauth/token", url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"}, "device_code": {device}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	return res.StatusCode, string(b)
+}
+
+// TestDevicePageLookupLimit: one address may look codes up or decide
+// dashboard.DefaultSignInsPerMinute times a minute on the /device pages;
+// the next lookup and the next decision are answered 429 with Retry-After
+// (the decision is not applied), while another address is still served.
+func TestDevicePageLookupLimit(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	})
+	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
+	page := "/a/helper/device"
+
+	// The limiter counts per calendar minute: a run that crosses a minute
+	// starts again, with a new request, from another address.
+	var code string
+	for attempt := 1; ; attempt++ {
+		_, code = requestCode(t, m.URL()+"/a/helper", url.Values{"client_name": {"Barry"}})
+		minute := time.Now().Truncate(time.Minute)
+		c := newPageClient(t, m.URL())
+		c.forwardedFor = fmt.Sprintf("198.51.100.%d", attempt)
+		if res, _ := c.get(page); res.StatusCode != http.StatusOK { // the entry form alone is not a lookup
+			t.Fatalf("the entry form: %d", res.StatusCode)
+		}
+		res, body := c.get(page + "?user_code=" + code)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("the first lookup: %d\n%s", res.StatusCode, body)
+		}
+		csrf := pageCSRF(t, body)
+		statuses := []int{res.StatusCode}
+		for range dashboard.DefaultSignInsPerMinute - 1 {
+			res, _ := c.get(page + "?user_code=BBBB-2222")
+			statuses = append(statuses, res.StatusCode)
+		}
+		over, overBody := c.get(page + "?user_code=" + code)
+		deny, denyBody := c.post(page, m.URL(), url.Values{"csrf": {csrf}, "user_code": {code}, "decision": {"deny"}})
+		if !time.Now().Truncate(time.Minute).Equal(minute) && attempt < 3 {
+			continue
+		}
+		for i, s := range statuses[1:] {
+			if s != http.StatusNotFound {
+				t.Fatalf("lookup %d of %d: %d", i+2, dashboard.DefaultSignInsPerMinute, s)
+			}
+		}
+		for what, r := range map[string]*http.Response{"lookup": over, "decision": deny} {
+			retry, err := strconv.Atoi(r.Header.Get("Retry-After"))
+			if r.StatusCode != http.StatusTooManyRequests || err != nil || retry < 1 || retry > 60 {
+				t.Fatalf("the %s over the limit: %d, Retry-After %q", what, r.StatusCode, r.Header.Get("Retry-After"))
+			}
+		}
+		if !strings.Contains(overBody, "Too many code lookups") || !strings.Contains(denyBody, "Too many code lookups") {
+			t.Fatalf("the pages over the limit:\n%s\n%s", overBody, denyBody)
+		}
+		break
+	}
+	if codes := pendingCodes(t, m, ""); !slices.Contains(codes, code) {
+		t.Fatalf("pending after a refused deny: %v", codes)
+	}
+	other := newPageClient(t, m.URL())
+	other.forwardedFor = "203.0.113.7"
+	if res, body := other.get(page + "?user_code=" + code); res.StatusCode != http.StatusOK || !strings.Contains(body, code) {
+		t.Fatalf("another address: %d\n%s", res.StatusCode, body)
+	}
+}
+
+// expirePairing moves the expiry of m's pending request with the code to
+// a minute ago, in the SQLite file behind m.
+func expirePairing(t *testing.T, m *Main, code string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", "file:"+filepath.Join(m.Config.DataDir, "switchboard.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	res, err := raw.Exec(`UPDATE pairings SET expires_at = $1 WHERE user_code = $2`,
+		time.Now().Add(-time.Minute).UnixNano(), strings.ReplaceAll(code, "-", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("expire %s: %d rows", code, n)
+	}
+}
+
+// TestDevicePageExpiredAndDecided: the page of an expired code answers 410
+// and of a decided one 409, saying which, with no form to decide it; a
+// decision posted for either is 409; a redeemed request is gone (404).
+func TestDevicePageExpiredAndDecided(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
+	addr := m.URL() + "/a/helper"
+	page := "/a/helper/device"
+	anon := newPageClient(t, m.URL())
+	_, pending := requestCode(t, addr, url.Values{"client_name": {"Barry"}})
+	_, body := anon.get(page + "?user_code=" + pending)
+	csrf := pageCSRF(t, body)
+
+	noForm := func(body string) bool { return !strings.Contains(body, `name="decision"`) }
+	_, expired := requestCode(t, addr, url.Values{"client_name": {"Late"}})
+	expirePairing(t, m, expired)
+	if res, body := anon.get(page + "?user_code=" + expired); res.StatusCode != http.StatusGone || !strings.Contains(body, "That code has expired") || !noForm(body) {
+		t.Fatalf("an expired code: %d\n%s", res.StatusCode, body)
+	}
+	if res, body := anon.post(page, m.URL(), url.Values{"csrf": {csrf}, "user_code": {expired}, "decision": {"deny"}}); res.StatusCode != http.StatusConflict {
+		t.Fatalf("denying an expired code: %d\n%s", res.StatusCode, body)
+	}
+
+	_, denied := requestCode(t, addr, url.Values{"client_name": {"Mallory"}})
+	cli(t, m, "pairing", "deny", denied)
+	if res, body := anon.get(page + "?user_code=" + denied); res.StatusCode != http.StatusConflict || !strings.Contains(body, "That request was denied already") || !noForm(body) {
+		t.Fatalf("a denied code: %d\n%s", res.StatusCode, body)
+	}
+
+	device, approved := requestCode(t, addr, url.Values{"client_name": {"Barry"}})
+	cli(t, m, "pairing", "approve", approved)
+	if res, body := anon.get(page + "?user_code=" + approved); res.StatusCode != http.StatusConflict || !strings.Contains(body, "That request was approved already") || !noForm(body) {
+		t.Fatalf("an approved code: %d\n%s", res.StatusCode, body)
+	}
+	if res, body := anon.post(page, m.URL(), url.Values{"csrf": {csrf}, "user_code": {approved}, "decision": {"deny"}}); res.StatusCode != http.StatusConflict {
+		t.Fatalf("denying an approved code: %d\n%s", res.StatusCode, body)
+	}
+	if status, body := pollOnce(t, addr, device); status != http.StatusOK {
+		t.Fatalf("redeem: %d %s", status, body)
+	}
+	if res, body := anon.get(page + "?user_code=" + approved); res.StatusCode != http.StatusNotFound || !strings.Contains(body, "No request has that code") {
+		t.Fatalf("a redeemed code: %d\n%s", res.StatusCode, body)
+	}
+}
+
+// TestDevicePageCSRFCookie: the page's CSRF cookie is HttpOnly,
+// SameSite=Strict, scoped to the page's path, lasts an hour, is not Secure
+// over http, holds the form's token, and is kept, not replaced, on the
+// next visit.
+func TestDevicePageCSRFCookie(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
+	_, code := requestCode(t, m.URL()+"/a/helper", url.Values{"client_name": {"Barry"}})
+	c := newPageClient(t, m.URL())
+	res, body := c.get("/a/helper/device?user_code=" + code)
+	var ck *http.Cookie
+	for _, k := range res.Cookies() {
+		if k.Name == "switchboard_device" {
+			ck = k
+		}
+	}
+	if ck == nil {
+		t.Fatalf("no CSRF cookie: %v", res.Header["Set-Cookie"])
+	}
+	if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "/a/helper/device" || ck.Secure || ck.MaxAge != 3600 || len(ck.Value) != 43 {
+		t.Fatalf("the CSRF cookie: %s", res.Header.Get("Set-Cookie"))
+	}
+	if pageCSRF(t, body) != ck.Value {
+		t.Fatal("the form's token is not the cookie's")
+	}
+	res, body = c.get("/a/helper/device?user_code=" + code)
+	if len(res.Cookies()) != 0 || pageCSRF(t, body) != ck.Value {
+		t.Fatalf("the second visit: %v", res.Header["Set-Cookie"])
+	}
+}
+
+// TestDevicePageOtherAccount: the owner of another account, signed in to
+// the console, is offered no approval of an agent not theirs, and an
+// approval posted anyway is refused (403) and leaves the request pending;
+// the agent's owner, signed in, approves it.
+func TestDevicePageOtherAccount(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	token := func(name string) string {
+		var a struct {
+			Token string `json:"token"`
+		}
+		if err := json.Unmarshal([]byte(cli(t, m, "--json", "account", "create", name)), &a); err != nil || a.Token == "" {
+			t.Fatalf("account create %s: %v", name, err)
+		}
+		return a.Token
+	}
+	alice, mallory := token("alice"), token("mallory")
+	cli(t, m, "--owner-token", alice, "agent", "create", "helper", "--mode", "inbox")
+	cli(t, m, "--owner-token", mallory, "agent", "create", "mallorys", "--mode", "inbox")
+	_, code := requestCode(t, m.URL()+"/a/helper", url.Values{"client_name": {"Barry"}})
+	_, own := requestCode(t, m.URL()+"/a/mallorys", url.Values{"client_name": {"Barry"}})
+	page := "/a/helper/device"
+
+	other := newPageClient(t, m.URL())
+	other.signIn(mallory)
+	if _, body := other.get("/a/mallorys/device?user_code=" + own); !strings.Contains(body, `value="approve"`) {
+		t.Fatalf("mallory is not offered approval of her own agent:\n%s", body)
+	}
+	_, body := other.get(page + "?user_code=" + code)
+	if strings.Contains(body, `value="approve"`) || !strings.Contains(body, `value="deny"`) {
+		t.Fatalf("another account's owner is offered approval:\n%s", body)
+	}
+	res, body := other.post(page, m.URL(), url.Values{"csrf": {pageCSRF(t, body)}, "user_code": {code}, "decision": {"approve"}, "label": {"mallory"}})
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(body, "Only the agent&#39;s owner") {
+		t.Fatalf("another account's owner approving: %d\n%s", res.StatusCode, body)
+	}
+	if codes := pendingCodes(t, m, alice); len(codes) != 1 || codes[0] != code {
+		t.Fatalf("pending after a refused approval: %v", codes)
+	}
+
+	owner := newPageClient(t, m.URL())
+	owner.signIn(alice)
+	_, body = owner.get(page + "?user_code=" + code)
+	res, body = owner.post(page, m.URL(), url.Values{"csrf": {pageCSRF(t, body)}, "user_code": {code}, "decision": {"approve"}})
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "Approved") {
+		t.Fatalf("the owner approving: %d\n%s", res.StatusCode, body)
+	}
+}
+
+// TestDevicePageShowsReplaces: a re-pairing request (one that presented an
+// active peer token of the agent) shows the label of the token an approval
+// replaces; a request with an unknown bearer or none shows no such line.
+func TestDevicePageShowsReplaces(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "token", "issue", "--agent", "helper", "barry")), &tok); err != nil || tok.Token == "" {
+		t.Fatalf("token issue: %v", err)
+	}
+	addr := m.URL() + "/a/helper"
+	c := newPageClient(t, m.URL())
+	for bearer, want := range map[string]bool{tok.Token: true, "sbp_bogus": false, "": false} {
+		_, code := requestCodeWith(t, addr, url.Values{"client_name": {"Barry"}}, bearer)
+		res, body := c.get("/a/helper/device?user_code=" + code)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("the request page: %d\n%s", res.StatusCode, body)
+		}
+		if got := strings.Contains(body, "<dt>Replaces</dt><dd>the active token “barry”</dd>"); got != want {
+			t.Fatalf("bearer %q: Replaces shown %v, want %v:\n%s", bearer, got, want, body)
+		}
 	}
 }
