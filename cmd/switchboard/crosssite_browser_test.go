@@ -18,8 +18,8 @@ import (
 // sign-in cookie, which the browser leaves out of a cross-site navigation,
 // is sent by the page's own reload), and no page asks for the token again.
 func TestSignedInOwnerArrivesFromAnotherSite(t *testing.T) {
-	p := newBrowserPage(t)
 	m := MustRunMain(t, t.TempDir(), "")
+	p := newBrowserPage(t) // closed before the server, which then waits for no connection of the browser
 	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
 	_, code := requestCode(t, m.URL()+"/a/helper", url.Values{"client_name": {"barry"}, "client_id": {"barry-cli"}})
 
