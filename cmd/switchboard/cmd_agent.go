@@ -45,13 +45,14 @@ type agentFields struct {
 	ExtendedSkills string  `name:"extended-skills" help:"Skills shown only to authenticated peers (JSON array or @FILE)."`
 	AcceptsTasks   *bool   `name:"accepts-tasks" negatable:"" help:"Whether the agent takes new tasks."`
 	Pairing        *string `name:"pairing" help:"Who approves peers' pairing requests: human (the owner; default), agent (the owner or the agent), or off (no pairing)."`
+	MCP            *bool   `name:"mcp" negatable:"" help:"Whether the agent's MCP endpoint ({address}/mcp) is served (default: yes; --no-mcp: it answers 404)."`
 }
 
 // request returns the body of POST or PATCH /agents with the fields the
 // flags give; the others are absent.
 func (f *agentFields) request() (ownerapi.AgentRequest, error) {
 	b := ownerapi.AgentRequest{Name: f.Name, Description: f.Description, Mode: f.Mode, Endpoint: f.Endpoint,
-		Version: f.Version, AcceptsTasks: f.AcceptsTasks, Pairing: f.Pairing, Upstream: f.Upstream, UpstreamCardURL: f.UpstreamCard}
+		Version: f.Version, AcceptsTasks: f.AcceptsTasks, Pairing: f.Pairing, MCP: f.MCP, Upstream: f.Upstream, UpstreamCardURL: f.UpstreamCard}
 	var err error
 	if b.Skills, err = skillsFlag("skills", f.Skills); err != nil {
 		return b, err
@@ -203,6 +204,11 @@ func printAgent(cl *client, g *ownerapi.Agent) {
 	fmt.Fprintf(tw, "accepts tasks\t%v\n", g.AcceptsTasks)
 	fmt.Fprintf(tw, "approved\t%v\n", g.Approved)
 	fmt.Fprintf(tw, "pairing\t%s\n", g.Pairing)
+	if g.MCPURL != "" {
+		fmt.Fprintf(tw, "mcp\t%s\n", g.MCPURL)
+	} else {
+		fmt.Fprintf(tw, "mcp\toff\n")
+	}
 	fmt.Fprintf(tw, "communities\t%s\n", strings.Join(g.Communities, ", "))
 	fmt.Fprintf(tw, "skills\t%d public, %d extended\n", len(g.Skills), len(g.ExtendedSkills))
 	fmt.Fprintf(tw, "address\t%s\n", g.Address)
@@ -232,7 +238,7 @@ func (c *AgentUpdateCmd) Run(ctx context.Context, cli *CLI) error {
 		return err
 	}
 	if body == (ownerapi.AgentRequest{}) {
-		return fmt.Errorf("nothing to change: give at least one of --name, --description, --mode, --card-version, --skills, --extended-skills, --[no-]accepts-tasks, --pairing")
+		return fmt.Errorf("nothing to change: give at least one of --name, --description, --mode, --card-version, --skills, --extended-skills, --[no-]accepts-tasks, --pairing, --[no-]mcp")
 	}
 	var g ownerapi.Agent
 	if printed, err := cl.call(ctx, "PATCH", "/agents/"+pathEscape(c.Agent), body, &g); err != nil || printed {

@@ -86,3 +86,30 @@ func mcpStatus(t *testing.T, url, token string) int {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode
 }
+
+// TestAgentMCPSwitch: switchboard agent create --no-mcp and agent update
+// --[no-]mcp turn an agent's MCP endpoint off (404) and on (401 without a
+// token); agent show says which.
+func TestAgentMCPSwitch(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	endpoint := m.URL() + "/a/helper/mcp"
+	if out := cli(t, m, "agent", "create", "helper", "--mode", "inbox", "--no-mcp"); !strings.Contains(out, "helper") {
+		t.Fatalf("create: %s", out)
+	}
+	if got := mcpStatus(t, endpoint, "x"); got != http.StatusNotFound {
+		t.Fatalf("created with --no-mcp: HTTP %d, want 404", got)
+	}
+	if out := cli(t, m, "agent", "show", "helper"); !regexp.MustCompile(`(?m)^mcp\s+off$`).MatchString(out) {
+		t.Fatalf("agent show:\n%s", out)
+	}
+	if out := cli(t, m, "agent", "update", "helper", "--mcp"); !strings.Contains(out, endpoint) {
+		t.Fatalf("update --mcp:\n%s", out)
+	}
+	if got := mcpStatus(t, endpoint, "x"); got != http.StatusUnauthorized {
+		t.Fatalf("after --mcp: HTTP %d, want 401", got)
+	}
+	cli(t, m, "agent", "update", "helper", "--no-mcp")
+	if got := mcpStatus(t, endpoint, "x"); got != http.StatusNotFound {
+		t.Fatalf("after --no-mcp: HTTP %d, want 404", got)
+	}
+}
