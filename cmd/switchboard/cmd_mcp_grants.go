@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -36,10 +38,44 @@ func (c *MCPGrantsListCmd) Run(ctx context.Context, cli *CLI) error {
 
 // MCPGrantsRevokeCmd ends an OAuth grant.
 type MCPGrantsRevokeCmd struct {
-	ID string `arg:"" help:"Id of the grant (switchboard mcp grants): its MCP token's, which changes when the client refreshes it."`
+	Grant string `arg:"" name:"grant" help:"The grant (switchboard mcp grants): its label (mcp-…, which stays the grant's while the client refreshes its tokens), or its current id."`
 }
 
-// Run revokes the grant's MCP token, which ends the grant.
+// Run finds the grant by label or id among the MCP tokens that belong to
+// an OAuth grant, and revokes its current token, which ends the grant. A
+// refresh between the two (the id changed) is read again, once.
 func (c *MCPGrantsRevokeCmd) Run(ctx context.Context, cli *CLI) error {
-	return revokeMCPToken(ctx, cli, c.ID, "OAuth grant")
+	cl, err := newClient(cli)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		var all []ownerapi.MCPToken
+		if err := cl.do(ctx, "GET", "/mcp-tokens", nil, &all); err != nil {
+			return err
+		}
+		var found []ownerapi.MCPToken
+		for _, t := range all {
+			if t.Grant != nil && (t.ID == c.Grant || t.Label == c.Grant) {
+				found = append(found, t)
+			}
+		}
+		switch {
+		case len(found) == 0:
+			return fmt.Errorf("no OAuth grant has the label or id %q (see switchboard mcp grants; tokens you created are revoked with switchboard mcp token revoke)", c.Grant)
+		case len(found) > 1:
+			return fmt.Errorf("%d grants of different agents have the label %q: give the grant's id (switchboard mcp grants)", len(found), c.Grant)
+		}
+		var res ownerapi.MCPTokenRevoked
+		printed, err := cl.call(ctx, "DELETE", "/mcp-tokens/"+pathEscape(found[0].ID), nil, &res)
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Status == http.StatusNotFound && attempt == 0 {
+			continue // refreshed meanwhile: its token has a new id
+		}
+		if err != nil || printed {
+			return err
+		}
+		fmt.Fprintf(cl.out, "revoked OAuth grant %s (%s)\n", found[0].Label, res.ID)
+		return nil
+	}
 }

@@ -107,7 +107,22 @@ func TestMCPOAuthClientMetadataDocument(t *testing.T) {
 	if row == nil {
 		t.Fatalf("the grant is not listed:\n%s", list)
 	}
-	if out := cli(t, m, "mcp", "grants", "revoke", row[1]); !strings.Contains(out, "revoked OAuth grant "+row[1]) {
+	// A refresh after the listing changes the grant's id, not its label; a
+	// token the owner created is no grant.
+	status, fresh = postJSON(t, tokenURL, "", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh2}, "client_id": {clientID}})
+	access2, _ = fresh["access_token"].(string)
+	refresh2, _ = fresh["refresh_token"].(string)
+	if status != http.StatusOK || access2 == "" {
+		t.Fatalf("second refresh: %d %v", status, fresh)
+	}
+	if _, err := cliErr(m, "mcp", "grants", "revoke", row[1]); err == nil || !strings.Contains(err.Error(), "no OAuth grant") {
+		t.Fatalf("revoke by the id before the refresh: %v", err)
+	}
+	cli(t, m, "mcp", "token", "create", "--agent", "helper", "--label", "manual")
+	if _, err := cliErr(m, "mcp", "grants", "revoke", "manual"); err == nil || !strings.Contains(err.Error(), "no OAuth grant") {
+		t.Fatalf("revoke a token the owner created as a grant: %v", err)
+	}
+	if out := cli(t, m, "mcp", "grants", "revoke", "mcp-claude-code"); !strings.Contains(out, "revoked OAuth grant mcp-claude-code (") {
 		t.Fatalf("revoke: %s", out)
 	}
 	if got := mcpStatus(t, mcpURL, access2); got != http.StatusUnauthorized {
