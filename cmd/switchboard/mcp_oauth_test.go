@@ -334,6 +334,37 @@ func TestMCPOAuthAccount(t *testing.T) {
 	if got := mcpStatus(t, base+"/a/desk/mcp", access); got != http.StatusUnauthorized {
 		t.Fatalf("the account token on an agent's endpoint: HTTP %d", got)
 	}
+
+	// create_agent makes one agent per grant: a refreshed token has made it.
+	if res := callTool(t, base+"/mcp", access, "create_agent", map[string]any{"handle": "made"}); res.IsError {
+		t.Fatalf("create_agent: %v", res.Content)
+	}
+	refresh, _ := tok["refresh_token"].(string)
+	status, fresh := postJSON(t, base+"/oauth/token", "", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {clientID}})
+	access, _ = fresh["access_token"].(string)
+	if status != http.StatusOK || access == "" {
+		t.Fatalf("refresh: %d %v", status, fresh)
+	}
+	if res := callTool(t, base+"/mcp", access, "create_agent", map[string]any{"handle": "again"}); !res.IsError {
+		t.Fatal("a refreshed token made a second agent")
+	}
+}
+
+// callTool calls one tool at an MCP endpoint with the go-sdk client.
+func callTool(t *testing.T, endpoint, token, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: oauthBearer{token}}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
 }
 
 // TestMCPOAuthRegistrationRefusals: dynamic client registration over HTTP
