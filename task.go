@@ -43,9 +43,14 @@ type Task struct {
 	Seq       int64           // sequence number of the last event in its log
 	// Offered is set once the task has been offered to its agent, which
 	// then needs to hear of a cancellation.
-	Offered   bool
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Offered bool
+	// ContextMinted is set, in memory only, on a task whose context id
+	// Switchboard made when it created the task (the peer's message named
+	// none): no earlier task shares that context, so nothing is mapped to
+	// it yet. It is never stored: a task read back has it false.
+	ContextMinted bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // ID returns the task's id.

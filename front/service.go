@@ -263,7 +263,8 @@ func (s *Service) upstreamIDs(ctx context.Context, t *switchboard.Task, first bo
 		}
 	}
 	var err error
-	if m.UpstreamContextID == "" && m.ContextID != "" {
+	// A context Switchboard made with this task has no upstream context yet.
+	if m.UpstreamContextID == "" && m.ContextID != "" && !t.ContextMinted {
 		if m.UpstreamContextID, err = s.store.FindFrontContext(ctx, t.AgentID, t.PeerID, t.A2A.ContextID); err != nil {
 			return m, err
 		}

@@ -174,9 +174,9 @@ func (s *Service) sendMessage(ctx context.Context, agent *switchboard.Agent, cal
 
 func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, push *switchboard.PushConfig, turn **turnWatch) (*switchboard.Task, error) {
 	msg := cloneMessage(req.Message)
-	contextID := msg.ContextID
+	contextID, minted := msg.ContextID, false
 	if contextID == "" {
-		contextID = switchboard.NewID()
+		contextID, minted = switchboard.NewID(), true
 	} else if !switchboard.ValidRef(contextID) {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "contextId must be 1-%d characters of A-Z a-z 0-9 . _ : -", switchboard.MaxRefLen)
 	}
@@ -191,13 +191,14 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 			History:   []*a2a.Message{msg},
 			Metadata:  req.Metadata,
 		},
-		AgentID:   agent.ID,
-		PeerID:    caller.ID,
-		PeerLabel: caller.Label,
-		PeerKind:  caller.Kind,
-		Protocol:  proto,
-		CreatedAt: now,
-		UpdatedAt: now,
+		AgentID:       agent.ID,
+		PeerID:        caller.ID,
+		PeerLabel:     caller.Label,
+		PeerKind:      caller.Kind,
+		Protocol:      proto,
+		ContextMinted: minted,
+		CreatedAt:     now,
+		UpdatedAt:     now,
 	}
 	change := &switchboard.TaskChange{MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes, Quota: s.quota()}
 	if push != nil {
