@@ -62,12 +62,7 @@ func (b oauthBearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // listTools lists the tools of the MCP endpoint with the go-sdk client.
 func listTools(t *testing.T, endpoint, token string) []string {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: oauthBearer{token}}}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
+	cs := mcpSession(t, endpoint, token)
 	defer cs.Close()
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -78,6 +73,18 @@ func listTools(t *testing.T, endpoint, token string) []string {
 		names = append(names, tool.Name)
 	}
 	return names
+}
+
+// mcpSession connects the go-sdk client to an MCP endpoint with a token.
+func mcpSession(t *testing.T, endpoint, token string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: oauthBearer{token}}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return cs
 }
 
 // pkce returns a code verifier and its S256 challenge.
@@ -353,12 +360,7 @@ func TestMCPOAuthAccount(t *testing.T) {
 // callTool calls one tool at an MCP endpoint with the go-sdk client.
 func callTool(t *testing.T, endpoint, token, name string, args any) *mcp.CallToolResult {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: oauthBearer{token}}}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
+	cs := mcpSession(t, endpoint, token)
 	defer cs.Close()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
