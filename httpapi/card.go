@@ -121,9 +121,9 @@ func (s *Server) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer
 	card.Capabilities.Extensions = append(card.Capabilities.Extensions, ext)
 	if scheme {
 		card.SecuritySchemes["pairing"] = securityScheme{OAuth2: &oauth2Value{Description: pairingDescription,
-			Oauth2MetadataURL: issuer + "/.well-known/oauth-authorization-server",
+			Oauth2MetadataURL: issuer + authServerMetadataPath,
 			Flows: oauthFlows{DeviceCode: deviceCodeFlow{
-				DeviceAuthorizationURL: issuer + "/oauth/device_authorization", TokenURL: issuer + "/oauth/token",
+				DeviceAuthorizationURL: issuer + deviceAuthorizationPath, TokenURL: issuer + oauthTokenPath,
 				Scopes: map[string]string{"a2a": "call this agent as a peer"},
 			}}}}
 	}
@@ -153,9 +153,9 @@ func (s *Server) pairingExtension(agent *switchboard.Agent, issuer string) (card
 	return cardExtension{
 		URI: pairingExtensionURI, Description: "Ask for a peer token with the OAuth 2.0 device authorization grant (RFC 8628).",
 		Params: map[string]any{
-			"device_authorization_endpoint": issuer + "/oauth/device_authorization",
-			"token_endpoint":                issuer + "/oauth/token",
-			"authorization_server_metadata": issuer + "/.well-known/oauth-authorization-server",
+			"device_authorization_endpoint": issuer + deviceAuthorizationPath,
+			"token_endpoint":                issuer + oauthTokenPath,
+			"authorization_server_metadata": issuer + authServerMetadataPath,
 		},
 	}, true
 }

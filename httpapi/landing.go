@@ -77,13 +77,12 @@ device flow client (RFC 8628). Its owner approves or denies the request on the <
 // serveLanding answers GET at an address: HTML for browsers, JSON for
 // everyone else (and for ?format=json).
 func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
-	addr := s.addressURL(r, agent)
 	var pair *landingPairing
 	if s.Pairing != nil && pairing.Enabled(agent) {
-		base := strings.TrimRight(addr, "/")
-		pair = &landingPairing{DeviceAuthorization: base + "/oauth/device_authorization", Token: base + "/oauth/token", Verification: base + "/device"}
+		issuer := s.addressBase(r, agent)
+		pair = &landingPairing{DeviceAuthorization: issuer + deviceAuthorizationPath, Token: issuer + oauthTokenPath, Verification: issuer + devicePagePath}
 	}
-	s.serveLandingAt(w, r, agent, addr, pair)
+	s.serveLandingAt(w, r, agent, s.addressURL(r, agent), pair)
 }
 
 // serveLandingAt is serveLanding for the card of agent served at addr (a

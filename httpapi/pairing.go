@@ -158,7 +158,7 @@ func (s *Server) handleDeviceAuthorization(w http.ResponseWriter, r *http.Reques
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	verify := s.addressBase(r, agent) + "/device"
+	verify := s.addressBase(r, agent) + devicePagePath
 	code := pairing.FormatUserCode(g.UserCode)
 	w.Header().Set("Pragma", "no-cache")
 	writeJSON(w, http.StatusOK, deviceAuthorization{

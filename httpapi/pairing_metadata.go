@@ -45,6 +45,16 @@ type protectedResourceMetadata struct {
 	ResourceName           string   `json:"resource_name"`
 }
 
+// The paths of pairing's endpoints under an issuer: an agent's address, or
+// the base for the default agent. Cards, metadata, 401 hints and the
+// landing page name them; server.go routes them.
+const (
+	deviceAuthorizationPath = "/oauth/device_authorization"
+	oauthTokenPath          = "/oauth/token"
+	devicePagePath          = "/device"
+	authServerMetadataPath  = "/.well-known/oauth-authorization-server"
+)
+
 // handleAuthServerMetadata serves the RFC 8414 metadata of an agent's
 // address, at {address}/.well-known/oauth-authorization-server and at
 // {base}/.well-known/oauth-authorization-server/a/{handle}: the pairing
@@ -57,10 +67,10 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return
 	}
-	md := authServerMetadata{Issuer: issuer, TokenEndpoint: issuer + "/oauth/token", GrantTypesSupported: []string{},
+	md := authServerMetadata{Issuer: issuer, TokenEndpoint: issuer + oauthTokenPath, GrantTypesSupported: []string{},
 		ResponseTypesSupported: []string{}, TokenEndpointAuthMethodsSupported: []string{"none"}, ScopesSupported: []string{}}
 	if pairs {
-		md.DeviceAuthorizationEndpoint = issuer + "/oauth/device_authorization"
+		md.DeviceAuthorizationEndpoint = issuer + deviceAuthorizationPath
 		md.GrantTypesSupported = append(md.GrantTypesSupported, deviceGrantType)
 		md.ScopesSupported = append(md.ScopesSupported, "a2a")
 	}
@@ -139,8 +149,8 @@ func (s *Server) handleResourceMetadata(w http.ResponseWriter, r *http.Request) 
 func (s *Server) pairingHint(r *http.Request, agent *switchboard.Agent, data any, shape switchboard.ProtocolVersion) any {
 	issuer := s.addressBase(r, agent)
 	hint := map[string]string{
-		"device_authorization_endpoint": issuer + "/oauth/device_authorization",
-		"token_endpoint":                issuer + "/oauth/token",
+		"device_authorization_endpoint": issuer + deviceAuthorizationPath,
+		"token_endpoint":                issuer + oauthTokenPath,
 		"resource_metadata":             s.resourceMetadataURL(r, agent),
 		"grant_type":                    deviceGrantType,
 	}
