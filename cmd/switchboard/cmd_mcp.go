@@ -109,22 +109,16 @@ type MCPTokenRevokeCmd struct {
 	ID string `arg:"" help:"Id of the token (switchboard mcp token list)."`
 }
 
-// Run revokes the token.
+// Run revokes the token (an OAuth grant's ends the grant).
 func (c *MCPTokenRevokeCmd) Run(ctx context.Context, cli *CLI) error {
-	return revokeMCPToken(ctx, cli, c.ID, "MCP token")
-}
-
-// revokeMCPToken revokes the MCP token id (an OAuth grant's ends the
-// grant) and says so, naming it what.
-func revokeMCPToken(ctx context.Context, cli *CLI, id, what string) error {
 	cl, err := newClient(cli)
 	if err != nil {
 		return err
 	}
 	var res ownerapi.MCPTokenRevoked
-	if printed, err := cl.call(ctx, "DELETE", "/mcp-tokens/"+pathEscape(id), nil, &res); err != nil || printed {
+	if printed, err := cl.call(ctx, "DELETE", "/mcp-tokens/"+pathEscape(c.ID), nil, &res); err != nil || printed {
 		return err
 	}
-	fmt.Fprintf(cl.out, "revoked %s %s\n", what, res.ID)
+	fmt.Fprintf(cl.out, "revoked MCP token %s\n", res.ID)
 	return nil
 }
