@@ -63,7 +63,8 @@ func discoverDevice(ctx context.Context, hc *http.Client, addr string) (deviceEn
 
 // readDeviceMetadata reads one RFC 8414 document and reports whether it
 // names a device authorization endpoint. A missing or unreadable document
-// is not an error (the next place is tried); a context's end is.
+// is not an error (the next place is tried); a request that gets no answer
+// is: every place is on the same origin.
 func readDeviceMetadata(ctx context.Context, hc *http.Client, metadataURL string) (deviceEndpoints, bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metadataURL, nil)
 	if err != nil {
@@ -72,10 +73,7 @@ func readDeviceMetadata(ctx context.Context, hc *http.Client, metadataURL string
 	req.Header.Set("Accept", "application/json")
 	res, err := hc.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return deviceEndpoints{}, false, ctx.Err()
-		}
-		return deviceEndpoints{}, false, nil
+		return deviceEndpoints{}, false, err
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {

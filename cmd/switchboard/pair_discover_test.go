@@ -84,4 +84,12 @@ func TestPairDiscoversTheEndpoints(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "off "+elsewhere.URL) {
 		t.Fatalf("metadata naming another origin: %v", err)
 	}
+
+	// A server that does not answer ends the search at the first place.
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	err = run(t.Context(), []string{"--config-dir", conf, "pair", gone.URL + "/a/x/y", "--alias", "gone", "--allow-private"}, &out)
+	if err == nil || !strings.Contains(err.Error(), "find where "+gone.URL+"/a/x/y takes pairing requests") {
+		t.Fatalf("an address that does not answer: %v", err)
+	}
 }
