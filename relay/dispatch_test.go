@@ -182,3 +182,50 @@ func TestOnAckReportsFirstAcknowledgement(t *testing.T) {
 	default:
 	}
 }
+
+// TestDirectDispatchTellsMintedContexts: the task a dispatcher takes in
+// its creating transaction says whether Switchboard made its context id
+// (the message named none), which a front reads to skip looking up a
+// mapping that cannot exist; a context the peer named is never minted.
+// Until the dispatcher has registered, tasks are queued and read back from
+// the store, where the mark is not kept: the test sends until one goes
+// directly.
+func TestDirectDispatchTellsMintedContexts(t *testing.T) {
+	f := newFixture(t, membus.New())
+	g := f.webhookAgent(t, "hook")
+	got := make(chan *switchboard.Task, 1)
+	f.runDispatcher(t, deliverFunc(func(_ context.Context, _ *switchboard.Agent, o *switchboard.Offer) (a2a.Event, error) {
+		got <- o.Task
+		return &a2a.Message{Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.NewTextPart("done")}}, nil
+	}), relay.DispatchConfig{Direct: true})
+	send := func(n int, contextID string) *switchboard.Task {
+		t.Helper()
+		_, _, err := f.svc.SendMessage(context.Background(), g, switchboard.Peer{AgentID: g.ID, ID: "peer-bob", Label: "bob"},
+			&a2a.SendMessageRequest{Message: &a2a.Message{ID: fmt.Sprintf("m-%d", n), ContextID: contextID, Role: a2a.MessageRoleUser,
+				Parts: a2a.ContentParts{a2a.NewTextPart("x")}}}, switchboard.ProtocolV1)
+		must(t, err)
+		select {
+		case task := <-got:
+			return task
+		case <-time.After(10 * time.Second):
+			t.Fatal("the dispatcher took no task")
+			return nil
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 0; !send(n, "").ContextMinted; n++ {
+		if n == 500 || time.Now().After(deadline) {
+			t.Fatal("no task without a context came marked as minted")
+		}
+	}
+	if task := send(1000, "ctx-named"); task.ContextMinted || task.A2A.ContextID != "ctx-named" {
+		t.Fatalf("a named context: minted %v, context %q", task.ContextMinted, task.A2A.ContextID)
+	}
+}
+
+// deliverFunc is a Deliverer made of a function.
+type deliverFunc func(ctx context.Context, agent *switchboard.Agent, o *switchboard.Offer) (a2a.Event, error)
+
+func (f deliverFunc) Deliver(ctx context.Context, agent *switchboard.Agent, o *switchboard.Offer) (a2a.Event, error) {
+	return f(ctx, agent, o)
+}
