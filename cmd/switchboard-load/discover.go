@@ -19,11 +19,8 @@ import (
 // the agent's skill in the message's metadata: discovery chooses among
 // the community's agents with it). Their throughputs compare the two ways
 // of routing: calls interleaved in one phase would share it out evenly by
-// construction. Every task stays in the database, so a later phase runs
-// on a bigger one: the kinds take turns in the order by name, by
-// discovery, by discovery, by name, each time -warmup then half of
-// -duration, and each kind's two halves make its result, so that neither
-// runs on the smaller database.
+// construction. So the kinds take turns (alternate.go); that also keeps
+// either from running on the smaller database (every task stays in it).
 
 // runDiscover sets the network up and measures both groups.
 func runDiscover(ctx context.Context, cfg *config, dep *deployment, d *driver, agents []loadAgent, res *result, logs io.Writer) error {
@@ -54,27 +51,12 @@ func runDiscover(ctx context.Context, cfg *config, dep *deployment, d *driver, a
 		serverCPU: dep.cpuSeconds}
 	byDiscoveryPhase := phase{name: "by-discovery", targets: byDiscovery, wantState: "TASK_STATE_COMPLETED",
 		blocking: cfg.blocking, serverCPU: dep.cpuSeconds}
-	first, second := d.half("a"), d.half("b") // the second half's message ids differ from the first's
-	named1 := first.drive(ctx, byNamePhase)
-	discovered1 := first.drive(ctx, byDiscoveryPhase)
-	discovered := mergePhases(discovered1, second.drive(ctx, byDiscoveryPhase))
-	named := mergePhases(named1, second.drive(ctx, byNamePhase))
+	named, discovered := d.alternate(ctx, byNamePhase, byDiscoveryPhase)
 	res.setMain(discovered)
 	res.phases = append(res.phases, named)
 	res.NameTasksPerS, res.NameP50Ms, res.NameP99Ms, res.NameErrors = named.tasksPerSecond(), named.percentile(50), named.percentile(99), named.errors
 	res.ServerRSS = dep.rss()
 	return ctx.Err()
-}
-
-// half returns a driver for half of a phase: half of -duration (and of
-// -count), its message ids made distinct by suffix.
-func (d *driver) half(suffix string) *driver {
-	cfg := *d.cfg
-	cfg.duration /= 2
-	cfg.count = (cfg.count + 1) / 2
-	h := *d
-	h.cfg, h.run = &cfg, d.run+suffix
-	return &h
 }
 
 // mergePhases returns the result of the two halves of a phase: their

@@ -12,9 +12,8 @@ import (
 // With -rate, one phase's calls alternate between the two paths, so that
 // both are measured under the same load at the same moments (-rate is the
 // two together). Without, calls interleaved in one phase would share the
-// throughput out evenly by construction, so the paths take turns as the
-// discover scenario's do: direct, front, front, direct, each -warmup then
-// half of -duration.
+// throughput out evenly by construction, so the paths take turns
+// (alternate.go).
 
 // runFront starts the upstream, puts the fronts in front of it and
 // measures both paths.
@@ -47,12 +46,9 @@ func runFront(ctx context.Context, cfg *config, dep *deployment, d *driver, res 
 	} else {
 		direct := phase{name: "direct", targets: []target{{url: ref.url}}, wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking}
 		front := phase{name: "front", targets: fronts, wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking, serverCPU: dep.cpuSeconds}
-		first, second := d.half("a"), d.half("b")
-		direct1 := first.drive(ctx, direct)
-		front1 := first.drive(ctx, front)
-		fronted := mergePhases(front1, second.drive(ctx, front))
+		directed, fronted := d.alternate(ctx, direct, front)
 		res.setMain(fronted)
-		res.setDirect(mergePhases(direct1, second.drive(ctx, direct)))
+		res.setDirect(directed)
 	}
 	res.ServerRSS = dep.rss()
 	return ctx.Err()

@@ -44,7 +44,8 @@ func TestScenarios(t *testing.T) {
 	}
 	bin := buildServer(t)
 	base := config{peers: 3, duration: 20 * time.Second, count: 30, payload: 100, blocking: true, direct: true,
-		agentsPerProc: 2, connectRate: 4, switchboard: bin, settle: 100 * time.Millisecond, instances: 1}
+		agentsPerProc: 2, connectRate: 4, switchboard: bin, settle: 100 * time.Millisecond, instances: 1,
+		communities: 2, skills: 2}
 	tests := []struct {
 		name      string
 		scenario  string
@@ -58,6 +59,8 @@ func TestScenarios(t *testing.T) {
 		{"Direct", "direct", 1, true, 1},
 		{"Ceiling", "ceiling", 1, true, 1},
 		{"Idle", "idle", 4, true, 1},
+		{"Discover", "discover", 4, true, 1}, // by name and by discovery, in turns
+		{"Front", "front", 2, true, 1},       // direct and through the fronts, in turns
 	}
 	if pg := os.Getenv(pgtest.EnvVar); pg != "" {
 		base.database = pg
@@ -108,7 +111,10 @@ func TestScenarios(t *testing.T) {
 			if tt.scenario == "cross" && (res.SameTasksPerS <= 0 || res.SameErrors != 0) {
 				t.Errorf("cross: the same-instance path was not measured: %+v", res)
 			}
-			if (tt.scenario == "route" || tt.scenario == "inbox") && (res.DirectTasksPerS <= 0 || res.DirectErrors != 0) {
+			if tt.scenario == "discover" && (res.NameTasksPerS <= 0 || res.NameErrors != 0) {
+				t.Errorf("discover: the by-name path was not measured: %+v", res)
+			}
+			if (tt.scenario == "route" || tt.scenario == "inbox" || tt.scenario == "front") && (res.DirectTasksPerS <= 0 || res.DirectErrors != 0) {
 				t.Errorf("%s: the direct path was not measured: %+v", tt.scenario, res)
 			}
 		})
@@ -227,5 +233,46 @@ func TestMeasureCPUCountsTheMeasuredWindowOnly(t *testing.T) {
 	report := measureCPU(time.Now().Add(time.Hour), time.Now().Add(2*time.Hour), func() float64 { return 1 })
 	if server, tool := report(); server != 0 || tool != 0 {
 		t.Errorf("ended during the warm-up: %.3f and %.3f cores, want nothing", server, tool)
+	}
+}
+
+// TestTurns: the two kinds of a comparison take turns a, b, b, a in
+// rounds, their shares of -count add up to it, and only each kind's first
+// turn has the whole -warmup.
+func TestTurns(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  config
+		want int
+	}{
+		{config{duration: 20 * time.Second}, 4},
+		{config{duration: 3 * time.Second}, 1},
+		{config{duration: 20 * time.Second, rounds: 2}, 2},
+		{config{duration: 20 * time.Second, count: 5}, 2},
+		{config{duration: 20 * time.Second, count: 1}, 1},
+	} {
+		if got := tt.cfg.turns(); got != tt.want {
+			t.Errorf("%+v: %d rounds, want %d", tt.cfg, got, tt.want)
+		}
+	}
+	cfg := config{duration: 8 * time.Second, count: 30, warmup: 2 * time.Second}
+	d := &driver{cfg: &cfg, run: "r"}
+	total := 0
+	seen := map[string]bool{}
+	for k := range 8 {
+		tc := d.turn(k, 8)
+		total += tc.cfg.count
+		if tc.cfg.count < 3 || tc.cfg.count > 4 || tc.cfg.duration != time.Second {
+			t.Errorf("turn %d: count %d, duration %v", k, tc.cfg.count, tc.cfg.duration)
+		}
+		if want := map[bool]time.Duration{true: 2 * time.Second, false: settle}[k == 0]; tc.cfg.warmup != want {
+			t.Errorf("turn %d: warmup %v, want %v", k, tc.cfg.warmup, want)
+		}
+		if seen[tc.run] {
+			t.Errorf("turn %d: run %q again", k, tc.run)
+		}
+		seen[tc.run] = true
+	}
+	if total != cfg.count || d.cfg.count != 30 {
+		t.Errorf("the turns' counts add up to %d, want %d (and the driver's own unchanged: %d)", total, cfg.count, d.cfg.count)
 	}
 }

@@ -21,6 +21,7 @@ type config struct {
 	duration      time.Duration
 	count         int
 	warmup        time.Duration
+	rounds        int
 	payload       int
 	rate          float64
 	blocking      bool
@@ -97,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long each measured phase sends (after -warmup)")
 	fs.IntVar(&c.count, "count", 0, "stop a phase after this many tasks (0: only -duration bounds it)")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "sending before each measured phase, not counted")
+	fs.IntVar(&c.rounds, "rounds", 0, "discover and front: the rounds of turns the two kinds take (a, b, b, a), each a slice of -duration (0: turns of about 2.5 s)")
 	fs.IntVar(&c.payload, "payload", 1024, "bytes of text in each message")
 	fs.Float64Var(&c.rate, "rate", 0, "tasks per second across all peers, scheduled open-loop (latency counts from the scheduled time); 0: each peer sends as soon as its last call returned")
 	fs.BoolVar(&c.blocking, "blocking", true, "blocking SendMessage; false: returnImmediately, then GetTask until the task is done")
@@ -158,6 +160,8 @@ func (c *config) check() error {
 		return fmt.Errorf("-duration: want more than 0 and at most %v", maxDuration)
 	case c.warmup < 0 || c.warmup > maxDuration:
 		return fmt.Errorf("-warmup: want 0…%v", maxDuration)
+	case c.rounds < 0 || c.rounds > 100:
+		return fmt.Errorf("-rounds: want 0…100")
 	case c.count < 0 || c.count > maxTasks:
 		return fmt.Errorf("-count: want 0…%d", maxTasks)
 	case c.payload < 0 || c.payload > 512<<10:
