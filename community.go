@@ -82,8 +82,13 @@ type DiscoveryQuery struct {
 // agent itself: what a decision taken in memory reads.
 type Ranked struct {
 	AgentID   string
+	Handle    string
 	Reach     Reach
 	OpenTasks int // its unfinished tasks, as the store counts them
+	// RenewedAt is when the agent's connector session last renewed its
+	// heartbeat (zero when it has none): it stays live while that is
+	// within Liveness.LiveSince.
+	RenewedAt time.Time
 }
 
 // Candidate is the agent discovery chose, with why.
@@ -180,6 +185,16 @@ type CommunityStore interface {
 	// RankCandidates returns every agent Discover would choose among (its
 	// After aside), in no order.
 	RankCandidates(ctx context.Context, q DiscoveryQuery) ([]Ranked, error)
+
+	// DiscoveryGeneration returns a number that moves on once a change
+	// that could make an agent stop being one of RankCandidates' has
+	// committed: to accounts, agents, memberships or skills, or one that
+	// can take an agent's reach away (a session ended, a delivery put back
+	// after a failure). A change another instance makes counts once this
+	// one has heard of it. ok is false when the store cannot tell (then
+	// every pick is to be checked with Discover). Passing time is not a
+	// change: a ranking's RenewedAt says how long each agent stays live.
+	DiscoveryGeneration() (gen uint64, ok bool)
 
 	// CountDiscoveryGates counts what passes each gate of q: why Discover
 	// found no one.

@@ -11,7 +11,13 @@ import (
 // A discovery decision is taken in memory, from a view of its question's
 // candidates that the store ranked (RankCandidates) at most ViewTTL ago,
 // and the one it picks is checked against the store with one keyed read
-// (Discover of that agent alone) before the work goes to it. A view past
+// (Discover of that agent alone) before the work goes to it, unless the
+// store's DiscoveryGeneration has not moved since the ranking and the
+// pick's session, renewed at RenewedAt, is still live: then nothing that
+// could have taken it out of the candidates has committed (on PostgreSQL,
+// nothing this instance has heard of: another instance's change counts
+// once its notification arrives, as for the identity cache), and the
+// check would find what the view holds. A view past
 // three quarters of its ViewTTL is ranked again in the background while
 // decisions go on from it; past ViewTTL, the next decision waits for its
 // ranking. So the
@@ -73,6 +79,8 @@ type view struct {
 	at        time.Time // guarded by mu: when the store ranked them; zero: never, or dropped
 	ranking   bool      // guarded by mu: a decision is ranking them now
 	candidate []switchboard.Ranked
+	gen       uint64 // guarded by mu: the store's DiscoveryGeneration before the ranking
+	genOK     bool   // guarded by mu: the store could tell gen
 }
 
 // use says what a decision at now does with the view: pick from it
@@ -95,11 +103,12 @@ func (v *view) use(now time.Time, ttl time.Duration) (ok, rank, ahead bool) {
 	return fresh, !fresh, fresh
 }
 
-// ranked replaces the candidates with those the store ranked at at.
-func (v *view) ranked(c []switchboard.Ranked, at time.Time) {
+// ranked replaces the candidates with those the store ranked at at, in
+// its generation gen (genOK: known).
+func (v *view) ranked(c []switchboard.Ranked, at time.Time, gen uint64, genOK bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.candidate, v.at, v.ranking = c, at, false
+	v.candidate, v.at, v.ranking, v.gen, v.genOK = c, at, false, gen, genOK
 }
 
 // failed ends a ranking that did not complete.
@@ -113,14 +122,15 @@ func (v *view) failed() {
 func (v *view) forget() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.candidate, v.at = nil, time.Time{}
+	v.candidate, v.at, v.genOK = nil, time.Time{}, false
 }
 
 // pick returns the candidate the policy chooses, not the sender: the best
 // reach, then the fewest unfinished tasks, then the first id after the
 // cursor, wrapping around. It counts the task it will be given. ok is
-// false when the view holds no one.
-func (v *view) pick(sender, after string) (r switchboard.Ranked, ok bool) {
+// false when the view holds no one. current reports whether the view was
+// ranked in generation gen.
+func (v *view) pick(sender, after string, gen uint64) (r switchboard.Ranked, ok, current bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	best := -1
@@ -133,10 +143,10 @@ func (v *view) pick(sender, after string) (r switchboard.Ranked, ok bool) {
 		}
 	}
 	if best < 0 {
-		return switchboard.Ranked{}, false
+		return switchboard.Ranked{}, false, false
 	}
 	v.candidate[best].OpenTasks++
-	return v.candidate[best], true
+	return v.candidate[best], true, v.genOK && v.gen == gen
 }
 
 // ranksBefore reports whether a comes before b in the policy's order,
@@ -186,9 +196,15 @@ func (s *Service) fromView(ctx context.Context, key string, q switchboard.Discov
 	if !ok {
 		return nil, nil
 	}
-	r, found := v.pick(q.SenderID, q.After)
+	gen, genOK := s.store.DiscoveryGeneration()
+	r, found, current := v.pick(q.SenderID, q.After, gen)
 	if !found {
 		return nil, nil
+	}
+	if genOK && current {
+		if c := s.unchanged(ctx, r, q.Liveness); c != nil {
+			return c, nil
+		}
 	}
 	cq := q
 	cq.AgentID = r.AgentID
@@ -203,13 +219,36 @@ func (s *Service) fromView(ctx context.Context, key string, q switchboard.Discov
 	return c, nil
 }
 
-// rank has the store rank the view's candidates, as of now.
+// unchanged returns the pick r of a view ranked in the store's current
+// generation as the candidate, when its reach has not run out by time
+// alone: live, and a connector agent's session renewed since
+// l.LiveSince. The agent is read by handle through the store's identity
+// cache, and its gates are looked at again (they cannot have changed in
+// the generation). Otherwise it returns nil: the pick is to be checked.
+func (s *Service) unchanged(ctx context.Context, r switchboard.Ranked, l switchboard.Liveness) *switchboard.Candidate {
+	if r.Reach != switchboard.ReachLive || (!r.RenewedAt.IsZero() && r.RenewedAt.Before(l.LiveSince)) {
+		return nil
+	}
+	g, err := s.store.FindAgentByHandle(ctx, r.Handle)
+	if err != nil || g.ID != r.AgentID || !g.Approved || !g.AcceptsTasks || g.AccountDisabled {
+		return nil
+	}
+	if g.Mode == switchboard.ModeConnector && r.RenewedAt.IsZero() {
+		return nil
+	}
+	return &switchboard.Candidate{Agent: g, Reach: r.Reach}
+}
+
+// rank has the store rank the view's candidates, as of now. The
+// generation is read before the ranking, so that a change committed while
+// it reads moves the generation past the view's.
 func (s *Service) rank(ctx context.Context, v *view, q switchboard.DiscoveryQuery, now time.Time) error {
+	gen, genOK := s.store.DiscoveryGeneration()
 	c, err := s.store.RankCandidates(ctx, q)
 	if err != nil {
 		v.failed()
 		return err
 	}
-	v.ranked(c, now)
+	v.ranked(c, now, gen, genOK)
 	return nil
 }

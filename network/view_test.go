@@ -2,10 +2,13 @@ package network_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
 // TestViewNeverChoosesWhatChanged: a decision taken from the view checks
@@ -97,5 +100,88 @@ func TestViewServesEverySender(t *testing.T) {
 				t.Fatalf("%s chose itself", sender.Handle)
 			}
 		}
+	}
+}
+
+// checkCounter counts the checks of a pick (Discover of one agent).
+type checkCounter struct {
+	*sqlstore.DB
+	checks atomic.Int64
+}
+
+func (c *checkCounter) Discover(ctx context.Context, q switchboard.DiscoveryQuery) (*switchboard.Candidate, error) {
+	if q.AgentID != "" {
+		c.checks.Add(1)
+	}
+	return c.DB.Discover(ctx, q)
+}
+
+// TestViewTrustsAnUnchangedGeneration: while nothing that could take a
+// candidate away has committed since the ranking, and the pick's session
+// is still live by its last renewal, the pick is taken without a check;
+// a change (a session's end, an agent paused), or a session whose
+// renewals stopped (its instance gone, no end written), sends the picks to
+// the check again, and what changed is not chosen.
+func TestViewTrustsAnUnchangedGeneration(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	store := &checkCounter{DB: w.db}
+	w.net = network.New(store, w.relay)
+	w.net.Now, w.net.HeartbeatInterval, w.net.ReconnectGrace = w.clock, 10*time.Second, 0
+	w.net.ViewTTL = time.Hour // the view outlives the sessions' liveness below
+	sender := w.agent("sender", "", "lab")
+	rankAgain := func() {
+		t.Helper()
+		w.net.ViewTTL = time.Nanosecond // stale: the next decision ranks
+		_, err := w.choose(sender, "lab", "x")
+		must(t, err)
+		w.net.ViewTTL = time.Hour
+	}
+	a := w.agent("a", "x", "lab")
+	b := w.agent("b", "x", "lab")
+	c := w.agent("c", "x", "lab")
+	w.connect(a)
+	bHolder := w.connect(b)
+	w.connect(c)
+	picks := func(n int) map[string]int {
+		t.Helper()
+		seen := make(map[string]int)
+		for range n {
+			g, err := w.choose(sender, "lab", "x")
+			must(t, err)
+			seen[g.Handle]++
+		}
+		return seen
+	}
+	if seen := picks(6); seen["a"] != 2 || seen["b"] != 2 || seen["c"] != 2 || store.checks.Load() != 0 {
+		t.Fatalf("turns %v with %d checks, want a, b and c in turn and no check", seen, store.checks.Load())
+	}
+
+	// b's session ends behind the Service's back (as on another instance).
+	must(t, w.db.CloseSessions(ctx, []string{bHolder}))
+	if seen := picks(4); seen["b"] != 0 || store.checks.Load() == 0 {
+		t.Fatalf("turns %v with %d checks after b left: b chosen, or nothing checked", seen, store.checks.Load())
+	}
+
+	// Ranked again, the view is trusted again; then a is paused.
+	rankAgain()
+	checks := store.checks.Load()
+	if seen := picks(2); seen["b"] != 0 || store.checks.Load() != checks {
+		t.Fatalf("turns %v with %d more checks, want a and c without a check", seen, store.checks.Load()-checks)
+	}
+	w.update(a, switchboard.AgentUpdate{AcceptsTasks: new(false)})
+	if seen := picks(3); seen["c"] != 3 || store.checks.Load() == checks {
+		t.Fatalf("turns %v, %d more checks after a was paused, want c alone, checked", seen, store.checks.Load()-checks)
+	}
+
+	// Ranked again, then c's renewals stop: once its last renewal is older
+	// than the liveness allows, its pick is checked and it is not chosen.
+	rankAgain()
+	checks = store.checks.Load()
+	w.advance(20 * time.Second) // past the heartbeat interval and its slack
+	_, err := w.choose(sender, "lab", "x")
+	wantNoAgent(t, err, "none live")
+	if store.checks.Load() == checks {
+		t.Fatal("a pick whose session ran out of liveness was not checked")
 	}
 }

@@ -157,7 +157,7 @@ func (db *DB) JoinCommunity(ctx context.Context, agentID, community string, clos
 
 // LeaveCommunity implements switchboard.CommunityStore.
 func (db *DB) LeaveCommunity(ctx context.Context, agentID, community string) error {
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM community_members WHERE community = $1 AND agent_id = $2`, community, agentID)
 		if err != nil {
 			return err
@@ -245,7 +245,7 @@ func skillSQL(w *where, col, skill string) string {
 }
 
 // rankedSQL returns the statement of q's candidates that are reachable,
-// as rows (id, reach, open_tasks), in two parts: its WITH clause and its
+// as rows (id, reach, open_tasks, renewed_at, handle), in two parts: its WITH clause and its
 // SELECT. Its plan does not depend on the planner's statistics (on a
 // PostgreSQL table not yet analyzed, a plan of joins started from the
 // accounts and read every agent): it reads the members of the
@@ -273,7 +273,9 @@ func rankedSQL(w *where, q switchboard.DiscoveryQuery) (with, ranked string) {
 				WHERE g.id = m.agent_id AND g.approved = 1 AND g.accepts_tasks = 1 AND a.disabled = 0) AS reach
 			FROM community_members m
 			WHERE ` + strings.Join(conds, " AND ") + `)`
-	ranked = `SELECT r.id, r.reach, (SELECT COALESCE(SUM(u.open_tasks), 0) FROM peer_usage u WHERE u.agent_id = r.id) AS open_tasks
+	ranked = `SELECT r.id, r.reach, (SELECT COALESCE(SUM(u.open_tasks), 0) FROM peer_usage u WHERE u.agent_id = r.id) AS open_tasks,
+			(SELECT s.renewed_at FROM agent_sessions s WHERE s.agent_id = r.id) AS renewed_at,
+			(SELECT h.handle FROM agents h WHERE h.id = r.id) AS handle
 		FROM r WHERE r.reach < 2`
 	return with, ranked
 }
@@ -386,8 +388,12 @@ func (db *DB) RankCandidates(ctx context.Context, q switchboard.DiscoveryQuery) 
 	for rows.Next() {
 		var r switchboard.Ranked
 		var reachN int
-		if err := rows.Scan(&r.AgentID, &reachN, &r.OpenTasks); err != nil {
+		var renewed sql.NullInt64
+		if err := rows.Scan(&r.AgentID, &reachN, &r.OpenTasks, &renewed, &r.Handle); err != nil {
 			return nil, db.formatError(err)
+		}
+		if renewed.Valid {
+			r.RenewedAt = fromNanos(renewed.Int64)
 		}
 		if seen[r.AgentID] {
 			continue

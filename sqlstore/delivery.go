@@ -318,7 +318,7 @@ func (db *DB) ReleaseDeliveries(ctx context.Context, holders []string) ([]string
 	for chunk := range slices.Chunk(holders, listChunk) {
 		w := &where{args: []any{nanos(db.Now())}}
 		marks := placeholders(w, chunk)
-		err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		err := db.writeReach(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1
 				WHERE holder IN (`+marks+`) AND state = 'offered' RETURNING agent_id`, w.args...)
 			if err != nil {
@@ -357,7 +357,7 @@ func distinct(ids []string) []string {
 
 // RetryDelivery implements switchboard.DeliveryStore.
 func (db *DB) RetryDelivery(ctx context.Context, id string, next time.Time, lastErr string) error {
-	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return db.writeReach(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'queued', holder = '', next_attempt_at = $1, last_error = $2
 			WHERE id = $3 AND state = 'offered'`, nanos(next), truncateError(lastErr), id)
 		return err
@@ -432,9 +432,14 @@ func (db *DB) RequeueStaleOffers(ctx context.Context, now time.Time) ([]string, 
 		if err != nil {
 			return err
 		}
-		agents, err = scanStrings(rows)
+		if agents, err = scanStrings(rows); err == nil && len(agents) > 0 {
+			err = db.notifyReach(ctx, tx) // a webhook or front agent's reach may be gone
+		}
 		return err
 	})
+	if len(agents) > 0 || err != nil {
+		db.reachMoved()
+	}
 	return distinct(agents), err
 }
 

@@ -31,7 +31,8 @@ import (
 // identityCacheSize entries (a full one forgets an entry at random).
 type identityCache struct {
 	gen         atomic.Uint64
-	off         atomic.Bool // PostgreSQL: nobody listens for changes (identitylisten.go)
+	reach       atomic.Uint64 // changes that took an agent's reach away (reachgen.go)
+	off         atomic.Bool   // PostgreSQL: nobody listens for changes (identitylisten.go)
 	mu          sync.Mutex
 	agents      map[string]cachedIdentity[switchboard.Agent]
 	tokens      map[string]cachedIdentity[switchboard.Token]

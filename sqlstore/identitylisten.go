@@ -115,9 +115,12 @@ func (l *identityListener) listen(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if n.Payload == schema {
+		switch n.Payload {
+		case schema:
 			l.cache.changed()
 			l.heard.Add(1)
+		case schema + reachPayloadSuffix:
+			l.cache.reach.Add(1)
 		}
 	}
 }

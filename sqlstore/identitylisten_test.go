@@ -123,3 +123,37 @@ func TestIdentityCacheOffWhileDeaf(t *testing.T) {
 		t.Fatal("the cache is not on again")
 	}
 }
+
+// TestDiscoveryGenerationPostgresInstances: a change that takes an
+// agent's reach away on one instance moves the discovery generation of
+// the others once its notification arrives, and leaves their identity
+// caches alone.
+func TestDiscoveryGenerationPostgresInstances(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	a, err := OpenPostgres(ctx, dsn, PostgresOptions{MaxConns: 2})
+	must(t, err)
+	defer a.Close()
+	b, err := OpenPostgres(ctx, dsn, PostgresOptions{MaxConns: 2})
+	must(t, err)
+	defer b.Close()
+	testwait.For(t, "instance a to listen", func() bool { _, ok := a.DiscoveryGeneration(); return ok })
+
+	gen, _ := a.DiscoveryGeneration()
+	identities := a.identities.generation()
+	must(t, b.CloseSessions(ctx, []string{"a-holder-nobody-has"}))
+	testwait.For(t, "a to hear b's session end", func() bool { g, _ := a.DiscoveryGeneration(); return g != gen })
+	if got := a.identities.generation(); got != identities {
+		t.Errorf("a reach change moved a's identity generation from %d to %d", identities, got)
+	}
+
+	// A sweep on b that puts nothing back tells nobody.
+	gen, _ = a.DiscoveryGeneration()
+	_, err = b.RequeueStaleOffers(ctx, time.Now().Add(-time.Hour))
+	must(t, err)
+	must(t, b.CloseSessions(ctx, []string{"another-holder"})) // a marker that is heard
+	testwait.For(t, "a to hear the marker", func() bool { g, _ := a.DiscoveryGeneration(); return g != gen })
+	if g, _ := a.DiscoveryGeneration(); g != gen+1 {
+		t.Errorf("a's generation moved by %d, want 1 (the marker alone)", g-gen)
+	}
+}

@@ -96,7 +96,7 @@ func (db *DB) CloseSessions(ctx context.Context, holders []string) error {
 		endMarks := placeholders(ends, chunk)
 		w := &where{}
 		marks := placeholders(w, chunk)
-		if err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := db.writeReach(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO session_ends (agent_id, ended_at)
 				SELECT agent_id, $1 FROM agent_sessions WHERE holder IN (`+endMarks+`)
 				ON CONFLICT (agent_id) DO UPDATE SET ended_at = excluded.ended_at`, ends.args...); err != nil {

@@ -21,6 +21,7 @@ var networkTests = map[string]func(*testing.T, Store){
 	"DiscoverSkill":               testDiscoverSkill,
 	"DiscoverPolicy":              testDiscoverPolicy,
 	"DiscoverRankAndCheck":        testDiscoverRank,
+	"DiscoveryGeneration":         testDiscoveryGeneration,
 	"DiscoverReach":               testDiscoverReach,
 	"DiscoverWebhookHealth":       testDiscoverWebhook,
 	"DiscoverSendersCommunities":  testDiscoverSenders,
@@ -393,10 +394,12 @@ func testDiscoverPolicy(t *testing.T, s Store) {
 }
 
 // testDiscoverRank: RankCandidates lists each candidate once (a member of
-// two of the communities too) with its reach and unfinished tasks, and
-// none that a gate keeps out; Discover of one agent (AgentID) checks it.
+// two of the communities too) with its handle, reach, unfinished tasks
+// and last renewal, and none that a gate keeps out; Discover of one agent
+// (AgentID) checks it.
 func testDiscoverRank(t *testing.T, s Store) {
 	ctx := context.Background()
+	start := time.Now()
 	acct := newAccount(t, s, "alice")
 	both := netAgent(t, s, acct, "both", "x", "lab", "ops")
 	connect(t, s, both)
@@ -417,7 +420,13 @@ func testDiscoverRank(t *testing.T, s Store) {
 	got, err := s.RankCandidates(ctx, q)
 	must(t, err)
 	slices.SortFunc(got, func(a, b switchboard.Ranked) int { return compareStrings(a.AgentID, b.AgentID) })
-	want := []switchboard.Ranked{{AgentID: both.ID, Reach: switchboard.ReachLive, OpenTasks: 1}, {AgentID: idle.ID, Reach: switchboard.ReachLive}}
+	for i, r := range got {
+		if r.RenewedAt.Before(start.Add(-time.Millisecond)) || r.RenewedAt.After(time.Now()) {
+			t.Errorf("%s renewed at %v, want at its connection (after %v)", r.Handle, r.RenewedAt, start)
+		}
+		got[i].RenewedAt = time.Time{}
+	}
+	want := []switchboard.Ranked{{AgentID: both.ID, Handle: "both", Reach: switchboard.ReachLive, OpenTasks: 1}, {AgentID: idle.ID, Handle: "idle", Reach: switchboard.ReachLive}}
 	slices.SortFunc(want, func(a, b switchboard.Ranked) int { return compareStrings(a.AgentID, b.AgentID) })
 	if !slices.Equal(got, want) {
 		t.Fatalf("ranked %+v, want %+v", got, want)
