@@ -12,26 +12,28 @@ import (
 // each, more than the rest of an idle connection's heap. The WebSocket
 // library reads frame headers through the reader and larger payloads
 // straight into its own buffers, and it writes a frame's header and payload
-// through the writer and flushes at the end of the frame, so small buffers
-// cost at most one more system call for a frame that does not fit: one per
-// offer, against about 3 ms of CPU per routed task.
+// through the writer and flushes at the end of the frame. The hub corks
+// the connection under the writer while it writes a message (cork.go), so
+// a frame that does not fit still leaves in one system call.
 const (
 	connReadBuffer  = 512
 	connWriteBuffer = 256
 )
 
 // smallBuffers is a ResponseWriter whose Hijack hands over the connection
-// with small buffers in place of net/http's.
+// with small buffers in place of net/http's, its writer's over a corkConn
+// (cork.go), which Hijack keeps in cork.
 type smallBuffers struct {
 	http.ResponseWriter
+	cork *corkConn
 }
 
 // Unwrap returns the ResponseWriter it wraps, for http.ResponseController.
-func (w smallBuffers) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *smallBuffers) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Hijack takes over the connection. Bytes the client sent after its request
 // that net/http had already read are kept in front of the connection.
-func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	nc, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
@@ -44,7 +46,8 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		b, _ := brw.Reader.Peek(n)
 		nc = &prefixedConn{Conn: nc, pending: bytes.Clone(b)}
 	}
-	return nc, bufio.NewReadWriter(bufio.NewReaderSize(nc, connReadBuffer), bufio.NewWriterSize(nc, connWriteBuffer)), nil
+	w.cork = &corkConn{Conn: nc}
+	return nc, bufio.NewReadWriter(bufio.NewReaderSize(nc, connReadBuffer), bufio.NewWriterSize(w.cork, connWriteBuffer)), nil
 }
 
 // prefixedConn is a connection whose first reads return bytes read from it

@@ -27,10 +27,11 @@ import (
 type conn struct {
 	hub       *Hub
 	ws        *websocket.Conn
-	agentID   string // immutable
-	holder    string // immutable: names this connection on the offers it holds
-	tokenHash string // immutable: the agent token it authenticated with
-	address   string // immutable
+	cork      *corkConn // immutable: under ws's writer (nil: writes are not corked)
+	agentID   string    // immutable
+	holder    string    // immutable: names this connection on the offers it holds
+	tokenHash string    // immutable: the agent token it authenticated with
+	address   string    // immutable
 	log       *slog.Logger
 
 	agent atomic.Pointer[switchboard.Agent] // refreshed by the writer when the agent changes

@@ -221,7 +221,8 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	heard := new(connproto.LastHeard)
-	ws, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{Subprotocols: []string{connproto.Subprotocol},
+	sb := &smallBuffers{ResponseWriter: w}
+	ws, err := websocket.Accept(sb, r, &websocket.AcceptOptions{Subprotocols: []string{connproto.Subprotocol},
 		OnPingReceived: heard.Ping})
 	if err != nil {
 		h.running.Done()
@@ -235,6 +236,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		address = h.AddressOf(r, agent)
 	}
 	c := newConn(h, ws, agent, tokenHash, address, heard)
+	c.cork = sb.cork
 	ctx := context.WithoutCancel(r.Context())
 	go func() {
 		defer h.running.Done()

@@ -295,7 +295,16 @@ func (c *conn) reread() error {
 func (c *conn) write(b []byte) error {
 	ctx, cancel := context.WithTimeout(c.ctx, c.hub.cfg.WriteTimeout)
 	defer cancel()
-	return c.ws.Write(ctx, websocket.MessageText, b)
+	if c.cork == nil {
+		return c.ws.Write(ctx, websocket.MessageText, b)
+	}
+	c.cork.cork()
+	err := c.ws.Write(ctx, websocket.MessageText, b)
+	deadline, _ := ctx.Deadline()
+	if uerr := c.cork.uncork(deadline); err == nil {
+		err = uerr
+	}
+	return err
 }
 
 // flush writes every answer already queued, the session notes queued in a
