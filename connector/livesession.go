@@ -286,11 +286,14 @@ func (s *Session) Buffered() int {
 // to the connection; it reaches the peer in order, sent again after a
 // reconnect if need be, unless the session ends.
 func (s *Session) Send(ctx context.Context, text string) error {
-	raw, err := encodeText(text)
+	if plainText(text) {
+		return s.send(ctx, "text", frameValue{text: text}) // quoted as it goes into the frame: no copy between
+	}
+	raw, err := connproto.Encode(text)
 	if err != nil {
 		return err
 	}
-	return s.send(ctx, "text", raw)
+	return s.send(ctx, "text", frameValue{raw: raw})
 }
 
 // SendJSON sends v, encoded as JSON, as a data frame; see Send.
@@ -299,7 +302,7 @@ func (s *Session) SendJSON(ctx context.Context, v any) error {
 	if err != nil {
 		return fmt.Errorf("connector: encode a frame: %w", err)
 	}
-	return s.send(ctx, "data", raw)
+	return s.send(ctx, "data", frameValue{raw: raw})
 }
 
 // Receive returns the next frame, waiting until one arrives, ctx ends, or

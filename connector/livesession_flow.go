@@ -22,9 +22,10 @@ import (
 const ackDelay = 100 * time.Millisecond
 
 // send sends one frame whose content (field "text" or "data") is raw.
-func (s *Session) send(ctx context.Context, field string, raw []byte) error {
-	if len(raw) > connproto.MaxSessionFrameBytes {
-		return fmt.Errorf("%w: its JSON is %d bytes, more than the %d allowed", ErrFrameTooLarge, len(raw), connproto.MaxSessionFrameBytes)
+func (s *Session) send(ctx context.Context, field string, v frameValue) error {
+	size := v.size()
+	if size > connproto.MaxSessionFrameBytes {
+		return fmt.Errorf("%w: its JSON is %d bytes, more than the %d allowed", ErrFrameTooLarge, size, connproto.MaxSessionFrameBytes)
 	}
 	for {
 		s.mu.Lock()
@@ -33,7 +34,7 @@ func (s *Session) send(ctx context.Context, field string, raw []byte) error {
 			s.mu.Unlock()
 			return err
 		}
-		if len(s.unacked) < s.window.Frames && (s.unackedBytes == 0 || s.unackedBytes+len(raw) <= s.window.Bytes) {
+		if len(s.unacked) < s.window.Frames && (s.unackedBytes == 0 || s.unackedBytes+size <= s.window.Bytes) {
 			break // s.mu stays locked
 		}
 		s.mu.Unlock()
@@ -47,7 +48,7 @@ func (s *Session) send(ctx context.Context, field string, raw []byte) error {
 	defer s.mu.Unlock()
 	seq := s.nextSeq
 	s.nextSeq++
-	f := sentFrame{seq: seq, size: len(raw), frame: frameNotification(s.id, seq, field, raw)}
+	f := sentFrame{seq: seq, size: size, frame: frameNotification(s.id, seq, field, v)}
 	s.unacked = append(s.unacked, f)
 	s.unackedBytes += f.size
 	if len(s.unacked) < s.window.Frames {
@@ -72,24 +73,46 @@ func decodeText(raw []byte) (string, bool) {
 	return s, json.Unmarshal(raw, &s) == nil
 }
 
-// encodeText encodes text as a JSON string: at once when it holds only
-// printable ASCII that needs no escape (most text), as encoding/json does
-// otherwise.
-func encodeText(text string) ([]byte, error) {
+// plainText reports whether text holds only printable ASCII that needs no
+// escape in JSON (most text): then its JSON is text in quotes, as
+// encoding/json would write it.
+func plainText(text string) bool {
 	for i := 0; i < len(text); i++ {
 		if c := text[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return connproto.Encode(text)
+			return false
 		}
 	}
-	b := make([]byte, 0, len(text)+2)
+	return true
+}
+
+// frameValue is a frame's value: its JSON (raw), or plain text (see
+// plainText) that goes into the frame quoted.
+type frameValue struct {
+	raw  []byte
+	text string
+}
+
+// size is the length of the value's JSON.
+func (v frameValue) size() int {
+	if v.raw != nil {
+		return len(v.raw)
+	}
+	return len(v.text) + 2
+}
+
+// appendTo appends the value's JSON to b.
+func (v frameValue) appendTo(b []byte) []byte {
+	if v.raw != nil {
+		return append(b, v.raw...)
+	}
 	b = append(b, '"')
-	b = append(b, text...)
-	return append(b, '"'), nil
+	b = append(b, v.text...)
+	return append(b, '"')
 }
 
 // frameNotification encodes a SessionFrame notification.
-func frameNotification(sessionID string, seq uint64, field string, raw []byte) []byte {
-	b := make([]byte, 0, 96+len(sessionID)+len(raw))
+func frameNotification(sessionID string, seq uint64, field string, v frameValue) []byte {
+	b := make([]byte, 0, 96+len(sessionID)+v.size())
 	b = append(b, `{"jsonrpc":"2.0","method":"`+connproto.MethodSessionFrame+`","params":{"sessionId":`...)
 	id, _ := json.Marshal(sessionID)
 	b = append(b, id...)
@@ -98,7 +121,7 @@ func frameNotification(sessionID string, seq uint64, field string, raw []byte) [
 	b = append(b, `,"`...)
 	b = append(b, field...)
 	b = append(b, `":`...)
-	b = append(b, raw...)
+	b = v.appendTo(b)
 	return append(b, "}}"...)
 }
 

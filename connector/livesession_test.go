@@ -119,6 +119,17 @@ func (a accepted) next(t *testing.T) *connector.Session {
 	}
 }
 
+// frameText is the text of frame i: plain ASCII, or every seventh one
+// with what JSON escapes (a quote, a backslash, a newline, a control
+// character, HTML) and text beyond ASCII.
+func frameText(i int) string {
+	t := fmt.Sprint("frame ", i, " ", strings.Repeat("x", i%300))
+	if i%7 == 0 {
+		t += " \"quoted\" back\\slash\nline \x01 <b>&amp; é ☎"
+	}
+	return t
+}
+
 // echoFrames sends back every frame it receives, until the session ends.
 func echoFrames(sess *connector.Session) {
 	ctx := context.Background()
@@ -222,7 +233,7 @@ func TestSessionEcho(t *testing.T) {
 			if i%10 == 0 {
 				err = sess.SendJSON(ctx, map[string]int{"i": i})
 			} else {
-				err = sess.Send(ctx, fmt.Sprint("frame ", i, " ", strings.Repeat("x", i%300)))
+				err = sess.Send(ctx, frameText(i))
 			}
 			if err != nil {
 				t.Errorf("send %d: %v", i, err)
@@ -241,7 +252,7 @@ func TestSessionEcho(t *testing.T) {
 			}
 			continue
 		}
-		if want := fmt.Sprint("frame ", i, " ", strings.Repeat("x", i%300)); f.Text != want || f.IsJSON() {
+		if want := frameText(i); f.Text != want || f.IsJSON() {
 			t.Fatalf("frame %d: %q", i, f.Text)
 		}
 	}

@@ -188,6 +188,13 @@ func (m *sessionMeter) drive(ctx context.Context, cfg *config, ps []*sessionPair
 		wg.Go(func() {
 			text := make([]byte, 16+len(pad))
 			copy(text[16:], pad)
+			// One context and one timer for all of this sender's frames: the
+			// tool's own garbage is collected in the process whose receivers
+			// time the frames.
+			sctx, cancel := context.WithDeadline(ctx, end.Add(time.Minute))
+			defer cancel()
+			timer := time.NewTimer(time.Hour)
+			defer timer.Stop()
 			// Each sender starts at its own offset within the interval, so
 			// that the frames of all spread evenly.
 			offset := time.Duration(0)
@@ -199,8 +206,9 @@ func (m *sessionMeter) drive(ctx context.Context, cfg *config, ps []*sessionPair
 				if interval > 0 {
 					due = start.Add(offset + time.Duration(n)*interval)
 					if wait := time.Until(due); wait > 0 {
+						timer.Reset(wait)
 						select {
-						case <-time.After(wait):
+						case <-timer.C:
 						case <-ctx.Done():
 							return
 						}
@@ -215,10 +223,7 @@ func (m *sessionMeter) drive(ctx context.Context, cfg *config, ps []*sessionPair
 				var ts [8]byte
 				binary.BigEndian.PutUint64(ts[:], uint64(due.UnixNano()))
 				hex.Encode(text[:16], ts[:])
-				sctx, cancel := context.WithDeadline(ctx, end.Add(time.Minute))
-				err := p.session.Send(sctx, string(text))
-				cancel()
-				if err != nil {
+				if err := p.session.Send(sctx, string(text)); err != nil {
 					errs.Add(1)
 					errOnce.Do(func() { firstErr = err.Error() })
 					return
