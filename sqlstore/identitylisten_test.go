@@ -10,6 +10,24 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
+// listeningInstances opens two stores on one PostgreSQL schema, as two
+// instances, once both listen for each other's changes.
+func listeningInstances(t *testing.T) (a, b *DB) {
+	t.Helper()
+	dsn := pgtest.DSN(t)
+	open := func() *DB {
+		db, err := OpenPostgres(context.Background(), dsn, PostgresOptions{MaxConns: 2})
+		must(t, err)
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	a, b = open(), open()
+	listening := func(db *DB) func() bool { return func() bool { return !db.identities.off.Load() } }
+	testwait.For(t, "instance a to listen", listening(a))
+	testwait.For(t, "instance b to listen", listening(b))
+	return a, b
+}
+
 // TestIdentityCachePostgresInstances: two stores on one PostgreSQL
 // database, as two instances. Each serves agents and tokens from memory,
 // a change made through one is seen by the other once its notification
@@ -17,16 +35,8 @@ import (
 // database for every lookup.
 func TestIdentityCachePostgresInstances(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.DSN(t)
-	a, err := OpenPostgres(ctx, dsn, PostgresOptions{MaxConns: 2})
-	must(t, err)
-	defer a.Close()
-	b, err := OpenPostgres(ctx, dsn, PostgresOptions{MaxConns: 2})
-	must(t, err)
-	defer b.Close()
-	listening := func(db *DB) func() bool { return func() bool { return !db.identities.off.Load() } }
-	testwait.For(t, "instance a to listen", listening(a))
-	testwait.For(t, "instance b to listen", listening(b))
+	a, b := listeningInstances(t)
+	var err error
 
 	_, g := mustIdentities(t, b)
 
@@ -89,7 +99,7 @@ func TestIdentityCachePostgresInstances(t *testing.T) {
 		t.Fatal("the listening connection was not terminated")
 	}
 	testwait.For(t, "a to listen again on a new connection", func() bool {
-		return a.listener.pid.Load() != pid && listening(a)()
+		return a.listener.pid.Load() != pid && !a.identities.off.Load()
 	})
 	_, err = a.write.ExecContext(ctx, `UPDATE agents SET name = 'while deaf' WHERE id = $1`, g.ID)
 	must(t, err)
@@ -130,14 +140,7 @@ func TestIdentityCacheOffWhileDeaf(t *testing.T) {
 // caches alone.
 func TestDiscoveryGenerationPostgresInstances(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.DSN(t)
-	a, err := OpenPostgres(ctx, dsn, PostgresOptions{MaxConns: 2})
-	must(t, err)
-	defer a.Close()
-	b, err := OpenPostgres(ctx, dsn, PostgresOptions{MaxConns: 2})
-	must(t, err)
-	defer b.Close()
-	testwait.For(t, "instance a to listen", func() bool { _, ok := a.DiscoveryGeneration(); return ok })
+	a, b := listeningInstances(t)
 
 	gen, _ := a.DiscoveryGeneration()
 	identities := a.identities.generation()
@@ -149,7 +152,7 @@ func TestDiscoveryGenerationPostgresInstances(t *testing.T) {
 
 	// A sweep on b that puts nothing back tells nobody.
 	gen, _ = a.DiscoveryGeneration()
-	_, err = b.RequeueStaleOffers(ctx, time.Now().Add(-time.Hour))
+	_, err := b.RequeueStaleOffers(ctx, time.Now().Add(-time.Hour))
 	must(t, err)
 	must(t, b.CloseSessions(ctx, []string{"another-holder"})) // a marker that is heard
 	testwait.For(t, "a to hear the marker", func() bool { g, _ := a.DiscoveryGeneration(); return g != gen })
