@@ -132,7 +132,10 @@ func TestViewTrustsAnUnchangedGeneration(t *testing.T) {
 	sender := w.agent("sender", "", "lab")
 	rankAgain := func() {
 		t.Helper()
-		w.net.ViewTTL = time.Nanosecond // stale: the next decision ranks
+		// Stale, and older than its ttl (the clock moves only when told:
+		// a view of age 0 would be ranked again in the background).
+		w.net.ViewTTL = time.Nanosecond
+		w.advance(time.Millisecond)
 		_, err := w.choose(sender, "lab", "x")
 		must(t, err)
 		w.net.ViewTTL = time.Hour
