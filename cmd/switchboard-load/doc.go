@@ -20,5 +20,9 @@
 //	session -agents/2 pairs of agents in live sessions, frames one way (with
 //	        -instances 2: the two ends on different instances)
 //
+// With -server-cpus N the servers it starts run on the last N CPUs and the
+// tool on the others, as a server on a machine of its own would run, so
+// that the two sides do not share cores.
+//
 // See docs/performance.md for the numbers measured with it.
 package main

@@ -166,7 +166,7 @@ func TestAgainstRunningServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	token := newOwnerToken()
-	srv, err := startServer(ctx, bin, io.Discard, "--data", t.TempDir(), "--owner-token", token, "--rate-per-minute", "0")
+	srv, err := startServer(ctx, bin, io.Discard, nil, "--data", t.TempDir(), "--owner-token", token, "--rate-per-minute", "0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,8 @@ type config struct {
 	cpuProfile    string
 	communities   int
 	skills        int
+	serverCPUs    int
+	split         *cpuSplit // from serverCPUs; nil: the servers share the tool's CPUs
 }
 
 func main() {
@@ -57,6 +59,17 @@ func main() {
 			return
 		}
 		os.Exit(2)
+	}
+	if cfg.serverCPUs > 0 {
+		split, err := newCPUSplit(cfg.serverCPUs)
+		if err == nil {
+			err = split.pin()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "switchboard-load:", err)
+			os.Exit(2)
+		}
+		cfg.split = split
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -116,6 +129,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.verbose, "v", false, "show the started servers' warnings on stderr")
 	fs.IntVar(&c.communities, "communities", 10, "discover: communities the agents are spread over (agent i in community i mod N)")
 	fs.IntVar(&c.skills, "skills", 10, "discover: skills the agents of each community are spread over")
+	fs.IntVar(&c.serverCPUs, "server-cpus", 0, "run the servers this tool starts on the last N CPUs and this tool (peers, agents, the reference upstream) on the others, as a server on a machine of its own (0: all share every CPU)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write this tool's own CPU profile (peers, agents, and the direct server) to the file")
 	fs.Func("server-arg", "an extra argument for the switchboard serve processes this tool starts (repeatable), e.g. -server-arg=--pprof-addr=127.0.0.1:6060; with -instances, {i} stands for the instance's number (--pprof-addr=127.0.0.1:606{i})", func(s string) error {
 		c.serverArgs = append(c.serverArgs, s)
@@ -178,6 +192,10 @@ func (c *config) check() error {
 		return errors.New("-scenario cross starts its own two instances; -server does not apply")
 	case c.scenario == "discover" && (c.communities < 1 || c.skills < 1):
 		return errors.New("-communities and -skills: want 1 or more")
+	case c.serverCPUs < 0:
+		return errors.New("-server-cpus: want 0 or more")
+	case c.serverCPUs > 0 && c.server != "":
+		return errors.New("-server-cpus places the servers this tool starts; with -server it starts none")
 	case c.instances < 1 || c.instances > 32:
 		return errors.New("-instances: want 1…32")
 	case c.instances > 1 && ((c.scenario != "idle" && c.scenario != "session") || c.database == "" || c.server != ""):

@@ -24,13 +24,16 @@ type result struct {
 	TasksPerS    float64 `json:"tasks_per_s"`
 	// Frames and FramesPerS are the session scenario's: frames taken in
 	// by the receivers in the measured window (the latencies are theirs).
-	Frames        int64   `json:"frames,omitempty"`
-	FramesPerS    float64 `json:"frames_per_s,omitempty"`
-	P50Ms         float64 `json:"p50_ms"`
-	P99Ms         float64 `json:"p99_ms"`
-	P999Ms        float64 `json:"p999_ms"`
-	ServerCPU     float64 `json:"server_cpu_cores"`
-	ToolCPU       float64 `json:"tool_cpu_cores"`
+	Frames     int64   `json:"frames,omitempty"`
+	FramesPerS float64 `json:"frames_per_s,omitempty"`
+	P50Ms      float64 `json:"p50_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+	P999Ms     float64 `json:"p999_ms"`
+	ServerCPU  float64 `json:"server_cpu_cores"`
+	ToolCPU    float64 `json:"tool_cpu_cores"`
+	// CPUs says which CPUs the servers and the tool ran on (-server-cpus);
+	// empty when they shared them all.
+	CPUs          string  `json:"cpus,omitempty"`
 	ServerRSS     int64   `json:"server_rss_bytes"`
 	ServerBaseRSS int64   `json:"server_base_rss_bytes,omitempty"`
 	RSSPerAgent   int64   `json:"rss_per_agent_bytes"`
@@ -135,6 +138,9 @@ func (r *result) printTable(w io.Writer) {
 			}
 			fmt.Fprintln(w)
 		}
+	}
+	if r.CPUs != "" {
+		fmt.Fprintf(w, "CPUs: %s\n", r.CPUs)
 	}
 	if r.ConnectS > 0 {
 		fmt.Fprintf(w, "agents connected in %.1f s\n", r.ConnectS)

@@ -74,6 +74,9 @@ func (d *deployment) cpuSeconds() float64 {
 func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 	res := &result{Scenario: cfg.scenario, Agents: cfg.agents, Peers: cfg.peers, PayloadBytes: cfg.payload,
 		Blocking: cfg.blocking, Rate: cfg.rate, DurationS: cfg.duration.Seconds()}
+	if cfg.split != nil {
+		res.CPUs = cfg.split.String()
+	}
 	d := newDriver(cfg)
 	if cfg.scenario == "direct" || cfg.scenario == "ceiling" {
 		res.Agents = 0
@@ -254,7 +257,7 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 			dep.cleanup = append(dep.cleanup, drop)
 			args = append(args, "--database", dsn)
 		}
-		p, err := startServer(ctx, bin, serverLogs, args...)
+		p, err := startServer(ctx, bin, serverLogs, cfg.split, args...)
 		if err != nil {
 			dep.close()
 			return nil, err
@@ -307,7 +310,7 @@ func startInstances(ctx context.Context, cfg *config, n int, bin, dir, token str
 				args = append(args, "--nats-routes", "nats-route://"+r)
 			}
 		}
-		p, err := startServer(ctx, bin, serverLogs, args...)
+		p, err := startServer(ctx, bin, serverLogs, cfg.split, args...)
 		if err != nil {
 			dep.close()
 			return nil, fmt.Errorf("instance %d: %w", i, err)

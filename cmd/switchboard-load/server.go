@@ -24,9 +24,9 @@ type serverProcess struct {
 	done chan struct{} // closed when the process has exited
 }
 
-// startServer starts bin serve on a free loopback port with args and waits
-// until /readyz answers.
-func startServer(ctx context.Context, bin string, logs io.Writer, args ...string) (*serverProcess, error) {
+// startServer starts bin serve on a free loopback port with args, on the
+// servers' CPUs of split (nil: anywhere), and waits until /readyz answers.
+func startServer(ctx context.Context, bin string, logs io.Writer, split *cpuSplit, args ...string) (*serverProcess, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func startServer(ctx context.Context, bin string, logs io.Writer, args ...string
 	cmd := exec.Command(bin, all...)
 	cmd.Stdout = logs
 	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
+	if err := split.start(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	p := &serverProcess{url: "http://" + addr, cmd: cmd, done: make(chan struct{})}
