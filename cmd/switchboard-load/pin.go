@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"strconv"
+	"strings"
 )
 
 // cpuSplit puts the servers this tool starts on CPUs of their own
@@ -33,16 +35,23 @@ func (s *cpuSplit) String() string {
 	return fmt.Sprintf("server %s, tool %s", cpuList(s.server), cpuList(s.tool))
 }
 
-// cpuList writes CPU numbers as taskset does: "0,2,3".
+// cpuList writes ascending CPU numbers as taskset -c reads them and /proc
+// writes them: runs as "0-3", others apart, "0-3,6".
 func cpuList(cpus []int) string {
-	out := ""
-	for i, c := range cpus {
-		if i > 0 {
-			out += ","
+	var parts []string
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
 		}
-		out += fmt.Sprint(c)
+		if j == i {
+			parts = append(parts, strconv.Itoa(cpus[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
+		}
+		i = j + 1
 	}
-	return out
+	return strings.Join(parts, ",")
 }
 
 // start starts cmd on the servers' CPUs (s nil: where this tool runs).

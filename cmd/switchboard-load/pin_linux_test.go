@@ -9,43 +9,50 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// cpusAllowed reads the CPUs a thread of process pid may use, as
+// threadCPUs returns the CPUs each thread of process pid may use, as
 // /proc writes them ("0", "1", "0-1").
-func cpusAllowed(t *testing.T, pid, tid int) string {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tid))
-	if err != nil {
-		t.Fatal(err)
+func threadCPUs(pid int) ([]string, error) {
+	files, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no threads listed for %d: %v", pid, err)
 	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-			return strings.TrimSpace(v)
+	var cpus []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		found := false
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				cpus, found = append(cpus, strings.TrimSpace(v)), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("no Cpus_allowed_list in %s", f)
 		}
 	}
-	t.Fatalf("no Cpus_allowed_list for %d/%d", pid, tid)
-	return ""
+	return cpus, nil
 }
 
 // threadsOn returns how many threads of pid may use exactly cpus.
 func threadsOn(t *testing.T, pid int, cpus string) (on, all int) {
 	t.Helper()
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	each, err := threadCPUs(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range tasks {
-		var tid int
-		fmt.Sscan(e.Name(), &tid)
-		all++
-		if cpusAllowed(t, pid, tid) == cpus {
+	for _, c := range each {
+		if c == cpus {
 			on++
 		}
 	}
-	return on, all
+	return on, len(each)
 }
 
 func TestCPUSplitRefusesWhatCannotBe(t *testing.T) {
@@ -85,7 +92,7 @@ func TestCPUSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, tool := cpuList(split.server), rangeList(split.tool)
+	server, tool := cpuList(split.server), cpuList(split.tool)
 
 	// The server: started from this process, which stays where it was.
 	bin := buildServer(t)
@@ -99,7 +106,7 @@ func TestCPUSplit(t *testing.T) {
 	if on, all := threadsOn(t, p.cmd.Process.Pid, server); on != all {
 		t.Errorf("%d of the server's %d threads on CPU %s", on, all, server)
 	}
-	if on, all := threadsOn(t, os.Getpid(), rangeList(cpus)); on != all {
+	if on, all := threadsOn(t, os.Getpid(), cpuList(cpus)); on != all {
 		t.Errorf("starting the server moved %d of this process's %d threads", all-on, all)
 	}
 
@@ -128,40 +135,28 @@ func pinChild() {
 		os.Exit(1)
 	}
 	done := make(chan struct{})
-	for range 8 { // threads made after the pin inherit it
+	var started sync.WaitGroup
+	for range 8 { // each on a thread of its own, made after the pin
+		started.Add(1)
 		go func() {
 			runtime.LockOSThread()
+			started.Done()
 			<-done
 		}()
 	}
-	time.Sleep(50 * time.Millisecond) // no assertion waits on this: the threads are counted as they are
-	tool := rangeList(split.tool)
-	tasks, _ := filepath.Glob("/proc/self/task/*/status")
-	for _, f := range tasks {
-		b, _ := os.ReadFile(f)
-		if !strings.Contains(string(b), "Cpus_allowed_list:\t"+tool+"\n") {
-			fmt.Println("a thread is elsewhere:", f)
+	started.Wait()
+	tool := cpuList(split.tool)
+	each, err := threadCPUs(os.Getpid())
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	for _, c := range each {
+		if c != tool {
+			fmt.Println("a thread may run on", c)
 			os.Exit(1)
 		}
 	}
 	fmt.Printf("pinned: every thread on %s, GOMAXPROCS %d\n", tool, runtime.GOMAXPROCS(0))
 	close(done)
-}
-
-// rangeList writes CPU numbers as /proc does: runs as "0-3".
-func rangeList(cpus []int) string {
-	var parts []string
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, fmt.Sprint(cpus[i]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
