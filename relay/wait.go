@@ -42,9 +42,8 @@ func (s *Service) WaitForTurnUntil(ctx context.Context, id a2a.TaskID, afterSeq 
 // nothing the agent does can come before the watch. A message sent again
 // whose turn has ended returns its task at once.
 func (s *Service) SendMessageAndWait(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, wait context.Context) (*switchboard.Task, error) {
-	b := &blocking{wait: wait}
-	t, _, err := s.sendMessage(ctx, agent, caller, req, proto, b)
-	w := b.watch
+	var w *turnWatch
+	t, _, err := s.sendMessage(ctx, agent, caller, req, proto, &w)
 	if w != nil {
 		defer w.close()
 	}
