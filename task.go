@@ -104,6 +104,16 @@ type TaskChange struct {
 	// older deliveries queued (which go first): then it writes the delivery
 	// queued, and sets the Delivery's fields so.
 	NewDeliveries []*Delivery
+	// OfferSent, in CreateTask, says the task was sent to its agent
+	// already (a front forwards a task before writing it): the task is
+	// marked offered, with or without a delivery, and an offered delivery
+	// in NewDeliveries is written offered whatever the agent's queue, since
+	// queuing it behind older work would send it twice.
+	OfferSent bool
+	// Created, in CreateTask, is the task as created when t comes with
+	// Events applied already (a front's task written with the upstream's
+	// first answer): it is the task's first event, and the Events follow.
+	Created *a2a.Task
 	// CloseDeliveries are the ids of deliveries to mark failed.
 	CloseDeliveries []string
 	// Ack, when set, records an acknowledgement of a delivery in the same

@@ -17,7 +17,7 @@ import (
 type Relay interface {
 	AckOfferFront(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event, m *switchboard.FrontTaskMap) error
 	ApplyAgentEvent(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event) (*switchboard.Task, error)
-	FailUpstream(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, acked bool, reason string) error
+	FailUpstream(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, acked bool, reason string, m *switchboard.FrontTaskMap) error
 }
 
 // DefaultTimeout bounds one task's exchange with the upstream.
@@ -222,15 +222,11 @@ func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *swit
 			unrecorded = &m
 		},
 		Fail: func(_ string, cause error) {
-			if unrecorded != nil { // so that a cancel can still reach the upstream's task
-				if err := s.store.MapFrontTask(ctx, *unrecorded); err != nil {
-					s.log.Warn("record the upstream's ids of a task", "task_id", t.ID(), "err", err)
-				}
-				unrecorded = nil
-			}
+			m := unrecorded // recorded with the failure, so that a cancel can still reach the upstream's task
+			unrecorded = nil
 			reason := s.recordFailure(ctx, agent, f, obs, cause, methodOf(dl), t.PeerLabel)
 			msg := peerMessage(reason)
-			err := s.relay.FailUpstream(ctx, agent, dl, acked, msg)
+			err := s.relay.FailUpstream(ctx, agent, dl, acked, msg, m)
 			acked = true
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("record a failed task", "task_id", t.ID(), "err", err)

@@ -278,24 +278,34 @@ func (s *Service) FailAgentTask(ctx context.Context, agent *switchboard.Agent, i
 	if invalid {
 		mark = invalidAnswerMark
 	}
-	return s.failAgentTask(ctx, agent, id, reason, mark)
+	return s.failAgentTask(ctx, agent, id, reason, mark, nil)
 }
 
 // FailUpstream fails the task of d because the agent's upstream (a front's)
-// failed, acknowledging d unless acked says it was: reason, which must be
-// generic, is the status message, and a blocking caller answers -32603
-// with HTTP 502 (switchboard.EUPSTREAM).
-func (s *Service) FailUpstream(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, acked bool, reason string) error {
+// failed, acknowledging d unless acked says it was, and records m, the
+// upstream's ids not recorded yet, if set: reason, which must be generic,
+// is the status message, and a blocking caller answers -32603 with HTTP
+// 502 (switchboard.EUPSTREAM).
+func (s *Service) FailUpstream(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, acked bool, reason string, m *switchboard.FrontTaskMap) error {
+	if e := s.earlyOf(d); e != nil && !acked {
+		if done, err := e.answer(ctx, m, func(t *switchboard.Task) ([]a2a.Event, error) {
+			return []a2a.Event{s.failStatus(t, reason, upstreamMark)}, nil
+		}); done {
+			return err
+		}
+	}
 	if !acked {
 		if err := s.ackDelivery(ctx, agent, d); err != nil {
 			return err
 		}
 	}
-	return s.failAgentTask(ctx, agent, d.TaskID, reason, upstreamMark)
+	return s.failAgentTask(ctx, agent, d.TaskID, reason, upstreamMark, m)
 }
 
-// failAgentTask is FailAgentTask with the status marked with mark, if set.
-func (s *Service) failAgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, reason, mark string) error {
+// failAgentTask is FailAgentTask with the status marked with mark, if set,
+// and a front's upstream ids m recorded with it, if set (so that a cancel
+// can still reach the upstream's task).
+func (s *Service) failAgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, reason, mark string, m *switchboard.FrontTaskMap) error {
 	t, events, err := s.tasks.ModifyTask(ctx, id, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		if t.AgentID != agent.ID {
 			return nil, errTaskNotFound
@@ -303,17 +313,29 @@ func (s *Service) failAgentTask(ctx context.Context, agent *switchboard.Agent, i
 		if t.State().Terminal() {
 			return nil, nil
 		}
-		ev := s.setStatus(t, a2a.TaskStateFailed, agentText(t, reason))
-		if mark != "" {
-			ev.SetMeta(MetadataKey, map[string]any{"error": mark})
-		}
-		return &switchboard.TaskChange{Events: []a2a.Event{ev}}, nil
+		return &switchboard.TaskChange{Events: []a2a.Event{s.failStatus(t, reason, mark)}, FrontMap: m}, nil
 	})
 	if err != nil {
 		return taskNotFound(err)
 	}
 	s.notifyEvents(ctx, t, events)
 	return nil
+}
+
+// failStatus fails t with reason as the agent's status message, marked
+// with mark if set, and returns the status event.
+func (s *Service) failStatus(t *switchboard.Task, reason, mark string) *a2a.TaskStatusUpdateEvent {
+	ev := s.setStatus(t, a2a.TaskStateFailed, agentText(t, reason))
+	if mark != "" {
+		ev.SetMeta(MetadataKey, map[string]any{"error": mark})
+	}
+	return ev
+}
+
+// tooLargeText says why an agent's event was not applied to a task it
+// would have grown past MaxTaskBytes.
+func tooLargeText(e *switchboard.TaskTooLargeError) string {
+	return fmt.Sprintf("the task would grow to %d bytes, more than the %d a task may hold", e.Bytes, switchboard.MaxTaskBytes)
 }
 
 // InvalidAnswer reports whether a status event marks a failure caused by an
@@ -376,6 +398,11 @@ func (s *Service) ApplyAgentEventAcking(ctx context.Context, agent *switchboard.
 // nil) came from its upstream, which named its ids m: they are recorded
 // (FrontStore.MapFrontTask) in the transaction of the acknowledgement.
 func (s *Service) AckOfferFront(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, ev a2a.Event, m *switchboard.FrontTaskMap) error {
+	if e := s.earlyOf(d); e != nil {
+		if done, err := e.answer(ctx, m, func(t *switchboard.Task) ([]a2a.Event, error) { return s.applyEvent(t, ev) }); done {
+			return err
+		}
+	}
 	_, err := s.applyAcking(ctx, agent, d.TaskID, ev, d, s.Now(), m)
 	if switchboard.ErrorCode(err) == switchboard.EINVALIDAGENTRESPONSE {
 		return s.FailAgentTask(ctx, agent, d.TaskID, switchboard.ErrorMessage(err), true)
@@ -403,7 +430,7 @@ func (s *Service) applyAgentEvent(ctx context.Context, agent *switchboard.Agent,
 	t, events, applyErr, err := s.modifyAgentTask(ctx, agent, id, ev, ack, front)
 	var tooLarge *switchboard.TaskTooLargeError
 	if errors.As(err, &tooLarge) {
-		applyErr = switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the task would grow to %d bytes, more than the %d a task may hold", tooLarge.Bytes, switchboard.MaxTaskBytes)
+		applyErr = switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "%s", tooLargeText(tooLarge))
 		if ack == nil {
 			return nil, applyErr
 		}

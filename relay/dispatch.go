@@ -36,6 +36,11 @@ type DispatchConfig struct {
 	// attempts are mostly waits on the upstream); the others are queued
 	// and claimed.
 	Direct bool
+	// WriteOnAnswer, with Direct, sends the new task of a blocking call
+	// before writing it, and writes it with its first answer (see
+	// early.go): the Deliverer records that answer with AckOfferFront,
+	// or a failure with FailUpstream.
+	WriteOnAnswer bool
 }
 
 // RunDispatcher delivers the queued work of every agent in mode through d
@@ -132,6 +137,12 @@ func (s *Service) dispatchTo(ctx context.Context, mode switchboard.DeliveryMode,
 	answer, err := d.Deliver(actx, agent, o)
 	cancel()
 	if errors.Is(err, switchboard.ErrAnswerRecorded) {
+		return
+	}
+	// A task sent before it was written, and not answered, is written as
+	// created, for what follows to record the attempt's outcome on.
+	if werr := s.writeEarly(dl); werr != nil {
+		log().Warn("record a task sent before it was written", "err", werr)
 		return
 	}
 	if err != nil && ctx.Err() != nil && switchboard.ErrorCode(err) != switchboard.EINVALIDAGENTRESPONSE {

@@ -36,15 +36,17 @@ const DefaultStreamPoll = 5 * time.Second
 // task's events. It is written only against the Store and Bus interfaces, so
 // it is the same code on one instance and on many.
 type Service struct {
-	tasks       switchboard.TaskStore
-	pushes      switchboard.PushConfigStore
-	deliveries  switchboard.DeliveryStore
-	sessions    switchboard.SessionStore
-	agents      switchboard.AgentStore
-	bus         switchboard.Bus
-	log         *slog.Logger
-	turns       localTurns // blocking calls on this instance waiting for a turn to end
-	dispatchers sync.Map   // DeliveryMode → *directDispatcher: the running dispatchers that take new tasks at once
+	tasks         switchboard.TaskStore
+	pushes        switchboard.PushConfigStore
+	deliveries    switchboard.DeliveryStore
+	sessions      switchboard.SessionStore
+	agents        switchboard.AgentStore
+	bus           switchboard.Bus
+	log           *slog.Logger
+	turns         localTurns // blocking calls on this instance waiting for a turn to end
+	dispatchers   sync.Map   // DeliveryMode → *directDispatcher: the running dispatchers that take new tasks at once
+	early         sync.Map   // delivery id → *earlyTask: new tasks sent before they are written (early.go)
+	earlyMessages sync.Map   // agent, peer and message id → *earlyTask
 
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
@@ -125,11 +127,19 @@ func (s *Service) SendMessage(ctx context.Context, agent *switchboard.Agent, cal
 	return s.sendMessage(ctx, agent, caller, req, proto, nil)
 }
 
-// sendMessage is SendMessage. With turn not nil, a new task is watched for
-// the end of its first turn from before it is committed, and *turn set to
-// the watch, which the caller must close; turn stays nil for a message to
-// an existing task.
-func (s *Service) sendMessage(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, turn **turnWatch) (t *switchboard.Task, replayed bool, err error) {
+// blocking is what a blocking call holds while it sends: the watch of the
+// end of its new task's first turn, and the context whose end ends its
+// wait.
+type blocking struct {
+	watch *turnWatch
+	wait  context.Context
+}
+
+// sendMessage is SendMessage. With b not nil, a new task is watched for
+// the end of its first turn from before it is committed, and b.watch set
+// to the watch, which the caller must close; it stays nil for a message
+// to an existing task.
+func (s *Service) sendMessage(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, b *blocking) (t *switchboard.Task, replayed bool, err error) {
 	if err := validateSend(req); err != nil {
 		return nil, false, err
 	}
@@ -155,7 +165,7 @@ func (s *Service) sendMessage(ctx context.Context, agent *switchboard.Agent, cal
 		// A new task records its message id in the transaction that
 		// creates it: a message sent again fails there, and is looked up
 		// only then, which spares every first send a read.
-		t, err = s.createTask(ctx, agent, caller, req, proto, push, turn)
+		t, err = s.createTask(ctx, agent, caller, req, proto, push, b)
 	}
 	if errors.Is(err, switchboard.ErrDuplicateMessage) {
 		// Sent before (or by a concurrent send that won the race).
@@ -172,7 +182,7 @@ func (s *Service) sendMessage(ctx context.Context, agent *switchboard.Agent, cal
 	return t, false, err
 }
 
-func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, push *switchboard.PushConfig, turn **turnWatch) (*switchboard.Task, error) {
+func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, push *switchboard.PushConfig, b *blocking) (*switchboard.Task, error) {
 	msg := cloneMessage(req.Message)
 	contextID, minted := msg.ContextID, false
 	if contextID == "" {
@@ -212,7 +222,7 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 		change.NewDeliveries = []*switchboard.Delivery{d}
 	}
 	change.Wake = inboundWake(agent, t, caller, msg)
-	if turn != nil {
+	if b != nil {
 		// Before the commit, after which the agent may be offered the task
 		// (by this instance or, on a poll, by another) and answer.
 		w, err := s.watchTurn(ctx, t.ID(), createdSeq)
@@ -220,7 +230,10 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 			s.sendReserved(ctx, agent, t, d, holder, err)
 			return nil, err
 		}
-		*turn = w
+		b.watch = w
+		if holder != "" && push == nil && change.Wake == nil && s.writesOnAnswer(agent.Mode) {
+			return s.createEarly(ctx, agent, t, change, d, b)
+		}
 	}
 	_, err := s.tasks.CreateTask(ctx, t, change)
 	sent := s.sendReserved(ctx, agent, t, d, holder, err)

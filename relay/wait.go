@@ -42,8 +42,9 @@ func (s *Service) WaitForTurnUntil(ctx context.Context, id a2a.TaskID, afterSeq 
 // nothing the agent does can come before the watch. A message sent again
 // whose turn has ended returns its task at once.
 func (s *Service) SendMessageAndWait(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion, wait context.Context) (*switchboard.Task, error) {
-	var w *turnWatch
-	t, _, err := s.sendMessage(ctx, agent, caller, req, proto, &w)
+	b := &blocking{wait: wait}
+	t, _, err := s.sendMessage(ctx, agent, caller, req, proto, b)
+	w := b.watch
 	if w != nil {
 		defer w.close()
 	}

@@ -25,6 +25,13 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 	if err != nil {
 		return nil, err
 	}
+	first := data
+	if change.Created != nil { // t comes with its first answer applied
+		snapshot = *change.Created
+		if first, err = a2ajson.AppendTask(nil, &snapshot); err != nil {
+			return nil, fmt.Errorf("encode task %s: %w", t.ID(), err)
+		}
+	}
 	var ev *switchboard.TaskEvent
 	deliveries := make([]switchboard.Delivery, len(change.NewDeliveries)) // as given: a refused try may queue an offered one
 	for i, d := range change.NewDeliveries {
@@ -38,7 +45,7 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 		if db.createsInOneStatement(t, change) {
 			ev, err = db.createInOneStatement(ctx, t, change, &snapshot, data)
 		} else {
-			ev, err = db.createInTx(ctx, t, change, &snapshot, data)
+			ev, err = db.createInTx(ctx, t, change, &snapshot, data, first)
 		}
 		return err
 	})
@@ -50,8 +57,9 @@ func (db *DB) CreateTask(ctx context.Context, t *switchboard.Task, change *switc
 	return ev, nil
 }
 
-// createInTx is CreateTask in a transaction of a statement or more each.
-func (db *DB) createInTx(ctx context.Context, t *switchboard.Task, change *switchboard.TaskChange, snapshot *a2a.Task, data []byte) (*switchboard.TaskEvent, error) {
+// createInTx is CreateTask in a transaction of a statement or more each;
+// data is t's JSON, first that of snapshot, its first event.
+func (db *DB) createInTx(ctx context.Context, t *switchboard.Task, change *switchboard.TaskChange, snapshot *a2a.Task, data, first []byte) (*switchboard.TaskEvent, error) {
 	var ev *switchboard.TaskEvent
 	offers := slices.ContainsFunc(change.NewDeliveries, func(d *switchboard.Delivery) bool { return d.State == switchboard.DeliveryOffered })
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -61,7 +69,9 @@ func (db *DB) createInTx(ctx context.Context, t *switchboard.Task, change *switc
 		// accepts tasks, and otherwise by the insert of the task.
 		var err error
 		t.Offered = false
-		if offers {
+		if change.OfferSent {
+			t.Offered = true // sent already: its offered delivery, if any, stays so
+		} else if offers {
 			// An offered delivery stays so only when the agent accepts
 			// tasks and has no deliveries queued, which must be offered
 			// first; otherwise it is written queued.
@@ -84,13 +94,13 @@ func (db *DB) createInTx(ctx context.Context, t *switchboard.Task, change *switc
 			}
 		}
 		t.Seq = 0
-		if ev, err = db.appendEvent(ctx, tx, t, snapshot, wrapEvent("task", data)); err != nil {
+		if ev, err = db.appendEvent(ctx, tx, t, snapshot, wrapEvent("task", first)); err != nil {
 			return err
 		}
 		if _, err := db.writeChange(ctx, tx, t, change, false); err != nil {
 			return err
 		}
-		if err := db.insertTask(ctx, tx, t, data, !offers); err != nil { // writeChange changes only t.Seq
+		if err := db.insertTask(ctx, tx, t, data, !offers || change.OfferSent); err != nil { // writeChange changes only t.Seq
 			return err
 		}
 		return db.chargeUsage(ctx, tx, t.AgentID, t.PeerID, taskUsage(t.State(), len(data)), change.Quota)

@@ -482,7 +482,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// A front's exchange runs until the upstream ends the turn: many
 		// may be in flight, for one agent too.
 		_ = m.Tasks.RunDispatcher(loops, switchboard.ModeFront, m.Fronts, relay.DispatchConfig{
-			Concurrency: 256, PerAgent: 256, Timeout: frontTimeout(cfg.FrontTimeout) + 30*time.Second, Direct: true})
+			Concurrency: 256, PerAgent: 256, Timeout: frontTimeout(cfg.FrontTimeout) + 30*time.Second, Direct: true, WriteOnAnswer: true})
 	}()
 	m.loops.Add(1)
 	go func() {

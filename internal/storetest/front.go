@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,6 +19,8 @@ var frontTests = map[string]func(*testing.T, Store){
 	"FrontPutFindCredentials": testFrontPutFind,
 	"FrontTaskAndContextMaps": testFrontMaps,
 	"FrontMapInTaskChange":    testFrontMapInChange,
+	"FrontTaskWithAnswer":     testFrontTaskWithAnswer,
+	"FrontOfferSent":          testFrontOfferSent,
 	"PublishedCard":           testPublishedCard,
 }
 
@@ -88,6 +92,93 @@ func testFrontMapInChange(t *testing.T, s Store) {
 	must(t, err)
 	if up != "up-ctx" {
 		t.Fatalf("context maps to %q", up)
+	}
+}
+
+// testFrontTaskWithAnswer: a task created with its first answer applied
+// (TaskChange.Created) is stored as answered, with the task as created
+// for its first event and the answer's events after it, and the
+// upstream's ids; its peer holds no open task for it.
+func testFrontTaskWithAnswer(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "front")
+	task := newTask(g, "peer-a", "ctx-1", "m1", time.Now())
+	asCreated := task.A2A
+	asCreated.History = slices.Clone(task.A2A.History)
+	answer := &a2a.Message{ID: "a1", Role: a2a.MessageRoleAgent, TaskID: task.ID(), ContextID: "ctx-1", Parts: a2a.ContentParts{a2a.NewTextPart("done")}}
+	task.A2A.History = append(task.A2A.History, answer)
+	task.A2A.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: answer}
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: task.ID(), ContextID: "ctx-1", Status: task.A2A.Status}
+	m := &switchboard.FrontTaskMap{TaskID: task.ID(), AgentID: g.ID, PeerID: task.PeerID, ContextID: "ctx-1", UpstreamTaskID: "up-task", UpstreamContextID: "up-ctx"}
+	first, err := s.CreateTask(ctx, task, &switchboard.TaskChange{MessageID: "m1", Events: []a2a.Event{ev}, FrontMap: m, Created: &asCreated,
+		OfferSent: true, MaxBytes: switchboard.MaxTaskBytes, Quota: &switchboard.PeerQuota{MaxOpenTasks: 1}})
+	must(t, err)
+	if first.Seq != 1 || task.Seq != 2 {
+		t.Fatalf("first event %d, task at %d: want 1 and 2", first.Seq, task.Seq)
+	}
+	got, err := s.FindTaskByID(ctx, task.ID())
+	must(t, err)
+	if got.State() != a2a.TaskStateCompleted || len(got.A2A.History) != 2 || got.Seq != 2 || !got.Offered {
+		t.Fatalf("stored %s with %d messages at %d, offered %v", got.State(), len(got.A2A.History), got.Seq, got.Offered)
+	}
+	events, err := s.FindTaskEvents(ctx, task.ID(), 0, 10)
+	must(t, err)
+	if len(events) != 2 {
+		t.Fatalf("%d events, want 2", len(events))
+	}
+	if c, ok := events[0].Event.(*a2a.Task); !ok || c.Status.State != a2a.TaskStateSubmitted || len(c.History) != 1 {
+		t.Fatalf("first event %T, want the task as created", events[0].Event)
+	}
+	if st, ok := events[1].Event.(*a2a.TaskStatusUpdateEvent); !ok || st.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("second event %T, want the answer's status", events[1].Event)
+	}
+	if up, err := s.FindFrontTask(ctx, task.ID()); err != nil || up.UpstreamTaskID != "up-task" {
+		t.Fatalf("upstream ids %+v, %v", up, err)
+	}
+	// The finished task fills no open slot: the peer may start another.
+	next := newTask(g, "peer-a", "ctx-2", "m2", time.Now())
+	_, err = s.CreateTask(ctx, next, &switchboard.TaskChange{MessageID: "m2", Quota: &switchboard.PeerQuota{MaxOpenTasks: 1}})
+	must(t, err)
+	// The message id is recorded: the same message again is a duplicate.
+	again := newTask(g, "peer-a", "ctx-1", "m1", time.Now())
+	if _, err := s.CreateTask(ctx, again, created(again, nil)); !errors.Is(err, switchboard.ErrDuplicateMessage) {
+		t.Fatalf("the same message again: %v, want ErrDuplicateMessage", err)
+	}
+}
+
+// testFrontOfferSent: a delivery written offered and already sent stays
+// offered although the agent has older work queued, which would queue an
+// offered one that was not sent.
+func testFrontOfferSent(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "front")
+	now := time.Now().UTC()
+	delivery := func(task *switchboard.Task, state switchboard.DeliveryState) *switchboard.Delivery {
+		d := &switchboard.Delivery{ID: "dlv-" + string(task.ID()), TaskID: task.ID(), AgentID: g.ID, Kind: switchboard.DeliverTask,
+			MessageID: task.A2A.History[0].ID, State: state, Deadline: now.Add(time.Hour), NextAttemptAt: now, CreatedAt: now}
+		if state == switchboard.DeliveryOffered {
+			d.Holder, d.Attempts, d.OfferedAt, d.NextAttemptAt = "dispatch/front/x", 1, &now, now.Add(time.Minute)
+		}
+		return d
+	}
+	old := newTask(g, "peer-a", "ctx-1", "m1", now)
+	_, err := s.CreateTask(ctx, old, &switchboard.TaskChange{MessageID: "m1", NewDeliveries: []*switchboard.Delivery{delivery(old, switchboard.DeliveryQueued)}})
+	must(t, err)
+	for _, sent := range []bool{false, true} {
+		task := newTask(g, "peer-a", "ctx-1", fmt.Sprintf("m-%v", sent), now)
+		d := delivery(task, switchboard.DeliveryOffered)
+		_, err := s.CreateTask(ctx, task, &switchboard.TaskChange{MessageID: task.A2A.History[0].ID, NewDeliveries: []*switchboard.Delivery{d}, OfferSent: sent})
+		must(t, err)
+		id := task.ID()
+		ds, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &id})
+		must(t, err)
+		want := switchboard.DeliveryQueued
+		if sent {
+			want = switchboard.DeliveryOffered
+		}
+		if len(ds) != 1 || ds[0].State != want || d.State != want || task.Offered != sent {
+			t.Fatalf("sent %v: stored %+v, given %s, task offered %v; want %s", sent, ds, d.State, task.Offered, want)
+		}
 	}
 }
 
