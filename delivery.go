@@ -159,6 +159,13 @@ type Deliverer interface {
 // acknowledgement of the offer and the agent's answers itself.
 var ErrAnswerRecorded = errors.New("the deliverer recorded the answer")
 
+// ErrTaskUnwritten is what recording the first answer to an offer returns
+// when the offer's task, sent before it was written (a front's), could
+// not be written with it: the caller was told why, nothing is retried,
+// and the agent's work on the task, which no one will read, should be
+// stopped.
+var ErrTaskUnwritten = errors.New("the task could not be written with its first answer")
+
 // Defaults of delivery timing (the relay's settings, the hub's too).
 const (
 	// DefaultDeliveryDeadline is how long a task waits for its agent to

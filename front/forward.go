@@ -12,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/switchboard-dev/switchboard"
 )
 
 // Timing of the calls to an upstream.
@@ -108,7 +109,9 @@ type Job struct {
 	// task and context, where known (a follow-up).
 	UpstreamTaskID    a2a.TaskID
 	UpstreamContextID string
-	// Update reports one event of our task; an error stops the job.
+	// Update reports one event of our task; an error stops the job, and
+	// one that wraps switchboard.ErrTaskUnwritten cancels the upstream's
+	// task too, without a failure (our task was refused, not failed).
 	Update func(a2a.Event) error
 	// Fail reports that the task failed: reason says so to the peer, err
 	// (nil for a timeout or an upstream that stopped answering) is the
@@ -207,6 +210,12 @@ func (f *Forwarder) Handle(ctx context.Context, j *Job) error {
 			_ = f.Cancel(WithPeer(context.WithoutCancel(ctx), j.From), id)
 		} else {
 			f.log.Warn("the task was canceled before the upstream named its task, which may keep running there", "task_id", j.TaskID)
+		}
+	case errors.Is(err, switchboard.ErrTaskUnwritten):
+		// Our task could not be written: no one will read the upstream's.
+		f.log.Info("the task was refused as it answered; canceling it upstream", "task_id", j.TaskID, "err", err)
+		if id := call.upstreamID(); id != "" {
+			_ = f.Cancel(WithPeer(context.WithoutCancel(ctx), j.From), id)
 		}
 	case ctx.Err() != nil: // stopping
 	case errors.Is(context.Cause(call.ctx), ErrTimeout):

@@ -39,7 +39,10 @@ type DispatchConfig struct {
 	// WriteOnAnswer, with Direct, sends the new task of a blocking call
 	// before writing it, and writes it with its first answer (see
 	// early.go): the Deliverer records that answer with AckOfferFront,
-	// or a failure with FailUpstream.
+	// or a failure with FailUpstream, and stops when either returns
+	// switchboard.ErrTaskUnwritten. Only for a deployment of one
+	// instance: what keeps such a task's message from being sent twice is
+	// this process's.
 	WriteOnAnswer bool
 }
 

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -19,13 +20,27 @@ import (
 // delivery's acknowledgement. That spares the usual task, which ends its
 // turn in one answer, a commit on its path and about half of its writes.
 //
-// Nothing is given away for it: every id the message names was checked as
-// the caller's before (checkReferences), the new task's ids are ours and
-// reach the caller only once written, and a message sent again is looked
-// up before it is sent. A task whose answer does not come within
-// earlyWriteAfter, whose attempt ends without one, or whose caller's wait
-// ends first, is written as it would have been (its delivery offered to
-// this dispatcher, as sent) and goes on from there as any task does.
+// Nothing is given away for it:
+//   - every id the message names was checked as the caller's before
+//     (checkReferences), and the new task's ids are ours and reach the
+//     caller only once written;
+//   - a message sent again is looked up before it is sent, and a copy that
+//     comes meanwhile waits for the task to be written (hold.go);
+//   - the peer's quotas count it while it is unwritten (earlyUsage), and a
+//     peer near a quota has its task written first, as usual; the write
+//     checks the quotas as if the task were still open;
+//   - a write that is refused all the same (a quota, the agent deleted, a
+//     store failure) is the caller's answer, and the deliverer, told so
+//     with ErrTaskUnwritten, cancels the work it started, which is not
+//     recorded as the agent's failure.
+//
+// A task whose answer does not come within earlyWriteAfter, whose attempt
+// ends without one, or whose caller's wait ends first, is written as it
+// would have been (its delivery offered to this dispatcher, as sent) and
+// goes on from there as any task does.
+//
+// The holds and counts are this process's: a deployment of several
+// instances must not set WriteOnAnswer.
 
 // earlyWriteAfter is how long a task sent before it is written may wait
 // for its first answer unwritten: it bounds how long a task is unknown to
@@ -39,10 +54,11 @@ type earlyTask struct {
 	t      *switchboard.Task      // as created; written as a copy, so the caller may read it
 	change switchboard.TaskChange // as createTask would write it, without the delivery
 	d      *switchboard.Delivery  // offered to this instance's dispatcher, and sent
-	key    string                 // agent, peer and message id
-	timer  *time.Timer
+	use    string                 // its key in s.earlyUse
+	hold   *messageHold           // of its message, freed once it is written or refused
 
 	mu      sync.Mutex
+	timer   *time.Timer   // guarded by mu: writes it as created, if it is not answered in time
 	written bool          // guarded by mu: written, or refused (err)
 	err     error         // guarded by mu: why it could not be written
 	done    chan struct{} // closed once written is set
@@ -55,44 +71,49 @@ func (s *Service) writesOnAnswer(mode switchboard.DeliveryMode) bool {
 	return ok && v.(*directDispatcher).cfg.WriteOnAnswer
 }
 
-// createEarly sends t, whose delivery d this instance's dispatcher
-// reserved, before writing it, and waits until it is written (with its
-// first answer, or as created), or refused, or b's wait ends (then it is
-// written as created at once). It returns t as created: the caller then
-// waits for the turn's end on its watch, handed over already when the
-// answer was written.
-func (s *Service) createEarly(ctx context.Context, agent *switchboard.Agent, t *switchboard.Task, change *switchboard.TaskChange, d *switchboard.Delivery, b *blocking) (*switchboard.Task, error) {
-	e := &earlyTask{s: s, agent: agent, t: t, change: *change, d: d, done: make(chan struct{}),
-		key: agent.ID + "\x00" + t.PeerID + "\x00" + change.MessageID}
-	e.change.NewDeliveries = nil // written only with the task as created
-	if prev, loaded := s.earlyMessages.LoadOrStore(e.key, e); loaded {
-		// The same message, sent here a moment ago and not yet written:
-		// its caller gets the task, and this one the same once written.
-		s.sendDispatch(agent, t, d, switchboard.ErrDuplicateMessage) // gives the room back
-		select {
-		case <-prev.(*earlyTask).done:
-			return nil, switchboard.ErrDuplicateMessage
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	// A message sent again once its task is written must not be sent again.
+// sendsEarly returns the new task t, made by createTask with change, as a
+// task to send before it is written, or nil if it must be written first:
+// when its peer's quotas are too near to be sure it passes them. It
+// returns ErrDuplicateMessage if the message's task is written already:
+// a message sent again must not be sent again.
+func (s *Service) sendsEarly(ctx context.Context, agent *switchboard.Agent, t *switchboard.Task, change *switchboard.TaskChange) (*earlyTask, error) {
 	_, err := s.tasks.FindTaskByMessageID(ctx, agent.ID, t.PeerID, change.MessageID)
 	switch {
 	case err == nil:
-		err = switchboard.ErrDuplicateMessage
-	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
-		err = nil
-	}
-	if err != nil {
-		s.earlyMessages.CompareAndDelete(e.key, e)
-		s.sendDispatch(agent, t, d, err)
+		return nil, switchboard.ErrDuplicateMessage
+	case switchboard.ErrorCode(err) != switchboard.ENOTFOUND:
 		return nil, err
 	}
+	e := &earlyTask{s: s, agent: agent, t: t, change: *change, done: make(chan struct{}), use: agent.ID + "\x00" + t.PeerID}
+	e.change.NewDeliveries = nil // written only with the task as created
+	if q := change.Quota; q != nil {
+		open, bytes, err := s.tasks.PeerUsage(ctx, agent.ID, t.PeerID)
+		if err != nil {
+			return nil, err
+		}
+		if !s.earlyUse.add(e.use, q, open, bytes) {
+			return nil, nil
+		}
+	}
+	return e, nil
+}
+
+// createEarly sends e, whose delivery d this instance's dispatcher
+// reserved, before writing it, and waits until it is written (with its
+// first answer, or as created), or refused, or b's wait ends (then it is
+// written as created at once). It returns the task as created: the caller
+// then waits for the turn's end on its watch, handed over already when
+// the answer was written.
+func (s *Service) createEarly(ctx context.Context, e *earlyTask, d *switchboard.Delivery, b *blocking) (*switchboard.Task, error) {
+	t := e.t
+	e.d, e.hold = d, b.hold
+	b.hold.keep()      // until e is written: a copy of the message waits for it
 	t.Seq = createdSeq // as the write will number it
 	s.early.Store(d.ID, e)
+	e.mu.Lock()
 	e.timer = time.AfterFunc(earlyWriteAfter, func() { _ = e.writeCreated() })
-	if !s.sendDispatch(agent, t, d, nil) {
+	e.mu.Unlock()
+	if !s.sendDispatch(e.agent, t, d, nil) {
 		_ = e.writeCreated() // cannot happen: the offer was reserved
 	}
 	select {
@@ -161,10 +182,14 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 	defer e.mu.Unlock()
 	if e.written {
 		if e.err != nil {
-			return true, e.err // refused: there is no task to answer
+			return true, unwritten(e.err) // refused: there is no task to answer
 		}
 		return false, nil
 	}
+	// The answer is written even when the attempt is cut short meanwhile
+	// (the dispatcher stopping): the upstream has taken the task.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchRecordTimeout)
+	defer cancel()
 	write := func(fn func(t *switchboard.Task) ([]a2a.Event, error)) (*switchboard.Task, []a2a.Event, error) {
 		t := e.copyTask()
 		created := t.A2A
@@ -193,7 +218,7 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 	}
 	if err != nil {
 		e.settle(ctx, err)
-		return true, err
+		return true, unwritten(err)
 	}
 	if e.s.OnAck != nil {
 		e.s.OnAck(e.agent.Mode, e.d, e.s.Now())
@@ -207,12 +232,23 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 	return true, nil
 }
 
+// unwritten is the error of an answer to a task that err kept from being
+// written: the deliverer stops, and stops the agent's work on it.
+func unwritten(err error) error {
+	return fmt.Errorf("%w: %w", switchboard.ErrTaskUnwritten, err)
+}
+
 // settle records the outcome of e's write (with mu held) and forgets e.
 func (e *earlyTask) settle(ctx context.Context, err error) {
 	e.written, e.err = true, err
-	e.timer.Stop()
+	if e.timer != nil {
+		e.timer.Stop()
+	}
 	e.s.early.CompareAndDelete(e.d.ID, e)
-	e.s.earlyMessages.CompareAndDelete(e.key, e)
+	if e.change.Quota != nil {
+		e.s.earlyUse.remove(e.use)
+	}
+	e.hold.free() // a copy of the message now finds the task, or is sent itself
 	close(e.done)
 	if err == nil {
 		e.s.notify(ctx, switchboard.AccountAgentsSubject(e.agent.AccountID)) // open consoles count it
@@ -225,4 +261,40 @@ func (e *earlyTask) copyTask() *switchboard.Task {
 	t.A2A.History = slices.Clone(t.A2A.History)
 	t.A2A.Artifacts = slices.Clone(t.A2A.Artifacts)
 	return &t
+}
+
+// earlyUsage counts, for each peer of each agent, its tasks sent before
+// they are written, which the store's counts of its usage (PeerUsage) do
+// not hold yet.
+type earlyUsage struct {
+	mu sync.Mutex
+	n  map[string]int // agent and peer → tasks sent and not yet written
+}
+
+// add counts one more unwritten task of the peer key, whose written tasks
+// hold open and bytes, if its quotas q are sure to pass with it: each
+// unwritten task counted open, and as big as a task may be.
+func (u *earlyUsage) add(key string, q *switchboard.PeerQuota, open int, bytes int64) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	n := u.n[key] + 1
+	if (q.MaxOpenTasks > 0 && open+n > q.MaxOpenTasks) || (q.MaxBytes > 0 && bytes+int64(n)*switchboard.MaxTaskBytes > q.MaxBytes) {
+		return false
+	}
+	if u.n == nil {
+		u.n = make(map[string]int)
+	}
+	u.n[key] = n
+	return true
+}
+
+// remove forgets one unwritten task of the peer key.
+func (u *earlyUsage) remove(key string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.n[key] <= 1 {
+		delete(u.n, key)
+	} else {
+		u.n[key]--
+	}
 }

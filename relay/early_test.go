@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,6 +65,17 @@ func newEarlyFixture(t *testing.T) *earlyFixture {
 	})
 	f.calls.Store(0)
 	return f
+}
+
+// gate returns a channel that answers wait on and the function that
+// opens it, which also runs when the test ends, before the dispatcher
+// stops (it waits for the answers).
+func gate(t *testing.T) (<-chan struct{}, func()) {
+	c := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(c) }) }
+	t.Cleanup(open)
+	return c, open
 }
 
 // frontMap is the upstream's ids of the task of o, as a front names them.
@@ -147,7 +159,7 @@ func TestWriteOnAnswer(t *testing.T) {
 // once is sent to the upstream once, and both calls get its task.
 func TestWriteOnAnswerSameMessageAtOnce(t *testing.T) {
 	f := newEarlyFixture(t)
-	release := make(chan struct{})
+	release, open := gate(t)
 	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
 		<-release
 		return f.complete(ctx, o)
@@ -164,7 +176,7 @@ func TestWriteOnAnswerSameMessageAtOnce(t *testing.T) {
 		}()
 	}
 	testwait.For(t, "the first call to reach the upstream", func() bool { return f.calls.Load() == 1 })
-	close(release)
+	open()
 	a, b := <-results, <-results
 	must(t, a.err)
 	must(t, b.err)
@@ -206,7 +218,7 @@ func TestWriteOnAnswerSlowAnswer(t *testing.T) {
 // when it comes.
 func TestWriteOnAnswerWaitEnds(t *testing.T) {
 	f := newEarlyFixture(t)
-	release := make(chan struct{})
+	release, open := gate(t)
 	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
 		<-release
 		return f.complete(ctx, o)
@@ -221,7 +233,7 @@ func TestWriteOnAnswerWaitEnds(t *testing.T) {
 	if _, err := f.db.FindTaskByID(context.Background(), task.ID()); err != nil {
 		t.Fatalf("the task returned is not written: %v", err)
 	}
-	close(release)
+	open()
 	testwait.For(t, "the answer recorded", func() bool {
 		stored, err := f.db.FindTaskByID(context.Background(), task.ID())
 		return err == nil && stored.State() == a2a.TaskStateCompleted

@@ -9,3 +9,14 @@ func (s *Service) TurnWaiters(id a2a.TaskID) int {
 	defer s.turns.mu.Unlock()
 	return len(s.turns.waiters[id])
 }
+
+// MessageWaiters returns how many sends of a message on this instance
+// have waited for another send of it in progress, so that tests can wait
+// for a copy to wait.
+func (s *Service) MessageWaiters(agentID, peerID, messageID string) int {
+	v, ok := s.messages.Load(messageKey(agentID, peerID, messageID))
+	if !ok {
+		return 0
+	}
+	return int(v.(*messageHold).wait.Load())
+}

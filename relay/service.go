@@ -36,17 +36,18 @@ const DefaultStreamPoll = 5 * time.Second
 // task's events. It is written only against the Store and Bus interfaces, so
 // it is the same code on one instance and on many.
 type Service struct {
-	tasks         switchboard.TaskStore
-	pushes        switchboard.PushConfigStore
-	deliveries    switchboard.DeliveryStore
-	sessions      switchboard.SessionStore
-	agents        switchboard.AgentStore
-	bus           switchboard.Bus
-	log           *slog.Logger
-	turns         localTurns // blocking calls on this instance waiting for a turn to end
-	dispatchers   sync.Map   // DeliveryMode → *directDispatcher: the running dispatchers that take new tasks at once
-	early         sync.Map   // delivery id → *earlyTask: new tasks sent before they are written (early.go)
-	earlyMessages sync.Map   // agent, peer and message id → *earlyTask
+	tasks       switchboard.TaskStore
+	pushes      switchboard.PushConfigStore
+	deliveries  switchboard.DeliveryStore
+	sessions    switchboard.SessionStore
+	agents      switchboard.AgentStore
+	bus         switchboard.Bus
+	log         *slog.Logger
+	turns       localTurns // blocking calls on this instance waiting for a turn to end
+	dispatchers sync.Map   // DeliveryMode → *directDispatcher: the running dispatchers that take new tasks at once
+	messages    sync.Map   // agent, peer and message id → *messageHold: sends in progress (hold.go)
+	early       sync.Map   // delivery id → *earlyTask: new tasks sent before they are written (early.go)
+	earlyUse    earlyUsage // what the early tasks of each peer hold, for its quotas
 
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
@@ -133,6 +134,7 @@ func (s *Service) SendMessage(ctx context.Context, agent *switchboard.Agent, cal
 type blocking struct {
 	watch *turnWatch
 	wait  context.Context
+	hold  *messageHold // set by sendMessage
 }
 
 // sendMessage is SendMessage. With b not nil, a new task is watched for
@@ -150,6 +152,14 @@ func (s *Service) sendMessage(ctx context.Context, agent *switchboard.Agent, cal
 	}
 	if err := s.checkReferences(ctx, caller, msg); err != nil {
 		return nil, false, err
+	}
+	h, err := s.holdMessage(ctx, agent.ID, caller.ID, msg.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	defer h.release()
+	if b != nil {
+		b.hold = h
 	}
 
 	if msg.TaskID != "" {
@@ -232,7 +242,14 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 		}
 		b.watch = w
 		if holder != "" && push == nil && change.Wake == nil && s.writesOnAnswer(agent.Mode) {
-			return s.createEarly(ctx, agent, t, change, d, b)
+			early, err := s.sendsEarly(ctx, agent, t, change)
+			if err != nil {
+				s.sendReserved(ctx, agent, t, d, holder, err)
+				return nil, err
+			}
+			if early != nil {
+				return s.createEarly(ctx, early, d, b)
+			}
 		}
 	}
 	_, err := s.tasks.CreateTask(ctx, t, change)

@@ -103,7 +103,12 @@ func (db *DB) createInTx(ctx context.Context, t *switchboard.Task, change *switc
 		if err := db.insertTask(ctx, tx, t, data, !offers || change.OfferSent); err != nil { // writeChange changes only t.Seq
 			return err
 		}
-		return db.chargeUsage(ctx, tx, t.AgentID, t.PeerID, taskUsage(t.State(), len(data)), change.Quota)
+		d := taskUsage(t.State(), len(data))
+		peak := d
+		if change.Created != nil {
+			peak = taskUsage(snapshot.Status.State, len(first))
+		}
+		return db.chargePeak(ctx, tx, t.AgentID, t.PeerID, d, peak, change.Quota)
 	})
 	return ev, err
 }

@@ -89,10 +89,18 @@ func addUsageSQL(agent, peer, open, bytes string) string {
 // chargeUsage adds d to the peer's counts in tx and, when d is checked
 // against q, returns an *overQuota if the counts then pass it.
 func (db *DB) chargeUsage(ctx context.Context, tx *sql.Tx, agentID, peerID string, d usage, q *switchboard.PeerQuota) error {
-	if d == (usage{}) {
+	return db.chargePeak(ctx, tx, agentID, peerID, d, d, q)
+}
+
+// chargePeak is chargeUsage of a change that passed through peak on its
+// way to d (a task written with its first answer was open, and as big as
+// created, before it answered): peak, not d, is checked against q, as if
+// the change had been written in two steps.
+func (db *DB) chargePeak(ctx context.Context, tx *sql.Tx, agentID, peerID string, d, peak usage, q *switchboard.PeerQuota) error {
+	if d == (usage{}) && !peak.checked(q) {
 		return nil
 	}
-	if !d.checked(q) {
+	if !peak.checked(q) {
 		_, err := tx.ExecContext(ctx, addUsageSQL("$1", "$2", "$3", "$4"), agentID, peerID, d.open, d.bytes)
 		return err
 	}
@@ -101,8 +109,8 @@ func (db *DB) chargeUsage(ctx context.Context, tx *sql.Tx, agentID, peerID strin
 		agentID, peerID, d.open, d.bytes).Scan(&open, &bytes); err != nil {
 		return err
 	}
-	if d.passes(q, open, bytes) {
-		return &overQuota{agentID: agentID, peerID: peerID, quota: *q, d: d}
+	if peak.passes(q, open-d.open+peak.open, bytes-d.bytes+peak.bytes) {
+		return &overQuota{agentID: agentID, peerID: peerID, quota: *q, d: peak}
 	}
 	return nil
 }

@@ -144,6 +144,26 @@ func testFrontTaskWithAnswer(t *testing.T, s Store) {
 	if _, err := s.CreateTask(ctx, again, created(again, nil)); !errors.Is(err, switchboard.ErrDuplicateMessage) {
 		t.Fatalf("the same message again: %v, want ErrDuplicateMessage", err)
 	}
+	// The quota is checked as the task was before it answered, open: with
+	// the peer's one open slot taken, a task that finished in its first
+	// answer is refused all the same, and nothing of it is written.
+	late := newTask(g, "peer-a", "ctx-3", "m3", time.Now())
+	lateCreated := late.A2A
+	lateCreated.History = slices.Clone(late.A2A.History)
+	late.A2A.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted}
+	lateEv := &a2a.TaskStatusUpdateEvent{TaskID: late.ID(), ContextID: "ctx-3", Status: late.A2A.Status}
+	_, err = s.CreateTask(ctx, late, &switchboard.TaskChange{MessageID: "m3", Events: []a2a.Event{lateEv}, Created: &lateCreated,
+		OfferSent: true, MaxBytes: switchboard.MaxTaskBytes, Quota: &switchboard.PeerQuota{MaxOpenTasks: 1}})
+	var qe *switchboard.QuotaError
+	if !errors.As(err, &qe) || !qe.TooMany {
+		t.Fatalf("a finished task past the open quota: %v, want a QuotaError for too many", err)
+	}
+	if _, err := s.FindTaskByMessageID(ctx, g.ID, late.PeerID, "m3"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("the refused task's message: %v, want ENOTFOUND", err)
+	}
+	if open, _, err := s.PeerUsage(ctx, g.ID, late.PeerID); err != nil || open != 1 {
+		t.Fatalf("the peer holds %d open tasks (%v), want 1", open, err)
+	}
 }
 
 // testFrontOfferSent: a delivery written offered and already sent stays
