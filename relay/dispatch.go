@@ -136,6 +136,9 @@ func (s *Service) dispatchTo(ctx context.Context, mode switchboard.DeliveryMode,
 	log := func() *slog.Logger {
 		return s.log.With("delivery_id", dl.ID, "task_id", dl.TaskID, "agent_id", dl.AgentID, "attempt", dl.Attempts)
 	}
+	// A task sent before it was written is known by its delivery for as
+	// long as this attempt runs: an answer to it once refused is told so.
+	defer s.early.Delete(dl.ID)
 	actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	answer, err := d.Deliver(actx, agent, o)
 	cancel()

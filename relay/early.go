@@ -115,6 +115,7 @@ func (s *Service) createEarly(ctx context.Context, e *earlyTask, d *switchboard.
 	e.mu.Unlock()
 	if !s.sendDispatch(e.agent, t, d, nil) {
 		_ = e.writeCreated() // cannot happen: the offer was reserved
+		s.early.Delete(d.ID)
 	}
 	select {
 	case <-e.done:
@@ -136,7 +137,9 @@ func (e *earlyTask) result() error {
 	return e.err
 }
 
-// earlyOf returns the unwritten task whose delivery is d, or nil.
+// earlyOf returns the task sent before it was written whose delivery is
+// d, while the attempt that sent it runs (written since, or refused), or
+// nil.
 func (s *Service) earlyOf(d *switchboard.Delivery) *earlyTask {
 	if v, ok := s.early.Load(d.ID); ok {
 		return v.(*earlyTask)
@@ -244,7 +247,6 @@ func (e *earlyTask) settle(ctx context.Context, err error) {
 	if e.timer != nil {
 		e.timer.Stop()
 	}
-	e.s.early.CompareAndDelete(e.d.ID, e)
 	if e.change.Quota != nil {
 		e.s.earlyUse.remove(e.use)
 	}

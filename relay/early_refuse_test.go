@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,20 +41,20 @@ func TestWriteOnAnswerRefused(t *testing.T) {
 		t.Run(string(state), func(t *testing.T) {
 			f := newEarlyFixture(t)
 			f.svc.MaxOpenTasksPerPeer = 2
-			var answerErr atomic.Value
+			answered := make(chan error, 1)
 			f.answer = func(ctx context.Context, o *switchboard.Offer) error {
 				f.holdOpen(t, 2)
 				ev := &a2a.TaskStatusUpdateEvent{TaskID: o.Task.ID(), ContextID: o.Task.A2A.ContextID, Status: a2a.TaskStatus{State: state}}
 				err := f.svc.AckOfferFront(ctx, f.agent, o.Delivery, ev, frontMap(o))
-				answerErr.Store(fmt.Sprint(err, " ", errors.Is(err, switchboard.ErrTaskUnwritten)))
+				answered <- err
 				return err
 			}
 			task, err := f.send(t, "m-refused")
 			if switchboard.ErrorCode(err) != switchboard.EQUOTA || task != nil {
 				t.Fatalf("got %v, %v; want the quota's refusal", task, err)
 			}
-			if got, _ := answerErr.Load().(string); len(got) < 5 || got[len(got)-4:] != "true" {
-				t.Fatalf("the deliverer was told %q, want ErrTaskUnwritten", got)
+			if err := <-answered; !errors.Is(err, switchboard.ErrTaskUnwritten) {
+				t.Fatalf("the deliverer was told %v, want ErrTaskUnwritten", err)
 			}
 			if !<-f.unwritten {
 				t.Fatal("the task was written before it was sent")
@@ -239,5 +238,38 @@ func TestWriteOnAnswerAtShutdown(t *testing.T) {
 	must(t, err)
 	if stored.State() != a2a.TaskStateCompleted {
 		t.Fatalf("stored %s", stored.State())
+	}
+}
+
+// TestWriteOnAnswerRefusedBeforeTheAnswer: a task written as created
+// while in flight (its caller stopped waiting) and refused then (its
+// peer's quota filled meanwhile) is the caller's refusal at once; the
+// answer that comes later is told ErrTaskUnwritten, as for a task refused
+// with its answer, so the deliverer stops the agent's work and records
+// no failure of it.
+func TestWriteOnAnswerRefusedBeforeTheAnswer(t *testing.T) {
+	f := newEarlyFixture(t)
+	f.svc.MaxOpenTasksPerPeer = 1
+	wait, stopWaiting := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	answered := make(chan struct{})
+	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
+		f.holdOpen(t, 1)
+		stopWaiting()
+		<-answered // the caller has its answer
+		err := f.complete(ctx, o)
+		called <- err
+		return err
+	}
+	task, err := f.sendUntil("m-early-refused", wait)
+	close(answered)
+	if switchboard.ErrorCode(err) != switchboard.EQUOTA || task != nil {
+		t.Fatalf("got %v, %v; want the quota's refusal", task, err)
+	}
+	if err := <-called; !errors.Is(err, switchboard.ErrTaskUnwritten) {
+		t.Fatalf("the answer was told %v, want ErrTaskUnwritten", err)
+	}
+	if _, err := f.db.FindTaskByMessageID(context.Background(), f.agent.ID, f.peer.ID, "m-early-refused"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("the refused message's task: %v, want none", err)
 	}
 }
