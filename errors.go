@@ -102,7 +102,8 @@ type QuotaError struct {
 	// TooMany is set when the change would pass Quota.MaxOpenTasks, and
 	// otherwise it would pass Quota.MaxBytes.
 	TooMany bool
-	// OpenTasks and Bytes are what the peer holds without the change;
+	// OpenTasks and Bytes are what the peer holds without the change
+	// (OpenTasks with Quota.HeldOpen);
 	// Grow is the bytes the change would add.
 	OpenTasks int
 	Bytes     int64

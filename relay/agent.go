@@ -398,6 +398,8 @@ func (s *Service) ApplyAgentEventAcking(ctx context.Context, agent *switchboard.
 // nil) came from its upstream, which named its ids m: they are recorded
 // (FrontStore.MapFrontTask) in the transaction of the acknowledgement.
 func (s *Service) AckOfferFront(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, ev a2a.Event, m *switchboard.FrontTaskMap) error {
+	ctx, cancel := recordContext(ctx) // an answer that comes as the server stops is kept
+	defer cancel()
 	if e := s.earlyOf(d); e != nil {
 		if done, err := e.answer(ctx, m, func(t *switchboard.Task) ([]a2a.Event, error) { return s.applyEvent(t, ev) }); done {
 			return err

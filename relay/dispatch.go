@@ -113,6 +113,19 @@ func (s *Service) dispatchDelivery(ctx context.Context, mode switchboard.Deliver
 // the dispatcher's context has ended (shutdown).
 const dispatchRecordTimeout = 5 * time.Second
 
+// recordContext returns the context in which to record an agent's answer
+// that came in an attempt whose context is ctx: the attempt's end (the
+// dispatcher stopping) does not cut it short, since the agent took the
+// work, but its deadline, if later than dispatchRecordTimeout from now,
+// still bounds it.
+func recordContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(dispatchRecordTimeout)
+	if d, ok := ctx.Deadline(); ok && d.After(deadline) {
+		deadline = d
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
+}
+
 // dispatch makes one delivery attempt and records its outcome. The outcome
 // is recorded even if ctx ends meanwhile: a delivery left offered would
 // wait out its lease (Timeout + 30 s) before anyone offered it again.
@@ -140,6 +153,9 @@ func (s *Service) dispatchTo(ctx context.Context, mode switchboard.DeliveryMode,
 	// long as this attempt runs: an answer to it once refused is told so.
 	defer s.early.Delete(dl.ID)
 	actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	if e := s.earlyOf(dl); e != nil {
+		actx = e.attempt(actx) // released by cancel
+	}
 	answer, err := d.Deliver(actx, agent, o)
 	cancel()
 	if errors.Is(err, switchboard.ErrAnswerRecorded) {
@@ -148,7 +164,7 @@ func (s *Service) dispatchTo(ctx context.Context, mode switchboard.DeliveryMode,
 	// A task sent before it was written, and not answered, is written as
 	// created, for what follows to record the attempt's outcome on.
 	if werr := s.writeEarly(dl); werr != nil {
-		log().Warn("record a task sent before it was written", "err", werr)
+		log().Info("a task sent before it was written was refused", "err", werr)
 		return
 	}
 	if err != nil && ctx.Err() != nil && switchboard.ErrorCode(err) != switchboard.EINVALIDAGENTRESPONSE {

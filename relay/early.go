@@ -26,26 +26,31 @@ import (
 //     caller only once written;
 //   - a message sent again is looked up before it is sent, and a copy that
 //     comes meanwhile waits for the task to be written (hold.go);
-//   - the peer's quotas count it while it is unwritten (earlyUsage), and a
-//     peer near a quota has its task written first, as usual; the write
-//     checks the quotas as if the task were still open;
-//   - a write that is refused all the same (a quota, the agent deleted, a
-//     store failure) is the caller's answer, and the deliverer, told so
-//     with ErrTaskUnwritten, cancels the work it started, which is not
-//     recorded as the agent's failure.
+//   - every message of the peer counts it toward its quotas while it is
+//     unwritten (earlyUsage), and a peer whose quotas may not pass has its
+//     task written first, as usual; the write checks the quotas as if the
+//     task were still open;
+//   - a write that is refused all the same (the agent deleted, a store
+//     failure) is the caller's answer, and the deliverer, told so with
+//     ErrTaskUnwritten (by the answer's record, or by the end of its
+//     attempt), cancels the work it started, which is not recorded as the
+//     agent's failure.
 //
 // A task whose answer does not come within earlyWriteAfter, whose attempt
 // ends without one, or whose caller's wait ends first, is written as it
 // would have been (its delivery offered to this dispatcher, as sent) and
 // goes on from there as any task does.
 //
-// The holds and counts are this process's: a deployment of several
-// instances must not set WriteOnAnswer.
+// The holds and counts are this process's: a deployment that may have
+// several instances must not set WriteOnAnswer.
 
 // earlyWriteAfter is how long a task sent before it is written may wait
 // for its first answer unwritten: it bounds how long a task is unknown to
 // every list, and lost with this process.
 const earlyWriteAfter = 500 * time.Millisecond
+
+// earlyWriteTimeout bounds the write of a task as created.
+const earlyWriteTimeout = 30 * time.Second
 
 // earlyTask is a new task sent before it is written.
 type earlyTask struct {
@@ -58,10 +63,11 @@ type earlyTask struct {
 	hold   *messageHold           // of its message, freed once it is written or refused
 
 	mu      sync.Mutex
-	timer   *time.Timer   // guarded by mu: writes it as created, if it is not answered in time
-	written bool          // guarded by mu: written, or refused (err)
-	err     error         // guarded by mu: why it could not be written
-	done    chan struct{} // closed once written is set
+	timer   *time.Timer             // guarded by mu: writes it as created, if it is not answered in time
+	stop    context.CancelCauseFunc // guarded by mu: ends the attempt that sent it, once it is refused
+	written bool                    // guarded by mu: written, or refused (err)
+	err     error                   // guarded by mu: why it could not be written
+	done    chan struct{}           // closed once written is set
 }
 
 // writesOnAnswer reports whether the dispatcher that reserved d writes its
@@ -84,15 +90,13 @@ func (s *Service) sendsEarly(ctx context.Context, agent *switchboard.Agent, t *s
 	case switchboard.ErrorCode(err) != switchboard.ENOTFOUND:
 		return nil, err
 	}
-	e := &earlyTask{s: s, agent: agent, t: t, change: *change, done: make(chan struct{}), use: agent.ID + "\x00" + t.PeerID}
+	e := &earlyTask{s: s, agent: agent, t: t, change: *change, done: make(chan struct{}), use: peerKey(agent.ID, t.PeerID)}
 	e.change.NewDeliveries = nil // written only with the task as created
 	if q := change.Quota; q != nil {
+		gen := s.earlyUse.begin(e.use)
 		open, bytes, err := s.tasks.PeerUsage(ctx, agent.ID, t.PeerID)
-		if err != nil {
-			return nil, err
-		}
-		if !s.earlyUse.add(e.use, q, open, bytes) {
-			return nil, nil
+		if !s.earlyUse.add(e.use, gen, q, open, bytes, err) {
+			return nil, nil // written first: the store checks the quotas as it writes
 		}
 	}
 	return e, nil
@@ -147,6 +151,19 @@ func (s *Service) earlyOf(d *switchboard.Delivery) *earlyTask {
 	return nil
 }
 
+// attempt returns ctx, the context of the attempt that sends e, ended
+// with a cause that wraps ErrTaskUnwritten once e is refused.
+func (e *earlyTask) attempt(ctx context.Context) context.Context {
+	ctx, stop := context.WithCancelCause(ctx)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stop = stop
+	if e.written && e.err != nil {
+		stop(unwritten(e.err))
+	}
+	return ctx
+}
+
 // writeEarly writes the task of delivery d as created, if it was sent
 // before it was written and is not written yet, so that what follows
 // finds it and its delivery in the store.
@@ -165,10 +182,10 @@ func (e *earlyTask) writeCreated() error {
 	if e.written {
 		return e.err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), dispatchRecordTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), earlyWriteTimeout)
 	defer cancel()
 	t, d := e.copyTask(), *e.d
-	change := e.change
+	change := e.writeChange()
 	change.NewDeliveries, change.OfferSent = []*switchboard.Delivery{&d}, true
 	_, err := e.s.tasks.CreateTask(ctx, t, &change)
 	e.settle(ctx, err)
@@ -189,9 +206,7 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 		}
 		return false, nil
 	}
-	// The answer is written even when the attempt is cut short meanwhile
-	// (the dispatcher stopping): the upstream has taken the task.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchRecordTimeout)
+	ctx, cancel := recordContext(ctx)
 	defer cancel()
 	write := func(fn func(t *switchboard.Task) ([]a2a.Event, error)) (*switchboard.Task, []a2a.Event, error) {
 		t := e.copyTask()
@@ -201,7 +216,7 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 		if err != nil {
 			return nil, nil, err
 		}
-		change := e.change
+		change := e.writeChange()
 		change.Events, change.FrontMap, change.Created, change.OfferSent = evs, m, &created, true
 		_, err = e.s.tasks.CreateTask(ctx, t, &change)
 		return t, evs, err
@@ -247,6 +262,9 @@ func (e *earlyTask) settle(ctx context.Context, err error) {
 	if e.timer != nil {
 		e.timer.Stop()
 	}
+	if err != nil && e.stop != nil {
+		e.stop(unwritten(err)) // no one will read what the agent does
+	}
 	if e.change.Quota != nil {
 		e.s.earlyUse.remove(e.use)
 	}
@@ -257,6 +275,18 @@ func (e *earlyTask) settle(ctx context.Context, err error) {
 	}
 }
 
+// writeChange returns the change that writes e, with the peer's other
+// unwritten tasks held toward its quota.
+func (e *earlyTask) writeChange() switchboard.TaskChange {
+	change := e.change
+	if change.Quota != nil {
+		q := *change.Quota
+		q.HeldOpen = e.s.earlyUse.held(e.use, true)
+		change.Quota = &q
+	}
+	return change
+}
+
 // copyTask returns a copy of the task as created that a write may change.
 func (e *earlyTask) copyTask() *switchboard.Task {
 	t := *e.t
@@ -265,38 +295,121 @@ func (e *earlyTask) copyTask() *switchboard.Task {
 	return &t
 }
 
-// earlyUsage counts, for each peer of each agent, its tasks sent before
-// they are written, which the store's counts of its usage (PeerUsage) do
-// not hold yet.
+// earlyUsage keeps, for each peer of each agent, what the store's counts
+// of its usage (PeerUsage) do not hold yet: its tasks sent before they are
+// written. Every message of the peer on this instance counts them toward
+// its quota (PeerQuota.HeldOpen). A send that would go early reads the
+// store's counts between begin and add; a write of the peer's messages on
+// this instance that began before add, or a change of the counts after
+// begin, makes add refuse, since the read may not hold it and the write
+// does not hold the new task. So a task is sent early only if no message
+// of the peer written on this instance can take its place in the quota.
 type earlyUsage struct {
-	mu sync.Mutex
-	n  map[string]int // agent and peer → tasks sent and not yet written
+	mu    sync.Mutex
+	peers map[string]*peerEarly // agent and peer → its tasks in flight unwritten
 }
 
-// add counts one more unwritten task of the peer key, whose written tasks
-// hold open and bytes, if its quotas q are sure to pass with it: each
-// unwritten task counted open, and as big as a task may be.
-func (u *earlyUsage) add(key string, q *switchboard.PeerQuota, open int, bytes int64) bool {
+// peerEarly is one peer's entry in earlyUsage.
+type peerEarly struct {
+	n       int    // tasks sent and not yet written
+	readers int    // sends between begin and add
+	writers int    // messages being written (write)
+	gen     uint64 // changes of the peer's usage on this instance
+}
+
+// begin registers a send about to read the peer key's usage, and returns
+// what add needs to know whether it changed since.
+func (u *earlyUsage) begin(key string) uint64 {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	n := u.n[key] + 1
-	if (q.MaxOpenTasks > 0 && open+n > q.MaxOpenTasks) || (q.MaxBytes > 0 && bytes+int64(n)*switchboard.MaxTaskBytes > q.MaxBytes) {
-		return false
-	}
-	if u.n == nil {
-		u.n = make(map[string]int)
-	}
-	u.n[key] = n
-	return true
+	p := u.entry(key)
+	p.readers++
+	return p.gen
 }
 
-// remove forgets one unwritten task of the peer key.
+// add ends the read begun with gen and counts one more unwritten task of
+// the peer key, whose written tasks hold open and bytes, if nothing
+// changed them since on this instance and its quotas q surely pass: every
+// unwritten task counted open, and as big as a task may be. ok false (or
+// an error err of the read) leaves the count as it was.
+func (u *earlyUsage) add(key string, gen uint64, q *switchboard.PeerQuota, open int, bytes int64, err error) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p := u.peers[key]
+	p.readers--
+	n := p.n + 1
+	ok := err == nil && p.gen == gen && p.writers == 0 &&
+		(q.MaxOpenTasks <= 0 || open+n <= q.MaxOpenTasks) &&
+		(q.MaxBytes <= 0 || bytes+int64(n)*switchboard.MaxTaskBytes <= q.MaxBytes)
+	if ok {
+		p.n = n
+	}
+	u.forget(key, p)
+	return ok
+}
+
+// remove forgets one unwritten task of the peer key, written (its usage
+// now in the store's counts) or refused.
 func (u *earlyUsage) remove(key string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.n[key] <= 1 {
-		delete(u.n, key)
-	} else {
-		u.n[key]--
+	p := u.peers[key]
+	p.n--
+	p.gen++
+	u.forget(key, p)
+}
+
+// write registers a message of the peer key about to be written (not
+// early) and returns how many of its tasks are unwritten, to hold toward
+// its quota, and the function to call once it is written or refused.
+func (u *earlyUsage) write(key string) (held int, end func()) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p := u.entry(key)
+	p.writers++
+	return p.n, func() {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		p.writers--
+		p.gen++
+		u.forget(key, p)
 	}
 }
+
+// entry returns the entry of key, made if missing.
+func (u *earlyUsage) entry(key string) *peerEarly {
+	if u.peers == nil {
+		u.peers = make(map[string]*peerEarly)
+	}
+	p := u.peers[key]
+	if p == nil {
+		p = &peerEarly{}
+		u.peers[key] = p
+	}
+	return p
+}
+
+// held returns how many unwritten tasks of the peer key there are, less
+// one for a task of theirs that is writing itself (self).
+func (u *earlyUsage) held(key string, self bool) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	n := 0
+	if p := u.peers[key]; p != nil {
+		n = p.n
+	}
+	if self {
+		n--
+	}
+	return n
+}
+
+// forget drops p, the entry of key, once nothing counts on it.
+func (u *earlyUsage) forget(key string, p *peerEarly) {
+	if p.n == 0 && p.readers == 0 && p.writers == 0 {
+		delete(u.peers, key)
+	}
+}
+
+// peerKey is the key of a peer of an agent in earlyUsage.
+func peerKey(agentID, peerID string) string { return agentID + "\x00" + peerID }

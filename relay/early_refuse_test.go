@@ -80,17 +80,16 @@ func TestWriteOnAnswerRefused(t *testing.T) {
 
 // TestWriteOnAnswerAtQuota: a task is sent before it is written only
 // while its peer's quotas surely pass with it and every other task of the
-// peer in flight unwritten; otherwise it is written first, as usual, so a
-// message over the quota never reaches the agent.
+// peer in flight unwritten; otherwise it is written first, as usual, and
+// the quota counts the tasks in flight, so a message over the quota never
+// reaches the agent.
 func TestWriteOnAnswerAtQuota(t *testing.T) {
 	f := newEarlyFixture(t)
 	f.svc.MaxOpenTasksPerPeer = 3
 	f.holdOpen(t, 1)
 	release, open := gate(t)
 	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
-		if o.Task.A2A.History[0].ID != "m-3" {
-			<-release
-		}
+		<-release
 		return f.complete(ctx, o)
 	}
 	errs := make(chan error, 2)
@@ -103,10 +102,16 @@ func TestWriteOnAnswerAtQuota(t *testing.T) {
 			t.Fatalf("task %d was written before it was sent", i+1)
 		}
 	}
-	task, err := f.send(t, "m-3") // written first
-	must(t, err)
-	if task.State() != a2a.TaskStateCompleted || <-f.unwritten {
-		t.Fatalf("the call returned %s, and the task was sent unwritten", task.State())
+	// Written first, and refused: the two in flight count.
+	if _, err := f.send(t, "m-3"); switchboard.ErrorCode(err) != switchboard.EQUOTA || f.calls.Load() != 2 {
+		t.Fatalf("over the quota with tasks in flight: got %v after %d calls to the agent, want EQUOTA and 2", err, f.calls.Load())
+	}
+	// Non-blocking, by the way that is always written first: the same.
+	_, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
+		Message: &a2a.Message{ID: "m-4", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("hi")}},
+	}, switchboard.ProtocolV1)
+	if switchboard.ErrorCode(err) != switchboard.EQUOTA {
+		t.Fatalf("a call that does not wait, over the quota with tasks in flight: %v, want EQUOTA", err)
 	}
 	open()
 	for range 2 {
@@ -121,10 +126,10 @@ func TestWriteOnAnswerAtQuota(t *testing.T) {
 	}
 
 	// Bytes: a peer whose tasks may not hold a task's worth more is
-	// written first too.
+	// written first.
 	g := newEarlyFixture(t)
 	g.svc.MaxPeerBytes = switchboard.MaxTaskBytes / 2
-	task, err = g.send(t, "m-bytes")
+	task, err := g.send(t, "m-bytes")
 	must(t, err)
 	if task.State() != a2a.TaskStateCompleted || <-g.unwritten {
 		t.Fatalf("the call returned %s, and the task was sent unwritten", task.State())

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
 // earlyFixture is an agent whose dispatcher writes new tasks with their
@@ -35,7 +38,19 @@ type earlyFixture struct {
 
 func newEarlyFixture(t *testing.T) *earlyFixture {
 	t.Helper()
+	return newEarlyFixtureOver(t, nil)
+}
+
+// newEarlyFixtureOver is newEarlyFixture with the service over the store
+// that wrap makes of the fixture's, if wrap is set.
+func newEarlyFixtureOver(t *testing.T, wrap func(*sqlstore.DB) relay.Store) *earlyFixture {
+	t.Helper()
 	f := &earlyFixture{fixture: newFixture(t, membus.New()), unwritten: make(chan bool, 16)}
+	if wrap != nil {
+		bus := membus.New()
+		t.Cleanup(func() { _ = bus.Close() })
+		f.svc = relay.New(wrap(f.db), bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}
 	f.agent = f.webhookAgent(t, "front")
 	f.peer.AgentID = f.agent.ID
 	f.answer = f.complete

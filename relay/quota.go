@@ -26,12 +26,14 @@ const (
 // answers are not refused for its peer's quota: they may take a peer's
 // tasks past MaxPeerBytes, and its next message is then refused.
 
-// quota returns the quotas a peer's message carries, nil if none applies.
-func (s *Service) quota() *switchboard.PeerQuota {
+// quota returns the quotas a peer's message carries, nil if none applies,
+// with held of the peer's tasks that this instance sent before writing
+// them (early.go) counted toward them.
+func (s *Service) quota(held int) *switchboard.PeerQuota {
 	if s.MaxOpenTasksPerPeer <= 0 && s.MaxPeerBytes <= 0 {
 		return nil
 	}
-	return &switchboard.PeerQuota{MaxOpenTasks: max(s.MaxOpenTasksPerPeer, 0), MaxBytes: max(s.MaxPeerBytes, 0)}
+	return &switchboard.PeerQuota{MaxOpenTasks: max(s.MaxOpenTasksPerPeer, 0), MaxBytes: max(s.MaxPeerBytes, 0), HeldOpen: held}
 }
 
 // quotaRefusal turns the store's refusal of a message for a quota into the

@@ -220,7 +220,7 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	change := &switchboard.TaskChange{MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes, Quota: s.quota()}
+	change := &switchboard.TaskChange{MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes, Quota: s.quota(0)}
 	if push != nil {
 		push.Config.TaskID = t.A2A.ID
 	}
@@ -252,6 +252,11 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 			}
 		}
 	}
+	if change.Quota != nil {
+		held, end := s.earlyUse.write(peerKey(agent.ID, caller.ID))
+		defer end()
+		change.Quota.HeldOpen = held
+	}
 	_, err := s.tasks.CreateTask(ctx, t, change)
 	sent := s.sendReserved(ctx, agent, t, d, holder, err)
 	if err != nil {
@@ -278,6 +283,8 @@ func (s *Service) notifyAgent(ctx context.Context, agent *switchboard.Agent) {
 
 func (s *Service) continueTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, push *switchboard.PushConfig) (*switchboard.Task, error) {
 	msg := cloneMessage(req.Message)
+	held, end := s.earlyUse.write(peerKey(agent.ID, caller.ID))
+	defer end()
 	t, events, err := s.tasks.ModifyTask(ctx, msg.TaskID, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		if !t.VisibleTo(caller) {
 			return nil, errTaskNotFound
@@ -303,7 +310,7 @@ func (s *Service) continueTask(ctx context.Context, agent *switchboard.Agent, ca
 		}
 		t.UpdatedAt = now
 		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
-		change := &switchboard.TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes, Quota: s.quota()}
+		change := &switchboard.TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes, Quota: s.quota(held)}
 		if agent.Mode.Live() {
 			change.NewDeliveries = []*switchboard.Delivery{s.newDelivery(t, switchboard.DeliverMessage, msg.ID, now)}
 		}

@@ -61,7 +61,7 @@ func (d usage) checked(q *switchboard.PeerQuota) bool {
 // passes reports whether counts of open tasks and bytes that include a
 // change of d pass q.
 func (d usage) passes(q *switchboard.PeerQuota, open, bytes int64) bool {
-	return q != nil && ((d.open > 0 && q.MaxOpenTasks > 0 && open > int64(q.MaxOpenTasks)) ||
+	return q != nil && ((d.open > 0 && q.MaxOpenTasks > 0 && open+int64(q.HeldOpen) > int64(q.MaxOpenTasks)) ||
 		(d.bytes > 0 && q.MaxBytes > 0 && bytes > q.MaxBytes))
 }
 
@@ -136,8 +136,9 @@ func (db *DB) settleQuota(ctx context.Context, oq *overQuota) (*switchboard.Quot
 	}
 	q, d := oq.quota, oq.d
 	tooBig := d.bytes > 0 && q.MaxBytes > 0 && bytes+d.bytes > q.MaxBytes
-	qe := &switchboard.QuotaError{Quota: q, OpenTasks: int(open), Bytes: bytes, Grow: d.bytes,
-		TooMany: d.open > 0 && q.MaxOpenTasks > 0 && (open+d.open > int64(q.MaxOpenTasks) || !tooBig)}
+	held := open + int64(q.HeldOpen)
+	qe := &switchboard.QuotaError{Quota: q, OpenTasks: int(held), Bytes: bytes, Grow: d.bytes,
+		TooMany: d.open > 0 && q.MaxOpenTasks > 0 && (held+d.open > int64(q.MaxOpenTasks) || !tooBig)}
 	return qe, !d.passes(&q, open+d.open, bytes+d.bytes), nil
 }
 

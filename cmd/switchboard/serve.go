@@ -480,12 +480,12 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() {
 		defer m.loops.Done()
 		// A front's exchange runs until the upstream ends the turn: many
-		// may be in flight, for one agent too. A lone instance (the
-		// in-process bus) sends a blocking call's new task before writing
-		// it, which only it can keep track of.
+		// may be in flight, for one agent too. A lone instance (SQLite
+		// and the in-process bus) sends a blocking call's new task before
+		// writing it, which only it can keep track of.
 		_ = m.Tasks.RunDispatcher(loops, switchboard.ModeFront, m.Fronts, relay.DispatchConfig{
 			Concurrency: 256, PerAgent: 256, Timeout: frontTimeout(cfg.FrontTimeout) + 30*time.Second, Direct: true,
-			WriteOnAnswer: busName(cfg.Bus) == "memory"})
+			WriteOnAnswer: !isPostgres(cfg.Database) && busName(cfg.Bus) == "memory"})
 	}()
 	m.loops.Add(1)
 	go func() {
