@@ -103,7 +103,7 @@ type QuotaError struct {
 	// otherwise it would pass Quota.MaxBytes.
 	TooMany bool
 	// OpenTasks and Bytes are what the peer holds without the change
-	// (OpenTasks with Quota.HeldOpen);
+	// (with Quota.HeldOpen and HeldBytes);
 	// Grow is the bytes the change would add.
 	OpenTasks int
 	Bytes     int64

@@ -150,10 +150,11 @@ type TaskChange struct {
 type PeerQuota struct {
 	MaxOpenTasks int
 	MaxBytes     int64
-	// HeldOpen is how many unfinished tasks the peer holds that the store
-	// does not count yet (a front's tasks sent before they are written):
-	// they count toward MaxOpenTasks all the same.
-	HeldOpen int
+	// HeldOpen and HeldBytes are what the peer holds that the store does
+	// not count yet (a front's tasks sent before they are written): they
+	// count toward MaxOpenTasks and MaxBytes all the same.
+	HeldOpen  int
+	HeldBytes int64
 }
 
 // DeliveryAck is an acknowledgement of a delivery carried by a TaskChange.

@@ -110,9 +110,8 @@ type Job struct {
 	UpstreamTaskID    a2a.TaskID
 	UpstreamContextID string
 	// Update reports one event of our task; an error stops the job, and
-	// one that wraps switchboard.ErrTaskUnwritten (or a context ended with
-	// such a cause) cancels the upstream's task too, without a failure
-	// (our task was refused, not failed).
+	// one that wraps switchboard.ErrTaskUnwritten cancels the upstream's
+	// task too, without a failure (our task was refused, not failed).
 	Update func(a2a.Event) error
 	// Fail reports that the task failed: reason says so to the peer, err
 	// (nil for a timeout or an upstream that stopped answering) is the
@@ -212,7 +211,7 @@ func (f *Forwarder) Handle(ctx context.Context, j *Job) error {
 		} else {
 			f.log.Warn("the task was canceled before the upstream named its task, which may keep running there", "task_id", j.TaskID)
 		}
-	case errors.Is(err, switchboard.ErrTaskUnwritten), errors.Is(context.Cause(ctx), switchboard.ErrTaskUnwritten):
+	case errors.Is(err, switchboard.ErrTaskUnwritten):
 		// Our task could not be written: no one will read the upstream's.
 		f.log.Info("the task was refused as it answered; canceling it upstream", "task_id", j.TaskID, "err", err)
 		if id := call.upstreamID(); id != "" {

@@ -2,6 +2,7 @@ package front
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -221,6 +222,10 @@ func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *swit
 			m := named
 			unrecorded = &m
 		},
+		// A task refused while it was in flight unwritten ends the attempt
+		// with that cause: its upstream task is canceled as a peer's
+		// cancel would, once the upstream names it.
+		PeerCanceled: func(cause error) bool { return errors.Is(cause, switchboard.ErrTaskUnwritten) },
 		Fail: func(_ string, cause error) {
 			m := unrecorded // recorded with the failure, so that a cancel can still reach the upstream's task
 			unrecorded = nil

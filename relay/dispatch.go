@@ -116,11 +116,11 @@ const dispatchRecordTimeout = 5 * time.Second
 // recordContext returns the context in which to record an agent's answer
 // that came in an attempt whose context is ctx: the attempt's end (the
 // dispatcher stopping) does not cut it short, since the agent took the
-// work, but its deadline, if later than dispatchRecordTimeout from now,
-// still bounds it.
+// work, but bounds it to dispatchRecordTimeout; until then, the
+// attempt's deadline bounds it, if later.
 func recordContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	deadline := time.Now().Add(dispatchRecordTimeout)
-	if d, ok := ctx.Deadline(); ok && d.After(deadline) {
+	if d, ok := ctx.Deadline(); ok && d.After(deadline) && ctx.Err() == nil {
 		deadline = d
 	}
 	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
@@ -164,7 +164,7 @@ func (s *Service) dispatchTo(ctx context.Context, mode switchboard.DeliveryMode,
 	// A task sent before it was written, and not answered, is written as
 	// created, for what follows to record the attempt's outcome on.
 	if werr := s.writeEarly(dl); werr != nil {
-		log().Info("a task sent before it was written was refused", "err", werr)
+		log().Info("a task sent before it was written could not be written", "err", werr)
 		return
 	}
 	if err != nil && ctx.Err() != nil && switchboard.ErrorCode(err) != switchboard.EINVALIDAGENTRESPONSE {

@@ -184,10 +184,12 @@ func (e *earlyTask) writeCreated() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), earlyWriteTimeout)
 	defer cancel()
+	held, done := e.lockPeer()
 	t, d := e.copyTask(), *e.d
-	change := e.writeChange()
+	change := e.writeChange(held)
 	change.NewDeliveries, change.OfferSent = []*switchboard.Delivery{&d}, true
 	_, err := e.s.tasks.CreateTask(ctx, t, &change)
+	done()
 	e.settle(ctx, err)
 	return err
 }
@@ -208,6 +210,7 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 	}
 	ctx, cancel := recordContext(ctx)
 	defer cancel()
+	held, done := e.lockPeer()
 	write := func(fn func(t *switchboard.Task) ([]a2a.Event, error)) (*switchboard.Task, []a2a.Event, error) {
 		t := e.copyTask()
 		created := t.A2A
@@ -216,7 +219,7 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 		if err != nil {
 			return nil, nil, err
 		}
-		change := e.writeChange()
+		change := e.writeChange(held)
 		change.Events, change.FrontMap, change.Created, change.OfferSent = evs, m, &created, true
 		_, err = e.s.tasks.CreateTask(ctx, t, &change)
 		return t, evs, err
@@ -234,6 +237,7 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 			return []a2a.Event{e.s.failStatus(t, reason, invalidAnswerMark)}, nil
 		})
 	}
+	done() // before the caller is woken, whose next message may be the peer's
 	if err != nil {
 		e.settle(ctx, err)
 		return true, unwritten(err)
@@ -265,9 +269,6 @@ func (e *earlyTask) settle(ctx context.Context, err error) {
 	if err != nil && e.stop != nil {
 		e.stop(unwritten(err)) // no one will read what the agent does
 	}
-	if e.change.Quota != nil {
-		e.s.earlyUse.remove(e.use)
-	}
 	e.hold.free() // a copy of the message now finds the task, or is sent itself
 	close(e.done)
 	if err == nil {
@@ -275,14 +276,22 @@ func (e *earlyTask) settle(ctx context.Context, err error) {
 	}
 }
 
-// writeChange returns the change that writes e, with the peer's other
-// unwritten tasks held toward its quota.
-func (e *earlyTask) writeChange() switchboard.TaskChange {
+// lockPeer takes the lock of e's peer's writes (earlyUsage.write) for
+// e's write, and returns how many other tasks of the peer are unwritten,
+// and the function that ends the write: e is then no longer counted.
+func (e *earlyTask) lockPeer() (held int, done func()) {
+	if e.change.Quota == nil {
+		return 0, func() {} // not counted
+	}
+	return e.s.earlyUse.write(e.use, true)
+}
+
+// writeChange returns the change that writes e, with held of the peer's
+// other tasks unwritten counted toward its quota.
+func (e *earlyTask) writeChange(held int) switchboard.TaskChange {
 	change := e.change
 	if change.Quota != nil {
-		q := *change.Quota
-		q.HeldOpen = e.s.earlyUse.held(e.use, true)
-		change.Quota = &q
+		change.Quota = e.s.quota(held)
 	}
 	return change
 }
@@ -298,12 +307,15 @@ func (e *earlyTask) copyTask() *switchboard.Task {
 // earlyUsage keeps, for each peer of each agent, what the store's counts
 // of its usage (PeerUsage) do not hold yet: its tasks sent before they are
 // written. Every message of the peer on this instance counts them toward
-// its quota (PeerQuota.HeldOpen). A send that would go early reads the
-// store's counts between begin and add; a write of the peer's messages on
-// this instance that began before add, or a change of the counts after
-// begin, makes add refuse, since the read may not hold it and the write
-// does not hold the new task. So a task is sent early only if no message
-// of the peer written on this instance can take its place in the quota.
+// its quotas (PeerQuota.HeldOpen, HeldBytes), and the writes of the peer's
+// messages and early tasks on this instance take turns (write), so that
+// what one counts as held is not written meanwhile, and counted twice. A
+// send that would go early reads the store's counts between begin and
+// add; a write of the peer's that began before add, or a change of the
+// counts after begin, makes add refuse, since the read may not hold it and
+// the write does not hold the new task. So a task is sent early only if
+// no message of the peer written on this instance can take its place in
+// the quotas.
 type earlyUsage struct {
 	mu    sync.Mutex
 	peers map[string]*peerEarly // agent and peer → its tasks in flight unwritten
@@ -313,8 +325,10 @@ type earlyUsage struct {
 type peerEarly struct {
 	n       int    // tasks sent and not yet written
 	readers int    // sends between begin and add
-	writers int    // messages being written (write)
+	writers int    // writes of the peer's messages waiting for, or holding, turn
 	gen     uint64 // changes of the peer's usage on this instance
+
+	turn sync.Mutex // held by the peer's write in progress
 }
 
 // begin registers a send about to read the peer key's usage, and returns
@@ -348,30 +362,32 @@ func (u *earlyUsage) add(key string, gen uint64, q *switchboard.PeerQuota, open 
 	return ok
 }
 
-// remove forgets one unwritten task of the peer key, written (its usage
-// now in the store's counts) or refused.
-func (u *earlyUsage) remove(key string) {
+// write waits for the turn of a write of the peer key's (a message, or,
+// with self, one of its unwritten tasks), and returns how many of its
+// other tasks are unwritten, to hold toward its quotas, and the function
+// that ends the write once it is committed or refused (self then no
+// longer counted).
+func (u *earlyUsage) write(key string, self bool) (held int, end func()) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	p := u.peers[key]
-	p.n--
-	p.gen++
-	u.forget(key, p)
-}
-
-// write registers a message of the peer key about to be written (not
-// early) and returns how many of its tasks are unwritten, to hold toward
-// its quota, and the function to call once it is written or refused.
-func (u *earlyUsage) write(key string) (held int, end func()) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
 	p := u.entry(key)
 	p.writers++
-	return p.n, func() {
+	u.mu.Unlock()
+	p.turn.Lock()
+	u.mu.Lock()
+	held = p.n
+	if self {
+		held--
+	}
+	u.mu.Unlock()
+	return held, func() {
 		u.mu.Lock()
 		defer u.mu.Unlock()
+		if self {
+			p.n--
+		}
 		p.writers--
 		p.gen++
+		p.turn.Unlock()
 		u.forget(key, p)
 	}
 }
@@ -387,21 +403,6 @@ func (u *earlyUsage) entry(key string) *peerEarly {
 		u.peers[key] = p
 	}
 	return p
-}
-
-// held returns how many unwritten tasks of the peer key there are, less
-// one for a task of theirs that is writing itself (self).
-func (u *earlyUsage) held(key string, self bool) int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	n := 0
-	if p := u.peers[key]; p != nil {
-		n = p.n
-	}
-	if self {
-		n--
-	}
-	return n
 }
 
 // forget drops p, the entry of key, once nothing counts on it.

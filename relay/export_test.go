@@ -20,3 +20,15 @@ func (s *Service) MessageWaiters(agentID, peerID, messageID string) int {
 	}
 	return int(v.(*messageHold).wait.Load())
 }
+
+// PeerWrites returns how many writes of a peer's messages or unwritten
+// tasks on this instance wait for their turn or hold it (early.go), so
+// that tests can wait for a write to wait.
+func (s *Service) PeerWrites(agentID, peerID string) int {
+	s.earlyUse.mu.Lock()
+	defer s.earlyUse.mu.Unlock()
+	if p := s.earlyUse.peers[peerKey(agentID, peerID)]; p != nil {
+		return p.writers
+	}
+	return 0
+}

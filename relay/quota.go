@@ -28,12 +28,14 @@ const (
 
 // quota returns the quotas a peer's message carries, nil if none applies,
 // with held of the peer's tasks that this instance sent before writing
-// them (early.go) counted toward them.
+// them (early.go) counted toward them: each open, and as large as a task
+// may be.
 func (s *Service) quota(held int) *switchboard.PeerQuota {
 	if s.MaxOpenTasksPerPeer <= 0 && s.MaxPeerBytes <= 0 {
 		return nil
 	}
-	return &switchboard.PeerQuota{MaxOpenTasks: max(s.MaxOpenTasksPerPeer, 0), MaxBytes: max(s.MaxPeerBytes, 0), HeldOpen: held}
+	return &switchboard.PeerQuota{MaxOpenTasks: max(s.MaxOpenTasksPerPeer, 0), MaxBytes: max(s.MaxPeerBytes, 0),
+		HeldOpen: held, HeldBytes: int64(held) * switchboard.MaxTaskBytes}
 }
 
 // quotaRefusal turns the store's refusal of a message for a quota into the

@@ -252,12 +252,14 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 			}
 		}
 	}
-	if change.Quota != nil {
-		held, end := s.earlyUse.write(peerKey(agent.ID, caller.ID))
-		defer end()
-		change.Quota.HeldOpen = held
+	end := func() {}
+	if change.Quota != nil && s.writesOnAnswer(agent.Mode) {
+		var held int
+		held, end = s.earlyUse.write(peerKey(agent.ID, caller.ID), false)
+		change.Quota = s.quota(held)
 	}
 	_, err := s.tasks.CreateTask(ctx, t, change)
+	end()
 	sent := s.sendReserved(ctx, agent, t, d, holder, err)
 	if err != nil {
 		return nil, err
@@ -283,8 +285,10 @@ func (s *Service) notifyAgent(ctx context.Context, agent *switchboard.Agent) {
 
 func (s *Service) continueTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, push *switchboard.PushConfig) (*switchboard.Task, error) {
 	msg := cloneMessage(req.Message)
-	held, end := s.earlyUse.write(peerKey(agent.ID, caller.ID))
-	defer end()
+	held, end := 0, func() {}
+	if s.writesOnAnswer(agent.Mode) {
+		held, end = s.earlyUse.write(peerKey(agent.ID, caller.ID), false)
+	}
 	t, events, err := s.tasks.ModifyTask(ctx, msg.TaskID, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		if !t.VisibleTo(caller) {
 			return nil, errTaskNotFound
@@ -317,6 +321,7 @@ func (s *Service) continueTask(ctx context.Context, agent *switchboard.Agent, ca
 		change.Wake = inboundWake(agent, t, caller, msg)
 		return change, nil
 	})
+	end()
 	var tooLarge *switchboard.TaskTooLargeError
 	if errors.As(err, &tooLarge) {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "task %s would grow to %d bytes, more than the %d a task may hold; continue in a new task with the same contextId", msg.TaskID, tooLarge.Bytes, switchboard.MaxTaskBytes)

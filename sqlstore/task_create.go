@@ -24,7 +24,7 @@ import (
 // change in one statement.
 func (db *DB) createsInOneStatement(t *switchboard.Task, change *switchboard.TaskChange) bool {
 	return db.dialect.rowLocks && change.MessageID != "" && change.PushConfig == nil && change.Wake == nil && !change.OfferSent &&
-		(change.Quota == nil || change.Quota.HeldOpen == 0) &&
+		(change.Quota == nil || (change.Quota.HeldOpen == 0 && change.Quota.HeldBytes == 0)) &&
 		len(change.Events) == 0 && len(change.CloseDeliveries) == 0 && change.Ack == nil && len(change.NewDeliveries) <= 1 &&
 		taskUsage(t.State(), 0).open == 1
 }

@@ -62,7 +62,7 @@ func (d usage) checked(q *switchboard.PeerQuota) bool {
 // change of d pass q.
 func (d usage) passes(q *switchboard.PeerQuota, open, bytes int64) bool {
 	return q != nil && ((d.open > 0 && q.MaxOpenTasks > 0 && open+int64(q.HeldOpen) > int64(q.MaxOpenTasks)) ||
-		(d.bytes > 0 && q.MaxBytes > 0 && bytes > q.MaxBytes))
+		(d.bytes > 0 && q.MaxBytes > 0 && bytes+q.HeldBytes > q.MaxBytes))
 }
 
 // overQuota is the error of a write that the kept counts refuse; the
@@ -135,10 +135,10 @@ func (db *DB) settleQuota(ctx context.Context, oq *overQuota) (*switchboard.Quot
 		open, bytes = int64(o), b
 	}
 	q, d := oq.quota, oq.d
-	tooBig := d.bytes > 0 && q.MaxBytes > 0 && bytes+d.bytes > q.MaxBytes
-	held := open + int64(q.HeldOpen)
-	qe := &switchboard.QuotaError{Quota: q, OpenTasks: int(held), Bytes: bytes, Grow: d.bytes,
-		TooMany: d.open > 0 && q.MaxOpenTasks > 0 && (held+d.open > int64(q.MaxOpenTasks) || !tooBig)}
+	heldOpen, heldBytes := open+int64(q.HeldOpen), bytes+q.HeldBytes
+	tooBig := d.bytes > 0 && q.MaxBytes > 0 && heldBytes+d.bytes > q.MaxBytes
+	qe := &switchboard.QuotaError{Quota: q, OpenTasks: int(heldOpen), Bytes: heldBytes, Grow: d.bytes,
+		TooMany: d.open > 0 && q.MaxOpenTasks > 0 && (heldOpen+d.open > int64(q.MaxOpenTasks) || !tooBig)}
 	return qe, !d.passes(&q, open+d.open, bytes+d.bytes), nil
 }
 

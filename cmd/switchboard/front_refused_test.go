@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +52,41 @@ func TestForwarderStopsARefusedTask(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFrontRefusedInFlight: a task whose agent is deleted while it is in
+// flight, unwritten and unanswered, is refused when it comes to be
+// written; the front then cancels the upstream's task as soon as the
+// upstream names it, and the peer's call ends with an error.
+func TestFrontRefusedInFlight(t *testing.T) {
+	up := newUpstreamAgent(t, "1.0", true, upstreamOptions{tls: true})
+	m := frontMain(t, up)
+	peerToken := createFront(t, m, "doomed", up.srv.URL+"/invoke")
+	answered := make(chan string, 1)
+	go func() {
+		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"slow"}]}}}`
+		req, _ := http.NewRequest("POST", m.URL()+"/a/doomed", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+peerToken)
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		answered <- string(b)
+	}()
+	up.waitStarted(t, "slow") // sent, and held upstream before its first event
+	cli(t, m, "agent", "delete", "doomed")
+	if got := <-answered; !strings.Contains(got, `"error"`) {
+		t.Fatalf("the peer got %s, want an error", got)
+	}
+	close(up.gate) // the upstream names its task now
+	select {
+	case <-up.canceled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream's task of a refused task was not canceled")
 	}
 }

@@ -20,6 +20,7 @@ var usageTests = map[string]func(*testing.T, Store){
 	"QuotaOpenTasks":                   testQuotaOpenTasks,
 	"QuotaBytes":                       testQuotaBytes,
 	"QuotaConcurrentCreates":           testQuotaConcurrent,
+	"QuotaHeld":                        testQuotaHeld,
 }
 
 // storedBytes returns the size of the task's A2A JSON as the store holds it.
@@ -319,6 +320,33 @@ func testQuotaBytes(t *testing.T, s Store) {
 	must(t, grow(second.ID(), "m-2c", 200, &q)) // fits
 	must(t, grow(second.ID(), "m-2d", 5000, nil))
 	wantUsage(t, s, g, "bob", 2, size+storedBytes(t, s, second.ID()))
+}
+
+// testQuotaHeld checks PeerQuota.HeldOpen and HeldBytes: what the peer
+// holds outside the store counts toward the quota as if stored, and a
+// refusal says so.
+func testQuotaHeld(t *testing.T, s Store) {
+	g := newAgent(t, s, newAccount(t, s, "acme"), "g")
+	_, err := createWithQuota(t, s, g, "bob", "m-1", "one", switchboard.PeerQuota{})
+	must(t, err)
+	size := storedBytesOf(t, s, g, "bob", "m-1")
+	held := switchboard.PeerQuota{MaxOpenTasks: 2, HeldOpen: 1}
+	refused, err := createWithQuota(t, s, g, "bob", "m-2", "two", held)
+	if qe := wantQuotaError(t, err); !qe.TooMany || qe.OpenTasks != 2 {
+		t.Fatalf("refusal %+v, want too many, 2 open (1 stored, 1 held)", qe)
+	}
+	wantNotStored(t, s, refused)
+	_, err = createWithQuota(t, s, g, "bob", "m-2", "two", switchboard.PeerQuota{MaxOpenTasks: 3, HeldOpen: 1})
+	must(t, err)
+
+	bytes := switchboard.PeerQuota{MaxBytes: 3*size + 100, HeldBytes: size + 100}
+	refused, err = createWithQuota(t, s, g, "bob", "m-3", "tri", bytes)
+	if qe := wantQuotaError(t, err); qe.TooMany || qe.Bytes != 2*size+size+100 {
+		t.Fatalf("refusal %+v, want too big, %d bytes (2 tasks stored, and held)", qe, 3*size+100)
+	}
+	wantNotStored(t, s, refused)
+	_, err = createWithQuota(t, s, g, "bob", "m-3", "tri", switchboard.PeerQuota{MaxBytes: 3*size + 100, HeldBytes: 100})
+	must(t, err)
 }
 
 // testQuotaConcurrent creates tasks of one peer from many goroutines at
