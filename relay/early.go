@@ -184,12 +184,18 @@ func (e *earlyTask) writeCreated() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), earlyWriteTimeout)
 	defer cancel()
-	held, done := e.lockPeer()
-	t, d := e.copyTask(), *e.d
-	change := e.writeChange(held)
-	change.NewDeliveries, change.OfferSent = []*switchboard.Delivery{&d}, true
-	_, err := e.s.tasks.CreateTask(ctx, t, &change)
-	done()
+	err := func() error {
+		held, done, err := e.lockPeer(ctx)
+		if err != nil {
+			return err
+		}
+		defer done()
+		t, d := e.copyTask(), *e.d
+		change := e.writeChange(held)
+		change.NewDeliveries, change.OfferSent = []*switchboard.Delivery{&d}, true
+		_, err = e.s.tasks.CreateTask(ctx, t, &change)
+		return err
+	}()
 	e.settle(ctx, err)
 	return err
 }
@@ -210,7 +216,7 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 	}
 	ctx, cancel := recordContext(ctx)
 	defer cancel()
-	held, done := e.lockPeer()
+	var held int
 	write := func(fn func(t *switchboard.Task) ([]a2a.Event, error)) (*switchboard.Task, []a2a.Event, error) {
 		t := e.copyTask()
 		created := t.A2A
@@ -224,20 +230,30 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 		_, err = e.s.tasks.CreateTask(ctx, t, &change)
 		return t, evs, err
 	}
-	t, evs, err := write(fn)
-	var tooLarge *switchboard.TaskTooLargeError
-	if switchboard.ErrorCode(err) == switchboard.EINVALIDAGENTRESPONSE || errors.As(err, &tooLarge) {
-		// An answer that cannot be applied fails the task, as it would
-		// once written.
-		reason := switchboard.ErrorMessage(err)
-		if tooLarge != nil {
-			reason = tooLargeText(tooLarge)
+	// The write ends (done) before the caller is woken, whose next message
+	// may be the peer's.
+	t, evs, err := func() (*switchboard.Task, []a2a.Event, error) {
+		h, done, err := e.lockPeer(ctx)
+		if err != nil {
+			return nil, nil, err
 		}
-		t, evs, err = write(func(t *switchboard.Task) ([]a2a.Event, error) {
-			return []a2a.Event{e.s.failStatus(t, reason, invalidAnswerMark)}, nil
-		})
-	}
-	done() // before the caller is woken, whose next message may be the peer's
+		defer done()
+		held = h
+		t, evs, err := write(fn)
+		var tooLarge *switchboard.TaskTooLargeError
+		if switchboard.ErrorCode(err) == switchboard.EINVALIDAGENTRESPONSE || errors.As(err, &tooLarge) {
+			// An answer that cannot be applied fails the task, as it
+			// would once written.
+			reason := switchboard.ErrorMessage(err)
+			if tooLarge != nil {
+				reason = tooLargeText(tooLarge)
+			}
+			t, evs, err = write(func(t *switchboard.Task) ([]a2a.Event, error) {
+				return []a2a.Event{e.s.failStatus(t, reason, invalidAnswerMark)}, nil
+			})
+		}
+		return t, evs, err
+	}()
 	if err != nil {
 		e.settle(ctx, err)
 		return true, unwritten(err)
@@ -279,19 +295,24 @@ func (e *earlyTask) settle(ctx context.Context, err error) {
 // lockPeer takes the lock of e's peer's writes (earlyUsage.write) for
 // e's write, and returns how many other tasks of the peer are unwritten,
 // and the function that ends the write: e is then no longer counted.
-func (e *earlyTask) lockPeer() (held int, done func()) {
+func (e *earlyTask) lockPeer(ctx context.Context) (held int, done func(), err error) {
 	if e.change.Quota == nil {
-		return 0, func() {} // not counted
+		return 0, func() {}, nil // not counted
 	}
-	return e.s.earlyUse.write(e.use, true)
+	return e.s.earlyUse.write(ctx, e.use, true)
 }
 
 // writeChange returns the change that writes e, with held of the peer's
-// other tasks unwritten counted toward its quota.
+// other tasks unwritten counted toward its open-task quota. Its bytes
+// were admitted when it was sent (earlyUsage.add): the agent's answers to
+// the peer's other tasks, which may pass the byte quota, do not refuse it
+// since.
 func (e *earlyTask) writeChange(held int) switchboard.TaskChange {
 	change := e.change
 	if change.Quota != nil {
-		change.Quota = e.s.quota(held)
+		q := e.s.quota(held)
+		q.MaxBytes, q.HeldBytes = 0, 0
+		change.Quota = q
 	}
 	return change
 }
@@ -328,7 +349,7 @@ type peerEarly struct {
 	writers int    // writes of the peer's messages waiting for, or holding, turn
 	gen     uint64 // changes of the peer's usage on this instance
 
-	turn sync.Mutex // held by the peer's write in progress
+	turn chan struct{} // one slot: held by the peer's write in progress
 }
 
 // begin registers a send about to read the peer key's usage, and returns
@@ -344,17 +365,20 @@ func (u *earlyUsage) begin(key string) uint64 {
 // add ends the read begun with gen and counts one more unwritten task of
 // the peer key, whose written tasks hold open and bytes, if nothing
 // changed them since on this instance and its quotas q surely pass: every
-// unwritten task counted open, and as big as a task may be. ok false (or
-// an error err of the read) leaves the count as it was.
+// unwritten task counted open, and as big as a task may be. It returns
+// false, and leaves the count as it was, otherwise (or on an error err of
+// the read).
 func (u *earlyUsage) add(key string, gen uint64, q *switchboard.PeerQuota, open int, bytes int64, err error) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	p := u.peers[key]
 	p.readers--
 	n := p.n + 1
+	// Bytes: room for the unwritten tasks, and for one message more, so
+	// that what is held never refuses a message by itself.
 	ok := err == nil && p.gen == gen && p.writers == 0 &&
 		(q.MaxOpenTasks <= 0 || open+n <= q.MaxOpenTasks) &&
-		(q.MaxBytes <= 0 || bytes+int64(n)*switchboard.MaxTaskBytes <= q.MaxBytes)
+		(q.MaxBytes <= 0 || bytes+int64(n+1)*switchboard.MaxTaskBytes <= q.MaxBytes)
 	if ok {
 		p.n = n
 	}
@@ -367,12 +391,28 @@ func (u *earlyUsage) add(key string, gen uint64, q *switchboard.PeerQuota, open 
 // other tasks are unwritten, to hold toward its quotas, and the function
 // that ends the write once it is committed or refused (self then no
 // longer counted).
-func (u *earlyUsage) write(key string, self bool) (held int, end func()) {
+//
+// A write waits for its turn only while the peer has tasks unwritten: with
+// none, none can be sent early before it ends (add refuses while a write
+// is in progress), and writes of the peer go together. It gives up when
+// ctx ends, with ctx's error.
+func (u *earlyUsage) write(ctx context.Context, key string, self bool) (held int, end func(), err error) {
 	u.mu.Lock()
 	p := u.entry(key)
 	p.writers++
+	turn := self || p.n > 0
 	u.mu.Unlock()
-	p.turn.Lock()
+	if turn {
+		select {
+		case p.turn <- struct{}{}:
+		case <-ctx.Done():
+			u.mu.Lock()
+			p.writers--
+			u.forget(key, p)
+			u.mu.Unlock()
+			return 0, nil, ctx.Err()
+		}
+	}
 	u.mu.Lock()
 	held = p.n
 	if self {
@@ -387,9 +427,11 @@ func (u *earlyUsage) write(key string, self bool) (held int, end func()) {
 		}
 		p.writers--
 		p.gen++
-		p.turn.Unlock()
+		if turn {
+			<-p.turn
+		}
 		u.forget(key, p)
-	}
+	}, nil
 }
 
 // entry returns the entry of key, made if missing.
@@ -399,7 +441,7 @@ func (u *earlyUsage) entry(key string) *peerEarly {
 	}
 	p := u.peers[key]
 	if p == nil {
-		p = &peerEarly{}
+		p = &peerEarly{turn: make(chan struct{}, 1)}
 		u.peers[key] = p
 	}
 	return p
@@ -407,7 +449,7 @@ func (u *earlyUsage) entry(key string) *peerEarly {
 
 // forget drops p, the entry of key, once nothing counts on it.
 func (u *earlyUsage) forget(key string, p *peerEarly) {
-	if p.n == 0 && p.readers == 0 && p.writers == 0 {
+	if p.n == 0 && p.readers == 0 && p.writers == 0 && u.peers[key] == p {
 		delete(u.peers, key)
 	}
 }

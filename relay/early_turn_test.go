@@ -2,9 +2,13 @@ package relay_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -145,14 +149,17 @@ func TestWriteOnAnswerMessageTakesTurn(t *testing.T) {
 
 // TestWriteOnAnswerBytesHeld: a task in flight unwritten counts toward
 // its peer's byte quota as a whole task's worth, for every message of
-// the peer: a message that would leave it no room is refused, rather than
-// the task, sent already, when it is written.
+// the peer, and is sent early only with room for one message more: a
+// message is never refused for what is held alone, and the task, sent
+// already, is never refused for the messages written meanwhile.
 func TestWriteOnAnswerBytesHeld(t *testing.T) {
 	f := newEarlyFixture(t)
-	f.svc.MaxPeerBytes = switchboard.MaxTaskBytes + 64<<10 // room for one task in flight, and a little
+	f.svc.MaxPeerBytes = 2*switchboard.MaxTaskBytes + 64<<10
 	releaseE, openE := gate(t)
 	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
-		<-releaseE
+		if o.Task.A2A.History[0].ID == "m-e" {
+			<-releaseE
+		}
 		return f.askFor(ctx, o)
 	}
 	e := make(chan error, 1)
@@ -160,12 +167,152 @@ func TestWriteOnAnswerBytesHeld(t *testing.T) {
 	if !<-f.unwritten {
 		t.Fatal("E was written before it was sent")
 	}
-	_, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
-		Message: &a2a.Message{ID: "m-w", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("a", 128<<10))}},
-	}, switchboard.ProtocolV1)
-	if switchboard.ErrorCode(err) != switchboard.EQUOTA {
-		t.Fatalf("a message that leaves a task in flight no room: %v, want EQUOTA", err)
+	send := func(id string, n int) error {
+		_, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
+			Message: &a2a.Message{ID: id, Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("a", n))}},
+		}, switchboard.ProtocolV1)
+		return err
 	}
+	must(t, send("m-w1", 4_000_000)) // fits beside E's reservation
+	if err := send("m-w2", 4_000_000); switchboard.ErrorCode(err) != switchboard.EQUOTA {
+		t.Fatalf("a message that would leave E no room: %v, want EQUOTA", err)
+	}
+	openE()
+	must(t, <-e)
+}
+
+// TestWriteOnAnswerAgentGrowth: a task sent early was admitted for its
+// bytes when it was sent: the agent's answers to the peer's other tasks,
+// which may take them past the byte quota, do not refuse it after.
+func TestWriteOnAnswerAgentGrowth(t *testing.T) {
+	f := newEarlyFixture(t)
+	f.svc.MaxPeerBytes = 2*switchboard.MaxTaskBytes + 64<<10
+	releaseE, openE := gate(t)
+	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
+		if o.Task.A2A.History[0].ID == "m-e" {
+			<-releaseE
+		}
+		return f.askFor(ctx, o)
+	}
+	var open []*switchboard.Task
+	for i := range 3 {
+		task, err := f.send(t, fmt.Sprint("m-", i))
+		must(t, err)
+		open = append(open, task)
+	}
+	e := make(chan error, 1)
+	go func() { _, err := f.send(t, "m-e"); e <- err }()
+	testwait.For(t, "E to reach the agent", func() bool { return f.calls.Load() == 4 })
+	for _, task := range open { // 9 MiB in all, past the quota
+		big := &a2a.TaskArtifactUpdateEvent{Artifact: &a2a.Artifact{Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("a", 3<<20))}}}
+		if _, err := f.svc.ApplyAgentEvent(context.Background(), f.agent, task.ID(), big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, bytes, _ := f.db.PeerUsage(context.Background(), f.agent.ID, f.peer.ID); bytes <= f.svc.MaxPeerBytes {
+		t.Fatalf("the peer's tasks hold %d bytes, want more than the quota", bytes)
+	}
+	openE()
+	must(t, <-e)
+}
+
+// panicStore panics in the ModifyTask of the task armed, as a write's
+// panic raised again in its caller would.
+type panicStore struct {
+	*sqlstore.DB
+	armed atomic.Value // a2a.TaskID
+}
+
+func (s *panicStore) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*switchboard.Task) (*switchboard.TaskChange, error)) (*switchboard.Task, []*switchboard.TaskEvent, error) {
+	if armed, _ := s.armed.Load().(a2a.TaskID); armed == id {
+		s.armed.Store(a2a.TaskID(""))
+		panic("a write panicked")
+	}
+	return s.DB.ModifyTask(ctx, id, fn)
+}
+
+// TestWriteOnAnswerTurnAfterPanic: a write that panics in its turn (a
+// server recovers a handler's panic) gives the turn back: the peer's next
+// message is written, and its task in flight too.
+func TestWriteOnAnswerTurnAfterPanic(t *testing.T) {
+	ps := &panicStore{}
+	f := newEarlyFixtureOver(t, func(db *sqlstore.DB) relay.Store { ps.DB = db; return ps })
+	releaseE, openE := gate(t)
+	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
+		if o.Task.A2A.History[0].ID == "m-e" {
+			<-releaseE
+		}
+		return f.askFor(ctx, o)
+	}
+	asked, err := f.send(t, "m-ask")
+	must(t, err)
+	e := make(chan error, 1)
+	go func() { _, err := f.send(t, "m-e"); e <- err }()
+	testwait.For(t, "E to reach the agent", func() bool { return f.calls.Load() == 2 })
+	reply := func(id string) error {
+		_, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
+			Message: &a2a.Message{ID: id, TaskID: asked.ID(), Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("blue")}},
+		}, switchboard.ProtocolV1)
+		return err
+	}
+	ps.armed.Store(asked.ID())
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the write did not panic")
+			}
+		}()
+		_ = reply("m-panic")
+	}()
+	done := make(chan error, 1)
+	go func() { done <- reply("m-after") }()
+	select {
+	case err := <-done:
+		must(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the peer's next message waits for a turn that the panic kept")
+	}
+	openE()
+	must(t, <-e)
+}
+
+// TestWriteOnAnswerTurnWaitEnds: a message waiting for its turn gives up
+// when its caller's context ends.
+func TestWriteOnAnswerTurnWaitEnds(t *testing.T) {
+	ps := newCreatePausingStore()
+	f := newEarlyFixtureOver(t, func(db *sqlstore.DB) relay.Store { ps.DB = db; return ps })
+	releaseE, openE := gate(t)
+	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
+		if o.Task.A2A.History[0].ID == "m-e" {
+			<-releaseE
+		}
+		return f.complete(ctx, o)
+	}
+	e := make(chan error, 1)
+	go func() { _, err := f.send(t, "m-e"); e <- err }()
+	if !<-f.unwritten {
+		t.Fatal("E was written before it was sent")
+	}
+	send := func(ctx context.Context, id string) error {
+		_, _, err := f.svc.SendMessage(ctx, f.agent, f.peer, &a2a.SendMessageRequest{
+			Message: &a2a.Message{ID: id, Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("hi")}},
+		}, switchboard.ProtocolV1)
+		return err
+	}
+	ps.arm("m-1")
+	first := make(chan error, 1)
+	go func() { first <- send(context.Background(), "m-1") }()
+	<-ps.paused // m-1 holds the turn
+	ctx, cancel := context.WithCancel(context.Background())
+	second := make(chan error, 1)
+	go func() { second <- send(ctx, "m-2") }()
+	testwait.For(t, "m-2 to wait for its turn", func() bool { return f.svc.PeerWrites(f.agent.ID, f.peer.ID) == 2 })
+	cancel()
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Fatalf("m-2 gave up with %v, want context.Canceled", err)
+	}
+	close(ps.resume)
+	must(t, <-first)
 	openE()
 	must(t, <-e)
 }

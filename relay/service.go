@@ -252,14 +252,13 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 			}
 		}
 	}
-	end := func() {}
-	if change.Quota != nil && s.writesOnAnswer(agent.Mode) {
-		var held int
-		held, end = s.earlyUse.write(peerKey(agent.ID, caller.ID), false)
-		change.Quota = s.quota(held)
-	}
-	_, err := s.tasks.CreateTask(ctx, t, change)
-	end()
+	err := s.peerWrite(ctx, agent, caller, change.Quota != nil, func(held int) error {
+		if change.Quota != nil {
+			change.Quota = s.quota(held)
+		}
+		_, err := s.tasks.CreateTask(ctx, t, change)
+		return err
+	})
 	sent := s.sendReserved(ctx, agent, t, d, holder, err)
 	if err != nil {
 		return nil, err
@@ -285,11 +284,28 @@ func (s *Service) notifyAgent(ctx context.Context, agent *switchboard.Agent) {
 
 func (s *Service) continueTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, push *switchboard.PushConfig) (*switchboard.Task, error) {
 	msg := cloneMessage(req.Message)
-	held, end := 0, func() {}
-	if s.writesOnAnswer(agent.Mode) {
-		held, end = s.earlyUse.write(peerKey(agent.ID, caller.ID), false)
+	var t *switchboard.Task
+	var events []*switchboard.TaskEvent
+	err := s.peerWrite(ctx, agent, caller, s.quota(0) != nil, func(held int) (err error) {
+		t, events, err = s.modifyPeerTask(ctx, agent, caller, req, msg, push, held)
+		return err
+	})
+	var tooLarge *switchboard.TaskTooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "task %s would grow to %d bytes, more than the %d a task may hold; continue in a new task with the same contextId", msg.TaskID, tooLarge.Bytes, switchboard.MaxTaskBytes)
+	} else if err != nil {
+		return nil, taskNotFound(err)
 	}
-	t, events, err := s.tasks.ModifyTask(ctx, msg.TaskID, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
+	s.notifyEvents(ctx, t, events)
+	s.notifyAgent(ctx, agent)
+	return t, nil
+}
+
+// modifyPeerTask writes msg, the peer's message to one of its tasks, and
+// returns the task as written and the events written; held of the peer's
+// tasks in flight unwritten count toward its quotas.
+func (s *Service) modifyPeerTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, msg *a2a.Message, push *switchboard.PushConfig, held int) (*switchboard.Task, []*switchboard.TaskEvent, error) {
+	return s.tasks.ModifyTask(ctx, msg.TaskID, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		if !t.VisibleTo(caller) {
 			return nil, errTaskNotFound
 		}
@@ -321,16 +337,22 @@ func (s *Service) continueTask(ctx context.Context, agent *switchboard.Agent, ca
 		change.Wake = inboundWake(agent, t, caller, msg)
 		return change, nil
 	})
-	end()
-	var tooLarge *switchboard.TaskTooLargeError
-	if errors.As(err, &tooLarge) {
-		return nil, switchboard.Errorf(switchboard.EINVALID, "task %s would grow to %d bytes, more than the %d a task may hold; continue in a new task with the same contextId", msg.TaskID, tooLarge.Bytes, switchboard.MaxTaskBytes)
-	} else if err != nil {
-		return nil, taskNotFound(err)
+}
+
+// peerWrite runs write, a write of a message of the caller's that carries
+// its quotas (quota set) to an agent whose tasks may be sent before they
+// are written, in its turn with the peer's other writes, and tells it how
+// many of the peer's tasks are in flight unwritten (early.go).
+func (s *Service) peerWrite(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, quota bool, write func(held int) error) error {
+	if !quota || !s.writesOnAnswer(agent.Mode) {
+		return write(0)
 	}
-	s.notifyEvents(ctx, t, events)
-	s.notifyAgent(ctx, agent)
-	return t, nil
+	held, end, err := s.earlyUse.write(ctx, peerKey(agent.ID, caller.ID), false)
+	if err != nil {
+		return err
+	}
+	defer end()
+	return write(held)
 }
 
 // newDelivery returns a delivery of the task to its agent, due at once.
