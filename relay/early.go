@@ -36,7 +36,7 @@ import (
 //     attempt), cancels the work it started, which is not recorded as the
 //     agent's failure.
 //
-// A task whose answer does not come within earlyWriteAfter, whose attempt
+// A task whose answer does not come within Service.EarlyWriteAfter, whose attempt
 // ends without one, or whose caller's wait ends first, is written as it
 // would have been (its delivery offered to this dispatcher, as sent) and
 // goes on from there as any task does.
@@ -44,10 +44,8 @@ import (
 // The holds and counts are this process's: a deployment that may have
 // several instances must not set WriteOnAnswer.
 
-// earlyWriteAfter is how long a task sent before it is written may wait
-// for its first answer unwritten: it bounds how long a task is unknown to
-// every list, and lost with this process.
-const earlyWriteAfter = 500 * time.Millisecond
+// DefaultEarlyWriteAfter is Service.EarlyWriteAfter unless set.
+const DefaultEarlyWriteAfter = 500 * time.Millisecond
 
 // earlyWriteTimeout bounds the write of a task as created.
 const earlyWriteTimeout = 30 * time.Second
@@ -115,7 +113,7 @@ func (s *Service) createEarly(ctx context.Context, e *earlyTask, d *switchboard.
 	t.Seq = createdSeq // as the write will number it
 	s.early.Store(d.ID, e)
 	e.mu.Lock()
-	e.timer = time.AfterFunc(earlyWriteAfter, func() { _ = e.writeCreated() })
+	e.timer = time.AfterFunc(s.EarlyWriteAfter, func() { _ = e.writeCreated() })
 	e.mu.Unlock()
 	if !s.sendDispatch(e.agent, t, d, nil) {
 		_ = e.writeCreated() // cannot happen: the offer was reserved

@@ -107,9 +107,7 @@ func TestWriteOnAnswerAtQuota(t *testing.T) {
 		t.Fatalf("over the quota with tasks in flight: got %v after %d calls to the agent, want EQUOTA and 2", err, f.calls.Load())
 	}
 	// Non-blocking, by the way that is always written first: the same.
-	_, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
-		Message: &a2a.Message{ID: "m-4", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("hi")}},
-	}, switchboard.ProtocolV1)
+	err := f.sendNoWait(context.Background(), "m-4", "hi", "")
 	if switchboard.ErrorCode(err) != switchboard.EQUOTA {
 		t.Fatalf("a call that does not wait, over the quota with tasks in flight: %v, want EQUOTA", err)
 	}

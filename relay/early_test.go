@@ -51,6 +51,9 @@ func newEarlyFixtureOver(t *testing.T, wrap func(*sqlstore.DB) relay.Store) *ear
 		t.Cleanup(func() { _ = bus.Close() })
 		f.svc = relay.New(wrap(f.db), bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}
+	// A task in flight stays unwritten until its answer, however slow the
+	// test runs; TestWriteOnAnswerSlowAnswer sets it short.
+	f.svc.EarlyWriteAfter = time.Minute
 	f.agent = f.webhookAgent(t, "front")
 	f.peer.AgentID = f.agent.ID
 	f.answer = f.complete
@@ -91,6 +94,41 @@ func gate(t *testing.T) (<-chan struct{}, func()) {
 	open := func() { once.Do(func() { close(c) }) }
 	t.Cleanup(open)
 	return c, open
+}
+
+// holdAnswer makes the deliverer answer with answer, the task of message
+// id only once the returned function opens its gate.
+func (f *earlyFixture) holdAnswer(t *testing.T, id string, answer func(ctx context.Context, o *switchboard.Offer) error) (open func()) {
+	release, open := gate(t)
+	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
+		if o.Task.A2A.History[0].ID == id {
+			<-release
+		}
+		return answer(ctx, o)
+	}
+	return open
+}
+
+// sendEarly sends a blocking message with id in the background, checks
+// that its task goes out unwritten, and returns where the call's error
+// comes.
+func (f *earlyFixture) sendEarly(t *testing.T, id string) chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { _, err := f.send(t, id); done <- err }()
+	if !<-f.unwritten {
+		t.Fatalf("the task of %s was written before it was sent", id)
+	}
+	return done
+}
+
+// sendNoWait sends a message with id and text that does not wait for
+// the task's turn, to the peer's task taskID if set.
+func (f *earlyFixture) sendNoWait(ctx context.Context, id, text string, taskID a2a.TaskID) error {
+	_, _, err := f.svc.SendMessage(ctx, f.agent, f.peer, &a2a.SendMessageRequest{
+		Message: &a2a.Message{ID: id, TaskID: taskID, Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(text)}},
+	}, switchboard.ProtocolV1)
+	return err
 }
 
 // frontMap is the upstream's ids of the task of o, as a front names them.
@@ -205,6 +243,7 @@ func TestWriteOnAnswerSameMessageAtOnce(t *testing.T) {
 // recorded on it as on any task (its delivery acknowledged).
 func TestWriteOnAnswerSlowAnswer(t *testing.T) {
 	f := newEarlyFixture(t)
+	f.svc.EarlyWriteAfter = 50 * time.Millisecond
 	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
 		testwait.ForErr(t, "the task written while its call is in flight", func() error {
 			_, err := f.db.FindTaskByID(ctx, o.Task.ID())

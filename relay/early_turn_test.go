@@ -119,25 +119,12 @@ func TestWriteOnAnswerMessageTakesTurn(t *testing.T) {
 	ps := newCreatePausingStore()
 	f := newEarlyFixtureOver(t, func(db *sqlstore.DB) relay.Store { ps.DB = db; return ps })
 	f.svc.MaxOpenTasksPerPeer = 2
-	releaseE, openE := gate(t)
-	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
-		if o.Task.A2A.History[0].ID == "m-e" {
-			<-releaseE
-		}
-		return f.askFor(ctx, o)
-	}
-	e := make(chan error, 1)
-	go func() { _, err := f.send(t, "m-e"); e <- err }()
-	if !<-f.unwritten {
-		t.Fatal("E was written before it was sent")
-	}
+	openE := f.holdAnswer(t, "m-e", f.askFor)
+	e := f.sendEarly(t, "m-e")
 	ps.arm("m-w")
 	w := make(chan error, 1)
 	go func() {
-		_, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
-			Message: &a2a.Message{ID: "m-w", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("hi")}},
-		}, switchboard.ProtocolV1)
-		w <- err
+		w <- f.sendNoWait(context.Background(), "m-w", "hi", "")
 	}()
 	<-ps.paused // W's write holds E toward the quota
 	openE()
@@ -155,26 +142,11 @@ func TestWriteOnAnswerMessageTakesTurn(t *testing.T) {
 func TestWriteOnAnswerBytesHeld(t *testing.T) {
 	f := newEarlyFixture(t)
 	f.svc.MaxPeerBytes = 2*switchboard.MaxTaskBytes + 64<<10
-	releaseE, openE := gate(t)
-	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
-		if o.Task.A2A.History[0].ID == "m-e" {
-			<-releaseE
-		}
-		return f.askFor(ctx, o)
-	}
-	e := make(chan error, 1)
-	go func() { _, err := f.send(t, "m-e"); e <- err }()
-	if !<-f.unwritten {
-		t.Fatal("E was written before it was sent")
-	}
-	send := func(id string, n int) error {
-		_, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
-			Message: &a2a.Message{ID: id, Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("a", n))}},
-		}, switchboard.ProtocolV1)
-		return err
-	}
-	must(t, send("m-w1", 4_000_000)) // fits beside E's reservation
-	if err := send("m-w2", 4_000_000); switchboard.ErrorCode(err) != switchboard.EQUOTA {
+	openE := f.holdAnswer(t, "m-e", f.askFor)
+	e := f.sendEarly(t, "m-e")
+	big := strings.Repeat("a", 4_000_000)
+	must(t, f.sendNoWait(context.Background(), "m-w1", big, "")) // fits beside E's reservation
+	if err := f.sendNoWait(context.Background(), "m-w2", big, ""); switchboard.ErrorCode(err) != switchboard.EQUOTA {
 		t.Fatalf("a message that would leave E no room: %v, want EQUOTA", err)
 	}
 	openE()
@@ -187,13 +159,7 @@ func TestWriteOnAnswerBytesHeld(t *testing.T) {
 func TestWriteOnAnswerAgentGrowth(t *testing.T) {
 	f := newEarlyFixture(t)
 	f.svc.MaxPeerBytes = 2*switchboard.MaxTaskBytes + 64<<10
-	releaseE, openE := gate(t)
-	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
-		if o.Task.A2A.History[0].ID == "m-e" {
-			<-releaseE
-		}
-		return f.askFor(ctx, o)
-	}
+	openE := f.holdAnswer(t, "m-e", f.askFor)
 	var open []*switchboard.Task
 	for i := range 3 {
 		task, err := f.send(t, fmt.Sprint("m-", i))
@@ -237,24 +203,13 @@ func (s *panicStore) ModifyTask(ctx context.Context, id a2a.TaskID, fn func(*swi
 func TestWriteOnAnswerTurnAfterPanic(t *testing.T) {
 	ps := &panicStore{}
 	f := newEarlyFixtureOver(t, func(db *sqlstore.DB) relay.Store { ps.DB = db; return ps })
-	releaseE, openE := gate(t)
-	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
-		if o.Task.A2A.History[0].ID == "m-e" {
-			<-releaseE
-		}
-		return f.askFor(ctx, o)
-	}
+	openE := f.holdAnswer(t, "m-e", f.askFor)
 	asked, err := f.send(t, "m-ask")
 	must(t, err)
 	e := make(chan error, 1)
 	go func() { _, err := f.send(t, "m-e"); e <- err }()
 	testwait.For(t, "E to reach the agent", func() bool { return f.calls.Load() == 2 })
-	reply := func(id string) error {
-		_, _, err := f.svc.SendMessage(context.Background(), f.agent, f.peer, &a2a.SendMessageRequest{
-			Message: &a2a.Message{ID: id, TaskID: asked.ID(), Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("blue")}},
-		}, switchboard.ProtocolV1)
-		return err
-	}
+	reply := func(id string) error { return f.sendNoWait(context.Background(), id, "blue", asked.ID()) }
 	ps.armed.Store(asked.ID())
 	func() {
 		defer func() {
@@ -281,24 +236,9 @@ func TestWriteOnAnswerTurnAfterPanic(t *testing.T) {
 func TestWriteOnAnswerTurnWaitEnds(t *testing.T) {
 	ps := newCreatePausingStore()
 	f := newEarlyFixtureOver(t, func(db *sqlstore.DB) relay.Store { ps.DB = db; return ps })
-	releaseE, openE := gate(t)
-	f.answer = func(ctx context.Context, o *switchboard.Offer) error {
-		if o.Task.A2A.History[0].ID == "m-e" {
-			<-releaseE
-		}
-		return f.complete(ctx, o)
-	}
-	e := make(chan error, 1)
-	go func() { _, err := f.send(t, "m-e"); e <- err }()
-	if !<-f.unwritten {
-		t.Fatal("E was written before it was sent")
-	}
-	send := func(ctx context.Context, id string) error {
-		_, _, err := f.svc.SendMessage(ctx, f.agent, f.peer, &a2a.SendMessageRequest{
-			Message: &a2a.Message{ID: id, Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("hi")}},
-		}, switchboard.ProtocolV1)
-		return err
-	}
+	openE := f.holdAnswer(t, "m-e", f.complete)
+	e := f.sendEarly(t, "m-e")
+	send := func(ctx context.Context, id string) error { return f.sendNoWait(ctx, id, "hi", "") }
 	ps.arm("m-1")
 	first := make(chan error, 1)
 	go func() { first <- send(context.Background(), "m-1") }()

@@ -78,6 +78,10 @@ type Service struct {
 	// messages to its unfinished tasks are not. 0: no bound. The store
 	// checks it as it writes (see quota.go).
 	MaxOpenTasksPerPeer int
+	// EarlyWriteAfter is how long a task sent before it is written
+	// (early.go) may wait for its first answer unwritten: it bounds how
+	// long a task is unknown to every list, and lost with this process.
+	EarlyWriteAfter time.Duration
 	// MaxPeerBytes bounds the bytes of A2A JSON of one peer's unfinished
 	// tasks on one agent: a message that would take them past it (a new
 	// task, or one that grows a task) is refused with EQUOTA. 0: no bound.
@@ -109,6 +113,7 @@ func New(store Store, bus switchboard.Bus, log *slog.Logger) *Service {
 		DeliveryDeadline: switchboard.DefaultDeliveryDeadline,
 		AckTimeout:       switchboard.DefaultAckTimeout,
 		InstanceID:       switchboard.NewID(),
+		EarlyWriteAfter:  DefaultEarlyWriteAfter,
 
 		MaxOpenTasksPerPeer: DefaultMaxOpenTasksPerPeer,
 		MaxPeerBytes:        DefaultMaxPeerBytes,
