@@ -28,18 +28,18 @@ import (
 //     comes meanwhile waits for the task to be written (hold.go);
 //   - every message of the peer counts it toward its quotas while it is
 //     unwritten (earlyUsage), and a peer whose quotas may not pass has its
-//     task written first, as usual; the write checks the quotas as if the
-//     task were still open;
+//     task written first, as usual; the write checks the open-task quota
+//     as if the task were still open (its bytes were admitted when sent);
 //   - a write that is refused all the same (the agent deleted, a store
 //     failure) is the caller's answer, and the deliverer, told so with
 //     ErrTaskUnwritten (by the answer's record, or by the end of its
 //     attempt), cancels the work it started, which is not recorded as the
 //     agent's failure.
 //
-// A task whose answer does not come within Service.EarlyWriteAfter, whose attempt
-// ends without one, or whose caller's wait ends first, is written as it
-// would have been (its delivery offered to this dispatcher, as sent) and
-// goes on from there as any task does.
+// A task whose answer does not come within Service.EarlyWriteAfter, whose
+// attempt ends without one, or whose caller's wait ends first, is written
+// as it would have been (its delivery offered to this dispatcher, as sent)
+// and goes on from there as any task does.
 //
 // The holds and counts are this process's: a deployment that may have
 // several instances must not set WriteOnAnswer.
