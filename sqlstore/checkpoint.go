@@ -20,7 +20,10 @@ import (
 // checkpoint checkpointEvery after a commit (at most one per
 // checkpointEvery), which neither waits for nor blocks the writer and the
 // readers. A page written many times between two checkpoints is copied
-// once, and a database nobody writes to costs no wake-ups.
+// once, and a database nobody writes to costs no wake-ups. After a
+// checkpoint that copied the whole WAL, the writer starts the WAL over
+// while it is idle (groupCommitter.restartWAL), so that no caller's commit
+// waits for the new WAL header's sync.
 
 // checkpointEvery is how long the checkpointer gathers commits before it
 // checkpoints them. Short, although a longer wait copies a page written
@@ -42,6 +45,7 @@ const writerCheckpointPages = 10000
 type checkpointer struct {
 	db        *sql.DB
 	committed <-chan struct{} // signalled after the writer's commits
+	copied    chan<- struct{} // signalled after a checkpoint that copied the whole WAL
 	runs      atomic.Int64    // checkpoints run, for tests
 	stopOnce  sync.Once
 	stop      chan struct{}
@@ -49,10 +53,11 @@ type checkpointer struct {
 }
 
 // startCheckpointer starts checkpointing on db after the commits signalled
-// on committed.
-func startCheckpointer(db *sql.DB, committed <-chan struct{}) *checkpointer {
+// on committed, and signals copied (without blocking) after each
+// checkpoint that copied the whole WAL.
+func startCheckpointer(db *sql.DB, committed <-chan struct{}, copied chan<- struct{}) *checkpointer {
 	db.SetMaxOpenConns(1)
-	c := &checkpointer{db: db, committed: committed, stop: make(chan struct{}), done: make(chan struct{})}
+	c := &checkpointer{db: db, committed: committed, copied: copied, stop: make(chan struct{}), done: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -83,6 +88,12 @@ func (c *checkpointer) loop() {
 			slog.Warn("sqlite checkpoint", "err", err)
 		}
 		again = err == nil && !complete
+		if complete {
+			select {
+			case c.copied <- struct{}{}:
+			default:
+			}
+		}
 	}
 }
 

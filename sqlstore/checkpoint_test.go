@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,4 +111,77 @@ func fileSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// TestWriterStartsTheWALOverWhileIdle checks that once the checkpointer
+// copied the whole WAL, the writer starts it over by itself, with nothing
+// waiting to be written: the WAL's header then counts one more checkpoint,
+// and the next commit writes after it without starting the WAL over
+// again (it does not wait for the header's sync). Nothing of it makes an
+// idle database write or checkpoint again.
+func TestWriterStartsTheWALOverWhileIdle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "restart.db")
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		db, err := OpenSQLite(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		time.Sleep(time.Second) // the migrations' commits are checkpointed
+		synctest.Wait()
+		write := func(n int) {
+			t.Helper()
+			if err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+				if n == 0 {
+					_, err := tx.ExecContext(ctx, `CREATE TABLE re (k INTEGER PRIMARY KEY)`)
+					return err
+				}
+				_, err := tx.ExecContext(ctx, `INSERT INTO re (k) VALUES ($1)`, n)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(0)
+		restarts, seq := db.group.restarts.Load(), walCheckpointSeq(t, path)
+		time.Sleep(checkpointEvery)
+		synctest.Wait()
+		if n := db.group.restarts.Load() - restarts; n != 1 {
+			t.Fatalf("%d restarts of the WAL after a whole checkpoint, want 1", n)
+		}
+		if got := walCheckpointSeq(t, path); got != seq+1 {
+			t.Fatalf("WAL header checkpoint sequence %d after the restart, want %d", got, seq+1)
+		}
+		write(1)
+		if got := walCheckpointSeq(t, path); got != seq+1 {
+			t.Fatalf("the commit after the restart started the WAL over again (sequence %d, want %d)", got, seq+1)
+		}
+		var k int
+		if err := db.read.QueryRowContext(ctx, `SELECT k FROM re`).Scan(&k); err != nil || k != 1 {
+			t.Fatalf("read back the commit after the restart: %d, %v", k, err)
+		}
+		time.Sleep(checkpointEvery)
+		synctest.Wait()
+		restarts, runs := db.group.restarts.Load(), db.checkpoints.runs.Load()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := db.group.restarts.Load() - restarts; n != 0 {
+			t.Fatalf("%d restarts of the WAL in an idle hour", n)
+		}
+		if n := db.checkpoints.runs.Load() - runs; n != 0 {
+			t.Fatalf("%d checkpoints in an idle hour after a restart", n)
+		}
+	})
+}
+
+// walCheckpointSeq reads the checkpoint sequence number of the WAL's
+// header: one more each time the WAL starts over.
+func walCheckpointSeq(t *testing.T, path string) uint32 {
+	t.Helper()
+	b, err := os.ReadFile(path + "-wal")
+	if err != nil || len(b) < 32 {
+		t.Fatalf("read the WAL header: %d bytes, %v", len(b), err)
+	}
+	return binary.BigEndian.Uint32(b[12:16])
 }

@@ -31,6 +31,11 @@ type groupCommitter struct {
 	// committed, if not nil, is signalled after each commit (the
 	// checkpointer waits on it).
 	committed chan<- struct{}
+	// restart is signalled by the checkpointer after it copied the whole
+	// WAL: the writer starts the WAL over while it is idle (restartWAL).
+	restart chan struct{}
+	// restarts counts restartWAL's writes, for tests.
+	restarts atomic.Int64
 
 	commits atomic.Int64 // transactions committed, for tests and profiles
 	grouped atomic.Int64 // requests they held
@@ -57,7 +62,7 @@ type writeResult struct {
 // newGroupCommitter starts a group committer on db. After each commit it
 // signals committed (if not nil) without blocking.
 func newGroupCommitter(db *sql.DB, format func(error) error, committed chan<- struct{}) *groupCommitter {
-	g := &groupCommitter{db: db, format: format, committed: committed, reqs: make(chan *writeReq), stop: make(chan struct{}), done: make(chan struct{})}
+	g := &groupCommitter{db: db, format: format, committed: committed, restart: make(chan struct{}, 1), reqs: make(chan *writeReq), stop: make(chan struct{}), done: make(chan struct{})}
 	go g.loop()
 	return g
 }
@@ -93,6 +98,14 @@ func (g *groupCommitter) loop() {
 		select {
 		case r := <-g.reqs:
 			batch = append(batch[:0], r)
+		case <-g.restart:
+			select {
+			case r := <-g.reqs: // a commit that starts the WAL over itself
+				batch = append(batch[:0], r)
+			default:
+				g.restartWAL()
+				continue
+			}
 		case <-g.stop:
 			return
 		}
@@ -107,6 +120,32 @@ func (g *groupCommitter) loop() {
 		}
 		g.commit(batch)
 		clear(batch)
+	}
+}
+
+// restartWAL makes the smallest write there is (page 1 of the database, as
+// it is) after a checkpoint copied the whole WAL, while no one waits to
+// write. The first commit after such a checkpoint starts the WAL over: it
+// writes the WAL's header and waits for the disk to sync it. That write is
+// this one, rather than the next caller's, which would wait a sync longer
+// than the rest (a quarter of the commits at 150 tasks a second). It does
+// not signal committed: there is nothing in it to checkpoint, and a write
+// that did would make an idle database checkpoint forever.
+func (g *groupCommitter) restartWAL() {
+	g.restarts.Add(1)
+	tx, err := g.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		return // the next commit starts the WAL over instead
+	}
+	var v int64
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err == nil {
+		_, err = tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, v))
+		if err == nil {
+			err = tx.Commit()
+		}
+	}
+	if err != nil {
+		_ = tx.Rollback()
 	}
 }
 

@@ -74,7 +74,7 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite %s for checkpoints: %w", path, err)
 	}
-	db.checkpoints = startCheckpointer(ck, committed)
+	db.checkpoints = startCheckpointer(ck, committed, db.group.restart)
 
 	pragmas.Add("_pragma", "query_only(1)")
 	r, err := openSQLite(sqliteDSN(path, pragmas, ""))
