@@ -153,7 +153,7 @@ func (f *Forwarder) connect(ctx context.Context) (*upstream, error) {
 	// Both JSON-RPC transports: the card's interfaces decide between them,
 	// newest version first.
 	client, err := a2aclient.NewFromCard(cctx, card, a2aclient.WithDefaultsDisabled(),
-		a2aclient.WithJSONRPCTransport(f.cfg.HTTP), a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: f.cfg.HTTP}))
+		withJSONRPCTransport(f.cfg.HTTP), a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: f.cfg.HTTP}))
 	if err != nil {
 		return nil, fmt.Errorf("no JSON-RPC interface of version 1.0 or 0.3 on its card (%s): %w", DescribeInterfaces(card), err)
 	}
