@@ -6,11 +6,12 @@ import (
 )
 
 // Sends of one message (one agent, peer and message id) on this instance
-// are taken one at a time: a copy that comes while another is being sent
-// waits for it to be written, or refused, and then finds its task as any
-// message sent again does. Across instances the store's record of message
-// ids does that; on one instance the hold also covers a task that is sent
-// before it is written (early.go), which no write has recorded yet.
+// are taken one at a time, where the agent's dispatcher writes on answer
+// (a front's): a copy that comes while another is being sent waits for it
+// to be written, or refused, and then finds its task as any message sent
+// again does. Across instances, and for other agents, the store's record
+// of message ids does that; the hold covers a task that is sent before it
+// is written (early.go), which no write has recorded yet.
 
 // messageHold is a send of one message in progress on this instance.
 type messageHold struct {

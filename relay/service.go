@@ -139,7 +139,7 @@ func (s *Service) SendMessage(ctx context.Context, agent *switchboard.Agent, cal
 type blocking struct {
 	watch *turnWatch
 	wait  context.Context
-	hold  *messageHold // set by sendMessage
+	hold  *messageHold // set by sendMessage for an agent whose dispatcher writes on answer
 }
 
 // sendMessage is SendMessage. With b not nil, a new task is watched for
@@ -158,13 +158,15 @@ func (s *Service) sendMessage(ctx context.Context, agent *switchboard.Agent, cal
 	if err := s.checkReferences(ctx, caller, msg); err != nil {
 		return nil, false, err
 	}
-	h, err := s.holdMessage(ctx, agent.ID, caller.ID, msg.ID)
-	if err != nil {
-		return nil, false, err
-	}
-	defer h.release()
-	if b != nil {
-		b.hold = h
+	if s.writesOnAnswer(agent.Mode) { // its new tasks may be sent before they are written
+		h, err := s.holdMessage(ctx, agent.ID, caller.ID, msg.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		defer h.release()
+		if b != nil {
+			b.hold = h
+		}
 	}
 
 	if msg.TaskID != "" {
@@ -246,7 +248,7 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 			return nil, err
 		}
 		b.watch = w
-		if holder != "" && push == nil && change.Wake == nil && s.writesOnAnswer(agent.Mode) {
+		if holder != "" && push == nil && change.Wake == nil && b.hold != nil {
 			early, err := s.sendsEarly(ctx, agent, t, change)
 			if err != nil {
 				s.sendReserved(ctx, agent, t, d, holder, err)
