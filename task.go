@@ -254,6 +254,11 @@ type TaskStore interface {
 	// change is made again from the tasks first (RecountPeerUsage).
 	PeerUsage(ctx context.Context, agentID, peerID string) (openTasks int, bytes int64, err error)
 
+	// MessageUsage is FindTaskByMessageID and PeerUsage in one read:
+	// whether the peer's message messageID to the agent has a task
+	// written, and the peer's counts as PeerUsage returns them.
+	MessageUsage(ctx context.Context, agentID, peerID, messageID string) (sent bool, openTasks int, bytes int64, err error)
+
 	// RecountPeerUsage counts what PeerUsage returns from the tasks
 	// themselves, corrects the kept counts, and returns them. Its cost
 	// grows with the agent's unfinished tasks (never with finished ones):

@@ -81,21 +81,22 @@ func (s *Service) writesOnAnswer(mode switchboard.DeliveryMode) bool {
 // returns ErrDuplicateMessage if the message's task is written already:
 // a message sent again must not be sent again.
 func (s *Service) sendsEarly(ctx context.Context, agent *switchboard.Agent, t *switchboard.Task, change *switchboard.TaskChange) (*earlyTask, error) {
-	_, err := s.tasks.FindTaskByMessageID(ctx, agent.ID, t.PeerID, change.MessageID)
-	switch {
-	case err == nil:
-		return nil, switchboard.ErrDuplicateMessage
-	case switchboard.ErrorCode(err) != switchboard.ENOTFOUND:
-		return nil, err
-	}
 	e := &earlyTask{s: s, agent: agent, t: t, change: *change, done: make(chan struct{}), use: peerKey(agent.ID, t.PeerID)}
 	e.change.NewDeliveries = nil // written only with the task as created
-	if q := change.Quota; q != nil {
-		gen := s.earlyUse.begin(e.use)
-		open, bytes, err := s.tasks.PeerUsage(ctx, agent.ID, t.PeerID)
-		if !s.earlyUse.add(e.use, gen, q, open, bytes, err) {
-			return nil, nil // written first: the store checks the quotas as it writes
-		}
+	q := change.Quota
+	var gen uint64
+	if q != nil {
+		gen = s.earlyUse.begin(e.use)
+	}
+	sent, open, bytes, err := s.tasks.MessageUsage(ctx, agent.ID, t.PeerID, change.MessageID)
+	if err == nil && sent {
+		err = switchboard.ErrDuplicateMessage
+	}
+	if q != nil && !s.earlyUse.add(e.use, gen, q, open, bytes, err) && err == nil {
+		return nil, nil // written first: the store checks the quotas as it writes
+	}
+	if err != nil {
+		return nil, err
 	}
 	return e, nil
 }
@@ -324,7 +325,7 @@ func (e *earlyTask) copyTask() *switchboard.Task {
 }
 
 // earlyUsage keeps, for each peer of each agent, what the store's counts
-// of its usage (PeerUsage) do not hold yet: its tasks sent before they are
+// of its usage (PeerUsage, MessageUsage) do not hold yet: its tasks sent before they are
 // written. Every message of the peer on this instance counts them toward
 // its quotas (PeerQuota.HeldOpen, HeldBytes), and the writes of the peer's
 // messages and early tasks on this instance take turns (write), so that

@@ -13,8 +13,8 @@ import (
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
-// pausingStore holds the next read of a peer's usage, once armed, after
-// the read and before it returns: it says so on paused, and returns when
+// pausingStore holds the next read of a peer's usage (with the message's
+// id), once armed, after the read and before it returns: it says so on paused, and returns when
 // resume is closed.
 type pausingStore struct {
 	*sqlstore.DB
@@ -23,13 +23,13 @@ type pausingStore struct {
 	resume chan struct{}
 }
 
-func (s *pausingStore) PeerUsage(ctx context.Context, agentID, peerID string) (int, int64, error) {
-	open, bytes, err := s.DB.PeerUsage(ctx, agentID, peerID)
+func (s *pausingStore) MessageUsage(ctx context.Context, agentID, peerID, messageID string) (bool, int, int64, error) {
+	sent, open, bytes, err := s.DB.MessageUsage(ctx, agentID, peerID, messageID)
 	if s.armed.CompareAndSwap(true, false) {
 		close(s.paused)
 		<-s.resume
 	}
-	return open, bytes, err
+	return sent, open, bytes, err
 }
 
 // TestWriteOnAnswerUsageChangesDuringTheRead: a task whose peer's usage

@@ -177,6 +177,21 @@ func (db *DB) PeerUsage(ctx context.Context, agentID, peerID string) (openTasks 
 	return openTasks, bytes, nil
 }
 
+// messageUsageSQL reads whether a message has a task and the peer's
+// counts, which a peer without a row has at zero.
+const messageUsageSQL = `SELECT
+	EXISTS (SELECT 1 FROM task_messages WHERE agent_id = $1 AND peer_id = $2 AND message_id = $3),
+	COALESCE((SELECT open_tasks FROM peer_usage WHERE agent_id = $1 AND peer_id = $2), 0),
+	COALESCE((SELECT bytes FROM peer_usage WHERE agent_id = $1 AND peer_id = $2), 0)`
+
+// MessageUsage implements switchboard.TaskStore.
+func (db *DB) MessageUsage(ctx context.Context, agentID, peerID, messageID string) (sent bool, openTasks int, bytes int64, err error) {
+	if err := db.read.QueryRowContext(ctx, messageUsageSQL, agentID, peerID, messageID).Scan(&sent, &openTasks, &bytes); err != nil {
+		return false, 0, 0, fmt.Errorf("message and peer usage: %w", db.formatError(err))
+	}
+	return sent, openTasks, bytes, nil
+}
+
 // recountPeerUsageSQL counts a peer's unfinished tasks and the bytes of
 // their JSON (octet_length reads a text's length, not the text). It reads
 // the agent's unfinished tasks through tasks_agent_state: peer_id is

@@ -48,6 +48,22 @@ func wantUsage(t *testing.T, s Store, g *switchboard.Agent, peer string, tasks i
 			t.Fatalf("%s(%s, %s) = %d tasks, %d bytes; want %d, %d", count.name, g.Handle, peer, gotTasks, gotBytes, tasks, bytes)
 		}
 	}
+	sent, gotTasks, gotBytes, err := s.MessageUsage(ctx, g.ID, "id-"+peer, "never-sent")
+	must(t, err)
+	if sent || gotTasks != tasks || gotBytes != bytes {
+		t.Fatalf("MessageUsage(%s, %s, never-sent) = %v, %d tasks, %d bytes; want false, %d, %d", g.Handle, peer, sent, gotTasks, gotBytes, tasks, bytes)
+	}
+}
+
+// wantSent checks that MessageUsage finds a task of the peer's message on
+// the agent, or not.
+func wantSent(t *testing.T, s Store, g *switchboard.Agent, peer, messageID string, want bool) {
+	t.Helper()
+	sent, _, _, err := s.MessageUsage(context.Background(), g.ID, "id-"+peer, messageID)
+	must(t, err)
+	if sent != want {
+		t.Fatalf("MessageUsage(%s, %s, %s) says sent %v, want %v", g.Handle, peer, messageID, sent, want)
+	}
 }
 
 // testPeerUsage checks that PeerUsage counts the peer's unfinished tasks
@@ -79,6 +95,10 @@ func testPeerUsage(t *testing.T, s Store) {
 	create(g, "carol", "m-c", false) // another peer
 	create(h, "bob", "m-d", false)   // another agent
 	wantUsage(t, s, g, "bob", 2, storedBytes(t, s, a.ID())+storedBytes(t, s, b.ID()))
+	wantSent(t, s, g, "bob", "m-a", true)
+	wantSent(t, s, g, "carol", "m-c", true)
+	wantSent(t, s, g, "bob", "m-c", false) // carol's
+	wantSent(t, s, g, "bob", "m-d", false) // to h
 
 	// A change that grows a task: its new size counts.
 	change := func(id a2a.TaskID, state a2a.TaskState, text, messageID string) {
@@ -100,7 +120,9 @@ func testPeerUsage(t *testing.T, s Store) {
 		t.Fatalf("task grew from %d to %d bytes, want 5000 more", before, after)
 	}
 	wantUsage(t, s, g, "bob", 2, storedBytes(t, s, a.ID())+storedBytes(t, s, b.ID()))
+	wantSent(t, s, g, "bob", "m-b2", false)
 	change(b.ID(), a2a.TaskStateInputRequired, "which one?", "m-b2")
+	wantSent(t, s, g, "bob", "m-b2", true) // a follow-up's message id
 	wantUsage(t, s, g, "bob", 2, storedBytes(t, s, a.ID())+storedBytes(t, s, b.ID()))
 	change(b.ID(), a2a.TaskStateAuthRequired, "who are you?", "")
 	wantUsage(t, s, g, "bob", 2, storedBytes(t, s, a.ID())+storedBytes(t, s, b.ID()))
