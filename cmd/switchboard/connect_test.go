@@ -343,16 +343,16 @@ func TestConnectInstall(t *testing.T) {
 // upstreamAgent is an A2A server built with a2a-go, the kind of agent
 // connect --forward puts behind a Switchboard address.
 type upstreamAgent struct {
-	srv       *httptest.Server
-	canceled  chan a2a.TaskID
-	release   chan struct{} // ends executions that wait
-	started   chan string   // the text of each execution, as it starts
-	gate      chan struct{} // "slow" executions wait for it before their first event
-	mu        sync.Mutex
-	followUp  bool          // guarded by mu: a message continued a task it knows
-	cardGate  chan struct{} // guarded by mu: card requests wait for it to close
-	requests  []string      // guarded by mu: "METHOD path Authorization" of each request
-	headers   []http.Header // guarded by mu: the headers of each request
+	srv      *httptest.Server
+	canceled chan a2a.TaskID
+	release  chan struct{} // ends executions that wait
+	started  chan string   // the text of each execution, as it starts
+	gate     chan struct{} // "slow" executions wait for it before their first event
+	mu       sync.Mutex
+	followUp bool          // guarded by mu: a message continued a task it knows
+	cardGate chan struct{} // guarded by mu: card requests wait for it to close
+	requests []string      // guarded by mu: "METHOD path Authorization" of each request
+	headers  []http.Header // guarded by mu: the headers of each request
 }
 
 // upstreamOptions changes how an upstream agent serves.
