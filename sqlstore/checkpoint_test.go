@@ -21,13 +21,8 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ckpt.db")
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := OpenSQLite(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := openSettled(t, path)
 		defer db.Close()
-		time.Sleep(time.Second) // the migrations' commits are checkpointed
-		synctest.Wait()
 		before := fileSize(t, path)
 		const rows, size = 64, 8192 // 512 KiB: about 130 pages, far below writerCheckpointPages
 		if err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -72,13 +67,8 @@ func TestCheckpointerRestsWhileNothingIsWritten(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rest.db")
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := OpenSQLite(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := openSettled(t, path)
 		defer db.Close()
-		time.Sleep(time.Second) // the migrations' commits are checkpointed
-		synctest.Wait()
 		before := db.checkpoints.runs.Load()
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -104,6 +94,19 @@ func TestCheckpointerRestsWhileNothingIsWritten(t *testing.T) {
 	})
 }
 
+// openSettled opens the database at path in a synctest bubble, and waits
+// on the bubble's clock until the migrations' commits are checkpointed.
+func openSettled(t *testing.T, path string) *DB {
+	t.Helper()
+	db, err := OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	synctest.Wait()
+	return db
+}
+
 func fileSize(t *testing.T, path string) int64 {
 	t.Helper()
 	fi, err := os.Stat(path)
@@ -123,13 +126,8 @@ func TestWriterStartsTheWALOverWhileIdle(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "restart.db")
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := OpenSQLite(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := openSettled(t, path)
 		defer db.Close()
-		time.Sleep(time.Second) // the migrations' commits are checkpointed
-		synctest.Wait()
 		write := func(n int) {
 			t.Helper()
 			if err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
