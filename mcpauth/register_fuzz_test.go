@@ -2,6 +2,7 @@ package mcpauth_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/mcpauth"
@@ -56,13 +57,14 @@ func FuzzRedirectURI(f *testing.F) {
 	f.Add("http://localhost:1/cb?x=1", "http://localhost:2/cb?x=1")
 	f.Add("https://app.example/cb", "https://app.example:444/cb")
 	f.Add("http://127.0.0.1/cb", "http://127.0.0.1.evil.example/cb")
-	f.Add("http://localhost", "http://localhost:#") // an empty fragment
+	f.Add("http://localhost", "http://localhost:#")               // an empty fragment
+	f.Add("htTp://localhost:/cb?x=1", "http://localhost:/cb?x=1") // a scheme's case does not matter
 	f.Fuzz(func(t *testing.T, registered, got string) {
 		if mcpauth.CheckRedirectURI(registered) != nil {
 			return
 		}
 		if mcpauth.MatchRedirectURI([]string{registered}, got) && got != registered {
-			if mcpauth.CheckRedirectURI(got) != nil || got[:7] != "http://" || registered[:7] != "http://" {
+			if mcpauth.CheckRedirectURI(got) != nil || !strings.EqualFold(got[:7], "http://") || !strings.EqualFold(registered[:7], "http://") {
 				t.Fatalf("%q matched %q", got, registered)
 			}
 		}
