@@ -92,8 +92,11 @@ func (s *Service) sendsEarly(ctx context.Context, agent *switchboard.Agent, t *s
 	if err == nil && sent {
 		err = switchboard.ErrDuplicateMessage
 	}
-	if q != nil && !s.earlyUse.add(e.use, gen, q, open, bytes, err) && err == nil {
-		return nil, nil // written first: the store checks the quotas as it writes
+	if q != nil {
+		// add ends the read begun above, whatever it found.
+		if !s.earlyUse.add(e.use, gen, q, open, bytes, err) && err == nil {
+			return nil, nil // written first: the store checks the quotas as it writes
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -325,8 +328,8 @@ func (e *earlyTask) copyTask() *switchboard.Task {
 }
 
 // earlyUsage keeps, for each peer of each agent, what the store's counts
-// of its usage (PeerUsage, MessageUsage) do not hold yet: its tasks sent before they are
-// written. Every message of the peer on this instance counts them toward
+// of its usage (PeerUsage, MessageUsage) do not hold yet: its tasks sent
+// before they are written. Every message of the peer on this instance counts them toward
 // its quotas (PeerQuota.HeldOpen, HeldBytes), and the writes of the peer's
 // messages and early tasks on this instance take turns (write), so that
 // what one counts as held is not written meanwhile, and counted twice. A
