@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/wake"
 )
 
@@ -351,7 +352,7 @@ func TestPushReceiverStoreFailure(t *testing.T) {
 		"target": "bob", "endpoint": "https://bob.example/a2a", "protocol": "1.0", "context_id": "ctx-1",
 		"message_id": "m-1", "text": "hello bob", "push_token": pushToken,
 	})
-	raw, err := sql.Open("sqlite", "file:"+h.path)
+	raw, err := sql.Open("sqlite", sqlitetest.DSN(h.path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,8 +61,9 @@ func store(tb testing.TB, kind string) (db *sqlstore.DB, driver, dsn string) {
 		driver, dsn = "pgx", pgtest.DSN(tb)
 		db, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.PostgresOptions{})
 	} else {
-		driver, dsn = "sqlite", sqlitetest.Path(tb)
-		db, err = sqlstore.OpenSQLite(ctx, dsn)
+		path := sqlitetest.Path(tb)
+		driver, dsn = "sqlite", sqlitetest.DSN(path)
+		db, err = sqlstore.OpenSQLite(ctx, path)
 	}
 	if err != nil {
 		tb.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
@@ -75,16 +76,16 @@ func TestDumpCoversNewTables(t *testing.T) {
 	srcPath := filepath.Join(t.TempDir(), "switchboard.db")
 	src := mustOpenSQLiteAt(t, srcPath)
 	p := storetest.Populate(t, src)
-	rawExec(t, "sqlite", srcPath, sqliteNewTables)
+	rawExec(t, "sqlite", sqlitetest.DSN(srcPath), sqliteNewTables)
 	// PostgreSQL keeps microseconds and writes JSON in its own spacing:
 	// values already in that form compare byte for byte after the trip.
 	due := time.Date(2026, 5, 6, 7, 8, 9, 123456000, time.UTC)
 	for i, task := range p.Tasks {
-		rawExec(t, "sqlite", srcPath, `INSERT INTO zz_queue (id, task_id, due, sent, payload, meta, score) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		rawExec(t, "sqlite", sqlitetest.DSN(srcPath), `INSERT INTO zz_queue (id, task_id, due, sent, payload, meta, score) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			i+1, string(task.ID()), due, i%2 == 0, []byte{0, byte(i), 0xff}, `{"a": 1, "b": [1, "x"]}`, 0.25+float64(i))
-		rawExec(t, "sqlite", srcPath, `INSERT INTO zz_attempts (queue_id, n) VALUES ($1, 1), ($1, 2)`, i+1)
+		rawExec(t, "sqlite", sqlitetest.DSN(srcPath), `INSERT INTO zz_attempts (queue_id, n) VALUES ($1, 1), ($1, 2)`, i+1)
 	}
-	rawExec(t, "sqlite", srcPath, `INSERT INTO zz_queue (id, task_id, sent) VALUES (99, 'task-x', 0)`) // NULLs
+	rawExec(t, "sqlite", sqlitetest.DSN(srcPath), `INSERT INTO zz_queue (id, task_id, sent) VALUES (99, 'task-x', 0)`) // NULLs
 	first := mustExport(t, src)
 
 	dsn := pgtest.DSN(t)
@@ -101,7 +102,7 @@ func TestDumpCoversNewTables(t *testing.T) {
 
 	dstPath := filepath.Join(t.TempDir(), "switchboard.db")
 	dst := mustOpenSQLiteAt(t, dstPath)
-	rawExec(t, "sqlite", dstPath, sqliteNewTables)
+	rawExec(t, "sqlite", sqlitetest.DSN(dstPath), sqliteNewTables)
 	if _, err := dst.Import(ctx, bytes.NewReader(second), sqlstore.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestDumpCoversNewTables(t *testing.T) {
 		db     *sqlstore.DB
 		driver string
 		dsn    string
-	}{"postgres": {pg, "pgx", dsn}, "sqlite": {dst, "sqlite", dstPath}} {
+	}{"postgres": {pg, "pgx", dsn}, "sqlite": {dst, "sqlite", sqlitetest.DSN(dstPath)}} {
 		n, err := c.db.ExpireTasks(ctx, cutoff, 10)
 		if err != nil || n != 2 {
 			t.Fatalf("%s: expired %d (%v), want 2", name, n, err)

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
@@ -207,7 +208,7 @@ func TestExportCoversSchema(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "switchboard.db")
 		db := mustOpenSQLiteAt(t, path)
-		checkExportCovers(t, db, rawStrings(t, "sqlite", path,
+		checkExportCovers(t, db, rawStrings(t, "sqlite", sqlitetest.DSN(path),
 			`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`))
 	})
 	t.Run("postgres", func(t *testing.T) {

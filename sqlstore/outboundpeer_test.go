@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/seal"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
@@ -100,7 +101,7 @@ func testOutboundPeerSealing(t *testing.T, db *sqlstore.DB, raw func(q string, a
 func TestSQLiteOutboundPeerSealing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sb.db")
 	db := mustOpenSQLiteAt(t, path)
-	testOutboundPeerSealing(t, db, func(q string, args ...any) { rawExec(t, "sqlite", path, q, args...) })
+	testOutboundPeerSealing(t, db, func(q string, args ...any) { rawExec(t, "sqlite", sqlitetest.DSN(path), q, args...) })
 }
 
 func TestPostgresOutboundPeerSealing(t *testing.T) {

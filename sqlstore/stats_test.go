@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -110,7 +111,7 @@ func TestSQLiteUnfinishedTasksUseIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = db.Close()
-	raw, err := sql.Open("sqlite", "file:"+path)
+	raw, err := sql.Open("sqlite", sqlitetest.DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

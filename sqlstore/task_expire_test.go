@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 )
 
 // tablesWithoutTasks are the tables whose rows do not belong to a task,
@@ -50,7 +52,7 @@ var tablesWithoutTasks = map[string]string{
 func TestRetentionCoversSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "switchboard.db")
 	mustOpenSQLiteAt(t, path)
-	tables := rawStrings(t, "sqlite", path, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	tables := rawStrings(t, "sqlite", sqlitetest.DSN(path), `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
 	tied := map[string]bool{"tasks": true}
 	// A table is tied by a task_id column, or by a cascading foreign key
 	// to a tied table; repeat until nothing changes, for chains.
@@ -60,12 +62,12 @@ func TestRetentionCoversSchema(t *testing.T) {
 			if tied[tb] {
 				continue
 			}
-			cols := rawStrings(t, "sqlite", path, `SELECT name FROM pragma_table_info(?)`, tb)
+			cols := rawStrings(t, "sqlite", sqlitetest.DSN(path), `SELECT name FROM pragma_table_info(?)`, tb)
 			if slices.Contains(cols, "task_id") {
 				tied[tb], changed = true, true
 				continue
 			}
-			for _, ref := range rawStrings(t, "sqlite", path, `SELECT "table" || ' ' || on_delete FROM pragma_foreign_key_list(?)`, tb) {
+			for _, ref := range rawStrings(t, "sqlite", sqlitetest.DSN(path), `SELECT "table" || ' ' || on_delete FROM pragma_foreign_key_list(?)`, tb) {
 				parent, onDelete, _ := strings.Cut(ref, " ")
 				if tied[parent] && strings.EqualFold(onDelete, "CASCADE") {
 					tied[tb], changed = true, true
@@ -81,11 +83,11 @@ func TestRetentionCoversSchema(t *testing.T) {
 		case !tied[tb] && !listed:
 			t.Errorf("table %s is neither tied to tasks (a task_id column, or a foreign key ON DELETE CASCADE to a tied table) nor in tablesWithoutTasks: retention would leave its rows behind", tb)
 		}
-		cols := rawStrings(t, "sqlite", path, `SELECT name FROM pragma_table_info(?)`, tb)
+		cols := rawStrings(t, "sqlite", sqlitetest.DSN(path), `SELECT name FROM pragma_table_info(?)`, tb)
 		if !slices.Contains(cols, "task_id") {
 			continue
 		}
-		leading := rawStrings(t, "sqlite", path, `SELECT ii.name FROM pragma_index_list(?) il, pragma_index_info(il.name) ii WHERE ii.seqno = 0`, tb)
+		leading := rawStrings(t, "sqlite", sqlitetest.DSN(path), `SELECT ii.name FROM pragma_index_list(?) il, pragma_index_info(il.name) ii WHERE ii.seqno = 0`, tb)
 		if !slices.Contains(leading, "task_id") {
 			t.Errorf("table %s: no index starts with task_id; retention deletes by it", tb)
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/dashboard"
+	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 )
 
 // pageClient is a browser-like client of one server: cookies kept,
@@ -320,7 +321,7 @@ func TestDevicePageLookupLimit(t *testing.T) {
 // a minute ago, in the SQLite file behind m.
 func expirePairing(t *testing.T, m *Main, code string) {
 	t.Helper()
-	raw, err := sql.Open("sqlite", "file:"+filepath.Join(m.Config.DataDir, "switchboard.db"))
+	raw, err := sql.Open("sqlite", sqlitetest.DSN(filepath.Join(m.Config.DataDir, "switchboard.db")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ package sqlitetest
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -77,4 +78,13 @@ func Open(tb testing.TB) *sqlstore.DB {
 	}
 	tb.Cleanup(func() { _ = db.Close() })
 	return db
+}
+
+// DSN returns a data source name for the "sqlite" driver that opens the
+// file at path on a connection of a test's own. A store open on the same
+// file writes on its own (checkpoints, the idle writer's restart of its
+// write-ahead log), so the connection waits for the write lock as the
+// store's connections do, rather than failing at once with SQLITE_BUSY.
+func DSN(path string) string {
+	return (&url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: "_pragma=busy_timeout(10000)"}).String()
 }
