@@ -238,23 +238,38 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 		holder = s.reserveOffer(agent, d, now)
 		change.NewDeliveries = []*switchboard.Delivery{d}
 	}
+	// What reserveOffer reserved is sent or given back once (settle),
+	// also when a store panics on the way (a server recovers a handler's
+	// panic): a reservation kept would hold a connection's or a
+	// dispatcher's room, and a dispatcher's stop waits for its last one.
+	settled := false
+	settle := func(err error) bool {
+		settled = true
+		return s.sendReserved(ctx, agent, t, d, holder, err)
+	}
+	defer func() {
+		if !settled {
+			settle(errCreateAbandoned)
+		}
+	}()
 	change.Wake = inboundWake(agent, t, caller, msg)
 	if b != nil {
 		// Before the commit, after which the agent may be offered the task
 		// (by this instance or, on a poll, by another) and answer.
 		w, err := s.watchTurn(ctx, t.ID(), createdSeq)
 		if err != nil {
-			s.sendReserved(ctx, agent, t, d, holder, err)
+			settle(err)
 			return nil, err
 		}
 		b.watch = w
 		if holder != "" && push == nil && change.Wake == nil && b.hold != nil {
 			early, err := s.sendsEarly(ctx, agent, t, change)
 			if err != nil {
-				s.sendReserved(ctx, agent, t, d, holder, err)
+				settle(err)
 				return nil, err
 			}
 			if early != nil {
+				settled = true // createEarly sends it
 				return s.createEarly(ctx, early, d, b)
 			}
 		}
@@ -266,7 +281,7 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 		_, err := s.tasks.CreateTask(ctx, t, change)
 		return err
 	})
-	sent := s.sendReserved(ctx, agent, t, d, holder, err)
+	sent := settle(err)
 	if err != nil {
 		return nil, err
 	}
@@ -383,6 +398,10 @@ func countUserMessages(history []*a2a.Message) int {
 // errTaskNotFound is the one answer for a task that does not exist and for
 // one the caller may not see: the two must look the same.
 var errTaskNotFound = switchboard.Errorf(switchboard.ENOTFOUND, "task not found")
+
+// errCreateAbandoned gives back the offer reserved for a task whose
+// creation did not end (a panic on the way).
+var errCreateAbandoned = errors.New("relay: the task's creation was abandoned")
 
 // taskNotFound turns any not-found error into errTaskNotFound and passes
 // other errors (and nil) through.
