@@ -73,6 +73,19 @@ func (f *earlyFixture) waitSecondWrite(t *testing.T, done chan error) {
 	})
 }
 
+// takeTurns, once the first write is paused in ps, lets the second
+// write's task be answered (open), sees that write wait for its turn,
+// then lets the first go on: both must succeed.
+func (f *earlyFixture) takeTurns(t *testing.T, ps *createPausingStore, open func(), first, second chan error) {
+	t.Helper()
+	<-ps.paused
+	open()
+	f.waitSecondWrite(t, second)
+	close(ps.resume)
+	must(t, <-first)
+	must(t, <-second)
+}
+
 // TestWriteOnAnswerWritesTakeTurns: the writes of one peer's tasks on an
 // instance take turns, so that a task in flight unwritten, counted toward
 // the quota of a write, is not written meanwhile and counted twice: two
@@ -103,12 +116,7 @@ func TestWriteOnAnswerWritesTakeTurns(t *testing.T) {
 	}
 	ps.arm("m-a")
 	openA()
-	<-ps.paused // A's write holds B toward the quota
-	openB()
-	f.waitSecondWrite(t, b)
-	close(ps.resume)
-	must(t, <-a)
-	must(t, <-b)
+	f.takeTurns(t, ps, openB, a, b) // A's write holds B toward the quota
 }
 
 // TestWriteOnAnswerMessageTakesTurn: a message written first (a call
@@ -126,12 +134,7 @@ func TestWriteOnAnswerMessageTakesTurn(t *testing.T) {
 	go func() {
 		w <- f.sendNoWait(context.Background(), "m-w", "hi", "")
 	}()
-	<-ps.paused // W's write holds E toward the quota
-	openE()
-	f.waitSecondWrite(t, e)
-	close(ps.resume)
-	must(t, <-w)
-	must(t, <-e)
+	f.takeTurns(t, ps, openE, w, e) // W's write holds E toward the quota
 }
 
 // TestWriteOnAnswerBytesHeld: a task in flight unwritten counts toward
