@@ -19,8 +19,10 @@ import (
 
 // Bounds of the requests to an upstream.
 const (
-	// DefaultMaxBody bounds an upstream's answer (but an event stream,
-	// whose events are bounded one by one by the A2A client).
+	// DefaultMaxBody bounds an upstream's answer, and each event of an
+	// event stream, whose whole the client does not bound (a 1.0
+	// upstream's events are read by sseData; a 0.3 upstream's by the
+	// SDK, which bounds their lines at 10 MB).
 	DefaultMaxBody = 8 << 20
 	// DefaultHeaderTimeout bounds the wait for an upstream's answer to
 	// begin.
@@ -147,7 +149,9 @@ func headerSafe(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// boundedTransport bounds the answers' bodies.
+// boundedTransport bounds the answers' bodies: every one, but an event
+// stream that the request asked for (Accept), whose reader bounds its
+// events. An answer that calls itself a stream unasked is bounded as any.
 type boundedTransport struct {
 	base http.RoundTripper
 	max  int64
@@ -156,8 +160,11 @@ type boundedTransport struct {
 // RoundTrip implements http.RoundTripper.
 func (b *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := b.base.RoundTrip(r)
-	if err != nil || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if err != nil {
 		return resp, err
+	}
+	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, nil
 	}
 	if resp.ContentLength > b.max {
 		resp.Body.Close()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/netguard"
 )
@@ -87,6 +88,46 @@ func TestClientBoundsTheAnswer(t *testing.T) {
 			}
 		}
 		srv.Close()
+	}
+}
+
+// TestClientBoundsAnUnaskedStream: an answer that calls itself an event
+// stream is left unbounded only when the request asked for one; then a
+// 1.0 upstream's events are bounded one by one.
+func TestClientBoundsAnUnaskedStream(t *testing.T) {
+	const max = 1000
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.(http.Flusher).Flush()
+		chunk := "data: " + strings.Repeat("x", max/2) + "\n\n"
+		if r.URL.Path == "/json" { // one JSON value that goes on
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":"1","result":{"id":"`)
+			chunk = strings.Repeat("x", max/2)
+		}
+		for range 5 {
+			_, _ = io.WriteString(w, chunk)
+		}
+	}))
+	defer srv.Close()
+	c, _ := NewClient(loopbackTransport(srv, max), srv.URL, switchboard.FrontCredentials{})
+	for _, accept := range []string{"", "application/json", "text/event-stream"} {
+		req, _ := http.NewRequest("POST", srv.URL, nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := c.Do(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		if tooLarge := errors.Is(err, ErrTooLarge); tooLarge != (accept != "text/event-stream") {
+			t.Errorf("Accept %q: err %v", accept, err)
+		}
+	}
+	// A 1.0 upstream's call that is not a stream reads a bounded answer.
+	tr := newJSONRPCTransport(srv.URL+"/json", c)
+	if _, err := tr.GetTask(context.Background(), nil, &a2a.GetTaskRequest{ID: "t-1"}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("GetTask answered with an endless stream: %v, want ErrTooLarge", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -17,13 +18,15 @@ import (
 // The SDK's JSON-RPC transport writes a send request and reads its answer
 // through the SDK types' own JSON methods, which scan a message's text a
 // dozen times; at a busy front that was a fifth of the server's time.
-// jsonrpcTransport makes the two calls every forwarded message makes,
-// SendMessage and GetTask, with package a2ajson, which writes and reads
-// the same JSON in one pass, and leaves every other call to the SDK's.
+// jsonrpcTransport makes the calls every forwarded message makes,
+// SendMessage or SendStreamingMessage and GetTask, with package a2ajson,
+// which writes and reads the same JSON in one pass, and leaves every other
+// call to the SDK's.
 // What it sends and what it returns are the SDK transport's: the same
 // request and headers, the same results, and errors of the same A2A error
 // and message, but without their details (a fuzz target compares the two
-// transports on arbitrary answers).
+// transports on arbitrary answers); and where the SDK bounds a stream's
+// lines, it bounds its events, at DefaultMaxBody (sseData).
 
 // jsonrpcTransport is the transport of an upstream's JSON-RPC 1.0
 // interface.
@@ -106,9 +109,68 @@ type rpcError struct {
 	Data    []*errordetails.Typed `json:"data"`
 }
 
+// SendStreamingMessage implements a2aclient.Transport.
+func (t *jsonrpcTransport) SendStreamingMessage(ctx context.Context, params a2aclient.ServiceParams, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		p, err := a2ajson.AppendSendMessageRequest(nil, req)
+		if err != nil {
+			yield(nil, fmt.Errorf("failed to create HTTP request: failed to marshal request: %w", err))
+			return
+		}
+		resp, err := t.post(ctx, "SendStreamingMessage", params, p, "text/event-stream")
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer resp.Body.Close()
+		for data, err := range sseData(resp.Body, DefaultMaxBody) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			var a rpcAnswer
+			if err := json.Unmarshal(data, &a); err != nil {
+				yield(nil, fmt.Errorf("failed to parse SSE data: %w", err))
+				return
+			}
+			if a.Error != nil {
+				yield(nil, a.Error.err())
+				return
+			}
+			var sr a2a.StreamResponse
+			if err := a2ajson.UnmarshalStreamResponse(a.Result, &sr); err != nil {
+				yield(nil, fmt.Errorf("result violates A2A spec - could not determine type: %w", err))
+				return
+			}
+			if !yield(sr.Event, nil) {
+				return
+			}
+		}
+	}
+}
+
 // call posts a JSON-RPC request of method with params (JSON) and returns
 // the answer's result.
 func (t *jsonrpcTransport) call(ctx context.Context, method string, params a2aclient.ServiceParams, p []byte) (json.RawMessage, error) {
+	resp, err := t.post(ctx, method, params, p, "")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var a rpcAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		return nil, fmt.Errorf("failed to decode response: %w", err)
+	}
+	if a.Error != nil {
+		return nil, a.Error.err()
+	}
+	return a.Result, nil
+}
+
+// post posts a JSON-RPC request of method with params (JSON), asking for
+// accept if set, and returns the answer if its status is 200 OK; the
+// caller closes its body.
+func (t *jsonrpcTransport) post(ctx context.Context, method string, params a2aclient.ServiceParams, p []byte, accept string) (*http.Response, error) {
 	body := make([]byte, 0, len(p)+96)
 	body = append(body, `{"jsonrpc":"2.0","method":"`...)
 	body = append(body, method...)
@@ -122,6 +184,9 @@ func (t *jsonrpcTransport) call(ctx context.Context, method string, params a2acl
 		return nil, fmt.Errorf("failed to create HTTP request: %w", err)
 	}
 	r.Header.Set("Content-Type", "application/json")
+	if accept != "" {
+		r.Header.Set("Accept", accept)
+	}
 	for k, vs := range params {
 		for _, v := range vs {
 			r.Header.Add(k, v)
@@ -131,18 +196,11 @@ func (t *jsonrpcTransport) call(ctx context.Context, method string, params a2acl
 	if err != nil {
 		return nil, fmt.Errorf("failed to send HTTP request: %w", err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		return nil, fmt.Errorf("unexpected HTTP status: %s", resp.Status)
 	}
-	var a rpcAnswer
-	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
-		return nil, fmt.Errorf("failed to decode response: %w", err)
-	}
-	if a.Error != nil {
-		return nil, a.Error.err()
-	}
-	return a.Result, nil
+	return resp, nil
 }
 
 // rpcErrors are the A2A errors of the JSON-RPC error codes.

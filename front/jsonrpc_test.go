@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"net/http"
@@ -34,25 +35,45 @@ func (r *replay) RoundTrip(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: r.status, Status: http.StatusText(r.status), Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(r.body)), Request: req}, nil
 }
 
-// bothTransports calls SendMessage (or GetTask) through the SDK's JSON-RPC
+// The calls bothTransports compares.
+const (
+	sendCall = iota
+	getTaskCall
+	streamCall // SendStreamingMessage, its events gathered
+)
+
+// bothTransports makes call (sendCall…) through the SDK's JSON-RPC
 // transport and through jsonrpcTransport, each answered with status and
 // body, and fails t where they differ: in the request they send, the
-// result, or the error.
-func bothTransports(t *testing.T, status int, body []byte, getTask bool) {
+// result, or the error. A stream's results are its events up to its end
+// or its error; a stream's error that is not an A2A error is compared by
+// its place alone (the two decoders word them differently).
+func bothTransports(t *testing.T, status int, body []byte, call int) {
 	t.Helper()
 	ctx := context.Background()
 	params := a2aclient.ServiceParams{"A2a-Version": {"1.0"}}
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello <there> & \u2028"))
-	call := func(tr a2aclient.Transport) (any, error) {
-		if getTask {
+	send := &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}, Metadata: map[string]any{"k": "v"}}
+	do := func(tr a2aclient.Transport) (any, error) {
+		switch call {
+		case getTaskCall:
 			n := 3
 			return tr.GetTask(ctx, params, &a2a.GetTaskRequest{ID: "t-1", HistoryLength: &n})
+		case streamCall:
+			var events []a2a.Event
+			for ev, err := range tr.SendStreamingMessage(ctx, params, send) {
+				if err != nil {
+					return events, err
+				}
+				events = append(events, ev)
+			}
+			return events, nil
 		}
-		return tr.SendMessage(ctx, params, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}, Metadata: map[string]any{"k": "v"}})
+		return tr.SendMessage(ctx, params, send)
 	}
 	sdk, ours := &replay{status: status, body: body}, &replay{status: status, body: body}
-	want, wantErr := call(a2aclient.NewJSONRPCTransport("http://upstream.test/a2a", &http.Client{Transport: sdk}))
-	got, gotErr := call(newJSONRPCTransport("http://upstream.test/a2a", &http.Client{Transport: ours}))
+	want, wantErr := do(a2aclient.NewJSONRPCTransport("http://upstream.test/a2a", &http.Client{Transport: sdk}))
+	got, gotErr := do(newJSONRPCTransport("http://upstream.test/a2a", &http.Client{Transport: ours}))
 
 	if sdk.got.Method != ours.got.Method || sdk.got.URL.String() != ours.got.URL.String() {
 		t.Fatalf("request line: ours %s %s, the SDK's %s %s", ours.got.Method, ours.got.URL, sdk.got.Method, sdk.got.URL)
@@ -76,8 +97,11 @@ func bothTransports(t *testing.T, status int, body []byte, getTask bool) {
 		if errors.As(wantErr, &we) != errors.As(gotErr, &ge) || (we != nil && (!errors.Is(gotErr, we.Err) || ge.Message != we.Message)) {
 			t.Fatalf("answer %d %q: error %#v, the SDK's %#v", status, body, gotErr, wantErr)
 		}
-		if failure(gotErr) != failure(wantErr) {
+		if call != streamCall && failure(gotErr) != failure(wantErr) {
 			t.Fatalf("answer %d %q: error %q, the SDK's %q", status, body, gotErr, wantErr)
+		}
+		if call == streamCall && !reflect.DeepEqual(got, want) {
+			t.Fatalf("answer %q: events before the error %#v, the SDK's %#v", body, got, want)
 		}
 	case !reflect.DeepEqual(got, want):
 		t.Fatalf("answer %q: result %#v, the SDK's %#v", body, got, want)
@@ -134,8 +158,25 @@ var jsonrpcAnswers = []struct {
 // answers of every kind.
 func TestJSONRPCTransportAsTheSDKs(t *testing.T) {
 	for _, a := range jsonrpcAnswers {
-		bothTransports(t, a.status, []byte(a.body), false)
-		bothTransports(t, a.status, []byte(a.body), true)
+		bothTransports(t, a.status, []byte(a.body), sendCall)
+		bothTransports(t, a.status, []byte(a.body), getTaskCall)
+	}
+	for _, body := range sseAnswers() {
+		bothTransports(t, http.StatusOK, []byte(body), streamCall)
+	}
+	bothTransports(t, http.StatusBadGateway, []byte("data: x\n\n"), streamCall)
+
+	// The comparison above is of something: the first stream's events.
+	tr := newJSONRPCTransport("http://upstream.test/a2a", &http.Client{Transport: &replay{status: http.StatusOK, body: []byte(sseAnswers()[0])}})
+	var kinds []string
+	for ev, err := range tr.SendStreamingMessage(context.Background(), nil, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("x"))}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, fmt.Sprintf("%T", ev))
+	}
+	if want := []string{"*a2a.TaskStatusUpdateEvent", "*a2a.TaskArtifactUpdateEvent", "*a2a.TaskStatusUpdateEvent"}; !reflect.DeepEqual(kinds, want) {
+		t.Fatalf("events %v, want %v", kinds, want)
 	}
 }
 
@@ -145,13 +186,49 @@ func FuzzJSONRPCTransportAsTheSDKs(f *testing.F) {
 		f.Add(a.body, true)
 	}
 	f.Fuzz(func(t *testing.T, body string, getTask bool) {
-		bothTransports(t, http.StatusOK, []byte(body), getTask)
+		call := sendCall
+		if getTask {
+			call = getTaskCall
+		}
+		bothTransports(t, http.StatusOK, []byte(body), call)
+	})
+}
+
+// sseAnswers are event streams the two transports are compared on (and
+// FuzzJSONRPCStreamAsTheSDKs's seeds): each answer of jsonrpcAnswers as
+// an event, and streams of several events in the forms a stream may take.
+func sseAnswers() []string {
+	status := `{"jsonrpc":"2.0","id":"1","result":{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"}}}}`
+	artifact := `{"jsonrpc":"2.0","id":"1","result":{"artifactUpdate":{"taskId":"t-1","contextId":"c-1","artifact":{"artifactId":"a-1","parts":[{"text":"part"}]},"append":true,"lastChunk":false}}}`
+	done := `{"jsonrpc":"2.0","id":"1","result":{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_COMPLETED","message":{"messageId":"m-2","role":"ROLE_AGENT","parts":[{"text":"done"}]}}}}}`
+	streams := []string{
+		"id: 1\ndata: " + status + "\n\nid: 2\ndata: " + artifact + "\n\ndata: " + done + "\n\n",
+		": keep-alive\n\ndata:" + status + "\r\n\r\nevent: x\ndata: " + done,                                          // no space, CRLF, no blank line at the end
+		"data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":\"1\",\"result\":\ndata: {\"message\":{\"messageId\":\"m\"}}}\n\n", // one event on three lines
+		"data: " + status + "\n\ndata: " + `{"jsonrpc":"2.0","id":"1","error":{"code":-32001,"message":"gone"}}` + "\n\ndata: " + done + "\n\n",
+		"data: " + status + "\n\ndata: not json\n\n",
+		"data:\ndata:\n\n",
+		"data\n\nretry: 5\n\n",
+		"",
+	}
+	for _, a := range jsonrpcAnswers {
+		streams = append(streams, "data: "+a.body+"\n\n")
+	}
+	return streams
+}
+
+func FuzzJSONRPCStreamAsTheSDKs(f *testing.F) {
+	for _, body := range sseAnswers() {
+		f.Add(body)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		bothTransports(t, http.StatusOK, []byte(body), streamCall)
 	})
 }
 
 // TestJSONRPCTransportWithAnA2AServer sends a message and reads its task
-// through jsonrpcTransport from a real a2a-go server, and reads its
-// error for a task it does not know.
+// through jsonrpcTransport from a real a2a-go server, reads its error for
+// a task it does not know, and streams a message's answer.
 func TestJSONRPCTransportWithAnA2AServer(t *testing.T) {
 	srv := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(answerExecutor{})))
 	defer srv.Close()
@@ -171,6 +248,19 @@ func TestJSONRPCTransportWithAnA2AServer(t *testing.T) {
 	}
 	if _, err := tr.GetTask(ctx, nil, &a2a.GetTaskRequest{ID: "no-such-task"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Fatalf("GetTask of an unknown task: %v, want a2a.ErrTaskNotFound", err)
+	}
+	var events []a2a.Event
+	for ev, err := range tr.SendStreamingMessage(ctx, nil, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("xy"))}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	if len(events) != 1 {
+		t.Fatalf("SendStreamingMessage: %d events, want 1", len(events))
+	}
+	if task, ok := events[0].(*a2a.Task); !ok || task.Status.State != a2a.TaskStateCompleted || task.Artifacts[0].Parts[0].Text() != "echo 2" {
+		t.Fatalf("SendStreamingMessage: %#v", events[0])
 	}
 }
 
