@@ -397,7 +397,8 @@ func (u *earlyUsage) add(key string, gen uint64, q *switchboard.PeerQuota, open 
 // A write waits for its turn only while the peer has tasks unwritten: with
 // none, none can be sent early before it ends (add refuses while a write
 // is in progress), and writes of the peer go together. It gives up when
-// ctx ends, with ctx's error.
+// ctx ends, with ctx's error; a task that gives up its write (self) is
+// refused, and no longer counted.
 func (u *earlyUsage) write(ctx context.Context, key string, self bool) (held int, end func(), err error) {
 	u.mu.Lock()
 	p := u.entry(key)
@@ -409,6 +410,10 @@ func (u *earlyUsage) write(ctx context.Context, key string, self bool) (held int
 		case p.turn <- struct{}{}:
 		case <-ctx.Done():
 			u.mu.Lock()
+			if self {
+				p.n--
+				p.gen++
+			}
 			p.writers--
 			u.forget(key, p)
 			u.mu.Unlock()
