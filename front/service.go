@@ -39,7 +39,8 @@ type Service struct {
 	// Now is the clock (tests set it).
 	Now func() time.Time
 
-	cards CardCache // the upstreams' cards, scrubbed for the public addresses
+	cards    CardCache // the upstreams' cards, scrubbed for the public addresses
+	inFlight attempts  // the attempts of tasks on this instance, for their peers' cancels
 
 	mu         sync.Mutex
 	forwarders map[string]*entry // guarded by mu: by agent id
@@ -185,6 +186,8 @@ func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *swit
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := s.inFlight.start(ctx, t.ID())
+	defer done()
 	obs := &observation{}
 	acked := false
 	named := ids
@@ -222,10 +225,13 @@ func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *swit
 			m := named
 			unrecorded = &m
 		},
-		// A task refused while it was in flight unwritten ends the attempt
-		// with that cause: its upstream task is canceled as a peer's
-		// cancel would, once the upstream names it.
-		PeerCanceled: func(cause error) bool { return errors.Is(cause, switchboard.ErrTaskUnwritten) },
+		// A peer's cancel delivered on this instance (cancel), and a task
+		// refused while it was in flight unwritten, end the attempt with
+		// their cause: the upstream's task is canceled, now or as soon as
+		// the upstream names it.
+		PeerCanceled: func(cause error) bool {
+			return errors.Is(cause, errPeerCanceled) || errors.Is(cause, switchboard.ErrTaskUnwritten)
+		},
 		Fail: func(_ string, cause error) {
 			m := unrecorded // recorded with the failure, so that a cancel can still reach the upstream's task
 			unrecorded = nil
@@ -239,6 +245,9 @@ func (s *Service) Deliver(ctx context.Context, agent *switchboard.Agent, o *swit
 		},
 	}
 	_ = e.fw.Handle(withObservation(ctx, obs), job)
+	if !acked && errors.Is(context.Cause(ctx), errPeerCanceled) {
+		return nil, nil // the task is canceled: the offer is acknowledged, not given back
+	}
 	if !acked && ctx.Err() != nil {
 		return nil, context.Cause(ctx) // cut short before anything came: the delivery goes back to the queue
 	}
@@ -273,8 +282,14 @@ func (s *Service) upstreamIDs(ctx context.Context, t *switchboard.Task, first bo
 	return m, nil
 }
 
-// cancel cancels our task's task upstream, if the upstream named one.
+// cancel cancels our task's task upstream: through the task's attempt,
+// if one is in flight on this instance (it knows the upstream's task, or
+// waits for the upstream to name it), or else by the upstream's task id
+// recorded, if the upstream named one.
 func (s *Service) cancel(ctx context.Context, f *switchboard.Front, e *entry, o *switchboard.Offer) error {
+	if s.inFlight.stopPeer(o.Delivery.TaskID) {
+		return nil
+	}
 	m, err := s.store.FindFrontTask(ctx, o.Delivery.TaskID)
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && m.UpstreamTaskID == "") {
 		return nil // never sent, or not named: nothing to cancel there

@@ -437,7 +437,8 @@ func (s *Service) FindTaskUnscoped(ctx context.Context, id a2a.TaskID) (*switchb
 
 // CancelTask cancels a task the peer may see, at once: the relay's record
 // is what counts. A connector agent that was offered the task is sent a
-// cancel notice (now, or when it reconnects). A finished task cannot be
+// cancel notice (now, or when it reconnects); a front's dispatcher is
+// handed one, and cancels the task upstream. A finished task cannot be
 // canceled (ENOTCANCELABLE), except that cancelling a canceled task again
 // returns it unchanged.
 func (s *Service) CancelTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, id a2a.TaskID) (*switchboard.Task, error) {
@@ -455,7 +456,7 @@ func (s *Service) CancelTask(ctx context.Context, agent *switchboard.Agent, call
 			return nil, switchboard.Errorf(switchboard.ENOTCANCELABLE, "task %s is %s and cannot be canceled", t.ID(), switchboard.ShortState(t.State()))
 		}
 		change := &switchboard.TaskChange{Events: []a2a.Event{s.setStatus(t, a2a.TaskStateCanceled, nil)}}
-		if agent.Mode == switchboard.ModeConnector && t.Offered {
+		if (agent.Mode == switchboard.ModeConnector || agent.Mode == switchboard.ModeFront) && t.Offered {
 			change.NewDeliveries = []*switchboard.Delivery{s.newDelivery(t, switchboard.DeliverCancel, "", s.Now().UTC())}
 		}
 		return change, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/front"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // TestForwarderStopsARefusedTask: when our task cannot be written with
@@ -88,5 +89,36 @@ func TestFrontRefusedInFlight(t *testing.T) {
 	case <-up.canceled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the upstream's task of a refused task was not canceled")
+	}
+}
+
+// TestFrontCancel: a peer's cancel of a front's task reaches the upstream,
+// whether the upstream named its task already or names it only later.
+func TestFrontCancel(t *testing.T) {
+	for name, text := range map[string]string{"Named": "wait", "NotYetNamed": "slow"} {
+		t.Run(name, func(t *testing.T) {
+			up := newUpstreamAgent(t, "1.0", true, upstreamOptions{tls: true})
+			m := frontMain(t, up)
+			peerToken := createFront(t, m, "canceled", up.srv.URL+"/invoke")
+			task := peerSend(t, m, "canceled", peerToken, "m1", text, "", false)
+			up.waitStarted(t, text)
+			if text == "wait" {
+				// The upstream's task is named once its first answer is written.
+				testwait.For(t, "the upstream's first answer", func() bool {
+					return peerCall(t, m, "canceled", peerToken, "GetTask", map[string]any{"id": task.ID}).Status.State == "TASK_STATE_WORKING"
+				})
+			}
+			if got := peerCall(t, m, "canceled", peerToken, "CancelTask", map[string]any{"id": task.ID}); got.Status.State != "TASK_STATE_CANCELED" {
+				t.Fatalf("CancelTask: %+v", got)
+			}
+			if text == "slow" {
+				close(up.gate) // the upstream names its task now
+			}
+			select {
+			case <-up.canceled:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the cancel did not reach the upstream agent")
+			}
+		})
 	}
 }
