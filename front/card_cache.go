@@ -50,13 +50,19 @@ type CardCache struct {
 	entries map[cardKey]*cardEntry // guarded by mu
 }
 
-// cardKey names a cached card: the card depends on the public address
-// too, whose origin the scrubber lets through.
-type cardKey struct{ upstream, cardURL, public string }
+// cardKey names a cached card. Not its public address: anyone can name
+// another (the Host of a request, without --public-url), and it must not
+// cost another entry, let alone another fetch upstream.
+type cardKey struct{ upstream, cardURL string }
+
+// maxScrubbed bounds the public addresses a cached card is kept scrubbed
+// for; past it, the copies are dropped and made again as asked for.
+const maxScrubbed = 8
 
 // cardEntry is one cached card. Every field is guarded by CardCache.mu.
 type cardEntry struct {
-	card      *Card
+	raw       []byte           // the card as fetched; nil without one
+	scrubbed  map[string]*Card // raw parsed and scrubbed, by public address
 	fetchedAt time.Time
 	err       string        // why the last fetch failed; "" if it did not
 	failedAt  time.Time     // when the last fetch failed; zero if it did not
@@ -82,7 +88,7 @@ func (c *CardCache) Get(ctx context.Context, client *http.Client, upstream, card
 	if problem != "" {
 		return nil, CardStatus{State: CardRefused, Err: problem}
 	}
-	key := cardKey{upstream, cardURL, public}
+	key := cardKey{upstream, cardURL}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
@@ -96,14 +102,14 @@ func (c *CardCache) Get(ctx context.Context, client *http.Client, upstream, card
 	for {
 		now := c.now()
 		switch {
-		case e.card != nil && e.failedAt.IsZero() && now.Sub(e.fetchedAt) < c.ttl():
-			return e.card, e.statusLocked()
+		case e.raw != nil && e.failedAt.IsZero() && now.Sub(e.fetchedAt) < c.ttl():
+			return e.cardLocked(key, public), e.statusLocked()
 		case !e.failedAt.IsZero() && now.Sub(e.failedAt) < c.retryAfter():
-			return e.card, e.statusLocked()
+			return e.cardLocked(key, public), e.statusLocked()
 		}
 		if e.fetching == nil {
 			e.fetching = make(chan struct{})
-			go c.fetchEntry(context.WithoutCancel(ctx), client, e, urls, key)
+			go c.fetchEntry(context.WithoutCancel(ctx), client, e, urls, key, public)
 		}
 		done := e.fetching
 		e.waiters++
@@ -119,19 +125,21 @@ func (c *CardCache) Get(ctx context.Context, client *http.Client, upstream, card
 			if st.Err == "" {
 				st.Err = "the fetch did not end in time"
 			}
-			return e.card, st
+			return e.cardLocked(key, public), st
 		}
 	}
 }
 
-// fetchEntry fetches e's card and records the outcome.
-func (c *CardCache) fetchEntry(ctx context.Context, client *http.Client, e *cardEntry, urls []string, key cardKey) {
-	card, failure := c.fetchCard(ctx, client, urls, key.upstream, key.cardURL, key.public)
+// fetchEntry fetches e's card and records the outcome, the card scrubbed
+// for public kept.
+func (c *CardCache) fetchEntry(ctx context.Context, client *http.Client, e *cardEntry, urls []string, key cardKey, public string) {
+	raw, card, failure := c.fetchCard(ctx, client, urls, key.upstream, key.cardURL, public)
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if failure == "" {
-		e.card, e.fetchedAt, e.err, e.failedAt = card, now, "", time.Time{}
+		e.raw, e.scrubbed = raw, map[string]*Card{public: card}
+		e.fetchedAt, e.err, e.failedAt = now, "", time.Time{}
 	} else {
 		e.err, e.failedAt = failure, now
 	}
@@ -139,10 +147,30 @@ func (c *CardCache) fetchEntry(ctx context.Context, client *http.Client, e *card
 	e.fetching = nil
 }
 
+// cardLocked returns e's card scrubbed for public, or nil without one.
+// The card parsed when it was fetched, parsing it again cannot fail.
+func (e *cardEntry) cardLocked(key cardKey, public string) *Card {
+	if e.raw == nil {
+		return nil
+	}
+	if card := e.scrubbed[public]; card != nil {
+		return card
+	}
+	card, err := ParseCard(e.raw, key.upstream, key.cardURL, public)
+	if err != nil {
+		return nil
+	}
+	if len(e.scrubbed) >= maxScrubbed {
+		clear(e.scrubbed)
+	}
+	e.scrubbed[public] = card
+	return card
+}
+
 // statusLocked returns the status of e's card.
 func (e *cardEntry) statusLocked() CardStatus {
 	switch {
-	case e.card == nil:
+	case e.raw == nil:
 		return CardStatus{State: CardMissing, Err: e.err}
 	case e.err != "":
 		return CardStatus{State: CardStale, Err: e.err, FetchedAt: e.fetchedAt}
@@ -151,7 +179,7 @@ func (e *cardEntry) statusLocked() CardStatus {
 }
 
 // Forget drops the cards of the upstream at upstream, whatever their card
-// URL and public address: the front's settings changed. A fetch under
+// URL: the front's settings changed. A fetch under
 // way ends unrecorded.
 func (c *CardCache) Forget(upstream string) {
 	c.mu.Lock()

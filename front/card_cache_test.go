@@ -2,6 +2,7 @@ package front_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -332,5 +333,33 @@ func TestCardCacheCallerGivesUp(t *testing.T) {
 	card, st := c.Get(ctx, srv.Client(), srv.URL, srv.URL+"/card.json", testPublic)
 	if card != nil || st.State != front.CardMissing || st.Err == "" {
 		t.Errorf("Get = %v, %+v, want no card, missing, with a reason", card, st)
+	}
+}
+
+// TestCardCacheManyPublicAddresses: public addresses a caller names (the
+// Host of a request) share one entry and one fetch, and each gets the
+// card scrubbed for itself: a private URL stays only where it is on the
+// public address's own origin (a server on a private network).
+func TestCardCacheManyPublicAddresses(t *testing.T) {
+	srv := newCardServer(t, serveCardJSON(`{"name": "bot", "description": "see http://127.0.0.3:8080/a/bot/x"}`))
+	c := newTestCardCache(newTestClock())
+	for round := range 2 {
+		for i := range 50 {
+			public := fmt.Sprintf("http://127.0.0.%d:8080/a/bot", i)
+			card, st := c.Get(t.Context(), srv.Client(), srv.URL+"/a2a", "", public)
+			if card == nil || st.State != front.CardOK {
+				t.Fatalf("round %d, %s: %v, %+v", round, public, card, st)
+			}
+			want := "see " + rmURL
+			if i == 3 {
+				want = "see http://127.0.0.3:8080/a/bot/x"
+			}
+			if card.Description != want {
+				t.Fatalf("round %d, %s: description %q, want %q", round, public, card.Description, want)
+			}
+		}
+	}
+	if got := len(srv.requests()); got != 1 {
+		t.Fatalf("%d requests upstream for 100 cards of 50 public addresses, want 1", got)
 	}
 }

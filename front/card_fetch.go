@@ -50,11 +50,11 @@ func cardURLs(upstream, cardURL string) ([]string, string) {
 }
 
 // fetchCard fetches and parses the first card found at urls. It returns
-// the card, or the failure of the first URL that did not answer 404 (of
+// the card as fetched and scrubbed for public, or the failure of the first URL that did not answer 404 (of
 // the first URL if all did), in words that never hold a URL or a
 // credential. It stops at the first failure to connect: the other URLs
 // are on the same host.
-func (c *CardCache) fetchCard(ctx context.Context, client *http.Client, urls []string, upstream, cardURL, public string) (*Card, string) {
+func (c *CardCache) fetchCard(ctx context.Context, client *http.Client, urls []string, upstream, cardURL, public string) ([]byte, *Card, string) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	cl := *client
@@ -65,7 +65,7 @@ func (c *CardCache) fetchCard(ctx context.Context, client *http.Client, urls []s
 		if problem == "" {
 			card, err := ParseCard(raw, upstream, cardURL, public)
 			if err == nil {
-				return card, ""
+				return raw, card, ""
 			}
 			problem = "the answer is not an agent card"
 		}
@@ -76,7 +76,7 @@ func (c *CardCache) fetchCard(ctx context.Context, client *http.Client, urls []s
 			break
 		}
 	}
-	return nil, failure
+	return nil, nil, failure
 }
 
 // fetchOne GETs one card URL, and returns its body, or the status (0 when
