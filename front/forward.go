@@ -140,8 +140,8 @@ func (f *Forwarder) connect(ctx context.Context) (*upstream, error) {
 	cctx, cancel := context.WithTimeout(ctx, cardTimeout)
 	defer cancel()
 	card, err := ResolveCard(cctx, f.cfg.HTTP, f.cfg.Target, f.cfg.CardURL)
-	if err != nil && !f.cfg.FallbackCard {
-		return nil, err
+	if err != nil && (!f.cfg.FallbackCard || ctx.Err() != nil) {
+		return nil, err // no fallback for a read cut short by the job's end: the card is unknown, not missing
 	}
 	if err != nil {
 		f.log.Info("the upstream's card cannot be read: speaking JSON-RPC at its URL", "err", err)

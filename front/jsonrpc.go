@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 
@@ -197,6 +198,8 @@ func (t *jsonrpcTransport) post(ctx context.Context, method string, params a2acl
 		return nil, fmt.Errorf("failed to send HTTP request: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
+		// A short body is read out, so that the connection is kept.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		resp.Body.Close()
 		return nil, fmt.Errorf("unexpected HTTP status: %s", resp.Status)
 	}

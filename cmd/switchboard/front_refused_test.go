@@ -122,3 +122,44 @@ func TestFrontCancel(t *testing.T) {
 		})
 	}
 }
+
+// TestForwarderCardReadCutShort: a job that ends while the upstream's card
+// is read leaves the card unknown, not missing: the next job reads it, and
+// speaks the upstream's version (0.3 here), not the fallback's.
+func TestForwarderCardReadCutShort(t *testing.T) {
+	up := newUpstreamAgent(t, "0.3-pure", false)
+	gate := make(chan struct{})
+	up.holdCard(gate)
+	fw := front.NewForwarder(front.Config{Target: up.srv.URL + "/invoke", WholeURL: true, FallbackCard: true, Blocking: true,
+		HTTP: up.srv.Client(), Timeout: 30 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	job := func(id string) (*front.Job, *[]a2a.Event, *[]string) {
+		var events []a2a.Event
+		var failed []string
+		return &front.Job{TaskID: a2a.TaskID(id), ContextID: "c-" + id, NewTask: true, From: "bob",
+			Message: &a2a.Message{ID: id, Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("hello")}},
+			Update:  func(ev a2a.Event) error { events = append(events, ev); return nil },
+			Fail:    func(reason string, _ error) { failed = append(failed, reason) },
+		}, &events, &failed
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	first, _, _ := job("m1")
+	done := make(chan error, 1)
+	go func() { done <- fw.Handle(ctx, first) }()
+	testwait.For(t, "the card read", func() bool {
+		for _, r := range up.received() {
+			if strings.Contains(r, " /.well-known/") {
+				return true
+			}
+		}
+		return false
+	})
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the job cut short while reading the card succeeded")
+	}
+	close(gate)
+	second, events, failed := job("m2")
+	if err := fw.Handle(context.Background(), second); err != nil || len(*failed) != 0 || len(*events) == 0 {
+		t.Fatalf("the next job: %v, failures %q, %d events", err, *failed, len(*events))
+	}
+}
