@@ -427,12 +427,14 @@ func (c *conn) countPending(now time.Time) int {
 }
 
 // dropTaskOffers forgets the offers of a task that has finished: the store
-// closed their deliveries.
+// closed their deliveries. Not a cancel's: it stays open until the agent
+// answers it (a cancel and the agent's last update may cross), and an
+// answer to an offer forgotten would be lost, and the cancel offered again.
 func (c *conn) dropTaskOffers(task string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for id, d := range c.inflight {
-		if string(d.TaskID) == task {
+		if string(d.TaskID) == task && d.Kind != switchboard.DeliverCancel {
 			delete(c.inflight, id)
 		}
 	}
