@@ -72,6 +72,9 @@ func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, ad
 		inflight: make(map[string]*switchboard.Delivery),
 	}
 	c.out = newFrameQueue(h.cfg.QueueSize, func() { c.wake(evAnswers) })
+	if h.Sessions != nil {
+		c.out.sessionMax = h.Sessions.QueueBound()
+	}
 	c.agent.Store(agent)
 	c.claimOnAnswer.Store(true)
 	return c

@@ -15,10 +15,13 @@ type frameQueue struct {
 	max    int
 	pushed func() // called after each push
 	// session holds the frames of live sessions (pushSession): their own
-	// windows bound them, not max. They wait until sessionsOpen, which the
-	// answer to hello sets once it is queued, so that no session frame
-	// comes before it.
+	// windows bound them, not max, and sessionMax bounds what they cost
+	// (sessionCost) against an agent that breaks the windows' rules. They
+	// wait until sessionsOpen, which the answer to hello sets once it is
+	// queued, so that no session frame comes before it.
 	session      [][]byte
+	sessionCost  int
+	sessionMax   int // 0: no bound
 	sessionsOpen bool
 	// batches is set when the agent said it reads session batches
 	// (connproto.HelloParams.SessionBatches): popBatch then joins the
@@ -46,15 +49,36 @@ func (q *frameQueue) push(b []byte) bool {
 }
 
 // pushSession queues b, a frame of a live session, after the session
-// frames already queued. The session package bounds what it queues (each
-// direction of a session holds at most its window), so this queue does
-// not: a connection is not closed as too slow for what its sessions'
-// windows allow.
-func (q *frameQueue) pushSession(b []byte) {
+// frames already queued, and reports false when the session frames
+// already cost sessionMax. The session package bounds what it queues
+// (each direction of a session holds at most its window), and sessionMax
+// is set far above what the windows allow: a connection is not closed as
+// too slow for what they allow, but an agent that makes the server queue
+// past them (acknowledging frames it has not read, asking for answers it
+// does not read) is.
+func (q *frameQueue) pushSession(b []byte) bool {
 	q.mu.Lock()
+	cost := frameCost(b)
+	if q.sessionMax > 0 && q.sessionCost+cost > q.sessionMax {
+		q.mu.Unlock()
+		return false
+	}
 	q.session = append(q.session, b)
+	q.sessionCost += cost
 	q.mu.Unlock()
 	q.pushed()
+	return true
+}
+
+// frameCost is what a queued frame costs in memory, roughly: its bytes
+// and its slice header.
+func frameCost(b []byte) int { return len(b) + 32 }
+
+// popSession takes the oldest session frame, with q.mu held.
+func (q *frameQueue) popSession() []byte {
+	b := popFront(&q.session)
+	q.sessionCost -= frameCost(b)
+	return b
 }
 
 // pop takes the oldest frame, if any: the answers first, then the
@@ -66,7 +90,7 @@ func (q *frameQueue) pop() ([]byte, bool) {
 		return popFront(&q.frames), true
 	}
 	if len(q.session) > 0 && q.sessionsOpen {
-		return popFront(&q.session), true
+		return q.popSession(), true
 	}
 	return nil, false
 }
@@ -85,7 +109,7 @@ func (q *frameQueue) popBatch(notes [][]byte) [][]byte {
 	if len(q.session) == 0 || !q.sessionsOpen {
 		return notes
 	}
-	first := popFront(&q.session)
+	first := q.popSession()
 	notes = append(notes, first)
 	if !q.batches || !connproto.IsSessionNote(first) {
 		return notes
@@ -93,7 +117,7 @@ func (q *frameQueue) popBatch(notes [][]byte) [][]byte {
 	size := len(first) + 2
 	for len(q.session) > 0 && connproto.IsSessionNote(q.session[0]) && size+len(q.session[0])+1 <= connproto.MaxSessionBatchBytes {
 		size += len(q.session[0]) + 1
-		notes = append(notes, popFront(&q.session))
+		notes = append(notes, q.popSession())
 	}
 	return notes
 }

@@ -99,3 +99,39 @@ func TestFrameQueuePopBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameQueueSessionBound: session frames are refused once what they
+// cost would pass sessionMax, and what leaves the queue, one by one or in
+// batches, makes room again.
+func TestFrameQueueSessionBound(t *testing.T) {
+	q := newFrameQueue(8, func() {})
+	note := []byte(`{"jsonrpc":"2.0","method":"SessionFrame","params":{"sessionId":"s","seq":1,"text":"x"}}`)
+	q.sessionMax = 10 * frameCost(note)
+	q.openSessions(true)
+	for i := range 10 {
+		if !q.pushSession(note) {
+			t.Fatalf("session frame %d refused below the bound", i)
+		}
+	}
+	if q.pushSession(note) {
+		t.Fatal("a session frame past the bound was queued")
+	}
+	if !q.push([]byte("answer")) {
+		t.Fatal("an answer was refused for the sessions' bound")
+	}
+	if b, ok := q.pop(); !ok || string(b) != "answer" {
+		t.Fatalf("pop: %q", b)
+	}
+	if b, ok := q.pop(); !ok || string(b) != string(note) {
+		t.Fatalf("pop: %q", b)
+	}
+	if !q.pushSession(note) {
+		t.Fatal("a session frame was refused after one left")
+	}
+	if got := q.popBatch(nil); len(got) != 10 {
+		t.Fatalf("a batch of %d notes, want 10", len(got))
+	}
+	if q.sessionCost != 0 {
+		t.Fatalf("an empty queue's session frames cost %d", q.sessionCost)
+	}
+}

@@ -12,7 +12,7 @@ import (
 // connections the hub holds: the hub hands the session methods an agent
 // sends to Deps.Sessions, and the sessions write to the agent through the
 // connection's writer, in a queue of their own (frameQueue.pushSession)
-// that the sessions' windows bound.
+// that the sessions' windows bound, and Service.QueueBound besides.
 
 var _ session.Endpoint = (*conn)(nil)
 
@@ -23,12 +23,17 @@ func (c *conn) SessionAgent() *switchboard.Agent { return c.agent.Load() }
 func (c *conn) SessionHolder() string { return c.holder }
 
 // SessionWrite implements session.Endpoint: the frame waits for the
-// writer.
+// writer, unless the sessions' frames waiting already cost their bound
+// (session.Service.QueueBound): the agent is then closed as too slow.
 func (c *conn) SessionWrite(frame []byte) bool {
 	if c.closing.Load() || c.ctx.Err() != nil {
 		return false
 	}
-	c.out.pushSession(frame)
+	if !c.out.pushSession(frame) {
+		c.log.Warn("agent too slow: its sessions' queue is full")
+		c.close(connproto.CloseSlow, "too slow: the queue of session frames is full")
+		return false
+	}
 	return true
 }
 

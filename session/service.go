@@ -85,8 +85,9 @@ type Endpoint interface {
 	// the agent's AgentSession while it holds it.
 	SessionHolder() string
 	// SessionWrite queues a frame for the connection's writer, without
-	// blocking and without a bound of its own (the windows bound what
-	// sessions queue), and reports false when the connection is closing.
+	// blocking, and reports false when the connection is closing, or is
+	// closed because what waits for it passed Service.QueueBound (the
+	// windows bound what sessions queue, for agents that keep to them).
 	SessionWrite(frame []byte) bool
 }
 
@@ -149,6 +150,18 @@ func New(deps Deps, cfg Config) *Service {
 
 // Config returns the service's settings, defaults filled in.
 func (s *Service) Config() Config { return s.cfg }
+
+// QueueBound is what the frames queued for one connection's writer may
+// cost, in bytes, at most: far above what its sessions' windows let them
+// queue (a window's bytes and frames each way of each session, and the
+// sessions' replies and notices besides). A connection that makes the
+// server queue more is not keeping to the windows (it acknowledges
+// frames it has not read, or asks for answers it does not read), and is
+// closed as too slow.
+func (s *Service) QueueBound() int {
+	perSession := 2 * (s.cfg.Window.Bytes + s.cfg.Window.Frames*256)
+	return s.cfg.MaxSessions*perSession + 1<<20
+}
 
 // Start subscribes to this instance's subject and starts the keepalive
 // loop. It fails when the carrier is closed.
