@@ -211,6 +211,7 @@ type Session struct {
 	suspended   bool
 	graceTimer  *time.Timer
 	resumeReqID string // the SessionResume waiting for its answer
+	graceOver   bool   // the grace ran out while resumeReqID waited
 
 	// Frames sent.
 	nextSeq      uint64      // the seq of the next frame

@@ -71,6 +71,16 @@ func (l *liveSessions) add(s *Session) {
 	}
 }
 
+// forgetResume forgets the SessionResume id of s, whose connection ended
+// before its answer.
+func (l *liveSessions) forgetResume(id string, s *Session) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.resumes[id] == s {
+		delete(l.resumes, id)
+	}
+}
+
 // remove forgets a session that ended.
 func (l *liveSessions) remove(s *Session) {
 	l.mu.Lock()
@@ -280,13 +290,31 @@ func (l *liveSessions) stop() {
 	}
 }
 
-// suspend detaches the session from conn, which ended.
+// suspend detaches the session from conn, which ended. When conn is the
+// one a SessionResume was asked on, unanswered, the resume is forgotten
+// and the grace goes on from the first drop (or, run out meanwhile, ends
+// the session now): the next connection asks again.
 func (s *Session) suspend(conn *session) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conn != conn || s.suspended || s.closed != nil {
+	if s.conn != conn || s.closed != nil {
+		s.mu.Unlock()
 		return
 	}
+	if s.suspended {
+		if s.resumeReqID != "" {
+			s.live.forgetResume(s.resumeReqID, s)
+			s.resumeReqID = ""
+			if s.graceOver {
+				s.endDisconnectedLocked()
+				s.mu.Unlock()
+				s.live.remove(s)
+				return
+			}
+		}
+		s.mu.Unlock()
+		return
+	}
+	defer s.mu.Unlock()
 	s.suspended = true
 	if s.ackTimer != nil {
 		s.ackTimer.Stop()
@@ -299,17 +327,30 @@ func (s *Session) suspend(conn *session) {
 	}
 }
 
-// graceEnded ends a session whose connection did not come back in time.
+// graceEnded ends a session whose connection did not come back in time;
+// one whose SessionResume waits for its answer is ended by that answer,
+// or by its connection's end (suspend).
 func (s *Session) graceEnded() {
 	s.mu.Lock()
-	if !s.suspended || s.closed != nil || s.resumeReqID != "" {
+	if !s.suspended || s.closed != nil {
 		s.mu.Unlock()
 		return
 	}
-	s.endLocked(&SessionError{Reason: connproto.SessionReasonDisconnected,
-		Message: "this agent's connection was down for longer than the grace of " + s.grace.String()})
+	if s.resumeReqID != "" {
+		s.graceOver = true
+		s.mu.Unlock()
+		return
+	}
+	s.endDisconnectedLocked()
 	s.mu.Unlock()
 	s.live.remove(s)
+}
+
+// endDisconnectedLocked ends the session whose grace ran out, with s.mu
+// held; the caller then removes it.
+func (s *Session) endDisconnectedLocked() {
+	s.endLocked(&SessionError{Reason: connproto.SessionReasonDisconnected,
+		Message: "this agent's connection was down for longer than the grace of " + s.grace.String()})
 }
 
 // resumeOn asks to take the session up on conn.
@@ -357,7 +398,7 @@ func (s *Session) resumed(conn *session, id string, f *connproto.Frame) {
 		r.From = s.nextSeq // resend nothing; the server asks with SessionResend if it must
 	}
 	defer s.mu.Unlock()
-	s.suspended, s.conn = false, conn
+	s.suspended, s.conn, s.graceOver = false, conn, false
 	if s.graceTimer != nil {
 		s.graceTimer.Stop()
 	}
