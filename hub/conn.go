@@ -482,6 +482,8 @@ func (c *conn) replyErr(id json.RawMessage, err error) {
 		c.replyError(id, connproto.CodeInvalidParams, switchboard.ErrorMessage(err))
 	case switchboard.EUNSUPPORTED:
 		c.replyError(id, -32004, switchboard.ErrorMessage(err))
+	case switchboard.EQUOTA:
+		c.replyError(id, connproto.CodeQuotaExceeded, switchboard.ErrorMessage(err))
 	case switchboard.EINTERNAL:
 		if c.ctx.Err() == nil {
 			c.log.Error("agent request", "err", err)

@@ -705,6 +705,27 @@ func TestOwnSendLimits(t *testing.T) {
 	}
 }
 
+// TestOwnSendQuota: an agent's own send past its peer's quota of open
+// tasks on the target is refused with the quota's code, -32050, as over
+// HTTP.
+func TestOwnSendQuota(t *testing.T) {
+	s := newServer(t, func(ts *relay.Service, _ *hub.Config, _ *httpapi.Config) { ts.MaxOpenTasksPerPeer = 1 })
+	_, tok := s.agent("sender")
+	other, _ := s.agent("target")
+	token := s.peerToken(other, "sender")
+	a := s.connect(tok)
+	send := func(id string) frame {
+		return a.call(connproto.MethodSendMessage, map[string]any{"to": "target", "token": token,
+			"request": map[string]any{"message": map[string]any{"messageId": id, "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}}}})
+	}
+	if f := send("first"); f.Error != nil {
+		t.Fatalf("the first send: %+v", f.Error)
+	}
+	if f := send("second"); f.Error == nil || f.Error.Code != connproto.CodeQuotaExceeded {
+		t.Fatalf("a second open task past a quota of 1: %+v", f.Error)
+	}
+}
+
 // TestBlockingTimeoutReturnsTaskAsItStands: a blocking send to an agent
 // that works past the blocking timeout returns the task as it stands
 // (working), not an error, after about the timeout.
