@@ -105,19 +105,20 @@ func (s *Server) communityCaller(tok *switchboard.Token, hash string) rpcCaller 
 }
 
 // agentCaller is an agent of the deployment calling another's address (or
-// its community's) with its own agent token: it must be approved, of an
-// enabled account, not the target itself, and share a community with the
-// target (be a member of the community).
+// its community's) with its own agent token: both must be approved and of
+// enabled accounts, the sender not the target itself, and the two share a
+// community (the sender be a member of the community), as for work sent by
+// name on the network.
 func (s *Server) agentCaller(ctx context.Context, tok *switchboard.Token, hash string, t rpcTarget) (rpcCaller, error) {
-	allowed := func(ctx context.Context, sender *switchboard.Agent) (bool, error) {
+	allowed := func(ctx context.Context, sender, target *switchboard.Agent) (bool, error) {
 		if sender.AccountDisabled || !sender.Approved {
 			return false, nil
 		}
-		if t.agent != nil {
-			if sender.ID == t.agent.ID {
+		if target != nil {
+			if sender.ID == target.ID || target.AccountDisabled || !target.Approved {
 				return false, nil
 			}
-			return s.Network.ShareCommunity(ctx, sender.ID, t.agent.ID)
+			return s.Network.ShareCommunity(ctx, sender.ID, target.ID)
 		}
 		in, err := s.Network.AgentCommunities(ctx, sender.ID)
 		return slices.Contains(in[sender.ID], t.community.Name), err
@@ -128,7 +129,7 @@ func (s *Server) agentCaller(ctx context.Context, tok *switchboard.Token, hash s
 	} else if err != nil {
 		return rpcCaller{}, err
 	}
-	if ok, err := allowed(ctx, sender); err != nil {
+	if ok, err := allowed(ctx, sender, t.agent); err != nil {
 		return rpcCaller{}, err
 	} else if !ok {
 		return rpcCaller{}, errBadToken
@@ -149,7 +150,15 @@ func (s *Server) agentCaller(ctx context.Context, tok *switchboard.Token, hash s
 			if err != nil {
 				return switchboard.ErrorCode(err) != switchboard.ENOTFOUND
 			}
-			ok, err = allowed(ctx, g)
+			var target *switchboard.Agent
+			if t.agent != nil {
+				// The target as it is now: unapproved, disabled or gone
+				// since, it ends the caller's streams.
+				if target, err = s.Agents.FindAgentByID(ctx, t.agent.ID); err != nil {
+					return switchboard.ErrorCode(err) != switchboard.ENOTFOUND
+				}
+			}
+			ok, err = allowed(ctx, g, target)
 			return tok.Kind == switchboard.TokenAgent && tok.AgentID == sender.ID && (ok || err != nil)
 		},
 	}, nil
