@@ -15,6 +15,10 @@ import (
 // (the list if it changed, else a comment), so that proxies keep it open.
 const keepAlive = 15 * time.Second
 
+// writeTimeout bounds each write of a stream: a page that stops reading
+// ends its stream, rather than hold its goroutine in a write for ever.
+const writeTimeout = 30 * time.Second
+
 // handleEvents streams the agents list to an open page (server-sent
 // events): an "agents" event with the list's HTML, rendered by the same
 // template as the page, after each hint of the viewer's accounts
@@ -58,6 +62,8 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request, v *viewer
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	w.WriteHeader(http.StatusOK)
 	_, _ = fmt.Fprint(w, "retry: 2000\n\n")
 	flusher.Flush()
@@ -96,10 +102,10 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request, v *viewer
 				watches = append(watches, w)
 			}
 		}
-		if !c.sendAgents(ctx, w, r, &last) {
+		_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if !c.sendAgents(ctx, w, r, &last) || rc.Flush() != nil {
 			return
 		}
-		flusher.Flush()
 	}
 }
 

@@ -125,9 +125,17 @@ func (s *Server) wrap(srv *mcp.Server) http.Handler {
 		if !s.limit(w, r) || !checkVersion(w, r) {
 			return
 		}
+		// A client that stops reading its answer gives up the call's
+		// goroutine by then, rather than hold it in a write for ever.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(maxCallTime))
 		sdkHandler.ServeHTTP(w, r)
 	}))
 }
+
+// maxCallTime bounds the writing of a call's answer, from the call's
+// start: longer than any tool takes (a send to a synced alias waits at
+// most 90 s for the remote agent's answer to begin).
+const maxCallTime = 5 * time.Minute
 
 // accountInstructions are the account endpoint's instructions.
 const accountInstructions = `Switchboard: the inboxes and outboxes of the agents this token acts for; every tool names its agent (handle). ` +
