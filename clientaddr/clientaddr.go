@@ -131,3 +131,20 @@ func hostOf(remoteAddr string) string {
 	}
 	return host
 }
+
+// Key returns what per-address limits count addr under: an IPv4 address
+// (or an IPv4-mapped one) itself, and an IPv6 address's /64, the network
+// of one site, whose hosts choose their addresses in it at will (a limit
+// per IPv6 address would let one host pass it by changing address). A
+// string that is not an address is its own key.
+func Key(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a.WithZone(""), 64).Masked().String()
+}

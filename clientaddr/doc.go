@@ -3,5 +3,6 @@
 // proxy forwarded for (X-Forwarded-For). Every per-address limit and every
 // page that shows a requester's address reads it here, so that behind a
 // proxy each client counts as itself and, without one, a header a client
-// wrote counts for nothing.
+// wrote counts for nothing. Key turns an address into what the limits
+// count: an IPv6 address's /64.
 package clientaddr

@@ -119,7 +119,7 @@ func (p *ConsentPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.problem(w, v, http.StatusMethodNotAllowed, "Method not allowed.")
 		return
 	}
-	req, err := p.oauth.CheckRequest(r.Context(), q, tg.resource, p.console.clientAddress(r))
+	req, err := p.oauth.CheckRequest(r.Context(), q, tg.resource, p.console.clientKey(r))
 	var pe *mcpauth.PageError
 	var re *mcpauth.RedirectError
 	switch {

@@ -231,7 +231,7 @@ func (d *DevicePage) owns(r *http.Request, agent *switchboard.Agent) bool {
 // allow counts a lookup or a decision against the address's limit and
 // answers 429 itself when it is over.
 func (d *DevicePage) allow(w http.ResponseWriter, r *http.Request, v *deviceView) bool {
-	ok, retry, _ := d.console.Limiter.Allow(r.Context(), "device/"+d.console.clientAddress(r))
+	ok, retry, _ := d.console.Limiter.Allow(r.Context(), "device/"+d.console.clientKey(r))
 	if ok {
 		return true
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/clientaddr"
 )
 
 const (
@@ -106,7 +107,7 @@ func (c *Console) ownerAccount(ctx context.Context, tokenHash string) (*switchbo
 // address; the token is never logged.
 func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ok, retry, _ := c.Limiter.Allow(ctx, "dashboard-signin/"+c.clientAddress(r))
+	ok, retry, _ := c.Limiter.Allow(ctx, "dashboard-signin/"+c.clientKey(r))
 	if !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(retry.Seconds()+0.5))))
 		c.renderSignIn(w, r, http.StatusTooManyRequests, "Too many attempts from your address; wait a minute and try again.")
@@ -202,6 +203,8 @@ func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status in
 	c.render(w, status, "signin", page{Title: "Sign in", CSRF: token, Problem: problem, Next: nextOf(r)})
 }
 
-// clientAddress is the address a request came from: the connection's
-// peer, or the client a trusted proxy forwarded for (Config.TrustedProxies).
-func (c *Console) clientAddress(r *http.Request) string { return c.clients.Addr(r) }
+// clientKey returns what per-address limits count a request under: the
+// address of the connection's peer, or of the client a trusted proxy
+// forwarded for (Config.TrustedProxies), an IPv6 one's /64
+// (clientaddr.Key).
+func (c *Console) clientKey(r *http.Request) string { return clientaddr.Key(c.clients.Addr(r)) }

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -43,6 +44,28 @@ func TestPairingLimitBehindProxy(t *testing.T) {
 		list := h.owner("GET", "/agents/alice/pairings", h.operatorToken, nil)
 		if got := strings.Count(string(list.body), `"requester":"198.51.100.2"`); got != pairing.DefaultMaxPerRequester {
 			t.Fatalf("%d requests listed from 198.51.100.2, want %d: %s", got, pairing.DefaultMaxPerRequester, list.body)
+		}
+	})
+
+	t.Run("IPv6Network", func(t *testing.T) {
+		// The hosts of one /64 count as one client, whatever address each
+		// takes in it; the owner sees the network.
+		h := newHarness(t, lots, withConfig(func(c *httpapi.Config) {
+			c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+		}))
+		addr := h.addr(h.agent("alice"))
+		for i := range pairing.DefaultMaxPerRequester {
+			if r := ask(h, addr, fmt.Sprintf("2001:db8:1:2::%x", i+1)); r.status != http.StatusOK {
+				t.Fatalf("request %d: %d %s", i, r.status, r.body)
+			}
+		}
+		wantOAuthError(t, ask(h, addr, "2001:db8:1:2:ffff::1"), http.StatusTooManyRequests, "slow_down")
+		if r := ask(h, addr, "2001:db8:1:3::1"); r.status != http.StatusOK {
+			t.Fatalf("another /64: %d %s", r.status, r.body)
+		}
+		list := h.owner("GET", "/agents/alice/pairings", h.operatorToken, nil)
+		if got := strings.Count(string(list.body), `"requester":"2001:db8:1:2::/64"`); got != pairing.DefaultMaxPerRequester {
+			t.Fatalf("%d requests listed from 2001:db8:1:2::/64, want %d: %s", got, pairing.DefaultMaxPerRequester, list.body)
 		}
 	})
 

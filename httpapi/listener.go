@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/clientaddr"
 )
 
 // DefaultUnauthenticatedPerAddress is how many connections one client
@@ -72,7 +74,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 			}
 			return nil, err
 		}
-		addr := remoteIP(c)
+		addr := clientaddr.Key(remoteIP(c))
 		if l.admit(addr) {
 			return &trackedConn{Conn: c, l: l, addr: addr}, nil
 		}

@@ -72,7 +72,7 @@ func (s *Server) handleOAuthRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, switchboard.Errorf(switchboard.EINVALID, "the body could not be read"))
 		return
 	}
-	c, err := s.OAuth.Register(r.Context(), body, s.clientAddr(r))
+	c, err := s.OAuth.Register(r.Context(), body, s.clientKey(r))
 	if switchboard.ErrorCode(err) == switchboard.EQUOTA {
 		err = &pairing.Error{Code: "temporarily_unavailable", Description: switchboard.ErrorMessage(err),
 			Status: http.StatusServiceUnavailable, RetryAfter: 10 * time.Minute}
@@ -108,7 +108,7 @@ func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url
 	}
 	if s.Pairing != nil && s.Pairing.Polls != nil {
 		// One count of token requests per address with pairing's polls.
-		if ok, retry, _ := s.Pairing.Polls.Allow(r.Context(), "pairing-poll/"+s.clientAddr(r)); !ok {
+		if ok, retry, _ := s.Pairing.Polls.Allow(r.Context(), "pairing-poll/"+s.clientKey(r)); !ok {
 			s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrSlowDown, Description: "too many token requests from your address",
 				Status: http.StatusTooManyRequests, RetryAfter: max(retry, time.Second)})
 			return

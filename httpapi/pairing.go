@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/clientaddr"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
@@ -67,9 +68,11 @@ func (s *Server) resourceMetadataURL(r *http.Request, agent *switchboard.Agent) 
 	return base + "/.well-known/oauth-protected-resource/a/" + agent.Handle
 }
 
-// clientAddr returns the address a request came from: the connection's
-// peer, or the client a trusted proxy forwarded for (Config.TrustedProxies).
-func (s *Server) clientAddr(r *http.Request) string { return s.clients.Addr(r) }
+// clientKey returns what per-address limits count a request under, and
+// records as where it came from: the address of the connection's peer, or
+// of the client a trusted proxy forwarded for (Config.TrustedProxies), an
+// IPv6 one's /64 (clientaddr.Key).
+func (s *Server) clientKey(r *http.Request) string { return clientaddr.Key(s.clients.Addr(r)) }
 
 // readOAuthForm reads a device authorization or token request's
 // parameters: form-encoded, or a JSON object of strings when the content
@@ -152,7 +155,7 @@ func (s *Server) handleDeviceAuthorization(w http.ResponseWriter, r *http.Reques
 	}
 	g, err := s.Pairing.Authorize(r.Context(), agent, pairing.Request{
 		ClientName: form.Get("client_name"), ClientID: form.Get("client_id"), CardURL: form.Get("agent_card_url"),
-		Requester: s.clientAddr(r), Bearer: bearerToken(r),
+		Requester: s.clientKey(r), Bearer: bearerToken(r),
 	})
 	if err != nil {
 		s.writeOAuthError(w, r, err)
@@ -194,7 +197,7 @@ func (s *Server) handleOAuthToken(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	tok, err := s.Pairing.Redeem(r.Context(), agent, form.Get("device_code"), s.clientAddr(r))
+	tok, err := s.Pairing.Redeem(r.Context(), agent, form.Get("device_code"), s.clientKey(r))
 	if err != nil {
 		s.writeOAuthError(w, r, err)
 		return

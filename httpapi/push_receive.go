@@ -74,7 +74,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 // pushLimitKey is the rate limit key of a push: the receiving agent and
 // the address the push came from.
 func (s *Server) pushLimitKey(agent *switchboard.Agent, r *http.Request) string {
-	return "push/" + agent.ID + "/" + s.clientAddr(r)
+	return "push/" + agent.ID + "/" + s.clientKey(r)
 }
 
 // notificationToken returns the token a push presented.

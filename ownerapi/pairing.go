@@ -12,7 +12,8 @@ type Pairing struct {
 	ClientName   string `json:"client_name"`
 	ClientID     string `json:"client_id"`
 	AgentCardURL string `json:"agent_card_url,omitempty"`
-	// Requester is the address the request came from.
+	// Requester is the address the request came from (an IPv6 client's
+	// /64, as the per-address limits count it).
 	Requester string `json:"requester"`
 	// ReplacesLabel is set on a re-pairing: the label of the active token
 	// the peer presented, which an approval under that label replaces.
