@@ -59,3 +59,35 @@ func trusted(a netip.Addr) bool {
 	}
 	return false
 }
+
+// FuzzKey: a key is the address itself for IPv4, a /64 that holds the
+// address for IPv6, and the input unchanged for anything else; the key
+// of a key is itself.
+func FuzzKey(f *testing.F) {
+	for _, s := range []string{"192.0.2.7", "::ffff:192.0.2.7", "2001:db8:1:2:3:4:5:6", "fe80::1%eth0", "::", "x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k := clientaddr.Key(s)
+		a, err := netip.ParseAddr(s)
+		switch {
+		case err != nil:
+			if k != s {
+				t.Fatalf("Key(%q) = %q, want it unchanged", s, k)
+			}
+			return
+		case a.Unmap().Is4():
+			if k != a.Unmap().String() {
+				t.Fatalf("Key(%q) = %q, want %s", s, k, a.Unmap())
+			}
+		default:
+			p, err := netip.ParsePrefix(k)
+			if err != nil || p.Bits() != 64 || !p.Contains(a.WithZone("")) {
+				t.Fatalf("Key(%q) = %q, want the /64 that holds it", s, k)
+			}
+		}
+		if again := clientaddr.Key(k); again != k {
+			t.Fatalf("Key(Key(%q)) = %q, want %q", s, again, k)
+		}
+	})
+}
