@@ -392,6 +392,17 @@ func (u *upstreamAgent) waitStarted(t *testing.T, text string) {
 	}
 }
 
+// waitCanceled waits until the upstream agent is asked to cancel a task,
+// and fails the test with failure after 10 s.
+func (u *upstreamAgent) waitCanceled(t *testing.T, failure string) {
+	t.Helper()
+	select {
+	case <-u.canceled:
+	case <-time.After(10 * time.Second):
+		t.Fatal(failure)
+	}
+}
+
 // newUpstreamAgent serves an A2A agent speaking version ("1.0", "0.3", or
 // "0.3-pure" for a 0.3 card without the 1.0 fields) over JSON-RPC at
 // /invoke, with its card at the well-known path.
@@ -583,11 +594,7 @@ func TestConnectForwardCancel(t *testing.T) {
 			task := peerSend(t, m, handle, peerToken, "m1", "wait", "", false)
 			up.waitStarted(t, "wait") // the upstream task exists; the connector may or may not know its id yet
 			peerCall(t, m, handle, peerToken, "CancelTask", map[string]any{"id": task.ID})
-			select {
-			case <-up.canceled:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the cancel did not reach the upstream agent")
-			}
+			up.waitCanceled(t, "the cancel did not reach the upstream agent")
 		})
 	}
 }
@@ -626,11 +633,7 @@ func TestConnectForwardEarlyCancel(t *testing.T) {
 	peerCall(t, m, "early", peerToken, "CancelTask", map[string]any{"id": task.ID})
 	waitCancelDelivered(t, m, task.ID)
 	close(up.gate) // the upstream agent names its task now
-	select {
-	case <-up.canceled:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the early cancel did not reach the upstream agent")
-	}
+	up.waitCanceled(t, "the early cancel did not reach the upstream agent")
 }
 
 // TestConnectForwardCancelWhileReadingCard cancels a task while the
@@ -841,11 +844,7 @@ func TestConnectForwardV03Peer(t *testing.T) {
 			if c := peerCallV03(t, m, handle, peerToken, "tasks/cancel", map[string]any{"id": task["id"]}); path(c, "status", "state") != "canceled" {
 				t.Fatalf("tasks/cancel: %v", c)
 			}
-			select {
-			case <-up.canceled:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the 0.3 cancel did not reach the upstream agent")
-			}
+			up.waitCanceled(t, "the 0.3 cancel did not reach the upstream agent")
 			if got := peerCallV03(t, m, handle, peerToken, "tasks/get", map[string]any{"id": taskID}); path(got, "status", "state") != "completed" {
 				t.Fatalf("tasks/get: %v", got)
 			}
@@ -868,11 +867,7 @@ func TestConnectForwardTimeout(t *testing.T) {
 			if got, want := task.Status.State, "TASK_STATE_FAILED"; got != want || !strings.Contains(task.reason(), "did not finish within 500ms") {
 				t.Fatalf("state: got %s (%s), want %s", got, task.reason(), want)
 			}
-			select {
-			case <-up.canceled:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the upstream task was not canceled")
-			}
+			up.waitCanceled(t, "the upstream task was not canceled")
 		})
 	}
 }

@@ -85,11 +85,7 @@ func TestFrontRefusedInFlight(t *testing.T) {
 		t.Fatalf("the peer got %s, want an error", got)
 	}
 	close(up.gate) // the upstream names its task now
-	select {
-	case <-up.canceled:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the upstream's task of a refused task was not canceled")
-	}
+	up.waitCanceled(t, "the upstream's task of a refused task was not canceled")
 }
 
 // TestFrontCancel: a peer's cancel of a front's task reaches the upstream,
@@ -114,11 +110,7 @@ func TestFrontCancel(t *testing.T) {
 			if text == "slow" {
 				close(up.gate) // the upstream names its task now
 			}
-			select {
-			case <-up.canceled:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the cancel did not reach the upstream agent")
-			}
+			up.waitCanceled(t, "the cancel did not reach the upstream agent")
 		})
 	}
 }
