@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -32,6 +33,12 @@ func (s *Service) resume(ctx context.Context, ep Endpoint, id, params json.RawMe
 	var p connproto.SessionResumeParams
 	if err := json.Unmarshal(params, &p); err != nil || p.SessionID == "" || p.Peer == "" || p.Acked > p.Received {
 		replyError(ep, id, connproto.CodeInvalidParams, `SessionResume params must be {"sessionId", "peer", "received", "acked"} with acked <= received`)
+		return
+	}
+	if !validSessionID(p.SessionID) {
+		// It names a subject of the Carrier: no separators or wildcards
+		// of the bus's in it.
+		replyError(ep, id, connproto.CodeSessionUnknown, "no such session: a session id is 1-128 characters of A-Z a-z 0-9 _ : -")
 		return
 	}
 	self := ep.SessionAgent()
@@ -289,4 +296,11 @@ func (e *end) tick(now time.Time) {
 	if out != nil {
 		e.svc.publish(e.subject, out)
 	}
+}
+
+// validSessionID reports whether s may be a session's id: the ids the
+// server makes (switchboard.NewID) are, and one that could change the
+// Carrier's subjects (a "." or a NATS wildcard) is not.
+func validSessionID(s string) bool {
+	return switchboard.ValidRef(s) && !strings.Contains(s, ".")
 }

@@ -459,3 +459,23 @@ func TestLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestResumeRefusesOddIDs: a SessionResume whose session id could change
+// the Carrier's subjects (a separator, a wildcard) is answered "unknown
+// session", and publishes nothing.
+func TestResumeRefusesOddIDs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, session.Config{Grace: 5 * time.Second})
+		a, b := w.connect(0, "a"), w.connect(1, "b")
+		for i, sid := range []string{"*", ">", "x.y", "a b", strings.Repeat("x", 200)} {
+			call(w.inst[0], a, fmt.Sprint("r", i), connproto.MethodSessionResume, connproto.SessionResumeParams{SessionID: sid, Peer: b.agent.ID})
+			synctest.Wait()
+			if f := only(t, a); f.Error == nil || f.Error.Code != connproto.CodeSessionUnknown {
+				t.Fatalf("resume of %q: %+v", sid, f)
+			}
+			if got := b.take(); len(got) != 0 {
+				t.Fatalf("resume of %q reached B: %+v", sid, got)
+			}
+		}
+	})
+}
