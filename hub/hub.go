@@ -124,7 +124,7 @@ type Hub struct {
 	mu      sync.Mutex
 	conns   map[string]*conn // guarded by mu: the active connection of each agent
 	closing bool             // guarded by mu: Shutdown has begun
-	running sync.WaitGroup   // one per connection being served
+	running sync.WaitGroup   // one per connection being served, and per SendTask of one that waits
 
 	disconnects disconnects // connections that closed, ended in batches (disconnect.go)
 	waits       sendWaits   // SendTask calls waiting for their receiver (network.go)

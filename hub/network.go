@@ -103,7 +103,9 @@ func (c *conn) onSendTask(f *connproto.Frame) {
 		c.replyError(f.ID, connproto.CodeInvalidRequest, fmt.Sprintf("%d SendTask calls of this connection wait already; send without wait and follow the task", maxSendWaits))
 		return
 	}
+	c.hub.running.Add(1) // the connection's own count holds it above zero: Shutdown waits for this too
 	go func() {
+		defer c.hub.running.Done()
 		defer c.hub.waits.release(c)
 		ctx, cancel := context.WithTimeout(c.ctx, wait)
 		defer cancel()
