@@ -30,6 +30,18 @@ type bodyWatch struct {
 	ended bool // the body was read to its end
 }
 
+// WatchBodies bounds the reading of the request bodies h serves as the
+// server bounds its own (Config.BodyTimeout): for the handlers served
+// beside it on one listener (the console's pages), whose bodies a client
+// could otherwise send as slowly as it likes.
+func (s *Server) WatchBodies(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := watchBody(w, r, s.cfg.BodyTimeout)
+		h.ServeHTTP(w, r)
+		body.finish()
+	})
+}
+
 // watchBody starts watching r's body, if it declares one; it returns nil
 // for a request without a body (nothing to read, no deadline).
 func watchBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) *bodyWatch {

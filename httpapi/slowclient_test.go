@@ -200,3 +200,34 @@ func TestUnauthenticatedConnectionsPerAddress(t *testing.T) {
 		t.Fatalf("Refused() = %d", ln.Refused())
 	}
 }
+
+// TestWatchBodiesCutsOffSlowBodies: a handler served beside the API (the
+// console's pages) through WatchBodies gets the API's body timeout: a
+// client that declares a body and sends none is cut off within it, while
+// the handler waits to read it.
+func TestWatchBodiesCutsOffSlowBodies(t *testing.T) {
+	const bodyTimeout = 300 * time.Millisecond
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.BodyTimeout = bodyTimeout }))
+	page := h.api.WatchBodies(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			http.Error(w, "the body did not come", http.StatusRequestTimeout)
+		}
+	}))
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	srv := &http.Server{Handler: page, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(tcp) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	c, err := net.Dial("tcp", tcp.Addr().String())
+	must(t, err)
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second)) // the test's own bound
+	start := time.Now()
+	_, err = io.WriteString(c, "POST /dashboard/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n")
+	must(t, err)
+	_, err = io.Copy(io.Discard, c) // until the server closes the connection
+	if took := time.Since(start); err != nil || took > 5*time.Second {
+		t.Fatalf("the connection ended after %s (%v), want within about %s", took, err, bodyTimeout)
+	}
+}

@@ -37,8 +37,14 @@ func (m *Main) newConsole(cfg Config, db *sqlstore.DB, published *front.Publishe
 // withConsole serves /dashboard and the paths under it with the console,
 // the /device pages of the addresses with device and the MCP clients'
 // authorization endpoints with consent, if not nil (they share the
-// console's sign-in), everything else with the API.
-func withConsole(api, console, device http.Handler, consent *dashboard.ConsentPage) http.Handler {
+// console's sign-in), everything else with the API; the API bounds the
+// reading of the pages' request bodies as of its own.
+func withConsole(api *httpapi.Server, console, device http.Handler, consent *dashboard.ConsentPage) http.Handler {
+	console, device = api.WatchBodies(console), api.WatchBodies(device)
+	var consentPage http.Handler
+	if consent != nil {
+		consentPage = api.WatchBodies(consent)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p == "/dashboard" || strings.HasPrefix(p, "/dashboard/") {
 			console.ServeHTTP(w, r)
@@ -48,8 +54,8 @@ func withConsole(api, console, device http.Handler, consent *dashboard.ConsentPa
 			device.ServeHTTP(w, r)
 			return
 		}
-		if consent != nil && dashboard.IsAuthorizePath(r.URL.Path) {
-			consent.ServeHTTP(w, r)
+		if consentPage != nil && dashboard.IsAuthorizePath(r.URL.Path) {
+			consentPage.ServeHTTP(w, r)
 			return
 		}
 		api.ServeHTTP(w, r)
