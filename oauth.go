@@ -110,8 +110,11 @@ type OAuthStore interface {
 
 	// RotateOAuthGrant replaces the grant whose refresh hash is oldRefresh
 	// with the new refresh and access hashes, a compare-and-swap, and
-	// returns it as it was: ENOTFOUND when no grant has that refresh hash
-	// (unknown, or rotated already).
+	// returns it as it was. When oldRefresh was a grant's refresh hash
+	// before its last rotation (the token used twice), it returns that
+	// grant, unchanged, with ECONFLICT; ENOTFOUND when no grant has or had
+	// it (unknown, or rotated more than once since, or just rotated by a
+	// call at the same time).
 	RotateOAuthGrant(ctx context.Context, oldRefresh, newRefresh, newAccess string) (*OAuthGrant, error)
 
 	// DeleteOAuthGrant deletes the grant whose refresh or access hash is

@@ -185,3 +185,32 @@ func TestRefreshAfterExpiry(t *testing.T) {
 		t.Fatalf("the refreshed access token: %v", err)
 	}
 }
+
+// TestRefreshTokenUsedTwice: a refresh token presented again after it was
+// rotated ends its grant (two holders of it, one a thief): the refresh
+// token and MCP token issued in its place stop working too.
+func TestRefreshTokenUsedTwice(t *testing.T) {
+	svc, g, c := newService(t)
+	ctx := context.Background()
+	ep := mcpauth.Endpoint{AgentID: g.ID, Resource: resource}
+	req, err := svc.CheckRequest(ctx, request(c), resource, "192.0.2.1")
+	must(t, err)
+	to, err := svc.Approve(ctx, req, switchboard.OAuthTarget{AccountID: g.AccountID, AgentID: g.ID}, "https://sb.example/a/helper")
+	must(t, err)
+	u, err := url.Parse(to)
+	must(t, err)
+	pair, err := svc.Exchange(ctx, url.Values{"code": {u.Query().Get("code")}, "client_id": {c.ID},
+		"code_verifier": {strings.Repeat("v", 43)}}, ep)
+	must(t, err)
+	next, err := svc.Refresh(ctx, url.Values{"refresh_token": {pair.RefreshToken}}, ep)
+	must(t, err)
+	if _, err := svc.Refresh(ctx, url.Values{"refresh_token": {pair.RefreshToken}}, ep); err == nil {
+		t.Fatal("a rotated refresh token was taken again")
+	}
+	if _, err := svc.Refresh(ctx, url.Values{"refresh_token": {next.RefreshToken}}, ep); err == nil {
+		t.Fatal("the refresh token issued in its place still works")
+	}
+	if _, err := svc.Tokens.FindTokenByHash(ctx, switchboard.HashToken(next.AccessToken)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("the MCP token issued in its place: %v, want revoked", err)
+	}
+}

@@ -98,7 +98,8 @@ func (s *Service) issue(ctx context.Context, c *switchboard.OAuthCode) (*TokenPa
 
 // Refresh rotates a grant (grant_type refresh_token): a new MCP token and
 // refresh token replace the old ones, which stop working. A grant whose
-// MCP token was revoked, or refreshed with another client_id, ends.
+// MCP token was revoked, or refreshed with another client_id, or whose
+// refresh token before the last is presented again, ends.
 func (s *Service) Refresh(ctx context.Context, form url.Values, ep Endpoint) (*TokenPair, error) {
 	old := form.Get("refresh_token")
 	if old == "" {
@@ -107,9 +108,20 @@ func (s *Service) Refresh(ctx context.Context, form url.Values, ep Endpoint) (*T
 	access, accessHash := switchboard.NewToken(switchboard.TokenMCP)
 	refresh := newRefreshToken()
 	g, err := s.Store.RotateOAuthGrant(ctx, switchboard.HashToken(old), switchboard.HashToken(refresh), accessHash)
-	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+	switch switchboard.ErrorCode(err) {
+	case "":
+	case switchboard.ENOTFOUND:
 		return nil, invalidGrant("unknown, used or revoked refresh token")
-	} else if err != nil {
+	case switchboard.ECONFLICT:
+		// A refresh token used again after its rotation: two holders of
+		// it (OAuth 2.1, section 4.3.1), one of them a thief. The grant
+		// ends, with its MCP token; the owner's client consents again.
+		s.Logger.Warn("a rotated mcp oauth refresh token was used again: the grant ends", "client_id", g.ClientID, "label", g.Label)
+		if err := s.end(ctx, g.RefreshHash); err != nil {
+			return nil, err
+		}
+		return nil, invalidGrant("the refresh token was used already; the grant has ended")
+	default:
 		return nil, err
 	}
 	if (form.Get("client_id") != "" && form.Get("client_id") != g.ClientID) || g.Target.AgentID != ep.AgentID {

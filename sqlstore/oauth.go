@@ -186,10 +186,20 @@ func (db *DB) RotateOAuthGrant(ctx context.Context, oldRefresh, newRefresh, newA
 	var out *switchboard.OAuthGrant
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		g, err := db.findOAuthGrant(ctx, tx, `refresh_hash = $1`, oldRefresh)
+		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND && oldRefresh != "" {
+			// A refresh token used again after its rotation: its grant.
+			used, uerr := db.findOAuthGrant(ctx, tx, `previous_refresh_hash = $1`, oldRefresh)
+			if uerr == nil {
+				out = used
+				return switchboard.Errorf(switchboard.ECONFLICT, "the refresh token was used already")
+			} else if switchboard.ErrorCode(uerr) != switchboard.ENOTFOUND {
+				return uerr
+			}
+		}
 		if err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE oauth_grants SET refresh_hash = $1, access_hash = $2 WHERE refresh_hash = $3`,
+		res, err := tx.ExecContext(ctx, `UPDATE oauth_grants SET refresh_hash = $1, access_hash = $2, previous_refresh_hash = $3 WHERE refresh_hash = $3`,
 			newRefresh, newAccess, oldRefresh)
 		if err != nil {
 			return err

@@ -142,15 +142,31 @@ func testOAuthGrants(t *testing.T, s Store) {
 	for range 4 {
 		if err := <-done; err == nil {
 			won++
-		} else {
-			wantCode(t, err, switchboard.ENOTFOUND)
+		} else if code := switchboard.ErrorCode(err); code != switchboard.ENOTFOUND && code != switchboard.ECONFLICT {
+			t.Fatalf("a rotation that lost: %v, want not found or conflict", err)
 		}
 	}
 	if won != 1 {
 		t.Fatalf("%d rotations of one refresh token won, want 1", won)
 	}
-	_, err := s.RotateOAuthGrant(ctx, "r1", "r3", "a3")
+	// r1 used again after its rotation: the grant it was, unchanged.
+	used, err := s.RotateOAuthGrant(ctx, "r1", "r3", "a3")
+	wantCode(t, err, switchboard.ECONFLICT)
+	if used == nil || !strings.HasPrefix(used.RefreshHash, "r2-") || used.Label != "mcp-claude" {
+		t.Fatalf("the grant of a refresh hash used again: %+v", used)
+	}
+	current := used.RefreshHash
+	if _, err := s.RotateOAuthGrant(ctx, current, "r4", "a4"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.RotateOAuthGrant(ctx, "r1", "r5", "a5") // two rotations ago: no longer known
 	wantCode(t, err, switchboard.ENOTFOUND)
+	if used, err := s.RotateOAuthGrant(ctx, current, "r5", "a5"); switchboard.ErrorCode(err) != switchboard.ECONFLICT || used.RefreshHash != "r4" {
+		t.Fatalf("the refresh hash before the last used again: %+v, %v", used, err)
+	}
+	if _, err := s.RotateOAuthGrant(ctx, "", "r5", "a5"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("an empty refresh hash: %v", err)
+	}
 
 	other := &switchboard.OAuthGrant{RefreshHash: "r9", AccessHash: "a9", ClientID: "c1",
 		Target: switchboard.OAuthTarget{AccountID: acct.ID, AgentID: g.ID}, Label: "mcp-claude-2", CreatedAt: now}
@@ -164,10 +180,8 @@ func testOAuthGrants(t *testing.T, s Store) {
 	wantCode(t, err, switchboard.ENOTFOUND)
 
 	must(t, s.DeleteAgent(ctx, g.ID))
-	for i := range 4 {
-		_, err = s.DeleteOAuthGrant(ctx, fmt.Sprintf("r2-%d", i))
-		wantCode(t, err, switchboard.ENOTFOUND)
-	}
+	_, err = s.DeleteOAuthGrant(ctx, "r4")
+	wantCode(t, err, switchboard.ENOTFOUND)
 }
 
 // testOAuthGrantList: grants are listed oldest first, all or those of one
