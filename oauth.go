@@ -78,6 +78,8 @@ type OAuthGrant struct {
 	// Label is the label of the grant's MCP token.
 	Label     string
 	CreatedAt time.Time
+	// RotatedAt is when a refresh last rotated the grant (zero: never).
+	RotatedAt time.Time
 }
 
 // OAuthGrantFilter selects grants.

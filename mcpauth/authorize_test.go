@@ -186,12 +186,26 @@ func TestRefreshAfterExpiry(t *testing.T) {
 	}
 }
 
-// TestRefreshTokenUsedTwice: a refresh token presented again after it was
-// rotated ends its grant (two holders of it, one a thief): the refresh
-// token and MCP token issued in its place stop working too.
+// TestRefreshTokenUsedTwice: a refresh token presented again right after
+// it was rotated (a client's second refresh at the same time) is refused
+// and the grant goes on; presented again later, it ends its grant (two
+// holders of it, one a thief): the refresh token and MCP token issued in
+// its place stop working too.
 func TestRefreshTokenUsedTwice(t *testing.T) {
-	svc, g, c := newService(t)
 	ctx := context.Background()
+	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
+	must(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	now := time.Now()
+	clock := func() time.Time { return now }
+	db.Now = clock
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "alice", Role: switchboard.RoleOwner}
+	must(t, db.CreateAccount(ctx, acct))
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "helper", Mode: switchboard.ModeInbox, Version: "1"}
+	must(t, db.CreateAgent(ctx, g))
+	svc := mcpauth.New(mcpauth.Deps{Store: db, Tokens: db}, mcpauth.Config{Now: clock})
+	c, err := svc.Register(ctx, []byte(`{"client_name":"Claude Code","redirect_uris":["http://127.0.0.1/callback"]}`), "192.0.2.1")
+	must(t, err)
 	ep := mcpauth.Endpoint{AgentID: g.ID, Resource: resource}
 	req, err := svc.CheckRequest(ctx, request(c), resource, "192.0.2.1")
 	must(t, err)
@@ -202,15 +216,33 @@ func TestRefreshTokenUsedTwice(t *testing.T) {
 	pair, err := svc.Exchange(ctx, url.Values{"code": {u.Query().Get("code")}, "client_id": {c.ID},
 		"code_verifier": {strings.Repeat("v", 43)}}, ep)
 	must(t, err)
-	next, err := svc.Refresh(ctx, url.Values{"refresh_token": {pair.RefreshToken}}, ep)
+	refresh := func(token string) (*mcpauth.TokenPair, error) {
+		return svc.Refresh(ctx, url.Values{"refresh_token": {token}}, ep)
+	}
+
+	next, err := refresh(pair.RefreshToken)
 	must(t, err)
-	if _, err := svc.Refresh(ctx, url.Values{"refresh_token": {pair.RefreshToken}}, ep); err == nil {
+	now = now.Add(mcpauth.ReuseGrace / 2)
+	if _, err := refresh(pair.RefreshToken); err == nil {
 		t.Fatal("a rotated refresh token was taken again")
 	}
-	if _, err := svc.Refresh(ctx, url.Values{"refresh_token": {next.RefreshToken}}, ep); err == nil {
+	next, err = refresh(next.RefreshToken) // the grant goes on
+	must(t, err)
+
+	now = now.Add(mcpauth.ReuseGrace + time.Second)
+	if _, err := refresh(pair.RefreshToken); err == nil { // two rotations ago: unknown
+		t.Fatal("a refresh token rotated twice was taken")
+	}
+	third, err := refresh(next.RefreshToken)
+	must(t, err)
+	now = now.Add(mcpauth.ReuseGrace + time.Second)
+	if _, err := refresh(next.RefreshToken); err == nil {
+		t.Fatal("a rotated refresh token was taken again")
+	}
+	if _, err := refresh(third.RefreshToken); err == nil {
 		t.Fatal("the refresh token issued in its place still works")
 	}
-	if _, err := svc.Tokens.FindTokenByHash(ctx, switchboard.HashToken(next.AccessToken)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+	if _, err := db.FindTokenByHash(ctx, switchboard.HashToken(third.AccessToken)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		t.Fatalf("the MCP token issued in its place: %v, want revoked", err)
 	}
 }

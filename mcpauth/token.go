@@ -96,10 +96,17 @@ func (s *Service) issue(ctx context.Context, c *switchboard.OAuthCode) (*TokenPa
 	return &TokenPair{AccessToken: access, RefreshToken: refresh, Label: label, ExpiresIn: AccessTTL}, nil
 }
 
+// ReuseGrace is how long after a grant's rotation its old refresh token,
+// presented again, is only refused: a client that refreshed twice at once
+// (two calls that found the access token expired) keeps its grant. Later,
+// the grant ends.
+const ReuseGrace = 30 * time.Second
+
 // Refresh rotates a grant (grant_type refresh_token): a new MCP token and
 // refresh token replace the old ones, which stop working. A grant whose
 // MCP token was revoked, or refreshed with another client_id, or whose
-// refresh token before the last is presented again, ends.
+// refresh token before the last is presented again (past ReuseGrace),
+// ends.
 func (s *Service) Refresh(ctx context.Context, form url.Values, ep Endpoint) (*TokenPair, error) {
 	old := form.Get("refresh_token")
 	if old == "" {
@@ -113,6 +120,9 @@ func (s *Service) Refresh(ctx context.Context, form url.Values, ep Endpoint) (*T
 	case switchboard.ENOTFOUND:
 		return nil, invalidGrant("unknown, used or revoked refresh token")
 	case switchboard.ECONFLICT:
+		if s.now().Sub(g.RotatedAt) < ReuseGrace {
+			return nil, invalidGrant("the refresh token was used already, just now")
+		}
 		// A refresh token used again after its rotation: two holders of
 		// it (OAuth 2.1, section 4.3.1), one of them a thief. The grant
 		// ends, with its MCP token; the owner's client consents again.

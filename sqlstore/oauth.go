@@ -14,7 +14,7 @@ var _ switchboard.OAuthStore = (*DB)(nil)
 const (
 	oauthClientColumns = `id, name, redirect_uris, application_type, requester, created_at`
 	oauthCodeColumns   = `hash, client_id, redirect_uri, challenge, resource, account_id, agent_id, agents, label, created_at, expires_at, client_name`
-	oauthGrantColumns  = `refresh_hash, access_hash, client_id, account_id, agent_id, agents, label, created_at, client_name`
+	oauthGrantColumns  = `refresh_hash, access_hash, client_id, account_id, agent_id, agents, label, created_at, client_name, rotated_at`
 )
 
 // CreateOAuthClient implements switchboard.OAuthStore. The count of
@@ -172,7 +172,7 @@ func (db *DB) CreateOAuthGrant(ctx context.Context, g *switchboard.OAuthGrant) e
 		return err
 	}
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_grants (`+oauthGrantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_grants (`+oauthGrantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0)`,
 			g.RefreshHash, g.AccessHash, g.ClientID, g.Target.AccountID, g.Target.AgentID, string(agents), g.Label, nanos(g.CreatedAt), g.ClientName)
 		if db.dialect.uniqueViolation(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "the grant exists")
@@ -199,8 +199,8 @@ func (db *DB) RotateOAuthGrant(ctx context.Context, oldRefresh, newRefresh, newA
 		if err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE oauth_grants SET refresh_hash = $1, access_hash = $2, previous_refresh_hash = $3 WHERE refresh_hash = $3`,
-			newRefresh, newAccess, oldRefresh)
+		res, err := tx.ExecContext(ctx, `UPDATE oauth_grants SET refresh_hash = $1, access_hash = $2, previous_refresh_hash = $3, rotated_at = $4
+			WHERE refresh_hash = $3`, newRefresh, newAccess, oldRefresh, nanos(db.Now().UTC()))
 		if err != nil {
 			return err
 		}
@@ -266,9 +266,9 @@ func (db *DB) findOAuthGrant(ctx context.Context, tx *sql.Tx, cond, arg string) 
 func scanOAuthGrant(row interface{ Scan(...any) error }) (*switchboard.OAuthGrant, error) {
 	var g switchboard.OAuthGrant
 	var agents string
-	var created int64
+	var created, rotated int64
 	err := row.Scan(&g.RefreshHash, &g.AccessHash, &g.ClientID, &g.Target.AccountID, &g.Target.AgentID, &agents, &g.Label,
-		&created, &g.ClientName)
+		&created, &g.ClientName, &rotated)
 	if err != nil {
 		return nil, err
 	}
@@ -276,6 +276,9 @@ func scanOAuthGrant(row interface{ Scan(...any) error }) (*switchboard.OAuthGran
 		return nil, err
 	}
 	g.CreatedAt = fromNanos(created)
+	if rotated != 0 {
+		g.RotatedAt = fromNanos(rotated)
+	}
 	return &g, nil
 }
 

@@ -152,7 +152,7 @@ func testOAuthGrants(t *testing.T, s Store) {
 	// r1 used again after its rotation: the grant it was, unchanged.
 	used, err := s.RotateOAuthGrant(ctx, "r1", "r3", "a3")
 	wantCode(t, err, switchboard.ECONFLICT)
-	if used == nil || !strings.HasPrefix(used.RefreshHash, "r2-") || used.Label != "mcp-claude" {
+	if used == nil || !strings.HasPrefix(used.RefreshHash, "r2-") || used.Label != "mcp-claude" || used.RotatedAt.IsZero() {
 		t.Fatalf("the grant of a refresh hash used again: %+v", used)
 	}
 	current := used.RefreshHash
