@@ -24,7 +24,8 @@ type Runner[J any] struct {
 	// Poll is how often the runner claims without a hint: the most that a
 	// lost hint, or a retry coming due, waits.
 	Poll time.Duration
-	// Claim hands out up to max jobs due now, each to this runner alone,
+	// Claim hands out up to max jobs due now, each to this runner alone
+	// (none when it returns an error, whatever else it returns),
 	// under a lease that outlasts one attempt.
 	Claim func(ctx context.Context, max int) ([]J, error)
 	// Do runs one job and records its outcome. It is called for every job
@@ -85,6 +86,9 @@ func (r *Runner[J]) Run(ctx context.Context) error {
 // and returns, once they have finished, how many it claimed.
 func (r *Runner[J]) RunOnce(ctx context.Context) (int, error) {
 	js, err := r.Claim(ctx, max(r.Concurrency, 1))
+	if err != nil {
+		js = nil // a claim that failed holds nothing, whatever it read
+	}
 	var wg sync.WaitGroup
 	for _, j := range js {
 		wg.Go(func() { r.Do(ctx, j) })
@@ -94,11 +98,15 @@ func (r *Runner[J]) RunOnce(ctx context.Context) (int, error) {
 }
 
 // claim claims up to max jobs and logs a failure that is not the end of
-// ctx.
+// ctx. A claim that failed holds nothing, whatever jobs it read (its
+// transaction rolled back): they are not run.
 func (r *Runner[J]) claim(ctx context.Context, max int) []J {
 	js, err := r.Claim(ctx, max)
-	if err != nil && ctx.Err() == nil {
-		r.Log.Warn("claim jobs", "jobs", r.Name, "err", err)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.Log.Warn("claim jobs", "jobs", r.Name, "err", err)
+		}
+		return nil
 	}
 	return js
 }

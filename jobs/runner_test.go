@@ -189,3 +189,31 @@ func TestRunOnce(t *testing.T) {
 		t.Fatalf("RunOnce = %d, %v; %d ran", n, err, ran.Load())
 	}
 }
+
+// TestFailedClaimRunsNothing: a claim that fails holds none of the jobs
+// it read (its transaction rolled back), so none of them is run, by
+// RunOnce or by Run.
+func TestFailedClaimRunsNothing(t *testing.T) {
+	var ran atomic.Int32
+	r := &jobs.Runner[int]{Name: "t", Concurrency: 2, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Claim: func(context.Context, int) ([]int, error) { return []int{1}, errors.New("commit failed") },
+		Do:    func(context.Context, int) { ran.Add(1) }}
+	if _, err := r.RunOnce(context.Background()); err == nil || ran.Load() != 0 {
+		t.Fatalf("RunOnce: %v, %d jobs ran", err, ran.Load())
+	}
+	synctest.Test(t, func(t *testing.T) {
+		bus := membus.New()
+		defer bus.Close()
+		r.Bus, r.Subject, r.Poll = bus, "jobs.t", time.Second
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(10 * time.Second) // polls, each claim failing
+		synctest.Wait()
+		cancel()
+		<-done
+		if n := ran.Load(); n != 0 {
+			t.Fatalf("%d jobs of failed claims ran", n)
+		}
+	})
+}

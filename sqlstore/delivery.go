@@ -232,7 +232,10 @@ func (db *DB) claim(ctx context.Context, now time.Time, query, order string, arg
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err // rolled back: nothing is held
+	}
+	return out, nil
 }
 
 // claimInOneStatement is claim on PostgreSQL, in one statement: data-modifying

@@ -132,7 +132,10 @@ func (db *DB) ClaimPushes(ctx context.Context, holder string, now time.Time, max
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err // rolled back: nothing is held
+	}
+	return out, nil
 }
 
 // RecordPushAttempt implements switchboard.PushStore.

@@ -188,7 +188,10 @@ func (db *DB) ClaimWakes(ctx context.Context, holder string, max int, lease time
 		}
 		return db.loadWakeTasks(ctx, tx, out)
 	})
-	return out, err
+	if err != nil {
+		return nil, err // rolled back: nothing is held
+	}
+	return out, nil
 }
 
 // claimWake hands one due wake to holder unless its configuration is gone
