@@ -63,6 +63,9 @@ func NewClient(opts Options) *http.Client {
 			if len(via) >= opts.MaxRedirects {
 				return fmt.Errorf("stopped after %d redirects", opts.MaxRedirects)
 			}
+			// Go's client names the URL redirected from, query and all,
+			// to the next hop: a push or wake URL may carry a key there.
+			req.Header.Del("Referer")
 			return CheckURL(req.URL.String())
 		},
 	}
