@@ -138,7 +138,7 @@ func (j *wakeJob) run(ctx context.Context, timeout time.Duration) {
 		res, err := j.s.waker.Wake(actx, agent, cfg, j.w)
 		cancel()
 		if res != nil {
-			res.Body = redactAnswer(res.Body, cfg)
+			res.Body = answerText(res.Body, cfg)
 		}
 		j.record(ctx, res, err)
 	}

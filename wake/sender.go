@@ -114,11 +114,27 @@ func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switch
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswerRead))
-	body := []rune(string(bytes.ToValidUTF8(data, []byte("?"))))
-	if len(body) > maxAnswerShow {
-		body = append(body[:maxAnswerShow], '…')
+	return &Result{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: string(data)}, nil
+}
+
+// answerText is a receiver's answer as it is logged, kept and shown: the
+// secrets of cfg cut out of the whole of it first (a key cut in two by the
+// trim would not be found), then made printable UTF-8 (no NUL or other
+// control character but newlines and tabs, which a database or a terminal
+// may not take) and trimmed to maxAnswerShow characters.
+func answerText(body string, cfg *switchboard.WakeConfig) string {
+	body = redactAnswer(strings.ToValidUTF8(body, "?"), cfg)
+	out := make([]rune, 0, min(len(body), maxAnswerShow+1))
+	for _, r := range body {
+		if len(out) == maxAnswerShow {
+			return string(append(out, '…'))
+		}
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f {
+			r = '?'
+		}
+		out = append(out, r)
 	}
-	return &Result{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: string(body)}, nil
+	return string(out)
 }
 
 // requestError describes a request that got no answer without the URL,

@@ -306,10 +306,12 @@ func TestGuardRefusesByDefault(t *testing.T) {
 	}
 }
 
-func TestAnswerTrimmed(t *testing.T) {
+// TestAnswerReadBounded: the sender reads at most 64 KiB of an answer
+// (the service trims what it keeps: TestAnswerRedactedWholeThenTrimmed).
+func TestAnswerReadBounded(t *testing.T) {
 	rc := newReceiver(t, answer{status: 503, retryAfter: "120", body: strings.Repeat("e", 100<<10)})
 	res := send(t, config(t, rc, wake.PresetGeneric, wake.Update{}), sampleWake())
-	if res.Status != 503 || res.RetryAfter != "120" || len([]rune(res.Body)) > 501 {
+	if res.Status != 503 || res.RetryAfter != "120" || len(res.Body) != 64<<10 {
 		t.Fatalf("result status %d retry %q body %d", res.Status, res.RetryAfter, len(res.Body))
 	}
 }

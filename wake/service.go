@@ -32,7 +32,7 @@ type Waker interface {
 type Result struct {
 	Status     int    // HTTP status
 	RetryAfter string // the Retry-After header, as sent
-	Body       string // the start of the answer's body
+	Body       string // the answer's body: as read (64 KiB at most), then printable, its secrets cut and trimmed by the service
 }
 
 // ErrRefused is wrapped by a Waker's errors that retrying cannot cure:
@@ -171,6 +171,7 @@ func (s *Service) Test(ctx context.Context, agent *switchboard.Agent) (*Result, 
 		s.log.Info("wake_failed", "agent_id", agent.ID, "kind", switchboard.WakeTest, "err", err)
 		return nil, switchboard.Errorf(switchboard.EINVALID, "the test wake was not answered: %s", err.Error())
 	}
+	res.Body = answerText(res.Body, cfg)
 	s.log.Info("wake_sent", "agent_id", agent.ID, "kind", switchboard.WakeTest, "status", res.Status)
 	return res, nil
 }
