@@ -23,12 +23,22 @@ func Preview(text string) string {
 	// Whitespace is collapsed before the redaction too: a value runs to the
 	// next ASCII space, and a preview of the preview must find the same
 	// values (a vertical tab ends a word for Fields, not for the patterns).
-	s := strings.Join(strings.Fields(leadingWords(text, previewInputBytes)), " ")
+	// A control character (NUL, which PostgreSQL's text refuses, among
+	// them) separates words as a space does.
+	s := strings.Join(strings.Fields(strings.Map(controlToSpace, leadingWords(text, previewInputBytes))), " ")
 	s = strings.Join(strings.Fields(Secrets(s)), " ")
 	if r := []rune(s); len(r) > MaxPreview {
 		s = string(r[:MaxPreview-1]) + "…"
 	}
 	return s
+}
+
+// controlToSpace maps a control character (C0, DEL, C1) to a space.
+func controlToSpace(r rune) rune {
+	if unicode.IsControl(r) {
+		return ' '
+	}
+	return r
 }
 
 // previewInputBytes bounds the text a preview is made from: well above the

@@ -38,6 +38,9 @@ func TestPreview(t *testing.T) {
 			t.Errorf("a preview of a preview changed: %q", p)
 		}
 	}
+	if p := redact.Preview("nul\x00in\x7fthe\u0085text\x1b"); p != "nul in the text" {
+		t.Fatalf("control characters kept: %q", p)
+	}
 	if p := redact.Preview("two\n\nlines\t here"); p != "two lines here" {
 		t.Fatalf("whitespace not collapsed: %q", p)
 	}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -495,9 +497,18 @@ func scanDeliveries(rows *sql.Rows) ([]*switchboard.Delivery, error) {
 	return out, rows.Err()
 }
 
+// truncateError bounds an error kept with a delivery, a wake or a push
+// to 500 bytes.
 func truncateError(s string) string {
+	// Valid UTF-8 without NUL, which PostgreSQL's text refuses, cut at
+	// a character's start.
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "?"), "?")
 	if len(s) > 500 {
-		return s[:500]
+		n := 500
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		return s[:n]
 	}
 	return s
 }
