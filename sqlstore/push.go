@@ -94,9 +94,18 @@ func (db *DB) ClaimPushes(ctx context.Context, holder string, now time.Time, max
 		if err != nil {
 			return err
 		}
-		claimed, err := db.scanClaimedPushes(rows)
+		claimed, unreadable, err := db.scanClaimedPushes(rows)
 		if err != nil {
 			return err
+		}
+		for id, why := range unreadable {
+			// Sending it cannot succeed, and failing the claim would stop
+			// every push behind it: it fails alone.
+			msg := truncateError("its push configuration or task cannot be read: " + why)
+			if _, err := tx.ExecContext(ctx, `UPDATE push_deliveries SET state = 'failed', holder = '', last_error = $1,
+				last_status = 0, done_at = $2, data = '' WHERE id = $3`, msg, at, id); err != nil {
+				return err
+			}
 		}
 		out = out[:0]
 		until := nanos(now.Add(lease))
@@ -234,29 +243,33 @@ func scanPush(s scanner, extra ...any) (*switchboard.PushDelivery, error) {
 	return &p, nil
 }
 
-// scanClaimedPushes reads pushes with their configuration and task snapshot.
-func (db *DB) scanClaimedPushes(rows *sql.Rows) ([]*switchboard.PushDelivery, error) {
+// scanClaimedPushes reads pushes with their configuration and task
+// snapshot; those whose configuration does not open or decode, or whose
+// task does not decode, it returns apart, by id, with why.
+func (db *DB) scanClaimedPushes(rows *sql.Rows) (out []*switchboard.PushDelivery, unreadable map[string]string, err error) {
 	defer rows.Close()
-	var out []*switchboard.PushDelivery
 	for rows.Next() {
 		var proto, config, task string
 		var configCreated int64
 		p, err := scanPush(rows, &proto, &configCreated, &config, &task)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.Config = &switchboard.PushConfig{Protocol: switchboard.ProtocolVersion(proto), CreatedAt: fromNanos(configCreated)}
-		if config, err = db.open(purposePushConfig, config); err != nil {
-			return nil, fmt.Errorf("push %s: %w", p.ID, err)
-		}
-		if err := json.Unmarshal([]byte(config), &p.Config.Config); err != nil {
-			return nil, fmt.Errorf("decode push config of push %s: %w", p.ID, err)
-		}
 		p.Task = new(a2a.Task)
-		if err := a2ajson.UnmarshalTask([]byte(task), p.Task); err != nil {
-			return nil, fmt.Errorf("decode task of push %s: %w", p.ID, err)
+		if config, err = db.open(purposePushConfig, config); err == nil {
+			if err = json.Unmarshal([]byte(config), &p.Config.Config); err == nil {
+				err = a2ajson.UnmarshalTask([]byte(task), p.Task)
+			}
+		}
+		if err != nil {
+			if unreadable == nil {
+				unreadable = make(map[string]string)
+			}
+			unreadable[p.ID] = err.Error()
+			continue
 		}
 		out = append(out, p)
 	}
-	return out, rows.Err()
+	return out, unreadable, rows.Err()
 }
