@@ -142,9 +142,11 @@ func TestExchange(t *testing.T) {
 	}
 }
 
-// TestRefreshAfterExpiry: an access token stops working an hour after it
-// was issued; its refresh token still renews it, and the new one works.
-func TestRefreshAfterExpiry(t *testing.T) {
+// grantOnAClock makes a store and a service on a clock the test moves
+// (*now), and a grant of an agent's endpoint to a registered client: its
+// service, store, endpoint and first token pair.
+func grantOnAClock(t *testing.T) (*mcpauth.Service, *sqlstore.DB, mcpauth.Endpoint, *mcpauth.TokenPair, *time.Time) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
 	must(t, err)
@@ -169,13 +171,21 @@ func TestRefreshAfterExpiry(t *testing.T) {
 	pair, err := svc.Exchange(ctx, url.Values{"code": {u.Query().Get("code")}, "client_id": {c.ID},
 		"code_verifier": {strings.Repeat("v", 43)}}, ep)
 	must(t, err)
+	return svc, db, ep, pair, &now
+}
+
+// TestRefreshAfterExpiry: an access token stops working an hour after it
+// was issued; its refresh token still renews it, and the new one works.
+func TestRefreshAfterExpiry(t *testing.T) {
+	ctx := context.Background()
+	svc, db, ep, pair, now := grantOnAClock(t)
 	if pair.ExpiresIn != mcpauth.AccessTTL {
 		t.Fatalf("expires in %v", pair.ExpiresIn)
 	}
 	if _, err := db.FindTokenByHash(ctx, switchboard.HashToken(pair.AccessToken)); err != nil {
 		t.Fatalf("a fresh access token: %v", err)
 	}
-	now = now.Add(mcpauth.AccessTTL + time.Second)
+	*now = now.Add(mcpauth.AccessTTL + time.Second)
 	if _, err := db.FindTokenByHash(ctx, switchboard.HashToken(pair.AccessToken)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		t.Fatalf("an expired access token: %v, want ENOTFOUND", err)
 	}
@@ -193,49 +203,27 @@ func TestRefreshAfterExpiry(t *testing.T) {
 // its place stop working too.
 func TestRefreshTokenUsedTwice(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
-	must(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	now := time.Now()
-	clock := func() time.Time { return now }
-	db.Now = clock
-	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "alice", Role: switchboard.RoleOwner}
-	must(t, db.CreateAccount(ctx, acct))
-	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "helper", Mode: switchboard.ModeInbox, Version: "1"}
-	must(t, db.CreateAgent(ctx, g))
-	svc := mcpauth.New(mcpauth.Deps{Store: db, Tokens: db}, mcpauth.Config{Now: clock})
-	c, err := svc.Register(ctx, []byte(`{"client_name":"Claude Code","redirect_uris":["http://127.0.0.1/callback"]}`), "192.0.2.1")
-	must(t, err)
-	ep := mcpauth.Endpoint{AgentID: g.ID, Resource: resource}
-	req, err := svc.CheckRequest(ctx, request(c), resource, "192.0.2.1")
-	must(t, err)
-	to, err := svc.Approve(ctx, req, switchboard.OAuthTarget{AccountID: g.AccountID, AgentID: g.ID}, "https://sb.example/a/helper")
-	must(t, err)
-	u, err := url.Parse(to)
-	must(t, err)
-	pair, err := svc.Exchange(ctx, url.Values{"code": {u.Query().Get("code")}, "client_id": {c.ID},
-		"code_verifier": {strings.Repeat("v", 43)}}, ep)
-	must(t, err)
+	svc, db, ep, pair, now := grantOnAClock(t)
 	refresh := func(token string) (*mcpauth.TokenPair, error) {
 		return svc.Refresh(ctx, url.Values{"refresh_token": {token}}, ep)
 	}
 
 	next, err := refresh(pair.RefreshToken)
 	must(t, err)
-	now = now.Add(mcpauth.ReuseGrace / 2)
+	*now = now.Add(mcpauth.ReuseGrace / 2)
 	if _, err := refresh(pair.RefreshToken); err == nil {
 		t.Fatal("a rotated refresh token was taken again")
 	}
 	next, err = refresh(next.RefreshToken) // the grant goes on
 	must(t, err)
 
-	now = now.Add(mcpauth.ReuseGrace + time.Second)
+	*now = now.Add(mcpauth.ReuseGrace + time.Second)
 	if _, err := refresh(pair.RefreshToken); err == nil { // two rotations ago: unknown
 		t.Fatal("a refresh token rotated twice was taken")
 	}
 	third, err := refresh(next.RefreshToken)
 	must(t, err)
-	now = now.Add(mcpauth.ReuseGrace + time.Second)
+	*now = now.Add(mcpauth.ReuseGrace + time.Second)
 	if _, err := refresh(next.RefreshToken); err == nil {
 		t.Fatal("a rotated refresh token was taken again")
 	}
