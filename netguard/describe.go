@@ -2,6 +2,8 @@ package netguard
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -22,6 +24,9 @@ func DescribeError(err error) error {
 	var nerr net.Error
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
+	var hostErr x509.HostnameError
+	var authorityErr x509.UnknownAuthorityError
+	var certErr *tls.CertificateVerificationError
 	switch {
 	case errors.Is(err, ErrRefused):
 		if errors.As(err, &opErr) {
@@ -34,6 +39,12 @@ func DescribeError(err error) error {
 		return errors.New("canceled")
 	case errors.As(err, &dnsErr):
 		return fmt.Errorf("the host name did not resolve: %s", dnsErr.Err)
+	case errors.As(err, &hostErr):
+		return errors.New("its TLS certificate is not for this host") // the error names both
+	case errors.As(err, &authorityErr):
+		return errors.New("its TLS certificate is not trusted")
+	case errors.As(err, &certErr):
+		return errors.New("its TLS certificate could not be verified")
 	case errors.As(err, &opErr) && opErr.Op == "dial":
 		cause := opErr.Err
 		var sysErr *os.SyscallError

@@ -2,10 +2,13 @@ package netguard
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +34,24 @@ func TestDescribeErrorNamesNoHost(t *testing.T) {
 	_, err = NewClient(Options{AllowPrivate: true}).Do(req)
 	if got := DescribeError(err); got.Error() != "canceled" {
 		t.Fatalf("canceled: %v", got)
+	}
+}
+
+// TestDescribeTLSErrorNamesNoHost: a certificate that does not verify is
+// described without the host names its error would carry.
+func TestDescribeTLSErrorNamesNoHost(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	c := NewClient(Options{AllowPrivate: true, Timeout: 2 * time.Second})
+	_, err := c.Get(srv.URL + "/secret-path") // httptest's certificate, trusted by no one here
+	got := DescribeError(err)
+	if got.Error() != "its TLS certificate is not trusted" {
+		t.Fatalf("an untrusted certificate: %v", got)
+	}
+	wrong := &url.Error{Op: "Get", URL: "https://secret.example/x", Err: &tls.CertificateVerificationError{
+		Err: x509.HostnameError{Certificate: &x509.Certificate{DNSNames: []string{"other.example"}}, Host: "secret.example"}}}
+	if got := DescribeError(wrong).Error(); strings.Contains(got, "example") {
+		t.Fatalf("a certificate for another host: %q", got)
 	}
 }
 
