@@ -142,6 +142,27 @@ type Offer struct {
 	Task *Task
 }
 
+// DirectOffers is how the instance that holds an agent's connection offers
+// it a new task straight from the task's creation, instead of claiming it
+// afterwards: the delivery is written already offered to that connection,
+// in the transaction that creates the task, and the offer goes to the
+// socket from the task in memory. That saves a write transaction and a read
+// of the task for each task. The hub implements it (relay.Service.OfferDirectly); without one (or when
+// the agent's connection is on another instance, or has no room) new tasks
+// are queued and claimed.
+type DirectOffers interface {
+	// ReserveOffer takes room for one offer on the agent's connection on
+	// this instance, if it has a connection with room, and returns the
+	// holder its offers are marked with.
+	ReserveOffer(agentID string) (holder string, ok bool)
+	// SendOffer sends a committed offer, using up its reservation. It
+	// reports false when the connection has gone (the reservation is then
+	// gone too).
+	SendOffer(o *Offer) bool
+	// CancelOffer gives back a reservation that no offer used.
+	CancelOffer(agentID, holder string)
+}
+
 // Deliverer calls an agent that is reached by a request per task (webhook
 // mode) and returns its answer as an A2A event: a message, a task, or a
 // status update.

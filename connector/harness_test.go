@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/session"
@@ -108,13 +109,12 @@ func (s *testServer) start(addr string) {
 	must(s.t, s.sessions.Start(context.Background()))
 	s.hub = hub.New(hub.Deps{
 		Service: s.tasks, Agents: s.db, Tokens: s.db, Bus: s.bus, Logger: s.log, InstanceID: s.tasks.InstanceID,
-		Sessions: s.sessions,
+		Sessions: s.sessions, AddressOf: publicurl.Resolver{}.Address,
 	}, s.hubConfig)
 	s.api = httpapi.New(httpapi.Deps{
 		Accounts: s.db, Agents: s.db, Tokens: s.db, Deliveries: s.db, Tasks: s.tasks,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: s.log, Bus: s.bus, Connect: s.hub, Presence: s.tasks,
 	}, httpapi.Config{BlockingTimeout: 10 * time.Second, StreamKeepAlive: 100 * time.Millisecond})
-	s.hub.AddressOf = s.api.AddressURL
 	s.api.SetReady(true)
 	s.srv = httptest.NewUnstartedServer(s.api)
 	_ = s.srv.Listener.Close()

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/peers"
+	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/wake"
@@ -171,6 +172,7 @@ type Server struct {
 	owners  *accounts.Service // accounts, owner and agent tokens, agent deletion
 	met     *serverMetrics
 	clients *clientaddr.Resolver // immutable after New: the address a request came from
+	urls    publicurl.Resolver   // immutable after New: the public URLs of the deployment and its agents
 
 	state      atomic.Int32 // stateStarting, stateReady or stateDraining
 	storeCheck storeCheck
@@ -208,7 +210,7 @@ func New(deps Deps, cfg Config) *Server {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second),
-		clients: clientaddr.New(cfg.TrustedProxies)}
+		clients: clientaddr.New(cfg.TrustedProxies), urls: publicurl.Resolver{PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded}}
 	if toucher, ok := deps.Tokens.(peers.Toucher); ok {
 		s.usage = peers.NewUsage(toucher, deps.Logger, nil)
 	}

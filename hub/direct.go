@@ -10,14 +10,14 @@ import (
 )
 
 // The hub offers new tasks to the agents connected to it as the tasks are
-// created (relay.DirectOffers): the task service reserves room on the
+// created (switchboard.DirectOffers): the task service reserves room on the
 // agent's connection, writes the delivery already offered to it, and after
 // the commit hands the offer over, which the connection's writer sends like
 // any other frame. A reservation counts against the agent's in-flight
 // window like an offer, so the claims the writer makes meanwhile leave room
 // for it.
 
-// ReserveOffer implements relay.DirectOffers.
+// ReserveOffer implements switchboard.DirectOffers.
 func (h *Hub) ReserveOffer(agentID string) (string, bool) {
 	c := h.conn(agentID)
 	if c == nil || !c.helloDone() || c.closing.Load() || c.ctx.Err() != nil {
@@ -32,7 +32,7 @@ func (h *Hub) ReserveOffer(agentID string) (string, bool) {
 	return c.holder, true
 }
 
-// SendOffer implements relay.DirectOffers. When it returns false the
+// SendOffer implements switchboard.DirectOffers. When it returns false the
 // connection is gone or closing, so the caller may release its offers.
 func (h *Hub) SendOffer(o *switchboard.Offer) bool {
 	c := h.conn(o.Delivery.AgentID)
@@ -65,7 +65,7 @@ func (h *Hub) SendOffer(o *switchboard.Offer) bool {
 	return true
 }
 
-// CancelOffer implements relay.DirectOffers.
+// CancelOffer implements switchboard.DirectOffers.
 func (h *Hub) CancelOffer(agentID, holder string) {
 	c := h.conn(agentID)
 	if c == nil || c.holder != holder {

@@ -62,16 +62,9 @@ type serverOption func(*relay.Service, *hub.Config, *httpapi.Config)
 
 // withoutDirectOffers makes every new task wait in the queue for a claim,
 // as on an instance the agent is not connected to.
-func withoutDirectOffers(ts *relay.Service, _ *hub.Config, _ *httpapi.Config) {
-	ts.Direct = noDirectOffers{}
+func withoutDirectOffers(_ *relay.Service, h *hub.Config, _ *httpapi.Config) {
+	h.NoDirectOffers = true
 }
-
-// noDirectOffers never has room.
-type noDirectOffers struct{}
-
-func (noDirectOffers) ReserveOffer(string) (string, bool) { return "", false }
-func (noDirectOffers) SendOffer(*switchboard.Offer) bool  { return false }
-func (noDirectOffers) CancelOffer(agentID, holder string) {}
 
 func newServer(t testing.TB, opts ...serverOption) *server {
 	t.Helper()
@@ -103,9 +96,6 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 	must(t, s.sessions.Start(ctx))
 	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: s.tokenReads, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID,
 		Sessions: s.sessions, Cards: db}, hcfg)
-	if s.tasks.Direct == nil {
-		s.tasks.Direct = s.hub // as serve wires it
-	}
 	s.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.tasks,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Bus: s.bus, Connect: s.hub, Presence: s.tasks}, acfg)
 	s.api.SetReady(true)

@@ -58,6 +58,11 @@ type Config struct {
 	// the update that ends the turn, to be written with it (held.go;
 	// default 20 ms).
 	HoldWorking time.Duration
+	// NoDirectOffers leaves every new task for the agents connected here
+	// queued for a claim, as on an instance they are not connected to,
+	// instead of offering it as it is created (Service.OfferDirectly). For
+	// measuring and testing the claim path.
+	NoDirectOffers bool
 }
 
 // Service is the task protocol as the hub uses it. *relay.Service
@@ -76,6 +81,9 @@ type Service interface {
 	ApplyAgentEventAcking(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, d *switchboard.Delivery, at time.Time) (*switchboard.Task, error)
 	AgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID) (*switchboard.Task, error)
 	SendMessage(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, proto switchboard.ProtocolVersion) (*switchboard.Task, bool, error)
+	// OfferDirectly makes the hub the way new tasks are offered to its
+	// connections as they are created; New calls it.
+	OfferDirectly(d switchboard.DirectOffers)
 }
 
 // Deps are what a Hub needs.
@@ -134,7 +142,9 @@ type Hub struct {
 	upkeepOnce sync.Once     // closes upkeepStop
 }
 
-// New returns a Hub.
+// New returns a Hub, which offers the new tasks of the agents connected
+// to it as they are created (Service.OfferDirectly) unless
+// cfg.NoDirectOffers.
 func New(deps Deps, cfg Config) *Hub {
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = DefaultHeartbeatInterval
@@ -169,7 +179,11 @@ func New(deps Deps, cfg Config) *Hub {
 	if deps.InstanceID == "" {
 		deps.InstanceID = switchboard.NewID()
 	}
-	return &Hub{Deps: deps, cfg: cfg, met: newHubMetrics(), conns: make(map[string]*conn)}
+	h := &Hub{Deps: deps, cfg: cfg, met: newHubMetrics(), conns: make(map[string]*conn)}
+	if !cfg.NoDirectOffers {
+		deps.Service.OfferDirectly(h)
+	}
+	return h
 }
 
 // sessionTTL is how long an agent's session lasts without a renewal. The

@@ -24,7 +24,7 @@ var _ hub.Service = (*relay.Service)(nil)
 
 // The hub offers new tasks to the connections it holds as the relay
 // creates them.
-var _ relay.DirectOffers = (*hub.Hub)(nil)
+var _ switchboard.DirectOffers = (*hub.Hub)(nil)
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)

@@ -7,26 +7,11 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-// DirectOffers is how the instance that holds an agent's connection offers
-// it a new task straight from the task's creation, instead of claiming it
-// afterwards: the delivery is written already offered to that connection,
-// in the transaction that creates the task, and the offer goes to the
-// socket from the task in memory. That saves a write transaction and a read
-// of the task for each task. The hub implements it; without one (or when
-// the agent's connection is on another instance, or has no room) new tasks
-// are queued and claimed.
-type DirectOffers interface {
-	// ReserveOffer takes room for one offer on the agent's connection on
-	// this instance, if it has a connection with room, and returns the
-	// holder its offers are marked with.
-	ReserveOffer(agentID string) (holder string, ok bool)
-	// SendOffer sends a committed offer, using up its reservation. It
-	// reports false when the connection has gone (the reservation is then
-	// gone too).
-	SendOffer(o *switchboard.Offer) bool
-	// CancelOffer gives back a reservation that no offer used.
-	CancelOffer(agentID, holder string)
-}
+// OfferDirectly makes d the way new tasks for connector agents are offered
+// to this instance's connections as they are created
+// (switchboard.DirectOffers); without it they are queued and claimed. The
+// hub calls it as it is made, before the service is used.
+func (s *Service) OfferDirectly(d switchboard.DirectOffers) { s.direct = d }
 
 // reserveOffer makes d an offer to the agent's connection on this instance,
 // if there is one with room, or to this instance's dispatcher of the
@@ -39,10 +24,10 @@ func (s *Service) reserveOffer(agent *switchboard.Agent, d *switchboard.Delivery
 	if agent.Mode != switchboard.ModeConnector {
 		return s.reserveDispatch(agent.Mode, d, now)
 	}
-	if s.Direct == nil {
+	if s.direct == nil {
 		return ""
 	}
-	holder, ok := s.Direct.ReserveOffer(agent.ID)
+	holder, ok := s.direct.ReserveOffer(agent.ID)
 	if !ok {
 		return ""
 	}
@@ -63,15 +48,15 @@ func (s *Service) sendReserved(ctx context.Context, agent *switchboard.Agent, t 
 		return false
 	case err != nil || d.State != switchboard.DeliveryOffered:
 		// Not created, or the store queued it behind older work.
-		s.Direct.CancelOffer(agent.ID, holder)
+		s.direct.CancelOffer(agent.ID, holder)
 		return false
 	}
 	o := s.offerFor(d, t)
 	if o == nil {
-		s.Direct.CancelOffer(agent.ID, holder)
+		s.direct.CancelOffer(agent.ID, holder)
 		return false // cannot happen (offerFor logs it); the lease ends it
 	}
-	if s.Direct.SendOffer(o) {
+	if s.direct.SendOffer(o) {
 		return true
 	}
 	// The connection went away between the reservation and now, and may

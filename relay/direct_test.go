@@ -51,7 +51,7 @@ func TestDirectOfferToAClosedConnectionIsQueued(t *testing.T) {
 		t.Fatalf("claimed %d offers, want the earlier task's", len(held))
 	}
 	conn := &closingConn{}
-	f.svc.Direct = conn
+	f.svc.OfferDirectly(conn)
 	w, err := bus.Watch(ctx, switchboard.AgentSubject(f.agent.ID))
 	must(t, err)
 	defer w.Close()

@@ -43,11 +43,12 @@ type Service struct {
 	agents      switchboard.AgentStore
 	bus         switchboard.Bus
 	log         *slog.Logger
-	turns       localTurns // blocking calls on this instance waiting for a turn to end
-	dispatchers sync.Map   // DeliveryMode → *directDispatcher: the running dispatchers that take new tasks at once
-	messages    sync.Map   // agent, peer and message id → *messageHold: sends in progress (hold.go)
-	early       sync.Map   // delivery id → *earlyTask: new tasks sent before they are written (early.go)
-	earlyUse    earlyUsage // what the early tasks of each peer hold, for its quotas
+	turns       localTurns               // blocking calls on this instance waiting for a turn to end
+	dispatchers sync.Map                 // DeliveryMode → *directDispatcher: the running dispatchers that take new tasks at once
+	messages    sync.Map                 // agent, peer and message id → *messageHold: sends in progress (hold.go)
+	early       sync.Map                 // delivery id → *earlyTask: new tasks sent before they are written (early.go)
+	earlyUse    earlyUsage               // what the early tasks of each peer hold, for its quotas
+	direct      switchboard.DirectOffers // set once by OfferDirectly, before use: new tasks offered to connections here
 
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
@@ -61,10 +62,6 @@ type Service struct {
 	// InstanceID names this process among the instances of a deployment;
 	// offers it holds are marked with it.
 	InstanceID string
-	// Direct, if set, offers new tasks to agents connected to this
-	// instance as they are created (see DirectOffers). Set it before the
-	// service is used.
-	Direct DirectOffers
 	// OnAck, if set, is called when AckOffer or RejectOffer records the
 	// first acknowledgement of a delivery, with the agent's mode, the
 	// delivery as it was offered (CreatedAt: when the work was accepted;

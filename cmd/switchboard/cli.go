@@ -74,7 +74,3 @@ func defaultDataDir() string {
 	}
 	return "switchboard-data"
 }
-
-// ownerTokenFile is the name of the file, in the data directory, that holds
-// the operator's owner token generated at first start.
-const ownerTokenFile = "owner-token"

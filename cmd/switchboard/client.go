@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // client calls the owner API of a server for the management commands.
@@ -40,7 +41,7 @@ func newClient(cli *CLI) (*client, error) {
 	}
 	c := &client{base: base, token: strings.TrimSpace(cli.OwnerToken), http: &http.Client{Timeout: 60 * time.Second}, json: cli.JSON, out: cli.out}
 	if c.token == "" {
-		c.tokenFile = filepath.Join(cli.Data, ownerTokenFile)
+		c.tokenFile = filepath.Join(cli.Data, server.OwnerTokenFile)
 		b, err := os.ReadFile(c.tokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("no owner token: set SWITCHBOARD_OWNER_TOKEN or --owner-token (could not read %s: %w)", c.tokenFile, errors.Unwrap(err))

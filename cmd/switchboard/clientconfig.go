@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard/internal/atomicfile"
 )
 
 // clientFile is the name of the client config file that init writes in
@@ -49,7 +51,7 @@ func (cfg *clientConfig) save(dir string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, clientFile), append(b, '\n'), 0o600, 0o700)
+	return atomicfile.Write(filepath.Join(dir, clientFile), append(b, '\n'), 0o600, 0o700)
 }
 
 // clientConfig returns the client config, or an empty one when there is

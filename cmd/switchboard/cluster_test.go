@@ -20,7 +20,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
-	"github.com/nats-io/nats-server/v2/server"
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/connproto"
@@ -29,6 +29,7 @@ import (
 	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/seal"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // clusterOwnerToken is the owner token every instance of a test cluster is
@@ -40,13 +41,13 @@ const clusterOwnerToken = "sbo_cluster-test-owner-token-0123456789"
 type testCluster struct {
 	t     *testing.T
 	dsn   string
-	nats  []*server.Server
-	inst  []*Main  // in-process instances (not with processes)
-	bases []string // every instance's base URL
+	nats  []*natsserver.Server
+	inst  []*server.Server // in-process instances (not with processes)
+	bases []string         // every instance's base URL
 }
 
 // newCluster starts n instances; tweak adjusts each instance's settings.
-func newCluster(t *testing.T, n int, tweak func(*Config)) *testCluster {
+func newCluster(t *testing.T, n int, tweak func(*server.Config)) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t, dsn: pgtest.DSN(t)}
 	for i := range n {
@@ -75,13 +76,13 @@ func newCluster(t *testing.T, n int, tweak func(*Config)) *testCluster {
 var clusterSecretKey = base64.StdEncoding.EncodeToString(seal.NewKey())
 
 // start starts instance i on NATS server i (tweak may choose another bus).
-func (c *testCluster) start(i int, tweak func(*Config)) *Main {
+func (c *testCluster) start(i int, tweak func(*server.Config)) *server.Server {
 	c.t.Helper()
 	bus := ""
 	if i < len(c.nats) {
 		bus = c.nats[i].ClientURL()
 	}
-	cfg := Config{
+	cfg := server.Config{
 		Addr: "127.0.0.1:0", DataDir: c.t.TempDir(), OwnerToken: clusterOwnerToken, Database: c.dsn, SecretKey: clusterSecretKey,
 		DatabaseMaxConns: 8, Bus: bus, Heartbeat: time.Second,
 		OutboundAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
@@ -93,7 +94,7 @@ func (c *testCluster) start(i int, tweak func(*Config)) *Main {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testWriter{c.t}, &slog.HandlerOptions{Level: slog.LevelDebug})).With("instance", i)
 	}
-	m := NewMain(cfg, log)
+	m := server.New(cfg, log)
 	if err := m.Run(context.Background()); err != nil {
 		_ = m.Close()
 		c.t.Fatalf("instance %d: %v", i, err)
@@ -266,7 +267,7 @@ func TestClusterSendAcrossInstances(t *testing.T) {
 
 // streamSend sends a streaming message as bob and returns the results of
 // its events, until the stream ends.
-func streamSend(t *testing.T, m *Main, handle, peerToken, text string) []map[string]any {
+func streamSend(t *testing.T, m *server.Server, handle, peerToken, text string) []map[string]any {
 	t.Helper()
 	resp := openStream(t, m, handle, peerToken, text)
 	defer resp.Body.Close()
@@ -290,7 +291,7 @@ func streamSend(t *testing.T, m *Main, handle, peerToken, text string) []map[str
 }
 
 // openStream starts SendStreamingMessage as bob.
-func openStream(t *testing.T, m *Main, handle, peerToken, text string) *http.Response {
+func openStream(t *testing.T, m *server.Server, handle, peerToken, text string) *http.Response {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": map[string]any{
 		"message": map[string]any{"messageId": fmt.Sprint("s-", time.Now().UnixNano()), "role": "ROLE_USER",
@@ -536,7 +537,7 @@ func TestClusterReplacementAcrossInstances(t *testing.T) {
 // TestClusterRateLimitIsShared: a peer spreading its calls over three
 // instances gets its per-minute limit once, not three times.
 func TestClusterRateLimitIsShared(t *testing.T) {
-	c := newCluster(t, 3, func(cfg *Config) { cfg.RatePerMinute = 6 })
+	c := newCluster(t, 3, func(cfg *server.Config) { cfg.RatePerMinute = 6 })
 	_, _, bob := c.agent("limited", map[string]any{"mode": "inbox"})
 	ok, limited := 0, 0
 	startMinute := time.Now().Truncate(time.Minute)
@@ -640,7 +641,7 @@ func TestClusterBusRestart(t *testing.T) {
 	t.Logf("without the bus, the task was answered in %s (polling)", time.Since(start).Round(time.Millisecond))
 
 	// The same servers again, on the same addresses, joined as before.
-	var restarted []*server.Server
+	var restarted []*natsserver.Server
 	for i, addr := range addrs {
 		o := natsbus.ServerOptions{Name: fmt.Sprint("nats-", i), Listen: addr, ClusterListen: "127.0.0.1:0"}
 		if i > 0 {
@@ -735,7 +736,7 @@ func TestClusterEmbeddedBus(t *testing.T) {
 	c := &testCluster{t: t, dsn: pgtest.DSN(t)}
 	var seed string
 	for i := range 2 {
-		m := c.start(0, func(cfg *Config) {
+		m := c.start(0, func(cfg *server.Config) {
 			cfg.Bus = "embedded"
 			cfg.NATS = natsbus.ServerOptions{Name: fmt.Sprint("embedded-", i), ClusterListen: "127.0.0.1:0"}
 			if seed != "" {
@@ -743,7 +744,7 @@ func TestClusterEmbeddedBus(t *testing.T) {
 			}
 		})
 		if i == 0 {
-			seed = "nats-route://" + m.nats.ClusterAddr().String()
+			seed = "nats-route://" + m.NATSClusterAddr()
 		}
 		c.inst = append(c.inst, m)
 		c.bases = append(c.bases, m.URL())

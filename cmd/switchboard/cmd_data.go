@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/server"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -27,13 +28,13 @@ type ExportCmd struct {
 // Run exports the database in one read transaction (a snapshot): servers
 // may keep running.
 func (c *ExportCmd) Run(ctx context.Context, cli *CLI) error {
-	if !isPostgres(c.Database) {
+	if !server.IsPostgres(c.Database) {
 		path := filepath.Join(cli.Data, "switchboard.db")
 		if _, err := os.Stat(path); err != nil {
 			return fmt.Errorf("export: no database at %s (--data, or --database for PostgreSQL): %w", path, err)
 		}
 	}
-	db, where, err := openStore(ctx, Config{DataDir: cli.Data, Database: c.Database})
+	db, where, err := server.OpenStore(ctx, cli.Data, c.Database, 0)
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func (c *ImportCmd) Run(ctx context.Context, cli *CLI) error {
 		in = f
 	}
 	created := ""
-	if !isPostgres(c.Database) {
+	if !server.IsPostgres(c.Database) {
 		if err := os.MkdirAll(cli.Data, 0o700); err != nil {
 			return fmt.Errorf("create data directory: %w", err)
 		}
@@ -103,7 +104,7 @@ func (c *ImportCmd) Run(ctx context.Context, cli *CLI) error {
 			created = path
 		}
 	}
-	db, where, err := openStore(ctx, Config{DataDir: cli.Data, Database: c.Database})
+	db, where, err := server.OpenStore(ctx, cli.Data, c.Database, 0)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/atomicfile"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -214,7 +215,7 @@ func (r *initRun) keepToken(token string) error {
 		return nil // an inbox agent has none
 	}
 	r.token = token
-	return writeFileAtomic(r.tokenAt, []byte(token+"\n"), 0o600, 0o700)
+	return atomicfile.Write(r.tokenAt, []byte(token+"\n"), 0o600, 0o700)
 }
 
 // planWake adds the step that sets the wake webhook, unless it is set to

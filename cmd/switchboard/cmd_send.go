@@ -6,13 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/front"
 	"io"
 	"net/netip"
 	"net/url"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/front"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"

@@ -25,12 +25,13 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // connectAgent creates a connector agent with the CLI (connector is the
 // default mode) and a peer token for bob, and returns the agent's id, its
 // agent token and the peer token.
-func connectAgent(t *testing.T, m *Main, handle string) (id, agentToken, peerToken string) {
+func connectAgent(t *testing.T, m *server.Server, handle string) (id, agentToken, peerToken string) {
 	t.Helper()
 	var g struct {
 		ID         string `json:"id"`
@@ -54,7 +55,7 @@ func connectAgent(t *testing.T, m *Main, handle string) (id, agentToken, peerTok
 
 // startConnect runs `switchboard connect` with args until the test ends,
 // and waits until the agent is connected.
-func startConnect(t *testing.T, m *Main, agentID string, args ...string) {
+func startConnect(t *testing.T, m *server.Server, agentID string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -114,7 +115,7 @@ func (t *peerTask) reason() string {
 
 // peerCall calls the agent's address as bob (A2A 1.0) and decodes the
 // task in the answer.
-func peerCall(t *testing.T, m *Main, handle, peerToken, method string, params any) *peerTask {
+func peerCall(t *testing.T, m *server.Server, handle, peerToken, method string, params any) *peerTask {
 	t.Helper()
 	return peerCallURL(t, m.URL()+"/a/"+handle, peerToken, method, params)
 }
@@ -156,7 +157,7 @@ func peerCallURL(t *testing.T, address, peerToken, method string, params any) *p
 }
 
 // peerSend sends text as bob; wait blocks until the agent's turn ends.
-func peerSend(t *testing.T, m *Main, handle, peerToken, messageID, text, taskID string, wait bool) *peerTask {
+func peerSend(t *testing.T, m *server.Server, handle, peerToken, messageID, text, taskID string, wait bool) *peerTask {
 	t.Helper()
 	msg := map[string]any{"messageId": messageID, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
 	if taskID != "" {
@@ -166,7 +167,7 @@ func peerSend(t *testing.T, m *Main, handle, peerToken, messageID, text, taskID 
 }
 
 // waitTask polls the task until cond holds.
-func waitTask(t *testing.T, m *Main, handle, peerToken, id string, cond func(*peerTask) bool) *peerTask {
+func waitTask(t *testing.T, m *server.Server, handle, peerToken, id string, cond func(*peerTask) bool) *peerTask {
 	t.Helper()
 	var task *peerTask
 	testwait.ForErr(t, "task "+id, func() error {
@@ -601,7 +602,7 @@ func TestConnectForwardCancel(t *testing.T) {
 
 // waitCancelDelivered waits until the connector acknowledged the cancel of
 // the task.
-func waitCancelDelivered(t *testing.T, m *Main, taskID string) {
+func waitCancelDelivered(t *testing.T, m *server.Server, taskID string) {
 	t.Helper()
 	id := a2a.TaskID(taskID)
 	testwait.For(t, "the connector to receive the cancel", func() bool {
@@ -748,7 +749,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 // peerCallV03 calls the agent's address as bob in A2A 0.3 JSON-RPC and
 // returns the result.
-func peerCallV03(t *testing.T, m *Main, handle, peerToken, method string, params any) map[string]any {
+func peerCallV03(t *testing.T, m *server.Server, handle, peerToken, method string, params any) map[string]any {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "r1", "method": method, "params": params})
 	req, _ := http.NewRequest("POST", m.URL()+"/a/"+handle, bytes.NewReader(body))

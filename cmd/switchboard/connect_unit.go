@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard/internal/atomicfile"
 )
 
 // unitNamePattern is what --name may hold: it becomes part of a unit name
@@ -71,10 +73,10 @@ func (c *ConnectCmd) writeUnit(out io.Writer, urls []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(p.env, []byte(env), 0o600, 0o700); err != nil {
+	if err := atomicfile.Write(p.env, []byte(env), 0o600, 0o700); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(p.unit, []byte(unit), 0o644, 0o755); err != nil {
+	if err := atomicfile.Write(p.unit, []byte(unit), 0o644, 0o755); err != nil {
 		return err
 	}
 	c.printInstalled(out, p)
@@ -214,34 +216,4 @@ func executable() (string, error) {
 		exe = resolved
 	}
 	return filepath.Abs(exe)
-}
-
-// writeFileAtomic writes data to path with mode, through a temporary file
-// in the same directory (made with dirMode if missing), so that readers see
-// the old file or the new one, and the mode holds even if the file
-// existed.
-func writeFileAtomic(path string, data []byte, mode, dirMode os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(f.Name()) // after a successful rename, there is nothing to remove
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

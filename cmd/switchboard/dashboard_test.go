@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/switchboard-dev/switchboard/connector"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // The strings an owner (or someone who talks one into it) might put in an
@@ -33,7 +34,7 @@ const (
 // would be one); sign-out ends it.
 func TestDashboardInBrowser(t *testing.T) {
 	p := newBrowserPage(t)
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.Heartbeat = 500 * time.Millisecond })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.Heartbeat = 500 * time.Millisecond })
 	owner := m.GeneratedOwnerToken
 	_, agentToken, peerToken := connectAgent(t, m, "helper")
 	cli(t, m, "agent", "create", "xss", "--name", xssName, "--description", xssDescription)
@@ -279,7 +280,7 @@ func TestDashboardInBrowser(t *testing.T) {
 }
 
 // peerStatus sends GetTask with a peer token and returns the HTTP status.
-func peerStatus(t *testing.T, m *Main, handle, peerToken string) (int, string) {
+func peerStatus(t *testing.T, m *server.Server, handle, peerToken string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", m.URL()+"/a/"+handle, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`))
 	req.Header.Set("Authorization", "Bearer "+peerToken)
@@ -295,7 +296,7 @@ func peerStatus(t *testing.T, m *Main, handle, peerToken string) (int, string) {
 
 // bearerStatus sends GET path with a bearer token and returns the HTTP
 // status.
-func bearerStatus(t *testing.T, m *Main, path, token string) int {
+func bearerStatus(t *testing.T, m *server.Server, path, token string) int {
 	t.Helper()
 	req, _ := http.NewRequest("GET", m.URL()+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)

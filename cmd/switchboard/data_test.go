@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -75,7 +76,7 @@ func TestExportImportCLI(t *testing.T) {
 		t.Fatal("the imported copy exports other data")
 	}
 
-	token, err := os.ReadFile(filepath.Join(src.Config.DataDir, ownerTokenFile))
+	token, err := os.ReadFile(filepath.Join(src.Config.DataDir, server.OwnerTokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestServeRetention(t *testing.T) {
 	p := storetest.PopulateAt(t, db, time.Now().Add(-40*24*time.Hour))
 	_ = db.Close()
 
-	m := MustRunMain(t, dir, "", func(c *Config) { c.Retention = 30 * 24 * time.Hour })
+	m := MustRunMain(t, dir, "", func(c *server.Config) { c.Retention = 30 * 24 * time.Hour })
 	ctx := context.Background()
 	testwait.ForErr(t, "the finished tasks to be deleted", func() error {
 		_, errC := m.DB.FindTaskByID(ctx, p.Tasks[2].ID())

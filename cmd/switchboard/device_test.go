@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // pageClient is a browser-like client of one server: cookies kept,
@@ -222,7 +223,7 @@ func TestDevicePage(t *testing.T) {
 
 // pendingCodes returns the codes of the pending pairing requests of the
 // account whose owner token is ownerToken (the generated one if empty).
-func pendingCodes(t *testing.T, m *Main, ownerToken string) []string {
+func pendingCodes(t *testing.T, m *server.Server, ownerToken string) []string {
 	t.Helper()
 	args := []string{"--json", "pairing", "list"}
 	if ownerToken != "" {
@@ -259,7 +260,7 @@ func pollOnce(t *testing.T, addr, device string) (int, string) {
 // the next lookup and the next decision are answered 429 with Retry-After
 // (the decision is not applied), while another address is still served.
 func TestDevicePageLookupLimit(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
 		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	})
 	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
@@ -319,7 +320,7 @@ func TestDevicePageLookupLimit(t *testing.T) {
 
 // expirePairing moves the expiry of m's pending request with the code to
 // a minute ago, in the SQLite file behind m.
-func expirePairing(t *testing.T, m *Main, code string) {
+func expirePairing(t *testing.T, m *server.Server, code string) {
 	t.Helper()
 	raw, err := sql.Open("sqlite", sqlitetest.DSN(filepath.Join(m.Config.DataDir, "switchboard.db")))
 	if err != nil {

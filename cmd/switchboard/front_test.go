@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,15 +13,18 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // frontMain runs a server whose fronts trust the upstream's test
 // certificate and may reach loopback.
-func frontMain(t *testing.T, up *upstreamAgent) *Main {
+func frontMain(t *testing.T, up *upstreamAgent) *server.Server {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AddCert(up.srv.Certificate())
-	return MustRunMain(t, t.TempDir(), "", func(c *Config) {
+	return MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
 		c.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 		c.FrontRootCAs = pool
 	})
@@ -30,7 +32,7 @@ func frontMain(t *testing.T, up *upstreamAgent) *Main {
 
 // createFront creates a front agent for the upstream at url and returns a
 // peer token of it.
-func createFront(t *testing.T, m *Main, handle, url string, args ...string) string {
+func createFront(t *testing.T, m *server.Server, handle, url string, args ...string) string {
 	t.Helper()
 	out := cli(t, m, append([]string{"agent", "create", handle, "--mode", "front", "--upstream", url}, args...)...)
 	if !strings.Contains(out, "upstream:   "+url) {

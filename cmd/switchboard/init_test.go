@@ -13,12 +13,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // initCLI runs the command line with the server's owner token file but
 // without --server: the commands find the server in the client config
 // that init saved (init itself is given --server).
-func initCLI(t *testing.T, m *Main, args ...string) string {
+func initCLI(t *testing.T, m *server.Server, args ...string) string {
 	t.Helper()
 	var buf bytes.Buffer
 	full := append([]string{"--data", m.Config.DataDir}, args...)
@@ -40,7 +42,7 @@ func peerTokenIn(t *testing.T, out string) string {
 
 // sendAsPeer sends a message to the agent's address and returns the
 // JSON-RPC answer.
-func sendAsPeer(t *testing.T, m *Main, handle, token, text string) string {
+func sendAsPeer(t *testing.T, m *server.Server, handle, token, text string) string {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-` + handle + `","role":"ROLE_USER","parts":[{"text":"` + text + `"}]}}}`
 	req, _ := http.NewRequest("POST", m.URL()+"/a/"+handle, strings.NewReader(body))
@@ -148,7 +150,7 @@ func TestInitInbox(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	t.Cleanup(wakes.Close)
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.AllowPrivateNetworks = true })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.AllowPrivateNetworks = true })
 
 	dry := cli(t, m, "init", "desk", "--inbox", "--wake", wakes.URL, "--dry-run")
 	if !strings.Contains(dry, "create the inbox agent desk") || !strings.Contains(dry, "set the wake webhook") {

@@ -16,13 +16,14 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // MustRunMain starts a server on a free loopback port with its data in dir
 // and stops it when the test ends. opts change the configuration first.
-func MustRunMain(t *testing.T, dir, presetToken string, opts ...func(*Config)) *Main {
+func MustRunMain(t *testing.T, dir, presetToken string, opts ...func(*server.Config)) *server.Server {
 	t.Helper()
-	cfg := Config{Addr: "127.0.0.1:0", DataDir: dir, OwnerToken: presetToken, RatePerMinute: 60}
+	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, OwnerToken: presetToken, RatePerMinute: 60}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -31,7 +32,7 @@ func MustRunMain(t *testing.T, dir, presetToken string, opts ...func(*Config)) *
 	if db := filepath.Join(dir, "switchboard.db"); cfg.Database == "" && fileExists(dir) && !fileExists(db) {
 		sqlitetest.Write(t, db)
 	}
-	m := NewMain(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := m.Run(context.Background()); err != nil {
 		_ = m.Close()
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func MustRunMain(t *testing.T, dir, presetToken string, opts ...func(*Config)) *
 }
 
 // cli runs the command line against m and returns what it printed.
-func cli(t *testing.T, m *Main, args ...string) string {
+func cli(t *testing.T, m *server.Server, args ...string) string {
 	t.Helper()
 	out, err := cliErr(m, args...)
 	if err != nil {
@@ -50,7 +51,7 @@ func cli(t *testing.T, m *Main, args ...string) string {
 	return out
 }
 
-func cliErr(m *Main, args ...string) (string, error) {
+func cliErr(m *server.Server, args ...string) (string, error) {
 	var buf bytes.Buffer
 	full := append([]string{"--server", m.URL(), "--data", m.Config.DataDir}, args...)
 	err := run(context.Background(), full, &buf)
@@ -69,7 +70,7 @@ func TestRotatedTokenFileExplains(t *testing.T) {
 func TestFirstStartWritesOwnerToken(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	m := MustRunMain(t, dir, "")
-	path := filepath.Join(dir, ownerTokenFile)
+	path := filepath.Join(dir, server.OwnerTokenFile)
 	info, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestPresetOwnerToken(t *testing.T) {
 	dir := t.TempDir()
 	preset := "preset-owner-token-0123456789"
 	m := MustRunMain(t, dir, preset)
-	if _, err := os.Stat(filepath.Join(dir, ownerTokenFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, server.OwnerTokenFile)); !os.IsNotExist(err) {
 		t.Fatalf("a preset token was written to disk: %v", err)
 	}
 	if out := cli(t, m, "--owner-token", preset, "whoami"); !strings.Contains(out, "operator") {
@@ -137,7 +138,7 @@ func TestPresetOwnerToken(t *testing.T) {
 	m3 := MustRunMain(t, dir, "another-preset-token-abcdef")
 	cli(t, m3, "--owner-token", "another-preset-token-abcdef", "whoami")
 
-	bad := NewMain(Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), OwnerToken: "short"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	bad := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), OwnerToken: "short"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := bad.Run(context.Background()); err == nil {
 		bad.Close()
 		t.Fatal("a short preset token was accepted")
@@ -145,13 +146,25 @@ func TestPresetOwnerToken(t *testing.T) {
 	bad.Close()
 }
 
-func m2OperatorID(t *testing.T, m *Main) string {
+func m2OperatorID(t *testing.T, m *server.Server) string {
 	t.Helper()
-	op, err := m.findOperator(context.Background())
-	if err != nil || op == nil {
-		t.Fatalf("operator: %v", err)
+	return operatorOf(t, m).ID
+}
+
+// operatorOf returns the operator's account of m's deployment.
+func operatorOf(t *testing.T, m *server.Server) *switchboard.Account {
+	t.Helper()
+	all, err := m.DB.FindAccounts(context.Background())
+	if err != nil {
+		t.Fatalf("accounts: %v", err)
 	}
-	return op.ID
+	for _, a := range all {
+		if a.IsOperator() {
+			return a
+		}
+	}
+	t.Fatal("no operator account")
+	return nil
 }
 
 // TestCLIWalkthrough follows the README walkthrough with the CLI.
@@ -315,7 +328,7 @@ func TestShutdownAnswersBlockingCalls(t *testing.T) {
 // private addresses is logged as a warning at start.
 func TestAllowPrivateNetworksIsLoud(t *testing.T) {
 	var logs bytes.Buffer
-	m := NewMain(Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AllowPrivateNetworks: true},
+	m := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AllowPrivateNetworks: true},
 		slog.New(slog.NewTextHandler(&logs, nil)))
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -327,7 +340,7 @@ func TestAllowPrivateNetworksIsLoud(t *testing.T) {
 }
 
 // cliStdin is cli with stdin as the command's standard input.
-func cliStdin(t *testing.T, m *Main, stdin string, args ...string) string {
+func cliStdin(t *testing.T, m *server.Server, stdin string, args ...string) string {
 	t.Helper()
 	var buf bytes.Buffer
 	full := append([]string{"--server", m.URL(), "--data", m.Config.DataDir}, args...)

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // TestMCPOAuthClientMetadataDocument runs OAuth end to end with a client
@@ -54,7 +56,7 @@ func TestMCPOAuthClientMetadataDocument(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AddCert(docs.Certificate())
 
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
 		c.AllowPrivateNetworks = true
 		c.ClientMetadataRootCAs = roots
 	})

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // postJSON posts a JSON body (or a form, when form is set) and decodes the
@@ -375,7 +376,7 @@ func callTool(t *testing.T, endpoint, token, name string, args any) *mcp.CallToo
 // client while none can be pruned (503 temporarily_unavailable). Clients
 // come from many addresses through a trusted proxy's X-Forwarded-For.
 func TestMCPOAuthRegistrationRefusals(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
 		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	})
 	register := func(from, body string) (int, map[string]any) {

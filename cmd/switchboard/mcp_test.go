@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // TestMCPTokenCommands mints, lists and revokes an MCP token with the CLI,
@@ -56,7 +58,7 @@ func TestAccountMCPToken(t *testing.T) {
 
 // TestServeWithoutMCP: --mcp=false serves no MCP route at all.
 func TestServeWithoutMCP(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.MCPOff = true })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.MCPOff = true })
 	cli(t, m, "agent", "create", "desk", "--mode", "inbox")
 	if got := mcpStatus(t, m.URL()+"/a/desk/mcp", "sbm_x"); got != http.StatusNotFound {
 		t.Fatalf("POST /a/desk/mcp: HTTP %d, want 404", got)

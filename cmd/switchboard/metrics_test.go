@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/promtest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // scrape reads base/metrics and parses it strictly.
@@ -64,7 +65,7 @@ func wantSamples(t *testing.T, s map[string]float64, want map[string]float64) {
 // TestMetricsListener runs a connector agent's task through a server with
 // a metrics listener of its own and reads every family the task moved.
 func TestMetricsListener(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.MetricsAddr = "127.0.0.1:0" })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.MetricsAddr = "127.0.0.1:0" })
 	if code, _ := getStatus(t, m.URL()+"/metrics"); code != http.StatusNotFound {
 		t.Fatalf("main listener /metrics without --metrics: %d", code)
 	}
@@ -124,7 +125,7 @@ func TestMetricsListener(t *testing.T) {
 // TestMetricsOnMainListener: --metrics serves /metrics on the main
 // listener; the store gauges count an inbox agent's waiting task.
 func TestMetricsOnMainListener(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.Metrics = true })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.Metrics = true })
 	if m.MetricsURL() != "" {
 		t.Fatal("a metrics listener without --metrics-addr")
 	}
@@ -147,7 +148,7 @@ func TestMetricsOnMainListener(t *testing.T) {
 // so, while agents' connections are still being closed and the listener
 // still answers; /healthz stays 200.
 func TestReadyzWhileDraining(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.MetricsAddr = "127.0.0.1:0"; c.ShutdownTimeout = time.Second })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.MetricsAddr = "127.0.0.1:0"; c.ShutdownTimeout = time.Second })
 	id, agentToken, _ := connectAgent(t, m, "slow")
 	dialAgent(t, m.URL(), agentToken) // never reads: its close handshake holds the hub's shutdown
 	// The connection is served on goroutines of its own once upgraded: wait

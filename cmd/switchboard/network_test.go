@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // atOnce bounds how long a no_agent_found answer may take in these tests:
@@ -27,7 +28,7 @@ const atOnce = time.Second
 
 // networkAgent creates a connector agent with the CLI, puts it in the
 // communities (offering skill), and returns its agent token.
-func networkAgent(t *testing.T, m *Main, handle, skill string, communities ...string) string {
+func networkAgent(t *testing.T, m *server.Server, handle, skill string, communities ...string) string {
 	t.Helper()
 	args := []string{"--json", "agent", "create", handle}
 	if skill != "" {
@@ -49,7 +50,7 @@ func networkAgent(t *testing.T, m *Main, handle, skill string, communities ...st
 
 // runConnector runs a connector client of the agent until stop or the end
 // of the test, and waits until it is connected.
-func runConnector(t *testing.T, m *Main, handle, token string, h connector.HandlerFunc) (cl *connector.Client, stop func()) {
+func runConnector(t *testing.T, m *server.Server, handle, token string, h connector.HandlerFunc) (cl *connector.Client, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cl = &connector.Client{URLs: []string{m.URL()}, Token: token, Handler: h, Logger: slog.New(slog.DiscardHandler)}
@@ -75,7 +76,7 @@ func runConnector(t *testing.T, m *Main, handle, token string, h connector.Handl
 }
 
 // postTask sends POST /tasks with an agent token.
-func postTask(t *testing.T, m *Main, token string, body map[string]any) (int, map[string]any, time.Duration) {
+func postTask(t *testing.T, m *server.Server, token string, body map[string]any) (int, map[string]any, time.Duration) {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest("POST", m.URL()+"/tasks", bytes.NewReader(b))
@@ -100,7 +101,7 @@ func postTask(t *testing.T, m *Main, token string, body map[string]any) (int, ma
 // answers at once; an agent whose socket dropped gets its task when it
 // reconnects within the grace.
 func TestNetworkEndToEnd(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.ReconnectGrace = 2 * time.Second; c.Heartbeat = 500 * time.Millisecond })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.ReconnectGrace = 2 * time.Second; c.Heartbeat = 500 * time.Millisecond })
 	senderToken := networkAgent(t, m, "sender", "", "lab")
 	workerToken := networkAgent(t, m, "worker", "code", "lab")
 	froms := make(chan [2]string, 16)
@@ -203,7 +204,10 @@ func TestNetworkEndToEnd(t *testing.T) {
 // TestNetworkGraceEnds: past the reconnect grace, an agent that dropped is
 // no candidate: no_agent_found, at once.
 func TestNetworkGraceEnds(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.ReconnectGrace = 300 * time.Millisecond; c.Heartbeat = 200 * time.Millisecond })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
+		c.ReconnectGrace = 300 * time.Millisecond
+		c.Heartbeat = 200 * time.Millisecond
+	})
 	senderToken := networkAgent(t, m, "sender", "", "lab")
 	workerToken := networkAgent(t, m, "worker", "", "lab")
 	_, stop := runConnector(t, m, "worker", workerToken, func(_ context.Context, w *connector.Work) { _ = w.Reply("ok") })
@@ -223,7 +227,7 @@ func TestNetworkGraceEnds(t *testing.T) {
 // TestRequireApprovalFlag: with --require-approval an owner's agent waits
 // for the operator before it takes part in the network.
 func TestRequireApprovalFlag(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.RequireApproval = true })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.RequireApproval = true })
 	var acct struct {
 		Token string `json:"token"`
 	}
@@ -246,7 +250,7 @@ func TestRequireApprovalFlag(t *testing.T) {
 // task in the original network's shape: payload.message as text and
 // from_agent_id the sending agent's id; its answer completes the task.
 func TestNetworkToWebhookAgent(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.AllowPrivateNetworks = true })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.AllowPrivateNetworks = true })
 	type legacy struct {
 		FromAgentID     string `json:"from_agent_id"`
 		From            string `json:"from"`

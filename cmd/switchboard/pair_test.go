@@ -15,11 +15,12 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // pairInBackground runs switchboard pair against m's agent and returns a
 // channel with its output and error once it ends.
-func pairInBackground(m *Main, configDir string, args ...string) <-chan [2]any {
+func pairInBackground(m *server.Server, configDir string, args ...string) <-chan [2]any {
 	done := make(chan [2]any, 1)
 	go func() {
 		var buf bytes.Buffer
@@ -32,7 +33,7 @@ func pairInBackground(m *Main, configDir string, args ...string) <-chan [2]any {
 
 // approveNext waits for one pending request of the account and approves
 // it with the CLI, by its code alone.
-func approveNext(t *testing.T, m *Main) {
+func approveNext(t *testing.T, m *server.Server) {
 	t.Helper()
 	var code string
 	testwait.For(t, "a pairing request", func() bool {
@@ -113,7 +114,7 @@ func TestPairingRequestWakes(t *testing.T) {
 		_, _ = io.WriteString(w, "ok")
 	}))
 	defer recv.Close()
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
 		c.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	})
 	cli(t, m, "agent", "create", "sleeper", "--mode", "inbox")

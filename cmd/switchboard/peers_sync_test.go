@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // bearerRoundTripper adds a bearer token to every request.
@@ -35,7 +36,7 @@ func TestPeersSync(t *testing.T) {
 	if err := json.Unmarshal([]byte(cli(t, remote, "--json", "token", "issue", "--agent", "bob", "alice")), &issued); err != nil {
 		t.Fatal(err)
 	}
-	ours := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+	ours := MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
 		c.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} // the other server is on loopback
 	})
 	cli(t, ours, "agent", "create", "alice", "--mode", "inbox")

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // TestOwnerTokenFileIsPrivateWhateverWasThere: a token file that existed
@@ -20,7 +22,7 @@ func TestOwnerTokenFileIsPrivateWhateverWasThere(t *testing.T) {
 		t.Run(tc, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
 			must(t, os.MkdirAll(dir, 0o700))
-			path := filepath.Join(dir, ownerTokenFile)
+			path := filepath.Join(dir, server.OwnerTokenFile)
 			elsewhere := filepath.Join(t.TempDir(), "shared.txt")
 			switch tc {
 			case "world-readable":
@@ -54,7 +56,7 @@ func TestSharedDataDirectoryIsReported(t *testing.T) {
 	must(t, os.MkdirAll(dir, 0o755))
 	must(t, os.Chmod(dir, 0o755))
 	var logs bytes.Buffer
-	m := NewMain(Config{Addr: "127.0.0.1:0", DataDir: dir}, slog.New(slog.NewTextHandler(&logs, nil)))
+	m := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: dir}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err := m.Run(context.Background()); err != nil {
 		_ = m.Close()
 		t.Fatal(err)

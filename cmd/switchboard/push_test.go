@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // TestPushWalkthrough runs a server whose sender may reach loopback: the
@@ -27,7 +28,7 @@ func TestPushWalkthrough(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer rc.Close()
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
 		c.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 		c.Metrics = true
 	})

@@ -13,11 +13,12 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // inboxAgent creates an inbox agent through the CLI and returns it with a
 // peer of it.
-func inboxAgent(t *testing.T, m *Main, handle string) (*switchboard.Agent, switchboard.Peer, string) {
+func inboxAgent(t *testing.T, m *server.Server, handle string) (*switchboard.Agent, switchboard.Peer, string) {
 	t.Helper()
 	cli(t, m, "agent", "create", handle, "--mode", "inbox")
 	var tok struct {
@@ -101,7 +102,7 @@ func TestServeQuotaFlags(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			cfg := parseServe(t, tc.args...)
 			cfg.Addr, cfg.DataDir = "127.0.0.1:0", t.TempDir()
-			m := MustRunMain(t, cfg.DataDir, "", func(c *Config) { c.MaxOpenTasks, c.MaxPeerBytes = cfg.MaxOpenTasks, cfg.MaxPeerBytes })
+			m := MustRunMain(t, cfg.DataDir, "", func(c *server.Config) { c.MaxOpenTasks, c.MaxPeerBytes = cfg.MaxOpenTasks, cfg.MaxPeerBytes })
 			if m.Tasks.MaxOpenTasksPerPeer != tc.wantTasks || m.Tasks.MaxPeerBytes != tc.wantBytes {
 				t.Fatalf("task service: %d tasks, %d bytes; want %d, %d", m.Tasks.MaxOpenTasksPerPeer, m.Tasks.MaxPeerBytes, tc.wantTasks, tc.wantBytes)
 			}
@@ -117,7 +118,7 @@ func TestServeQuotaFlags(t *testing.T) {
 }
 
 // parseServe parses a serve command line and returns the Config it makes.
-func parseServe(t *testing.T, args ...string) Config {
+func parseServe(t *testing.T, args ...string) server.Config {
 	t.Helper()
 	var c CLI
 	parser, err := kong.New(&c, kong.Vars{"default_data": t.TempDir()}, serveVars())
@@ -131,7 +132,7 @@ func parseServe(t *testing.T, args ...string) Config {
 // TestQuotaRefusalOverHTTP sends to a server started with a quota of two
 // open tasks: the third is refused with the quota's code.
 func TestQuotaRefusalOverHTTP(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.MaxOpenTasks = 2 })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.MaxOpenTasks = 2 })
 	_, _, token := inboxAgent(t, m, "helper")
 	send := func(id string) map[string]any {
 		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"` + id + `","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`

@@ -1,60 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/switchboard-dev/switchboard/seal"
 )
-
-// sealSecrets gives the store the keys that seal its secrets (--secret-key,
-// or the key file in the data directory, made at first start), and seals
-// again every secret that is not sealed with the current key: those kept
-// before sealing existed, and those of a key rotated out. A store holding
-// secrets sealed with a key the server was not given stops the start.
-func (m *Main) sealSecrets(ctx context.Context, cfg Config) error {
-	var keys [][]byte
-	if cfg.SecretKey != "" {
-		var err error
-		if keys, err = seal.ParseKeys(cfg.SecretKey); err != nil {
-			return fmt.Errorf("--secret-key: %w", err)
-		}
-	} else {
-		path := filepath.Join(cfg.DataDir, seal.KeyFileName)
-		kf, err := seal.LoadKeyFile(path)
-		if err != nil {
-			return err
-		}
-		if kf.Created {
-			m.Logger.Info("created the key that seals stored secrets; back it up with the data, and give every instance the same keys",
-				"file", path, "key_id", seal.KeyID(kf.Keys[0]))
-		}
-		if kf.FixedMode != 0 {
-			m.Logger.Warn("the secret key file was open to other users; made it private (0600)", "file", path, "was", kf.FixedMode.String())
-		}
-		keys = kf.Keys
-	}
-	ring, err := seal.NewKeyring(keys...)
-	if err != nil {
-		return err
-	}
-	m.DB.Secrets = ring
-	n, err := m.DB.ResealSecrets(ctx)
-	var unknown *seal.UnknownKeyError
-	if errors.As(err, &unknown) {
-		return fmt.Errorf("the database holds secrets sealed with key %s, which this server was not given: start it with the same keys as the instance that sealed them (--secret-key / SWITCHBOARD_SECRET_KEY, or that instance's %s); this server has %v",
-			unknown.ID, seal.KeyFileName, ring.IDs())
-	} else if err != nil {
-		return fmt.Errorf("seal stored secrets: %w", err)
-	}
-	if n > 0 {
-		m.Logger.Info("sealed stored secrets with the current key", "secrets", n, "key_id", ring.CurrentID())
-	}
-	return nil
-}
 
 // SecretKeyCmd manages the keys that seal stored secrets.
 type SecretKeyCmd struct {

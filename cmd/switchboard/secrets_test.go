@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/seal"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // TestSecretKeyRotationAndMismatch: a webhook secret written by a server is
@@ -20,8 +21,8 @@ import (
 // of the keys that sealed it is refused, saying which key it lacks.
 func TestSecretKeyRotationAndMismatch(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	start := func() (*Main, error) {
-		m := NewMain(Config{Addr: "127.0.0.1:0", DataDir: dir}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	start := func() (*server.Server, error) {
+		m := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: dir}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err := m.Run(context.Background()); err != nil {
 			_ = m.Close()
 			return nil, err
@@ -31,8 +32,7 @@ func TestSecretKeyRotationAndMismatch(t *testing.T) {
 	m, err := start()
 	must(t, err)
 	ctx := context.Background()
-	op, err := m.findOperator(ctx)
-	must(t, err)
+	op := operatorOf(t, m)
 	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: op.ID, Handle: "hooked", Mode: switchboard.ModeWebhook,
 		Endpoint: "https://hook.example", WebhookSecret: "sbw_the-secret-itself", AcceptsTasks: true}
 	must(t, m.DB.CreateAgent(ctx, g))

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // echoAgent is a real a2a-go v2 agent: it takes a message, works for a
@@ -173,7 +174,7 @@ func replayFollowUps(h a2asrv.RequestHandler, version string, rpc http.Handler) 
 
 // cliIO runs the command line against m with stdin and returns stdout and
 // stderr.
-func cliIO(m *Main, stdin string, args ...string) (string, string, error) {
+func cliIO(m *server.Server, stdin string, args ...string) (string, string, error) {
 	var out, errOut bytes.Buffer
 	full := append([]string{"--server", m.URL(), "--data", m.Config.DataDir}, args...)
 	err := runIO(context.Background(), full, strings.NewReader(stdin), &out, &errOut)
@@ -181,7 +182,7 @@ func cliIO(m *Main, stdin string, args ...string) (string, string, error) {
 }
 
 // outboxRecord reads one outbound record through the CLI.
-func outboxRecord(t *testing.T, m *Main, agent, id string) ownerapi.Outbound {
+func outboxRecord(t *testing.T, m *server.Server, agent, id string) ownerapi.Outbound {
 	t.Helper()
 	var boxes []struct {
 		Outbox []ownerapi.Outbound `json:"outbox"`
@@ -199,7 +200,7 @@ func outboxRecord(t *testing.T, m *Main, agent, id string) ownerapi.Outbound {
 }
 
 // sendJSON runs send with --json and returns the record.
-func sendJSON(t *testing.T, m *Main, args ...string) ownerapi.Outbound {
+func sendJSON(t *testing.T, m *server.Server, args ...string) ownerapi.Outbound {
 	t.Helper()
 	var rec ownerapi.Outbound
 	out := cli(t, m, append([]string{"--json", "send"}, args...)...)
@@ -430,7 +431,7 @@ func TestSendToHandleWithPush(t *testing.T) {
 	defer recv.Close()
 	// The server pushes to its own loopback address: only with private
 	// networks allowed (and plain http with them).
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.AllowPrivateNetworks = true })
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.AllowPrivateNetworks = true })
 	cli(t, m, "agent", "create", "alice", "--mode", "inbox")
 	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
 	cli(t, m, "wake", "set", "--agent", "alice", "--url", recv.URL+"/wake", "--debounce", "0s")

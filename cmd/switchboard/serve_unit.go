@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard/internal/atomicfile"
 )
 
 // serve --print-unit and --install write a hardened systemd unit that runs
@@ -136,11 +138,11 @@ func writeServeUnit(out io.Writer, args []string, install bool) error {
 	unitPath := filepath.Join(systemRoot, "etc", "systemd", "system", serveUnitName)
 	envPath := filepath.Join(systemRoot, serveEnvFile)
 	if _, err := os.Stat(envPath); errors.Is(err, os.ErrNotExist) {
-		if err := writeFileAtomic(envPath, []byte("# Secrets of switchboard.service, as NAME=value lines. Keep this file mode 0600.\n"), 0o600, 0o700); err != nil {
+		if err := atomicfile.Write(envPath, []byte("# Secrets of switchboard.service, as NAME=value lines. Keep this file mode 0600.\n"), 0o600, 0o700); err != nil {
 			return err
 		}
 	}
-	if err := writeFileAtomic(unitPath, []byte(unit), 0o644, 0o755); err != nil {
+	if err := atomicfile.Write(unitPath, []byte(unit), 0o644, 0o755); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "wrote the unit %s\nsecrets go in %s (mode 0600)\n\n", unitPath, envPath)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // joinCommunity puts the agent handle in community through the owner API.
@@ -29,7 +30,7 @@ func joinCommunity(t *testing.T, base, ownerToken, handle, community string) {
 
 // saidHello waits until the agent's connection said hello: its session is
 // in the store, and others may open sessions with it.
-func saidHello(t *testing.T, m *Main, agentID string) {
+func saidHello(t *testing.T, m *server.Server, agentID string) {
 	t.Helper()
 	testwait.For(t, "the agent to say hello", func() bool {
 		s, err := m.DB.FindSession(context.Background(), agentID)
@@ -38,7 +39,7 @@ func saidHello(t *testing.T, m *Main, agentID string) {
 }
 
 // chat runs switchboard chat with stdin and returns what it printed.
-func chat(t *testing.T, m *Main, token, to, stdin string) (string, error) {
+func chat(t *testing.T, m *server.Server, token, to, stdin string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()

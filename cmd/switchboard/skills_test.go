@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // The skills in skills/ are instructions an AI agent follows without a
@@ -101,8 +103,8 @@ func TestSkillsRun(t *testing.T) {
 		t.Skip("the skills read JSON with python3, which is not installed")
 	}
 	bin := buildSwitchboard(t)
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.AllowPrivateNetworks = true })
-	ownerToken, err := os.ReadFile(filepath.Join(m.Config.DataDir, ownerTokenFile))
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.AllowPrivateNetworks = true })
+	ownerToken, err := os.ReadFile(filepath.Join(m.Config.DataDir, server.OwnerTokenFile))
 	must(t, err)
 	wakes := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) }))
 	t.Cleanup(wakes.Close)

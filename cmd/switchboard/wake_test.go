@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // TestWakeCLI wires a wake with the CLI, the key from the environment,
@@ -32,7 +33,7 @@ func TestWakeCLI(t *testing.T) {
 		_, _ = io.WriteString(w, "ok")
 	}))
 	defer recv.Close()
-	m := MustRunMain(t, t.TempDir(), "", func(c *Config) {
+	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
 		c.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 		c.Metrics = true
 	})

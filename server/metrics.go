@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -31,7 +31,7 @@ var busPublishBuckets = []float64{0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0
 // the store counts at most once per interval.
 const storeStatsTTL = 5 * time.Second
 
-// processMetrics are the metrics cmd wires in: those of the components
+// processMetrics are the metrics the server wires in: those of the components
 // that do not import package metrics (the task service, the store, the
 // bus), and the process's own.
 type processMetrics struct {
@@ -51,7 +51,7 @@ type processMetrics struct {
 	publishLatency           *metrics.Histogram
 }
 
-func newProcessMetrics() *processMetrics {
+func newProcessMetrics(version string) *processMetrics {
 	pm := &processMetrics{
 		reg: metrics.NewRegistry(),
 		delivery: metrics.NewHistogramVec("switchboard_delivery_seconds",

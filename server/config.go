@@ -1,0 +1,104 @@
+package server
+
+import (
+	"crypto/x509"
+	"net/netip"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/natsbus"
+	"github.com/switchboard-dev/switchboard/push"
+)
+
+// Config is everything a server needs to start. Zero values mean defaults.
+type Config struct {
+	// Version is the running version: in the User-Agent of outbound
+	// requests, the cards and switchboard_build_info.
+	Version string
+
+	Addr           string
+	DataDir        string
+	PublicURL      string
+	OwnerToken     string // preset operator token; empty: generate one at first start
+	MaxBody        int64
+	RatePerMinute  int
+	DefaultAgent   string
+	TrustForwarded bool
+	// TrustedProxies are the ranges of the proxies in front of the server,
+	// whose X-Forwarded-For names the client (package clientaddr).
+	TrustedProxies  []netip.Prefix
+	ShutdownTimeout time.Duration
+	// BodyTimeout bounds how long a client may take to send a body.
+	BodyTimeout time.Duration
+	// SecretKey holds the keys that seal the store's secrets (seal.ParseKeys);
+	// empty: the key file in DataDir, made at first start.
+	SecretKey string
+	// MaxUnauthConns bounds the unauthenticated connections of one client
+	// address (0: the default; negative: no bound).
+	MaxUnauthConns int
+	// MaxOpenTasks bounds the unfinished tasks one peer holds on one agent
+	// (relay.Service.MaxOpenTasksPerPeer; 0: the default; negative: no
+	// bound).
+	MaxOpenTasks int
+	// MaxPeerBytes bounds the bytes of one peer's unfinished tasks on one
+	// agent (relay.Service.MaxPeerBytes; 0: the default; negative: no
+	// bound).
+	MaxPeerBytes int64
+	// DeliveryDeadline is how long a task waits for its agent to take it.
+	DeliveryDeadline time.Duration
+	// BlockingTimeout bounds how long a blocking send waits for an answer.
+	BlockingTimeout time.Duration
+	// Heartbeat is the ping interval of connector connections.
+	Heartbeat time.Duration
+	// RequireApproval makes new agents wait for the operator's approval
+	// before they take part in the network.
+	RequireApproval bool
+	// ReconnectGrace is how long after its socket dropped a connector
+	// agent stays a candidate of discovery (0: the default; negative:
+	// none).
+	ReconnectGrace time.Duration
+	// WebhookTimeout bounds one webhook delivery.
+	WebhookTimeout time.Duration
+	// Push tunes the push notification sender (timeout, give-up limits,
+	// backoff); zero values mean its defaults.
+	Push push.SendConfig
+	// AllowPrivateNetworks lets outbound requests reach private addresses.
+	AllowPrivateNetworks bool
+	// OutboundAllow lists extra prefixes outbound requests may reach (tests).
+	OutboundAllow []netip.Prefix
+	// FrontRootCAs, if set, are the certificates fronts' upstreams are
+	// checked against (tests); nil: the system's (SSL_CERT_FILE is read).
+	FrontRootCAs *x509.CertPool
+	// ClientMetadataRootCAs, if set, are the certificates the hosts of
+	// MCP clients' metadata documents are checked against (tests); nil:
+	// the system's.
+	ClientMetadataRootCAs *x509.CertPool
+	// FrontTimeout bounds one task's exchange with a front's upstream
+	// (default front.DefaultTimeout).
+	FrontTimeout time.Duration
+
+	// Database is a postgres:// URL; empty means SQLite in DataDir.
+	Database string
+	// DatabaseMaxConns bounds this instance's PostgreSQL connections.
+	DatabaseMaxConns int
+	// Bus is "memory" (or empty), "embedded", or NATS server URLs.
+	Bus string
+	// BusPrefix is the first token of the deployment's NATS subjects.
+	BusPrefix string
+	// NATS configures the embedded NATS server of Bus "embedded".
+	NATS natsbus.ServerOptions
+
+	// Retention is how long finished tasks are kept; 0 keeps them forever.
+	Retention time.Duration
+	// RetentionInterval is how often old finished tasks are looked for;
+	// 0 means switchboard.DefaultExpiryInterval.
+	RetentionInterval time.Duration
+
+	// Metrics serves GET /metrics on the main listener.
+	Metrics bool
+	// MCPOff turns off every MCP route: agents' {address}/mcp and the MCP
+	// token routes answer 404.
+	MCPOff bool
+	// MetricsAddr is the address of a listener of its own for /metrics,
+	// /healthz and /readyz; empty: none.
+	MetricsAddr string
+}

@@ -1,0 +1,231 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/dashboard"
+	"github.com/switchboard-dev/switchboard/front"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/mcpauth"
+	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/outpeer"
+	"github.com/switchboard-dev/switchboard/pairing"
+	"github.com/switchboard-dev/switchboard/push"
+	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/session"
+	"github.com/switchboard-dev/switchboard/sqlstore"
+	"github.com/switchboard-dev/switchboard/wake"
+)
+
+// Server is a running deployment instance: Run opens the store, the bus,
+// the services and the faces and starts serving; Close closes them in the
+// reverse order. Its exported fields are what Run built, for tests and for
+// the commands that run beside it; nothing changes them after Run.
+type Server struct {
+	Config Config
+	Logger *slog.Logger
+
+	DB    *sqlstore.DB
+	Bus   switchboard.Bus
+	Tasks *relay.Service
+	// Pushes sends the push notifications task changes queue.
+	Pushes *push.Service
+	// Outbox records what agents send and the pushes answering them.
+	Outbox *outbox.Service
+	// Wakes queues and sends wake webhooks.
+	Wakes *wake.Service
+	// Network holds communities, approval, discovery and the directory.
+	Network *network.Service
+	// Sessions runs the live sessions between connected agents.
+	Sessions *session.Service
+	// Hub holds the connector agents' WebSockets.
+	Hub *hub.Hub
+	// API serves the addresses, the owner API and health.
+	API *httpapi.Server
+	// Console is the web console at /dashboard.
+	Console *dashboard.Console
+	// Pairing runs the device authorization grant; Device is its page
+	// ({address}/device).
+	Pairing *pairing.Service
+	Device  *dashboard.DevicePage
+	// Fronts forwards the work of front agents to their upstreams.
+	Fronts *front.Service
+	// OutboundPeers keeps agents' synced aliases.
+	OutboundPeers *outpeer.Service
+	// OAuth gives MCP clients MCP tokens by OAuth 2.1; Consent is its
+	// authorization page. Both nil when MCP is off.
+	OAuth   *mcpauth.Service
+	Consent *dashboard.ConsentPage
+
+	// GeneratedOwnerToken is the operator token created by this start, if
+	// it created one (first start without a preset token).
+	GeneratedOwnerToken string
+
+	instanceID string                  // names this process among the deployment's instances
+	nats       *natsserver.Server      // the embedded NATS server of Bus "embedded"
+	loops      *supervisor             // the background loops
+	metrics    *processMetrics         // every metric of the process
+	published  *front.Published        // the cards forwarding connectors publish, read by the API and the console
+	limiter    switchboard.RateLimiter // the per-peer rate limit
+
+	ln            net.Listener
+	httpServer    *http.Server
+	served        chan error
+	metricsLn     net.Listener
+	metricsServer *http.Server
+	metricsServed chan error
+	closed        bool // Close has run
+}
+
+// New returns a Server that Run will start. Tests use it with Addr
+// "127.0.0.1:0" and a temporary data directory.
+func New(cfg Config, logger *slog.Logger) *Server {
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	return &Server{Config: cfg, Logger: logger, instanceID: switchboard.NewID()}
+}
+
+// Run opens everything and starts serving in the background. It returns
+// once the server accepts connections and /readyz answers 200; on an error
+// the caller calls Close to release what was opened.
+func (s *Server) Run(ctx context.Context) error {
+	cfg := s.Config
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	warnIfShared(s.Logger, cfg.DataDir)
+	s.metrics = newProcessMetrics(cfg.Version)
+	s.loops = newSupervisor(s.Logger)
+
+	db, where, err := s.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	s.DB = db
+	db.OnTaskState = s.metrics.onTaskState
+	carrier, err := s.openBus()
+	if err != nil {
+		return err
+	}
+	if err := s.buildServices(ctx, carrier); err != nil {
+		return err
+	}
+	if err := s.buildFaces(); err != nil {
+		return err
+	}
+	if err := s.listen(); err != nil {
+		return err
+	}
+	s.startLoops()
+	s.serve()
+	s.API.SetReady(true)
+
+	s.Logger.Info("switchboard is serving", "url", s.URL(), "data", cfg.DataDir, "database", where,
+		"bus", busName(cfg.Bus), "instance", s.instanceID, "metrics", s.metricsWhere(), "retention", retentionWhere(cfg.Retention))
+	return nil
+}
+
+// Fatal receives, once, the error of a background loop that cannot go on
+// (the bus closed for good): the process must end, non-zero, and be
+// started again by its supervisor. It is nil before Run.
+func (s *Server) Fatal() <-chan error {
+	if s.loops == nil {
+		return nil
+	}
+	return s.loops.Fatal()
+}
+
+// URL returns the base URL the server listens on.
+func (s *Server) URL() string {
+	if s.ln == nil {
+		return ""
+	}
+	return baseURL(s.ln)
+}
+
+// MetricsURL returns the base URL of the metrics listener, or "" without
+// one.
+func (s *Server) MetricsURL() string {
+	if s.metricsLn == nil {
+		return ""
+	}
+	return baseURL(s.metricsLn)
+}
+
+// baseURL returns the URL of a listener, with a wildcard host made
+// loopback.
+func baseURL(ln net.Listener) string {
+	addr := ln.Addr().String()
+	if host, port, err := net.SplitHostPort(addr); err == nil && (host == "::" || host == "0.0.0.0" || host == "") {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	return "http://" + addr
+}
+
+// Close stops the server in the reverse order of Run: it marks it not
+// ready, closes the agents' connections (their unacknowledged work goes
+// back to the queue), stops accepting, ends open streams, waits up to
+// ShutdownTimeout for requests in flight, stops the background loops, and
+// closes the live sessions, the bus and the store. It is safe to call after
+// a failed Run, and more than once.
+func (s *Server) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	timeout := s.Config.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	if s.httpServer != nil {
+		s.API.SetReady(false)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		// Agents first: they are told the server restarts and reconnect
+		// elsewhere or later; their unacknowledged work goes back to the queue.
+		if err := s.Hub.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		if err := s.httpServer.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shut down http: %w", err))
+			_ = s.httpServer.Close()
+		}
+		cancel()
+		if err := <-s.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("serve http: %w", err))
+		}
+		s.httpServer = nil
+	} else if s.ln != nil {
+		_ = s.ln.Close() // Run failed before serving it
+	}
+	errs = append(errs, s.closeMetrics())
+	if s.loops != nil {
+		s.loops.stop()
+	}
+	if s.Sessions != nil {
+		s.Sessions.Close() // after the hub: its connections' sessions were told they dropped
+	}
+	if s.Bus != nil {
+		errs = append(errs, s.Bus.Close())
+	}
+	if s.nats != nil {
+		s.nats.Shutdown()
+		s.nats.WaitForShutdown()
+	}
+	if s.DB != nil {
+		errs = append(errs, s.DB.Close())
+	}
+	return errors.Join(errs...)
+}
