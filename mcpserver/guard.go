@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/switchboard-dev/switchboard"
@@ -212,27 +213,39 @@ const (
 	extraToken  = "switchboard.token"
 )
 
-// limit counts the call against its token's rate limit and records the
-// token's use; it reports whether the call may go on, having answered
-// 429 if not.
-func (s *Server) limit(w http.ResponseWriter, r *http.Request) bool {
+// limit counts the request's first call against its token's rate limit
+// (limitBatch counts the others of a batch, once the body is read, so
+// that a request past the limit is refused unread) and records the
+// token's use; it returns the limit's key of the token and reports
+// whether the call may go on, having answered 429 if not.
+func (s *Server) limit(w http.ResponseWriter, r *http.Request) (string, bool) {
 	info := auth.TokenInfoFromContext(r.Context())
 	tok, _ := info.Extra[extraToken].(*switchboard.Token)
 	if tok == nil {
 		http.Error(w, "no token", http.StatusUnauthorized)
-		return false
+		return "", false
 	}
+	key := limitKey(tok)
 	if s.Limiter != nil {
-		if ok, retry, _ := s.Limiter.Allow(r.Context(), limitKey(tok)); !ok {
-			secs := max(int(retry.Seconds()+0.999), 1)
+		if ok, retry, _ := s.Limiter.Allow(r.Context(), key); !ok {
+			secs := retryAfter(retry)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeRPCError(w, http.StatusTooManyRequests, codeRateLimited,
-				fmt.Sprintf("rate limit: too many calls with this MCP grant; retry in %d s", secs), nil)
-			return false
+			writeRPCError(w, http.StatusTooManyRequests, codeRateLimited, rateLimitMessage(secs), nil)
+			return "", false
 		}
 	}
 	s.usage.Touch(r.Context(), tok.Hash)
-	return true
+	return key, true
+}
+
+// retryAfter is the Retry-After of a refusal: whole seconds, at least 1.
+func retryAfter(retry time.Duration) int {
+	return max(int(retry.Seconds()+0.999), 1)
+}
+
+// rateLimitMessage is the message of the rate limit's JSON-RPC error.
+func rateLimitMessage(secs int) string {
+	return fmt.Sprintf("rate limit: too many calls with this MCP grant; retry in %d s", secs)
 }
 
 // limitKey is the rate limit's key of an MCP token: its grant, the label

@@ -111,7 +111,8 @@ func New(deps Deps, cfg Config) *Server {
 
 // wrap returns the handler of an SDK server: the SDK's token check (made
 // already by ServeAgent or ServeAccount), the rate limit, the version
-// check, then the SDK's stateless Streamable HTTP handler.
+// check, the rate limit of a batch's other messages (batch.go), then the
+// SDK's stateless Streamable HTTP handler.
 func (s *Server) wrap(srv *mcp.Server) http.Handler {
 	sdkHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, Logger: s.Logger, MaxRequestBodyBytes: s.cfg.MaxBody,
@@ -122,12 +123,21 @@ func (s *Server) wrap(srv *mcp.Server) http.Handler {
 	})
 	bearer := auth.RequireBearerToken(passOn, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
 	return bearer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.limit(w, r) || !checkVersion(w, r) {
+		key, ok := s.limit(w, r)
+		if !ok || !checkVersion(w, r) {
+			return
+		}
+		over, ok := s.limitBatch(w, r, key)
+		if !ok {
 			return
 		}
 		// A client that stops reading its answer gives up the call's
 		// goroutine by then, rather than hold it in a write for ever.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(maxCallTime))
+		if over != nil {
+			serveOverLimit(w, r, sdkHandler, over)
+			return
+		}
 		sdkHandler.ServeHTTP(w, r)
 	}))
 }
