@@ -82,6 +82,12 @@ func eachStore(t *testing.T, f func(t *testing.T, kind string)) {
 // counting MCP calls (nil: none).
 func newWorld(tb testing.TB, kind string, limiter switchboard.RateLimiter) *world {
 	tb.Helper()
+	return newWorldConfig(tb, kind, limiter, httpapi.Config{})
+}
+
+// newWorldConfig is newWorld with the HTTP API's configuration.
+func newWorldConfig(tb testing.TB, kind string, limiter switchboard.RateLimiter, cfg httpapi.Config) *world {
+	tb.Helper()
 	db, driver, dsn := store(tb, kind)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	bus := membus.New()
@@ -100,7 +106,7 @@ func newWorld(tb testing.TB, kind string, limiter switchboard.RateLimiter) *worl
 		mcpserver.Config{Version: "test"})
 	w.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: w.tasks, Outbox: ob,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Pinger: db, Network: w.network, Pairing: w.pairing, MCP: mcps,
-		OutboundPeers: synced}, httpapi.Config{})
+		OutboundPeers: synced}, cfg)
 	w.api.SetReady(true)
 	w.srv = httptest.NewServer(w.api)
 	tb.Cleanup(func() {

@@ -15,7 +15,7 @@ import (
 
 // SendArgs are the arguments of send.
 type SendArgs struct {
-	To        string `json:"to" jsonschema:"the receiving agent: a synced alias (list_peers), or a handle or address URL on this deployment; an alias wins over a handle of the same name"`
+	To        string `json:"to" jsonschema:"the receiving agent: a synced alias (list_peers) or its URL, or a handle or address URL on this deployment; an alias wins over a handle of the same name"`
 	Text      string `json:"text" jsonschema:"the message"`
 	ContextID string `json:"contextId,omitempty" jsonschema:"continue this conversation"`
 	TaskID    string `json:"taskId,omitempty" jsonschema:"continue this task, one the agent sent"`
@@ -85,6 +85,15 @@ func (s *Server) send(ctx context.Context, req *mcp.CallToolRequest, in SendArgs
 	p, err := s.syncedPeer(ctx, tg, in.To)
 	if err != nil {
 		return s.fail(ctx, ToolSend, err)
+	}
+	if p == nil && isURL(in.To) && !onDeployment(in.To, tg.base) {
+		// Another deployment's address: only through the synced alias
+		// of that URL (tools_address.go).
+		if p, err = s.aliasAt(ctx, tg, in.To); err != nil {
+			return s.fail(ctx, ToolSend, err)
+		} else if p == nil {
+			return s.fail(ctx, ToolSend, elsewhere(in.To))
+		}
 	}
 	if p != nil {
 		o, err := s.sendRemote(ctx, tg, p, in.Text, in.ContextID, in.TaskID)
