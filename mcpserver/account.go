@@ -43,14 +43,14 @@ func addTool[In any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, any]) {
 		}
 		var in In
 		if err := json.Unmarshal(raw, &args); err != nil {
-			return failed(err), nil
+			return failed(toolFailure("invalid arguments: " + err.Error())), nil
 		}
 		if err := json.Unmarshal(raw, &in); err != nil {
-			return failed(err), nil
+			return failed(toolFailure("invalid arguments: " + err.Error())), nil
 		}
 		tg, err := s.actFor(ctx, req, args.Agent)
 		if err != nil {
-			return failed(fmt.Errorf("Error: %s", switchboard.ErrorMessage(err))), nil
+			return failed(toolFailure(switchboard.ErrorMessage(err))), nil
 		}
 		res, _, err := h(context.WithValue(ctx, actingKey{}, tg), req, in)
 		if err != nil {

@@ -111,3 +111,17 @@ func TestAccountTokenOwnAgentsOnly(t *testing.T) {
 		t.Fatalf("no agents: HTTP %d %s", r.status, r.body)
 	}
 }
+
+// TestAccountToolBadArguments: arguments of the wrong type on the account
+// endpoint are a tool failure worded like every other ("Error: …").
+func TestAccountToolBadArguments(t *testing.T) {
+	w := newWorld(t, "sqlite", nil)
+	w.agent("one")
+	r := w.do("POST", "/mcp-tokens", w.ownerToken, `{"label":"desk","agents":["one"]}`, nil)
+	cs := connect(t, w.srv.URL+"/mcp", r.json["token"].(string), "2025-06-18")
+	for _, args := range []map[string]any{{"agent": 5}, {"agent": "one", "limit": "many"}} {
+		if msg := toolError(t, cs, "inbox", args); !strings.HasPrefix(msg, "Error: invalid arguments: ") {
+			t.Errorf("inbox %v: %q", args, msg)
+		}
+	}
+}

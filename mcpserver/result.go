@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"unicode/utf8"
 
@@ -18,7 +17,7 @@ import (
 func result(header string, v any) (*mcp.CallToolResult, any, error) {
 	text, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return nil, nil, fmt.Errorf("Error: encode the result: %w", err)
+		return nil, nil, toolFailure("encode the result: " + err.Error())
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: header + "\n" + string(text)}},
@@ -31,7 +30,7 @@ func result(header string, v any) (*mcp.CallToolResult, any, error) {
 func structured(text string, v any) (*mcp.CallToolResult, any, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return nil, nil, fmt.Errorf("Error: encode the result: %w", err)
+		return nil, nil, toolFailure("encode the result: " + err.Error())
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(data)}, nil, nil
 }
@@ -56,7 +55,15 @@ func (s *Server) fail(ctx context.Context, tool string, err error) (*mcp.CallToo
 	if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
 		s.Logger.ErrorContext(ctx, "mcp tool failed", "tool", tool, "err", err)
 	}
-	return nil, nil, errors.New("Error: " + switchboard.ErrorMessage(err))
+	return nil, nil, toolFailure(switchboard.ErrorMessage(err))
+}
+
+// toolFailure is a tool's failure as a model reads it, the text of its
+// isError result: "Error: " and what went wrong. The capital is meant (a
+// line shown to a model, docs/mcp.md), so it is added here rather than
+// written into each error string.
+func toolFailure(msg string) error {
+	return errors.New("Error: " + msg)
 }
 
 // errInvalid is a tool's refusal of its arguments.
