@@ -25,6 +25,7 @@ const (
 	EQUOTA        Code = "quota_exceeded"  // the caller holds as much as it may (open tasks, stored bytes)
 	ENOAGENT      Code = "no_agent_found"  // no agent of the network may take the work now; the message says which gate
 	EUPSTREAM     Code = "upstream_failed" // a front's upstream failed; the message is generic, the owner sees the cause
+	EUNAVAILABLE  Code = "unavailable"     // the server cannot do it now (its storage is full); retry later
 
 	ENOTCANCELABLE          Code = "task_not_cancelable"
 	EUNSUPPORTED            Code = "unsupported_operation"
@@ -128,4 +129,9 @@ var (
 	ErrStoreClosed = errors.New("store closed")
 	// ErrBusClosed is returned by a Bus after Close.
 	ErrBusClosed = errors.New("bus closed")
+	// ErrStorageFull is wrapped by a Store's error when a write failed for
+	// want of space: nothing of it was written, what was written before is
+	// kept, and the same write succeeds once space is freed. Its code is
+	// EUNAVAILABLE; the edges answer 503 with Retry-After.
+	ErrStorageFull = &Error{Code: EUNAVAILABLE, Message: "storage full: the server cannot store new work now; retry later"}
 )

@@ -37,6 +37,7 @@ const (
 	CodeUnauthorized         = -31401 // a SendMessage with a token that is not a peer token of its target
 	CodeRateLimited          = -32000 // a SendMessage past its peer token's rate limit (as the HTTP front door answers)
 	CodeQuotaExceeded        = -32050 // a send past the peer's quota of open tasks or bytes on its target (as over HTTP)
+	CodeUnavailable          = -32052 // a send the server cannot store now, its storage full: retry later (as over HTTP)
 )
 
 // Frame is any JSON-RPC 2.0 object read from the socket: a request, a

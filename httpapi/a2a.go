@@ -231,6 +231,9 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 		if switchboard.ErrorCode(err) == switchboard.EUPSTREAM {
 			e.status = http.StatusBadGateway // a front's upstream failed: a gateway's answer
 		}
+		if s.unavailable(w, err) {
+			e.status = http.StatusServiceUnavailable
+		}
 		writeRPCError(w, req.ID, e)
 		return
 	}

@@ -16,7 +16,9 @@ import (
 // or stored bytes) has a JSON-RPC code of our own in the range JSON-RPC
 // leaves to implementations, away from the A2A codes, which count up from
 // -32001; so has ENOAGENT (the network found no agent for the work), whose
-// errors also carry the reason "no_agent_found" (noAgentData).
+// errors also carry the reason "no_agent_found" (noAgentData); so has
+// EUNAVAILABLE (the server cannot store the work now: its storage is
+// full), answered with 503 and Retry-After (unavailable).
 var codes = map[switchboard.Code]struct {
 	status int
 	rpc    int
@@ -33,6 +35,7 @@ var codes = map[switchboard.Code]struct {
 	switchboard.EQUOTA:                  {http.StatusTooManyRequests, -32050, "QUOTA_EXCEEDED"},
 	switchboard.ENOAGENT:                {http.StatusNotFound, -32051, "NO_AGENT_FOUND"},
 	switchboard.EUPSTREAM:               {http.StatusBadGateway, -32603, "INTERNAL_ERROR"},
+	switchboard.EUNAVAILABLE:            {http.StatusServiceUnavailable, -32052, "UNAVAILABLE"},
 	switchboard.ENOTCANCELABLE:          {http.StatusConflict, -32002, "TASK_NOT_CANCELABLE"},
 	switchboard.EPUSHNOTSUPPORTED:       {http.StatusBadRequest, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
 	switchboard.EUNSUPPORTED:            {http.StatusBadRequest, -32004, "UNSUPPORTED_OPERATION"},
@@ -82,4 +85,21 @@ func (l *rateLimitedLogger) Error(msg string, args ...any) {
 		args = append(args, "dropped_since_last", dropped)
 	}
 	l.log.Error(msg, args...)
+}
+
+// unavailableRetry is the Retry-After of an answer that the server cannot
+// give now because its storage is full: long enough for an operator or a
+// cleanup to free space, short enough to take work again soon after.
+const unavailableRetry = "30"
+
+// unavailable prepares the answer to an error whose code is EUNAVAILABLE:
+// it sets Retry-After and logs the cause (at most once a second), which
+// the answer does not show. It reports whether err is such an error.
+func (s *Server) unavailable(w http.ResponseWriter, err error) bool {
+	if switchboard.ErrorCode(err) != switchboard.EUNAVAILABLE {
+		return false
+	}
+	w.Header().Set("Retry-After", unavailableRetry)
+	s.errLogs.Error("refused work: the store cannot write", "err", err)
+	return true
 }

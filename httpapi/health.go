@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/switchboard-dev/switchboard"
 )
 
 // What /readyz reports, in the order a server goes through them.
@@ -54,19 +57,27 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 
 // handleReady answers readiness: 200 when the server is ready and the
 // store answers, 503 with the reason otherwise (starting, draining, store
-// unreachable), so that load balancers send work only where it can be
-// done.
+// unreachable, storage full), so that load balancers send work only where
+// it can be done. A full store is not a reason to restart: liveness
+// (/healthz) stays 200.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
-	status := s.stateName()
+	status, cause := s.stateName(), ""
 	if status == "ready" {
-		if err := s.storeCheck.check(r.Context()); err != nil {
+		if err := s.storeCheck.check(r.Context()); errors.Is(err, switchboard.ErrStorageFull) {
+			s.errLogs.Error("not ready: the store cannot write", "err", err)
+			status, cause = "storage full", "writes fail for want of space on the store's device: free space, and the server takes work again"
+		} else if err != nil {
 			s.errLogs.Error("not ready: the store does not answer", "err", err)
 			status = "store unreachable"
 		}
 	}
 	if status != "ready" {
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "status": status})
+		body := map[string]any{"ok": false, "status": status}
+		if cause != "" {
+			body["cause"] = cause
+		}
+		writeJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "status": status, "version": s.cfg.Version})

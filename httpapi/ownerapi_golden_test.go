@@ -67,11 +67,11 @@ func TestOwnerAPIGolden(t *testing.T) {
 	// Accounts.
 	g.call("account_whoami", "GET", "/account", op, nil)
 	acct := g.call("account_create", "POST", "/accounts", op, map[string]any{"name": "acme"})
-	acctID, acctToken := acct["id"].(string), acct["token"].(string)
+	acctID := acct["id"].(string)
 	g.call("account_list", "GET", "/accounts", op, nil)
 	g.call("account_get", "GET", "/accounts/"+acctID, op, nil)
 	g.call("account_update", "PATCH", "/accounts/"+acctID, op, map[string]any{"name": "acme2", "disabled": false})
-	acctToken = g.call("account_rotate", "POST", "/accounts/"+acctID+"/rotate", op, nil)["token"].(string)
+	acctToken := g.call("account_rotate", "POST", "/accounts/"+acctID+"/rotate", op, nil)["token"].(string)
 	g.call("account_rotate_own", "POST", "/account/rotate", acctToken, nil)
 
 	// Agents.

@@ -504,17 +504,6 @@ func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
 	s.Connect.ServeHTTP(w, r)
 }
 
-// notify tells the watchers of a subject to look again; a lost hint only
-// delays them.
-func (s *Server) notify(r *http.Request, subject string) {
-	if s.Bus == nil {
-		return
-	}
-	if err := s.Bus.Notify(r.Context(), subject); err != nil {
-		s.Logger.Warn("notify", "subject", subject, "err", err)
-	}
-}
-
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "not found"})
 }
@@ -553,6 +542,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if code == switchboard.EINTERNAL {
 		s.logInternal(r, err)
 	}
+	s.unavailable(w, err)
 	if code == switchboard.EUNAUTHORIZED && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`) // a 401 says how to authenticate
 	}

@@ -120,6 +120,7 @@ func (s *Server) streamFailed(w http.ResponseWriter, r *http.Request, c *rpcCall
 	if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
 		s.logInternal(r, err)
 	}
+	s.unavailable(w, err)
 	_ = newSSEWriter(w).rpcError(c.req.ID, rpcErrorFor(err, c.version))
 }
 

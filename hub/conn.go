@@ -484,6 +484,9 @@ func (c *conn) replyErr(id json.RawMessage, err error) {
 		c.replyError(id, -32004, switchboard.ErrorMessage(err))
 	case switchboard.EQUOTA:
 		c.replyError(id, connproto.CodeQuotaExceeded, switchboard.ErrorMessage(err))
+	case switchboard.EUNAVAILABLE:
+		c.log.Error("agent request refused: the store cannot write", "err", err)
+		c.replyError(id, connproto.CodeUnavailable, switchboard.ErrorMessage(err))
 	case switchboard.EINTERNAL:
 		if c.ctx.Err() == nil {
 			c.log.Error("agent request", "err", err)

@@ -155,7 +155,7 @@ func TestServerRestart(t *testing.T) {
 	if err := a.Notify(context.Background(), "agent.1"); err != nil {
 		t.Fatalf("notify while the server is down: %v", err)
 	}
-	s = startServer(t, natsbus.ServerOptions{Listen: addr})
+	startServer(t, natsbus.ServerOptions{Listen: addr})
 	testwait.For(t, "the buses to reconnect", func() bool { return a.Connected() && b.Connected() })
 	// The hint sent during the outage may be lost (a may flush it before b
 	// has subscribed again): hints are only hints. The old watch works again.

@@ -71,13 +71,30 @@ type KeyFile struct {
 // 0600) when it does not exist. A file that others may read is made 0600
 // (and FixedMode says what it was).
 func LoadKeyFile(path string) (*KeyFile, error) {
-	data, err := os.ReadFile(path)
+	kf, err := ReadKeyFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		keys := [][]byte{NewKey()}
-		if err := writePrivate(path, FormatKeys(keys)); err != nil {
+		if err := WriteKeyFile(path, keys); err != nil {
 			return nil, err
 		}
 		return &KeyFile{Keys: keys, Created: true}, nil
+	}
+	return kf, err
+}
+
+// WriteKeyFile writes keys to a new key file at path, mode 0600, replacing
+// whatever was there.
+func WriteKeyFile(path string, keys [][]byte) error {
+	return writePrivate(path, FormatKeys(keys))
+}
+
+// ReadKeyFile reads the keys in path; a missing file is an error that
+// wraps fs.ErrNotExist, and nothing is made. A file that others may read
+// is made 0600 (and FixedMode says what it was).
+func ReadKeyFile(path string) (*KeyFile, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("seal: no key file at %s: %w", path, err)
 	} else if err != nil {
 		return nil, fmt.Errorf("seal: read key file: %w", err)
 	}

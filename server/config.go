@@ -80,6 +80,10 @@ type Config struct {
 	Database string
 	// DatabaseMaxConns bounds this instance's PostgreSQL connections.
 	DatabaseMaxConns int
+	// SQLiteSyncFull syncs SQLite's log at every commit, so that an
+	// acknowledged task survives a power loss
+	// (sqlstore.SQLiteOptions.SyncFull).
+	SQLiteSyncFull bool
 	// Bus is "memory" (or empty), "embedded", or NATS server URLs.
 	Bus string
 	// BusPrefix is the first token of the deployment's NATS subjects.

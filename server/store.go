@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,8 +26,8 @@ func IsPostgres(database string) bool {
 
 // OpenStore opens the store a deployment keeps its data in: PostgreSQL at
 // database, or the SQLite file switchboard.db in dataDir when database is
-// empty. It says where it is, for the log.
-func OpenStore(ctx context.Context, dataDir, database string, maxConns int) (*sqlstore.DB, string, error) {
+// empty, with the sqlite options. It says where it is, for the log.
+func OpenStore(ctx context.Context, dataDir, database string, maxConns int, sqlite sqlstore.SQLiteOptions) (*sqlstore.DB, string, error) {
 	switch {
 	case IsPostgres(database):
 		db, err := sqlstore.OpenPostgres(ctx, database, sqlstore.PostgresOptions{MaxConns: maxConns})
@@ -35,7 +36,7 @@ func OpenStore(ctx context.Context, dataDir, database string, maxConns int) (*sq
 		return nil, "", fmt.Errorf("--database: want a postgres:// URL (leave it empty for SQLite in the data directory), got %q", truncateFlag(database))
 	}
 	path := filepath.Join(dataDir, "switchboard.db")
-	db, err := sqlstore.OpenSQLite(ctx, path)
+	db, err := sqlstore.OpenSQLiteWith(ctx, path, sqlite)
 	return db, path, err
 }
 
@@ -43,7 +44,7 @@ func OpenStore(ctx context.Context, dataDir, database string, maxConns int) (*sq
 // secrets, and makes sure the operator's account exists.
 func (s *Server) openStore(ctx context.Context) (*sqlstore.DB, string, error) {
 	cfg := s.Config
-	db, where, err := OpenStore(ctx, cfg.DataDir, cfg.Database, cfg.DatabaseMaxConns)
+	db, where, err := OpenStore(ctx, cfg.DataDir, cfg.Database, cfg.DatabaseMaxConns, sqlstore.SQLiteOptions{SyncFull: cfg.SQLiteSyncFull})
 	if err != nil {
 		return nil, "", err
 	}
@@ -70,46 +71,76 @@ func (s *Server) openStore(ctx context.Context) (*sqlstore.DB, string, error) {
 // or the key file in the data directory, made at first start), and seals
 // again every secret that is not sealed with the current key: those kept
 // before sealing existed, and those of a key rotated out. A store holding
-// secrets sealed with a key the server was not given stops the start.
+// secrets sealed with a key the server was not given stops the start, and
+// leaves nothing behind: a key file this start would make is written only
+// once the store's secrets are known to open with it (CheckSecrets).
 func (s *Server) sealSecrets(ctx context.Context, db *sqlstore.DB) error {
-	var keys [][]byte
-	if s.Config.SecretKey != "" {
-		var err error
-		if keys, err = seal.ParseKeys(s.Config.SecretKey); err != nil {
-			return fmt.Errorf("--secret-key: %w", err)
-		}
-	} else {
-		path := filepath.Join(s.Config.DataDir, seal.KeyFileName)
-		kf, err := seal.LoadKeyFile(path)
-		if err != nil {
-			return err
-		}
-		if kf.Created {
-			s.Logger.Info("created the key that seals stored secrets; back it up with the data, and give every instance the same keys",
-				"file", path, "key_id", seal.KeyID(kf.Keys[0]))
-		}
-		if kf.FixedMode != 0 {
-			s.Logger.Warn("the secret key file was open to other users; made it private (0600)", "file", path, "was", kf.FixedMode.String())
-		}
-		keys = kf.Keys
+	keys, write, err := s.secretKeys()
+	if err != nil {
+		return err
 	}
 	ring, err := seal.NewKeyring(keys...)
 	if err != nil {
 		return err
 	}
 	db.Secrets = ring
+	if err := db.CheckSecrets(ctx); err != nil {
+		return unknownKey(err, ring)
+	}
+	if write != nil {
+		if err := write(); err != nil {
+			return err
+		}
+	}
 	n, err := db.ResealSecrets(ctx)
-	var unknown *seal.UnknownKeyError
-	if errors.As(err, &unknown) {
-		return fmt.Errorf("the database holds secrets sealed with key %s, which this server was not given: start it with the same keys as the instance that sealed them (--secret-key / SWITCHBOARD_SECRET_KEY, or that instance's %s); this server has %v",
-			unknown.ID, seal.KeyFileName, ring.IDs())
-	} else if err != nil {
-		return fmt.Errorf("seal stored secrets: %w", err)
+	if err != nil {
+		return unknownKey(err, ring)
 	}
 	if n > 0 {
 		s.Logger.Info("sealed stored secrets with the current key", "secrets", n, "key_id", ring.CurrentID())
 	}
 	return nil
+}
+
+// secretKeys returns the keys of --secret-key, or of the key file in the
+// data directory. Without either it makes a new key and returns, with it,
+// the function that writes it to the key file.
+func (s *Server) secretKeys() (keys [][]byte, write func() error, err error) {
+	if s.Config.SecretKey != "" {
+		if keys, err = seal.ParseKeys(s.Config.SecretKey); err != nil {
+			return nil, nil, fmt.Errorf("--secret-key: %w", err)
+		}
+		return keys, nil, nil
+	}
+	path := filepath.Join(s.Config.DataDir, seal.KeyFileName)
+	kf, err := seal.ReadKeyFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		keys = [][]byte{seal.NewKey()}
+		return keys, func() error {
+			if err := seal.WriteKeyFile(path, keys); err != nil {
+				return err
+			}
+			s.Logger.Info("created the key that seals stored secrets; back it up with the data, and give every instance the same keys",
+				"file", path, "key_id", seal.KeyID(keys[0]))
+			return nil
+		}, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if kf.FixedMode != 0 {
+		s.Logger.Warn("the secret key file was open to other users; made it private (0600)", "file", path, "was", kf.FixedMode.String())
+	}
+	return kf.Keys, nil, nil
+}
+
+// unknownKey explains a store's secret that the keys given do not open.
+func unknownKey(err error, ring *seal.Keyring) error {
+	var unknown *seal.UnknownKeyError
+	if errors.As(err, &unknown) {
+		return fmt.Errorf("the database holds secrets sealed with key %s, which this server was not given: start it with the same keys as the instance that sealed them (--secret-key / SWITCHBOARD_SECRET_KEY, or that instance's %s); this server has %v",
+			unknown.ID, seal.KeyFileName, ring.IDs())
+	}
+	return fmt.Errorf("seal stored secrets: %w", err)
 }
 
 // bootstrapOperator makes sure the operator account exists and holds the

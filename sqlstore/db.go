@@ -49,6 +49,9 @@ type DB struct {
 	// are. Set it before the store is used.
 	Secrets Sealer
 
+	path string    // SQLite: the database file; "" on PostgreSQL
+	full fullState // the last write that failed for want of space (full.go)
+
 	// modesFilled is when fillDeliveryModes last looked (Unix nanoseconds).
 	modesFilled atomic.Int64
 
@@ -182,10 +185,19 @@ func (db *DB) lockMigrations(ctx context.Context, tx *sql.Tx) error {
 // inTx runs fn in a write transaction and commits it if fn returns nil.
 // fn must run its statements with the context it is given. On SQLite the
 // transaction may be committed together with others (groupcommit.go).
+//
+// A transaction that failed for want of space returns a *FullError
+// (checkWrite), so that callers answer "storage full" rather than an
+// internal error.
 func (db *DB) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
 	if db.group != nil {
-		return db.group.run(ctx, fn)
+		return db.checkWrite(db.group.run(ctx, fn))
 	}
+	return db.checkWrite(db.runTx(ctx, fn))
+}
+
+// runTx runs fn in a transaction of the write pool and commits it.
+func (db *DB) runTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return db.formatError(err)
@@ -210,7 +222,7 @@ func (db *DB) formatError(err error) error {
 	case errors.Is(err, sql.ErrConnDone), strings.Contains(err.Error(), "sql: database is closed"):
 		return switchboard.ErrStoreClosed
 	}
-	return err
+	return db.checkWrite(err)
 }
 
 // nanos converts a time to the stored form: Unix nanoseconds.

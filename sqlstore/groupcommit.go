@@ -138,11 +138,12 @@ func (g *groupCommitter) restartWAL() {
 		return // the next commit starts the WAL over instead
 	}
 	var v int64
-	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err == nil {
+	err = tx.QueryRow(`PRAGMA user_version`).Scan(&v)
+	if err == nil {
 		_, err = tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, v))
-		if err == nil {
-			err = tx.Commit()
-		}
+	}
+	if err == nil {
+		err = tx.Commit()
 	}
 	if err != nil {
 		_ = tx.Rollback()

@@ -138,20 +138,19 @@ type staleRow struct {
 	purpose string // what it is sealed for
 }
 
-// resealColumn seals again up to resealBatch values of one column that are
-// not sealed with the current key, after the first skip of them (in key
-// order), and reports how many it left as they are (a replaceable column's
-// values that do not open) and whether there may be more.
-func (db *DB) resealColumn(ctx context.Context, c sealedColumn, skip int) (n, left int, more bool, err error) {
-	prefix := db.Secrets.CurrentPrefix()
+// staleRows reads up to resealBatch values of one column that do not begin
+// with prefix (not sealed with the current key), after the first skip of
+// them in key order, with their keys and purposes.
+func (db *DB) staleRows(ctx context.Context, c sealedColumn, prefix string, skip int) ([]staleRow, error) {
 	keys := strings.Join(c.key, ", ")
 	rows, err := db.read.QueryContext(ctx, `SELECT `+keys+`, `+c.column+` FROM `+c.table+
 		` WHERE `+c.column+` <> '' AND substr(`+c.column+`, 1, $1) <> $2 ORDER BY `+keys+
 		` LIMIT `+strconv.Itoa(resealBatch)+` OFFSET `+strconv.Itoa(skip),
 		len(prefix), prefix)
 	if err != nil {
-		return 0, 0, false, db.formatError(err)
+		return nil, db.formatError(err)
 	}
+	defer rows.Close()
 	var stale []staleRow
 	for rows.Next() {
 		key := make([]string, len(c.key))
@@ -161,20 +160,28 @@ func (db *DB) resealColumn(ctx context.Context, c sealedColumn, skip int) (n, le
 		}
 		var r staleRow
 		if err := rows.Scan(append(dest, &r.value)...); err != nil {
-			rows.Close()
-			return 0, 0, false, err
+			return nil, err
 		}
 		r.purpose = c.table + "." + c.column
 		if c.purpose != nil {
 			r.purpose = c.purpose(key)
 		}
-		for _, k := range key {
-			r.key = append(r.key, k)
+		r.key = make([]any, len(key))
+		for i, k := range key {
+			r.key[i] = k
 		}
 		stale = append(stale, r)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	return stale, rows.Err()
+}
+
+// resealColumn seals again up to resealBatch values of one column that are
+// not sealed with the current key, after the first skip of them (in key
+// order), and reports how many it left as they are (a replaceable column's
+// values that do not open) and whether there may be more.
+func (db *DB) resealColumn(ctx context.Context, c sealedColumn, skip int) (n, left int, more bool, err error) {
+	stale, err := db.staleRows(ctx, c, db.Secrets.CurrentPrefix(), skip)
+	if err != nil {
 		return 0, 0, false, err
 	}
 	cond := ""

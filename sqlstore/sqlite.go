@@ -15,15 +15,33 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
+// SQLiteOptions tune a SQLite store; the zero value is the default.
+type SQLiteOptions struct {
+	// SyncFull syncs the write-ahead log at every commit
+	// (synchronous=FULL): an acknowledged write survives a power loss or an
+	// operating system crash. By default (synchronous=NORMAL) the log is
+	// synced at each checkpoint: a process that is killed loses nothing,
+	// but a power loss may lose the commits since the last checkpoint
+	// (never the database's consistency). Commits are grouped
+	// (groupcommit.go), so one sync serves every commit of a group.
+	SyncFull bool
+}
+
 // OpenSQLite opens (creating if needed) the SQLite database file at path in
-// WAL mode and applies the migrations. Writes use one connection with
-// immediate transactions, so read-modify-write sequences never deadlock;
-// reads use a pool of read-only connections.
+// WAL mode and applies the migrations, with the default options.
+func OpenSQLite(ctx context.Context, path string) (*DB, error) {
+	return OpenSQLiteWith(ctx, path, SQLiteOptions{})
+}
+
+// OpenSQLiteWith opens (creating if needed) the SQLite database file at
+// path in WAL mode and applies the migrations. Writes use one connection
+// with immediate transactions, so read-modify-write sequences never
+// deadlock; reads use a pool of read-only connections.
 //
 // The file is created readable by its owner only: it holds every message.
 // An in-memory database is refused, because the writer and the readers
 // would each get a database of their own.
-func OpenSQLite(ctx context.Context, path string) (*DB, error) {
+func OpenSQLiteWith(ctx context.Context, path string, opts SQLiteOptions) (*DB, error) {
 	if path == "" || strings.HasPrefix(path, ":memory:") || strings.Contains(path, "mode=memory") {
 		return nil, fmt.Errorf("open sqlite: %q is not a file path (in-memory databases are not supported)", path)
 	}
@@ -33,7 +51,11 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 	_ = f.Close()
 	pragmas := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(ON)", "temp_store(MEMORY)"} {
+	sync := "synchronous(NORMAL)"
+	if opts.SyncFull {
+		sync = "synchronous(FULL)"
+	}
+	for _, p := range []string{"journal_mode(WAL)", sync, "busy_timeout(10000)", "foreign_keys(ON)", "temp_store(MEMORY)"} {
 		pragmas.Add("_pragma", p)
 	}
 	writer := url.Values{"_pragma": append([]string{fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages)}, pragmas["_pragma"]...)}
@@ -54,18 +76,19 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 		Now:        time.Now,
 		tasks:      newTaskCache(),
 		identities: newIdentityCache(),
+		path:       path,
 	}
 	// The writer creates the file and switches it to WAL before readers open.
 	if err := w.PingContext(ctx); err != nil {
 		_ = w.Close()
-		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+		return nil, fmt.Errorf("open sqlite %s: %w", path, db.checkWrite(err))
 	}
 	committed := make(chan struct{}, 1)
 	db.group = newGroupCommitter(w, db.formatError, committed)
 	if err := db.migrate(ctx); err != nil {
 		db.group.close()
 		_ = w.Close()
-		return nil, err
+		return nil, db.checkWrite(err)
 	}
 
 	ck, err := openSQLite(sqliteDSN(path, pragmas, ""))

@@ -14,6 +14,9 @@ import (
 // pool readers use, so on SQLite it does not wait behind the one writer;
 // on PostgreSQL it needs a free connection of the shared pool.
 func (db *DB) Ping(ctx context.Context) error {
+	if err := db.storageFull(); err != nil {
+		return err
+	}
 	var n int
 	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil {
 		return fmt.Errorf("ping database: %w", db.formatError(err))

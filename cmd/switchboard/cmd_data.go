@@ -34,7 +34,7 @@ func (c *ExportCmd) Run(ctx context.Context, cli *CLI) error {
 			return fmt.Errorf("export: no database at %s (--data, or --database for PostgreSQL): %w", path, err)
 		}
 	}
-	db, where, err := server.OpenStore(ctx, cli.Data, c.Database, 0)
+	db, where, err := server.OpenStore(ctx, cli.Data, c.Database, 0, sqlstore.SQLiteOptions{})
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (c *ImportCmd) Run(ctx context.Context, cli *CLI) error {
 			created = path
 		}
 	}
-	db, where, err := server.OpenStore(ctx, cli.Data, c.Database, 0)
+	db, where, err := server.OpenStore(ctx, cli.Data, c.Database, 0, sqlstore.SQLiteOptions{})
 	if err != nil {
 		return err
 	}

@@ -141,18 +141,6 @@ func (p *browserPage) do(t *testing.T, d time.Duration, steps ...chromedp.Action
 	}
 }
 
-// attr reads an attribute of the first element the CSS selector finds.
-func (p *browserPage) attr(t *testing.T, sel, name string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
-	if err != nil {
-		t.Fatalf("attribute %s of %s: %v", name, sel, err)
-	}
-	return v.Value
-}
-
 // screenshot saves the page as docs/dashboard/{name}.png style PNG into
 // the directory SWITCHBOARD_DASHBOARD_SCREENSHOTS names; without it, it
 // does nothing (the committed screenshots change only when asked).

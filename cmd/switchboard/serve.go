@@ -56,6 +56,7 @@ type ServeCmd struct {
 
 	Database          string   `name:"database" env:"SWITCHBOARD_DATABASE" help:"A postgres:// URL to share one PostgreSQL database between instances (default: the SQLite file switchboard.db in the data directory)."`
 	DatabaseMaxConns  int      `name:"database-max-conns" env:"SWITCHBOARD_DATABASE_MAX_CONNS" default:"16" help:"Connections this instance opens to PostgreSQL at most."`
+	SQLiteSynchronous string   `name:"sqlite-synchronous" env:"SWITCHBOARD_SQLITE_SYNCHRONOUS" default:"normal" enum:"normal,full" help:"When SQLite syncs its log to disk: normal (at checkpoints: a killed process loses nothing, a power loss may lose the last moments' acknowledged work) or full (at every commit: acknowledged work survives a power loss, at a cost per commit; docs/deploying.md)."`
 	Bus               string   `name:"bus" env:"SWITCHBOARD_BUS" default:"memory" help:"How instances tell each other to look again: memory (one instance), embedded (a NATS server inside this process), or nats://host:port[,nats://…] (a NATS cluster)."`
 	BusPrefix         string   `name:"bus-prefix" env:"SWITCHBOARD_BUS_PREFIX" default:"switchboard" help:"First token of this deployment's NATS subjects."`
 	NATSListen        string   `name:"nats-listen" env:"SWITCHBOARD_NATS_LISTEN" help:"With --bus embedded: host:port where the embedded NATS server accepts clients (default: none, in-process only)."`
@@ -117,7 +118,7 @@ func (c *ServeCmd) config(cli *CLI) server.Config {
 		RequireApproval: c.RequireApproval, ReconnectGrace: graceOrNone(c.ReconnectGrace),
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
 		Push:     push.SendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
-		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, Bus: c.Bus, BusPrefix: c.BusPrefix,
+		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, SQLiteSyncFull: c.SQLiteSynchronous == "full", Bus: c.Bus, BusPrefix: c.BusPrefix,
 		NATS:         natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
 		Retention:    time.Duration(c.Retention),
 		MaxOpenTasks: noLimit(c.MaxOpenTasks), MaxPeerBytes: noLimit(c.MaxPeerBytes),
