@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -302,16 +303,29 @@ func (f *Forwarder) settle(ctx context.Context, up *upstream, j *Job, call *call
 	}
 }
 
+// metadataKey is the key of Switchboard's own metadata (relay.MetadataKey):
+// the server's to set, never a peer's.
+const metadataKey = "switchboard"
+
 // request is the message as the upstream receives it: in the upstream's
-// task and context when they are known (a follow-up), with the sender
-// named in metadata.
+// task and context when they are known (a follow-up), with the sender and
+// our task named under metadataKey, in the request's metadata and in the
+// message's. Whatever the peer put under that key in its message is
+// replaced, so that the upstream can trust what it reads there.
 func request(j *Job) *a2a.SendMessageRequest {
 	m := *j.Message
 	m.TaskID, m.ContextID = j.UpstreamTaskID, j.UpstreamContextID
 	m.Role = a2a.MessageRoleUser
 	m.ReferenceTasks = nil // our ids mean nothing upstream
-	meta := map[string]any{"switchboard": map[string]any{"from": j.From, "taskId": string(j.TaskID), "contextId": j.ContextID}}
-	return &a2a.SendMessageRequest{Message: &m, Metadata: meta}
+	own := func() map[string]any {
+		return map[string]any{"from": j.From, "taskId": string(j.TaskID), "contextId": j.ContextID}
+	}
+	m.Metadata = maps.Clone(m.Metadata) // the peer's message is not ours to change
+	if m.Metadata == nil {
+		m.Metadata = map[string]any{}
+	}
+	m.Metadata[metadataKey] = own()
+	return &a2a.SendMessageRequest{Message: &m, Metadata: map[string]any{metadataKey: own()}}
 }
 
 // relay reports one event of the upstream as an event of our task, and

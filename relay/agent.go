@@ -188,8 +188,7 @@ func (s *Service) offerFor(d *switchboard.Delivery, t *switchboard.Task) *switch
 func findMessage(t *switchboard.Task, id string) *a2a.Message {
 	for _, m := range t.A2A.History {
 		if m != nil && m.ID == id {
-			c := *m
-			return &c
+			return withoutOwnMetadata(m) // a message kept before the key was dropped as it came
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"sync"
 	"time"
@@ -586,9 +587,25 @@ func idFault(id string) string {
 }
 
 // cloneMessage returns a shallow copy of m, so that the ids the relay sets
-// do not leak back into the caller's request.
+// do not leak back into the caller's request, without MetadataKey in its
+// metadata: that key is the server's (see withoutOwnMetadata).
 func cloneMessage(m *a2a.Message) *a2a.Message {
+	return withoutOwnMetadata(m)
+}
+
+// withoutOwnMetadata returns a shallow copy of m whose metadata lacks
+// MetadataKey. The key is the server's: what a peer puts there is dropped,
+// so that an agent (a front's upstream, a connector) can trust what it
+// reads under it, which only the server writes.
+func withoutOwnMetadata(m *a2a.Message) *a2a.Message {
 	c := *m
+	if _, ok := c.Metadata[MetadataKey]; ok {
+		c.Metadata = maps.Clone(c.Metadata)
+		delete(c.Metadata, MetadataKey)
+		if len(c.Metadata) == 0 {
+			c.Metadata = nil
+		}
+	}
 	return &c
 }
 

@@ -350,10 +350,11 @@ type upstreamAgent struct {
 	started  chan string   // the text of each execution, as it starts
 	gate     chan struct{} // "slow" executions wait for it before their first event
 	mu       sync.Mutex
-	followUp bool          // guarded by mu: a message continued a task it knows
-	cardGate chan struct{} // guarded by mu: card requests wait for it to close
-	requests []string      // guarded by mu: "METHOD path Authorization" of each request
-	headers  []http.Header // guarded by mu: the headers of each request
+	followUp bool             // guarded by mu: a message continued a task it knows
+	cardGate chan struct{}    // guarded by mu: card requests wait for it to close
+	requests []string         // guarded by mu: "METHOD path Authorization" of each request
+	headers  []http.Header    // guarded by mu: the headers of each request
+	metadata []map[string]any // guarded by mu: the metadata of each message executed
 }
 
 // upstreamOptions changes how an upstream agent serves.
@@ -487,6 +488,9 @@ func (u *upstreamAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext)
 		for _, p := range ec.Message.Parts {
 			text += p.Text()
 		}
+		u.mu.Lock()
+		u.metadata = append(u.metadata, ec.Message.Metadata)
+		u.mu.Unlock()
 		u.started <- text
 		if text == "slow" {
 			select {
