@@ -71,6 +71,11 @@ type Card struct {
 	// and not marshalled.
 	Interfaces []Interface `json:"-"`
 
+	// Reflected names the front's credentials whose values the card held
+	// as the upstream served it (see ParseCardWith), sorted: removed from
+	// the card, and reported to the owner. Not marshalled.
+	Reflected []string `json:"-"`
+
 	scrubber *Scrubber // the card's; immutable
 }
 
@@ -96,6 +101,14 @@ var ErrNotCard = errors.New("not an agent card")
 // only on a document that is not a JSON object with a name or an
 // interface, wrapping ErrNotCard.
 func ParseCard(raw []byte, upstream, cardURL, public string) (*Card, error) {
+	return ParseCardWith(raw, upstream, cardURL, public, nil)
+}
+
+// ParseCardWith is ParseCard for a card read with credentials whose
+// values are secrets: an upstream may reflect the headers it is sent into
+// its card. The values are removed from every string of the card, and the
+// card's Reflected names the credentials it held.
+func ParseCardWith(raw []byte, upstream, cardURL, public string, secrets *Secrets) (*Card, error) {
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -106,7 +119,7 @@ func ParseCard(raw []byte, upstream, cardURL, public string) (*Card, error) {
 	if _, ok := doc["name"].(string); !ok && len(names) == 0 {
 		return nil, ErrNotCard
 	}
-	s := NewScrubber(public, append([]string{upstream, cardURL}, names...)...)
+	s := NewScrubber(public, append([]string{upstream, cardURL}, names...)...).WithSecrets(secrets)
 	caps, _ := doc["capabilities"].(map[string]any)
 	streaming, _ := caps["streaming"].(bool)
 	c := &Card{
@@ -126,6 +139,7 @@ func ParseCard(raw []byte, upstream, cardURL, public string) (*Card, error) {
 		Interfaces:         ifaces,
 		scrubber:           s,
 	}
+	c.Reflected = secrets.FoundIn(doc)
 	return c, nil
 }
 

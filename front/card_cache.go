@@ -52,8 +52,10 @@ type CardCache struct {
 
 // cardKey names a cached card. Not its public address: anyone can name
 // another (the Host of a request, without --public-url), and it must not
-// cost another entry, let alone another fetch upstream.
-type cardKey struct{ upstream, cardURL string }
+// cost another entry, let alone another fetch upstream. The credentials'
+// Key is part of it: a card read with other credentials may differ, and
+// is scrubbed of other values.
+type cardKey struct{ upstream, cardURL, secrets string }
 
 // maxScrubbed bounds the public addresses a cached card is kept scrubbed
 // for; past it, the copies are dropped and made again as asked for.
@@ -84,11 +86,18 @@ type cardEntry struct {
 // itself is bounded by Timeout and runs on if ctx is done, for the
 // callers that come next.
 func (c *CardCache) Get(ctx context.Context, client *http.Client, upstream, cardURL, public string) (*Card, CardStatus) {
+	return c.GetWith(ctx, client, upstream, cardURL, public, nil)
+}
+
+// GetWith is Get for a client that sends credentials whose values are
+// secrets: they are removed from the card (see ParseCardWith), which is
+// kept apart from the cards read with other credentials.
+func (c *CardCache) GetWith(ctx context.Context, client *http.Client, upstream, cardURL, public string, secrets *Secrets) (*Card, CardStatus) {
 	urls, problem := cardURLs(upstream, cardURL)
 	if problem != "" {
 		return nil, CardStatus{State: CardRefused, Err: problem}
 	}
-	key := cardKey{upstream, cardURL}
+	key := cardKey{upstream, cardURL, secrets.Key()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
@@ -103,13 +112,13 @@ func (c *CardCache) Get(ctx context.Context, client *http.Client, upstream, card
 		now := c.now()
 		switch {
 		case e.raw != nil && e.failedAt.IsZero() && now.Sub(e.fetchedAt) < c.ttl():
-			return e.cardLocked(key, public), e.statusLocked()
+			return e.cardLocked(key, public, secrets), e.statusLocked()
 		case !e.failedAt.IsZero() && now.Sub(e.failedAt) < c.retryAfter():
-			return e.cardLocked(key, public), e.statusLocked()
+			return e.cardLocked(key, public, secrets), e.statusLocked()
 		}
 		if e.fetching == nil {
 			e.fetching = make(chan struct{})
-			go c.fetchEntry(context.WithoutCancel(ctx), client, e, urls, key, public)
+			go c.fetchEntry(context.WithoutCancel(ctx), client, e, urls, key, public, secrets)
 		}
 		done := e.fetching
 		e.waiters++
@@ -125,15 +134,15 @@ func (c *CardCache) Get(ctx context.Context, client *http.Client, upstream, card
 			if st.Err == "" {
 				st.Err = "the fetch did not end in time"
 			}
-			return e.cardLocked(key, public), st
+			return e.cardLocked(key, public, secrets), st
 		}
 	}
 }
 
 // fetchEntry fetches e's card and records the outcome, the card scrubbed
 // for public kept.
-func (c *CardCache) fetchEntry(ctx context.Context, client *http.Client, e *cardEntry, urls []string, key cardKey, public string) {
-	raw, card, failure := c.fetchCard(ctx, client, urls, key.upstream, key.cardURL, public)
+func (c *CardCache) fetchEntry(ctx context.Context, client *http.Client, e *cardEntry, urls []string, key cardKey, public string, secrets *Secrets) {
+	raw, card, failure := c.fetchCard(ctx, client, urls, key.upstream, key.cardURL, public, secrets)
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -147,16 +156,17 @@ func (c *CardCache) fetchEntry(ctx context.Context, client *http.Client, e *card
 	e.fetching = nil
 }
 
-// cardLocked returns e's card scrubbed for public, or nil without one.
-// The card parsed when it was fetched, parsing it again cannot fail.
-func (e *cardEntry) cardLocked(key cardKey, public string) *Card {
+// cardLocked returns e's card scrubbed for public (and of secrets, the
+// values key names), or nil without one. The card parsed when it was
+// fetched, parsing it again cannot fail.
+func (e *cardEntry) cardLocked(key cardKey, public string, secrets *Secrets) *Card {
 	if e.raw == nil {
 		return nil
 	}
 	if card := e.scrubbed[public]; card != nil {
 		return card
 	}
-	card, err := ParseCard(e.raw, key.upstream, key.cardURL, public)
+	card, err := ParseCardWith(e.raw, key.upstream, key.cardURL, public, secrets)
 	if err != nil {
 		return nil
 	}

@@ -50,11 +50,11 @@ func cardURLs(upstream, cardURL string) ([]string, string) {
 }
 
 // fetchCard fetches and parses the first card found at urls. It returns
-// the card as fetched and scrubbed for public, or the failure of the first URL that did not answer 404 (of
+// the card as fetched and scrubbed for public (and of secrets), or the failure of the first URL that did not answer 404 (of
 // the first URL if all did), in words that never hold a URL or a
 // credential. It stops at the first failure to connect: the other URLs
 // are on the same host.
-func (c *CardCache) fetchCard(ctx context.Context, client *http.Client, urls []string, upstream, cardURL, public string) ([]byte, *Card, string) {
+func (c *CardCache) fetchCard(ctx context.Context, client *http.Client, urls []string, upstream, cardURL, public string, secrets *Secrets) ([]byte, *Card, string) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	cl := *client
@@ -63,7 +63,7 @@ func (c *CardCache) fetchCard(ctx context.Context, client *http.Client, urls []s
 	for _, u := range urls {
 		raw, status, problem := c.fetchOne(ctx, &cl, u)
 		if problem == "" {
-			card, err := ParseCard(raw, upstream, cardURL, public)
+			card, err := ParseCardWith(raw, upstream, cardURL, public, secrets)
 			if err == nil {
 				return raw, card, ""
 			}

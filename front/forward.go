@@ -56,6 +56,10 @@ type Config struct {
 	// Timeout bounds one job.
 	Timeout time.Duration
 	Log     *slog.Logger
+	// Secrets are the values of the credentials HTTP sends: removed from
+	// every event relayed back and every failure reported, since an
+	// upstream may reflect the headers it is sent. nil: none.
+	Secrets *Secrets
 }
 
 // Forwarder relays work to one upstream A2A server and its answers back:
@@ -82,7 +86,7 @@ func NewForwarder(cfg Config) *Forwarder {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Forwarder{cfg: cfg, log: cfg.Log.With("upstream", cfg.Target)}
+	return &Forwarder{cfg: cfg, log: cfg.Log.With("upstream", RedactURL(cfg.Target))}
 }
 
 // Close releases the forwarder's client.
@@ -145,11 +149,11 @@ func (f *Forwarder) connect(ctx context.Context) (*upstream, error) {
 		return nil, err // no fallback for a read cut short by the job's end: the card is unknown, not missing
 	}
 	if err != nil {
-		f.log.Info("the upstream's card cannot be read: speaking JSON-RPC at its URL", "err", err)
+		f.log.Info("the upstream's card cannot be read: speaking JSON-RPC at its URL", "err", f.describe(err))
 		card = FallbackCard(f.cfg.Target)
 	}
 	PinInterfaces(card, f.cfg.Target, f.cfg.WholeURL, func(cardURL string) {
-		f.log.Info("the upstream's card names another host; sending to the configured one instead", "card_url", cardURL)
+		f.log.Info("the upstream's card names another host; sending to the configured one instead", "card_url", RedactURL(cardURL))
 	})
 	// Both JSON-RPC transports: the card's interfaces decide between them,
 	// newest version first.
@@ -167,8 +171,13 @@ func (f *Forwarder) connect(ctx context.Context) (*upstream, error) {
 		up = f.upstream
 	}
 	f.mu.Unlock()
-	f.log.Info("read the upstream's card", "name", card.Name, "interfaces", DescribeInterfaces(card), "streaming", up.streaming)
+	f.log.Info("read the upstream's card", "name", f.cfg.Secrets.String(card.Name), "interfaces", RedactURL(DescribeInterfaces(card)), "streaming", up.streaming)
 	return up, nil
+}
+
+// describe is Describe with the forwarder's secrets.
+func (f *Forwarder) describe(err error) string {
+	return Describe(err, f.cfg.Secrets)
 }
 
 // reset forgets the upstream's client after a failure, so that the next
@@ -192,8 +201,8 @@ func (f *Forwarder) Handle(ctx context.Context, j *Job) error {
 	up, err := f.connect(WithPeer(tctx, j.From))
 	if err != nil {
 		if ctx.Err() == nil {
-			f.log.Warn("the upstream is unreachable", "err", err)
-			j.Fail("the agent behind this address is unreachable: "+err.Error(), err)
+			f.log.Warn("the upstream is unreachable", "err", f.describe(err))
+			j.Fail("the agent behind this address is unreachable: "+f.describe(err), err)
 		}
 		return err
 	}
@@ -214,7 +223,7 @@ func (f *Forwarder) Handle(ctx context.Context, j *Job) error {
 		}
 	case errors.Is(err, switchboard.ErrTaskUnwritten):
 		// Our task could not be written: no one will read the upstream's.
-		f.log.Info("the task was refused as it answered; canceling it upstream", "task_id", j.TaskID, "err", err)
+		f.log.Info("the task was refused as it answered; canceling it upstream", "task_id", j.TaskID, "err", f.describe(err))
 		if id := call.upstreamID(); id != "" {
 			_ = f.Cancel(WithPeer(context.WithoutCancel(ctx), j.From), id)
 		}
@@ -226,8 +235,8 @@ func (f *Forwarder) Handle(ctx context.Context, j *Job) error {
 		j.Fail(fmt.Sprintf("the agent behind this address did not finish within %s", f.cfg.Timeout), nil)
 	case err != nil:
 		f.reset(up)
-		f.log.Warn("forwarding a task failed", "task_id", j.TaskID, "err", err)
-		j.Fail("the agent behind this address failed: "+err.Error(), err)
+		f.log.Warn("forwarding a task failed", "task_id", j.TaskID, "err", f.describe(err))
+		j.Fail("the agent behind this address failed: "+f.describe(err), err)
 	case !ended:
 		j.Fail("the agent behind this address stopped answering before the task finished", nil)
 	}
@@ -243,7 +252,7 @@ func (f *Forwarder) Cancel(ctx context.Context, id a2a.TaskID) error {
 		return err
 	}
 	if _, err := up.client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); err != nil {
-		f.log.Warn("cancel the task upstream", "upstream_task_id", id, "err", err)
+		f.log.Warn("cancel the task upstream", "upstream_task_id", id, "err", f.describe(err))
 		return err
 	}
 	f.log.Info("canceled the task upstream", "upstream_task_id", id)
@@ -258,7 +267,7 @@ func (f *Forwarder) exchange(ctx context.Context, up *upstream, j *Job, call *ca
 			if err != nil {
 				return false, err
 			}
-			if ended, err := relay(j, ev, call); err != nil || ended {
+			if ended, err := relay(j, ev, call, f.cfg.Secrets); err != nil || ended {
 				return ended, err
 			}
 		}
@@ -273,7 +282,7 @@ func (f *Forwarder) exchange(ctx context.Context, up *upstream, j *Job, call *ca
 			return false, err
 		}
 		ev, _ := res.(a2a.Event)
-		if ended, err := relay(j, ev, call); err != nil || ended {
+		if ended, err := relay(j, ev, call, f.cfg.Secrets); err != nil || ended {
 			return ended, err
 		}
 	}
@@ -293,7 +302,7 @@ func (f *Forwarder) settle(ctx context.Context, up *upstream, j *Job, call *call
 			return false, err
 		}
 		if turnEnded(t.Status.State) {
-			return relay(j, t, call)
+			return relay(j, t, call, f.cfg.Secrets)
 		}
 		select {
 		case <-ctx.Done():
@@ -328,10 +337,11 @@ func request(j *Job) *a2a.SendMessageRequest {
 	return &a2a.SendMessageRequest{Message: &m, Metadata: map[string]any{metadataKey: own()}}
 }
 
-// relay reports one event of the upstream as an event of our task, and
-// reports whether it ended the turn. The first event names the upstream's
-// task, which call learns (and cancels, if the peer canceled meanwhile).
-func relay(j *Job, ev a2a.Event, call *call) (ended bool, err error) {
+// relay reports one event of the upstream as an event of our task,
+// without the values of secrets, and reports whether it ended the turn.
+// The first event names the upstream's task, which call learns (and
+// cancels, if the peer canceled meanwhile).
+func relay(j *Job, ev a2a.Event, call *call, secrets *Secrets) (ended bool, err error) {
 	if ev == nil {
 		return false, nil
 	}
@@ -370,7 +380,7 @@ func relay(j *Job, ev a2a.Event, call *call) (ended bool, err error) {
 	default:
 		return false, nil
 	}
-	if err := j.Update(out); err != nil {
+	if err := j.Update(secrets.Event(out)); err != nil {
 		return false, err
 	}
 	if j.Named != nil && state.Terminal() {

@@ -9,9 +9,10 @@ import (
 // Leaks returns what s would remove from a card as it is served: every
 // URL and hostname, in any string or object key of the JSON document,
 // that the scrubber would replace, sorted and without repeats, with
-// credentials in a URL masked. None means the card is clean. A document
-// that is not JSON is reported as such, since nothing in it can be
-// vouched for.
+// credentials in a URL masked; and, for a scrubber WithSecrets, each
+// credential whose value the card holds, by name (CredentialLeak), never
+// by value. None means the card is clean. A document that is not JSON is
+// reported as such, since nothing in it can be vouched for.
 func Leaks(cardJSON []byte, s *Scrubber) []string {
 	var v any
 	if err := json.Unmarshal(cardJSON, &v); err != nil {
@@ -31,6 +32,10 @@ func Leaks(cardJSON []byte, s *Scrubber) []string {
 func (s *Scrubber) leaks(v any, found map[string]bool) {
 	switch v := v.(type) {
 	case string:
+		for _, name := range s.secrets.Found(v) {
+			found[CredentialLeak(name)] = true
+		}
+		v = s.secrets.String(v) // what follows never shows a credential's value
 		for _, e := range s.edits(v, 0) {
 			found[maskCredentials(v[e.start:e.end])] = true
 		}
@@ -44,6 +49,12 @@ func (s *Scrubber) leaks(v any, found map[string]bool) {
 			s.leaks(e, found)
 		}
 	}
+}
+
+// CredentialLeak is how Leaks names the credential name (a Secret's
+// Name) found in a card.
+func CredentialLeak(name string) string {
+	return "the front's credential: " + name
 }
 
 // maskCredentials returns the URL raw with its user information, if any,

@@ -1,9 +1,11 @@
 package front_test
 
 import (
+	"encoding/base64"
 	"slices"
 	"testing"
 
+	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/front"
 )
 
@@ -41,5 +43,24 @@ func TestLeaksSingleLabelUpstream(t *testing.T) {
 		"x": "http://agent:8080/a2a"}`
 	if got, want := front.Leaks([]byte(card), s), []string{"http://agent:8080/a2a"}; !slices.Equal(got, want) {
 		t.Errorf("Leaks = %q, want %q", got, want)
+	}
+}
+
+// TestLeaksNamesCredentials: a card that holds a value of the front's
+// credentials (the owner's own text, say) is reported by the
+// credential's name, never its value, and so is a URL that carries one.
+func TestLeaksNamesCredentials(t *testing.T) {
+	s := newTestScrubber().WithSecrets(front.CredentialSecrets(switchboard.FrontCredentials{
+		Bearer: "owner-bearer-0123456789", Headers: map[string]string{"X-Key": "header-value-0123"}}))
+	card := `{"name": "bot", "description": "call with owner-bearer-0123456789",
+		"skills": [{"examples": ["http://10.0.0.1/x?k=header-value-0123", "` + base64.StdEncoding.EncodeToString([]byte("header-value-0123")) + `"]}]}`
+	got := front.Leaks([]byte(card), s)
+	want := []string{"http://10.0.0.1/x?k=" + front.CredentialRemoved, front.CredentialLeak("bearer"), front.CredentialLeak("header X-Key")}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("Leaks = %q, want %q", got, want)
+	}
+	if got := s.String("see owner-bearer-0123456789"); got != "see "+front.CredentialRemoved {
+		t.Errorf("String = %q", got)
 	}
 }

@@ -35,7 +35,7 @@ type reflector struct {
 }
 
 // reflectedHeaders are the headers a reflector reflects.
-var reflectedHeaders = []string{"Authorization", "X-Api-Key", "CF-Access-Client-Secret"}
+var reflectedHeaders = []string{"Authorization", "CF-Access-Client-Secret", "X-Basic"}
 
 // reflection is what a reflector writes of the headers h: every value of
 // reflectedHeaders as it came, then in base64 (standard with padding,
@@ -158,7 +158,7 @@ func forwarderTo(t *testing.T, u *reflector, creds switchboard.FrontCredentials)
 		t.Fatal(err)
 	}
 	fw := NewForwarder(Config{Target: target, WholeURL: true, FallbackCard: true, Blocking: true, HTTP: client,
-		Timeout: time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Timeout: time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Secrets: CredentialSecrets(creds)})
 	t.Cleanup(fw.Close)
 	return fw
 }
@@ -178,9 +178,8 @@ func forward(t *testing.T, fw *Forwarder, msg *a2a.Message, upstream *forwarded)
 	out := &forwarded{}
 	j := &Job{TaskID: "our-task", ContextID: "our-ctx", NewTask: upstream == nil, From: "bob", Message: msg,
 		Update: func(ev a2a.Event) error {
-			raw, err := json.Marshal(ev)
-			out.events = append(out.events, string(raw))
-			return err
+			out.events = append(out.events, jsonText(t, ev))
+			return nil
 		},
 		Fail: func(reason string, _ error) { out.failure = reason },
 		Named: func(theirs a2a.TaskInfo, _ bool) {
@@ -198,4 +197,17 @@ func forward(t *testing.T, fw *Forwarder, msg *a2a.Message, upstream *forwarded)
 		t.Fatalf("forward: %v (failure %q)", err, out.failure)
 	}
 	return out
+}
+
+// jsonText returns v in JSON, with no character escaped that need not be
+// (json.Marshal writes & as \u0026): what a test searches for a value.
+func jsonText(t *testing.T, v any) string {
+	t.Helper()
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

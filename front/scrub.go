@@ -50,13 +50,24 @@ const tsNetName = `[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.ts\.net`
 //     on either side) is replaced with HostRemoved;
 //   - a URL on the public origin passes the URL rules (but credentials
 //     and what follows its origin are still checked);
-//   - urn: and mailto: are not URLs in this sense and pass.
+//   - urn: and mailto: are not URLs in this sense and pass;
+//   - with Secrets (WithSecrets), the values of the front's credentials
+//     are replaced with CredentialRemoved first, wherever they stand.
 //
 // A Scrubber is immutable after construction and safe for concurrent use.
 type Scrubber struct {
 	public    string          // origin of the public address, "" if none
 	upstreams map[string]bool // hostKey of every upstream host
 	hosts     *regexp.Regexp  // upstream hostnames and ts.net names
+	secrets   *Secrets        // the credentials' values; nil: none
+}
+
+// WithSecrets returns a copy of s that also removes the values of
+// secrets (nil: none).
+func (s *Scrubber) WithSecrets(secrets *Secrets) *Scrubber {
+	c := *s
+	c.secrets = secrets
+	return &c
 }
 
 // NewScrubber returns a Scrubber for a front whose public address is
@@ -95,6 +106,7 @@ func NewScrubber(public string, upstreams ...string) *Scrubber {
 
 // String returns str scrubbed.
 func (s *Scrubber) String(str string) string {
+	str = s.secrets.String(str)
 	// A replacement changes what stands beside the names around it: a
 	// name skipped for the letter before it may stand as a word once that
 	// letter is gone. Scrub again until nothing changes; twice is enough

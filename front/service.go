@@ -50,6 +50,7 @@ type Service struct {
 type entry struct {
 	fw      *Forwarder
 	client  *http.Client
+	secrets *Secrets // the values of the front's credentials, never to reach a peer
 	front   *switchboard.Front
 	checked time.Time // when the front was last read from the store
 }
@@ -103,7 +104,7 @@ func (s *Service) Card(ctx context.Context, agentID, public string) (*Card, Card
 	if err != nil {
 		return nil, CardStatus{}, nil, err
 	}
-	c, st := s.cards.Get(ctx, e.client, f.Upstream, f.CardURL, public)
+	c, st := s.cards.GetWith(ctx, e.client, f.Upstream, f.CardURL, public, e.secrets)
 	return c, st, f, nil
 }
 
@@ -152,9 +153,10 @@ func (s *Service) front(ctx context.Context, agentID string) (*switchboard.Front
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &entry{client: client, front: f, checked: now, fw: NewForwarder(Config{
+	secrets := CredentialSecrets(f.Credentials)
+	e := &entry{client: client, secrets: secrets, front: f, checked: now, fw: NewForwarder(Config{
 		Target: f.Upstream, CardURL: f.CardURL, WholeURL: true, FallbackCard: true, Blocking: true,
-		HTTP: client, Timeout: s.timeout, Log: s.log.With("agent_id", agentID),
+		HTTP: client, Timeout: s.timeout, Log: s.log.With("agent_id", agentID), Secrets: secrets,
 	})}
 	s.forwarders[agentID] = e
 	return f, e, nil
@@ -317,7 +319,7 @@ func (s *Service) recordFailure(ctx context.Context, agent *switchboard.Agent, f
 	detail := "the upstream stopped answering before the task finished"
 	if cause != nil {
 		reason, status = classify(cause, obs, f.Credentials)
-		detail = cause.Error()
+		detail = Describe(cause, CredentialSecrets(f.Credentials))
 	} else {
 		reason = switchboard.FrontUnavailable
 	}

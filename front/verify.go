@@ -79,7 +79,7 @@ func (s *Service) Verify(ctx context.Context, agentID string) (*Verification, er
 	}
 	v.Reason, v.Status = classify(err, obs, f.Credentials)
 	if err != nil {
-		v.Detail = err.Error()
+		v.Detail = Describe(err, e.secrets)
 	} else {
 		v.Detail = "the answer was not JSON-RPC"
 	}

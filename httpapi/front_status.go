@@ -40,7 +40,7 @@ func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct 
 		at := cs.FetchedAt.UTC()
 		out.CardFetchedAt = &at
 	}
-	scrubber := front.NewScrubber(addr, f.Upstream, f.CardURL)
+	scrubber := front.NewScrubber(addr, f.Upstream, f.CardURL).WithSecrets(front.CredentialSecrets(f.Credentials))
 	if up != nil && (cs.State == front.CardOK || cs.State == front.CardStale) {
 		out.UpstreamVersions, out.UpstreamStreaming = append(out.UpstreamVersions, up.Versions...), up.Streaming
 		out.UpstreamAuth.Bearer = up.Auth.Bearer
@@ -50,9 +50,16 @@ func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct 
 	} else {
 		up = nil
 	}
-	// The leak check runs over the card as peers get it.
+	// The leak check runs over the card as peers get it; and names the
+	// credentials the upstream's card held (it reflects what it is sent),
+	// which peers never get.
 	if raw, err := json.Marshal(s.withPairing(s.cardV1(g, addr, false, up), g, s.addressBase(r, g), true)); err == nil {
 		out.PublicCardLeaks = append(out.PublicCardLeaks, front.Leaks(raw, scrubber)...)
+	}
+	if up != nil {
+		for _, name := range up.Reflected {
+			out.PublicCardLeaks = append(out.PublicCardLeaks, front.CredentialLeak(name)+" (in the upstream's card; removed from the public card)")
+		}
 	}
 	if lf := f.LastFailure; lf != nil {
 		out.LastFailure = &ownerapi.FrontFailure{At: lf.At, Reason: lf.Reason, Status: lf.Status, Method: lf.Method, Peer: lf.Peer, Detail: lf.Detail}

@@ -31,10 +31,12 @@ func (f *forwarder) publishCards(ctx context.Context, client *connector.Client) 
 		card, err := f.readCard(ctx)
 		switch {
 		case err != nil:
-			f.log.Warn("read the forward server's agent card (the address shows the card of the agent's settings meanwhile)", "err", err)
+			f.log.Warn("read the forward server's agent card (the address shows the card of the agent's settings meanwhile)", "err", front.Describe(err, f.secrets))
 			wait = cardRetry
 		case !bytes.Equal(card, last):
-			if err := client.PublishCard(ctx, f.target, card); err != nil {
+			// The target as the owner may see it: its query values and
+			// user information cut (its host is what the server needs).
+			if err := client.PublishCard(ctx, front.RedactURL(f.target), card); err != nil {
 				if stop := publishRefused(err, f.log); stop {
 					return
 				}
@@ -53,7 +55,8 @@ func (f *forwarder) publishCards(ctx context.Context, client *connector.Client) 
 }
 
 // readCard reads the target's card, 1.0 or 0.3, as the 1.0 JSON the
-// server reads.
+// server reads, without the value of --forward-token in any of its
+// strings: a server may reflect the headers it is sent into its card.
 func (f *forwarder) readCard(ctx context.Context) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -61,7 +64,17 @@ func (f *forwarder) readCard(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(card)
+	raw, err := json.Marshal(card)
+	if err != nil || f.secrets == nil {
+		return raw, err
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	return json.Marshal(f.secrets.Value(doc))
 }
 
 // forgetCard forgets the card an earlier connect --forward published, for

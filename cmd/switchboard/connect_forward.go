@@ -35,10 +35,11 @@ func checkForwardURL(raw string) error {
 // front.Forwarder, the path the server's front mode takes too, and keeps
 // the target's ids of our tasks and contexts in memory.
 type forwarder struct {
-	fw     *front.Forwarder
-	hc     *http.Client
-	target string
-	log    *slog.Logger
+	fw      *front.Forwarder
+	hc      *http.Client
+	target  string
+	secrets *front.Secrets // --forward-token's value: never published, never relayed to a peer
+	log     *slog.Logger
 
 	mu       sync.Mutex
 	tasks    map[a2a.TaskID]a2a.TaskID // guarded by mu: our task id → the target's
@@ -61,9 +62,10 @@ func newForwarder(target, token string, timeout time.Duration, log *slog.Logger)
 		}
 		return nil
 	}}
+	secrets := front.NewSecrets(front.Secret{Name: "forward token", Value: token})
 	return &forwarder{
-		fw: front.NewForwarder(front.Config{Target: target, HTTP: hc, Timeout: timeout, Log: log.With("forward", target)}),
-		hc: hc, target: target, log: log, tasks: make(map[a2a.TaskID]a2a.TaskID), contexts: make(map[string]string),
+		fw: front.NewForwarder(front.Config{Target: target, HTTP: hc, Timeout: timeout, Log: log.With("forward", front.RedactURL(target)), Secrets: secrets}),
+		hc: hc, target: target, secrets: secrets, log: log, tasks: make(map[a2a.TaskID]a2a.TaskID), contexts: make(map[string]string),
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -355,6 +356,7 @@ type upstreamAgent struct {
 	requests []string         // guarded by mu: "METHOD path Authorization" of each request
 	headers  []http.Header    // guarded by mu: the headers of each request
 	metadata []map[string]any // guarded by mu: the metadata of each message executed
+	reflect  bool             // immutable: answers and card reflect the request's headers
 }
 
 // upstreamOptions changes how an upstream agent serves.
@@ -363,6 +365,22 @@ type upstreamOptions struct {
 	token      string // the bearer token it requires (default: none)
 	redirectTo string // it redirects JSON-RPC calls there (307)
 	tls        bool   // it serves https, with httptest's certificate
+	reflect    bool   // its card and answers reflect its request's headers (reflectHeaders)
+}
+
+// reflectHeaders is what an upstream agent that reflects writes of the
+// headers of a request: the values of Authorization and
+// CF-Access-Client-Secret as they came, the token in base64 (standard,
+// and URL-safe without padding) and inside "Basic base64(user:token)".
+func reflectHeaders(get func(string) string) string {
+	var out []string
+	for _, name := range []string{"Authorization", "CF-Access-Client-Secret"} {
+		v := get(name)
+		token, _ := strings.CutPrefix(v, "Bearer ")
+		out = append(out, name+": "+v, base64.StdEncoding.EncodeToString([]byte(token)),
+			base64.RawURLEncoding.EncodeToString([]byte(token)), "Basic "+base64.StdEncoding.EncodeToString([]byte("user:"+token)))
+	}
+	return strings.Join(out, " ")
 }
 
 // received returns the requests the upstream agent received.
@@ -415,7 +433,7 @@ func newUpstreamAgent(t *testing.T, version string, streaming bool, opts ...upst
 		opt = opts[0]
 	}
 	u := &upstreamAgent{canceled: make(chan a2a.TaskID, 4), release: make(chan struct{}),
-		started: make(chan string, 16), gate: make(chan struct{})}
+		started: make(chan string, 16), gate: make(chan struct{}), reflect: opt.reflect}
 	mux := http.NewServeMux()
 	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
@@ -459,11 +477,28 @@ func newUpstreamAgent(t *testing.T, version string, streaming bool, opts ...upst
 		SupportedInterfaces: []*a2a.AgentInterface{iface}, Capabilities: a2a.AgentCapabilities{Streaming: streaming},
 		DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
 		Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "echoes", Tags: []string{"test"}}}}
-	switch version {
-	case "0.3":
+	switch {
+	case opt.reflect:
+		if version == "0.3" {
+			mux.Handle("/invoke", a2av0.NewJSONRPCHandler(handler))
+		} else {
+			mux.Handle("/invoke", a2asrv.NewJSONRPCHandler(handler))
+		}
+		mux.HandleFunc(a2asrv.WellKnownAgentCardPath, func(w http.ResponseWriter, r *http.Request) {
+			c := *card
+			said := reflectHeaders(r.Header.Get)
+			c.Description = "called with " + said
+			c.Skills = []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: said, Tags: []string{"test"}, Examples: []string{said}}}
+			if version == "0.3" {
+				a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(&c)).ServeHTTP(w, r)
+			} else {
+				a2asrv.NewStaticAgentCardHandler(&c).ServeHTTP(w, r)
+			}
+		})
+	case version == "0.3":
 		mux.Handle("/invoke", a2av0.NewJSONRPCHandler(handler))
 		mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
-	case "0.3-pure":
+	case version == "0.3-pure":
 		mux.Handle("/invoke", a2av0.NewJSONRPCHandler(handler))
 		mux.HandleFunc("/.well-known/agent.json", func(w http.ResponseWriter, r *http.Request) {
 			_ = json.NewEncoder(w).Encode(map[string]any{
@@ -525,8 +560,18 @@ func (u *upstreamAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext)
 			if ec.StoredTask != nil {
 				answer = "upstream: you chose " + text
 			}
+			var done *a2a.Message
+			if u.reflect {
+				said := reflectHeaders(func(name string) string {
+					v, _ := ec.ServiceParams.Get(name)
+					return strings.Join(v, ",")
+				})
+				answer += " " + said
+				done = a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("done for "+said))
+				done.Metadata = map[string]any{"echo": said}
+			}
 			if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart(answer)), nil) {
-				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, done), nil)
 			}
 		}
 	}
