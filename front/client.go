@@ -85,7 +85,7 @@ func NewClient(base http.RoundTripper, upstream string, creds switchboard.FrontC
 func NewClientAs(base http.RoundTripper, upstream string, creds switchboard.FrontCredentials, userAgent string) (*http.Client, error) {
 	origin, err := url.Parse(upstream)
 	if err != nil || origin.Host == "" {
-		return nil, fmt.Errorf("upstream %q is not a URL", upstream)
+		return nil, errors.New("the upstream is not a URL")
 	}
 	return &http.Client{
 		Transport: &credentialTransport{base: base, origin: origin, creds: creds, userAgent: userAgent},
@@ -107,7 +107,7 @@ type credentialTransport struct {
 // RoundTrip implements http.RoundTripper.
 func (c *credentialTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !netguard.SameOrigin(r.URL, c.origin) {
-		return nil, fmt.Errorf("%s is not on the upstream's origin: not sent", r.URL.Redacted())
+		return nil, fmt.Errorf("%s is not on the upstream's origin: not sent", RedactURL(r.URL.String()))
 	}
 	r = r.Clone(r.Context())
 	r.Header.Del("Authorization") // never a caller's

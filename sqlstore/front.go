@@ -12,17 +12,43 @@ import (
 
 var _ switchboard.FrontStore = (*DB)(nil)
 
-// PutFront implements switchboard.FrontStore.
+// PutFront implements switchboard.FrontStore. The upstream's URLs are
+// sealed, as its credentials are: a URL may carry a key in its query.
 func (db *DB) PutFront(ctx context.Context, agentID, upstream, cardURL string) error {
+	sealedUpstream, err := db.seal(purposeFrontUpstream, upstream)
+	if err != nil {
+		return err
+	}
+	sealedCardURL, err := db.seal(purposeFrontCardURL, cardURL)
+	if err != nil {
+		return err
+	}
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := agentExists(ctx, tx, db, agentID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO fronts (agent_id, upstream, card_url, updated_at) VALUES ($1, $2, $3, $4)
+		// The last failure stays while the upstream does. Sealed values
+		// differ each time, so the URLs are compared opened.
+		var was string
+		switch err := tx.QueryRowContext(ctx, `SELECT upstream FROM fronts WHERE agent_id = $1`+db.forUpdate(""), agentID).Scan(&was); {
+		case err == sql.ErrNoRows:
+		case err != nil:
+			return err
+		default:
+			if was, err = db.open(purposeFrontUpstream, was); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO fronts (agent_id, upstream, card_url, updated_at) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (agent_id) DO UPDATE SET upstream = excluded.upstream, card_url = excluded.card_url,
-				last_failure = CASE WHEN fronts.upstream = excluded.upstream THEN fronts.last_failure ELSE '' END,
 				updated_at = excluded.updated_at`,
-			agentID, upstream, cardURL, nanos(db.Now()))
+			agentID, sealedUpstream, sealedCardURL, nanos(db.Now())); err != nil {
+			return err
+		}
+		if was == upstream {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE fronts SET last_failure = '' WHERE agent_id = $1`, agentID)
 		return err
 	})
 }
@@ -78,6 +104,12 @@ func (db *DB) FindFront(ctx context.Context, agentID string) (*switchboard.Front
 		return nil, db.formatError(err)
 	}
 	f.UpdatedAt = fromNanos(updated)
+	if f.Upstream, err = db.open(purposeFrontUpstream, f.Upstream); err != nil {
+		return nil, err
+	}
+	if f.CardURL, err = db.open(purposeFrontCardURL, f.CardURL); err != nil {
+		return nil, err
+	}
 	if creds, err = db.open(purposeFrontCredentials, creds); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,8 @@ const (
 	purposeWakeHMAC         = "wake_configs.hmac_secret"
 	purposePushConfig       = "push_configs.data"  // the URL, token and credentials of a push configuration
 	purposeFrontCredentials = "fronts.credentials" // the owner's credentials for a front's upstream
+	purposeFrontUpstream    = "fronts.upstream"    // a front's upstream URL, which may hold a key in its query
+	purposeFrontCardURL     = "fronts.card_url"    // the URL of its card, on the same origin
 	// purposeOutboundPeerColumn is the column of synced aliases' peer
 	// tokens; each is sealed for its row (purposeOutboundPeerToken).
 	purposeOutboundPeerColumn = "outbound_peers.token"
@@ -60,6 +62,8 @@ var sealedColumns = []sealedColumn{
 	{"wake_configs", "hmac_secret", []string{"agent_id"}, nil, false},
 	{"push_configs", "data", []string{"task_id", "id"}, nil, false},
 	{"fronts", "credentials", []string{"agent_id"}, nil, false},
+	{"fronts", "upstream", []string{"agent_id"}, nil, false},
+	{"fronts", "card_url", []string{"agent_id"}, nil, false},
 	{"outbound_peers", "token", []string{"agent_id", "alias"},
 		func(key []string) string { return purposeOutboundPeerToken(key[0], key[1]) }, true},
 }

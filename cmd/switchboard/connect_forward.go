@@ -55,7 +55,7 @@ func newForwarder(target, token string, timeout time.Duration, log *slog.Logger)
 	}
 	hc := &http.Client{Transport: rt, CheckRedirect: func(r *http.Request, via []*http.Request) error {
 		if !netguard.SameOrigin(r.URL, origin) {
-			return fmt.Errorf("the forward target redirected to %s, another host than --forward's; not following", r.URL.Redacted())
+			return fmt.Errorf("the forward target redirected to %s, another host than --forward's; not following", front.RedactURL(r.URL.String()))
 		}
 		if len(via) >= 10 {
 			return errors.New("stopped after 10 redirects")
