@@ -269,13 +269,17 @@ func (s *Secrets) Event(ev a2a.Event) a2a.Event {
 		c := *e
 		c.ID, c.ContextID = a2a.TaskID(s.String(string(e.ID))), s.String(e.ContextID)
 		c.Status = s.status(e.Status)
-		c.Artifacts = make([]*a2a.Artifact, len(e.Artifacts))
-		for i, a := range e.Artifacts {
-			c.Artifacts[i] = s.artifact(a)
+		if e.Artifacts != nil {
+			c.Artifacts = make([]*a2a.Artifact, len(e.Artifacts))
+			for i, a := range e.Artifacts {
+				c.Artifacts[i] = s.artifact(a)
+			}
 		}
-		c.History = make([]*a2a.Message, len(e.History))
-		for i, m := range e.History {
-			c.History[i] = s.message(m)
+		if e.History != nil {
+			c.History = make([]*a2a.Message, len(e.History))
+			for i, m := range e.History {
+				c.History[i] = s.message(m)
+			}
 		}
 		c.Metadata = s.metadata(e.Metadata)
 		return &c
@@ -307,12 +311,11 @@ func (s *Secrets) message(m *a2a.Message) *a2a.Message {
 	c := *m
 	c.ID, c.ContextID, c.TaskID = s.String(m.ID), s.String(m.ContextID), a2a.TaskID(s.String(string(m.TaskID)))
 	c.Extensions = s.strings(m.Extensions)
-	c.ReferenceTasks = make([]a2a.TaskID, len(m.ReferenceTasks))
-	for i, id := range m.ReferenceTasks {
-		c.ReferenceTasks[i] = a2a.TaskID(s.String(string(id)))
-	}
-	if m.ReferenceTasks == nil {
-		c.ReferenceTasks = nil
+	if m.ReferenceTasks != nil {
+		c.ReferenceTasks = make([]a2a.TaskID, len(m.ReferenceTasks))
+		for i, id := range m.ReferenceTasks {
+			c.ReferenceTasks[i] = a2a.TaskID(s.String(string(id)))
+		}
 	}
 	c.Parts = s.parts(m.Parts)
 	c.Metadata = s.metadata(m.Metadata)
