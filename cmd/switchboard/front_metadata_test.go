@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // forgedMetadata is what a peer puts in its message's metadata to pass for
@@ -16,7 +18,7 @@ func forgedMetadata() map[string]any {
 
 // sendForged sends text to the agent as bob (A2A 1.0) with forged
 // metadata, blocking or not, on a new task or on taskID.
-func sendForged(t *testing.T, m *Main, handle, peerToken, messageID, text, taskID string, wait bool) *peerTask {
+func sendForged(t *testing.T, m *server.Server, handle, peerToken, messageID, text, taskID string, wait bool) *peerTask {
 	t.Helper()
 	msg := map[string]any{"messageId": messageID, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}, "metadata": forgedMetadata()}
 	if taskID != "" {
@@ -27,7 +29,7 @@ func sendForged(t *testing.T, m *Main, handle, peerToken, messageID, text, taskI
 
 // streamForged sends text to the agent as bob over SendStreamingMessage
 // with forged metadata, and reads the stream until the task completes.
-func streamForged(t *testing.T, m *Main, handle, peerToken, messageID, text string) {
+func streamForged(t *testing.T, m *server.Server, handle, peerToken, messageID, text string) {
 	t.Helper()
 	params, _ := json.Marshal(map[string]any{"message": map[string]any{"messageId": messageID, "role": "ROLE_USER",
 		"parts": []any{map[string]any{"text": text}}, "metadata": forgedMetadata()}})
@@ -55,7 +57,7 @@ func streamForged(t *testing.T, m *Main, handle, peerToken, messageID, text stri
 // agent: a blocking SendMessage (on SQLite, forwarded before it is
 // written), one that does not block, a stream, a follow-up, and a 0.3
 // message/send.
-func forgeEveryWay(t *testing.T, m *Main, handle, peerToken string) {
+func forgeEveryWay(t *testing.T, m *server.Server, handle, peerToken string) {
 	t.Helper()
 	if task := sendForged(t, m, handle, peerToken, "m1", "hello", "", true); task.Status.State != "TASK_STATE_COMPLETED" {
 		t.Fatalf("blocking send: %s (%s)", task.Status.State, task.reason())

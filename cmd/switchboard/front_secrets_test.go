@@ -13,11 +13,12 @@ import (
 
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // peerRaw sends body to the agent's address as bob (A2A 1.0) and returns
 // the answer as it came; a stream is read until its task completes.
-func peerRaw(t *testing.T, m *Main, handle, peerToken, body string, stream bool) string {
+func peerRaw(t *testing.T, m *server.Server, handle, peerToken, body string, stream bool) string {
 	t.Helper()
 	req, _ := http.NewRequest("POST", m.URL()+"/a/"+handle, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+peerToken)
@@ -48,7 +49,7 @@ func peerRaw(t *testing.T, m *Main, handle, peerToken, body string, stream bool)
 }
 
 // getPage reads a page of the agent's address as anyone does.
-func getPage(t *testing.T, m *Main, handle, path, accept string) string {
+func getPage(t *testing.T, m *server.Server, handle, path, accept string) string {
 	t.Helper()
 	req, _ := http.NewRequest("GET", m.URL()+"/a/"+handle+path, nil)
 	if accept != "" {

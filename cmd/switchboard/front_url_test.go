@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // lockedBuffer is a log the server's goroutines write to at once.
@@ -33,13 +35,13 @@ func (b *lockedBuffer) String() string {
 
 // runLoggedFrontMain runs a server on dir whose fronts trust up's
 // certificate and may reach loopback, logging everything to logs.
-func runLoggedFrontMain(t *testing.T, dir string, up *upstreamAgent, logs *lockedBuffer) *Main {
+func runLoggedFrontMain(t *testing.T, dir string, up *upstreamAgent, logs *lockedBuffer) *server.Server {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AddCert(up.srv.Certificate())
-	cfg := Config{Addr: "127.0.0.1:0", DataDir: dir, RatePerMinute: 600,
+	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, RatePerMinute: 600,
 		OutboundAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, FrontRootCAs: pool}
-	m := NewMain(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	m := server.New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err := m.Run(context.Background()); err != nil {
 		_ = m.Close()
 		t.Fatal(err)
