@@ -3,7 +3,8 @@
 // (honouring X-Forwarded-Proto and X-Forwarded-Host only when told to).
 // Every face that names an address (cards, landing pages, the connector's
 // hello, the console's origin, wakes) asks one Resolver, so that they all
-// name the same.
+// name the same; and every face that reads one (an agent naming another
+// by URL) reads it with HandleAt, so that they all read the same.
 package publicurl
 
 import (
