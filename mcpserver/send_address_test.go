@@ -16,8 +16,9 @@ const notHere = " is not an address of this deployment; to send to a remote agen
 // deployment only when the URL is on this deployment's origin (here taken
 // from the request: no public URL is configured); the URL of a synced
 // alias goes to the remote agent with the alias's token; any other URL is
-// refused, whatever handle its path holds, and nothing is sent. The account
-// endpoint does the same.
+// refused (another origin, credentials, or a path of this origin that is no
+// address: publicurl.HandleAt), whatever handle its path holds, and nothing
+// is sent. The account endpoint does the same.
 func TestSendURLOfAnotherDeployment(t *testing.T) {
 	w := newWorld(t, "sqlite", nil)
 	helper, other := w.agent("helper"), w.agent("other")
@@ -41,6 +42,8 @@ func TestSendURLOfAnotherDeployment(t *testing.T) {
 		"http://localhost:1/a/other",            // another port
 		"http://user@" + host + "/a/other",      // credentials
 		remote.srv.URL + "/a/other",             // the alias's origin, not its URL
+		w.srv.URL + "/x/a/other",                // this origin, but no address of it
+		w.srv.URL + "/a/other/mcp",
 	} {
 		if msg := toolError(t, cs, "send", map[string]any{"to": to, "text": "hello"}); msg != "Error: "+to+notHere {
 			t.Errorf("send to %s: %q", to, msg)

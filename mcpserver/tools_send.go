@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/publicurl"
 )
 
 // SendArgs are the arguments of send.
@@ -86,9 +87,10 @@ func (s *Server) send(ctx context.Context, req *mcp.CallToolRequest, in SendArgs
 	if err != nil {
 		return s.fail(ctx, ToolSend, err)
 	}
-	if p == nil && isURL(in.To) && !onDeployment(in.To, tg.base) {
-		// Another deployment's address: only through the synced alias
-		// of that URL (tools_address.go).
+	handle, here := publicurl.HandleAt(tg.base, in.To)
+	if p == nil && !here {
+		// No address of this deployment: only the synced alias of that
+		// URL (tools_address.go).
 		if p, err = s.aliasAt(ctx, tg, in.To); err != nil {
 			return s.fail(ctx, ToolSend, err)
 		} else if p == nil {
@@ -103,7 +105,7 @@ func (s *Server) send(ctx context.Context, req *mcp.CallToolRequest, in SendArgs
 		v := viewOutbound(o)
 		return result(remoteHeader(o, v), v)
 	}
-	o, err := s.sendVia(ctx, tg, in.To, network.Target{To: in.To}, in.Text, in.ContextID, in.TaskID)
+	o, err := s.sendVia(ctx, tg, in.To, network.Target{To: handle}, in.Text, in.ContextID, in.TaskID)
 	if err != nil {
 		return s.fail(ctx, ToolSend, err)
 	}
