@@ -12,8 +12,9 @@ import (
 // Target says where an agent's work goes: to an agent by name, or to one
 // discovery chooses.
 type Target struct {
-	// To names the receiver: its handle or its address URL
-	// ({base}/a/{handle}). Empty: discovery chooses.
+	// To names the receiver by its handle; a face reads an address URL
+	// into its handle first (publicurl.HandleAt, address.go). Empty:
+	// discovery chooses.
 	To string
 	// Community narrows the choice (or, with To, requires that both
 	// agents are in it); empty: any community the sender is in.
@@ -140,11 +141,12 @@ func Reason(q switchboard.DiscoveryQuery, g switchboard.DiscoveryGates) string {
 	}
 }
 
-// byName finds the agent named to, which must be one the sender may send
-// work to. A name the sender may not reach reads exactly as a name that
-// does not exist.
+// byName finds the agent of the handle to, which must be one the sender
+// may send work to. A name the sender may not reach reads exactly as a
+// name that does not exist; so does a URL, which no handle is (the face
+// reads an address URL into its handle: address.go).
 func (s *Service) byName(ctx context.Context, sender *switchboard.Agent, to, community, skill string) (*switchboard.Agent, error) {
-	handle := switchboard.AddressHandle(to)
+	handle := strings.ToLower(strings.TrimSpace(to))
 	unknown := switchboard.Errorf(switchboard.ENOAGENT, "no member: no agent %q shares a community with %s", truncate(handle, 63), sender.Handle)
 	if handle == "" || handle == sender.Handle {
 		return nil, unknown

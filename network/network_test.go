@@ -293,18 +293,26 @@ func TestGrace(t *testing.T) {
 
 // TestByName: a named receiver must share a community with the sender
 // (the named one, when given), accept tasks and offer the skill; one the
-// sender may not reach reads as one that does not exist.
+// sender may not reach reads as one that does not exist. A URL is no
+// handle: whatever its path holds, it names nobody (the faces read this
+// deployment's addresses into handles before they ask).
 func TestByName(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	sender := w.agent("sender", "", "lab", "ops")
 	mate := w.agent("mate", "code", "lab")
 	stranger := w.agent("stranger", "code", "elsewhere")
-	for _, to := range []string{"mate", "MATE", "http://example.test/a/mate/", "https://x.example/a/mate"} {
+	for _, to := range []string{"mate", "MATE", " mate "} {
 		g, err := w.net.Choose(ctx, sender, network.Target{To: to})
 		must(t, err)
 		if g.ID != mate.ID {
 			t.Fatalf("%q: chose %s", to, g.Handle)
+		}
+	}
+	for _, to := range []string{"http://example.test/a/mate/", "https://x.example/a/mate"} {
+		g, err := w.net.Choose(ctx, sender, network.Target{To: to})
+		if switchboard.ErrorCode(err) != switchboard.ENOAGENT {
+			t.Fatalf("%q: chose %v, %v; want no agent", to, g, err)
 		}
 	}
 	_, err := w.net.Choose(ctx, sender, network.Target{To: "stranger"})
