@@ -22,7 +22,8 @@ const (
 
 // handleNetworkTask is POST /tasks with an agent token: the agent sends
 // work to another agent of the network, by name or by discovery
-// (ownerapi.NetworkTask). Without blocking it answers 202 with the task
+// (ownerapi.NetworkTask): a handle, or an address of this deployment (a
+// URL of another is 400). Without blocking it answers 202 with the task
 // and the agent it went to; with blocking, the original network's answer
 // once the receiver finished, or the task's state when the wait ended
 // first (202). Nobody eligible is 404 {"error":"no_agent_found","reason"}.
@@ -53,6 +54,14 @@ func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	// to is a handle or an address of this deployment as the request
+	// reached it; a URL of another deployment is refused, never read as
+	// the agent of its handle here (publicurl.HandleAt).
+	to, here := s.urls.Handle(r, body.To)
+	if !here {
+		s.writeError(w, r, network.Elsewhere(sender, body.To))
+		return
+	}
 	var waitCtx context.Context
 	if body.Blocking {
 		var cancel context.CancelFunc
@@ -60,7 +69,7 @@ func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 	}
 	t, target, err := s.Network.Send(r.Context(), sender, network.Request{
-		Target: network.Target{To: body.To, Community: body.Community, Skill: body.Skill}, Message: req}, waitCtx)
+		Target: network.Target{To: to, Community: body.Community, Skill: body.Skill}, Message: req}, waitCtx)
 	if err != nil && t == nil {
 		s.writeError(w, r, err)
 		return
