@@ -25,7 +25,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
-	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/session"
@@ -109,7 +108,7 @@ func (s *testServer) start(addr string) {
 	must(s.t, s.sessions.Start(context.Background()))
 	s.hub = hub.New(hub.Deps{
 		Service: s.tasks, Agents: s.db, Tokens: s.db, Bus: s.bus, Logger: s.log, InstanceID: s.tasks.InstanceID,
-		Sessions: s.sessions, AddressOf: publicurl.Resolver{}.Address,
+		Sessions: s.sessions,
 	}, s.hubConfig)
 	s.api = httpapi.New(httpapi.Deps{
 		Accounts: s.db, Agents: s.db, Tokens: s.db, Deliveries: s.db, Tasks: s.tasks,

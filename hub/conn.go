@@ -14,6 +14,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/a2ajson"
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/publicurl"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
@@ -31,7 +33,8 @@ type conn struct {
 	agentID   string    // immutable
 	holder    string    // immutable: names this connection on the offers it holds
 	tokenHash string    // immutable: the agent token it authenticated with
-	address   string    // immutable
+	base      string    // immutable: the deployment's base URL, as the upgrade request reached it (Deps.URLs)
+	address   string    // immutable: the agent's address under base
 	log       *slog.Logger
 
 	agent atomic.Pointer[switchboard.Agent] // refreshed by the writer when the agent changes
@@ -62,10 +65,12 @@ type conn struct {
 	claimOnAnswer atomic.Bool
 }
 
-func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, address string, heard *connproto.LastHeard) *conn {
+// newConn returns the connection of agent, which reached the deployment at
+// the base URL base.
+func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, base string, heard *connproto.LastHeard) *conn {
 	id := switchboard.NewID()
 	c := &conn{
-		hub: h, ws: ws, agentID: agent.ID, tokenHash: tokenHash, address: address, heard: heard,
+		hub: h, ws: ws, agentID: agent.ID, tokenHash: tokenHash, base: base, address: base + "/a/" + agent.Handle, heard: heard,
 		holder:   "conn/" + h.InstanceID + "/" + id,
 		log:      h.Logger.With("agent_id", agent.ID, "conn_id", id),
 		ready:    make(chan struct{}),
@@ -433,7 +438,9 @@ func (c *conn) onGetTask(f *connproto.Frame) {
 
 // onSendMessage sends a message from this agent to another agent of the
 // deployment, as the peer its token names. An agent may send while it does
-// not accept tasks.
+// not accept tasks. to is a handle or an address of this deployment as the
+// connection reached it (publicurl.HandleAt); a URL of another deployment
+// is refused.
 func (c *conn) onSendMessage(f *connproto.Frame) {
 	if len(f.Params) > c.hub.cfg.MaxSendBytes {
 		c.replyError(f.ID, connproto.CodeInvalidParams, fmt.Sprintf("SendMessage params are %d bytes, more than the %d allowed", len(f.Params), c.hub.cfg.MaxSendBytes))
@@ -444,7 +451,12 @@ func (c *conn) onSendMessage(f *connproto.Frame) {
 		c.replyError(f.ID, connproto.CodeInvalidParams, "SendMessage params must be {\"to\", \"token\", \"request\"}")
 		return
 	}
-	target, err := c.hub.Agents.FindAgentByHandle(c.ctx, switchboard.AddressHandle(p.To))
+	handle, here := publicurl.HandleAt(c.base, p.To)
+	if !here {
+		c.replyError(f.ID, connproto.CodeInvalidParams, switchboard.ErrorMessage(network.Elsewhere(c.agent.Load(), p.To)))
+		return
+	}
+	target, err := c.hub.Agents.FindAgentByHandle(c.ctx, handle)
 	if err != nil || target.AccountDisabled {
 		c.replyError(f.ID, connproto.CodeInvalidParams, "no agent at "+truncate(p.To, 200)+" on this deployment")
 		return

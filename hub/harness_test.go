@@ -30,6 +30,7 @@ import (
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
+	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
@@ -95,7 +96,7 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 		InstanceID: s.tasks.InstanceID}, session.Config{Grace: sessionGrace})
 	must(t, s.sessions.Start(ctx))
 	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: s.tokenReads, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID,
-		Sessions: s.sessions, Cards: db}, hcfg)
+		Sessions: s.sessions, Cards: db, Network: network.New(db, s.tasks)}, hcfg)
 	s.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.tasks,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Bus: s.bus, Connect: s.hub, Presence: s.tasks}, acfg)
 	s.api.SetReady(true)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/session"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -95,8 +96,12 @@ type Deps struct {
 	Logger  *slog.Logger
 	// InstanceID names this process in the holder of the offers it makes.
 	InstanceID string
-	// AddressOf returns an agent's public address, for hello; optional.
-	AddressOf func(r *http.Request, agent *switchboard.Agent) string
+	// URLs computes the deployment's public URLs from each connection's
+	// upgrade request: the agent's address that hello names, and the base
+	// against which the agent's names of other agents (SendTask,
+	// SendMessage, SessionOpen) are read (publicurl.HandleAt). Its zero
+	// value takes them from the request's Host.
+	URLs publicurl.Resolver
 	// Limiter counts an agent's own sends against the peer token it sends
 	// with, as the HTTP front door counts that token's calls; optional.
 	Limiter switchboard.RateLimiter
@@ -245,11 +250,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.met.connections.Inc()
 	ws.SetReadLimit(h.cfg.MaxFrameBytes)
-	address := ""
-	if h.AddressOf != nil {
-		address = h.AddressOf(r, agent)
-	}
-	c := newConn(h, ws, agent, tokenHash, address, heard)
+	c := newConn(h, ws, agent, tokenHash, h.URLs.Base(r), heard)
 	c.cork = sb.cork
 	ctx := context.WithoutCancel(r.Context())
 	go func() {

@@ -11,12 +11,15 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/publicurl"
 )
 
 // Network is the coordinator network as the hub uses it (network.Service
 // implements it): an agent's SendTask is sent through it.
 type Network interface {
-	// SendTask sends the agent's work to the agent named to, or to the one
+	// SendTask sends the agent's work to the agent of the handle to (the
+	// hub read an address URL into it: onSendTask), or to the one
 	// discovery chooses in community (any of the sender's when empty)
 	// offering skill, and returns the task and its agent. With wait not
 	// nil, it waits for the receiver's turn to end or wait to end. No
@@ -62,9 +65,11 @@ func (w *sendWaits) release(c *conn) {
 }
 
 // onSendTask sends work of this agent to another agent of the network, by
-// name or by discovery (connproto.SendTaskParams). One that waits for the
-// receiver answers from a goroutine of its own, so that the connection
-// keeps reading meanwhile.
+// name or by discovery (connproto.SendTaskParams): a handle, or an address
+// of this deployment as the connection reached it; a URL of another is
+// refused (network.Elsewhere). One that waits for the receiver answers
+// from a goroutine of its own, so that the connection keeps reading
+// meanwhile.
 func (c *conn) onSendTask(f *connproto.Frame) {
 	if c.hub.Network == nil {
 		c.replyError(f.ID, connproto.CodeMethodNotFound, "method not found: "+connproto.MethodSendTask)
@@ -88,6 +93,15 @@ func (c *conn) onSendTask(f *connproto.Frame) {
 		wait = time.Duration(p.TimeoutSeconds) * time.Second
 	}
 	agent := c.agent.Load()
+	// to is a handle or an address of this deployment as the connection
+	// reached it; a URL of another deployment is refused, never read as
+	// the agent of its handle here.
+	to, here := publicurl.HandleAt(c.base, p.To)
+	if !here {
+		c.replyError(f.ID, connproto.CodeInvalidParams, switchboard.ErrorMessage(network.Elsewhere(agent, p.To)))
+		return
+	}
+	p.To = to
 	if c.hub.Limiter != nil {
 		key := switchboard.Peer{ID: agent.ID, Kind: switchboard.PeerAgent}.Key() // as POST /tasks counts it
 		if ok, retry, _ := c.hub.Limiter.Allow(c.ctx, key); !ok {

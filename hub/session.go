@@ -2,9 +2,11 @@ package hub
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/session"
 )
 
@@ -37,13 +39,56 @@ func (c *conn) SessionWrite(frame []byte) bool {
 	return true
 }
 
-// onSessionRequest hands a session method to the sessions.
+// onSessionRequest hands a session method to the sessions; a SessionOpen
+// with its to read first (sessionOpenParams).
 func (c *conn) onSessionRequest(f *connproto.Frame) {
 	if c.hub.Sessions == nil {
 		c.replyError(f.ID, connproto.CodeMethodNotFound, "live sessions are not served here: "+truncate(f.Method, 64))
 		return
 	}
-	c.hub.Sessions.Handle(c.ctx, c, f.Method, f.ID, f.Params)
+	params := f.Params
+	if f.Method == connproto.MethodSessionOpen {
+		var ok bool
+		if params, ok = c.sessionOpenParams(f); !ok {
+			return
+		}
+	}
+	c.hub.Sessions.Handle(c.ctx, c, f.Method, f.ID, params)
+}
+
+// sessionOpenParams returns the params of a SessionOpen with their to, a
+// handle or an address of this deployment as the connection reached it,
+// read into its handle (publicurl.HandleAt): the sessions take to as a
+// handle. A URL of another deployment is answered here (ok false): no
+// agent there is reached through this deployment. Params it cannot read
+// go on as they are, for the sessions to answer.
+func (c *conn) sessionOpenParams(f *connproto.Frame) (params json.RawMessage, ok bool) {
+	var p connproto.SessionOpenParams
+	if json.Unmarshal(f.Params, &p) != nil || strings.TrimSpace(p.To) == "" {
+		return f.Params, true
+	}
+	handle, here := publicurl.HandleAt(c.base, p.To)
+	if !here {
+		if len(f.ID) > 0 {
+			c.replyError(f.ID, connproto.CodeSessionPeerNotFound,
+				switchboard.ErrorMessage(publicurl.NotAddress(p.To, "live sessions are held only with agents connected here")))
+		}
+		return nil, false
+	}
+	if handle == p.To {
+		return f.Params, true
+	}
+	// The metadata goes on byte for byte: the sessions bound its size as
+	// the agent sent it.
+	to, err := json.Marshal(handle)
+	if err != nil {
+		return f.Params, true // a string always marshals
+	}
+	b := append([]byte(`{"to":`), to...)
+	if p.Metadata != nil {
+		b = append(append(b, `,"metadata":`...), p.Metadata...)
+	}
+	return append(b, '}'), true
 }
 
 // onSessionFrame hands a SessionFrame notification in its usual form

@@ -23,7 +23,7 @@ func (s *Server) buildFaces() error {
 	s.Hub = hub.New(hub.Deps{
 		Service: s.Tasks, Agents: db, Tokens: db, Bus: s.Bus, Logger: s.Logger, InstanceID: s.instanceID,
 		Limiter: s.limiter, OnAuthenticated: httpapi.MarkAuthenticated, Network: s.Network, Sessions: s.Sessions, Cards: s.published,
-		AddressOf: urls.Address,
+		URLs: urls,
 	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: s.Tasks.AckTimeout, MaxSendBytes: int(cfg.MaxBody)})
 	var metricsHandler http.Handler // /metrics on the main listener only when asked
 	if cfg.Metrics {
