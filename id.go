@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -60,23 +59,6 @@ func isHex(c byte) bool {
 
 // MaxHandleLen is the longest handle: one DNS label.
 const MaxHandleLen = 63
-
-// AddressHandle returns the handle an agent is named by where one agent
-// names another: a handle (lower-cased), or an address URL
-// ({base}/a/{handle}, its handle); "" for a URL that is no agent's address.
-func AddressHandle(to string) string {
-	to = strings.TrimSpace(to)
-	u, err := url.Parse(to)
-	if err != nil || u.Scheme == "" {
-		return strings.ToLower(to)
-	}
-	_, rest, ok := strings.Cut(u.Path, "/a/")
-	if !ok {
-		return ""
-	}
-	h, _, _ := strings.Cut(rest, "/")
-	return strings.ToLower(h)
-}
 
 // NormalizeHandle lowercases a handle and checks that it is a DNS label:
 // 1 to 63 characters of a-z, 0-9 and '-', neither starting nor ending with

@@ -72,11 +72,14 @@ func (s *Service) open(ctx context.Context, ep Endpoint, id, params json.RawMess
 	s.publish(switchboard.LiveSessionInstanceSubject(conn.InstanceID), open.encode())
 }
 
-// reachable finds the agent to (a handle or address) that self asks for a
+// reachable finds the agent of the handle to that self asks for a
 // session, checks that the policy allows it, and finds its connection. On
-// failure it returns the JSON-RPC error to answer with.
+// failure it returns the JSON-RPC error to answer with. to is a handle: the
+// endpoint's hub reads an address URL into its handle before it hands the
+// SessionOpen on (hub/session.go), and a URL that reaches here names
+// nobody.
 func (s *Service) reachable(ctx context.Context, self *switchboard.Agent, to string) (*switchboard.Agent, *switchboard.AgentSession, int, string) {
-	handle := switchboard.AddressHandle(to)
+	handle := strings.ToLower(strings.TrimSpace(to))
 	target, err := s.Agents.FindAgentByHandle(ctx, handle)
 	switch {
 	case handle == "" || switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && target.AccountDisabled):
