@@ -160,14 +160,14 @@ func encodeAnswer(id json.RawMessage, a connproto.SessionAnswer) []byte {
 	return b
 }
 
-// OpenSession opens a live session with the agent to (its handle or
-// address URL), which must share a community with this one, and waits
-// until it accepts or refuses, or ctx ends. metadata, if not nil, is
-// passed to the other agent (at most 4 KiB of JSON). A refusal is an
-// *RPCError with code connproto.CodeSessionRefused; the other codes
-// (connproto.CodeSession*) say why no one was asked. The request is made
-// again on the next connection if the current one drops before the
-// answer.
+// OpenSession opens a live session with the agent to (its handle or its
+// address URL on the server's deployment), which must share a community
+// with this one, and waits until it accepts or refuses, or ctx ends.
+// metadata, if not nil, is passed to the other agent (at most 4 KiB of
+// JSON). A refusal is an *RPCError with code connproto.CodeSessionRefused;
+// the other codes (connproto.CodeSession*) say why no one was asked. The
+// request is made again on the next connection if the current one drops
+// before the answer.
 func (c *Client) OpenSession(ctx context.Context, to string, metadata map[string]any) (*Session, error) {
 	c.init()
 	p := connproto.SessionOpenParams{To: to}

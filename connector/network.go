@@ -15,7 +15,8 @@ import (
 // (docs/network.md): to one by name, or to the one discovery chooses. No
 // peer token is needed: sharing a community is the authorization.
 type TaskRequest struct {
-	// To names the receiver: its handle or address URL. Empty: discovery
+	// To names the receiver: its handle or its address URL on the
+	// server's deployment (a URL of another is refused). Empty: discovery
 	// chooses, in Community (or any community of this agent), among the
 	// agents offering Skill.
 	To        string

@@ -147,7 +147,7 @@ type TaskUpdateResult struct {
 
 // SendParams is an agent's own send to another agent of the deployment.
 type SendParams struct {
-	To      string                  `json:"to"`    // the agent's address URL or its handle
+	To      string                  `json:"to"`    // the agent's handle or its address URL on this deployment
 	Token   string                  `json:"token"` // a peer token of that agent
 	Request *a2a.SendMessageRequest `json:"request"`
 }

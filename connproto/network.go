@@ -29,7 +29,8 @@ const CodeForbidden = -31403
 
 // SendTaskParams is an agent's work for another agent of the network.
 type SendTaskParams struct {
-	// To names the receiver: its handle or address URL. Empty: discovery
+	// To names the receiver: its handle or its address URL on this
+	// deployment (a URL of another is refused). Empty: discovery
 	// chooses, in Community (or any community of the sender), among the
 	// agents offering Skill.
 	To        string `json:"to,omitempty"`

@@ -122,7 +122,8 @@ type SessionWindow struct {
 
 // SessionOpenParams opens a session with another agent.
 type SessionOpenParams struct {
-	// To is the other agent: its handle or its address URL.
+	// To is the other agent: its handle or its address URL on this
+	// deployment (a URL of another names no agent).
 	To string `json:"to"`
 	// Metadata is passed to the other agent as it is (any JSON object),
 	// at most 4 KiB.
