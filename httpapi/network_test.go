@@ -452,3 +452,46 @@ func TestCommunityAddress(t *testing.T) {
 		t.Fatalf("list: %s", r.body)
 	}
 }
+
+// TestDirectoryNeedsApprovalAPI: under --require-approval an unapproved
+// agent's token reads no directory (403, as for its sends), and its owner
+// sees nothing of the communities it is in, nor issues their tokens,
+// until the operator approves it.
+func TestDirectoryNeedsApprovalAPI(t *testing.T) {
+	h := newHarness(t)
+	h.network.RequireApproval = true
+	_, alice := h.account("alice")
+	h.netAgent(h.operatorToken, "mate", "connector", "code", "lab")
+	_, newcomer := h.netAgent(alice, "newcomer", "connector", "", "lab")
+	r := h.owner("GET", "/directory", newcomer, nil)
+	if r.status != http.StatusForbidden || !strings.Contains(r.body2(), "not approved") {
+		t.Fatalf("an unapproved agent's directory: %d %s", r.status, r.body)
+	}
+	directory := func(token string) int {
+		t.Helper()
+		r := h.owner("GET", "/directory", token, nil)
+		if r.status != http.StatusOK {
+			t.Fatalf("directory: %d %s", r.status, r.body)
+		}
+		var dir struct {
+			Agents []map[string]any `json:"agents"`
+		}
+		mustJSON(t, r.body, &dir)
+		return len(dir.Agents)
+	}
+	if n := directory(alice); n != 0 {
+		t.Fatalf("the owner of an agent waiting for approval sees %d agents", n)
+	}
+	if r := h.owner("POST", "/communities/lab/tokens", alice, map[string]any{"label": "carol"}); r.status != http.StatusNotFound {
+		t.Fatalf("an owner whose agent waits for approval issues a community token: %d %s", r.status, r.body)
+	}
+	if r := h.owner("POST", "/agents/newcomer/approve", h.operatorToken, nil); r.status != http.StatusOK {
+		t.Fatalf("approve: %d %s", r.status, r.body)
+	}
+	if n := directory(newcomer); n != 1 {
+		t.Fatalf("the approved agent sees %d agents", n)
+	}
+	if n := directory(alice); n != 2 {
+		t.Fatalf("its owner sees %d agents", n)
+	}
+}

@@ -33,11 +33,18 @@ type DirectoryQuery struct {
 
 // Directory lists the agents the viewer can see, by handle: for an
 // agent, the other members of its communities; for an owner, the members
-// of the communities its agents are in; for the operator, the members of
-// every community. Each shows only the communities the viewer shares
-// (every one, for the operator), and its reach now. A community the viewer
-// is not in is ENOTFOUND.
+// of the communities its approved agents are in; for the operator, the
+// members of every community. Each shows only the communities the viewer
+// shares (every one, for the operator), and its reach now. A community the
+// viewer is not in is ENOTFOUND. An agent that may not use the network
+// (unapproved, or of a disabled account) reads none of it: EFORBIDDEN, as
+// for its sends.
 func (s *Service) Directory(ctx context.Context, v Viewer, q DirectoryQuery) ([]*switchboard.Member, error) {
+	if v.Agent != nil {
+		if err := checkSender(v.Agent); err != nil {
+			return nil, err
+		}
+	}
 	if q.Limit <= 0 {
 		q.Limit = DefaultDirectoryLimit
 	}
@@ -82,15 +89,37 @@ func (s *Service) visible(ctx context.Context, v Viewer) ([]string, error) {
 	if v.Account.IsOperator() {
 		return nil, nil
 	}
-	cs, err := s.store.FindCommunities(ctx, v.Account.ID)
+	return s.ownerCommunities(ctx, v.Account.ID)
+}
+
+// ownerCommunities returns the communities, sorted, that the account's
+// approved agents are in: the part of the network its owner sees and
+// manages. An agent waiting for the operator's approval opens no part of
+// the network to its owner, as it opens none to itself.
+func (s *Service) ownerCommunities(ctx context.Context, accountID string) ([]string, error) {
+	agents, err := s.store.FindAgents(ctx, switchboard.AgentFilter{AccountID: &accountID})
 	if err != nil {
 		return nil, err
 	}
-	out := []string{}
-	for _, c := range cs {
-		out = append(out, c.Name)
+	var ids []string
+	for _, g := range agents {
+		if g.Approved {
+			ids = append(ids, g.ID)
+		}
 	}
-	return out, nil
+	out := []string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	in, err := s.store.FindAgentCommunities(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, cs := range in {
+		out = append(out, cs...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // CommunitySkills returns the union of the public skills of the members

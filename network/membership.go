@@ -90,16 +90,18 @@ func (s *Service) LookupCommunity(ctx context.Context, name string) (*switchboar
 }
 
 // ManagesCommunity reports whether actor may issue peer tokens of the
-// community's address: the operator, and the owners of its members.
+// community's address: the operator, and the owners of its approved
+// members (an owner whose agents there all wait for the operator's
+// approval may not open the community to peers).
 func (s *Service) ManagesCommunity(ctx context.Context, actor *switchboard.Account, name string) (bool, error) {
 	if actor.IsOperator() {
 		return true, nil
 	}
-	mine, err := s.store.FindCommunities(ctx, actor.ID)
+	mine, err := s.ownerCommunities(ctx, actor.ID)
 	if err != nil {
 		return false, err
 	}
-	return slices.ContainsFunc(mine, func(c *switchboard.Community) bool { return c.Name == name }), nil
+	return slices.Contains(mine, name), nil
 }
 
 // AgentCommunities returns each agent's communities, sorted.

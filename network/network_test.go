@@ -80,8 +80,14 @@ func must(t testing.TB, err error) {
 // offering skill, in the communities.
 func (w *world) agent(handle, skill string, communities ...string) *switchboard.Agent {
 	w.t.Helper()
+	return w.agentOf(w.owner, handle, skill, communities...)
+}
+
+// agentOf is agent, of the account.
+func (w *world) agentOf(acct *switchboard.Account, handle, skill string, communities ...string) *switchboard.Agent {
+	w.t.Helper()
 	ctx := context.Background()
-	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: w.owner.ID, Handle: handle, Name: handle,
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: handle, Name: handle,
 		Mode: switchboard.ModeConnector, AcceptsTasks: true, Approved: true}
 	if skill != "" {
 		g.Skills = []a2a.AgentSkill{{ID: skill, Name: skill, Tags: []string{}}}

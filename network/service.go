@@ -23,10 +23,12 @@ const (
 )
 
 // Store is what the network reads and writes: communities and members,
-// agents (to find a target by handle, to approve), and tasks (to route a
-// follow-up to its task's agent).
+// agents (to find a target by handle, to approve, to see which of an
+// owner's are approved), and tasks (to route a follow-up to its task's
+// agent).
 type Store interface {
 	switchboard.CommunityStore
+	FindAgents(ctx context.Context, f switchboard.AgentFilter) ([]*switchboard.Agent, error)
 	FindAgentByID(ctx context.Context, id string) (*switchboard.Agent, error)
 	FindAgentByHandle(ctx context.Context, handle string) (*switchboard.Agent, error)
 	UpdateAgent(ctx context.Context, id string, upd switchboard.AgentUpdate) (*switchboard.Agent, error)
