@@ -55,6 +55,9 @@ type Agent struct {
 	// AcceptsTasks false stops new tasks from being offered to the agent:
 	// they wait (until their delivery deadline) and are offered once it is
 	// true again. Follow-ups and cancels of tasks it holds still reach it.
+	// Work sent to it by name (its address, or on the network) is taken
+	// and waits; discovery does not choose it (docs/network.md, "Paused
+	// agents").
 	AcceptsTasks bool
 	// Approved lets the agent take part in the network: be chosen by
 	// discovery, be sent work by other agents, and send them work. Agents

@@ -28,10 +28,12 @@ type Target struct {
 
 // Choose returns the agent the sender's work goes to. By name, the
 // receiver must share a community with the sender (the named one, if
-// any), be approved, accept tasks and offer the skill; it need not be
-// connected: the task waits for it. By discovery, see Discover. The
-// sender must be approved (EFORBIDDEN). Nobody eligible is ENOAGENT,
-// with a message that says why.
+// any), be approved and offer the skill; it need not be connected nor
+// accept tasks now: the task waits for it, as work sent to its address
+// does (a paused agent is offered it when it accepts tasks again). By
+// discovery, see Discover: that chooses only agents that can take the
+// work now. The sender must be approved (EFORBIDDEN). Nobody eligible is
+// ENOAGENT, with a message that says why.
 func (s *Service) Choose(ctx context.Context, sender *switchboard.Agent, t Target) (*switchboard.Agent, error) {
 	if err := checkSender(sender); err != nil {
 		return nil, err
@@ -144,7 +146,8 @@ func Reason(q switchboard.DiscoveryQuery, g switchboard.DiscoveryGates) string {
 // byName finds the agent of the handle to, which must be one the sender
 // may send work to. A name the sender may not reach reads exactly as a
 // name that does not exist; so does a URL, which no handle is (the face
-// reads an address URL into its handle: address.go).
+// reads an address URL into its handle: address.go). One it may reach
+// that does not accept tasks now is chosen, and its task waits.
 func (s *Service) byName(ctx context.Context, sender *switchboard.Agent, to, community, skill string) (*switchboard.Agent, error) {
 	handle := strings.ToLower(strings.TrimSpace(to))
 	unknown := switchboard.Errorf(switchboard.ENOAGENT, "no member: no agent %q shares a community with %s", truncate(handle, 63), sender.Handle)
@@ -165,11 +168,11 @@ func (s *Service) byName(ctx context.Context, sender *switchboard.Agent, to, com
 	} else if !ok {
 		return nil, unknown
 	}
+	// Not AcceptsTasks: a paused agent keeps the work addressed to it, as
+	// its address does (docs/network.md, "Paused agents").
 	switch {
 	case !target.Approved:
 		return nil, switchboard.Errorf(switchboard.ENOAGENT, "none approved: agent %s is not approved by the operator", target.Handle)
-	case !target.AcceptsTasks:
-		return nil, switchboard.Errorf(switchboard.ENOAGENT, "none accepting: agent %s does not accept tasks now", target.Handle)
 	case skill != "" && !offers(target, skill):
 		return nil, switchboard.Errorf(switchboard.ENOAGENT, "no skill: agent %s does not offer the skill %q", target.Handle, skill)
 	}

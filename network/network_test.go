@@ -193,7 +193,7 @@ func TestUnapprovedNeverChosen(t *testing.T) {
 }
 
 // TestPausedSkippedThoughLive: an agent that does not accept tasks is not
-// chosen, connected as it is.
+// chosen by discovery, connected as it is.
 func TestPausedSkippedThoughLive(t *testing.T) {
 	w := newWorld(t)
 	sender := w.agent("sender", "", "lab")
@@ -211,8 +211,11 @@ func TestPausedSkippedThoughLive(t *testing.T) {
 			t.Fatalf("chose %s, which is paused", g.Handle)
 		}
 	}
-	_, err = w.net.Choose(context.Background(), sender, network.Target{To: "paused"})
-	wantNoAgent(t, err, "does not accept tasks")
+	// By name it is chosen: the work waits for it (TestPausedByName).
+	g, err := w.net.Choose(context.Background(), sender, network.Target{To: "paused"})
+	if err != nil || g.ID != paused.ID {
+		t.Fatalf("by name: %v %v", g, err)
+	}
 }
 
 // TestPolicy: the fewest unfinished tasks first, equals in turn.
