@@ -37,6 +37,11 @@ const (
 	EEXTENSIONSUPPORTNEEDED Code = "extension_support_required"
 )
 
+// EUNPROCESSABLE: the request is well formed, but a field holds text that
+// may not be kept: a control or bidirectional formatting character in a
+// name or a description (CheckName). The owner API answers it with 422.
+const EUNPROCESSABLE Code = "unprocessable"
+
 // Error is an error that is safe to show to the caller: its Message is
 // written for them. Any other error reaching an edge is logged in full and
 // shown as a generic internal error.

@@ -64,8 +64,14 @@ const MaxHandleLen = 63
 // 1 to 63 characters of a-z, 0-9 and '-', neither starting nor ending with
 // '-'. A handle that looks like a UUID is refused, because addresses and
 // management routes accept either an id or a handle in the same place.
+// Space around it is trimmed first; a control or bidirectional formatting
+// character left in it is EUNPROCESSABLE (CheckName), any other fault
+// EINVALID.
 func NormalizeHandle(h string) (string, error) {
 	h = strings.ToLower(strings.TrimSpace(h))
+	if err := CheckName("handle", h); err != nil {
+		return "", err
+	}
 	if h == "" {
 		return "", Errorf(EINVALID, "handle is required")
 	}

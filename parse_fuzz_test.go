@@ -1,6 +1,7 @@
 package switchboard
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -15,8 +16,11 @@ func FuzzNormalizeHandle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		h, err := NormalizeHandle(s)
 		if err != nil {
-			if ErrorCode(err) != EINVALID {
-				t.Fatalf("error %v is not EINVALID", err)
+			if c := ErrorCode(err); c != EINVALID && c != EUNPROCESSABLE {
+				t.Fatalf("error %v is not EINVALID nor EUNPROCESSABLE", err)
+			}
+			if (ErrorCode(err) == EUNPROCESSABLE) != (CheckName("handle", strings.ToLower(strings.TrimSpace(s))) != nil) {
+				t.Fatalf("%q: EUNPROCESSABLE is for what CheckName refuses: %v", s, err)
 			}
 			return
 		}

@@ -39,12 +39,16 @@ func (s *Service) notify(ctx context.Context, subject string) {
 	}
 }
 
-// validName trims an account's name and checks its length; EINVALID with
-// msg otherwise.
+// validName trims an account's name and checks its length (EINVALID with
+// msg otherwise) and its characters (switchboard.CheckName:
+// EUNPROCESSABLE).
 func validName(name, msg string) (string, error) {
 	n := strings.TrimSpace(name)
 	if n == "" || len(n) > switchboard.MaxNameLen {
 		return "", switchboard.Errorf(switchboard.EINVALID, msg, switchboard.MaxNameLen)
+	}
+	if err := switchboard.CheckName("name", n); err != nil {
+		return "", err
 	}
 	return n, nil
 }

@@ -2,6 +2,7 @@ package accounts_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard"
@@ -107,5 +108,33 @@ func TestAgentCredentials(t *testing.T) {
 	}
 	if _, err := db.FindTokenByHash(ctx, switchboard.HashToken(second)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		t.Fatalf("the deleted agent's token still works: %v", err)
+	}
+}
+
+// TestAccountNamesRefuseControlAndBidi: an account's name, new or
+// changed, with a control or bidirectional formatting character is
+// EUNPROCESSABLE, and the message names the field.
+func TestAccountNamesRefuseControlAndBidi(t *testing.T) {
+	s, db := newService(t)
+	ctx := context.Background()
+	op := &switchboard.Account{ID: switchboard.NewID(), Name: "operator", Role: switchboard.RoleOperator}
+	if err := db.CreateAccount(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nul\x00", "esc\x1b[0m", "evil\u202eecila", "\u2066iso\u2069", "c1\u0085x"} {
+		if _, _, err := s.Create(ctx, name); switchboard.ErrorCode(err) != switchboard.EUNPROCESSABLE || !strings.HasPrefix(switchboard.ErrorMessage(err), "name ") {
+			t.Errorf("create %q: %v", name, err)
+		}
+	}
+	acct, _, err := s.Create(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := "ali\u202ece"
+	if _, err := s.Update(ctx, op, acct.ID, switchboard.AccountUpdate{Name: &bad}); switchboard.ErrorCode(err) != switchboard.EUNPROCESSABLE {
+		t.Fatalf("rename to %q: %v", bad, err)
+	}
+	if got, err := db.FindAccountByID(ctx, acct.ID); err != nil || got.Name != "alice" {
+		t.Fatalf("after a refused rename: %+v %v", got, err)
 	}
 }

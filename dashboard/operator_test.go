@@ -86,6 +86,12 @@ func TestAccountsPage(t *testing.T) {
 	if res, page := c.post("/dashboard/accounts", url.Values{"csrf": {csrfToken}, "name": {"alice"}}); res.StatusCode != http.StatusUnprocessableEntity || newOwnerToken.MatchString(page) {
 		t.Fatalf("a taken name: %s", res.Status)
 	}
+	// A name with a bidirectional override is shown as a problem, not as
+	// an internal error.
+	if res, page := c.post("/dashboard/accounts", url.Values{"csrf": {csrfToken}, "name": {"evil‮ecila"}}); res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(page, "name may not hold a bidirectional formatting character") {
+		t.Fatalf("a name with U+202E: %s\n%s", res.Status, page)
+	}
 
 	if res, _ := c.post("/dashboard/accounts/"+bob.ID+"/disable", url.Values{"csrf": {"x"}}); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("disable without the CSRF token: %s", res.Status)

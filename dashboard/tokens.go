@@ -70,7 +70,7 @@ func (c *Console) found(w http.ResponseWriter, r *http.Request, err error) bool 
 // refusal of the input: invalid, conflict, not found, forbidden).
 func userError(err error) (string, bool) {
 	switch switchboard.ErrorCode(err) {
-	case switchboard.EINVALID, switchboard.ECONFLICT, switchboard.ENOTFOUND, switchboard.EFORBIDDEN:
+	case switchboard.EINVALID, switchboard.EUNPROCESSABLE, switchboard.ECONFLICT, switchboard.ENOTFOUND, switchboard.EFORBIDDEN:
 		return switchboard.ErrorMessage(err), true
 	}
 	return "", false

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -83,10 +84,18 @@ func validateAgentRequest(b *ownerapi.AgentRequest) error {
 		if len(n) > switchboard.MaxNameLen {
 			return switchboard.Errorf(switchboard.EINVALID, "name is longer than %d characters", switchboard.MaxNameLen)
 		}
+		if err := switchboard.CheckName("name", n); err != nil {
+			return err
+		}
 		b.Name = &n
 	}
-	if b.Description != nil && len(*b.Description) > switchboard.MaxDescriptionLen {
-		return switchboard.Errorf(switchboard.EINVALID, "description is longer than %d characters", switchboard.MaxDescriptionLen)
+	if b.Description != nil {
+		if len(*b.Description) > switchboard.MaxDescriptionLen {
+			return switchboard.Errorf(switchboard.EINVALID, "description is longer than %d characters", switchboard.MaxDescriptionLen)
+		}
+		if err := switchboard.CheckDescription("description", *b.Description); err != nil {
+			return err
+		}
 	}
 	if b.Mode != nil && !switchboard.ValidMode(switchboard.DeliveryMode(*b.Mode)) {
 		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook, front)", truncate(*b.Mode, 32))
@@ -99,17 +108,26 @@ func validateAgentRequest(b *ownerapi.AgentRequest) error {
 			return err
 		}
 	}
-	if b.Version != nil && len(*b.Version) > 64 {
-		return switchboard.Errorf(switchboard.EINVALID, "version is longer than 64 characters")
+	if b.Version != nil {
+		if len(*b.Version) > 64 {
+			return switchboard.Errorf(switchboard.EINVALID, "version is longer than 64 characters")
+		}
+		if err := switchboard.CheckName("version", *b.Version); err != nil {
+			return err
+		}
 	}
 	n := 0
-	for _, skills := range []*[]a2a.AgentSkill{b.Skills, b.ExtendedSkills} {
-		if skills == nil {
+	for _, set := range []struct {
+		field  string
+		skills *[]a2a.AgentSkill
+	}{{"skills", b.Skills}, {"extended_skills", b.ExtendedSkills}} {
+		if set.skills == nil {
 			continue
 		}
-		n += len(*skills)
-		for i := range *skills {
-			if err := validateSkill(&(*skills)[i]); err != nil {
+		skills := *set.skills
+		n += len(skills)
+		for i := range skills {
+			if err := validateSkill(fmt.Sprintf("%s[%d]", set.field, i), &skills[i]); err != nil {
 				return err
 			}
 		}
@@ -120,8 +138,13 @@ func validateAgentRequest(b *ownerapi.AgentRequest) error {
 	return nil
 }
 
-func validateSkill(sk *a2a.AgentSkill) error {
+// validateSkill checks a skill the owner sets (field names it in errors:
+// "skills[2]") and fills in its defaults.
+func validateSkill(field string, sk *a2a.AgentSkill) error {
 	sk.ID = strings.TrimSpace(sk.ID)
+	if err := switchboard.CheckSkill(field, sk); err != nil {
+		return err
+	}
 	if !switchboard.ValidRef(sk.ID) {
 		return switchboard.Errorf(switchboard.EINVALID, "skill id %q must be 1-%d characters of A-Z a-z 0-9 . _ : -", truncate(sk.ID, 40), switchboard.MaxRefLen)
 	}

@@ -26,6 +26,7 @@ var codes = map[switchboard.Code]struct {
 }{
 	switchboard.EINTERNAL:               {http.StatusInternalServerError, -32603, "INTERNAL_ERROR"},
 	switchboard.EINVALID:                {http.StatusBadRequest, -32602, "INVALID_PARAMS"},
+	switchboard.EUNPROCESSABLE:          {http.StatusUnprocessableEntity, -32602, "INVALID_PARAMS"},
 	switchboard.ENOTFOUND:               {http.StatusNotFound, -32001, "TASK_NOT_FOUND"},
 	switchboard.ECONFLICT:               {http.StatusConflict, -32602, "INVALID_PARAMS"},
 	switchboard.EUNAUTHORIZED:           {http.StatusUnauthorized, -31401, "UNAUTHENTICATED"},

@@ -150,6 +150,9 @@ func (s *Server) createAgent(ctx context.Context, req *mcp.CallToolRequest, in C
 	if len(in.Description) > switchboard.MaxDescriptionLen {
 		return s.fail(ctx, ToolCreateAgent, errInvalid("description is longer than %d characters", switchboard.MaxDescriptionLen))
 	}
+	if err := switchboard.CheckDescription("description", in.Description); err != nil {
+		return s.fail(ctx, ToolCreateAgent, err)
+	}
 	acct, err := s.Accounts.FindAccountByID(ctx, tok.AccountID)
 	if err != nil {
 		return s.fail(ctx, ToolCreateAgent, err)
@@ -157,6 +160,12 @@ func (s *Server) createAgent(ctx context.Context, req *mcp.CallToolRequest, in C
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
 		name = handle
+	}
+	if len(name) > switchboard.MaxNameLen {
+		return s.fail(ctx, ToolCreateAgent, errInvalid("name is longer than %d characters", switchboard.MaxNameLen))
+	}
+	if err := switchboard.CheckName("name", name); err != nil {
+		return s.fail(ctx, ToolCreateAgent, err)
 	}
 	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: handle, Name: name, Description: in.Description,
 		Mode: switchboard.ModeInbox, Version: "1.0.0", AcceptsTasks: true, Approved: s.Network == nil || s.Network.ApprovedAtCreation(acct)}

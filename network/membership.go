@@ -3,14 +3,20 @@ package network
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/switchboard-dev/switchboard"
 )
 
 // NormalizeName lowercases a community name and checks that it is a DNS
 // label, as a handle is: 1 to 63 characters of a-z, 0-9 and '-', not at
-// either end, and not shaped like a UUID.
+// either end, and not shaped like a UUID. Space around it is trimmed; a
+// control or bidirectional formatting character left in it is
+// EUNPROCESSABLE (switchboard.CheckName), any other fault EINVALID.
 func NormalizeName(name string) (string, error) {
+	if err := switchboard.CheckName("community name", strings.TrimSpace(name)); err != nil {
+		return "", err
+	}
 	n, err := switchboard.NormalizeHandle(name)
 	if err != nil {
 		return "", switchboard.Errorf(switchboard.EINVALID, "community name: %s", switchboard.ErrorMessage(err))
