@@ -544,3 +544,35 @@ func TestLiveness(t *testing.T) {
 		t.Fatalf("grace of an ended session %s, want %s", got, want)
 	}
 }
+
+// TestByNameDisabledAccount: an agent of a disabled account is not sent
+// work by name, though it shares a community with the sender: it reads
+// exactly as an agent that does not exist, and no task is made for it.
+func TestByNameDisabledAccount(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	sender := w.agent("sender", "", "lab")
+	other := &switchboard.Account{ID: switchboard.NewID(), Name: "other", Role: switchboard.RoleOwner}
+	must(t, w.db.CreateAccount(ctx, other))
+	off := w.agentOf(other, "off", "code", "lab")
+	w.connect(off)
+	_, err := w.db.UpdateAccount(ctx, other.ID, switchboard.AccountUpdate{Disabled: new(true)})
+	must(t, err)
+
+	_, err = w.net.Choose(ctx, sender, network.Target{To: "off"})
+	wantNoAgent(t, err, `no agent "off" shares a community`)
+	_, missing := w.net.Choose(ctx, sender, network.Target{To: "nobody"})
+	if switchboard.ErrorMessage(err) != strings.Replace(switchboard.ErrorMessage(missing), "nobody", "off", 1) {
+		t.Fatalf("a disabled account's agent %q and a missing agent %q read differently", err, missing)
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello"))
+	if _, _, err := w.net.Send(ctx, sender, network.Request{Target: network.Target{To: "off"},
+		Message: &a2a.SendMessageRequest{Message: msg}}, nil); switchboard.ErrorCode(err) != switchboard.ENOAGENT {
+		t.Fatalf("send to a disabled account's agent: %v", err)
+	}
+	tasks, _, err := w.db.FindTasks(ctx, switchboard.TaskFilter{AgentID: &off.ID, NoTotal: true})
+	must(t, err)
+	if len(tasks) != 0 {
+		t.Fatalf("%d tasks made for a disabled account's agent", len(tasks))
+	}
+}

@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/session"
@@ -27,4 +29,28 @@ func TestOpenTakesAHandle(t *testing.T) {
 	if f := only(t, b); f.Method != connproto.MethodSessionOpen {
 		t.Fatalf("b got %+v, want the offer", f)
 	}
+}
+
+// TestOpenToStaleConnection: the agent asked has a connection row that
+// outlived its connection (its instance died without ending it, and the
+// row's time ran out). The agent asking is told at once that it is not
+// connected, and nothing is sent toward the dead instance to wait out the
+// open timeout.
+func TestOpenToStaleConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, session.Config{OpenTimeout: 10 * time.Second})
+		a, b := w.connect(0, "a"), w.connect(1, "b")
+		w.inst[1].Close() // dies: b's row stays
+		w.agents.mu.Lock()
+		w.agents.sessions[b.agent.ID].ExpiresAt = time.Now().Add(-time.Nanosecond)
+		w.agents.mu.Unlock()
+		call(w.inst[0], a, "o1", connproto.MethodSessionOpen, connproto.SessionOpenParams{To: "b"})
+		synctest.Wait()
+		if f := only(t, a); f.Error == nil || f.Error.Code != connproto.CodeSessionPeerOffline {
+			t.Fatalf("A got %+v", f)
+		}
+		if n := w.inst[0].Counts().Ends; n != 0 {
+			t.Fatalf("%d ends left on A's instance", n)
+		}
+	})
 }
