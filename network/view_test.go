@@ -188,3 +188,86 @@ func TestViewTrustsAnUnchangedGeneration(t *testing.T) {
 		t.Fatal("a pick whose session ran out of liveness was not checked")
 	}
 }
+
+// frozenGeneration is a store whose DiscoveryGeneration never moves: as
+// an instance that has not yet heard of another's change (the
+// notification on its way) while its reads already see it.
+type frozenGeneration struct{ *sqlstore.DB }
+
+func (frozenGeneration) DiscoveryGeneration() (uint64, bool) { return 1, true }
+
+// TestViewChecksTheAgentAsReadNow: a pick trusted because the generation
+// has not moved is still looked at as the store reads it now: an agent
+// paused, unapproved, of a disabled account, whose handle is now another
+// agent's, or that became a connector agent without a connection, is not
+// chosen from the view.
+func TestViewChecksTheAgentAsReadNow(t *testing.T) {
+	for name, change := range map[string]func(w *world, a *switchboard.Agent){
+		"Paused":     func(w *world, a *switchboard.Agent) { w.update(a, switchboard.AgentUpdate{AcceptsTasks: new(false)}) },
+		"Unapproved": func(w *world, a *switchboard.Agent) { w.update(a, switchboard.AgentUpdate{Approved: new(false)}) },
+		"AccountDisabled": func(w *world, a *switchboard.Agent) {
+			_, err := w.db.UpdateAccount(context.Background(), a.AccountID, switchboard.AccountUpdate{Disabled: new(true)})
+			must(w.t, err)
+		},
+		"HandleReused": func(w *world, a *switchboard.Agent) {
+			must(w.t, w.db.DeleteAgent(context.Background(), a.ID))
+			w.connect(w.agent(a.Handle, "x")) // live, in no community
+		},
+		"NowConnector": func(w *world, a *switchboard.Agent) {
+			connector := switchboard.ModeConnector
+			w.update(a, switchboard.AgentUpdate{Mode: &connector})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			ctx := context.Background()
+			w.net = network.New(frozenGeneration{w.db}, w.relay)
+			w.net.Now, w.net.HeartbeatInterval, w.net.ReconnectGrace = w.clock, 10*time.Second, 0
+			w.net.ViewTTL = time.Hour
+			sender := w.agent("sender", "", "lab")
+			other := &switchboard.Account{ID: switchboard.NewID(), Name: "other", Role: switchboard.RoleOwner}
+			must(t, w.db.CreateAccount(ctx, other))
+			a := w.agentOf(other, "a", "x", "lab")
+			webhook := switchboard.ModeWebhook
+			endpoint := "https://hook.example/a"
+			if name == "NowConnector" {
+				w.update(a, switchboard.AgentUpdate{Mode: &webhook, Endpoint: &endpoint}) // live without a session
+			} else {
+				w.connect(a)
+			}
+			b := w.agent("b", "x", "lab")
+			w.connect(b)
+			if _, err := w.choose(sender, "lab", "x"); err != nil { // ranks the view: a and b
+				t.Fatal(err)
+			}
+			change(w, a)
+			for range 4 {
+				g, err := w.choose(sender, "lab", "x")
+				must(t, err)
+				if g.ID != b.ID {
+					t.Fatalf("chose %s (%s), want b", g.Handle, g.ID)
+				}
+			}
+		})
+	}
+}
+
+// TestViewGraceRunsOut: a pick ranked in its reconnect grace is never
+// trusted without a check: once the grace has run out the agent is not
+// chosen, though the generation did not move.
+func TestViewGraceRunsOut(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	w.net = network.New(frozenGeneration{w.db}, w.relay)
+	w.net.Now, w.net.HeartbeatInterval, w.net.ReconnectGrace = w.clock, 10*time.Second, 5*time.Second
+	w.net.ViewTTL = time.Hour
+	sender := w.agent("sender", "", "lab")
+	a := w.agent("a", "x", "lab")
+	must(t, w.db.CloseSessions(ctx, []string{w.connect(a)}))
+	if g, err := w.choose(sender, "lab", "x"); err != nil || g.ID != a.ID { // ranks the view: a, in its grace
+		t.Fatalf("in its grace: %v %v", g, err)
+	}
+	w.advance(6 * time.Second)
+	_, err := w.choose(sender, "lab", "x")
+	wantNoAgent(t, err, "none live")
+}
