@@ -100,6 +100,7 @@ type world struct {
 	inst   [2]*session.Service
 	cfg    session.Config
 	allow  bool
+	conns  int // connections made, for their names
 }
 
 func newWorld(t *testing.T, cfg session.Config) *world {
@@ -130,7 +131,8 @@ func (w *world) start(id string) *session.Service {
 // connect creates agent handle, connected to instance i.
 func (w *world) connect(i int, handle string) *conn {
 	g := &switchboard.Agent{ID: "id-" + handle, Handle: handle, Name: handle, Mode: switchboard.ModeConnector}
-	c := &conn{agent: g, holder: "conn/" + handle + fmt.Sprint("/", time.Now().UnixNano())}
+	w.conns++ // in a bubble, the clock alone would give two connections one name
+	c := &conn{agent: g, holder: fmt.Sprint("conn/", handle, "/", time.Now().UnixNano(), "/", w.conns)}
 	w.agents.mu.Lock()
 	w.agents.byID[g.ID] = g
 	w.agents.sessions[g.ID] = &switchboard.AgentSession{AgentID: g.ID, Holder: c.holder, InstanceID: w.inst[i].InstanceID, ExpiresAt: time.Now().Add(time.Hour)}
