@@ -88,7 +88,7 @@ func TestAccountsPage(t *testing.T) {
 	}
 	// A name with a bidirectional override is shown as a problem, not as
 	// an internal error.
-	if res, page := c.post("/dashboard/accounts", url.Values{"csrf": {csrfToken}, "name": {"evil‮ecila"}}); res.StatusCode != http.StatusUnprocessableEntity ||
+	if res, page := c.post("/dashboard/accounts", url.Values{"csrf": {csrfToken}, "name": {"evil\u202eecila"}}); res.StatusCode != http.StatusUnprocessableEntity ||
 		!strings.Contains(page, "name may not hold a bidirectional formatting character") {
 		t.Fatalf("a name with U+202E: %s\n%s", res.Status, page)
 	}
