@@ -33,7 +33,9 @@
 // carries hints between instances, addressed by subject; it never carries
 // the truth, which is always the store's. Errors a caller may see are
 // *Error with a Code from a closed set (errors.go); ids and the rules for
-// handles, labels and client-chosen ids are in id.go.
+// handles, labels and client-chosen ids are in id.go; the rule for names
+// and descriptions people read (no control or bidirectional formatting
+// character: CheckName) is in text.go.
 //
 // The services live beside this package, each in one named for its role:
 // relay (the task protocol), push, wake, outbox, network (communities,
