@@ -4,7 +4,8 @@
 //
 //   - Approval (approval.go): with RequireApproval, agents start outside
 //     the network until the operator approves them; an unapproved agent is
-//     never chosen, is not sent work by other agents, and sends none.
+//     never chosen, is not sent work by other agents, sends none and reads
+//     no directory, and opens no part of the network to its owner.
 //   - Communities (membership.go): owners put their agents in communities;
 //     a closed one takes new members from the operator only. Two agents
 //     that share a community may send each other work: membership is the
@@ -17,7 +18,8 @@
 //     round-robin cursor per question, kept by this Service). Nobody
 //     eligible is switchboard.ENOAGENT at once, saying which gate emptied
 //     the list.
-//   - Sending (send.go): by name or by discovery, through the task service
+//   - Sending (send.go): by name (to a paused agent too: the work waits
+//     for it, as at its address) or by discovery, through the task service
 //     (Relay) as the peer the sending agent is (switchboard.PeerAgent), so
 //     that delivery, waiting, following and pushes work as for any task.
 //   - The directory (directory.go): who an agent or an owner can see, and
