@@ -80,6 +80,10 @@ type OAuthGrant struct {
 	CreatedAt time.Time
 	// RotatedAt is when a refresh last rotated the grant (zero: never).
 	RotatedAt time.Time
+	// CodeHash is the hash of the authorization code the grant was
+	// issued from: a replay of that code ends the grant (empty for grants
+	// made before it was recorded).
+	CodeHash string
 }
 
 // OAuthGrantFilter selects grants.
@@ -102,13 +106,22 @@ type OAuthStore interface {
 	// CreateOAuthCode stores an authorization code.
 	CreateOAuthCode(ctx context.Context, c *OAuthCode) error
 
-	// TakeOAuthCode deletes the code with the hash and returns it as it
-	// was, or ENOTFOUND: a code is read once, whatever happens next.
+	// TakeOAuthCode marks the code with the hash used and returns it as
+	// it was, or ENOTFOUND: a code is taken once, whatever happens next.
+	// A code taken before (presented again: a replay) is returned with
+	// ECONFLICT, and marked so that a grant issued from its first use and
+	// not stored yet is refused (CreateOAuthGrant). A used code is kept
+	// until DeleteOAuthCodes.
 	TakeOAuthCode(ctx context.Context, hash string) (*OAuthCode, error)
 
 	// CreateOAuthGrant stores a grant; ECONFLICT when its refresh hash is
-	// stored already.
+	// stored already, or when the code it was issued from (CodeHash) was
+	// presented again since it was taken.
 	CreateOAuthGrant(ctx context.Context, g *OAuthGrant) error
+
+	// DeleteOAuthGrantOfCode deletes the grant issued from the code with
+	// the hash (its CodeHash) and returns it, or ENOTFOUND.
+	DeleteOAuthGrantOfCode(ctx context.Context, codeHash string) (*OAuthGrant, error)
 
 	// RotateOAuthGrant replaces the grant whose refresh hash is oldRefresh
 	// with the new refresh and access hashes, a compare-and-swap, and
@@ -127,7 +140,7 @@ type OAuthStore interface {
 	// first.
 	FindOAuthGrants(ctx context.Context, f OAuthGrantFilter) ([]*OAuthGrant, error)
 
-	// DeleteOAuthCodes deletes the codes that expired before the given
-	// time and returns how many.
+	// DeleteOAuthCodes deletes the codes, used or not, that expired
+	// before the given time and returns how many.
 	DeleteOAuthCodes(ctx context.Context, expiredBefore time.Time) (int, error)
 }

@@ -144,7 +144,7 @@ func (s *Service) Approve(ctx context.Context, req *Request, tg switchboard.OAut
 		return "", switchboard.Errorf(switchboard.ECONFLICT, "at most %d applications may hold an MCP token here; revoke one first", MaxGrants)
 	}
 	now := s.now()
-	if _, err := s.Store.DeleteOAuthCodes(ctx, now); err != nil {
+	if _, err := s.Store.DeleteOAuthCodes(ctx, now.Add(-CodeKeep)); err != nil {
 		s.Logger.Warn("sweep expired authorization codes", "err", err)
 	}
 	code := "sbx_" + rand.Text() + rand.Text()

@@ -11,6 +11,10 @@ import (
 const (
 	// CodeTTL is how long an authorization code may be redeemed.
 	CodeTTL = 5 * time.Minute
+	// CodeKeep is how long a code is kept after it expired, used or not:
+	// a used code presented again within it ends the grant issued from
+	// it (RFC 6749 section 4.1.2).
+	CodeKeep = 24 * time.Hour
 	// RegistrationsPerHour is the most clients one address may register
 	// an hour.
 	RegistrationsPerHour = 10

@@ -37,17 +37,30 @@ func invalidGrant(format string, args ...any) *pairing.Error {
 }
 
 // Exchange redeems an authorization code (grant_type authorization_code)
-// at the endpoint's token endpoint. The code is deleted when read, so a
-// wrong code_verifier, client_id or redirect_uri burns it.
+// at the endpoint's token endpoint. The code is marked used when read, so
+// a wrong code_verifier, client_id or redirect_uri burns it; a code
+// presented again ends the grant its first use got, if any (RFC 6749
+// section 4.1.2).
 func (s *Service) Exchange(ctx context.Context, form url.Values, ep Endpoint) (*TokenPair, error) {
 	code, verifier := form.Get("code"), form.Get("code_verifier")
 	if code == "" || form.Get("client_id") == "" || len(verifier) < 43 || len(verifier) > 128 {
 		return nil, &pairing.Error{Code: pairing.ErrInvalidRequest, Description: "code, client_id and code_verifier (43 to 128 characters) are required"}
 	}
 	c, err := s.Store.TakeOAuthCode(ctx, switchboard.HashToken(code))
-	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-		return nil, invalidGrant("unknown, used or expired authorization code")
-	} else if err != nil {
+	switch switchboard.ErrorCode(err) {
+	case "":
+	case switchboard.ENOTFOUND:
+		return nil, invalidGrant("unknown or expired authorization code")
+	case switchboard.ECONFLICT:
+		// A code used twice: it leaked, and its first use may have been
+		// the thief's. The tokens issued from it are revoked; the
+		// client asks the owner's consent again.
+		s.Logger.Warn("an mcp oauth authorization code was used again: its grant ends", "client_id", c.ClientID)
+		if err := s.endGrantOfCode(ctx, c.Hash); err != nil {
+			return nil, err
+		}
+		return nil, invalidGrant("the authorization code was used already; any tokens issued for it are revoked")
+	default:
 		return nil, err
 	}
 	sum := sha256.Sum256([]byte(verifier))
@@ -88,8 +101,16 @@ func (s *Service) issue(ctx context.Context, c *switchboard.OAuthCode) (*TokenPa
 	}
 	refresh := newRefreshToken()
 	g := &switchboard.OAuthGrant{RefreshHash: switchboard.HashToken(refresh), AccessHash: accessHash, ClientID: c.ClientID, ClientName: c.ClientName,
-		Target: c.Target, Label: label, CreatedAt: s.now()}
+		Target: c.Target, Label: label, CreatedAt: s.now(), CodeHash: c.Hash}
 	if err := s.Store.CreateOAuthGrant(ctx, g); err != nil {
+		// The code was presented again meanwhile (or the grant failed):
+		// the MCP token issued for it goes too.
+		if rerr := s.revokeGrantToken(ctx, g); rerr != nil {
+			return nil, rerr
+		}
+		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
+			return nil, invalidGrant("the authorization code was used again; the tokens issued for it are revoked")
+		}
 		return nil, err
 	}
 	s.Logger.Info("mcp oauth token issued", "client_id", c.ClientID, "label", label, "agent_id", c.Target.AgentID)
@@ -216,17 +237,37 @@ func (s *Service) GrantsByAccess(ctx context.Context, accountID *string) (map[st
 // its MCP token.
 func (s *Service) end(ctx context.Context, hash string) error {
 	g, err := s.Store.DeleteOAuthGrant(ctx, hash)
+	return s.endGrant(ctx, g, err)
+}
+
+// endGrantOfCode deletes the grant issued from the code with the hash and
+// revokes its MCP token.
+func (s *Service) endGrantOfCode(ctx context.Context, codeHash string) error {
+	g, err := s.Store.DeleteOAuthGrantOfCode(ctx, codeHash)
+	return s.endGrant(ctx, g, err)
+}
+
+// endGrant revokes the MCP token of g, a grant just deleted (none when
+// err is ENOTFOUND).
+func (s *Service) endGrant(ctx context.Context, g *switchboard.OAuthGrant, err error) error {
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	kind := switchboard.TokenMCP
-	_, err = s.Tokens.RevokeTokens(ctx, switchboard.TokenFilter{Kind: &kind, AccountID: &g.Target.AccountID,
-		AgentID: &g.Target.AgentID, Label: &g.Label})
-	if err == nil {
-		s.Logger.Info("mcp oauth grant ended", "client_id", g.ClientID, "label", g.Label)
+	if err := s.revokeGrantToken(ctx, g); err != nil {
+		return err
 	}
+	s.Logger.Info("mcp oauth grant ended", "client_id", g.ClientID, "label", g.Label)
+	return nil
+}
+
+// revokeGrantToken revokes the MCP token of the grant g: the token of its
+// target with its label.
+func (s *Service) revokeGrantToken(ctx context.Context, g *switchboard.OAuthGrant) error {
+	kind := switchboard.TokenMCP
+	_, err := s.Tokens.RevokeTokens(ctx, switchboard.TokenFilter{Kind: &kind, AccountID: &g.Target.AccountID,
+		AgentID: &g.Target.AgentID, Label: &g.Label})
 	return err
 }
 

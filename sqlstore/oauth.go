@@ -14,7 +14,7 @@ var _ switchboard.OAuthStore = (*DB)(nil)
 const (
 	oauthClientColumns = `id, name, redirect_uris, application_type, requester, created_at`
 	oauthCodeColumns   = `hash, client_id, redirect_uri, challenge, resource, account_id, agent_id, agents, label, created_at, expires_at, client_name`
-	oauthGrantColumns  = `refresh_hash, access_hash, client_id, account_id, agent_id, agents, label, created_at, client_name, rotated_at`
+	oauthGrantColumns  = `refresh_hash, access_hash, client_id, account_id, agent_id, agents, label, created_at, client_name, rotated_at, code_hash`
 )
 
 // CreateOAuthClient implements switchboard.OAuthStore. The count of
@@ -119,9 +119,12 @@ func (db *DB) CreateOAuthCode(ctx context.Context, c *switchboard.OAuthCode) err
 	})
 }
 
-// TakeOAuthCode implements switchboard.OAuthStore.
+// TakeOAuthCode implements switchboard.OAuthStore. The first take marks
+// the code used (a compare-and-swap on used_at); a later one marks it
+// replayed and answers ECONFLICT, in a transaction that commits the mark.
 func (db *DB) TakeOAuthCode(ctx context.Context, hash string) (*switchboard.OAuthCode, error) {
 	var out *switchboard.OAuthCode
+	replayed := false
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var c switchboard.OAuthCode
 		var agents string
@@ -130,24 +133,30 @@ func (db *DB) TakeOAuthCode(ctx context.Context, hash string) (*switchboard.OAut
 			Scan(&c.Hash, &c.ClientID, &c.RedirectURI, &c.Challenge, &c.Resource, &c.Target.AccountID, &c.Target.AgentID,
 				&agents, &c.Label, &created, &expires, &c.ClientName)
 		if err == sql.ErrNoRows {
-			return switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used authorization code")
+			return switchboard.Errorf(switchboard.ENOTFOUND, "unknown authorization code")
 		} else if err != nil {
 			return err
 		}
 		if err := json.Unmarshal([]byte(agents), &c.Target.Agents); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM oauth_codes WHERE hash = $1`, hash)
+		c.CreatedAt, c.ExpiresAt = fromNanos(created), fromNanos(expires)
+		out = &c
+		now := nanos(db.Now().UTC())
+		res, err := tx.ExecContext(ctx, `UPDATE oauth_codes SET used_at = $1 WHERE hash = $2 AND used_at = 0`, now, hash)
 		if err != nil {
 			return err
 		}
-		if err := changedRow(res, switchboard.Errorf(switchboard.ENOTFOUND, "unknown or used authorization code")); err != nil {
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
 			return err
 		}
-		c.CreatedAt, c.ExpiresAt = fromNanos(created), fromNanos(expires)
-		out = &c
-		return nil
+		replayed = true
+		_, err = tx.ExecContext(ctx, `UPDATE oauth_codes SET replayed_at = $1 WHERE hash = $2`, now, hash)
+		return err
 	})
+	if err == nil && replayed {
+		err = switchboard.Errorf(switchboard.ECONFLICT, "the authorization code was used already")
+	}
 	return out, err
 }
 
@@ -172,8 +181,18 @@ func (db *DB) CreateOAuthGrant(ctx context.Context, g *switchboard.OAuthGrant) e
 		return err
 	}
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_grants (`+oauthGrantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0)`,
-			g.RefreshHash, g.AccessHash, g.ClientID, g.Target.AccountID, g.Target.AgentID, string(agents), g.Label, nanos(g.CreatedAt), g.ClientName)
+		if g.CodeHash != "" {
+			var replayed int64
+			err := tx.QueryRowContext(ctx, `SELECT replayed_at FROM oauth_codes WHERE hash = $1`+db.forUpdate(""), g.CodeHash).Scan(&replayed)
+			if err != nil && err != sql.ErrNoRows {
+				return err
+			}
+			if replayed != 0 {
+				return switchboard.Errorf(switchboard.ECONFLICT, "the authorization code was used again")
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_grants (`+oauthGrantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, $10)`,
+			g.RefreshHash, g.AccessHash, g.ClientID, g.Target.AccountID, g.Target.AgentID, string(agents), g.Label, nanos(g.CreatedAt), g.ClientName, g.CodeHash)
 		if db.dialect.uniqueViolation(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "the grant exists")
 		}
@@ -230,6 +249,26 @@ func (db *DB) DeleteOAuthGrant(ctx context.Context, hash string) (*switchboard.O
 	return out, err
 }
 
+// DeleteOAuthGrantOfCode implements switchboard.OAuthStore.
+func (db *DB) DeleteOAuthGrantOfCode(ctx context.Context, codeHash string) (*switchboard.OAuthGrant, error) {
+	if codeHash == "" { // grants made before their code was recorded
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "no grant of that code")
+	}
+	var out *switchboard.OAuthGrant
+	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		g, err := db.findOAuthGrant(ctx, tx, `code_hash = $1`, codeHash)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_grants WHERE refresh_hash = $1`, g.RefreshHash); err != nil {
+			return err
+		}
+		out = g
+		return nil
+	})
+	return out, err
+}
+
 // FindOAuthGrants implements switchboard.OAuthStore.
 func (db *DB) FindOAuthGrants(ctx context.Context, f switchboard.OAuthGrantFilter) ([]*switchboard.OAuthGrant, error) {
 	q, args := `SELECT `+oauthGrantColumns+` FROM oauth_grants`, []any{}
@@ -268,7 +307,7 @@ func scanOAuthGrant(row interface{ Scan(...any) error }) (*switchboard.OAuthGran
 	var agents string
 	var created, rotated int64
 	err := row.Scan(&g.RefreshHash, &g.AccessHash, &g.ClientID, &g.Target.AccountID, &g.Target.AgentID, &agents, &g.Label,
-		&created, &g.ClientName, &rotated)
+		&created, &g.ClientName, &rotated, &g.CodeHash)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ var tablesWithoutTasks = map[string]string{
 	"fronts":            "fronts' upstreams and credentials",
 	"outbound_peers":    "agents' synced aliases and their tokens",
 	"oauth_clients":     "MCP clients registered for OAuth",
-	"oauth_codes":       "OAuth authorization codes; swept after they expire",
+	"oauth_codes":       "OAuth authorization codes; swept a day after they expire",
 	"oauth_grants":      "OAuth grants of MCP tokens",
 	"front_contexts":    "the upstream's context of each peer's context on a front; kept while the agent is",
 	"published_cards":   "the card a forwarding connector published for its agent; kept while the agent is",

@@ -99,8 +99,8 @@ func pkce(seed string) (verifier, challenge string) {
 // real server: discovery from the 401, registration, the owner signing in
 // and consenting through the page (CSRF cookie, Origin), the code for
 // tokens, the go-sdk client listing tools with the access token, a
-// refresh that kills the old pair, revocation; and a deny, a wrong
-// verifier and a replayed code.
+// refresh that kills the old pair, revocation; a replayed code, which
+// kills the pair of its first redemption; a deny and a wrong verifier.
 func TestMCPOAuthFlow(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "")
 	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
@@ -159,7 +159,7 @@ func TestMCPOAuthFlow(t *testing.T) {
 	}
 	code := consent(t, browser, authorize, "approve", redirect, "st-1", issuer)
 
-	// The code for tokens; the code works once.
+	// The code for tokens.
 	tokenURL := issuer + "/oauth/token"
 	redeem := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "client_id": {clientID},
 		"code_verifier": {verifier}, "redirect_uri": {redirect}, "resource": {mcpURL}}
@@ -168,9 +168,6 @@ func TestMCPOAuthFlow(t *testing.T) {
 	refresh, _ := tok["refresh_token"].(string)
 	if status != http.StatusOK || !strings.HasPrefix(access, "sbm_") || refresh == "" || tok["token_type"] != "Bearer" || tok["expires_in"] != 3600.0 {
 		t.Fatalf("token: %d %v", status, tok)
-	}
-	if status, again := postJSON(t, tokenURL, "", redeem); status != http.StatusBadRequest || again["error"] != "invalid_grant" {
-		t.Fatalf("a replayed code: %d %v", status, again)
 	}
 	if names := listTools(t, mcpURL, access); !slices.Contains(names, "pairing_requests") || !slices.Contains(names, "inbox") {
 		t.Fatalf("tools/list with the access token: %v", names)
@@ -221,6 +218,24 @@ func TestMCPOAuthFlow(t *testing.T) {
 	cli(t, m, "mcp", "token", "revoke", id[1])
 	if status, _ := postJSON(t, tokenURL, "", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}}); status != http.StatusBadRequest {
 		t.Fatalf("a refresh after the CLI revoked the token: HTTP %d", status)
+	}
+
+	// A code redeemed again: refused, and the tokens of its first
+	// redemption stop working.
+	code = consent(t, browser, authorize, "approve", redirect, "st-1", issuer)
+	redeem.Set("code", code)
+	status, tok = postJSON(t, tokenURL, "", redeem)
+	if status != http.StatusOK || mcpStatus(t, mcpURL, tok["access_token"].(string)) == http.StatusUnauthorized {
+		t.Fatalf("token: %d %v", status, tok)
+	}
+	if status, again := postJSON(t, tokenURL, "", redeem); status != http.StatusBadRequest || again["error"] != "invalid_grant" {
+		t.Fatalf("a replayed code: %d %v", status, again)
+	}
+	if got := mcpStatus(t, mcpURL, tok["access_token"].(string)); got != http.StatusUnauthorized {
+		t.Fatalf("the access token of a replayed code: HTTP %d", got)
+	}
+	if status, _ := postJSON(t, tokenURL, "", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}}); status != http.StatusBadRequest {
+		t.Fatalf("the refresh token of a replayed code: HTTP %d", status)
 	}
 
 	// A wrong verifier burns the code; a deny sends access_denied back.

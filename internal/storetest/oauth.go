@@ -16,6 +16,7 @@ var oauthTests = map[string]func(*testing.T, Store){
 	"OAuthClientLimits":           testOAuthClients,
 	"OAuthClientLimitsConcurrent": testOAuthClientsConcurrent,
 	"OAuthCodeOnce":               testOAuthCodeOnce,
+	"OAuthCodeReplay":             testOAuthCodeReplay,
 	"OAuthGrantRotation":          testOAuthGrants,
 	"OAuthGrantList":              testOAuthGrantList,
 }
@@ -90,8 +91,8 @@ func testOAuthClientsConcurrent(t *testing.T, s Store) {
 	}
 }
 
-// testOAuthCodeOnce: a code is taken once, as stored; expired codes are
-// swept.
+// testOAuthCodeOnce: a code is taken once, as stored, then answers
+// ECONFLICT; expired codes, used or not, are swept.
 func testOAuthCodeOnce(t *testing.T, s Store) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -105,7 +106,12 @@ func testOAuthCodeOnce(t *testing.T, s Store) {
 		len(got.Target.Agents) != 2 || got.Label != "mcp-claude" || !got.ExpiresAt.Equal(c.ExpiresAt) || got.ClientName != "Claude" {
 		t.Fatalf("taken %+v", got)
 	}
-	_, err = s.TakeOAuthCode(ctx, "h1")
+	again, err := s.TakeOAuthCode(ctx, "h1") // a replay: the code as it was, with a conflict
+	wantCode(t, err, switchboard.ECONFLICT)
+	if again == nil || again.Hash != "h1" || again.ClientID != "c1" {
+		t.Fatalf("a code taken again: %+v", again)
+	}
+	_, err = s.TakeOAuthCode(ctx, "unknown")
 	wantCode(t, err, switchboard.ENOTFOUND)
 
 	old := *c
@@ -115,6 +121,81 @@ func testOAuthCodeOnce(t *testing.T, s Store) {
 	must(t, err)
 	if n != 1 {
 		t.Fatalf("swept %d codes, want 1", n)
+	}
+}
+
+// testOAuthCodeReplay: the grant issued from a code is found by the
+// code, and deleted by it once the code is presented again; a grant of a
+// code presented again before the grant was stored is refused; of four
+// takes of one code at once, one takes it.
+func testOAuthCodeReplay(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "alice")
+	g := newAgent(t, s, acct, "helper")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	code := func(hash string) {
+		must(t, s.CreateOAuthCode(ctx, &switchboard.OAuthCode{Hash: hash, ClientID: "c1", Target: switchboard.OAuthTarget{AccountID: acct.ID, AgentID: g.ID},
+			Label: "mcp-claude", CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute)}))
+	}
+	grant := func(n, codeHash string) *switchboard.OAuthGrant {
+		return &switchboard.OAuthGrant{RefreshHash: "r" + n, AccessHash: "a" + n, ClientID: "c1", CodeHash: codeHash,
+			Target: switchboard.OAuthTarget{AccountID: acct.ID, AgentID: g.ID}, Label: "mcp-claude-" + n, CreatedAt: now}
+	}
+
+	code("k1")
+	_, err := s.TakeOAuthCode(ctx, "k1")
+	must(t, err)
+	must(t, s.CreateOAuthGrant(ctx, grant("1", "k1")))
+	must(t, s.CreateOAuthGrant(ctx, grant("0", ""))) // a grant of no recorded code
+	list, err := s.FindOAuthGrants(ctx, switchboard.OAuthGrantFilter{AccountID: &acct.ID})
+	must(t, err)
+	if len(list) != 2 || list[0].CodeHash+list[1].CodeHash != "k1" {
+		t.Fatalf("grants %+v", list)
+	}
+	_, err = s.TakeOAuthCode(ctx, "k1")
+	wantCode(t, err, switchboard.ECONFLICT)
+	ended, err := s.DeleteOAuthGrantOfCode(ctx, "k1")
+	must(t, err)
+	if ended.RefreshHash != "r1" || ended.Label != "mcp-claude-1" {
+		t.Fatalf("the grant of the code: %+v", ended)
+	}
+	_, err = s.DeleteOAuthGrantOfCode(ctx, "k1")
+	wantCode(t, err, switchboard.ENOTFOUND)
+	_, err = s.DeleteOAuthGrantOfCode(ctx, "")
+	wantCode(t, err, switchboard.ENOTFOUND)
+	_, err = s.DeleteOAuthGrant(ctx, "r0") // the grant of no code stays
+	must(t, err)
+
+	// Presented again before the first use's grant is stored.
+	code("k2")
+	_, err = s.TakeOAuthCode(ctx, "k2")
+	must(t, err)
+	_, err = s.TakeOAuthCode(ctx, "k2")
+	wantCode(t, err, switchboard.ECONFLICT)
+	wantCode(t, s.CreateOAuthGrant(ctx, grant("2", "k2")), switchboard.ECONFLICT)
+	_, err = s.DeleteOAuthGrant(ctx, "r2")
+	wantCode(t, err, switchboard.ENOTFOUND)
+
+	code("k3")
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			_, err := s.TakeOAuthCode(ctx, "k3")
+			errs <- err
+		}()
+	}
+	took := 0
+	for range 4 {
+		switch err := <-errs; switchboard.ErrorCode(err) {
+		case "":
+			took++
+		case switchboard.ECONFLICT:
+		default:
+			t.Fatalf("a take that lost: %v, want a conflict", err)
+		}
+	}
+	if took != 1 {
+		t.Fatalf("%d takes of one code won, want 1", took)
 	}
 }
 

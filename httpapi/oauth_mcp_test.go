@@ -1,0 +1,93 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/mcpauth"
+	"github.com/switchboard-dev/switchboard/mcpserver"
+	"github.com/switchboard-dev/switchboard/pairing"
+	"github.com/switchboard-dev/switchboard/ratelimit"
+)
+
+// withMCPOAuth serves the MCP endpoints and OAuth for MCP clients, with
+// the token requests counted per address on a clock that stands still
+// (one window for the whole test); *oauth is set to the OAuth service.
+func withMCPOAuth(oauth **mcpauth.Service) harnessOption {
+	return withDeps(func(d *httpapi.Deps) {
+		log := slog.New(slog.DiscardHandler)
+		d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
+			Network: d.Network, Limiter: d.Limiter, Logger: log}, mcpserver.Config{OAuth: true})
+		d.OAuth = mcpauth.New(mcpauth.Deps{Store: d.Agents.(switchboard.Store), Tokens: d.Tokens, Logger: log}, mcpauth.Config{})
+		*oauth = d.OAuth
+		polls := ratelimit.NewMemory(pairing.DefaultPollsPerMinute, time.Minute)
+		still := time.Now()
+		polls.Now = func() time.Time { return still }
+		d.Pairing.Polls = polls
+	})
+}
+
+// form posts a form from the address (through the trusted loopback
+// proxy).
+func (h *harness) form(u, from string, f url.Values) *response {
+	return h.do("POST", u, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "X-Forwarded-For": from}, f.Encode())
+}
+
+// mcpCall lists the tools of an MCP endpoint with the token and returns
+// the HTTP status.
+func (h *harness) mcpCall(endpoint, token string) int {
+	return h.do("POST", endpoint, map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"},
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`).status
+}
+
+// TestOAuthCodeReplayRevokes: an authorization code redeemed twice at the
+// agent's token endpoint answers invalid_grant the second time, and the
+// MCP token of the first redemption no longer opens {address}/mcp; its
+// refresh token is refused.
+func TestOAuthCodeReplayRevokes(t *testing.T) {
+	var oauth *mcpauth.Service
+	h := newHarness(t, withMCPOAuth(&oauth), withLoopbackProxy)
+	ctx := context.Background()
+	g := h.agent("helper")
+	addr := h.addr(g)
+	client, err := oauth.Register(ctx, []byte(`{"client_name":"Claude Code","redirect_uris":["http://127.0.0.1/callback"]}`), "192.0.2.1")
+	must(t, err)
+	verifier := strings.Repeat("v", 43)
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{"response_type": {"code"}, "client_id": {client.ID}, "redirect_uri": {"http://127.0.0.1:6000/callback"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}}
+	req, err := oauth.CheckRequest(ctx, q, addr+"/mcp", "192.0.2.1")
+	must(t, err)
+	to, err := oauth.Approve(ctx, req, switchboard.OAuthTarget{AccountID: g.AccountID, AgentID: g.ID}, addr)
+	must(t, err)
+	u, err := url.Parse(to)
+	must(t, err)
+	redeem := url.Values{"grant_type": {"authorization_code"}, "code": {u.Query().Get("code")}, "client_id": {client.ID},
+		"code_verifier": {verifier}, "redirect_uri": {"http://127.0.0.1:6000/callback"}}
+
+	first := h.form(addr+"/oauth/token", "192.0.2.1", redeem)
+	access, _ := first.json["access_token"].(string)
+	refresh, _ := first.json["refresh_token"].(string)
+	if first.status != http.StatusOK || access == "" || refresh == "" {
+		t.Fatalf("the first redemption: %d %s", first.status, first.body)
+	}
+	if got := h.mcpCall(addr+"/mcp", access); got != http.StatusOK {
+		t.Fatalf("the first access token at %s/mcp: HTTP %d", addr, got)
+	}
+	wantOAuthError(t, h.form(addr+"/oauth/token", "192.0.2.1", redeem), http.StatusBadRequest, "invalid_grant")
+	if got := h.mcpCall(addr+"/mcp", access); got != http.StatusUnauthorized {
+		t.Fatalf("the first access token after the code was replayed: HTTP %d, want 401", got)
+	}
+	wantOAuthError(t, h.form(addr+"/oauth/token", "192.0.2.1", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}),
+		http.StatusBadRequest, "invalid_grant")
+}
