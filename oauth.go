@@ -23,16 +23,23 @@ type OAuthClient struct {
 	CreatedAt time.Time
 }
 
-// OAuthClientLimits bound registrations.
+// OAuthClientLimits bound registrations. Each address has a share of its
+// own: the bound on every client never refuses an address that holds
+// fewer clients than another (see CreateOAuthClient).
 type OAuthClientLimits struct {
 	// PerRequester is the most registrations one address may make in
-	// Window (zero: no bound).
+	// Window (zero: no bound). A registration counts for its window even
+	// once its client is deleted.
 	PerRequester int
 	Window       time.Duration
 	// MaxClients is the most clients stored; when it is reached, clients
-	// registered before PruneBefore that hold no grant are deleted first.
-	MaxClients  int
-	PruneBefore time.Time
+	// registered before PruneBefore that hold no grant, and clients
+	// registered before UnusedBefore that hold no grant and no
+	// authorization code (unused: no owner consented), are deleted
+	// first.
+	MaxClients   int
+	PruneBefore  time.Time
+	UnusedBefore time.Time
 }
 
 // OAuthTarget is what an OAuth grant opens: one agent's MCP endpoint
@@ -96,8 +103,11 @@ type OAuthGrantFilter struct {
 // OAuthStore keeps registered clients, authorization codes and grants.
 type OAuthStore interface {
 	// CreateOAuthClient stores a client. ERATELIMITED when its Requester
-	// registered lim.PerRequester clients in lim.Window before CreatedAt;
-	// EQUOTA when lim.MaxClients are stored even after pruning.
+	// registered lim.PerRequester clients in lim.Window before CreatedAt.
+	// When lim.MaxClients are stored even after pruning, the oldest unused
+	// client (no grant, no code) of the address that holds the most
+	// clients is deleted to make room, if that address holds more than
+	// the Requester; EQUOTA otherwise.
 	CreateOAuthClient(ctx context.Context, c *OAuthClient, lim OAuthClientLimits) error
 
 	// FindOAuthClient returns the client with the id, or ENOTFOUND.

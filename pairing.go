@@ -69,11 +69,22 @@ type Pairing struct {
 	CreatedAt, ExpiresAt time.Time
 }
 
-// PairingLimits bound the requests an agent may hold.
+// PairingLimits bound the requests an agent may hold. Each address has a
+// share of its own, so that a few addresses cannot lock everyone else
+// out: the agent-wide bounds never refuse an address that has not had
+// its turn (see CreatePairing).
 type PairingLimits struct {
-	// MaxPending is the most pending, unexpired requests an agent may have.
+	// MaxPending is the most pending, unexpired requests an agent may
+	// have. At it, a request from an address that holds fewer of them
+	// than the address holding the most makes room: that address's
+	// oldest pending request expires.
 	MaxPending int
-	// MaxPerHour is the most requests an agent may receive in an hour.
+	// MaxPendingPerRequester is the most pending, unexpired requests one
+	// address may have at one agent.
+	MaxPendingPerRequester int
+	// MaxPerHour is the most requests an agent may receive in an hour
+	// from addresses that asked it already in that hour: an address's
+	// first request to the agent in an hour is not refused for it.
 	MaxPerHour int
 	// MaxPerRequester is the most requests one address (Requester) may
 	// make, to any agent, in RequesterWindow.
@@ -106,11 +117,17 @@ type PairingFilter struct {
 
 // PairingStore keeps pairing requests.
 type PairingStore interface {
-	// CreatePairing stores a new pending request. It returns ERATELIMITED
-	// when the agent holds lim.MaxPending pending requests, or received
-	// lim.MaxPerHour in the hour before p.CreatedAt, or p.Requester made
-	// lim.MaxPerRequester in the window before it (zero: no bound), and
-	// ECONFLICT when the user code or device hash is taken.
+	// CreatePairing stores a new pending request (zero limits: no bound).
+	// It returns ERATELIMITED when p.Requester holds
+	// lim.MaxPendingPerRequester pending requests at the agent, or made
+	// lim.MaxPerRequester in the window before p.CreatedAt, or asked the
+	// agent already in the hour before it while the agent received
+	// lim.MaxPerHour in that hour, or when the agent holds lim.MaxPending
+	// pending requests and no address holds more of them than p.Requester.
+	// When one does, the oldest pending request of the address holding the
+	// most (the oldest such request of the first of equals) expires at
+	// p.CreatedAt, in the same transaction, and p is stored. ECONFLICT
+	// when the user code or device hash is taken.
 	CreatePairing(ctx context.Context, p *Pairing, lim PairingLimits) error
 
 	// FindPairingByUserCode returns the agent's request with the user

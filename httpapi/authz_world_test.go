@@ -185,7 +185,7 @@ func newAuthzServer(t *testing.T, defaultAgent string) *authzServer {
 	var connect *hub.Hub
 	h := newHarness(t,
 		withConfig(func(c *httpapi.Config) { c.DefaultAgent, c.PushNotifications = defaultAgent, true }),
-		withPairing(pairing.Config{MaxPending: 1000, MaxPerHour: 1000, MaxPerRequester: 1000}),
+		withPairing(pairing.Config{MaxPending: 1000, MaxPendingPerRequester: 1000, MaxPerHour: 1000, MaxPerRequester: 1000}),
 		withDeps(func(d *httpapi.Deps) {
 			store := d.Agents.(switchboard.Store)
 			opts := netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}

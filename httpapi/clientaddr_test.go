@@ -18,7 +18,7 @@ import (
 // forwarded address as the requester; a client whose connection is not a
 // trusted proxy is counted as itself whatever X-Forwarded-For it writes.
 func TestPairingLimitBehindProxy(t *testing.T) {
-	lots := withPairing(pairing.Config{MaxPending: 100, MaxPerHour: 100}) // only the per-address limit
+	lots := withPairing(pairing.Config{MaxPending: 100, MaxPendingPerRequester: 100, MaxPerHour: 100}) // only the per-address limit
 	ask := func(h *harness, addr, forwardedFor string) *response {
 		t.Helper()
 		return h.deviceAuth(addr, url.Values{"client_id": {"c"}}, map[string]string{"X-Forwarded-For": forwardedFor})

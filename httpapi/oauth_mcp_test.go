@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -48,6 +49,27 @@ func (h *harness) mcpCall(endpoint, token string) int {
 	return h.do("POST", endpoint, map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
 		"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"},
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`).status
+}
+
+// TestOAuthRegisterPerAddress: registrations count per address, an IPv6
+// client by its /64: ten from hosts of one /64 are taken, the eleventh is
+// refused with 429, and another /64 registers.
+func TestOAuthRegisterPerAddress(t *testing.T) {
+	var oauth *mcpauth.Service
+	h := newHarness(t, withMCPOAuth(&oauth), withLoopbackProxy)
+	register := func(from string) *response {
+		return h.do("POST", h.srv.URL+"/oauth/register", map[string]string{"Content-Type": "application/json", "X-Forwarded-For": from},
+			`{"client_name":"c","redirect_uris":["http://127.0.0.1/callback"]}`)
+	}
+	for i := range mcpauth.RegistrationsPerHour {
+		if r := register(fmt.Sprintf("2001:db8:1:2::%x", i+1)); r.status != http.StatusCreated {
+			t.Fatalf("registration %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	wantOAuthError(t, register("2001:db8:1:2:ffff::1"), http.StatusTooManyRequests, "slow_down")
+	if r := register("2001:db8:1:3::1"); r.status != http.StatusCreated {
+		t.Fatalf("another /64: %d %s", r.status, r.body)
+	}
 }
 
 // TestOAuthCodeReplayRevokes: an authorization code redeemed twice at the

@@ -556,18 +556,26 @@ var withLoopbackProxy = withConfig(func(c *httpapi.Config) {
 })
 
 // TestPairingHourlyLimit: an agent takes pairing.DefaultMaxPerHour requests
-// in any hour, from any number of addresses; the next is refused with 429
-// slow_down and Retry-After, also after the owner denied some (a decision
-// does not give a request back), while another agent still takes requests;
-// an hour after the first ones, it takes requests again.
+// in any hour, from any number of addresses; the next from an address
+// that asked it in that hour is refused with 429 slow_down and
+// Retry-After, also after the owner denied some (a decision does not give
+// a request back), while another agent still takes requests, and so does
+// this one from an address that has not asked it that hour; an hour after
+// the first ones, it takes requests again.
 func TestPairingHourlyLimit(t *testing.T) {
 	clock := newTestClock()
 	h := newHarness(t, withPairing(pairing.Config{Now: clock.Now, MaxPending: 1000}), withLoopbackProxy)
 	g, other := h.agent("alice"), h.agent("bob")
 	client := 0
+	from := func(n int) map[string]string {
+		return map[string]string{"X-Forwarded-For": fmt.Sprintf("198.51.%d.%d", n/250, 1+n%250)}
+	}
 	ask := func(g *switchboard.Agent) *response { // each from an address of its own
 		client++
-		return h.deviceAuth(h.addr(g), url.Values{"client_id": {"c"}}, map[string]string{"X-Forwarded-For": fmt.Sprintf("198.51.%d.%d", client/250, 1+client%250)})
+		return h.deviceAuth(h.addr(g), url.Values{"client_id": {"c"}}, from(client))
+	}
+	again := func(n int) *response { // from the address of the nth request
+		return h.deviceAuth(h.addr(g), url.Values{"client_id": {"c"}}, from(n))
 	}
 	for i := range pairing.DefaultMaxPerHour {
 		r := ask(g)
@@ -583,7 +591,7 @@ func TestPairingHourlyLimit(t *testing.T) {
 			clock.advance(30 * time.Minute) // the first in the hour's first half, the others in its second
 		}
 	}
-	r := ask(g)
+	r := again(2)
 	wantOAuthError(t, r, http.StatusTooManyRequests, "slow_down")
 	if r.header.Get("Retry-After") != "600" || !strings.Contains(r.json["error_description"].(string), "in the last hour") {
 		t.Fatalf("refused with Retry-After %q: %s", r.header.Get("Retry-After"), r.body)
@@ -597,12 +605,15 @@ func TestPairingHourlyLimit(t *testing.T) {
 	}
 
 	clock.advance(29 * time.Minute) // 59 minutes after the first: still full
-	wantOAuthError(t, ask(g), http.StatusTooManyRequests, "slow_down")
+	wantOAuthError(t, again(3), http.StatusTooManyRequests, "slow_down")
 	clock.advance(2 * time.Minute) // the first is more than an hour old: one more
-	if r := ask(g); r.status != http.StatusOK {
+	if r := again(3); r.status != http.StatusOK {
 		t.Fatalf("an hour after the first request: %d %s", r.status, r.body)
 	}
-	wantOAuthError(t, ask(g), http.StatusTooManyRequests, "slow_down")
+	wantOAuthError(t, again(4), http.StatusTooManyRequests, "slow_down")
+	if r := ask(g); r.status != http.StatusOK { // an address that has not asked alice
+		t.Fatalf("a new address in a full hour: %d %s", r.status, r.body)
+	}
 }
 
 // recordingWaker answers every wake 202 and keeps what it was sent.
@@ -683,12 +694,12 @@ func TestPairingRefusedRequestWakesNoOne(t *testing.T) {
 	}
 
 	a := request("A", "198.51.100.1")
-	refuse("B", "198.51.100.2", "waiting") // A is pending
+	refuse("B", "198.51.100.1", "waiting") // A is pending, and no address holds more
 	deny(a)
 	deny(request("C", "198.51.100.1"))
 	refuse("D", "198.51.100.1", "your address") // two from .1
 	deny(request("E", "198.51.100.2"))
-	refuse("F", "198.51.100.3", "last hour") // three to alice
+	refuse("F", "198.51.100.2", "last hour") // three to alice, and .2 asked already
 
 	ws, err := h.db.FindWakes(context.Background(), g.ID, 20)
 	must(t, err)

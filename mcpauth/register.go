@@ -88,9 +88,10 @@ func metadataError(desc string) *pairing.Error {
 	return &pairing.Error{Code: ErrInvalidClientMetadata, Description: desc}
 }
 
-// Register checks and stores a client registration from requester.
-// ERATELIMITED past Config.RegistrationsPerHour from one address; EQUOTA when
-// MaxClients are registered and none can be pruned.
+// Register checks and stores a client registration from requester (its
+// clientaddr.Key). ERATELIMITED past Config.RegistrationsPerHour from one
+// address; EQUOTA when Config.MaxClients are registered and none can make
+// room (see MaxClients).
 func (s *Service) Register(ctx context.Context, body []byte, requester string) (*switchboard.OAuthClient, error) {
 	reg, err := ParseRegistration(body)
 	if err != nil {
@@ -100,7 +101,7 @@ func (s *Service) Register(ctx context.Context, body []byte, requester string) (
 	c := &switchboard.OAuthClient{ID: "sbc_" + switchboard.NewID(), Name: reg.Name, RedirectURIs: reg.RedirectURIs,
 		ApplicationType: reg.ApplicationType, Requester: requester, CreatedAt: now}
 	err = s.Store.CreateOAuthClient(ctx, c, switchboard.OAuthClientLimits{PerRequester: s.cfg.RegistrationsPerHour, Window: time.Hour,
-		MaxClients: MaxClients, PruneBefore: now.Add(-PruneAfter)})
+		MaxClients: s.cfg.MaxClients, PruneBefore: now.Add(-PruneAfter), UnusedBefore: now.Add(-PruneUnusedAfter)})
 	if err != nil {
 		return nil, err
 	}

@@ -16,14 +16,23 @@ const (
 	// it (RFC 6749 section 4.1.2).
 	CodeKeep = 24 * time.Hour
 	// RegistrationsPerHour is the most clients one address may register
-	// an hour.
+	// an hour: its share of MaxClients.
 	RegistrationsPerHour = 10
-	// MaxClients is the most registered clients; at it, clients older
-	// than PruneAfter without a grant are deleted first.
+	// MaxClients is the most registered clients (the default of
+	// Config.MaxClients). At it, clients without a grant older than
+	// PruneAfter, and unused ones older than PruneUnusedAfter, are
+	// deleted; if that is not enough, the address that holds the most
+	// clients gives up its oldest unused one, so that addresses each
+	// within RegistrationsPerHour cannot keep another out.
 	MaxClients = 100
 	// PruneAfter is the age after which a client without a grant may be
 	// deleted to make room.
 	PruneAfter = time.Hour
+	// PruneUnusedAfter is the age after which an unused client (no grant,
+	// and no authorization code: no owner consented) may be deleted to
+	// make room. A client registers right before it sends its user to
+	// consent; twice the code's lifetime leaves time to sign in.
+	PruneUnusedAfter = 2 * CodeTTL
 	// MaxGrants is the most OAuth MCP tokens (labels "mcp-…") an agent,
 	// or an account's account endpoint, may hold.
 	MaxGrants = 20
@@ -43,6 +52,8 @@ type Config struct {
 	// RegistrationsPerHour bounds the clients one address registers an
 	// hour (default RegistrationsPerHour).
 	RegistrationsPerHour int
+	// MaxClients bounds the registered clients (default MaxClients).
+	MaxClients int
 }
 
 // Deps are what the Service needs.
@@ -69,6 +80,9 @@ func New(d Deps, cfg Config) *Service {
 	}
 	if cfg.RegistrationsPerHour <= 0 {
 		cfg.RegistrationsPerHour = RegistrationsPerHour
+	}
+	if cfg.MaxClients <= 0 {
+		cfg.MaxClients = MaxClients
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)

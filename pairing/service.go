@@ -17,8 +17,17 @@ const (
 	// DefaultInterval is the first interval between a client's polls.
 	DefaultInterval = 5 * time.Second
 	// DefaultMaxPending is the most requests an agent may have waiting.
+	// At it, a request from an address that holds fewer of them than
+	// another takes the place of that address's oldest (which expires),
+	// so that a few addresses cannot keep every other out.
 	DefaultMaxPending = 10
-	// DefaultMaxPerHour is the most requests an agent may receive an hour.
+	// DefaultMaxPendingPerRequester is the most requests one address may
+	// have waiting at one agent: its share of the agent's pending
+	// requests.
+	DefaultMaxPendingPerRequester = 3
+	// DefaultMaxPerHour is the most requests an agent may receive an hour
+	// from addresses that asked it already that hour; an address's first
+	// request to the agent in an hour is taken even past it.
 	DefaultMaxPerHour = 30
 	// DefaultMaxPerRequester is the most requests one address may make in
 	// RequesterWindow.
@@ -35,11 +44,12 @@ const (
 
 // Config holds the settings of the Service. Zero values mean defaults.
 type Config struct {
-	TTL             time.Duration
-	Interval        time.Duration
-	MaxPending      int
-	MaxPerHour      int
-	MaxPerRequester int
+	TTL                    time.Duration
+	Interval               time.Duration
+	MaxPending             int
+	MaxPendingPerRequester int
+	MaxPerHour             int
+	MaxPerRequester        int
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
 }
@@ -74,6 +84,9 @@ func New(d Deps, cfg Config) *Service {
 	}
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = DefaultMaxPending
+	}
+	if cfg.MaxPendingPerRequester <= 0 {
+		cfg.MaxPendingPerRequester = DefaultMaxPendingPerRequester
 	}
 	if cfg.MaxPerHour <= 0 {
 		cfg.MaxPerHour = DefaultMaxPerHour
@@ -114,7 +127,8 @@ func Enabled(agent *switchboard.Agent) bool { return agent.Pairing != switchboar
 
 // Authorize takes a device authorization request for the agent. ENOTFOUND
 // when pairing is off; EINVALID for a bad card URL; ERATELIMITED when the
-// requester or the agent is over a limit.
+// requester (req.Requester, its clientaddr.Key) or the agent is over a
+// limit (switchboard.PairingLimits: each address has its own share).
 func (s *Service) Authorize(ctx context.Context, agent *switchboard.Agent, req Request) (*Grant, error) {
 	if !Enabled(agent) {
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "pairing is off for this agent")
@@ -139,7 +153,8 @@ func (s *Service) Authorize(ctx context.Context, agent *switchboard.Agent, req R
 		device = newDeviceCode()
 		p.DeviceHash, p.UserCode = switchboard.HashToken(device), newUserCode()
 		err := s.Store.CreatePairing(ctx, p, switchboard.PairingLimits{MaxPending: s.cfg.MaxPending,
-			MaxPerHour: s.cfg.MaxPerHour, MaxPerRequester: s.cfg.MaxPerRequester, RequesterWindow: RequesterWindow})
+			MaxPendingPerRequester: s.cfg.MaxPendingPerRequester, MaxPerHour: s.cfg.MaxPerHour,
+			MaxPerRequester: s.cfg.MaxPerRequester, RequesterWindow: RequesterWindow})
 		if err == nil {
 			break
 		}

@@ -15,13 +15,14 @@ import (
 // add: TestExportCoversSchema fails when this list names a table the
 // schema lacks, or when a table is neither exported nor listed here.
 var excludedTables = map[string]string{
-	migrationsTable:  "the bookkeeping of migrations: the header lists the applied migrations instead, and the database that imports applies its own",
-	"agent_sessions": "which connection, on which instance, holds each connector agent: it describes live connections, which end with the process; agents reconnect and open new sessions",
-	"rate_counts":    "request counts of fixed one-minute windows: they expire within a minute and mean nothing in another deployment",
-	"peer_usage":     "each peer's count of its unfinished tasks and their bytes, kept for the quotas: the importing database counts them again from the tasks",
-	"signins":        "the web console's sign-ins: cookies of this deployment's browsers, which sign in again",
-	"pairing_counts": "the pairing requests taken in the last day, for the flood limits: they mean nothing in another deployment",
-	"session_ends":   "when each agent's last connection ended, for the reconnect grace of discovery: it describes connections, which end with the process",
+	migrationsTable:       "the bookkeeping of migrations: the header lists the applied migrations instead, and the database that imports applies its own",
+	"agent_sessions":      "which connection, on which instance, holds each connector agent: it describes live connections, which end with the process; agents reconnect and open new sessions",
+	"rate_counts":         "request counts of fixed one-minute windows: they expire within a minute and mean nothing in another deployment",
+	"peer_usage":          "each peer's count of its unfinished tasks and their bytes, kept for the quotas: the importing database counts them again from the tasks",
+	"signins":             "the web console's sign-ins: cookies of this deployment's browsers, which sign in again",
+	"pairing_counts":      "the pairing requests taken in the last day, for the flood limits: they mean nothing in another deployment",
+	"oauth_client_counts": "the MCP client registrations taken in the last hour, for the per-address limit: they mean nothing in another deployment",
+	"session_ends":        "when each agent's last connection ended, for the reconnect grace of discovery: it describes connections, which end with the process",
 }
 
 // ExcludedTables returns the tables that Export leaves out, each with the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -16,6 +17,11 @@ const (
 	oauthCodeColumns   = `hash, client_id, redirect_uri, challenge, resource, account_id, agent_id, agents, label, created_at, expires_at, client_name`
 	oauthGrantColumns  = `refresh_hash, access_hash, client_id, account_id, agent_id, agents, label, created_at, client_name, rotated_at, code_hash`
 )
+
+// unusedOAuthClient is the condition on a client row u that it is unused:
+// it holds no grant and no authorization code (no owner consented).
+const unusedOAuthClient = `NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = u.id)
+	AND NOT EXISTS (SELECT 1 FROM oauth_codes k WHERE k.client_id = u.id)`
 
 // CreateOAuthClient implements switchboard.OAuthStore. The count of
 // clients is read in the transaction that inserts; two instances
@@ -34,18 +40,12 @@ func (db *DB) CreateOAuthClient(ctx context.Context, c *switchboard.OAuthClient,
 			}
 		}
 		if lim.PerRequester > 0 {
-			var n int
-			err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients WHERE requester = $1 AND created_at > $2`,
-				c.Requester, nanos(c.CreatedAt.Add(-lim.Window))).Scan(&n)
-			if err != nil {
+			if err := db.countOAuthRegistration(ctx, tx, c, lim); err != nil {
 				return err
-			}
-			if n >= lim.PerRequester {
-				return switchboard.Errorf(switchboard.ERATELIMITED, "too many client registrations from your address")
 			}
 		}
 		if lim.MaxClients > 0 {
-			if err := db.pruneOAuthClients(ctx, tx, lim); err != nil {
+			if err := db.pruneOAuthClients(ctx, tx, c.Requester, lim); err != nil {
 				return err
 			}
 		}
@@ -58,29 +58,82 @@ func (db *DB) CreateOAuthClient(ctx context.Context, c *switchboard.OAuthClient,
 	})
 }
 
-// pruneOAuthClients makes room for one more client: when lim.MaxClients
-// are stored, it deletes those registered before lim.PruneBefore that
-// hold no grant, and returns EQUOTA if that is not enough.
-func (db *DB) pruneOAuthClients(ctx context.Context, tx *sql.Tx, lim switchboard.OAuthClientLimits) error {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
+// countOAuthRegistration counts c's registration against its address in
+// oauth_client_counts, which outlives the clients pruned to make room,
+// after sweeping the counts older than the window; ERATELIMITED when the
+// address made lim.PerRequester registrations in the window already.
+func (db *DB) countOAuthRegistration(ctx context.Context, tx *sql.Tx, c *switchboard.OAuthClient, lim switchboard.OAuthClientLimits) error {
+	since := nanos(c.CreatedAt.Add(-lim.Window))
+	if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_client_counts WHERE created_at <= $1`, since); err != nil {
 		return err
 	}
-	if n < lim.MaxClients {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM oauth_clients WHERE created_at < $1
-		AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.id)`, nanos(lim.PruneBefore))
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_client_counts WHERE requester = $1 AND created_at > $2`,
+		c.Requester, since).Scan(&n)
 	if err != nil {
 		return err
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
+	if n >= lim.PerRequester {
+		return switchboard.Errorf(switchboard.ERATELIMITED, "too many client registrations from your address")
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO oauth_client_counts (requester, created_at) VALUES ($1, $2)`, c.Requester, nanos(c.CreatedAt))
+	return err
+}
+
+// pruneOAuthClients makes room for one more client, of requester: when
+// lim.MaxClients are stored, it deletes those registered before
+// lim.PruneBefore that hold no grant and those registered before
+// lim.UnusedBefore that are unused; if that is not enough, the oldest
+// unused client of the address that holds the most clients, if it holds
+// more than requester does. EQUOTA when none can go.
+func (db *DB) pruneOAuthClients(ctx context.Context, tx *sql.Tx, requester string, lim switchboard.OAuthClientLimits) error {
+	full := func() (bool, error) {
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n)
+		return n >= lim.MaxClients, err
+	}
+	if ok, err := full(); !ok || err != nil {
 		return err
 	}
-	if n >= lim.MaxClients {
+	_, err := tx.ExecContext(ctx, `DELETE FROM oauth_clients WHERE id IN (SELECT u.id FROM oauth_clients u
+		WHERE NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = u.id)
+		AND (u.created_at < $1 OR (u.created_at < $2 AND `+unusedOAuthClient+`)))`,
+		nanosOrNever(lim.PruneBefore), nanosOrNever(lim.UnusedBefore))
+	if err != nil {
+		return err
+	}
+	if ok, err := full(); !ok || err != nil {
+		return err
+	}
+	// Still full: the address holding the most clients gives up its
+	// oldest unused one, so that a few addresses, each within its own
+	// limit, cannot keep every other out.
+	var mine, held int
+	var heaviest string
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients WHERE requester = $1`, requester).Scan(&mine); err != nil {
+		return err
+	}
+	err = tx.QueryRowContext(ctx, `SELECT requester, COUNT(*) FROM oauth_clients
+		WHERE requester IN (SELECT u.requester FROM oauth_clients u WHERE `+unusedOAuthClient+`)
+		GROUP BY requester ORDER BY COUNT(*) DESC, MIN(created_at), requester LIMIT 1`).Scan(&heaviest, &held)
+	if err != nil && err != sql.ErrNoRows {
+		return err
+	}
+	if err == sql.ErrNoRows || held <= mine {
 		return switchboard.Errorf(switchboard.EQUOTA, "no more clients can be registered now")
 	}
-	return nil
+	_, err = tx.ExecContext(ctx, `DELETE FROM oauth_clients WHERE id = (SELECT u.id FROM oauth_clients u
+		WHERE u.requester = $1 AND `+unusedOAuthClient+` ORDER BY u.created_at, u.id LIMIT 1)`, heaviest)
+	return err
+}
+
+// nanosOrNever is nanos(t) as the bound "registered before t", or, for
+// the zero time (no such bound), a bound no row is before.
+func nanosOrNever(t time.Time) int64 {
+	if t.IsZero() {
+		return math.MinInt64
+	}
+	return nanos(t)
 }
 
 // FindOAuthClient implements switchboard.OAuthStore.

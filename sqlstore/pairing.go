@@ -19,7 +19,8 @@ const slowDownStep = 5 * time.Second
 
 // CreatePairing implements switchboard.PairingStore. The agent's row is
 // locked (PostgreSQL) while its requests are counted, so that instances
-// that take requests together keep the limits.
+// that take requests together keep the limits. Every refusal is decided
+// before anything is written: a refused request makes no room.
 func (db *DB) CreatePairing(ctx context.Context, p *switchboard.Pairing, lim switchboard.PairingLimits) error {
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var id string
@@ -29,36 +30,23 @@ func (db *DB) CreatePairing(ctx context.Context, p *switchboard.Pairing, lim swi
 		} else if err != nil {
 			return err
 		}
-		var pending, recent int
-		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pairings WHERE agent_id = $1 AND status = 'pending' AND expires_at > $2`,
-			p.AgentID, nanos(p.CreatedAt)).Scan(&pending)
+		pending, mine, err := db.pendingPairings(ctx, tx, p)
 		if err != nil {
+			return err
+		}
+		if lim.MaxPendingPerRequester > 0 && mine >= lim.MaxPendingPerRequester {
+			return switchboard.Errorf(switchboard.ERATELIMITED, "your address has %d pairing requests waiting at this agent", mine)
+		}
+		if err := db.checkPairingCounts(ctx, tx, p, lim); err != nil {
 			return err
 		}
 		if lim.MaxPending > 0 && pending >= lim.MaxPending {
-			return switchboard.Errorf(switchboard.ERATELIMITED, "the agent has %d pairing requests waiting", pending)
+			if err := db.makePairingRoom(ctx, tx, p, mine, pending); err != nil {
+				return err
+			}
 		}
 		// The requests made are counted in pairing_counts, which a denial or
 		// a redemption does not touch.
-		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pairing_counts WHERE agent_id = $1 AND created_at > $2`,
-			p.AgentID, nanos(p.CreatedAt.Add(-time.Hour))).Scan(&recent)
-		if err != nil {
-			return err
-		}
-		if lim.MaxPerHour > 0 && recent >= lim.MaxPerHour {
-			return switchboard.Errorf(switchboard.ERATELIMITED, "the agent received %d pairing requests in the last hour", recent)
-		}
-		if lim.MaxPerRequester > 0 {
-			var n int
-			err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pairing_counts WHERE requester = $1 AND created_at > $2`,
-				p.Requester, nanos(p.CreatedAt.Add(-lim.RequesterWindow))).Scan(&n)
-			if err != nil {
-				return err
-			}
-			if n >= lim.MaxPerRequester {
-				return switchboard.Errorf(switchboard.ERATELIMITED, "too many pairing requests from your address")
-			}
-		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO pairing_counts (agent_id, requester, created_at) VALUES ($1, $2, $3)`,
 			p.AgentID, p.Requester, nanos(p.CreatedAt))
 		if err != nil {
@@ -75,6 +63,68 @@ func (db *DB) CreatePairing(ctx context.Context, p *switchboard.Pairing, lim swi
 		p.Status = switchboard.PairingPending
 		return err
 	})
+}
+
+// pendingPairings counts the agent's pending, unexpired requests at
+// p.CreatedAt: all of them, and those of p.Requester.
+func (db *DB) pendingPairings(ctx context.Context, tx *sql.Tx, p *switchboard.Pairing) (all, mine int, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN requester = $1 THEN 1 ELSE 0 END), 0) FROM pairings
+		WHERE agent_id = $2 AND status = 'pending' AND expires_at > $3`, p.Requester, p.AgentID, nanos(p.CreatedAt)).Scan(&all, &mine)
+	return all, mine, err
+}
+
+// checkPairingCounts applies the limits counted in pairing_counts: the
+// agent's hour (for an address that asked it already in that hour) and
+// the requester's window.
+func (db *DB) checkPairingCounts(ctx context.Context, tx *sql.Tx, p *switchboard.Pairing, lim switchboard.PairingLimits) error {
+	hourAgo := nanos(p.CreatedAt.Add(-time.Hour))
+	if lim.MaxPerHour > 0 {
+		var recent, asked int
+		err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN requester = $1 THEN 1 ELSE 0 END), 0) FROM pairing_counts
+			WHERE agent_id = $2 AND created_at > $3`, p.Requester, p.AgentID, hourAgo).Scan(&recent, &asked)
+		if err != nil {
+			return err
+		}
+		// An address's first request in the hour is taken: the agent's
+		// hour, filled by others, does not shut it out.
+		if recent >= lim.MaxPerHour && asked > 0 {
+			return switchboard.Errorf(switchboard.ERATELIMITED, "the agent received %d pairing requests in the last hour", recent)
+		}
+	}
+	if lim.MaxPerRequester > 0 {
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pairing_counts WHERE requester = $1 AND created_at > $2`,
+			p.Requester, nanos(p.CreatedAt.Add(-lim.RequesterWindow))).Scan(&n)
+		if err != nil {
+			return err
+		}
+		if n >= lim.MaxPerRequester {
+			return switchboard.Errorf(switchboard.ERATELIMITED, "too many pairing requests from your address")
+		}
+	}
+	return nil
+}
+
+// makePairingRoom makes room for p at an agent whose pending requests
+// are at their bound: the address holding the most of them (of equals,
+// the one whose request is oldest) loses its oldest, which expires now,
+// if it holds more than p.Requester (mine). ERATELIMITED otherwise.
+func (db *DB) makePairingRoom(ctx context.Context, tx *sql.Tx, p *switchboard.Pairing, mine, pending int) error {
+	now := nanos(p.CreatedAt)
+	var heaviest string
+	var held int
+	err := tx.QueryRowContext(ctx, `SELECT requester, COUNT(*) FROM pairings WHERE agent_id = $1 AND status = 'pending' AND expires_at > $2
+		GROUP BY requester ORDER BY COUNT(*) DESC, MIN(created_at), requester LIMIT 1`, p.AgentID, now).Scan(&heaviest, &held)
+	if err != nil && err != sql.ErrNoRows {
+		return err
+	}
+	if err == sql.ErrNoRows || held <= mine {
+		return switchboard.Errorf(switchboard.ERATELIMITED, "the agent has %d pairing requests waiting", pending)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE pairings SET expires_at = $1 WHERE device_hash = (SELECT device_hash FROM pairings
+		WHERE agent_id = $2 AND requester = $3 AND status = 'pending' AND expires_at > $1 ORDER BY created_at, user_code LIMIT 1)`,
+		now, p.AgentID, heaviest)
+	return err
 }
 
 // FindPairingByUserCode implements switchboard.PairingStore.

@@ -37,6 +37,7 @@ var scanningStatements = []struct{ sql, why string }{
 	{"WHERE g.id IN (SELECT m.agent_id FROM community_members m) AND", "an operator's directory of every community's members"},
 	{"LEFT JOIN agent_sessions s ON s.agent_id = a.id ORDER BY a.handle", "the operator's console: every agent's glance (an owner's searches agents_account)"},
 	{"SELECT COUNT(*) FROM oauth_clients", "the cap on registered MCP clients, a table held to at most 100 rows"},
+	{"FROM oauth_clients WHERE requester IN (SELECT u.requester", "the address holding the most MCP clients, when the table of at most 100 rows is full"},
 	{"FROM oauth_grants ORDER BY created_at, refresh_hash", "an operator's list of every OAuth grant (an owner's searches oauth_grants_account)"},
 }
 

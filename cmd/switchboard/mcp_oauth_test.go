@@ -387,9 +387,12 @@ func callTool(t *testing.T, endpoint, token, name string, args any) *mcp.CallToo
 
 // TestMCPOAuthRegistrationRefusals: dynamic client registration over HTTP
 // refuses bad metadata (400), a body over 8 KiB (413), an eleventh
-// registration from one address in an hour (429), and a hundred-and-first
-// client while none can be pruned (503 temporarily_unavailable). Clients
-// come from many addresses through a trusted proxy's X-Forwarded-For.
+// registration from one address in an hour (429); with a hundred clients,
+// a new address still registers (the address holding ten gives its
+// oldest up) until every address holds one, and then a hundred-and-first
+// client from an address holding one is refused (503
+// temporarily_unavailable). Clients come from many addresses through a
+// trusted proxy's X-Forwarded-For.
 func TestMCPOAuthRegistrationRefusals(t *testing.T) {
 	m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
 		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
@@ -433,7 +436,12 @@ func TestMCPOAuthRegistrationRefusals(t *testing.T) {
 			t.Fatalf("client %d: %d %v", i+1, status, out)
 		}
 	}
-	if status, out := register("192.0.2.1", good); status != http.StatusServiceUnavailable || out["error"] != "temporarily_unavailable" {
-		t.Errorf("the 101st client: %d %v, want 503 temporarily_unavailable", status, out)
+	for i := range 9 { // .2 gives up nine of its ten
+		if status, out := register(fmt.Sprintf("192.0.2.%d", i), good); status != http.StatusCreated {
+			t.Fatalf("a new address at a hundred clients: %d %v", status, out)
+		}
+	}
+	if status, out := register("203.0.113.10", good); status != http.StatusServiceUnavailable || out["error"] != "temporarily_unavailable" {
+		t.Errorf("the 101st client, from an address holding one among a hundred that do: %d %v, want 503 temporarily_unavailable", status, out)
 	}
 }

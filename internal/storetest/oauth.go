@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 var oauthTests = map[string]func(*testing.T, Store){
 	"OAuthClientLimits":           testOAuthClients,
 	"OAuthClientLimitsConcurrent": testOAuthClientsConcurrent,
+	"OAuthClientFairShare":        testOAuthClientsFairShare,
 	"OAuthCodeOnce":               testOAuthCodeOnce,
 	"OAuthCodeReplay":             testOAuthCodeReplay,
 	"OAuthGrantRotation":          testOAuthGrants,
@@ -27,12 +29,30 @@ func newOAuthClient(id, requester string, at time.Time) *switchboard.OAuthClient
 }
 
 // testOAuthClients: a client is found as stored; an address registers at
-// most PerRequester in the window; at MaxClients old clients without a
-// grant are pruned, and when none can be, EQUOTA.
+// most PerRequester in the window, also once its clients are gone; at
+// MaxClients, clients without a grant registered before PruneBefore, and
+// unused ones (no grant, no code) registered before UnusedBefore, are
+// pruned; then the address that holds the most clients gives up its
+// oldest unused one to an address that holds fewer, and EQUOTA when none
+// does.
 func testOAuthClients(t *testing.T, s Store) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	lim := switchboard.OAuthClientLimits{PerRequester: 2, Window: time.Hour, MaxClients: 3, PruneBefore: now.Add(-time.Hour)}
+	limAt := func(at time.Time) switchboard.OAuthClientLimits {
+		return switchboard.OAuthClientLimits{PerRequester: 2, Window: time.Hour, MaxClients: 3,
+			PruneBefore: at.Add(-time.Hour), UnusedBefore: at.Add(-10 * time.Minute)}
+	}
+	lim := limAt(now)
+	gone := func(id string) {
+		t.Helper()
+		_, err := s.FindOAuthClient(ctx, id)
+		wantCode(t, err, switchboard.ENOTFOUND)
+	}
+	kept := func(id string) {
+		t.Helper()
+		_, err := s.FindOAuthClient(ctx, id)
+		must(t, err)
+	}
 	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c1", "192.0.2.1", now.Add(-2*time.Hour)), lim))
 	got, err := s.FindOAuthClient(ctx, "c1")
 	must(t, err)
@@ -49,15 +69,88 @@ func testOAuthClients(t *testing.T, s Store) {
 	wantCode(t, s.CreateOAuthClient(ctx, newOAuthClient("c4", "192.0.2.2", now), lim), switchboard.ERATELIMITED)
 	// Three clients: c1 is old and holds no grant, so it makes room.
 	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c5", "192.0.2.3", now), lim))
-	_, err = s.FindOAuthClient(ctx, "c1")
-	wantCode(t, err, switchboard.ENOTFOUND)
-	wantCode(t, s.CreateOAuthClient(ctx, newOAuthClient("c6", "192.0.2.4", now), lim), switchboard.EQUOTA)
+	gone("c1")
+	// c5's owner consented: it holds a code, and is in use.
+	must(t, s.CreateOAuthCode(ctx, &switchboard.OAuthCode{Hash: "code-c5", ClientID: "c5", Target: switchboard.OAuthTarget{AccountID: "acct"},
+		CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute)}))
+	// Full of young clients: .2 holds the most, and gives its oldest up
+	// to .4, which holds none.
+	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c6", "192.0.2.4", now), lim))
+	gone("c2")
+	kept("c3")
+	// .3 holds one, as many as any address with an unused client: no room.
+	wantCode(t, s.CreateOAuthClient(ctx, newOAuthClient("c7", "192.0.2.3", now), lim), switchboard.EQUOTA)
+	kept("c3")
+	kept("c6")
+
+	// Eleven minutes on, c3 and c6 are unused for longer than allowed:
+	// pruned; c5, with its code, stays.
+	later := now.Add(11 * time.Minute)
+	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c8", "192.0.2.5", later), limAt(later)))
+	gone("c3")
+	gone("c6")
+	kept("c5")
+	// .2's clients are gone, its registrations still count for the hour.
+	wantCode(t, s.CreateOAuthClient(ctx, newOAuthClient("c9", "192.0.2.2", later), limAt(later)), switchboard.ERATELIMITED)
+	evenLater := now.Add(61 * time.Minute)
+	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c9", "192.0.2.2", evenLater), limAt(evenLater)))
+
+	// A client with a grant is never pruned; one with only a code is,
+	// after PruneBefore.
+	acct := newAccount(t, s, "alice")
+	g := newAgent(t, s, acct, "helper")
+	must(t, s.CreateOAuthGrant(ctx, &switchboard.OAuthGrant{RefreshHash: "r-c8", AccessHash: "a-c8", ClientID: "c8",
+		Target: switchboard.OAuthTarget{AccountID: acct.ID, AgentID: g.ID}, Label: "mcp-c8", CreatedAt: later}))
+	twoHours := now.Add(2 * time.Hour)
+	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c10", "192.0.2.6", twoHours), limAt(twoHours)))
+	gone("c5")
+	gone("c9")
+	kept("c8")
+	must(t, s.CreateOAuthClient(ctx, newOAuthClient("c11", "192.0.2.7", twoHours), limAt(twoHours)))
+	// c8 (a grant), c10 and c11 (young, of addresses holding one each):
+	// nothing can go for an address that holds one.
+	wantCode(t, s.CreateOAuthClient(ctx, newOAuthClient("c12", "192.0.2.6", twoHours), limAt(twoHours)), switchboard.EQUOTA)
+	kept("c8")
+}
+
+// testOAuthClientsFairShare: ten addresses, each registering as many
+// clients as its limit allows, fill the table; an eleventh address still
+// registers, and so does every further new address: each time the oldest
+// unused client of an address holding the most makes room.
+func testOAuthClientsFairShare(t *testing.T, s Store) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	lim := switchboard.OAuthClientLimits{PerRequester: 3, Window: time.Hour, MaxClients: 30,
+		PruneBefore: now.Add(-time.Hour), UnusedBefore: now.Add(-10 * time.Minute)}
+	for a := range 10 {
+		from := fmt.Sprintf("198.51.100.%d", a)
+		for i := range 3 {
+			must(t, s.CreateOAuthClient(ctx, newOAuthClient(fmt.Sprintf("share-%d-%d", a, i), from, now.Add(time.Duration(a*3+i)*time.Millisecond)), lim))
+		}
+		wantCode(t, s.CreateOAuthClient(ctx, newOAuthClient(fmt.Sprintf("share-%d-x", a), from, now), lim), switchboard.ERATELIMITED)
+	}
+	for k := range 3 {
+		c := newOAuthClient(fmt.Sprintf("newcomer-%d", k), fmt.Sprintf("203.0.113.%d", k), now.Add(time.Second))
+		if err := s.CreateOAuthClient(ctx, c, lim); err != nil {
+			t.Fatalf("a new address, after ten filled the table within their limits: %v", err)
+		}
+	}
+	// Each gave up the oldest client of an address holding the most:
+	// the first three addresses' oldest, one each.
+	for id, want := range map[string]bool{"share-0-0": false, "share-1-0": false, "share-2-0": false,
+		"share-0-1": true, "share-3-0": true, "newcomer-0": true} {
+		_, err := s.FindOAuthClient(ctx, id)
+		if got := err == nil; got != want {
+			t.Fatalf("%s kept %v, want %v (%v)", id, got, want, err)
+		}
+	}
 }
 
 // testOAuthClientsConcurrent: registrations made at once (on PostgreSQL,
 // on connections of their own, as instances make them) keep the limits:
-// of 12 from one address with room for 2, two are taken; of 12 from
-// different addresses with room for 5 clients, five.
+// of 12 from one address with room for 2, two are taken; of 12 from new
+// addresses with room for 7 clients, each is taken and 7 clients are
+// left; when every client is in use, none is taken.
 func testOAuthClientsConcurrent(t *testing.T, s Store) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -81,13 +174,35 @@ func testOAuthClientsConcurrent(t *testing.T, s Store) {
 		}
 		return taken
 	}
+	var left []string
+	count := func() int {
+		left = left[:0]
+		for _, prefix := range []string{"same", "many", "full"} {
+			for i := range 12 {
+				if _, err := s.FindOAuthClient(ctx, fmt.Sprintf("%s%d", prefix, i)); err == nil {
+					left = append(left, fmt.Sprintf("%s%d", prefix, i))
+				}
+			}
+		}
+		return len(left)
+	}
 	perAddress := switchboard.OAuthClientLimits{PerRequester: 2, Window: time.Hour}
 	if n := race("same", perAddress, func(int) string { return "198.51.100.1" }); n != 2 {
 		t.Fatalf("one address, room for 2: %d registered", n)
 	}
 	total := switchboard.OAuthClientLimits{MaxClients: 7, PruneBefore: now.Add(-time.Hour)} // 2 already stored
-	if n := race("many", total, func(i int) string { return fmt.Sprintf("203.0.113.%d", i) }); n != 5 {
-		t.Fatalf("room for 5 clients: %d registered", n)
+	if n := race("many", total, func(i int) string { return fmt.Sprintf("203.0.113.%d", i) }); n != 12 {
+		t.Fatalf("new addresses, room for 7 clients: %d registered, want each", n)
+	}
+	if n := count(); n != 7 {
+		t.Fatalf("%d clients left, want 7: %v", n, left)
+	}
+	for _, id := range slices.Clone(left) { // each in use: it holds a code
+		must(t, s.CreateOAuthCode(ctx, &switchboard.OAuthCode{Hash: "code-" + id, ClientID: id, Target: switchboard.OAuthTarget{AccountID: "acct"},
+			CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute)}))
+	}
+	if n := race("full", total, func(i int) string { return fmt.Sprintf("192.0.2.%d", i) }); n != 0 || count() != 7 {
+		t.Fatalf("every client in use: %d registered, %d clients left", n, count())
 	}
 }
 

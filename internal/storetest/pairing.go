@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ var pairingTests = map[string]func(*testing.T, Store){
 	"PairingPoll":              testPairingPoll,
 	"PairingLimits":            testPairingLimits,
 	"PairingLimitsOutliveRows": testPairingLimitsOutliveRows,
+	"PairingFairShare":         testPairingFairShare,
 	"PairingDecideConcurrent":  testPairingDecideConcurrent,
 	"PairingRedeem":            testPairingRedeem,
 	"PairingRedeemReplaced":    testPairingRedeemReplaced,
@@ -203,7 +206,8 @@ func testPairingLimits(t *testing.T, s Store) {
 // testPairingLimitsOutliveRows: a request still counts against the hourly
 // and per-address limits once its row is gone (denied and the denial
 // reported: anyone may deny on the /device page), until the sweep of the
-// day-old; deleting the agent deletes its counts.
+// day-old; the agent's full hour still takes an address's first request
+// in it; deleting the agent deletes its counts.
 func testPairingLimitsOutliveRows(t *testing.T, s Store) {
 	ctx := context.Background()
 	acct := newAccount(t, s, "alice")
@@ -231,7 +235,8 @@ func testPairingLimitsOutliveRows(t *testing.T, s Store) {
 	}
 	wantCode(t, create(3, "198.51.100.9", now), switchboard.ERATELIMITED) // the address's three, their rows gone
 	must(t, create(4, "203.0.113.5", now))
-	wantCode(t, create(5, "203.0.113.6", now), switchboard.ERATELIMITED) // the agent's four this hour
+	wantCode(t, create(5, "203.0.113.5", now), switchboard.ERATELIMITED) // the agent's four this hour
+	must(t, create(7, "203.0.113.6", now))                               // but a new address's first
 	if live, err := s.FindPairings(ctx, switchboard.PairingFilter{AgentID: g.ID}); err != nil || len(live) != 0 {
 		t.Fatalf("rows left: %d, %v", len(live), err)
 	}
@@ -241,6 +246,65 @@ func testPairingLimitsOutliveRows(t *testing.T, s Store) {
 	must(t, err)
 	must(t, create(6, "198.51.100.9", later))
 	must(t, s.DeleteAgent(ctx, g.ID))
+}
+
+// testPairingFairShare: each address holds at most its share of an
+// agent's pending requests; at the agent's bound, a request from an
+// address holding fewer than another makes the oldest request of the
+// address holding the most expire; past the agent's hourly bound, only an
+// address that has not asked in the hour is taken.
+func testPairingFairShare(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "echo")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	lim := switchboard.PairingLimits{MaxPending: 4, MaxPendingPerRequester: 2, MaxPerHour: 6, MaxPerRequester: 3, RequesterWindow: 10 * time.Minute}
+	n := 0
+	ask := func(from string) (string, error) {
+		n++
+		code := fmt.Sprintf("FAIR%04d", n)
+		at := now.Add(time.Duration(n) * time.Millisecond)
+		return code, s.CreatePairing(ctx, &switchboard.Pairing{DeviceHash: switchboard.HashToken(code), UserCode: code, AgentID: g.ID,
+			Requester: from, Interval: 5 * time.Second, CreatedAt: at, ExpiresAt: at.Add(10 * time.Minute)}, lim)
+	}
+	take := func(from string) string {
+		t.Helper()
+		code, err := ask(from)
+		must(t, err)
+		return code
+	}
+	refuse := func(from string) {
+		t.Helper()
+		_, err := ask(from)
+		wantCode(t, err, switchboard.ERATELIMITED)
+	}
+	a1, a2 := take("A"), take("A")
+	refuse("A") // its share
+	b1, b2 := take("B"), take("B")
+	c1 := take("C") // A's oldest makes room
+	c2 := take("C") // then B's
+	refuse("C")     // its share
+	d1 := take("D") // the hour is full, but D's first: C's oldest makes room
+	refuse("D")     // D asked this hour
+	refuse("A")
+	e1 := take("E") // every address holds one: the oldest of them makes room
+	end := now.Add(time.Minute)
+	pending := switchboard.PairingPending
+	live, err := s.FindPairings(ctx, switchboard.PairingFilter{AgentID: g.ID, Status: &pending, LiveAt: &end})
+	must(t, err)
+	var got []string
+	for _, p := range live {
+		got = append(got, p.UserCode)
+	}
+	if want := []string{b2, c2, d1, e1}; !slices.Equal(got, want) {
+		t.Fatalf("pending %v, want %v", got, want)
+	}
+	for _, code := range []string{a1, a2, b1, c1} {
+		_, poll, err := s.PollPairing(ctx, g.ID, switchboard.HashToken(code), end)
+		must(t, err)
+		if poll != switchboard.PollExpired {
+			t.Fatalf("a request that made room: %s, want expired", poll)
+		}
+	}
 }
 
 // testPairingDecideConcurrent: of two decisions at once, one wins and the
