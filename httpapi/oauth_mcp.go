@@ -97,22 +97,29 @@ type mcpTokenAnswer struct {
 	Scope        string `json:"scope"`
 }
 
+// allowTokenRequest counts a request to a token or revocation endpoint
+// against its address (clientaddr.Key), in one count with pairing's
+// polls (pairing.DefaultPollsPerMinute in a default deployment), and
+// answers 429 slow_down itself past it.
+func (s *Server) allowTokenRequest(w http.ResponseWriter, r *http.Request) bool {
+	if s.Pairing == nil || s.Pairing.Polls == nil {
+		return true
+	}
+	if ok, retry, _ := s.Pairing.Polls.Allow(r.Context(), "pairing-poll/"+s.clientKey(r)); !ok {
+		s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrSlowDown, Description: "too many token requests from your address",
+			Status: http.StatusTooManyRequests, RetryAfter: max(retry, time.Second)})
+		return false
+	}
+	return true
+}
+
 // handleMCPGrant answers a token request of grant type
 // authorization_code or refresh_token: an MCP token for the endpoint of
-// the path. Token requests are counted per address with pairing's polls
-// (60 a minute in a default deployment).
+// the path. Token requests are counted per address (allowTokenRequest).
 func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url.Values) {
 	ep, ok := s.mcpEndpointOf(w, r)
-	if !ok {
+	if !ok || !s.allowTokenRequest(w, r) {
 		return
-	}
-	if s.Pairing != nil && s.Pairing.Polls != nil {
-		// One count of token requests per address with pairing's polls.
-		if ok, retry, _ := s.Pairing.Polls.Allow(r.Context(), "pairing-poll/"+s.clientKey(r)); !ok {
-			s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrSlowDown, Description: "too many token requests from your address",
-				Status: http.StatusTooManyRequests, RetryAfter: max(retry, time.Second)})
-			return
-		}
 	}
 	var pair *mcpauth.TokenPair
 	var err error
@@ -132,9 +139,11 @@ func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url
 
 // handleOAuthRevoke serves POST {address}/oauth/revoke and POST
 // /oauth/revoke (RFC 7009): the grant of the token (a refresh token or
-// its MCP token) ends. Any token, known or not, is answered 200.
+// its MCP token) ends. Any token, known or not, is answered 200. Its
+// requests count against the address with the token requests
+// (allowTokenRequest): each costs the store a lookup, as they do.
 func (s *Server) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.mcpEndpointOf(w, r); !ok {
+	if _, ok := s.mcpEndpointOf(w, r); !ok || !s.allowTokenRequest(w, r) {
 		return
 	}
 	form, err := readOAuthForm(w, r)

@@ -51,6 +51,39 @@ func (h *harness) mcpCall(endpoint, token string) int {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`).status
 }
 
+// TestOAuthRevokeRateLimit: /oauth/revoke, at an address and at the root,
+// counts against the client's address in one count with the token
+// requests: past pairing.DefaultPollsPerMinute in a minute it answers 429
+// slow_down with Retry-After, and so does the token endpoint for that
+// address, while another address is served.
+func TestOAuthRevokeRateLimit(t *testing.T) {
+	var oauth *mcpauth.Service
+	h := newHarness(t, withMCPOAuth(&oauth), withLoopbackProxy)
+	addr := h.addr(h.agent("helper"))
+	revoke := url.Values{"token": {"sbr_made-up"}}
+	for i := range pairing.DefaultPollsPerMinute {
+		u := addr + "/oauth/revoke"
+		if i%2 == 1 {
+			u = h.srv.URL + "/oauth/revoke"
+		}
+		if r := h.form(u, "198.51.100.1", revoke); r.status != http.StatusOK {
+			t.Fatalf("revocation %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	for _, u := range []string{addr + "/oauth/revoke", h.srv.URL + "/oauth/revoke"} {
+		r := h.form(u, "198.51.100.1", revoke)
+		wantOAuthError(t, r, http.StatusTooManyRequests, "slow_down")
+		if r.header.Get("Retry-After") == "" {
+			t.Fatalf("%s past the limit: no Retry-After", u)
+		}
+	}
+	r := h.form(addr+"/oauth/token", "198.51.100.1", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"sbr_made-up"}})
+	wantOAuthError(t, r, http.StatusTooManyRequests, "slow_down")
+	if r := h.form(addr+"/oauth/revoke", "198.51.100.2", revoke); r.status != http.StatusOK {
+		t.Fatalf("another address: %d %s", r.status, r.body)
+	}
+}
+
 // TestOAuthRegisterPerAddress: registrations count per address, an IPv6
 // client by its /64: ten from hosts of one /64 are taken, the eleventh is
 // refused with 429, and another /64 registers.
