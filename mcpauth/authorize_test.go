@@ -175,7 +175,8 @@ func grantOnAClock(t *testing.T) (*mcpauth.Service, *sqlstore.DB, mcpauth.Endpoi
 }
 
 // TestRefreshAfterExpiry: an access token stops working an hour after it
-// was issued; its refresh token still renews it, and the new one works.
+// was issued; its refresh token still renews it, and the new one works,
+// for an hour.
 func TestRefreshAfterExpiry(t *testing.T) {
 	ctx := context.Background()
 	svc, db, ep, pair, now := grantOnAClock(t)
@@ -193,6 +194,10 @@ func TestRefreshAfterExpiry(t *testing.T) {
 	must(t, err)
 	if _, err := db.FindTokenByHash(ctx, switchboard.HashToken(next.AccessToken)); err != nil {
 		t.Fatalf("the refreshed access token: %v", err)
+	}
+	*now = now.Add(mcpauth.AccessTTL)
+	if _, err := db.FindTokenByHash(ctx, switchboard.HashToken(next.AccessToken)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("the refreshed access token an hour on: %v, want ENOTFOUND", err)
 	}
 }
 
@@ -232,5 +237,26 @@ func TestRefreshTokenUsedTwice(t *testing.T) {
 	}
 	if _, err := db.FindTokenByHash(ctx, switchboard.HashToken(third.AccessToken)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		t.Fatalf("the MCP token issued in its place: %v, want revoked", err)
+	}
+}
+
+// TestCheckRequestDefaultRedirect: a request without redirect_uri goes
+// back to its client's one redirect URI; a client with several must name
+// one.
+func TestCheckRequestDefaultRedirect(t *testing.T) {
+	w := newWorld(t, mcpauth.Config{}, nil) // w.client has one redirect URI
+	ctx := context.Background()
+	q := request(w.client)
+	q.Del("redirect_uri")
+	req, err := w.svc.CheckRequest(ctx, q, resource, "192.0.2.1")
+	if err != nil || req.RedirectURI != "http://127.0.0.1/callback" {
+		t.Fatalf("a one-URI client without redirect_uri: %+v, %v", req, err)
+	}
+	svc, _, two := newService(t)
+	q = request(two)
+	q.Del("redirect_uri")
+	var pe *mcpauth.PageError
+	if _, err := svc.CheckRequest(ctx, q, resource, "192.0.2.1"); !errors.As(err, &pe) {
+		t.Fatalf("a two-URI client without redirect_uri: %v, want a page error", err)
 	}
 }

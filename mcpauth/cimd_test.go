@@ -483,3 +483,21 @@ func TestCIMDCheckRequest(t *testing.T) {
 		t.Fatalf("a client_id mismatch: %v", err)
 	}
 }
+
+// TestCIMDCheckRequestRateLimited: an authorization request whose client
+// document would be fetched past the address's limit is a 429 page.
+func TestCIMDCheckRequestRateLimited(t *testing.T) {
+	svc, _, _ := newService(t)
+	d := newDocServer(t)
+	svc.Documents = newDocuments(d, &clock{now: time.Now()}, ratelimit.NewMemory(1, time.Hour))
+	d.set(document("no-store"))
+	c := &switchboard.OAuthClient{ID: d.url("/client.json")}
+	ctx := context.Background()
+	if _, err := svc.CheckRequest(ctx, request(c), resource, "192.0.2.1"); err != nil {
+		t.Fatalf("the first fetch: %v", err)
+	}
+	var pe *mcpauth.PageError
+	if _, err := svc.CheckRequest(ctx, request(c), resource, "192.0.2.1"); !errors.As(err, &pe) || pe.Status != http.StatusTooManyRequests {
+		t.Fatalf("past the limit: %v, want a 429 page", err)
+	}
+}

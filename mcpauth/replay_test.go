@@ -71,3 +71,43 @@ func TestExchangeCodeReplayBeforeGrant(t *testing.T) {
 		t.Fatalf("grants %+v", grants)
 	}
 }
+
+// TestExchangeCodeReplayAfterExpiry: a used code is kept past its
+// expiry (CodeKeep), also through the sweep of each consent: presented
+// again after it expired, it still ends its grant.
+func TestExchangeCodeReplayAfterExpiry(t *testing.T) {
+	w := newWorld(t, mcpauth.Config{}, nil)
+	ctx := context.Background()
+	code := w.code()
+	first, err := w.svc.Exchange(ctx, w.redeemForm(code), w.ep)
+	must(t, err)
+	*w.now = w.now.Add(mcpauth.CodeTTL + time.Minute)
+	w.code() // a consent sweeps the codes kept long enough
+	_, err = w.svc.Exchange(ctx, w.redeemForm(code), w.ep)
+	wantOAuth(t, err, "invalid_grant")
+	if w.active(first.AccessToken) {
+		t.Fatal("the MCP token of a code replayed after its expiry still works")
+	}
+	_, err = w.refresh(w.ep, first.RefreshToken)
+	wantOAuth(t, err, "invalid_grant")
+}
+
+// TestExchangeCodeReplayAfterRefresh: the grant a code got is ended by a
+// replay of the code also after refreshes: the tokens that replaced the
+// first ones stop working.
+func TestExchangeCodeReplayAfterRefresh(t *testing.T) {
+	w := newWorld(t, mcpauth.Config{}, nil)
+	ctx := context.Background()
+	code := w.code()
+	first, err := w.svc.Exchange(ctx, w.redeemForm(code), w.ep)
+	must(t, err)
+	next, err := w.refresh(w.ep, first.RefreshToken)
+	must(t, err)
+	_, err = w.svc.Exchange(ctx, w.redeemForm(code), w.ep)
+	wantOAuth(t, err, "invalid_grant")
+	if w.active(next.AccessToken) {
+		t.Fatal("the refreshed MCP token of a replayed code still works")
+	}
+	_, err = w.refresh(w.ep, next.RefreshToken)
+	wantOAuth(t, err, "invalid_grant")
+}

@@ -27,6 +27,7 @@ type world struct {
 	now   *time.Time
 	acct  *switchboard.Account
 	agent *switchboard.Agent
+	bus   *membus.Bus
 }
 
 // newWorld makes a world with the config (its clock set) and a poll
@@ -38,7 +39,7 @@ func newWorld(t *testing.T, cfg pairing.Config, polls int) *world {
 	t.Cleanup(func() { _ = bus.Close() })
 	now := time.Now().UTC()
 	cfg.Now = func() time.Time { return now }
-	w := &world{t: t, db: db, now: &now}
+	w := &world{t: t, db: db, now: &now, bus: bus}
 	w.acct = &switchboard.Account{ID: switchboard.NewID(), Name: "alice", CreatedAt: now}
 	must(t, db.CreateAccount(context.Background(), w.acct))
 	w.agent = w.newAgent("echo")
@@ -141,6 +142,74 @@ func TestAuthorizeFairShare(t *testing.T) {
 	if err != nil || tok.Secret == "" || tok.Label != "Barry-203-0-113-7" {
 		t.Fatalf("K's token: %+v, %v", tok, err)
 	}
+}
+
+// TestAuthorizeAddressShare: one address holds at most
+// DefaultMaxPendingPerRequester pending requests at one agent, and makes
+// at most DefaultMaxPerRequester requests in RequesterWindow, to any
+// agent; another address is not held back by either.
+func TestAuthorizeAddressShare(t *testing.T) {
+	w := newWorld(t, pairing.Config{}, 60)
+	for range pairing.DefaultMaxPendingPerRequester {
+		_, err := w.ask(w.agent, "192.0.2.1")
+		must(t, err)
+	}
+	_, err := w.ask(w.agent, "192.0.2.1")
+	wantCode(t, err, switchboard.ERATELIMITED)
+	if _, err := w.ask(w.agent, "192.0.2.2"); err != nil {
+		t.Fatalf("another address: %v", err)
+	}
+	for i := pairing.DefaultMaxPendingPerRequester; i < pairing.DefaultMaxPerRequester; i++ {
+		_, err := w.ask(w.newAgent(fmt.Sprintf("other%d", i)), "192.0.2.1")
+		must(t, err)
+	}
+	last := w.newAgent("last")
+	_, err = w.ask(last, "192.0.2.1")
+	wantCode(t, err, switchboard.ERATELIMITED)
+	*w.now = w.now.Add(pairing.RequesterWindow + time.Second)
+	if _, err := w.ask(last, "192.0.2.1"); err != nil {
+		t.Fatalf("after the window: %v", err)
+	}
+}
+
+// TestAuthorizeChecksCardURL: a claimed card URL that is not https is
+// refused, and stores nothing.
+func TestAuthorizeChecksCardURL(t *testing.T) {
+	w := newWorld(t, pairing.Config{}, 60)
+	ctx := context.Background()
+	for _, card := range []string{"http://barry.example/card", "https://user:pw@barry.example/card", "javascript:alert(1)"} {
+		_, err := w.svc.Authorize(ctx, w.agent, pairing.Request{ClientName: "x", CardURL: card, Requester: "192.0.2.1"})
+		wantCode(t, err, switchboard.EINVALID)
+	}
+	if pending, err := w.svc.Pending(ctx, w.agent); err != nil || len(pending) != 0 {
+		t.Fatalf("pending after refusals: %d, %v", len(pending), err)
+	}
+	if _, err := w.svc.Authorize(ctx, w.agent, pairing.Request{ClientName: "x", CardURL: "https://barry.example/card", Requester: "192.0.2.1"}); err != nil {
+		t.Fatalf("an https card URL: %v", err)
+	}
+}
+
+// TestAuthorizeSweepsDayOld: a new request deletes the requests that
+// expired more than KeepExpired ago (with the address they hold): their
+// device codes are then unknown; a request expired since less is kept,
+// and polls expired_token.
+func TestAuthorizeSweepsDayOld(t *testing.T) {
+	w := newWorld(t, pairing.Config{}, 60)
+	ctx := context.Background()
+	old, err := w.ask(w.agent, "192.0.2.1")
+	must(t, err)
+	*w.now = w.now.Add(pairing.DefaultTTL + pairing.KeepExpired - time.Second)
+	recent, err := w.ask(w.agent, "192.0.2.2")
+	must(t, err)
+	*w.now = w.now.Add(pairing.DefaultTTL + 2*time.Second)
+	_, err = w.svc.Redeem(ctx, w.agent, old.DeviceCode, "192.0.2.1")
+	wantOAuth(t, err, pairing.ErrExpiredToken) // not swept yet
+	_, err = w.ask(w.agent, "192.0.2.3")
+	must(t, err)
+	_, err = w.svc.Redeem(ctx, w.agent, old.DeviceCode, "192.0.2.1")
+	wantOAuth(t, err, pairing.ErrInvalidGrant)
+	_, err = w.svc.Redeem(ctx, w.agent, recent.DeviceCode, "192.0.2.2")
+	wantOAuth(t, err, pairing.ErrExpiredToken)
 }
 
 // TestAuthorizeHourFull: past the agent's hourly bound, an address that
