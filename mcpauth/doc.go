@@ -9,7 +9,12 @@
 // so every check of the MCP endpoint applies to it unchanged; a grant
 // (switchboard.OAuthGrant) ties the refresh token to it. A refresh
 // replaces both tokens; revoking either, or the MCP token through the
-// owner API, ends the grant.
+// owner API, ends the grant, and so does its authorization code redeemed
+// again (RFC 6749 section 4.1.2).
+//
+// Registration is open, so each address has its own share of it
+// (RegistrationsPerHour, MaxClients): no few addresses can keep others
+// from registering.
 //
 // The HTTP faces are elsewhere: httpapi serves registration, the token and
 // revocation endpoints and the metadata; dashboard serves the consent

@@ -200,9 +200,11 @@ func (p sessionPolicy) MaySession(ctx context.Context, from, to *switchboard.Age
 }
 
 // newPairing returns the pairing service (docs/pairing.md). Token polls
-// are counted per client address (newLimiter); requests for codes are
-// counted in the pairing requests themselves. Each new request wakes the
-// agent (a pairing_request wake), if it has a wake configuration.
+// are counted per client address (newLimiter); the OAuth token and
+// revocation requests of MCP clients share that count. Requests for codes
+// are counted in the store (pairing_counts), each address within its own
+// share (pairing.Config's defaults). Each new request wakes the agent (a
+// pairing_request wake), if it has a wake configuration.
 func (s *Server) newPairing(db *sqlstore.DB) *pairing.Service {
 	return pairing.New(pairing.Deps{Store: db, Tokens: db, Peers: peers.New(db, s.Bus, s.Logger),
 		Polls: s.newLimiter(pairing.DefaultPollsPerMinute, time.Minute),
