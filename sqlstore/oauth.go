@@ -23,9 +23,11 @@ const (
 const unusedOAuthClient = `NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = u.id)
 	AND NOT EXISTS (SELECT 1 FROM oauth_codes k WHERE k.client_id = u.id)`
 
-// CreateOAuthClient implements switchboard.OAuthStore. The count of
-// clients is read in the transaction that inserts; two instances
-// registering at once may pass the bound by one each.
+// CreateOAuthClient implements switchboard.OAuthStore. The counts are
+// read, and room is made, in the transaction that inserts, while it
+// holds PostgreSQL's advisory lock of registrations: instances that
+// register at once take turns and keep the bounds
+// (internal/storetest OAuthClientLimitsConcurrent).
 func (db *DB) CreateOAuthClient(ctx context.Context, c *switchboard.OAuthClient, lim switchboard.OAuthClientLimits) error {
 	uris, err := json.Marshal(c.RedirectURIs)
 	if err != nil {
