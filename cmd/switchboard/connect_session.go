@@ -27,10 +27,12 @@ const sessionLinger = 5 * time.Second
 
 // sessionExec runs a shell command for each live session another agent
 // opens with this one (connect --session-exec): each frame it receives is
-// a line on the command's stdin, each line of its stdout is a frame sent.
+// a line on the command's stdin, each line of its stdout is a frame sent,
+// in the framing --session-framing names.
 type sessionExec struct {
 	command string
 	max     int // sessions at once; more are refused
+	framing sessionFraming
 	log     *slog.Logger
 	running atomic.Int32
 }
@@ -82,8 +84,8 @@ func (h *sessionExec) run(ctx context.Context, s *connector.Session, log *slog.L
 		log.Warn("start the session command", "err", err)
 		return "the command could not start"
 	}
-	go feedCommand(cctx, s, stdin, kill, log)
-	sendLines(ctx, s, stdout, log)
+	go feedCommand(cctx, s, stdin, h.framing.line, kill, log)
+	h.framing.send(ctx, s, stdout, log)
 	err = cmd.Wait()
 	if err != nil && ctx.Err() == nil && s.Err() == nil {
 		return exitReason(err, stderr.String())
@@ -91,17 +93,17 @@ func (h *sessionExec) run(ctx context.Context, s *connector.Session, log *slog.L
 	return "the command ended"
 }
 
-// feedCommand writes each frame of s to w as a line until the session
-// ends, then closes w, and kills the command if it does not end within
-// sessionLinger.
-func feedCommand(ctx context.Context, s *connector.Session, w io.WriteCloser, kill func(), log *slog.Logger) {
+// feedCommand writes each frame of s to w as the line line makes of it,
+// until the session ends, then closes w, and kills the command if it does
+// not end within sessionLinger.
+func feedCommand(ctx context.Context, s *connector.Session, w io.WriteCloser, line func(connector.Frame) []byte, kill func(), log *slog.Logger) {
 	bw := bufio.NewWriter(w)
 	for {
 		f, err := s.Receive(ctx)
 		if err != nil {
 			break
 		}
-		_, err = bw.Write(frameLine(f))
+		_, err = bw.Write(line(f))
 		if err == nil && s.Buffered() == 0 {
 			err = bw.Flush() // nothing more waits: let the command have it now
 		}
@@ -120,8 +122,9 @@ func feedCommand(ctx context.Context, s *connector.Session, w io.WriteCloser, ki
 	}
 }
 
-// frameLine is a frame as a line of the command's stdin: a text frame's
-// text, a JSON frame's JSON on one line.
+// frameLine is a frame as a line of the command's stdin in the lines
+// framing: a text frame's text, a JSON frame's JSON on one line. A newline
+// in a text frame splits it into several lines.
 func frameLine(f connector.Frame) []byte {
 	if f.IsJSON() {
 		var b bytes.Buffer
@@ -133,9 +136,9 @@ func frameLine(f connector.Frame) []byte {
 	return []byte(strings.TrimSuffix(f.Text, "\n") + "\n")
 }
 
-// sendLines sends each line r yields as a text frame, until r ends (the
-// command closed its stdout or exited) or the session ends. A line longer
-// than a frame holds goes in pieces.
+// sendLines sends each line r yields as a text frame (the lines
+// framing), until r ends (the command closed its stdout or exited) or the
+// session ends. A line longer than a frame holds goes in pieces.
 func sendLines(ctx context.Context, s *connector.Session, r io.Reader, log *slog.Logger) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), connproto.MaxSessionFrameBytes)
