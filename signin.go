@@ -19,8 +19,9 @@ type SignIn struct {
 	TokenHash string
 	// CSRF is the token every form of the signed-in pages carries.
 	CSRF string
-	// CreatedAt is when the owner signed in; SeenAt when the sign-in was
-	// last used (idle expiry counts from it).
+	// CreatedAt is when the owner signed in (the absolute lifetime counts
+	// from it); SeenAt when the sign-in was last used (idle expiry counts
+	// from it).
 	CreatedAt, SeenAt time.Time
 }
 
@@ -29,14 +30,15 @@ type SignInStore interface {
 	// CreateSignIn stores a new sign-in.
 	CreateSignIn(ctx context.Context, s *SignIn) error
 	// FindSignIn returns the sign-in with the hash, if it was seen at or
-	// after seenSince; ENOTFOUND otherwise.
-	FindSignIn(ctx context.Context, hash string, seenSince time.Time) (*SignIn, error)
+	// after seenSince and created at or after createdSince; ENOTFOUND
+	// otherwise (unknown, idle too long, or older than its lifetime).
+	FindSignIn(ctx context.Context, hash string, seenSince, createdSince time.Time) (*SignIn, error)
 	// TouchSignIn records that the sign-in was used at the given time.
 	TouchSignIn(ctx context.Context, hash string, at time.Time) error
 	// DeleteSignIn ends a sign-in (sign-out); ending one that is gone is
 	// not an error.
 	DeleteSignIn(ctx context.Context, hash string) error
-	// DeleteSignIns forgets the sign-ins last seen before the given time
-	// and returns how many.
-	DeleteSignIns(ctx context.Context, seenBefore time.Time) (int, error)
+	// DeleteSignIns forgets the sign-ins last seen before seenBefore or
+	// created before createdBefore, and returns how many.
+	DeleteSignIns(ctx context.Context, seenBefore, createdBefore time.Time) (int, error)
 }

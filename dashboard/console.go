@@ -24,6 +24,10 @@ import (
 // DefaultIdleTimeout is how long a sign-in lasts unused.
 const DefaultIdleTimeout = 12 * time.Hour
 
+// DefaultLifetime is how long a sign-in lasts at most, however often it
+// is used: the owner then signs in again.
+const DefaultLifetime = 7 * 24 * time.Hour
+
 // DefaultSignInsPerMinute bounds the sign-in attempts of one client
 // address per minute (the limiter cmd builds for the console).
 const DefaultSignInsPerMinute = 10
@@ -83,6 +87,10 @@ type Deps struct {
 type Config struct {
 	// IdleTimeout ends a sign-in unused this long (DefaultIdleTimeout).
 	IdleTimeout time.Duration
+	// Lifetime ends a sign-in this long after it began, used or not
+	// (DefaultLifetime). The store refuses an older one; the cookie's
+	// Max-Age says the same to the browser.
+	Lifetime time.Duration
 	// Coalesce is the least time between two live updates of one page
 	// (250 ms).
 	Coalesce time.Duration
@@ -127,6 +135,9 @@ func New(deps Deps, cfg Config) (*Console, error) {
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Lifetime <= 0 {
+		cfg.Lifetime = DefaultLifetime
 	}
 	if cfg.Coalesce <= 0 {
 		cfg.Coalesce = 250 * time.Millisecond

@@ -20,11 +20,13 @@ import (
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
+	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/outpeer"
+	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
@@ -46,7 +48,10 @@ type harness struct {
 	outbox  *outbox.Service
 	aliases *outpeer.Service
 	console *dashboard.Console
+	oauth   *mcpauth.Service
+	pairing *pairing.Service
 	srv     *httptest.Server
+	tls     bool // srv serves https
 	log     *syncBuffer
 	base    string // the console's base URL (its origin)
 
@@ -78,6 +83,16 @@ type harnessOption func(*dashboard.Deps, *dashboard.Config, *harness)
 // withBase makes the console believe the world reaches it at base.
 func withBase(base string) harnessOption {
 	return func(_ *dashboard.Deps, _ *dashboard.Config, h *harness) { h.base = base }
+}
+
+// withTLS serves the console over https (the request's r.TLS is set).
+func withTLS() harnessOption {
+	return func(_ *dashboard.Deps, _ *dashboard.Config, h *harness) { h.tls = true }
+}
+
+// withLifetime makes a sign-in last at most d.
+func withLifetime(d time.Duration) harnessOption {
+	return func(_ *dashboard.Deps, cfg *dashboard.Config, _ *harness) { cfg.Lifetime = d }
 }
 
 // withLimit bounds sign-in attempts to n a minute per address.
@@ -133,13 +148,47 @@ func newHarness(tb testing.TB, opts ...harnessOption) *harness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h.srv = httptest.NewServer(h.console)
+	h.oauth = mcpauth.New(mcpauth.Deps{Store: db, Tokens: db, Logger: logger}, mcpauth.Config{Now: h.clock})
+	consent, err := dashboard.NewConsentPage(h.console, h.oauth)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h.pairing = pairing.New(pairing.Deps{Store: db, Tokens: db, Peers: deps.Peers, Polls: ratelimit.NewMemory(100, time.Minute),
+		Logger: logger}, pairing.Config{Now: h.clock})
+	device, err := dashboard.NewDevicePage(h.console, h.pairing, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	handler := serveAll(h.console, device, consent)
+	if h.tls {
+		h.srv = httptest.NewTLSServer(handler)
+	} else {
+		h.srv = httptest.NewServer(handler)
+	}
 	tb.Cleanup(h.srv.Close)
 	tb.Cleanup(h.console.CloseStreams)
 	if h.base == "" {
 		h.base = h.srv.URL
 	}
 	return h
+}
+
+// serveAll serves the console's paths, the /device pages and the
+// authorization endpoints as cmd/switchboard does (withConsole), and 404
+// elsewhere.
+func serveAll(console, device, consent http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/dashboard" || strings.HasPrefix(p, "/dashboard/"):
+			console.ServeHTTP(w, r)
+		case dashboard.IsDevicePath(p):
+			device.ServeHTTP(w, r)
+		case dashboard.IsAuthorizePath(p):
+			consent.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
 }
 
 func (h *harness) clock() time.Time {
@@ -193,7 +242,7 @@ func (h *harness) client() *client {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return &client{h: h, hc: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+	return &client{h: h, hc: &http.Client{Jar: jar, Transport: h.srv.Client().Transport, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}}
 }

@@ -32,7 +32,7 @@ func (c *Console) reloadCrossSite(w http.ResponseWriter, r *http.Request) bool {
 		r.Header.Get("Sec-Fetch-Mode") != "navigate" {
 		return false
 	}
-	if ck, err := r.Cookie(signInCookie); err == nil && ck.Value != "" {
+	if ck, err := r.Cookie(c.signInCookieName(r)); err == nil && ck.Value != "" {
 		return false
 	}
 	h := w.Header()

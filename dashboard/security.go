@@ -64,9 +64,21 @@ func originOf(base string) string {
 }
 
 // secure reports whether the console is reached over https, which makes
-// its cookies Secure.
+// its cookies Secure: the request came over TLS, or the base URL (the
+// public URL, or what a trusted proxy's X-Forwarded-Proto said) is https.
 func (c *Console) secure(r *http.Request) bool {
-	return strings.HasPrefix(strings.ToLower(c.BaseURL(r)), "https://")
+	return r.TLS != nil || strings.HasPrefix(strings.ToLower(c.BaseURL(r)), "https://")
+}
+
+// signInCookieName returns the name of the sign-in cookie for the
+// request's scheme: __Host- prefixed over https, plain over http (where a
+// browser would refuse a __Host- cookie, which must be Secure). Each
+// scheme reads only its own name.
+func (c *Console) signInCookieName(r *http.Request) string {
+	if c.secure(r) {
+		return secureSignInCookie
+	}
+	return signInCookie
 }
 
 // validCSRF reports whether the form's csrf field equals want (in

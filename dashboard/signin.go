@@ -12,9 +12,15 @@ import (
 )
 
 const (
-	// signInCookie holds the secret of the owner's sign-in. Path=/ so
-	// that every page of the server (pairing, consent) sees it.
+	// signInCookie holds the secret of the owner's sign-in over plain
+	// http. Path=/ so that every page of the server (pairing, consent)
+	// sees it.
 	signInCookie = "switchboard_signin"
+	// secureSignInCookie holds it over https: a browser keeps a __Host-
+	// cookie only when it is Secure, for Path=/ and without Domain, so
+	// neither a page over plain http nor a sibling host can set or shadow
+	// it (Console.signInCookieName).
+	secureSignInCookie = "__Host-" + signInCookie
 	// formCookie holds the CSRF token of the sign-in form (double submit:
 	// there is no sign-in yet to keep it in).
 	formCookie = "switchboard_form"
@@ -50,17 +56,18 @@ func (c *Console) signedIn(h signedInHandler) http.HandlerFunc {
 	}
 }
 
-// viewerOf returns the request's signed-in owner, or nil: no cookie, a
-// sign-in unknown or idle too long, its owner token no longer active, or
-// its account disabled.
+// viewerOf returns the request's signed-in owner, or nil: no cookie (of
+// the name for the request's scheme), a sign-in unknown, idle too long or
+// older than its lifetime, its owner token no longer active, or its
+// account disabled.
 func (c *Console) viewerOf(r *http.Request) (*viewer, error) {
-	ck, err := r.Cookie(signInCookie)
+	ck, err := r.Cookie(c.signInCookieName(r))
 	if err != nil || ck.Value == "" {
 		return nil, nil
 	}
 	ctx := r.Context()
 	now := c.cfg.Now()
-	in, err := c.SignIns.FindSignIn(ctx, switchboard.HashToken(ck.Value), now.Add(-c.cfg.IdleTimeout))
+	in, err := c.SignIns.FindSignIn(ctx, switchboard.HashToken(ck.Value), now.Add(-c.cfg.IdleTimeout), now.Add(-c.cfg.Lifetime))
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
 		return nil, nil
 	} else if err != nil {
@@ -134,8 +141,8 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 	secret, now := randomToken(), c.cfg.Now().UTC()
 	in := &switchboard.SignIn{Hash: switchboard.HashToken(secret), AccountID: acct.ID,
 		TokenHash: switchboard.HashToken(r.PostFormValue("token")), CSRF: randomToken(), CreatedAt: now, SeenAt: now}
-	if _, err := c.SignIns.DeleteSignIns(ctx, now.Add(-c.cfg.IdleTimeout)); err != nil {
-		c.Logger.Warn("forget idle sign-ins", "err", err)
+	if _, err := c.SignIns.DeleteSignIns(ctx, now.Add(-c.cfg.IdleTimeout), now.Add(-c.cfg.Lifetime)); err != nil {
+		c.Logger.Warn("forget idle and old sign-ins", "err", err)
 	}
 	if err := c.SignIns.CreateSignIn(ctx, in); err != nil {
 		c.Logger.Error("store a sign-in", "err", err)
@@ -143,8 +150,8 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Logger.Info("signed in to the console", "account_id", acct.ID)
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: secret, Path: "/", HttpOnly: true,
-		Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: c.signInCookieName(r), Value: secret, Path: "/", MaxAge: int(c.cfg.Lifetime / time.Second),
+		HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 	http.SetCookie(w, &http.Cookie{Name: formCookie, Path: "/dashboard", MaxAge: -1, HttpOnly: true,
 		Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 	to := "/dashboard"
@@ -182,7 +189,7 @@ func (c *Console) handleLogout(w http.ResponseWriter, r *http.Request, v *viewer
 		c.renderError(w, r, http.StatusInternalServerError, "Something went wrong; try again.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Path: "/", MaxAge: -1, HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: c.signInCookieName(r), Path: "/", MaxAge: -1, HttpOnly: true,
 		Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
 }

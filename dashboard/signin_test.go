@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/dashboard"
 )
 
 // TestSignInForm: without a sign-in, /dashboard is the form with one
@@ -47,7 +48,8 @@ func checkSecurityHeaders(t *testing.T, res *http.Response) {
 }
 
 // TestSignIn: a valid owner token answers 303 to /dashboard with a cookie
-// that is HttpOnly, SameSite=Strict, Path=/ and (over http) not Secure;
+// that is HttpOnly, SameSite=Strict, Path=/, lasts the sign-in's lifetime
+// (7 days) and, over http, is named switchboard_signin and not Secure;
 // the store keeps the cookie's hash, never the cookie or the token.
 func TestSignIn(t *testing.T) {
 	h := newHarness(t)
@@ -60,13 +62,14 @@ func TestSignIn(t *testing.T) {
 	}
 	checkSecurityHeaders(t, res)
 	ck := signInCookie(t, res)
-	if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "/" || ck.Secure {
-		t.Fatalf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/, not Secure over http", ck)
+	if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "/" || ck.Secure ||
+		ck.MaxAge != int(dashboard.DefaultLifetime/time.Second) {
+		t.Fatalf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/, Max-Age 7 days, not Secure over http", ck)
 	}
 	if ck.Value == token || strings.Contains(ck.Value, token) {
 		t.Fatal("the cookie holds the owner token")
 	}
-	in, err := h.db.FindSignIn(context.Background(), switchboard.HashToken(ck.Value), time.Time{})
+	in, err := h.db.FindSignIn(context.Background(), switchboard.HashToken(ck.Value), time.Time{}, time.Time{})
 	if err != nil || in.AccountID != acct.ID {
 		t.Fatalf("stored sign-in: %+v %v", in, err)
 	}
@@ -79,29 +82,112 @@ func TestSignIn(t *testing.T) {
 	}
 }
 
+// The sign-in cookie's names: over http, and over https.
+const (
+	httpCookie  = "switchboard_signin"
+	httpsCookie = "__Host-switchboard_signin"
+)
+
+// signInCookie returns the http sign-in cookie the answer sets.
 func signInCookie(t *testing.T, res *http.Response) *http.Cookie {
 	t.Helper()
-	for _, ck := range res.Cookies() {
-		if ck.Name == "switchboard_signin" {
-			return ck
-		}
-	}
-	t.Fatalf("no sign-in cookie in %v", res.Header["Set-Cookie"])
-	return nil
+	return cookieNamed(t, res, httpCookie)
 }
 
-// TestSignInSecureCookie: behind an https public URL the cookie is Secure.
-func TestSignInSecureCookie(t *testing.T) {
-	h := newHarness(t, withBase("https://console.example"))
+// cookieNamed returns the cookie the answer sets with the name, and fails
+// the test when it sets none, or sets another sign-in cookie beside it.
+func cookieNamed(t *testing.T, res *http.Response, name string) *http.Cookie {
+	t.Helper()
+	var found *http.Cookie
+	for _, ck := range res.Cookies() {
+		switch ck.Name {
+		case name:
+			found = ck
+		case httpCookie, httpsCookie:
+			t.Fatalf("the answer sets %s beside %s: %v", ck.Name, name, res.Header["Set-Cookie"])
+		}
+	}
+	if found == nil {
+		t.Fatalf("no %s cookie in %v", name, res.Header["Set-Cookie"])
+	}
+	return found
+}
+
+// getWithCookie fetches a console path with only the named cookie.
+func (h *harness) getWithCookie(path, name, value string) (*http.Response, string) {
+	h.t.Helper()
+	req, _ := http.NewRequest("GET", h.srv.URL+path, nil)
+	req.AddCookie(&http.Cookie{Name: name, Value: value})
+	res, err := h.srv.Client().Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return res, readBody(h.t, res)
+}
+
+// TestSignInCookieOverHTTPS: when the console is reached over https (an
+// https public URL, or a request that came over TLS although the public
+// URL says http), the sign-in cookie is __Host-switchboard_signin: Secure,
+// Path=/, no Domain, HttpOnly, SameSite=Strict, 7 days; it signs in, the
+// http name with the same secret does not, and sign-out clears it. Over
+// http the __Host- name does not sign in.
+func TestSignInCookieOverHTTPS(t *testing.T) {
+	for name, opts := range map[string][]harnessOption{
+		"https public URL":                 {withBase("https://console.example")},
+		"TLS, public URL http":             {withTLS(), withBase("http://console.example")},
+		"TLS, public URL from the request": {withTLS()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, opts...)
+			_, token := h.account("alice", switchboard.RoleOwner)
+			c := h.client()
+			_, form := c.get("/dashboard")
+			// A browser's form under no-referrer: Origin null, same-origin.
+			sameOrigin := map[string]string{"Origin": "null", "Sec-Fetch-Site": "same-origin"}
+			res, body := c.postWith(sameOrigin, "/dashboard/login", url.Values{"csrf": {csrf(t, form)}, "token": {token}})
+			if res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("sign in: %s\n%s", res.Status, body)
+			}
+			ck := cookieNamed(t, res, httpsCookie)
+			if !ck.Secure || ck.Path != "/" || ck.Domain != "" || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode ||
+				ck.MaxAge != int(dashboard.DefaultLifetime/time.Second) {
+				t.Fatalf("cookie %+v: want Secure, Path=/, no Domain, HttpOnly, SameSite=Strict, Max-Age 7 days", ck)
+			}
+			if _, page := h.getWithCookie("/dashboard", httpsCookie, ck.Value); !strings.Contains(page, "Sign out") {
+				t.Fatalf("the %s cookie does not sign in:\n%s", httpsCookie, page)
+			}
+			if _, page := h.getWithCookie("/dashboard", httpCookie, ck.Value); strings.Contains(page, "Sign out") {
+				t.Fatalf("over https, the %s cookie signs in", httpCookie)
+			}
+			if !h.tls {
+				return // the jar keeps Secure cookies for https
+			}
+			_, page := c.get("/dashboard") // the jar sends the Secure cookie over https
+			if !strings.Contains(page, "Sign out") {
+				t.Fatalf("the browser's cookie does not sign in:\n%s", page)
+			}
+			res, _ = c.postWith(sameOrigin, "/dashboard/logout", url.Values{"csrf": {csrf(t, page)}})
+			if res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("sign out: %s", res.Status)
+			}
+			if ck := cookieNamed(t, res, httpsCookie); ck.MaxAge >= 0 || !ck.Secure {
+				t.Fatalf("sign-out's cookie %+v", ck)
+			}
+		})
+	}
+	h := newHarness(t)
 	_, token := h.account("alice", switchboard.RoleOwner)
 	c := h.client()
-	_, form := c.get("/dashboard")
-	res, body := c.post("/dashboard/login", url.Values{"csrf": {csrf(t, form)}, "token": {token}})
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("sign in: %s\n%s", res.Status, body)
+	c.signIn(token)
+	u, _ := url.Parse(h.srv.URL)
+	var secret string
+	for _, ck := range c.hc.Jar.Cookies(u) {
+		if ck.Name == httpCookie {
+			secret = ck.Value
+		}
 	}
-	if ck := signInCookie(t, res); !ck.Secure {
-		t.Fatalf("cookie %+v is not Secure behind https", ck)
+	if _, page := h.getWithCookie("/dashboard", httpsCookie, secret); secret == "" || strings.Contains(page, "Sign out") {
+		t.Fatalf("over http, the %s cookie signs in (or there was no sign-in)", httpsCookie)
 	}
 }
 
@@ -166,7 +252,7 @@ func TestSignOut(t *testing.T) {
 	if ck := signInCookie(t, res); ck.MaxAge >= 0 {
 		t.Fatalf("sign-out left the cookie: %+v", ck)
 	}
-	if n, err := h.db.DeleteSignIns(context.Background(), time.Now().Add(time.Hour)); err != nil || n != 0 {
+	if n, err := h.db.DeleteSignIns(context.Background(), time.Now().Add(time.Hour), time.Time{}); err != nil || n != 0 {
 		t.Fatalf("sign-ins left after sign-out: %d %v", n, err)
 	}
 	if _, page := c.get("/dashboard"); !strings.Contains(page, `name="token"`) {
@@ -189,8 +275,57 @@ func TestSignInIdleExpiry(t *testing.T) {
 		t.Fatal("signed out 11 hours after the last use")
 	}
 	h.advance(12*time.Hour + time.Minute)
-	if res, page := c.get("/dashboard/events"); res.StatusCode != http.StatusUnauthorized || !strings.Contains(page, `name="token"`) {
+	// A page, not the event stream: a stream still signed in would not end.
+	if res, page := c.get("/dashboard/agents/none"); res.StatusCode != http.StatusUnauthorized || !strings.Contains(page, `name="token"`) {
 		t.Fatalf("after 12 hours idle: %s", res.Status)
+	}
+}
+
+// TestSignInLifetime: a sign-in used every few hours still ends 7 days
+// after it began; the store refuses it although the browser still sends
+// the cookie, and the next sign-in forgets it. A shorter configured
+// lifetime ends it sooner.
+func TestSignInLifetime(t *testing.T) {
+	h := newHarness(t)
+	_, token := h.account("alice", switchboard.RoleOwner)
+	c := h.client()
+	c.signIn(token)
+	u, _ := url.Parse(h.srv.URL)
+	secret := ""
+	for _, ck := range c.hc.Jar.Cookies(u) {
+		if ck.Name == httpCookie {
+			secret = ck.Value
+		}
+	}
+	for used := time.Duration(0); used < dashboard.DefaultLifetime-11*time.Hour; used += 11 * time.Hour {
+		h.advance(11 * time.Hour)
+		if _, page := c.get("/dashboard"); !strings.Contains(page, "Sign out") {
+			t.Fatalf("signed out %s after the sign-in, in use", used+11*time.Hour)
+		}
+	}
+	h.advance(11 * time.Hour) // 7 days and 1 hour
+	if res, page := c.get("/dashboard/agents/none"); res.StatusCode != http.StatusUnauthorized || !strings.Contains(page, `name="token"`) {
+		t.Fatalf("7 days after the sign-in, in use: %s", res.Status)
+	}
+	if _, page := h.getWithCookie("/dashboard", httpCookie, secret); strings.Contains(page, "Sign out") {
+		t.Fatal("the cookie still signs in after 7 days")
+	}
+	h.client().signIn(token)
+	if _, err := h.db.FindSignIn(context.Background(), switchboard.HashToken(secret), time.Time{}, time.Time{}); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("the old sign-in is still stored after the next sign-in: %v", err)
+	}
+
+	short := newHarness(t, withLifetime(time.Hour))
+	_, token = short.account("bob", switchboard.RoleOwner)
+	c = short.client()
+	c.signIn(token)
+	short.advance(59 * time.Minute)
+	if _, page := c.get("/dashboard"); !strings.Contains(page, "Sign out") {
+		t.Fatal("signed out within the configured lifetime")
+	}
+	short.advance(2 * time.Minute)
+	if _, page := c.get("/dashboard"); strings.Contains(page, "Sign out") {
+		t.Fatal("still signed in past the configured lifetime")
 	}
 }
 

@@ -20,11 +20,11 @@ func (db *DB) CreateSignIn(ctx context.Context, s *switchboard.SignIn) error {
 }
 
 // FindSignIn implements switchboard.SignInStore.
-func (db *DB) FindSignIn(ctx context.Context, hash string, seenSince time.Time) (*switchboard.SignIn, error) {
+func (db *DB) FindSignIn(ctx context.Context, hash string, seenSince, createdSince time.Time) (*switchboard.SignIn, error) {
 	var s switchboard.SignIn
 	var created, seen int64
-	err := db.read.QueryRowContext(ctx, `SELECT `+signInColumns+` FROM signins WHERE hash = $1 AND seen_at >= $2`,
-		hash, nanos(seenSince)).Scan(&s.Hash, &s.AccountID, &s.TokenHash, &s.CSRF, &created, &seen)
+	err := db.read.QueryRowContext(ctx, `SELECT `+signInColumns+` FROM signins WHERE hash = $1 AND seen_at >= $2 AND created_at >= $3`,
+		hash, nanos(seenSince), nanos(createdSince)).Scan(&s.Hash, &s.AccountID, &s.TokenHash, &s.CSRF, &created, &seen)
 	if err == sql.ErrNoRows {
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "sign-in not found")
 	} else if err != nil {
@@ -51,10 +51,11 @@ func (db *DB) DeleteSignIn(ctx context.Context, hash string) error {
 }
 
 // DeleteSignIns implements switchboard.SignInStore.
-func (db *DB) DeleteSignIns(ctx context.Context, seenBefore time.Time) (int, error) {
+func (db *DB) DeleteSignIns(ctx context.Context, seenBefore, createdBefore time.Time) (int, error) {
 	var n int64
 	err := db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM signins WHERE seen_at < $1`, nanos(seenBefore))
+		res, err := tx.ExecContext(ctx, `DELETE FROM signins WHERE seen_at < $1 OR created_at < $2`,
+			nanos(seenBefore), nanos(createdBefore))
 		if err != nil {
 			return err
 		}

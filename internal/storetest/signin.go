@@ -14,8 +14,9 @@ var signInTests = map[string]func(*testing.T, Store){
 	"AgentGlances":                testAgentGlances,
 }
 
-// testSignIns: a sign-in is found by its hash while seen recently enough,
-// a touch moves its idle clock, and sign-out or idle expiry forgets it.
+// testSignIns: a sign-in is found by its hash while seen recently enough
+// and created recently enough, a touch moves its idle clock and not its
+// age, and sign-out, idle expiry or age forgets it.
 func testSignIns(t *testing.T, s Store) {
 	ctx := context.Background()
 	acct := newAccount(t, s, "alice")
@@ -23,36 +24,49 @@ func testSignIns(t *testing.T, s Store) {
 	in := &switchboard.SignIn{Hash: switchboard.HashToken("cookie-1"), AccountID: acct.ID, TokenHash: "th",
 		CSRF: "csrf-1", CreatedAt: now, SeenAt: now}
 	must(t, s.CreateSignIn(ctx, in))
-	got, err := s.FindSignIn(ctx, in.Hash, now.Add(-time.Hour))
+	got, err := s.FindSignIn(ctx, in.Hash, now.Add(-time.Hour), now.Add(-time.Hour))
 	must(t, err)
 	if got.AccountID != acct.ID || got.TokenHash != "th" || got.CSRF != "csrf-1" || !got.CreatedAt.Equal(now) || !got.SeenAt.Equal(now) {
 		t.Fatalf("found %+v, want %+v", got, in)
 	}
-	_, err = s.FindSignIn(ctx, in.Hash, now.Add(time.Second))
-	wantCode(t, err, switchboard.ENOTFOUND)
-	_, err = s.FindSignIn(ctx, "no-such-hash", now.Add(-time.Hour))
+	_, err = s.FindSignIn(ctx, in.Hash, now.Add(time.Second), time.Time{})
+	wantCode(t, err, switchboard.ENOTFOUND) // idle too long
+	_, err = s.FindSignIn(ctx, in.Hash, time.Time{}, now.Add(time.Second))
+	wantCode(t, err, switchboard.ENOTFOUND) // older than its lifetime
+	_, err = s.FindSignIn(ctx, "no-such-hash", now.Add(-time.Hour), now.Add(-time.Hour))
 	wantCode(t, err, switchboard.ENOTFOUND)
 
 	must(t, s.TouchSignIn(ctx, in.Hash, now.Add(time.Minute)))
 	must(t, s.TouchSignIn(ctx, in.Hash, now)) // never back in time
-	if got, err = s.FindSignIn(ctx, in.Hash, now.Add(30*time.Second)); err != nil || !got.SeenAt.Equal(now.Add(time.Minute)) {
+	if got, err = s.FindSignIn(ctx, in.Hash, now.Add(30*time.Second), now); err != nil || !got.SeenAt.Equal(now.Add(time.Minute)) ||
+		!got.CreatedAt.Equal(now) {
 		t.Fatalf("after the touch: %+v %v", got, err)
 	}
+	_, err = s.FindSignIn(ctx, in.Hash, now.Add(30*time.Second), now.Add(time.Second))
+	wantCode(t, err, switchboard.ENOTFOUND) // a touch makes it no younger
 
 	idle := &switchboard.SignIn{Hash: switchboard.HashToken("cookie-2"), AccountID: acct.ID, TokenHash: "th",
 		CSRF: "csrf-2", CreatedAt: now.Add(-13 * time.Hour), SeenAt: now.Add(-13 * time.Hour)}
 	must(t, s.CreateSignIn(ctx, idle))
-	n, err := s.DeleteSignIns(ctx, now.Add(-12*time.Hour))
+	old := &switchboard.SignIn{Hash: switchboard.HashToken("cookie-3"), AccountID: acct.ID, TokenHash: "th",
+		CSRF: "csrf-3", CreatedAt: now.Add(-8 * 24 * time.Hour), SeenAt: now}
+	must(t, s.CreateSignIn(ctx, old))
+	n, err := s.DeleteSignIns(ctx, now.Add(-12*time.Hour), now.Add(-7*24*time.Hour))
 	must(t, err)
-	if n != 1 {
-		t.Fatalf("forgot %d idle sign-ins, want 1", n)
+	if n != 2 {
+		t.Fatalf("forgot %d idle or old sign-ins, want 2", n)
 	}
-	_, err = s.FindSignIn(ctx, idle.Hash, time.Time{})
-	wantCode(t, err, switchboard.ENOTFOUND)
+	for _, gone := range []*switchboard.SignIn{idle, old} {
+		_, err = s.FindSignIn(ctx, gone.Hash, time.Time{}, time.Time{})
+		wantCode(t, err, switchboard.ENOTFOUND)
+	}
+	if _, err = s.FindSignIn(ctx, in.Hash, time.Time{}, time.Time{}); err != nil {
+		t.Fatalf("a recent sign-in was forgotten with the idle and old: %v", err)
+	}
 
 	must(t, s.DeleteSignIn(ctx, in.Hash))
 	must(t, s.DeleteSignIn(ctx, in.Hash))
-	_, err = s.FindSignIn(ctx, in.Hash, time.Time{})
+	_, err = s.FindSignIn(ctx, in.Hash, time.Time{}, time.Time{})
 	wantCode(t, err, switchboard.ENOTFOUND)
 }
 
