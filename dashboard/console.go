@@ -194,7 +194,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET /dashboard/approvals", c.signedIn(c.operatorOnly(c.handleApprovals)))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/approve", c.signedIn(c.operatorOnly(c.handleApprove)))
 	c.mux.HandleFunc("POST /dashboard/tasks/{id}/reply", c.signedIn(c.handleReply))
-	c.mux.Handle("GET /dashboard/static/", staticHandler())
+	c.mux.Handle("GET /dashboard/static/", c.staticHandler())
 	c.mux.HandleFunc("/dashboard/", c.handleNotFound)
 }
 

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 //go:embed templates/*.html
@@ -94,14 +95,21 @@ func (c *Console) renderError(w http.ResponseWriter, r *http.Request, status int
 	c.render(w, status, "error", page{Title: http.StatusText(status), Problem: msg})
 }
 
-// staticHandler serves the embedded stylesheet and script.
-func staticHandler() http.Handler {
+// staticHandler serves the embedded stylesheet, script and icon, and
+// nothing else: a directory (/dashboard/static/ itself) or a name that
+// is not a file gets the console's 404, never a listing.
+func (c *Console) staticHandler() http.Handler {
 	sub, err := fs.Sub(staticFiles, "static")
 	if err != nil {
 		panic(err) // the embedded tree always has it
 	}
 	files := http.StripPrefix("/dashboard/static/", http.FileServerFS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/dashboard/static/")
+		if info, err := fs.Stat(sub, name); err != nil || info.IsDir() {
+			c.handleNotFound(w, r)
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		files.ServeHTTP(w, r)
 	})

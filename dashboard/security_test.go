@@ -94,3 +94,25 @@ func TestEscaping(t *testing.T) {
 		}
 	}
 }
+
+// TestStaticListsNoDirectory: /dashboard/static/ is the console's 404,
+// not a listing of its files; the files are still served, and a name that
+// is not one is 404 too.
+func TestStaticListsNoDirectory(t *testing.T) {
+	h := newHarness(t)
+	c := h.client()
+	for _, path := range []string{"/dashboard/static/", "/dashboard/static/nope.css", "/dashboard/static/console.css/"} {
+		res, body := c.get(path)
+		if res.StatusCode != http.StatusNotFound || strings.Contains(body, `href="console.js"`) || strings.Contains(body, "<pre>") ||
+			!strings.Contains(body, "There is no such page.") {
+			t.Fatalf("GET %s: %s\n%s", path, res.Status, body)
+		}
+		checkSecurityHeaders(t, res)
+	}
+	for file, kind := range map[string]string{"console.css": "text/css", "console.js": "javascript", "icon.svg": "image/svg+xml"} {
+		res, body := c.get("/dashboard/static/" + file)
+		if res.StatusCode != http.StatusOK || !strings.Contains(res.Header.Get("Content-Type"), kind) || body == "" {
+			t.Fatalf("GET %s: %s %s", file, res.Status, res.Header.Get("Content-Type"))
+		}
+	}
+}
