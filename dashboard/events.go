@@ -47,9 +47,9 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request, v *viewer
 		}
 	}()
 	accounts := make(chan struct{}, 1) // the operator's: an account was created
-	if err == nil && v.account.IsOperator() {
+	if err == nil {
 		var w switchboard.Watch
-		if w, err = c.Bus.WatchFunc(ctx, switchboard.AccountsSubject, func(bool) { signalChan(accounts) }); err == nil {
+		if w, err = c.watchNewAccounts(ctx, v, accounts); w != nil {
 			watches = append(watches, w)
 		}
 	}
@@ -98,7 +98,7 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request, v *viewer
 				w.Close()
 			}
 			watches = more
-			if w, err := c.Bus.WatchFunc(ctx, switchboard.AccountsSubject, func(bool) { signalChan(accounts) }); err == nil {
+			if w, err := c.watchNewAccounts(ctx, v, accounts); err == nil && w != nil {
 				watches = append(watches, w)
 			}
 		}
@@ -151,6 +151,16 @@ func signalChan(c chan struct{}) {
 	case c <- struct{}{}:
 	default:
 	}
+}
+
+// watchNewAccounts watches, for the operator, whose list holds every
+// account's agents, the creation of accounts: each lands in accounts. An
+// owner's list holds its own account only: no watch (nil).
+func (c *Console) watchNewAccounts(ctx context.Context, v *viewer, accounts chan struct{}) (switchboard.Watch, error) {
+	if !v.account.IsOperator() {
+		return nil, nil
+	}
+	return c.Bus.WatchFunc(ctx, switchboard.AccountsSubject, func(bool) { signalChan(accounts) })
 }
 
 // watchAccounts watches the agents of the viewer's accounts (every account

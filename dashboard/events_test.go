@@ -130,6 +130,22 @@ func TestEventsFollowTheBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitFor(t, time.Second, `class="badge off">offline`)
+
+	// The sign-in ends (13 hours idle): the next update says so, and the
+	// stream ends.
+	h.advance(13 * time.Hour)
+	if err := h.bus.Notify(ctx, switchboard.AccountAgentsSubject(acct.ID)); err != nil {
+		t.Fatal(err)
+	}
+	for ev := range s.events {
+		if ev[0] == "signedout" {
+			if _, open := <-s.events; open {
+				t.Fatal("the stream went on after signedout")
+			}
+			return
+		}
+	}
+	t.Fatal("the stream ended without signedout")
 }
 
 // TestOperatorStreamFollowsNewAccounts: the operator's open page follows
