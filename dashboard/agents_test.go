@@ -86,3 +86,26 @@ func TestToggleWithoutScript(t *testing.T) {
 		t.Fatal("accepts_tasks is still false")
 	}
 }
+
+// TestFormsGoBackHereOnly: a form's back field sends the browser back to
+// a console page only; another host, a scheme-relative URL or a line
+// break goes to /dashboard.
+func TestFormsGoBackHereOnly(t *testing.T) {
+	h := newHarness(t)
+	acct, token := h.account("alice", switchboard.RoleOwner)
+	h.agent(acct, "helper", "Helper", "")
+	c := h.client()
+	good := csrf(t, c.signIn(token))
+	for back, want := range map[string]string{
+		"/dashboard/agents/helper":       "/dashboard/agents/helper",
+		"https://evil.example/dashboard": "/dashboard",
+		"//evil.example/dashboard":       "/dashboard",
+		"/dashboard\\@evil.example":      "/dashboard",
+		"/dashboard\r\nSet-Cookie: x=y":  "/dashboard",
+	} {
+		res, _ := c.post("/dashboard/accepts-tasks", url.Values{"csrf": {good}, "set": {"helper true"}, "back": {back}})
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+			t.Errorf("back %q: %s to %q, want %q", back, res.Status, res.Header.Get("Location"), want)
+		}
+	}
+}

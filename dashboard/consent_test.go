@@ -152,7 +152,8 @@ func TestConsentTicksNoAgent(t *testing.T) {
 // TestConsentNeedsSignInOriginAndCSRF: a visitor not signed in is sent to
 // sign in (GET) or refused (POST); a signed-in owner's decision is
 // refused from another origin, without the page's cookie or with another
-// CSRF token; a sign-in past its lifetime counts as none.
+// CSRF token; a decision that is neither allow nor deny is 400; a sign-in
+// past its lifetime counts as none.
 func TestConsentNeedsSignInOriginAndCSRF(t *testing.T) {
 	h := newHarness(t)
 	alice, token := h.account("alice", switchboard.RoleOwner)
@@ -187,6 +188,11 @@ func TestConsentNeedsSignInOriginAndCSRF(t *testing.T) {
 	if res, _ := c.postWith(sameOriginForm, path, consentForm(q, "forged", "approve")); res.StatusCode != http.StatusForbidden || codeIssued(res) {
 		t.Fatalf("another CSRF token: %s", res.Status)
 	}
+	for _, d := range []string{"", "maybe"} {
+		if res, _ := c.postWith(sameOriginForm, path, consentForm(q, good, d)); res.StatusCode != http.StatusBadRequest || codeIssued(res) {
+			t.Fatalf("decision %q: %s", d, res.Status)
+		}
+	}
 	noCookie := h.client()
 	noCookie.signIn(token)
 	if res, _ := noCookie.postWith(sameOriginForm, path, consentForm(q, good, "approve")); res.StatusCode != http.StatusForbidden || codeIssued(res) {
@@ -194,6 +200,10 @@ func TestConsentNeedsSignInOriginAndCSRF(t *testing.T) {
 	}
 	if res, _ := noCookie.postWith(sameOriginForm, path, consentForm(q, "", "approve")); res.StatusCode != http.StatusForbidden || codeIssued(res) {
 		t.Fatalf("without cookie or token: %s", res.Status)
+	}
+	emptyCookie := map[string]string{"Origin": "null", "Sec-Fetch-Site": "same-origin", "Cookie": "switchboard_consent="}
+	if res, _ := noCookie.postWith(emptyCookie, path, consentForm(q, "", "approve")); res.StatusCode != http.StatusForbidden || codeIssued(res) {
+		t.Fatalf("an empty cookie and an empty token: %s", res.Status)
 	}
 
 	h.advance(8 * 24 * time.Hour)

@@ -129,6 +129,10 @@ func TestDevicePageNeedsOriginAndCSRF(t *testing.T) {
 			t.Fatalf("without the page's cookie, token %q: %s", token, res.Status)
 		}
 	}
+	emptyCookie := map[string]string{"Origin": "null", "Sec-Fetch-Site": "same-origin", "Cookie": "switchboard_device="}
+	if res, _ := noCookie.postWith(emptyCookie, path, decision("", code, "approve")); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("an empty cookie and an empty token: %s", res.Status)
+	}
 	if st, _ := h.pairingStatus(g, code); st != switchboard.PairingPending {
 		t.Fatalf("after refused decisions the request is %s", st)
 	}
@@ -180,21 +184,37 @@ func TestDevicePageServedAndCurrent(t *testing.T) {
 	}
 }
 
-// TestDevicePageLookupsLimited: lookups of codes (and decisions) from one
-// address past the console's limit get 429 with Retry-After.
+// TestDevicePageLookupsLimited: lookups of codes, and decisions, from one
+// address past the console's limit get 429 with Retry-After (a page with
+// no code looked up is not counted).
 func TestDevicePageLookupsLimited(t *testing.T) {
-	h := newHarness(t, withLimit(3))
-	alice, _ := h.account("alice", switchboard.RoleOwner)
-	h.agent(alice, "helper", "Helper", "")
-	c := h.client()
-	for i := range 4 {
-		res, _ := c.get("/a/helper/device?user_code=WDJB-4827")
-		want := http.StatusNotFound
-		if i == 3 {
-			want = http.StatusTooManyRequests
+	for _, decide := range []bool{false, true} {
+		h := newHarness(t, withLimit(3))
+		alice, _ := h.account("alice", switchboard.RoleOwner)
+		h.agent(alice, "helper", "Helper", "")
+		c := h.client()
+		c.get("/a/helper/device") // the entry form sets the page's cookie
+		u, _ := url.Parse(h.srv.URL + "/a/helper/device")
+		var token string
+		for _, ck := range c.hc.Jar.Cookies(u) {
+			if ck.Name == "switchboard_device" {
+				token = ck.Value
+			}
 		}
-		if res.StatusCode != want || want == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
-			t.Fatalf("lookup %d: %s, want %d", i+1, res.Status, want)
+		for i := range 4 {
+			var res *http.Response
+			if decide {
+				res, _ = c.postWith(sameOriginForm, "/a/helper/device", decision(token, "WDJB-4827", "deny"))
+			} else {
+				res, _ = c.get("/a/helper/device?user_code=WDJB-4827")
+			}
+			want := http.StatusNotFound
+			if i == 3 {
+				want = http.StatusTooManyRequests
+			}
+			if res.StatusCode != want || want == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
+				t.Fatalf("decide %v, request %d: %s, want %d", decide, i+1, res.Status, want)
+			}
 		}
 	}
 }

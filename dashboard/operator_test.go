@@ -37,7 +37,7 @@ func TestOperatorPagesAreTheOperators(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/dashboard/accounts", "/dashboard/accounts/" + alice.ID + "/rotate",
-		"/dashboard/accounts/" + alice.ID + "/disable", "/dashboard/agents/helper/approve"} {
+		"/dashboard/accounts/" + alice.ID + "/disable", "/dashboard/accounts/" + alice.ID + "/enable", "/dashboard/agents/helper/approve"} {
 		if res, _ := c.post(path, form); res.StatusCode != http.StatusNotFound {
 			t.Errorf("POST %s: %s", path, res.Status)
 		}

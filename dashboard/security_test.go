@@ -40,6 +40,10 @@ func TestPostsNeedOriginAndCSRF(t *testing.T) {
 	if res, _ := h.client().post("/dashboard/login", signInForm); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("sign-in without the form's cookie: %s", res.Status)
 	}
+	// Neither the form's cookie nor its token: nothing to compare is no match.
+	if res, _ := h.client().post("/dashboard/login", url.Values{"csrf": {""}, "token": {token}}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("sign-in without the form's cookie or token: %s", res.Status)
+	}
 
 	// A browser's form under the no-referrer policy: Origin null, and
 	// fetch metadata that says same-origin.

@@ -355,4 +355,49 @@ func TestSignInEndsWithItsToken(t *testing.T) {
 	}
 }
 
+// TestSignInNeedsItsOwnToken: a stored sign-in whose owner token is
+// another account's signs no one in (a row the console never writes, but
+// the check does not trust the store's rows to agree).
+func TestSignInNeedsItsOwnToken(t *testing.T) {
+	h := newHarness(t)
+	alice, _ := h.account("alice", switchboard.RoleOwner)
+	_, bobToken := h.account("bob", switchboard.RoleOwner)
+	now := h.clock().UTC()
+	secret := strings.Repeat("s", 43)
+	if err := h.db.CreateSignIn(context.Background(), &switchboard.SignIn{Hash: switchboard.HashToken(secret), AccountID: alice.ID,
+		TokenHash: switchboard.HashToken(bobToken), CSRF: "csrf", CreatedAt: now, SeenAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, page := h.getWithCookie("/dashboard", httpCookie, secret); strings.Contains(page, "Sign out") {
+		t.Fatal("a sign-in of alice's holding bob's owner token signs in")
+	}
+}
+
+// TestSignInNextStaysHere: the sign-in returns to next only when it is a
+// path of this server's authorization endpoint, whole; anything else
+// (another host, a scheme, a backslash, a line break, a console page)
+// returns to /dashboard.
+func TestSignInNextStaysHere(t *testing.T) {
+	h := newHarness(t, withLimit(1000))
+	_, token := h.account("alice", switchboard.RoleOwner)
+	for next, want := range map[string]string{
+		"/a/helper/oauth/authorize?client_id=x":  "/a/helper/oauth/authorize?client_id=x",
+		"/oauth/authorize?state=s":               "/oauth/authorize?state=s",
+		"//evil.example/oauth/authorize":         "/dashboard",
+		"https://evil.example/oauth/authorize":   "/dashboard",
+		"/\\evil.example/oauth/authorize":        "/dashboard",
+		"/a/x\\y/oauth/authorize":                "/dashboard",
+		"/oauth/authorize?a=\r\nSet-Cookie: x=y": "/dashboard",
+		"/dashboard/agents/helper":               "/dashboard",
+		"/a/helper/oauth/authorize/more":         "/dashboard",
+	} {
+		c := h.client()
+		_, form := c.get("/dashboard?next=" + url.QueryEscape(next))
+		res, body := c.post("/dashboard/login", url.Values{"csrf": {csrf(t, form)}, "token": {token}, "next": {next}})
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+			t.Errorf("next %q: %s to %q, want %q\n%s", next, res.Status, res.Header.Get("Location"), want, body)
+		}
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
