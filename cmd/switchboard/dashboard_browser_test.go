@@ -34,6 +34,13 @@ type browserPage struct {
 // sets), which makes a missing browser a failure.
 func newBrowserPage(t *testing.T) *browserPage {
 	t.Helper()
+	return newBrowserPageWith(t)
+}
+
+// newBrowserPageWith is newBrowserPage with more options for the browser
+// (a flag that trusts a test's own certificate, say).
+func newBrowserPageWith(t *testing.T, more ...chromedp.ExecAllocatorOption) *browserPage {
+	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("SWITCHBOARD_TEST_BROWSER") == "1" {
 			t.Fatalf("SWITCHBOARD_TEST_BROWSER=1 but %s is missing: apt-get install -y chromium", chromiumPath)
@@ -53,6 +60,7 @@ func newBrowserPage(t *testing.T) *browserPage {
 		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter"),
 		chromedp.Flag("window-size", "1280,900"),
 	}
+	opts = append(opts, more...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
