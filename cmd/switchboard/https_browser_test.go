@@ -108,6 +108,9 @@ func TestConsoleOverHTTPSInBrowser(t *testing.T) {
 		p.eval(t, `String(document.querySelectorAll('input[name="agent"]:checked').length)`); boxes != "2" || ticked != "0" {
 		t.Fatalf("the consent page has %s agent boxes, %s ticked; want 2, none", boxes, ticked)
 	}
+	if action := p.attr(t, `form[method="post"]`, "action"); action != "/oauth/authorize" {
+		t.Fatalf("the consent form posts to %q", action)
+	}
 	p.do(t, 10*time.Second, chromedp.Click(allow), chromedp.WaitVisible(chromedp.CSS(`.problem`)))
 	p.expectStatus(t, http.StatusBadRequest)
 	select {
