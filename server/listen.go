@@ -111,3 +111,12 @@ func (s *Server) metricsWhere() string {
 	}
 	return "off"
 }
+
+// Handler returns what the main listener serves (the API, the console and
+// its pages), for a listener of the caller's own; nil before Run.
+func (s *Server) Handler() http.Handler {
+	if s.httpServer == nil {
+		return nil
+	}
+	return s.httpServer.Handler
+}

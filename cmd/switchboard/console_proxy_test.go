@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // TestSignInCookieBehindTrustedProxy: behind a proxy trusted with
@@ -25,7 +27,7 @@ func TestSignInCookieBehindTrustedProxy(t *testing.T) {
 		{"not trusted", false, true, "switchboard_signin", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := MustRunMain(t, t.TempDir(), "", func(c *Config) { c.TrustForwarded = tc.trust })
+			m := MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.TrustForwarded = tc.trust })
 			u, _ := url.Parse(m.URL())
 			origin := "http://" + u.Host
 			send := func(req *http.Request) *http.Response {

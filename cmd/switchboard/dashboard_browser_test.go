@@ -171,3 +171,14 @@ func (p *browserPage) screenshot(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 }
+// attr reads an attribute of the first element the CSS selector finds.
+func (p *browserPage) attr(t *testing.T, sel, name string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
+	if err != nil {
+		t.Fatalf("attribute %s of %s: %v", name, sel, err)
+	}
+	return v.Value
+}

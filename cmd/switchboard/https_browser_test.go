@@ -12,15 +12,16 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // serveTLS serves m's handler over TLS on another loopback port (with a
 // certificate of httptest's own) until the test ends, and returns its
 // base URL: requests there come with r.TLS set, as when the server serves
 // TLS itself.
-func serveTLS(t *testing.T, m *Main) string {
+func serveTLS(t *testing.T, m *server.Server) string {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(m.httpServer.Handler)
+	srv := httptest.NewUnstartedServer(m.Handler())
 	srv.Config.ConnContext = httpapi.ConnContext
 	srv.StartTLS()
 	t.Cleanup(srv.Close)

@@ -10,11 +10,12 @@ import (
 
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // openSessionAs connects a client as the agent (it takes no tasks) until
 // the test ends and opens a session with the agent to.
-func openSessionAs(t *testing.T, m *Main, agentID, agentToken, to string) *connector.Session {
+func openSessionAs(t *testing.T, m *server.Server, agentID, agentToken, to string) *connector.Session {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cl := &connector.Client{URLs: []string{m.URL()}, Token: agentToken, Logger: slog.New(slog.DiscardHandler)}
