@@ -3,9 +3,7 @@ package connector_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -14,53 +12,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/internal/pipenet"
 )
-
-// pipeNetwork is an in-process network for a synctest bubble: a dial hands
-// one end of a net.Pipe to the listener, and everything blocks on channels
-// of the bubble, never on a real socket, so the bubble's clock runs.
-type pipeNetwork struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func newPipeNetwork() *pipeNetwork {
-	return &pipeNetwork{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (n *pipeNetwork) Accept() (net.Conn, error) {
-	select {
-	case c := <-n.conns:
-		return c, nil
-	case <-n.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (n *pipeNetwork) Close() error {
-	n.once.Do(func() { close(n.done) })
-	return nil
-}
-
-func (n *pipeNetwork) Addr() net.Addr { return pipeAddr{} }
-
-func (n *pipeNetwork) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case n.conns <- server:
-		return client, nil
-	case <-n.done:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
 
 // pingCountingServer is a bare connector-protocol server on an in-process
 // network: it answers hello with the heartbeat interval, pings every
@@ -68,7 +21,7 @@ func (pipeAddr) String() string  { return "pipe" }
 // returns the client to reach it with.
 func pingCountingServer(t *testing.T, interval time.Duration, pings bool) (hc *http.Client, received *atomic.Int64) {
 	received = new(atomic.Int64)
-	network := newPipeNetwork()
+	network := pipenet.New()
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{connproto.Subprotocol},
 			OnPingReceived: func(context.Context, []byte) bool { received.Add(1); return true }})
