@@ -7,7 +7,9 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/connproto"
@@ -67,34 +69,42 @@ func TestAckedWorkNotHeldIsOfferedAgain(t *testing.T) {
 
 // TestDeadSocketDetected checks that an agent that stops answering without
 // closing (a pulled cable) stops being a delivery target within two
-// heartbeat intervals, and its unacknowledged work moves to its next
-// connection.
+// heartbeat intervals of the last time the hub heard from it, and its
+// unacknowledged work moves to its next connection. It runs in a synctest
+// bubble, on the in-process network: the intervals pass on the bubble's
+// clock, so the bound is exact and no load on the machine stretches it.
 func TestDeadSocketDetected(t *testing.T) {
-	// Long enough that a loaded machine's scheduling delays (tens of
-	// milliseconds in a full test run) stay inside the third interval.
-	interval := 400 * time.Millisecond
-	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
-	g, tok := s.agent("alice")
-	peer := s.peerToken(g, "bob")
+	synctest.Test(t, func(t *testing.T) {
+		const interval = 400 * time.Millisecond
+		s := newBubbleServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
+		g, tok := s.agent("alice")
+		peer := s.peerToken(g, "bob")
 
-	// A raw TCP proxy that can stop forwarding: the connection stays open
-	// but nothing gets through, and no close frame is ever sent.
-	proxy := newFreezeProxy(t, strings.TrimPrefix(s.srv.URL, "http://"))
-	a, _, err := dialVia(s, proxy.addr, tok)
-	must(t, err)
-	a.call("hello", map[string]any{"holding": []string{}})
-	s.send(g, peer, "x", true)
-	o := a.nextOffer()
-	proxy.freeze()
-	start := time.Now()
-	testwait.For(t, "the dead agent to be dropped", func() bool { return !s.hub.Connected(g.ID) })
-	if took := time.Since(start); took > 3*interval {
-		t.Fatalf("the dead agent was dropped after %v, want within 3 heartbeat intervals (%v)", took, 3*interval)
-	}
-	b := s.connect(tok)
-	if again := b.nextOffer(); again.taskID != o.taskID {
-		t.Fatalf("redelivered %s, want %s", again.taskID, o.taskID)
-	}
+		// A cable that can be cut: the connection stays open but nothing
+		// gets through, and no close frame is ever sent.
+		var cable *cutConn
+		a, _, err := s.dialWith(s.srv.URL, tok, func(c net.Conn) net.Conn {
+			cable = newCutConn(c)
+			return cable
+		})
+		must(t, err)
+		a.call("hello", map[string]any{"holding": []string{}})
+		s.send(g, peer, "x", true)
+		o := a.nextOffer()
+		// The agent was last heard at its hello, no later than now: the
+		// offer is left unanswered. Two intervals on, exactly, it is gone.
+		synctest.Wait()
+		cable.cut()
+		time.Sleep(2 * interval)
+		synctest.Wait()
+		if s.hub.Connected(g.ID) {
+			t.Fatalf("the dead agent is still connected 2 heartbeat intervals (%v) after it was last heard", 2*interval)
+		}
+		b := s.connect(tok)
+		if again := b.nextOffer(); again.taskID != o.taskID {
+			t.Fatalf("redelivered %s, want %s", again.taskID, o.taskID)
+		}
+	})
 }
 
 func TestCancelReachesAgent(t *testing.T) {
@@ -175,7 +185,7 @@ func (s *server) ownerCall(method, path string, body any) int {
 	s.t.Helper()
 	secret, hash := switchboard.NewToken(switchboard.TokenOwner)
 	must(s.t, s.db.CreateToken(context.Background(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenOwner, AccountID: s.owner.ID}, true))
-	return doJSON(s.t, method, s.srv.URL+path, secret, body)
+	return doJSON(s.t, s.client, method, s.srv.URL+path, secret, body)
 }
 
 func TestDuplicateConnectionReplacesOlder(t *testing.T) {
@@ -271,34 +281,53 @@ func TestHelloRequired(t *testing.T) {
 }
 
 // TestSlowAgentDoesNotStallOthers checks that an agent that stops reading
-// is dropped (by the write timeout once its buffers fill, or by the
-// heartbeat, whichever comes first), and that another agent is served
-// meanwhile.
+// is dropped by the write timeout, and that another agent is served while
+// the slow one's write waits: the fast agent's task completes while the
+// slow agent is still connected, in less of the bubble's time than the
+// write timeout that a stall behind the slow agent would take. It runs in a
+// synctest bubble, on the in-process network, whose pipes hold no bytes:
+// the first write to the agent that reads nothing blocks.
 func TestSlowAgentDoesNotStallOthers(t *testing.T) {
-	s := newServer(t, func(_ *relay.Service, h *hub.Config, c *httpapi.Config) {
-		h.WriteTimeout = 300 * time.Millisecond
-		c.MaxBody = 4 << 20
+	synctest.Test(t, func(t *testing.T) {
+		const writeTimeout = 300 * time.Millisecond
+		s := newBubbleServer(t, func(_ *relay.Service, h *hub.Config, c *httpapi.Config) {
+			h.WriteTimeout = writeTimeout
+			h.HeartbeatInterval = time.Minute // only the write timeout drops the slow agent
+			c.MaxBody = 4 << 20
+		})
+		slow, slowTok := s.agent("slow")
+		fast, fastTok := s.agent("fast")
+		slowPeer, fastPeer := s.peerToken(slow, "p"), s.peerToken(fast, "p")
+		var cable *cutConn
+		a, _, err := s.dialWith(s.srv.URL, slowTok, func(c net.Conn) net.Conn {
+			cable = newCutConn(c)
+			return cable
+		})
+		must(t, err)
+		a.call("hello", map[string]any{"holding": []string{}})
+		synctest.Wait()
+		cable.cut() // the slow agent reads nothing more
+		big := strings.Repeat("x", 1<<20)
+		for range 4 {
+			s.send(slow, slowPeer, big, true)
+		}
+		b := s.connect(fastTok)
+		start := time.Now()
+		res := async(func() map[string]any { return s.send(fast, fastPeer, "quick", false) })
+		b.complete(b.nextOffer(), "done")
+		if st := path(await(t, res), "result", "task", "status", "state"); st != "TASK_STATE_COMPLETED" {
+			t.Fatalf("the fast agent's task is %v", st)
+		}
+		if waited := time.Since(start); waited >= writeTimeout || !s.hub.Connected(slow.ID) {
+			t.Fatalf("the fast agent was served after %v, the slow agent still connected: %v; want at once, while the slow agent's write waits",
+				waited, s.hub.Connected(slow.ID))
+		}
+		time.Sleep(writeTimeout)
+		synctest.Wait()
+		if s.hub.Connected(slow.ID) {
+			t.Fatalf("the slow agent is still connected past the write timeout (%v)", writeTimeout)
+		}
 	})
-	slow, slowTok := s.agent("slow")
-	fast, fastTok := s.agent("fast")
-	slowPeer, fastPeer := s.peerToken(slow, "p"), s.peerToken(fast, "p")
-	proxy := newFreezeProxy(t, strings.TrimPrefix(s.srv.URL, "http://"))
-	a, _, err := dialVia(s, proxy.addr, slowTok)
-	must(t, err)
-	a.call("hello", map[string]any{"holding": []string{}})
-	proxy.freeze() // the slow agent reads nothing more
-	big := strings.Repeat("x", 1<<20)
-	for range 4 {
-		s.send(slow, slowPeer, big, true)
-	}
-	b := s.connect(fastTok)
-	start := time.Now()
-	res := async(func() map[string]any { return s.send(fast, fastPeer, "quick", false) })
-	b.complete(b.nextOffer(), "done")
-	if path(await(t, res), "result", "task", "status", "state") != "TASK_STATE_COMPLETED" || time.Since(start) > time.Second {
-		t.Fatalf("the fast agent waited %v", time.Since(start))
-	}
-	testwait.For(t, "the slow agent to be dropped", func() bool { return !s.hub.Connected(slow.ID) })
 }
 
 // TestReconnectDuringBurst sends a burst of tasks while the agent drops its
@@ -542,6 +571,45 @@ func (p *freezeProxy) pipe(dst, src net.Conn) {
 			return
 		}
 	}
+}
+
+// cutConn is a client's socket whose cable can be cut: once cut, it hands
+// nothing more to the WebSocket above it and sends nothing of what it is
+// given (the calls block, as on a peer that vanished), until it is closed.
+type cutConn struct {
+	net.Conn
+	isCut  atomic.Bool
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newCutConn(c net.Conn) *cutConn { return &cutConn{Conn: c, closed: make(chan struct{})} }
+
+// cut stops everything from getting through.
+func (c *cutConn) cut() { c.isCut.Store(true) }
+
+func (c *cutConn) Read(p []byte) (int, error) {
+	if !c.isCut.Load() {
+		n, err := c.Conn.Read(p)
+		if !c.isCut.Load() {
+			return n, err
+		}
+	}
+	<-c.closed
+	return 0, net.ErrClosed
+}
+
+func (c *cutConn) Write(p []byte) (int, error) {
+	if !c.isCut.Load() {
+		return c.Conn.Write(p)
+	}
+	<-c.closed
+	return 0, net.ErrClosed
+}
+
+func (c *cutConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
 }
 
 // dialVia connects a test agent through a proxy address.

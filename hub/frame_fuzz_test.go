@@ -79,7 +79,7 @@ func FuzzAgentFrame(f *testing.F) {
 		for fr := read(); string(fr.ID) != `"hello"`; fr = read() {
 		}
 
-		task := peerCall(t, address, peer, "SendMessage", textMessage("fuzz me", true))
+		task := peerCall(t, s.client, address, peer, "SendMessage", textMessage("fuzz me", true))
 		taskID, _ := path(task, "result", "task", "id").(string)
 		if taskID == "" {
 			t.Fatalf("send: %v", task)
@@ -105,7 +105,7 @@ func FuzzAgentFrame(f *testing.F) {
 		for fr := read(); string(fr.ID) != `"probe"`; fr = read() {
 		}
 
-		got := peerCall(t, address, peer, "GetTask", map[string]any{"id": taskID})
+		got := peerCall(t, s.client, address, peer, "GetTask", map[string]any{"id": taskID})
 		if state, _ := path(got, "result", "status", "state").(string); !strings.HasPrefix(state, "TASK_STATE_") {
 			t.Fatalf("after %q the peer reads the task as %v", frame, got)
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/internal/pipenet"
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/session"
@@ -46,7 +47,10 @@ type server struct {
 	hub   *hub.Hub
 	api   *httpapi.Server
 	srv   *httptest.Server
-	owner *switchboard.Account
+	// client makes the requests of peers and agents: the default client on
+	// loopback, or one that dials the in-process network (newBubbleServer).
+	client *http.Client
+	owner  *switchboard.Account
 	// tokenReads counts the hub's reads of agent tokens (at connect, and
 	// when a connection rereads its agent).
 	tokenReads *countingTokens
@@ -77,8 +81,33 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 // -race, short enough for the tests that wait it out (within next's 5 s).
 const sessionGrace = 2 * time.Second
 
+// newBubbleServer is newServer for a test that runs in a testing/synctest
+// bubble: the deployment serves on an in-process network (pipenet) rather
+// than loopback, so that its timers (heartbeats, leases, timeouts) run on
+// the bubble's clock, which a loaded machine cannot slow down or speed up
+// against the code under test. The test's agents and peers reach it
+// through s.client and s.dial as usual.
+func newBubbleServer(t testing.TB, opts ...serverOption) *server {
+	t.Helper()
+	return openServerOn(t, sqlitetest.Path(t), pipenet.New(), session.Config{}, opts...)
+}
+
+// newServerWithSessions is newServer whose live sessions have the settings
+// scfg (the grace, if zero, is sessionGrace).
+func newServerWithSessions(t testing.TB, scfg session.Config, opts ...serverOption) *server {
+	t.Helper()
+	return openServerOn(t, sqlitetest.Path(t), nil, scfg, opts...)
+}
+
 // openServer starts a deployment on an existing (or new) database file.
 func openServer(t testing.TB, path string, opts ...serverOption) *server {
+	t.Helper()
+	return openServerOn(t, path, nil, session.Config{}, opts...)
+}
+
+// openServerOn is openServer whose HTTP server listens on network (nil:
+// on loopback) and whose live sessions have the settings scfg.
+func openServerOn(t testing.TB, path string, network *pipenet.Network, scfg session.Config, opts ...serverOption) *server {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.OpenSQLite(ctx, path)
@@ -92,15 +121,25 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 		o(s.tasks, &hcfg, &acfg)
 	}
 	s.tokenReads = &countingTokens{TokenStore: db}
+	if scfg.Grace == 0 {
+		scfg.Grace = sessionGrace
+	}
 	s.sessions = session.New(session.Deps{Carrier: s.bus, Agents: db, Policy: session.PolicyFunc(s.maySession), Logger: log,
-		InstanceID: s.tasks.InstanceID}, session.Config{Grace: sessionGrace})
+		InstanceID: s.tasks.InstanceID}, scfg)
 	must(t, s.sessions.Start(ctx))
 	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: s.tokenReads, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID,
 		Sessions: s.sessions, Cards: db, Network: network.New(db, s.tasks)}, hcfg)
 	s.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.tasks,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Bus: s.bus, Connect: s.hub, Presence: s.tasks}, acfg)
 	s.api.SetReady(true)
-	s.srv = httptest.NewServer(s.api)
+	if network == nil {
+		s.srv = httptest.NewServer(s.api)
+		s.client = http.DefaultClient
+	} else {
+		s.srv = &httptest.Server{Listener: network, Config: &http.Server{Handler: s.api}}
+		s.srv.Start()
+		s.client = &http.Client{Transport: &http.Transport{DialContext: network.DialContext}}
+	}
 	var loops context.Context
 	loops, s.stop = context.WithCancel(ctx)
 	s.loops.Add(1)
@@ -142,6 +181,9 @@ func (s *server) close() {
 	s.sessions.Close()
 	s.api.CloseStreams()
 	s.srv.Close()
+	if tr, ok := s.client.Transport.(*http.Transport); ok {
+		tr.CloseIdleConnections() // the bubble's client holds no connection
+	}
 	s.stop()
 	s.loops.Wait()
 	_ = s.bus.Close()
@@ -180,16 +222,16 @@ func (s *server) peerToken(g *switchboard.Agent, label string) string {
 // rpc makes an A2A JSON-RPC call to an agent's address as a peer.
 func (s *server) rpc(g *switchboard.Agent, token, method string, params any) map[string]any {
 	s.t.Helper()
-	return peerCall(s.t, s.srv.URL+"/a/"+g.Handle, token, method, params)
+	return peerCall(s.t, s.client, s.srv.URL+"/a/"+g.Handle, token, method, params)
 }
 
 // peerCall makes an A2A JSON-RPC call to the agent address url as a peer.
-func peerCall(t testing.TB, url, token, method string, params any) map[string]any {
+func peerCall(t testing.TB, client *http.Client, url, token, method string, params any) map[string]any {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	must(t, err)
 	defer resp.Body.Close()
 	var out map[string]any
@@ -219,7 +261,7 @@ func (s *server) stream(g *switchboard.Agent, token, text string) <-chan string 
 		"message": map[string]any{"messageId": switchboard.NewID(), "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}}})
 	req, _ := http.NewRequest("POST", s.srv.URL+"/a/"+g.Handle, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client.Do(req)
 	must(s.t, err)
 	out := make(chan string, 16)
 	go func() {
@@ -238,7 +280,7 @@ func (s *server) stream(g *switchboard.Agent, token, text string) <-chan string 
 
 // doJSON makes a request with a JSON body and a bearer token and returns
 // the status.
-func doJSON(t testing.TB, method, url, token string, body any) int {
+func doJSON(t testing.TB, client *http.Client, method, url, token string, body any) int {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -248,7 +290,7 @@ func doJSON(t testing.TB, method, url, token string, body any) int {
 	req, _ := http.NewRequest(method, url, rd)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	must(t, err)
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
@@ -338,16 +380,21 @@ func (s *server) dialWith(base, token string, wrap func(net.Conn) net.Conn) (*te
 	a := &testAgent{t: s.t, in: make(chan frame, 256), done: make(chan error, 1)}
 	opts := &websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{connproto.Subprotocol},
 		OnPingReceived: func(context.Context, []byte) bool { a.pings.Add(1); return true }}
-	if wrap != nil {
-		opts.HTTPClient = &http.Client{Transport: &http.Transport{
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-				if err != nil {
-					return nil, err
-				}
-				return wrap(c), nil
-			}}}
+	dial := (&net.Dialer{}).DialContext
+	if tr, ok := s.client.Transport.(*http.Transport); ok {
+		dial = tr.DialContext // the bubble's network
 	}
+	// A connection of its own, which no other request shares (and which
+	// the upgrade takes out of the transport's pool).
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil || wrap == nil {
+			return c, err
+		}
+		return wrap(c), nil
+	}}
+	defer tr.CloseIdleConnections() // that of a refused upgrade
+	opts.HTTPClient = &http.Client{Transport: tr}
 	ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/connect", opts)
 	if err != nil {
 		return nil, resp, err

@@ -3,48 +3,48 @@ package hub_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
-	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // TestHubPingsOnlyQuietAgents checks the heartbeat rule: the hub pings an
 // agent it has not heard from for an interval, and leaves alone one that
 // pings on its own, which is how a connector's pings and the hub's are
-// not both sent.
+// not both sent. It runs in a synctest bubble, on the in-process network:
+// the ten intervals pass on the bubble's clock, and the counts are exact.
 func TestHubPingsOnlyQuietAgents(t *testing.T) {
-	interval := 200 * time.Millisecond
-	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
-	_, quietTok := s.agent("quiet")
-	_, chattyTok := s.agent("chatty")
-	quiet := s.connect(quietTok)
-	chatty := s.connect(chattyTok)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pinging := make(chan struct{})
-	go func() {
-		defer close(pinging)
-		for ctx.Err() == nil {
-			_ = chatty.ws.Ping(ctx)
-			time.Sleep(interval / 4) // the agent's own heartbeat
+	synctest.Test(t, func(t *testing.T) {
+		const interval = 200 * time.Millisecond
+		s := newBubbleServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.HeartbeatInterval = interval })
+		_, quietTok := s.agent("quiet")
+		_, chattyTok := s.agent("chatty")
+		quiet := s.connect(quietTok)
+		chatty := s.connect(chattyTok)
+		ctx, cancel := context.WithCancel(context.Background())
+		pinging := make(chan struct{})
+		go func() {
+			defer close(pinging)
+			for ctx.Err() == nil {
+				_ = chatty.ws.Ping(ctx)
+				time.Sleep(interval / 4) // the agent's own heartbeat
+			}
+		}()
+		defer func() { cancel(); <-pinging }()
+		// Both connected at the bubble's start; the pings due at the tenth
+		// interval are received.
+		time.Sleep(10 * interval)
+		synctest.Wait()
+		if n := quiet.pings.Load(); n != 10 {
+			t.Fatalf("a quiet agent was pinged %d times in 10 intervals, want every interval", n)
 		}
-	}()
-	defer func() { cancel(); <-pinging }()
-	// The hub's pings of the quiet agent show its heartbeat running; each
-	// of them is a moment it could have pinged the chatty agent too, which
-	// connected just after.
-	start := time.Now()
-	testwait.For(t, "5 pings of the quiet agent", func() bool { return quiet.pings.Load() >= 5 })
-	if took := time.Since(start); took > 10*interval {
-		t.Fatalf("a quiet agent was pinged 5 times in %v, want every interval (%v)", took, interval)
-	}
-	testwait.For(t, "10 pings of the quiet agent", func() bool { return quiet.pings.Load() >= 10 })
-	if n := chatty.pings.Load(); n > 2 { // a stalled test goroutine may let one or two through
-		t.Fatalf("an agent that pings every quarter of an interval was pinged %d times in 10 intervals", n)
-	}
+		if n := chatty.pings.Load(); n != 0 {
+			t.Fatalf("an agent that pings every quarter of an interval was pinged %d times in 10 intervals, want never", n)
+		}
+	})
 }
 
 // TestHeartbeatShorterThanAPong checks a heartbeat too short for any pong
