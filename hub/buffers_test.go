@@ -19,12 +19,12 @@ import (
 func TestHelloSentWithTheUpgrade(t *testing.T) {
 	s := newServer(t)
 	_, tok := s.agent("eager")
-	nc, err := net.DialTimeout("tcp", strings.TrimPrefix(s.srv.URL, "http://"), 5*time.Second)
+	nc, err := net.DialTimeout("tcp", strings.TrimPrefix(s.srv.URL, "http://"), patience)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	nc.SetDeadline(time.Now().Add(patience))
 
 	var req bytes.Buffer
 	req.WriteString("GET /connect HTTP/1.1\r\nHost: switchboard\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n")

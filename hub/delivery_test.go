@@ -138,46 +138,51 @@ func TestCancelBeforeOfferIsSilent(t *testing.T) {
 }
 
 // TestAcceptsTasks checks that a paused agent is not offered new tasks,
-// can still send its own, and gets what waited as soon as it resumes.
+// can still send its own, and gets what waited as soon as it resumes. It
+// runs in a synctest bubble (newBubbleServer): the quiet spell and the
+// second within which the work must come are the bubble's, exact however
+// loaded the machine.
 func TestAcceptsTasks(t *testing.T) {
-	s := newServer(t)
-	g, tok := s.agent("alice")
-	peer := s.peerToken(g, "bob")
-	a := s.connect(tok)
-	patch := func(accepts bool) {
-		r := s.ownerCall("PATCH", "/agents/alice", map[string]any{"accepts_tasks": accepts})
-		if r != 200 {
-			t.Fatalf("PATCH: %d", r)
+	synctest.Test(t, func(t *testing.T) {
+		s := newBubbleServer(t)
+		g, tok := s.agent("alice")
+		peer := s.peerToken(g, "bob")
+		a := s.connect(tok)
+		patch := func(accepts bool) {
+			r := s.ownerCall("PATCH", "/agents/alice", map[string]any{"accepts_tasks": accepts})
+			if r != 200 {
+				t.Fatalf("PATCH: %d", r)
+			}
 		}
-	}
-	patch(false)
-	id := path(s.send(g, peer, "while paused", true), "result", "task", "id").(string)
-	a.quiet(300 * time.Millisecond)
+		patch(false)
+		id := path(s.send(g, peer, "while paused", true), "result", "task", "id").(string)
+		a.quiet(300 * time.Millisecond)
 
-	// The paused agent sends to another agent of the deployment.
-	other, otherTok := s.agent("other")
-	b := s.connect(otherTok)
-	sent := a.call(connproto.MethodSendMessage, map[string]any{"to": s.srv.URL + "/a/other/", "token": s.peerToken(other, "alice"),
-		"request": map[string]any{"message": map[string]any{"messageId": "x1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi other"}}}}})
-	if sent.Error != nil || !strings.Contains(string(sent.Result), "TASK_STATE_SUBMITTED") {
-		t.Fatalf("own send: %+v %s", sent.Error, sent.Result)
-	}
-	if o := b.nextOffer(); o.text != "hi other" || o.from != "alice" {
-		t.Fatalf("other got %+v", o)
-	}
-	if bad := a.call(connproto.MethodSendMessage, map[string]any{"to": "other", "token": "sbp_wrong",
-		"request": map[string]any{"message": map[string]any{"messageId": "x2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "x"}}}}}); bad.Error == nil {
-		t.Fatal("own send with a bad token accepted")
-	}
+		// The paused agent sends to another agent of the deployment.
+		other, otherTok := s.agent("other")
+		b := s.connect(otherTok)
+		sent := a.call(connproto.MethodSendMessage, map[string]any{"to": s.srv.URL + "/a/other/", "token": s.peerToken(other, "alice"),
+			"request": map[string]any{"message": map[string]any{"messageId": "x1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi other"}}}}})
+		if sent.Error != nil || !strings.Contains(string(sent.Result), "TASK_STATE_SUBMITTED") {
+			t.Fatalf("own send: %+v %s", sent.Error, sent.Result)
+		}
+		if o := b.nextOffer(); o.text != "hi other" || o.from != "alice" {
+			t.Fatalf("other got %+v", o)
+		}
+		if bad := a.call(connproto.MethodSendMessage, map[string]any{"to": "other", "token": "sbp_wrong",
+			"request": map[string]any{"message": map[string]any{"messageId": "x2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "x"}}}}}); bad.Error == nil {
+			t.Fatal("own send with a bad token accepted")
+		}
 
-	start := time.Now()
-	patch(true)
-	if o := a.nextOffer(); o.taskID != id {
-		t.Fatalf("offered %s, want %s", o.taskID, id)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("resuming took %v", d)
-	}
+		start := time.Now()
+		patch(true)
+		if o := a.nextOffer(); o.taskID != id {
+			t.Fatalf("offered %s, want %s", o.taskID, id)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("resuming took %v", d)
+		}
+	})
 }
 
 // owner sends an owner-API request as the operator and returns the status.
@@ -231,53 +236,62 @@ func TestRevocationAndDeletionClose(t *testing.T) {
 
 // TestWorkHintsRereadNothing: a hint of queued work makes the connection
 // claim the work and read nothing else; a hint that the agent changed makes
-// it read its agent, session and token again.
+// it read its agent, session and token again. It runs in a synctest bubble
+// (newBubbleServer), so that the wait below is the bubble's time.
 func TestWorkHintsRereadNothing(t *testing.T) {
-	s := newServer(t, withoutDirectOffers) // every task reaches the agent by a hint
-	g, tok := s.agent("busy")
-	peer := s.peerToken(g, "bob")
-	a := s.connect(tok)
-	before := s.tokenReads.n.Load()
-	// The least time between two rereads (250 ms, on the real clock) is
-	// let pass once since the hello's reread, so that a reread a hint of
-	// work wrongly started would run at once, in the writer, before the
-	// claim that offers the task, rather than be put off: each check
-	// below, made once the offer has arrived, is then exact.
-	time.Sleep(300 * time.Millisecond)
-	for i := range 3 {
-		id := path(s.send(g, peer, fmt.Sprint("task ", i), true), "result", "task", "id").(string)
-		o := a.nextOffer()
-		if o.taskID != id {
-			t.Fatalf("offer of task %s, want %s", o.taskID, id)
+	synctest.Test(t, func(t *testing.T) {
+		s := newBubbleServer(t, withoutDirectOffers) // every task reaches the agent by a hint
+		g, tok := s.agent("busy")
+		peer := s.peerToken(g, "bob")
+		a := s.connect(tok)
+		before := s.tokenReads.n.Load()
+		// The least time between two rereads (250 ms) is
+		// let pass once since the hello's reread, so that a reread a hint of
+		// work wrongly started would run at once, in the writer, before the
+		// claim that offers the task, rather than be put off: each check
+		// below, made once the offer has arrived, is then exact.
+		time.Sleep(300 * time.Millisecond)
+		for i := range 3 {
+			id := path(s.send(g, peer, fmt.Sprint("task ", i), true), "result", "task", "id").(string)
+			o := a.nextOffer()
+			if o.taskID != id {
+				t.Fatalf("offer of task %s, want %s", o.taskID, id)
+			}
+			if n := s.tokenReads.n.Load() - before; n != 0 {
+				t.Fatalf("%d hints of work read the agent token %d times, want none", i+1, n)
+			}
+			a.complete(o, "done")
+			s.waitState(id, a2a.TaskStateCompleted)
 		}
 		if n := s.tokenReads.n.Load() - before; n != 0 {
-			t.Fatalf("%d hints of work read the agent token %d times, want none", i+1, n)
+			t.Fatalf("three hints of work read the agent token %d times, want none", n)
 		}
-		a.complete(o, "done")
-		s.waitState(id, a2a.TaskStateCompleted)
-	}
-	if n := s.tokenReads.n.Load() - before; n != 0 {
-		t.Fatalf("three hints of work read the agent token %d times, want none", n)
-	}
-	must(t, s.bus.Notify(context.Background(), switchboard.AgentChangeSubject(g.ID)))
-	testwait.For(t, "a hint that the agent changed to read the agent again", func() bool { return s.tokenReads.n.Load() != before })
+		must(t, s.bus.Notify(context.Background(), switchboard.AgentChangeSubject(g.ID)))
+		testwait.For(t, "a hint that the agent changed to read the agent again", func() bool { return s.tokenReads.n.Load() != before })
+	})
 }
 
+// TestHelloRequired: a connection's requests before hello are refused,
+// and one that does not say hello within the timeout is closed. It runs
+// in a synctest bubble (newBubbleServer): the refusal comes before the
+// timeout, however loaded the machine.
 func TestHelloRequired(t *testing.T) {
-	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) {
-		h.HelloTimeout = 200 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		s := newBubbleServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) {
+			h.HelloTimeout = 200 * time.Millisecond
+		})
+		g, tok := s.agent("alice")
+		peer := s.peerToken(g, "bob")
+		s.send(g, peer, "x", true)
+		a, _, err := s.dial(tok)
+		must(t, err)
+		if r := a.call(connproto.MethodGetTask, map[string]any{"id": "x"}); r.Error == nil || r.Error.Code != -32600 {
+			t.Fatalf("before hello: %+v", r)
+		}
+		if code := a.closed(); code != connproto.CloseProtocol {
+			t.Fatalf("no hello: close %d, want %d", code, connproto.CloseProtocol)
+		}
 	})
-	g, tok := s.agent("alice")
-	peer := s.peerToken(g, "bob")
-	s.send(g, peer, "x", true)
-	a, _, err := s.dial(tok)
-	must(t, err)
-	if r := a.call(connproto.MethodGetTask, map[string]any{"id": "x"}); r.Error == nil || r.Error.Code != -32600 {
-		t.Fatalf("before hello: %+v", r)
-	}
-	if code := a.closed(); code != connproto.CloseProtocol {
-		t.Fatalf("no hello: close %d, want %d", code, connproto.CloseProtocol)
-	}
 }
 
 // TestSlowAgentDoesNotStallOthers checks that an agent that stops reading
@@ -378,7 +392,7 @@ func TestReconnectDuringBurst(t *testing.T) {
 		all = append(all, id)
 	}
 	pending := all
-	testwait.Within(t, 20*time.Second, "every task to complete", func() error {
+	testwait.Within(t, patience, "every task to complete", func() error {
 		if o := a.nextOfferWithin(100 * time.Millisecond); o != nil {
 			handle(a, o)
 			return errors.New("offers still come")
@@ -498,81 +512,6 @@ func TestRestartKeepsQueuedWork(t *testing.T) {
 
 func pathOf(out map[string]any) string { return path(out, "result", "task", "id").(string) }
 
-// freezeProxy forwards TCP connections until frozen; frozen, it stops
-// forwarding in both directions without closing anything.
-type freezeProxy struct {
-	addr   string
-	mu     sync.Mutex
-	frozen bool
-}
-
-func newFreezeProxy(t testing.TB, target string) *freezeProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	p := &freezeProxy{addr: ln.Addr().String()}
-	var conns []net.Conn
-	var mu sync.Mutex
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = c.Close()
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c, up)
-			mu.Unlock()
-			go p.pipe(c, up)
-			go p.pipe(up, c)
-		}
-	}()
-	return p
-}
-
-func (p *freezeProxy) freeze() {
-	p.mu.Lock()
-	p.frozen = true
-	p.mu.Unlock()
-}
-
-func (p *freezeProxy) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		frozen := p.frozen
-		p.mu.Unlock()
-		if frozen {
-			// Stop reading: TCP buffers fill and the sender blocks, as with
-			// a peer that vanished.
-			for {
-				time.Sleep(10 * time.Millisecond)
-				if _, err := src.Read(buf[:0]); err != nil {
-					return
-				}
-			}
-		}
-		if _, err := dst.Write(buf[:n]); err != nil {
-			return
-		}
-	}
-}
-
 // cutConn is a client's socket whose cable can be cut: once cut, it hands
 // nothing more to the WebSocket above it and sends nothing of what it is
 // given (the calls block, as on a peer that vanished), until it is closed.
@@ -610,12 +549,6 @@ func (c *cutConn) Write(p []byte) (int, error) {
 func (c *cutConn) Close() error {
 	c.once.Do(func() { close(c.closed) })
 	return c.Conn.Close()
-}
-
-// dialVia connects a test agent through a proxy address.
-func dialVia(s *server, addr, token string) (*testAgent, any, error) {
-	a, resp, err := s.dialURL("http://"+addr, token)
-	return a, resp, err
 }
 
 // TestHelloAnsweredBeforeOffers checks that queued work is offered only
@@ -662,58 +595,63 @@ func TestDisabledAccountDisconnects(t *testing.T) {
 // (the finished tasks' offers leave the window at once), and so does one
 // that leaves offers unanswered past their lease: the window opens for the
 // work that waited, and the unanswered offers, which the sweeper puts back
-// in the queue when their lease ends, are offered again.
+// in the queue when their lease ends, are offered again. It runs in a
+// synctest bubble (newBubbleServer): the leases end on the bubble's clock,
+// never before the agent has had its offers.
 func TestUnansweredOffersDoNotCloseTheWindow(t *testing.T) {
-	s := newServer(t, func(ts *relay.Service, h *hub.Config, _ *httpapi.Config) {
-		h.MaxInflight = 2
-		ts.AckTimeout = 300 * time.Millisecond
-		h.AckTimeout = ts.AckTimeout
-	})
-	g, tok := s.agent("forgetful")
-	peer := s.peerToken(g, "bob")
-	a := s.connect(tok)
-	for range 2 {
-		s.send(g, peer, "finish me by update", true)
-		o := a.nextOffer()
-		if up := a.update(status(o.taskID, "TASK_STATE_COMPLETED", "done")); up.Error != nil {
-			t.Fatal(up.Error)
+	synctest.Test(t, func(t *testing.T) {
+		s := newBubbleServer(t, func(ts *relay.Service, h *hub.Config, _ *httpapi.Config) {
+			h.MaxInflight = 2
+			ts.AckTimeout = 300 * time.Millisecond
+			h.AckTimeout = ts.AckTimeout
+		})
+		g, tok := s.agent("forgetful")
+		peer := s.peerToken(g, "bob")
+		a := s.connect(tok)
+		for range 2 {
+			s.send(g, peer, "finish me by update", true)
+			o := a.nextOffer()
+			if up := a.update(status(o.taskID, "TASK_STATE_COMPLETED", "done")); up.Error != nil {
+				t.Fatal(up.Error)
+			}
 		}
-	}
-	s.send(g, peer, "third", true)
-	third := a.nextOffer() // within next's 5 s
-	if third.text != "third" {
-		t.Fatalf("offered %q", third.text)
-	}
+		s.send(g, peer, "third", true)
+		third := a.nextOffer()
+		if third.text != "third" {
+			t.Fatalf("offered %q", third.text)
+		}
 
-	// Two offers left unanswered past their lease: the window opens again.
-	s.send(g, peer, "fourth", true)
-	if o := a.nextOffer(); o.text != "fourth" {
-		t.Fatalf("offered %q", o.text)
-	}
-	s.send(g, peer, "fifth", true)
-	// The order of the next offers depends on whether the sweeper or the
-	// window's own clock sees the leases end first; what must come is all
-	// three: the work that waited, and both unanswered offers again.
-	seen := map[string]int{}
-	for seen["fifth"] == 0 || seen["third"] == 0 || seen["fourth"] == 0 {
-		o := a.nextOffer()
-		switch o.text {
-		case "third", "fourth", "fifth":
-			seen[o.text]++
-		default:
+		// Two offers left unanswered past their lease: the window opens again.
+		s.send(g, peer, "fourth", true)
+		if o := a.nextOffer(); o.text != "fourth" {
 			t.Fatalf("offered %q", o.text)
 		}
-	}
+		s.send(g, peer, "fifth", true)
+		// The order of the next offers depends on whether the sweeper or the
+		// window's own clock sees the leases end first; what must come is all
+		// three: the work that waited, and both unanswered offers again.
+		seen := map[string]int{}
+		for seen["fifth"] == 0 || seen["third"] == 0 || seen["fourth"] == 0 {
+			o := a.nextOffer()
+			switch o.text {
+			case "third", "fourth", "fifth":
+				seen[o.text]++
+			default:
+				t.Fatalf("offered %q", o.text)
+			}
+		}
+	})
 }
 
 // TestAgentCannotGrowTaskWithoutBound: an agent appending to an artifact is
 // refused (-32006) once the task would pass MaxTaskBytes; the task keeps
 // working and can still be read whole over the connection.
 func TestAgentCannotGrowTaskWithoutBound(t *testing.T) {
-	// Each update rewrites a task of megabytes; under the race detector one
-	// can outlast a short heartbeat, during which the reader is busy.
+	// Each update rewrites a task of megabytes; under the race detector on
+	// a loaded machine one can take seconds, during which the reader is
+	// busy and reads no pong: no heartbeat within the test.
 	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) {
-		h.HeartbeatInterval = 20 * time.Second
+		h.HeartbeatInterval = time.Hour
 	})
 	g, tok := s.agent("verbose")
 	peer := s.peerToken(g, "bob")
@@ -796,27 +734,31 @@ func TestOwnSendQuota(t *testing.T) {
 
 // TestBlockingTimeoutReturnsTaskAsItStands: a blocking send to an agent
 // that works past the blocking timeout returns the task as it stands
-// (working), not an error, after about the timeout.
+// (working), not an error, after about the timeout. It runs in a synctest
+// bubble (newBubbleServer): the time it takes is the bubble's, which a
+// loaded machine does not stretch.
 func TestBlockingTimeoutReturnsTaskAsItStands(t *testing.T) {
-	s := newServer(t, func(_ *relay.Service, _ *hub.Config, a *httpapi.Config) {
-		a.BlockingTimeout = 300 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		s := newBubbleServer(t, func(_ *relay.Service, _ *hub.Config, a *httpapi.Config) {
+			a.BlockingTimeout = 300 * time.Millisecond
+		})
+		g, tok := s.agent("pondering")
+		peer := s.peerToken(g, "bob")
+		a := s.connect(tok)
+		go func() {
+			o := a.nextOffer()
+			a.ackWorking(o) // and never finishes
+		}()
+		start := time.Now()
+		res := s.send(g, peer, "think long", false)
+		took := time.Since(start)
+		if st := path(res, "result", "task", "status", "state"); st != "TASK_STATE_WORKING" {
+			t.Fatalf("blocking send past the timeout: %v", res)
+		}
+		if took < 250*time.Millisecond || took > 3*time.Second {
+			t.Fatalf("returned after %s, want about 300 ms", took)
+		}
 	})
-	g, tok := s.agent("pondering")
-	peer := s.peerToken(g, "bob")
-	a := s.connect(tok)
-	go func() {
-		o := a.nextOffer()
-		a.ackWorking(o) // and never finishes
-	}()
-	start := time.Now()
-	res := s.send(g, peer, "think long", false)
-	took := time.Since(start)
-	if st := path(res, "result", "task", "status", "state"); st != "TASK_STATE_WORKING" {
-		t.Fatalf("blocking send past the timeout: %v", res)
-	}
-	if took < 250*time.Millisecond || took > 3*time.Second {
-		t.Fatalf("returned after %s, want about 300 ms", took)
-	}
 }
 
 // TestV03Blocking: over A2A 0.3, message/send with blocking true (or

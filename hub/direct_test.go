@@ -104,8 +104,9 @@ func TestWindowHoldsUnderRacingOffers(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			for j := range tasks / 8 {
+				// New tasks keep coming, a request's round trip apart,
+				// while answers open the window.
 				s.send(g, peer, fmt.Sprintf("task %d.%d", i, j), true)
-				time.Sleep(time.Millisecond) // new tasks keep coming while answers open the window
 			}
 		})
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard"
@@ -48,7 +47,7 @@ func FuzzAgentFrame(f *testing.F) {
 	peer := s.peerToken(g, "fuzzer")
 	address := s.srv.URL + "/a/" + g.Handle
 	f.Fuzz(func(t *testing.T, input string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
 		defer cancel()
 		ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.srv.URL, "http")+"/connect",
 			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + agentToken}},

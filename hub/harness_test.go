@@ -77,9 +77,17 @@ func newServer(t testing.TB, opts ...serverOption) *server {
 }
 
 // sessionGrace is the live sessions' grace in these tests: long enough
-// for a dropped agent to reconnect and resume on a loaded machine under
-// -race, short enough for the tests that wait it out (within next's 5 s).
+// for a dropped agent to reconnect and resume (a test that counts on that
+// runs in a synctest bubble, where reconnecting takes none of it), short
+// enough for the tests that wait it out.
 const sessionGrace = 2 * time.Second
+
+// patience bounds the harness's waits for what must come (an answer, an
+// offer, a close, a blocking send's result): far above what anything here
+// needs on a loaded machine under -race, so that only a hang reaches it.
+// In a synctest bubble it is the bubble's time, which passes only while
+// everything waits.
+const patience = 30 * time.Second
 
 // newBubbleServer is newServer for a test that runs in a testing/synctest
 // bubble: the deployment serves on an in-process network (pipenet) rather
@@ -116,7 +124,7 @@ func openServerOn(t testing.TB, path string, network *pipenet.Network, scfg sess
 	s := &server{t: t, db: db, bus: membus.New()}
 	s.tasks = relay.New(db, s.bus, log)
 	hcfg := hub.Config{HeartbeatInterval: time.Second, Poll: 200 * time.Millisecond}
-	acfg := httpapi.Config{BlockingTimeout: 5 * time.Second, StreamKeepAlive: 100 * time.Millisecond}
+	acfg := httpapi.Config{BlockingTimeout: patience, StreamKeepAlive: 100 * time.Millisecond}
 	for _, o := range opts {
 		o(s.tasks, &hcfg, &acfg)
 	}
@@ -175,7 +183,7 @@ func (s *server) close() {
 	if s.stop == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	_ = s.hub.Shutdown(ctx)
 	s.sessions.Close()
@@ -375,7 +383,7 @@ func (s *server) dialWith(base, token string, wrap func(net.Conn) net.Conn) (*te
 	if token != "" {
 		h.Set("Authorization", "Bearer "+token)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	a := &testAgent{t: s.t, in: make(chan frame, 256), done: make(chan error, 1)}
 	opts := &websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{connproto.Subprotocol},
@@ -453,7 +461,7 @@ func (a *testAgent) read() {
 func (a *testAgent) write(v any) {
 	a.t.Helper()
 	b, _ := json.Marshal(v)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	if err := a.ws.Write(ctx, websocket.MessageText, b); err != nil {
 		a.t.Fatalf("write: %v", err)
@@ -469,7 +477,7 @@ func (a *testAgent) call(method string, params any) frame {
 	id := fmt.Sprintf("t%d", a.nextID)
 	a.mu.Unlock()
 	a.write(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	timeout := time.After(15 * time.Second) // a task of megabytes under -race on a busy machine
+	timeout := time.After(patience)
 	for {
 		select {
 		case f, ok := <-a.in:
@@ -505,8 +513,8 @@ func (a *testAgent) next() frame {
 			a.t.Fatal("connection closed while waiting for work")
 		}
 		return f
-	case <-time.After(5 * time.Second):
-		a.t.Fatal("no work offered within 5s")
+	case <-time.After(patience):
+		a.t.Fatalf("no work offered within %v", patience)
 	}
 	return frame{}
 }
@@ -536,8 +544,8 @@ func (a *testAgent) closed() websocket.StatusCode {
 	select {
 	case err := <-a.done:
 		return websocket.CloseStatus(err)
-	case <-time.After(5 * time.Second):
-		a.t.Fatal("the server did not close the connection")
+	case <-time.After(patience):
+		a.t.Fatalf("the server did not close the connection within %v", patience)
 	}
 	return 0
 }
@@ -605,13 +613,13 @@ func async[T any](f func() T) <-chan T {
 	return c
 }
 
-// await returns the value of c within 10 s.
+// await returns the value of c within patience.
 func await[T any](t testing.TB, c <-chan T) T {
 	t.Helper()
 	select {
 	case v := <-c:
 		return v
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal(errTimeout)
 	}
 	var zero T

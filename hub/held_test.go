@@ -5,6 +5,7 @@ import (
 	"net"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -32,9 +33,12 @@ func (s *server) statesLogged(taskID string) []a2a.TaskState {
 }
 
 // workingAnswered starts a deployment with one connected agent, sends it a
-// task, and answers the offer "working": the answer is then held.
+// task, and answers the offer "working": the answer is then held. It runs
+// in the caller's synctest bubble (newBubbleServer), where the hold's
+// 20 ms pass only while everything waits: what the test does next comes
+// within them, however loaded the machine.
 func workingAnswered(t *testing.T) (*server, *switchboard.Agent, string, *testAgent, offered) {
-	s := newServer(t)
+	s := newBubbleServer(t)
 	g, tok := s.agent("alice")
 	peer := s.peerToken(g, "bob")
 	a := s.connect(tok)
@@ -55,25 +59,29 @@ func (s *server) requireAcked(taskID string) {
 // TestWorkingAnswerJoinsTheTurnsEnd checks held answers (held.go): an
 // answer that says only "working", followed at once by the end of the
 // turn, is written with it, in one change: the log has no working status,
-// and the offer is acknowledged.
+// and the offer is acknowledged. It runs in a synctest bubble
+// (newBubbleServer): the update comes within the hold's 20 ms of the
+// bubble's time, which a loaded machine does not shorten.
 func TestWorkingAnswerJoinsTheTurnsEnd(t *testing.T) {
-	s := newServer(t)
-	g, tok := s.agent("alice")
-	peer := s.peerToken(g, "bob")
-	a := s.connect(tok)
-	res := async(func() map[string]any { return s.send(g, peer, "hi", false) })
-	o := a.nextOffer()
-	a.ackWorking(o)
-	if r := a.update(status(o.taskID, "TASK_STATE_COMPLETED", "hello bob")); r.Error != nil {
-		t.Fatalf("update: %+v", r.Error)
-	}
-	if got := path(await(t, res), "result", "task", "status", "state"); got != "TASK_STATE_COMPLETED" {
-		t.Fatalf("peer got state %v", got)
-	}
-	if got := s.statesLogged(o.taskID); len(got) != 1 || got[0] != a2a.TaskStateCompleted {
-		t.Fatalf("status events %v, want only completed", got)
-	}
-	s.requireAcked(o.taskID)
+	synctest.Test(t, func(t *testing.T) {
+		s := newBubbleServer(t)
+		g, tok := s.agent("alice")
+		peer := s.peerToken(g, "bob")
+		a := s.connect(tok)
+		res := async(func() map[string]any { return s.send(g, peer, "hi", false) })
+		o := a.nextOffer()
+		a.ackWorking(o)
+		if r := a.update(status(o.taskID, "TASK_STATE_COMPLETED", "hello bob")); r.Error != nil {
+			t.Fatalf("update: %+v", r.Error)
+		}
+		if got := path(await(t, res), "result", "task", "status", "state"); got != "TASK_STATE_COMPLETED" {
+			t.Fatalf("peer got state %v", got)
+		}
+		if got := s.statesLogged(o.taskID); len(got) != 1 || got[0] != a2a.TaskStateCompleted {
+			t.Fatalf("status events %v, want only completed", got)
+		}
+		s.requireAcked(o.taskID)
+	})
 }
 
 // TestHeldWorkingAnswerWrittenAlone checks that a working answer that no
@@ -81,63 +89,69 @@ func TestWorkingAnswerJoinsTheTurnsEnd(t *testing.T) {
 // the connection closes is written before the connection's offers are
 // released: the task is not offered again.
 func TestHeldWorkingAnswerWrittenAlone(t *testing.T) {
-	s, g, first, a, _ := workingAnswered(t)
-	peer := s.peerToken(g, "carol")
-	s.waitState(first, a2a.TaskStateWorking)
-	s.requireAcked(first)
+	synctest.Test(t, func(t *testing.T) {
+		s, g, first, a, _ := workingAnswered(t)
+		peer := s.peerToken(g, "carol")
+		s.waitState(first, a2a.TaskStateWorking)
+		s.requireAcked(first)
 
-	second := path(s.send(g, peer, "two", true), "result", "task", "id").(string)
-	o2 := a.nextOffer()
-	a.ackWorking(o2)
-	must(t, a.ws.Close(websocket.StatusNormalClosure, "bye")) // at once: the answer is still held
-	// The connection writes what it holds, then releases what it was
-	// offered and did not answer: the delivery leaves "offered" once,
-	// acknowledged.
-	var d *switchboard.Delivery
-	testwait.For(t, "the delivery to leave offered after the connection closed", func() bool {
-		d = s.delivery(second)
-		return d.State != switchboard.DeliveryOffered
+		second := path(s.send(g, peer, "two", true), "result", "task", "id").(string)
+		o2 := a.nextOffer()
+		a.ackWorking(o2)
+		must(t, a.ws.Close(websocket.StatusNormalClosure, "bye")) // at once: the answer is still held
+		// The connection writes what it holds, then releases what it was
+		// offered and did not answer: the delivery leaves "offered" once,
+		// acknowledged.
+		var d *switchboard.Delivery
+		testwait.For(t, "the delivery to leave offered after the connection closed", func() bool {
+			d = s.delivery(second)
+			return d.State != switchboard.DeliveryOffered
+		})
+		if d.State != switchboard.DeliveryAcked {
+			t.Fatalf("delivery %s after the connection closed, want acknowledged", d.State)
+		}
+		if st := s.task(second).State(); st != a2a.TaskStateWorking {
+			t.Fatalf("task %s, want working", st)
+		}
+		b := s.connect(s.agentToken(g), first, second)
+		b.quiet(200 * time.Millisecond)
 	})
-	if d.State != switchboard.DeliveryAcked {
-		t.Fatalf("delivery %s after the connection closed, want acknowledged", d.State)
-	}
-	if st := s.task(second).State(); st != a2a.TaskStateWorking {
-		t.Fatalf("task %s, want working", st)
-	}
-	b := s.connect(s.agentToken(g), first, second)
-	b.quiet(200 * time.Millisecond)
 }
 
 // TestHeldAnswerKeptWhenTheUpdateFails checks that an update refused while
 // a working answer is held leaves the answer written as it came.
 func TestHeldAnswerKeptWhenTheUpdateFails(t *testing.T) {
-	s, _, id, a, o := workingAnswered(t)
-	r := a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID, "artifact": map[string]any{"artifactId": "a", "parts": []any{}}}})
-	if r.Error == nil {
-		t.Fatal("an artifact without parts was taken")
-	}
-	if st := s.task(id).State(); st != a2a.TaskStateWorking {
-		t.Fatalf("task %s right after the refused update, want working", st)
-	}
-	s.requireAcked(id)
+	synctest.Test(t, func(t *testing.T) {
+		s, _, id, a, o := workingAnswered(t)
+		r := a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID, "artifact": map[string]any{"artifactId": "a", "parts": []any{}}}})
+		if r.Error == nil {
+			t.Fatal("an artifact without parts was taken")
+		}
+		if st := s.task(id).State(); st != a2a.TaskStateWorking {
+			t.Fatalf("task %s right after the refused update, want working", st)
+		}
+		s.requireAcked(id)
+	})
 }
 
 // TestArtifactAfterHeldAnswerKeepsWorking checks that an update that sets
 // no state (an artifact) does not take the place of a held working answer:
 // the answer is written first, and the task shows working.
 func TestArtifactAfterHeldAnswerKeepsWorking(t *testing.T) {
-	s, _, id, a, o := workingAnswered(t)
-	r := a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID,
-		"artifact": map[string]any{"artifactId": "a", "parts": []any{map[string]any{"text": "partial"}}}}})
-	if r.Error != nil {
-		t.Fatalf("update: %+v", r.Error)
-	}
-	if st := s.task(id).State(); st != a2a.TaskStateWorking {
-		t.Fatalf("task %s after an artifact, want working", st)
-	}
-	if got := s.statesLogged(id); len(got) != 1 || got[0] != a2a.TaskStateWorking {
-		t.Fatalf("status events %v, want working", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s, _, id, a, o := workingAnswered(t)
+		r := a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID,
+			"artifact": map[string]any{"artifactId": "a", "parts": []any{map[string]any{"text": "partial"}}}}})
+		if r.Error != nil {
+			t.Fatalf("update: %+v", r.Error)
+		}
+		if st := s.task(id).State(); st != a2a.TaskStateWorking {
+			t.Fatalf("task %s after an artifact, want working", st)
+		}
+		if got := s.statesLogged(id); len(got) != 1 || got[0] != a2a.TaskStateWorking {
+			t.Fatalf("status events %v, want working", got)
+		}
+	})
 }
 
 // TestReplacingHelloFindsTheHeldAnswerWritten checks that a newer

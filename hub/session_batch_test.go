@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
@@ -49,7 +48,7 @@ func ackJSON(id string, seq int) string {
 // writeRaw writes one message as it is.
 func writeRaw(a *testAgent, msg string) {
 	a.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	if err := a.ws.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
 		a.t.Fatalf("write: %v", err)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/coder/websocket"
 
@@ -69,7 +69,7 @@ func openWire(t *testing.T, a, b *testAgent, bHandle string) wireSession {
 func sendFrame(a *testAgent, id string, seq int, field string, raw string) {
 	a.t.Helper()
 	b := fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":{"sessionId":%q,"seq":%d,%q:%s}}`, connproto.MethodSessionFrame, id, seq, field, raw)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	if err := a.ws.Write(ctx, websocket.MessageText, []byte(b)); err != nil {
 		a.t.Fatalf("write: %v", err)
@@ -203,52 +203,56 @@ func TestSessionWireNotAllowed(t *testing.T) {
 
 // TestSessionWireDropAndResume: B's socket drops; A's frames sent
 // meanwhile wait; B reconnects, resumes, and gets them; later B drops for
-// good and A is told after the grace.
+// good and A is told after the grace. It runs in a synctest bubble
+// (newBubbleServer): B's reconnection takes none of the grace, however
+// loaded the machine.
 func TestSessionWireDropAndResume(t *testing.T) {
-	s := newServer(t)
-	s.allowSessions()
-	ga, ta := s.agent("wa")
-	_, tb := s.agent("wb")
-	a, b := s.connect(ta), s.connect(tb)
-	ws := openWire(t, a, b, "wb")
-	sendFrame(a, ws.id, 1, "text", `"one"`)
-	nextNotice(t, b, connproto.MethodSessionFrame)
-	_ = b.ws.CloseNow()
-	sendFrame(a, ws.id, 2, "text", `"two"`) // lost with nobody to take it
+	synctest.Test(t, func(t *testing.T) {
+		s := newBubbleServer(t)
+		s.allowSessions()
+		ga, ta := s.agent("wa")
+		_, tb := s.agent("wb")
+		a, b := s.connect(ta), s.connect(tb)
+		ws := openWire(t, a, b, "wb")
+		sendFrame(a, ws.id, 1, "text", `"one"`)
+		nextNotice(t, b, connproto.MethodSessionFrame)
+		_ = b.ws.CloseNow()
+		sendFrame(a, ws.id, 2, "text", `"two"`) // lost with nobody to take it
 
-	b2 := s.connect(tb)
-	r := b2.call(connproto.MethodSessionResume, map[string]any{"sessionId": ws.id, "peer": ga.ID, "received": 1, "acked": 1})
-	if r.Error != nil {
-		t.Fatalf("SessionResume: %+v", r.Error)
-	}
-	var rr connproto.SessionResumeResult
-	must(t, json.Unmarshal(r.Result, &rr))
-	if rr.From != 1 || rr.Acked != 0 {
-		t.Fatalf("resume result %+v", rr)
-	}
-	// A is asked for what B missed, and its acknowledgement of frame 1.
-	var resend connproto.SessionResendParams
-	for {
-		f := a.next()
-		if f.Method == connproto.MethodSessionResend {
-			must(t, json.Unmarshal(f.Params, &resend))
-			break
+		b2 := s.connect(tb)
+		r := b2.call(connproto.MethodSessionResume, map[string]any{"sessionId": ws.id, "peer": ga.ID, "received": 1, "acked": 1})
+		if r.Error != nil {
+			t.Fatalf("SessionResume: %+v", r.Error)
 		}
-		if f.Method != connproto.MethodSessionAck {
-			t.Fatalf("A got %s", f.Method)
+		var rr connproto.SessionResumeResult
+		must(t, json.Unmarshal(r.Result, &rr))
+		if rr.From != 1 || rr.Acked != 0 {
+			t.Fatalf("resume result %+v", rr)
 		}
-	}
-	if resend.From != 2 {
-		t.Fatalf("resend from %d, want 2", resend.From)
-	}
-	sendFrame(a, ws.id, 2, "text", `"two"`)
-	var f connproto.SessionFrameParams
-	must(t, json.Unmarshal(nextNotice(t, b2, connproto.MethodSessionFrame), &f))
-	if f.Seq != 2 || string(f.Text) != `"two"` {
-		t.Fatalf("after the resume: %+v", f)
-	}
-	_ = b2.ws.CloseNow()
-	closedWith(t, a, ws.id, connproto.SessionReasonPeerDisconnected)
+		// A is asked for what B missed, and its acknowledgement of frame 1.
+		var resend connproto.SessionResendParams
+		for {
+			f := a.next()
+			if f.Method == connproto.MethodSessionResend {
+				must(t, json.Unmarshal(f.Params, &resend))
+				break
+			}
+			if f.Method != connproto.MethodSessionAck {
+				t.Fatalf("A got %s", f.Method)
+			}
+		}
+		if resend.From != 2 {
+			t.Fatalf("resend from %d, want 2", resend.From)
+		}
+		sendFrame(a, ws.id, 2, "text", `"two"`)
+		var f connproto.SessionFrameParams
+		must(t, json.Unmarshal(nextNotice(t, b2, connproto.MethodSessionFrame), &f))
+		if f.Seq != 2 || string(f.Text) != `"two"` {
+			t.Fatalf("after the resume: %+v", f)
+		}
+		_ = b2.ws.CloseNow()
+		closedWith(t, a, ws.id, connproto.SessionReasonPeerDisconnected)
+	})
 }
 
 // TestSessionWireRefusedByError: a JSON-RPC error answer refuses, with its

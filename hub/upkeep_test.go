@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -14,19 +15,22 @@ import (
 // TestSessionTakenWithoutHintClosesConnection: when the agent's session is
 // taken by a connection the bus never told this instance about (a lost
 // hint), the hub's next renewal finds it and closes the older connection
-// as replaced.
+// as replaced. It runs in a synctest bubble (newBubbleServer): the
+// renewals come on the bubble's clock.
 func TestSessionTakenWithoutHintClosesConnection(t *testing.T) {
-	s := newServer(t)
-	g, _ := s.agent("taken")
-	a := s.connect(s.agentToken(g))
-	now := time.Now()
-	_, err := s.db.OpenSession(context.Background(), &switchboard.AgentSession{AgentID: g.ID, Holder: "elsewhere",
-		InstanceID: "another-instance", ConnectedAt: now, ExpiresAt: now.Add(time.Minute)})
-	must(t, err)
-	// Renewals run every heartbeat (1 s here); closed() waits up to 5 s.
-	if code := a.closed(); code != connproto.CloseReplaced {
-		t.Fatalf("closed with %d, want %d (replaced)", code, connproto.CloseReplaced)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := newBubbleServer(t)
+		g, _ := s.agent("taken")
+		a := s.connect(s.agentToken(g))
+		now := time.Now()
+		_, err := s.db.OpenSession(context.Background(), &switchboard.AgentSession{AgentID: g.ID, Holder: "elsewhere",
+			InstanceID: "another-instance", ConnectedAt: now, ExpiresAt: now.Add(time.Minute)})
+		must(t, err)
+		// Renewals run every heartbeat (1 s here); closed() waits longer.
+		if code := a.closed(); code != connproto.CloseReplaced {
+			t.Fatalf("closed with %d, want %d (replaced)", code, connproto.CloseReplaced)
+		}
+	})
 }
 
 // TestRenewalKeepsSessionsLive: the hub renews its connections' sessions

@@ -7,7 +7,7 @@ import (
 )
 
 // Timeout is how long For and ForErr wait before they fail the test.
-const Timeout = 10 * time.Second
+const Timeout = 30 * time.Second
 
 // The wait between two polls doubles from pollMin up to pollMax.
 const (
