@@ -113,7 +113,7 @@ func TestCancelReachesHandler(t *testing.T) {
 		if !errors.Is(err, connector.ErrTaskCanceled) {
 			t.Fatalf("cause: got %v, want ErrTaskCanceled", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(testwait.Timeout):
 		t.Fatal("the cancel did not reach the handler")
 	}
 	if got, want := s.getTask(g, task.ID).Status.State, "TASK_STATE_CANCELED"; got != want {
@@ -283,12 +283,12 @@ func TestGetTaskAndSend(t *testing.T) {
 	}
 }
 
-// waitClosed waits for ch to close, failing the test after 10 s.
+// waitClosed waits for ch to close, failing the test after testwait.Timeout.
 func waitClosed(t testing.TB, ch <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-ch:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testwait.Timeout):
 		t.Fatal("timed out")
 	}
 }
@@ -310,7 +310,7 @@ func TestOnConnectCalledForEachConnection(t *testing.T) {
 		if again != first {
 			t.Errorf("after reconnect: got %q, want %q", again, first)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testwait.Timeout):
 		t.Fatal("OnConnect was not called again after the server restarted")
 	}
 }

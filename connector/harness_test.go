@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/internal/pipenet"
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
@@ -54,10 +56,40 @@ type testServer struct {
 	api           *httpapi.Server
 	srv           *httptest.Server
 
+	// network, when set, is the in-process network the server listens on
+	// instead of loopback (newBubbleServer); restart opens a new one,
+	// which client dials.
+	network atomic.Pointer[pipenet.Network]
+	// client makes the test's own requests: the default client, or one
+	// that dials network.
+	client *http.Client
+
 	ownerToken string
 }
 
+// sessionGrace is the live sessions' grace unless a test sets its own
+// (newSessionServer): longer than any reconnection takes on a loaded
+// machine under -race, so that a session that must resume does.
+const sessionGrace = time.Minute
+
+// newBubbleServer is newTestServer for a test that runs in a
+// testing/synctest bubble: the server listens on an in-process network
+// (pipenet), so that every timer, the client's backoff and heartbeat and
+// the server's, runs on the bubble's clock, which a loaded machine cannot
+// slow down against the code under test. Clients made by newClient reach
+// it through s.client.
+func newBubbleServer(t testing.TB, hubOptions ...func(*hub.Config)) *testServer {
+	t.Helper()
+	return newServerOn(t, true, hubOptions...)
+}
+
 func newTestServer(t testing.TB, hubOptions ...func(*hub.Config)) *testServer {
+	t.Helper()
+	return newServerOn(t, false, hubOptions...)
+}
+
+// newServerOn starts a test server, on the in-process network if inBubble.
+func newServerOn(t testing.TB, inBubble bool, hubOptions ...func(*hub.Config)) *testServer {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.OpenSQLite(ctx, sqlitetest.Path(t))
@@ -65,9 +97,17 @@ func newTestServer(t testing.TB, hubOptions ...func(*hub.Config)) *testServer {
 		t.Fatal(err)
 	}
 	s := &testServer{t: t, db: db, bus: membus.New(), log: testLogger(),
-		hubConfig: hub.Config{HeartbeatInterval: time.Second, Poll: 100 * time.Millisecond}, shared: newSharedCommunities()}
+		hubConfig: hub.Config{HeartbeatInterval: time.Second, Poll: 100 * time.Millisecond}, shared: newSharedCommunities(),
+		sessionConfig: session.Config{Grace: sessionGrace}}
 	for _, o := range hubOptions {
 		o(&s.hubConfig)
+	}
+	s.client = http.DefaultClient
+	if inBubble {
+		s.network.Store(pipenet.New())
+		s.client = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return s.network.Load().DialContext(ctx, network, addr)
+		}}}
 	}
 	s.tasks = relay.New(db, s.bus, s.log)
 	sweepCtx, stopSweep := context.WithCancel(ctx)
@@ -78,6 +118,9 @@ func newTestServer(t testing.TB, hubOptions ...func(*hub.Config)) *testServer {
 	}()
 	t.Cleanup(func() {
 		s.stop()
+		if tr, ok := s.client.Transport.(*http.Transport); ok {
+			tr.CloseIdleConnections() // the bubble's client holds no connection
+		}
 		stopSweep()
 		<-swept
 		_ = s.bus.Close()
@@ -93,6 +136,15 @@ func newTestServer(t testing.TB, hubOptions ...func(*hub.Config)) *testServer {
 	return s
 }
 
+// httpClient returns the client for a connector of the server: nil (the
+// connector's own) on loopback, s.client on the in-process network.
+func (s *testServer) httpClient() *http.Client {
+	if s.network.Load() == nil {
+		return nil
+	}
+	return s.client
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
@@ -103,7 +155,14 @@ func must(t testing.TB, err error) {
 // start serves on addr.
 func (s *testServer) start(addr string) {
 	s.t.Helper()
-	ln := listen(s.t, addr)
+	var ln net.Listener
+	if s.network.Load() != nil {
+		n := pipenet.New()
+		s.network.Store(n)
+		ln = n
+	} else {
+		ln = listen(s.t, addr)
+	}
 	s.sessions = session.New(session.Deps{Carrier: s.bus, Agents: s.db, Policy: s.shared, Logger: s.log, InstanceID: s.tasks.InstanceID}, s.sessionConfig)
 	must(s.t, s.sessions.Start(context.Background()))
 	s.hub = hub.New(hub.Deps{
@@ -115,9 +174,7 @@ func (s *testServer) start(addr string) {
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: s.log, Bus: s.bus, Connect: s.hub, Presence: s.tasks,
 	}, httpapi.Config{BlockingTimeout: 10 * time.Second, StreamKeepAlive: 100 * time.Millisecond})
 	s.api.SetReady(true)
-	s.srv = httptest.NewUnstartedServer(s.api)
-	_ = s.srv.Listener.Close()
-	s.srv.Listener = ln
+	s.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.api}}
 	s.srv.Start()
 	s.addr = ln.Addr().String()
 }
@@ -144,7 +201,7 @@ func (s *testServer) stop() {
 	if s.srv == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	_ = s.hub.Shutdown(ctx)
 	s.sessions.Close()
@@ -198,7 +255,7 @@ func (s *testServer) owner(method, path string, body, out any) {
 	must(s.t, err)
 	req.Header.Set("Authorization", "Bearer "+s.ownerToken)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client.Do(req)
 	must(s.t, err)
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
@@ -238,7 +295,7 @@ func (s *testServer) peerPost(g *testAgent, method string, params any) *http.Res
 	req.Header.Set("Authorization", "Bearer "+g.PeerToken)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client.Do(req)
 	must(s.t, err)
 	return resp
 }
@@ -382,7 +439,7 @@ func runClient(t testing.TB, c *connector.Client) <-chan error {
 		cancel()
 		select {
 		case <-finished:
-		case <-time.After(10 * time.Second):
+		case <-time.After(testwait.Timeout):
 			t.Error("Run did not return after its context ended")
 		}
 	})
@@ -391,7 +448,7 @@ func runClient(t testing.TB, c *connector.Client) <-chan error {
 
 // newClient returns a client of the agent at the server with handler.
 func newClient(s *testServer, g *testAgent, h connector.HandlerFunc) *connector.Client {
-	return &connector.Client{URLs: []string{s.URL()}, Token: g.Token, Handler: h, Logger: s.log}
+	return &connector.Client{URLs: []string{s.URL()}, Token: g.Token, Handler: h, Logger: s.log, HTTPClient: s.httpClient()}
 }
 
 // logBuffer collects a client's logs.

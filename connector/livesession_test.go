@@ -433,7 +433,7 @@ func TestSessionFrameTooLarge(t *testing.T) {
 // flow both ways; B reconnects within the grace, the session resumes, and
 // nothing is lost, repeated or reordered.
 func TestSessionResumesAcrossReconnect(t *testing.T) {
-	s := newSessionServer(t, session.Config{Grace: 5 * time.Second})
+	s := newSessionServer(t, session.Config{Grace: sessionGrace})
 	a, b := s.agent("alice"), s.agent("bob-agent")
 	s.shared.join("team", a, b)
 	p := newProxy(t, s.addr)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard/connector"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // scriptedServer accepts one connector connection and runs script on it:
@@ -26,7 +27,7 @@ func scriptedServer(t *testing.T, script func(ctx context.Context, ws *websocket
 			return
 		}
 		defer ws.CloseNow()
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), testwait.Timeout)
 		defer cancel()
 		script(ctx, ws)
 	}))
@@ -132,7 +133,7 @@ func TestProtocolEdges(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Reply: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testwait.Timeout):
 		t.Fatal("the handler never ran")
 	}
 	select {
@@ -140,7 +141,7 @@ func TestProtocolEdges(t *testing.T) {
 		if !errors.Is(err, connector.ErrAgentGone) {
 			t.Fatalf("Run: got %v, want ErrAgentGone", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testwait.Timeout):
 		t.Fatal("Run did not stop on close code 4004")
 	}
 }

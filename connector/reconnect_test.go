@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -21,23 +22,25 @@ import (
 func echo(ctx context.Context, w *connector.Work) { _ = w.Reply(w.Text()) }
 
 func TestReconnectAfterServerRestart(t *testing.T) {
-	s := newTestServer(t)
-	g := s.agent("phoenix")
-	runClient(t, newClient(s, g, echo))
-	s.connected(g)
-	if got, want := s.send(g, "m1", "before", true, "").answerText(), "before"; got != want {
-		t.Fatalf("before the restart: got %q, want %q", got, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := newBubbleServer(t)
+		g := s.agent("phoenix")
+		runClient(t, newClient(s, g, echo))
+		s.connected(g)
+		if got, want := s.send(g, "m1", "before", true, "").answerText(), "before"; got != want {
+			t.Fatalf("before the restart: got %q, want %q", got, want)
+		}
 
-	s.restart() // close code 1012, then the listener closes and opens again
-	start := time.Now()
-	s.connected(g)
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("reconnecting took %s", took)
-	}
-	if got, want := s.send(g, "m2", "after", true, "").answerText(), "after"; got != want {
-		t.Fatalf("after the restart: got %q, want %q", got, want)
-	}
+		s.restart() // close code 1012, then the listener closes and opens again
+		start := time.Now()
+		s.connected(g)
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("reconnecting took %s", took)
+		}
+		if got, want := s.send(g, "m2", "after", true, "").answerText(), "after"; got != want {
+			t.Fatalf("after the restart: got %q, want %q", got, want)
+		}
+	})
 }
 
 func TestQueuedWorkSurvivesRestart(t *testing.T) {
@@ -122,7 +125,7 @@ func TestUnacknowledgedOfferIsDeliveredAgain(t *testing.T) {
 	task := s.send(g, "m1", "catch me", false, "")
 
 	// A connector that takes the offer and dies before answering it.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, "ws://"+s.addr+"/connect", &websocket.DialOptions{
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + g.Token}}, Subprotocols: []string{connector.Subprotocol},
@@ -156,43 +159,45 @@ func TestUnacknowledgedOfferIsDeliveredAgain(t *testing.T) {
 }
 
 func TestReplacedConnectionPauses(t *testing.T) {
-	s := newTestServer(t)
-	g := s.agent("twin")
-	var logs logBuffer
-	var firstCalls atomic.Int32
-	first := newClient(s, g, func(ctx context.Context, w *connector.Work) { firstCalls.Add(1); echo(ctx, w) })
-	first.Logger = slogTo(&logs)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- first.Run(ctx) }()
-	returned := false
-	defer func() {
-		if cancel(); !returned {
-			<-done
-		}
-	}()
-	s.connected(g)
-	testwait.For(t, "the first client connected", func() bool { return strings.Contains(logs.String(), "msg=connected") })
+	synctest.Test(t, func(t *testing.T) {
+		s := newBubbleServer(t)
+		g := s.agent("twin")
+		var logs logBuffer
+		var firstCalls atomic.Int32
+		first := newClient(s, g, func(ctx context.Context, w *connector.Work) { firstCalls.Add(1); echo(ctx, w) })
+		first.Logger = slogTo(&logs)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- first.Run(ctx) }()
+		returned := false
+		defer func() {
+			if cancel(); !returned {
+				<-done
+			}
+		}()
+		s.connected(g)
+		testwait.For(t, "the first client connected", func() bool { return strings.Contains(logs.String(), "msg=connected") })
 
-	runClient(t, newClient(s, g, echo))
-	testwait.For(t, "the replacement warning", func() bool { return strings.Contains(logs.String(), "replaced") })
-	if got, want := s.send(g, "m1", "who answers?", true, "").answerText(), "who answers?"; got != want {
-		t.Fatalf("answer: got %q, want %q", got, want)
-	}
-	if got := firstCalls.Load(); got != 0 {
-		t.Fatalf("the replaced client handled %d tasks", got)
-	}
-	// Run returns at once when its context ends during the pause.
-	cancel()
-	select {
-	case err := <-done:
-		returned = true
-		if err != nil {
-			t.Fatalf("Run: %v", err)
+		runClient(t, newClient(s, g, echo))
+		testwait.For(t, "the replacement warning", func() bool { return strings.Contains(logs.String(), "replaced") })
+		if got, want := s.send(g, "m1", "who answers?", true, "").answerText(), "who answers?"; got != want {
+			t.Fatalf("answer: got %q, want %q", got, want)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Run did not return during the pause")
-	}
+		if got := firstCalls.Load(); got != 0 {
+			t.Fatalf("the replaced client handled %d tasks", got)
+		}
+		// Run returns at once when its context ends during the pause.
+		cancel()
+		select {
+		case err := <-done:
+			returned = true
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatal("Run did not return during the pause")
+		}
+	})
 }
 
 func TestReportSentAgainAfterDeadSocket(t *testing.T) {
@@ -230,7 +235,7 @@ func TestReportSentAgainAfterDeadSocket(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Reply: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testwait.Timeout):
 		t.Fatal("the reply was never answered")
 	}
 	if got, want := p.accepted.Load(), int32(2); got < want {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/internal/pipenet"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 )
@@ -82,9 +82,9 @@ func TestDeadSocketDetected(t *testing.T) {
 
 		// A cable that can be cut: the connection stays open but nothing
 		// gets through, and no close frame is ever sent.
-		var cable *cutConn
+		var cable *pipenet.Cable
 		a, _, err := s.dialWith(s.srv.URL, tok, func(c net.Conn) net.Conn {
-			cable = newCutConn(c)
+			cable = pipenet.NewCable(c)
 			return cable
 		})
 		must(t, err)
@@ -94,7 +94,7 @@ func TestDeadSocketDetected(t *testing.T) {
 		// The agent was last heard at its hello, no later than now: the
 		// offer is left unanswered. Two intervals on, exactly, it is gone.
 		synctest.Wait()
-		cable.cut()
+		cable.Cut()
 		time.Sleep(2 * interval)
 		synctest.Wait()
 		if s.hub.Connected(g.ID) {
@@ -312,15 +312,15 @@ func TestSlowAgentDoesNotStallOthers(t *testing.T) {
 		slow, slowTok := s.agent("slow")
 		fast, fastTok := s.agent("fast")
 		slowPeer, fastPeer := s.peerToken(slow, "p"), s.peerToken(fast, "p")
-		var cable *cutConn
+		var cable *pipenet.Cable
 		a, _, err := s.dialWith(s.srv.URL, slowTok, func(c net.Conn) net.Conn {
-			cable = newCutConn(c)
+			cable = pipenet.NewCable(c)
 			return cable
 		})
 		must(t, err)
 		a.call("hello", map[string]any{"holding": []string{}})
 		synctest.Wait()
-		cable.cut() // the slow agent reads nothing more
+		cable.Cut() // the slow agent reads nothing more
 		big := strings.Repeat("x", 1<<20)
 		for range 4 {
 			s.send(slow, slowPeer, big, true)
@@ -511,45 +511,6 @@ func TestRestartKeepsQueuedWork(t *testing.T) {
 }
 
 func pathOf(out map[string]any) string { return path(out, "result", "task", "id").(string) }
-
-// cutConn is a client's socket whose cable can be cut: once cut, it hands
-// nothing more to the WebSocket above it and sends nothing of what it is
-// given (the calls block, as on a peer that vanished), until it is closed.
-type cutConn struct {
-	net.Conn
-	isCut  atomic.Bool
-	closed chan struct{}
-	once   sync.Once
-}
-
-func newCutConn(c net.Conn) *cutConn { return &cutConn{Conn: c, closed: make(chan struct{})} }
-
-// cut stops everything from getting through.
-func (c *cutConn) cut() { c.isCut.Store(true) }
-
-func (c *cutConn) Read(p []byte) (int, error) {
-	if !c.isCut.Load() {
-		n, err := c.Conn.Read(p)
-		if !c.isCut.Load() {
-			return n, err
-		}
-	}
-	<-c.closed
-	return 0, net.ErrClosed
-}
-
-func (c *cutConn) Write(p []byte) (int, error) {
-	if !c.isCut.Load() {
-		return c.Conn.Write(p)
-	}
-	<-c.closed
-	return 0, net.ErrClosed
-}
-
-func (c *cutConn) Close() error {
-	c.once.Do(func() { close(c.closed) })
-	return c.Conn.Close()
-}
 
 // TestHelloAnsweredBeforeOffers checks that queued work is offered only
 // after the answer to hello.
