@@ -160,9 +160,13 @@ func TestArtifactAfterHeldAnswerKeepsWorking(t *testing.T) {
 // agent answered "working" and says it still holds is not offered again.
 // The old connection's peer has gone silent (it reads nothing more, so the
 // server's close waits for a handshake that does not come), and the answer
-// is held for a minute: only the hello can have written it.
+// is held for a minute: only the hello can have written it. The heartbeat
+// is an hour, so that it cannot drop the silent connection (whose close
+// would write the answer) however long a loaded machine takes.
 func TestReplacingHelloFindsTheHeldAnswerWritten(t *testing.T) {
-	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) { h.HoldWorking = time.Minute })
+	s := newServer(t, func(_ *relay.Service, h *hub.Config, _ *httpapi.Config) {
+		h.HoldWorking, h.HeartbeatInterval = time.Minute, time.Hour
+	})
 	g, tok := s.agent("alice")
 	peer := s.peerToken(g, "bob")
 	var silent *silentConn
