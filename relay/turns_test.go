@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -134,11 +135,10 @@ func TestTurnEndHandedOverInMemory(t *testing.T) {
 // task watches it from before it is committed, so that its wait reads
 // nothing until the answer: on the instance that records the answer, not
 // even that (it is handed over), and on another, the log once and the task
-// once.
+// once. Each case runs in a synctest bubble, so that the answer comes to a
+// wait already blocked, as a real agent's does, every time.
 func TestSendAndWaitReadsOnlyTheAnswer(t *testing.T) {
 	ctx := context.Background()
-	bus := membus.New()
-	f, g, log := newConnectorFixture(t, bus)
 	for _, tc := range []struct {
 		name                  string
 		sameInstance          bool
@@ -148,53 +148,57 @@ func TestSendAndWaitReadsOnlyTheAnswer(t *testing.T) {
 		{"other instance", false, 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := &countingStore{DB: f.db, eventReads: make(chan struct{}, 1)}
-			waiter := relay.New(store, bus, log)
-			recorder := relay.New(f.db, bus, log)
-			if tc.sameInstance {
-				recorder = waiter
-			}
-			text := "2+2? " + tc.name
-			type result struct {
-				task *switchboard.Task
-				err  error
-			}
-			done := make(chan result, 1)
-			go func() {
-				wait, cancel := context.WithTimeout(ctx, 10*time.Second)
-				defer cancel()
-				got, err := waiter.SendMessageAndWait(ctx, g, f.peer, &a2a.SendMessageRequest{
-					Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)),
-				}, switchboard.ProtocolV1, wait)
-				done <- result{got, err}
-			}()
-			var id a2a.TaskID
-			testwait.For(t, "the task to be created and waited for", func() bool {
-				tasks, _, err := f.db.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID})
-				must(t, err)
-				for _, tk := range tasks {
-					if switchboard.MessageText(tk.A2A.History[0]) == text && waiter.TurnWaiters(tk.ID()) > 0 {
-						id = tk.ID()
-					}
+			synctest.Test(t, func(t *testing.T) {
+				bus := membus.New()
+				f, g, log := newConnectorFixture(t, bus)
+				store := &countingStore{DB: f.db, eventReads: make(chan struct{}, 1)}
+				waiter := relay.New(store, bus, log)
+				recorder := relay.New(f.db, bus, log)
+				if tc.sameInstance {
+					recorder = waiter
 				}
-				return id != ""
+				text := "2+2? " + tc.name
+				type result struct {
+					task *switchboard.Task
+					err  error
+				}
+				done := make(chan result, 1)
+				go func() {
+					wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+					defer cancel()
+					got, err := waiter.SendMessageAndWait(ctx, g, f.peer, &a2a.SendMessageRequest{
+						Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)),
+					}, switchboard.ProtocolV1, wait)
+					done <- result{got, err}
+				}()
+				var id a2a.TaskID
+				testwait.For(t, "the task to be created and waited for", func() bool {
+					tasks, _, err := f.db.FindTasks(ctx, switchboard.TaskFilter{AgentID: &g.ID})
+					must(t, err)
+					for _, tk := range tasks {
+						if switchboard.MessageText(tk.A2A.History[0]) == text && waiter.TurnWaiters(tk.ID()) > 0 {
+							id = tk.ID()
+						}
+					}
+					return id != ""
+				})
+				// The answer comes to a wait already blocked, as a real agent's
+				// does. The reads checked below are the same whenever the answer
+				// comes once the wait is registered (it watches the task's log
+				// from before the task was committed); this makes the usual
+				// order the one tested.
+				synctest.Wait()
+				_, err := recorder.ApplyAgentEvent(ctx, g, id, a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("4")))
+				must(t, err)
+				r := <-done
+				must(t, r.err)
+				if r.task == nil || r.task.ID() != id || r.task.State() != a2a.TaskStateCompleted {
+					t.Fatalf("the wait returned %+v, want task %s completed", r.task, id)
+				}
+				if n, m := store.eventReadN.Load(), store.taskReads.Load(); n != tc.eventReads || m != tc.taskReads {
+					t.Fatalf("the wait read the log %d times and the task %d, want %d and %d", n, m, tc.eventReads, tc.taskReads)
+				}
 			})
-			// The agent takes a moment to answer, as a real one does. The
-			// reads checked below are the same whenever the answer comes
-			// once the wait is registered (it watches the task's log from
-			// before the task was committed); this only makes the usual
-			// order, an answer to a wait already blocked, the likely one.
-			time.Sleep(20 * time.Millisecond)
-			_, err := recorder.ApplyAgentEvent(ctx, g, id, a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("4")))
-			must(t, err)
-			r := <-done
-			must(t, r.err)
-			if r.task == nil || r.task.ID() != id || r.task.State() != a2a.TaskStateCompleted {
-				t.Fatalf("the wait returned %+v, want task %s completed", r.task, id)
-			}
-			if n, m := store.eventReadN.Load(), store.taskReads.Load(); n != tc.eventReads || m != tc.taskReads {
-				t.Fatalf("the wait read the log %d times and the task %d, want %d and %d", n, m, tc.eventReads, tc.taskReads)
-			}
 		})
 	}
 }
