@@ -620,9 +620,11 @@ func TestAgentCannotGrowTaskWithoutBound(t *testing.T) {
 	s.send(g, peer, "talk", true)
 	o := a.nextOffer()
 	a.ackWorking(o)
-	chunk := strings.Repeat("y", 512<<10)
+	// Chunks of 1 MiB: the fewest rewrites of a task of megabytes that
+	// still show the bound, after the third.
+	chunk := strings.Repeat("y", 1<<20)
 	accepted := 0
-	for i := range 20 {
+	for i := range 10 {
 		up := a.update(map[string]any{"artifactUpdate": map[string]any{"taskId": o.taskID, "append": i > 0,
 			"artifact": map[string]any{"artifactId": "a", "parts": []any{map[string]any{"text": chunk}}}}})
 		if up.Error != nil {
@@ -633,14 +635,14 @@ func TestAgentCannotGrowTaskWithoutBound(t *testing.T) {
 		}
 		accepted++
 	}
-	if accepted < 6 || accepted > 8 {
-		t.Fatalf("%d appends of 512 KiB accepted, want about 7 (4 MiB)", accepted)
+	if accepted != 3 {
+		t.Fatalf("%d appends of 1 MiB accepted, want 3 (a fourth passes 4 MiB)", accepted)
 	}
 	if st := s.task(o.taskID).State(); st != a2a.TaskStateWorking {
 		t.Fatalf("after the refusal the task is %s", st)
 	}
 	got := a.call(connproto.MethodGetTask, map[string]any{"id": o.taskID})
-	if got.Error != nil || len(got.Result) < accepted*(512<<10) {
+	if got.Error != nil || len(got.Result) < accepted*(1<<20) {
 		t.Fatalf("GetTask after the refusal: %+v, %d bytes", got.Error, len(got.Result))
 	}
 }
