@@ -113,9 +113,9 @@ func openServer(t testing.TB, path string, opts ...serverOption) *server {
 	return openServerOn(t, path, nil, session.Config{}, opts...)
 }
 
-// openServerOn is openServer whose HTTP server listens on network (nil:
+// openServerOn is openServer whose HTTP server listens on pnet (nil:
 // on loopback) and whose live sessions have the settings scfg.
-func openServerOn(t testing.TB, path string, network *pipenet.Network, scfg session.Config, opts ...serverOption) *server {
+func openServerOn(t testing.TB, path string, pnet *pipenet.Network, scfg session.Config, opts ...serverOption) *server {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.OpenSQLite(ctx, path)
@@ -140,13 +140,13 @@ func openServerOn(t testing.TB, path string, network *pipenet.Network, scfg sess
 	s.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.tasks,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Bus: s.bus, Connect: s.hub, Presence: s.tasks}, acfg)
 	s.api.SetReady(true)
-	if network == nil {
+	if pnet == nil {
 		s.srv = httptest.NewServer(s.api)
 		s.client = http.DefaultClient
 	} else {
-		s.srv = &httptest.Server{Listener: network, Config: &http.Server{Handler: s.api}}
+		s.srv = &httptest.Server{Listener: pnet, Config: &http.Server{Handler: s.api}}
 		s.srv.Start()
-		s.client = &http.Client{Transport: &http.Transport{DialContext: network.DialContext}}
+		s.client = &http.Client{Transport: &http.Transport{DialContext: pnet.DialContext}}
 	}
 	var loops context.Context
 	loops, s.stop = context.WithCancel(ctx)
