@@ -55,9 +55,17 @@ func TestSessionQueueBoundClosesFlood(t *testing.T) {
 	}
 	b.WriteByte(']')
 	// About 30,000 notices a batch, some 4 MiB queued: past the bound
-	// within a few batches, once the socket's buffers are full.
+	// within a few batches, once the socket's buffers are full. The server
+	// closes the connection as slow; the agent learns it when a write
+	// fails, or (its kernel still taking what it writes while the server
+	// waits for a close handshake the agent never reads) from the count.
+	slow := `switchboard_hub_closes_total{reason="slow"}`
 	closed, sent := false, 0
 	for range 40 {
+		if s.hubSamples(reg)[slow] > 0 {
+			closed = true
+			break
+		}
 		sent++
 		if err := ws.Write(ctx, websocket.MessageText, b.Bytes()); err != nil {
 			closed = true
