@@ -171,6 +171,7 @@ func (p *browserPage) screenshot(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 }
+
 // attr reads an attribute of the first element the CSS selector finds.
 func (p *browserPage) attr(t *testing.T, sel, name string) string {
 	t.Helper()
