@@ -44,23 +44,11 @@ type CLI struct {
 	Connect   ConnectCmd   `cmd:"" help:"Connect an agent to its server (--server, repeated or comma-separated for several) and work on its tasks with --exec or --forward, and on live sessions with --session-exec; --install makes it a systemd service."`
 	Chat      ChatCmd      `cmd:"" help:"Open a live session from an agent (--token) to another one that shares a community with it: each line of stdin is a frame sent, each frame received is printed."`
 	Health    HealthCmd    `cmd:"" help:"Ask the server whether it is ready (GET /readyz): exit status 0 when it is. A container's health check."`
-	Version   VersionCmd   `cmd:"" help:"Print the version."`
+	Version   VersionCmd   `cmd:"" help:"Print the version, commit and build date (with --json, as JSON)."`
 
 	out    io.Writer // where commands print; not a flag
 	errOut io.Writer // where commands print notes and warnings
 	stdin  io.Reader // where commands read secrets and text from
-}
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
-// VersionCmd prints the version.
-type VersionCmd struct{}
-
-// Run prints the version.
-func (VersionCmd) Run(cli *CLI) error {
-	_, err := io.WriteString(cli.out, version+"\n")
-	return err
 }
 
 // defaultDataDir is $XDG_DATA_HOME/switchboard, ~/.local/share/switchboard,

@@ -37,7 +37,7 @@ func (c *ChatCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	client := &connector.Client{URLs: serverURLs(cli.serverURL(), kctx.Args), Token: strings.TrimSpace(c.Token),
-		Logger: newLogger(c.LogLevel, c.LogFormat), ClientName: "switchboard-chat/" + version}
+		Logger: newLogger(c.LogLevel, c.LogFormat), ClientName: "switchboard-chat/" + currentBuild().Version}
 	ran := make(chan error, 1)
 	go func() {
 		err := client.Run(ctx)

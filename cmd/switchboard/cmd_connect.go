@@ -57,7 +57,7 @@ func (c *ConnectCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) erro
 	handler, mode := c.handler(log)
 	client := &connector.Client{
 		URLs: urls, Token: strings.TrimSpace(c.Token), Handler: handler, Logger: log,
-		MaxConcurrent: c.Concurrency, ClientName: "switchboard-connect/" + version,
+		MaxConcurrent: c.Concurrency, ClientName: "switchboard-connect/" + currentBuild().Version,
 	}
 	if c.SessionExec != "" {
 		client.Sessions = &sessionExec{command: c.SessionExec, max: c.SessionMax, framing: sessionFraming(c.SessionFraming), log: log}

@@ -110,7 +110,7 @@ func runServer(ctx context.Context, s *server.Server) error {
 // config is the server.Config the flags make.
 func (c *ServeCmd) config(cli *CLI) server.Config {
 	return server.Config{
-		Version: version, Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
+		Version: currentBuild().Version, Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
 		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
 		TrustForwarded: c.TrustForwarded, TrustedProxies: c.TrustedProxies.prefixes, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr, MCPOff: !c.MCP,
 		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns, SecretKey: c.SecretKey,
