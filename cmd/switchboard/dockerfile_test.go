@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,30 +47,83 @@ func dockerfileLines(t *testing.T, prefix string) []string {
 	return out
 }
 
-// TestDockerfileBuildsAStaticBinaryThatServes runs the Dockerfile's build
-// command, which compiles everything again (-trimpath, no cgo: two minutes
-// here), so only with SWITCHBOARD_TEST_DOCKERFILE=1.
-func TestDockerfileBuildsAStaticBinaryThatServes(t *testing.T) {
-	if os.Getenv("SWITCHBOARD_TEST_DOCKERFILE") == "" {
-		t.Skip("set SWITCHBOARD_TEST_DOCKERFILE=1 to run the Dockerfile's build (about two minutes)")
-	}
+// dockerfileBuild returns the Dockerfile's build step: the RUN that calls
+// scripts/release.
+func dockerfileBuild(t *testing.T) string {
+	t.Helper()
 	var build string
 	for _, r := range dockerfileLines(t, "RUN ") {
-		if strings.Contains(r, "go build") {
+		if strings.Contains(r, "scripts/release") {
 			build = r
 		}
 	}
 	if build == "" {
-		t.Fatal("the Dockerfile has no go build step")
+		t.Fatal("the Dockerfile does not build with scripts/release")
 	}
+	return build
+}
+
+// TestDockerfileBuildsWithTheReleaseScript: the image's binary is built by
+// scripts/release, with the released binaries' flags, and by nothing
+// else; so the two cannot drift apart.
+func TestDockerfileBuildsWithTheReleaseScript(t *testing.T) {
+	dockerfileBuild(t)
+	for _, r := range dockerfileLines(t, "RUN ") {
+		if strings.Contains(r, "go build") || strings.Contains(r, "go install") {
+			t.Errorf("the Dockerfile builds on its own, not with scripts/release: RUN %s", r)
+		}
+	}
+}
+
+// TestDockerfileListensOnHighPorts: the image runs as a non-root user,
+// which cannot bind a port below 1024 on every container runtime; the
+// port it listens on (SWITCHBOARD_ADDR) is one it exposes, and above 1023.
+func TestDockerfileListensOnHighPorts(t *testing.T) {
+	var addr string
+	for _, e := range dockerfileLines(t, "ENV ") {
+		if m := regexp.MustCompile(`SWITCHBOARD_ADDR=(\S+)`).FindStringSubmatch(e); m != nil {
+			addr = m[1]
+		}
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatalf("SWITCHBOARD_ADDR %q in the Dockerfile: %v", addr, err)
+	}
+	exposed := strings.Fields(strings.Join(dockerfileLines(t, "EXPOSE "), " "))
+	if !slices.Contains(exposed, port) {
+		t.Errorf("the server listens on port %s; the Dockerfile exposes %v", port, exposed)
+	}
+	for _, p := range exposed {
+		if n, err := strconv.Atoi(strings.TrimSuffix(p, "/tcp")); err != nil || n < 1024 {
+			t.Errorf("EXPOSE %s: a non-root server listens on ports above 1023", p)
+		}
+	}
+}
+
+// TestDockerfileBuildsAStaticBinaryThatServes runs the Dockerfile's build
+// command, which compiles everything again (-trimpath, no cgo: two minutes
+// here, more on a loaded machine), so only with
+// SWITCHBOARD_TEST_DOCKERFILE=1. The binary reports the version, commit
+// and date given as build arguments.
+func TestDockerfileBuildsAStaticBinaryThatServes(t *testing.T) {
+	if os.Getenv("SWITCHBOARD_TEST_DOCKERFILE") == "" {
+		t.Skip("set SWITCHBOARD_TEST_DOCKERFILE=1 to run the Dockerfile's build (about two minutes)")
+	}
+	build := dockerfileBuild(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "switchboard")
-	build = strings.ReplaceAll(build, "${VERSION}", "test")
-	build = strings.ReplaceAll(build, "/out/switchboard", bin)
+	build = strings.ReplaceAll(build, "/dist", filepath.Join(dir, "dist"))
+	build = strings.ReplaceAll(build, "/out", filepath.Join(dir, "out"))
+	bin := filepath.Join(dir, "out", "switchboard")
 	cmd := exec.Command("sh", "-c", build)
 	cmd.Dir = "../.."
+	// The build arguments, as docker build --build-arg gives them.
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	cmd.Env = append(os.Environ(), "VERSION=v1.2.3-docker", "COMMIT="+commit, "SOURCE_DATE_EPOCH=1796428800")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", build, err, out)
+	}
+	if text, _ := versionOf(t, bin); !strings.HasPrefix(text, "switchboard v1.2.3-docker (commit 0123456789ab, built 2026-12-05T00:00:00Z, ") {
+		t.Errorf("the image's binary says %q", text)
 	}
 	f, err := elf.Open(bin)
 	if err != nil {
