@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,8 +38,8 @@ func TestREADMECommands(t *testing.T) {
 	for _, b := range blocks {
 		first := strings.TrimSpace(b[0])
 		switch {
-		case notRun(first) != "":
-			t.Logf("not run: %s (%s)", first, notRun(first))
+		case notRun(b) != "":
+			t.Logf("not run: %s (%s)", first, notRun(b))
 			continue
 		case strings.HasPrefix(first, "go build -o switchboard") || strings.HasPrefix(first, "go run ") || len(scenarios) == 0:
 			scenarios = append(scenarios, nil)
@@ -65,13 +66,36 @@ func TestREADMECommands(t *testing.T) {
 }
 
 // notRun says why a block is not run here, or "".
-func notRun(first string) string {
+func notRun(block []string) string {
+	first := strings.TrimSpace(block[0])
 	switch {
 	case strings.HasPrefix(first, "go test"):
 		return "it is the command that runs this test"
 	case strings.Contains(first, "go build -o bin/ ./cmd/..."):
 		return "the load tool's runs take minutes; each scenario is run by cmd/switchboard-load's tests"
+	case strings.HasPrefix(first, "go install github.com/"):
+		return "it fetches a released version over the network; TestResolveBuild covers the version it reports"
+	case isInstallBlock(block):
+		return "it downloads a release over the network; TestVersionStamped runs it against a release scripts/release builds here"
 	}
+	return ""
+}
+
+// isInstallBlock: block downloads and installs a release.
+func isInstallBlock(block []string) bool {
+	return slices.ContainsFunc(block, func(l string) bool { return strings.Contains(l, "/releases/download/") })
+}
+
+// readmeInstallBlock returns README.md's lines that download and install
+// a release, one command a line.
+func readmeInstallBlock(t *testing.T) string {
+	t.Helper()
+	for _, b := range readmeBlocks(t) {
+		if isInstallBlock(b) {
+			return strings.Join(b, "\n")
+		}
+	}
+	t.Fatal("README.md has no lines that download a release")
 	return ""
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -78,69 +79,126 @@ func versionOf(t *testing.T, bin string) (string, buildInfo) {
 	return strings.TrimSpace(string(text)), b
 }
 
-// TestVersionStamped builds the binary with the -ldflags scripts/release
-// stamps (its --print-ldflags), SOURCE_DATE_EPOCH set: switchboard version
-// prints the version, commit and date, and a server it runs reports the
-// version in /healthz and switchboard_build_info.
+// TestVersionStamped builds a release for this machine's platform with
+// scripts/release (SOURCE_DATE_EPOCH set): SHA256SUMS verifies, the
+// binary prints the version, commit and date the script stamped (the same
+// stamps as --print-ldflags), a server it runs reports that version in
+// /healthz and switchboard_build_info, and README.md's install lines,
+// pointed at the release's directory instead of GitHub, install it.
 func TestVersionStamped(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary")
+		t.Skip("builds a release with scripts/release")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("scripts/release is a bash script")
 	}
 	root, err := filepath.Abs("../..")
 	must(t, err)
-	const epoch, wantDate = "1796428800", "2026-12-05T00:00:00Z"
-	printLdflags := exec.Command(filepath.Join(root, "scripts", "release"), "--print-ldflags", "v1.2.3-rc.1")
-	printLdflags.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+epoch)
-	ldflags, err := printLdflags.Output()
-	if err != nil {
-		t.Fatalf("scripts/release --print-ldflags: %v", err)
+	install := readmeInstallBlock(t)
+	m := regexp.MustCompile(`VERSION=(v\S+)`).FindStringSubmatch(install)
+	if m == nil {
+		t.Fatalf("README.md's install lines set no VERSION:\n%s", install)
 	}
+	version := m[1]
+	const epoch, wantDate = "1796428800", "2026-12-05T00:00:00Z"
 	wantCommit := "unknown"
 	if head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output(); err == nil {
 		wantCommit = strings.TrimSpace(string(head))
 	}
-	bin := filepath.Join(t.TempDir(), "switchboard")
-	build := exec.Command("go", "build", "-ldflags", strings.TrimSpace(string(ldflags)), "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -ldflags %s: %v\n%s", ldflags, err, out)
+	releases := t.TempDir()
+	dist := filepath.Join(releases, version) // as under .../releases/download/
+	script := filepath.Join(root, "scripts", "release")
+	release := exec.Command(script, "--targets", runtime.GOOS+"/"+runtime.GOARCH, "--out", dist, version)
+	release.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+epoch)
+	if out, err := release.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/release: %v\n%s", err, out)
+	}
+	name := "switchboard_" + version + "_" + runtime.GOOS + "_" + runtime.GOARCH
+	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
+	must(t, err)
+	if lines := strings.Split(strings.TrimSpace(string(sums)), "\n"); len(lines) != 1 || !strings.HasSuffix(lines[0], "  "+name) {
+		t.Errorf("SHA256SUMS: want one line for %s:\n%s", name, sums)
+	}
+	printLdflags := exec.Command(script, "--print-ldflags", version)
+	printLdflags.Env = release.Env
+	ldflags, err := printLdflags.Output()
+	must(t, err)
+	if want := "-s -w -X main.version=" + version + " -X main.commit=" + wantCommit + " -X main.date=" + wantDate; strings.TrimSpace(string(ldflags)) != want {
+		t.Errorf("--print-ldflags: %s, want %s", ldflags, want)
 	}
 
+	bin := filepath.Join(dist, name)
 	text, b := versionOf(t, bin)
-	want := buildInfo{Version: "v1.2.3-rc.1", Commit: wantCommit, Date: wantDate, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	want := buildInfo{Version: version, Commit: wantCommit, Date: wantDate, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	if b != want {
 		t.Errorf("--json version: got %+v\nwant %+v", b, want)
 	}
 	short := wantCommit[:min(12, len(wantCommit))]
-	if wantText := "switchboard v1.2.3-rc.1 (commit " + short + ", built " + wantDate + ", " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")"; text != wantText {
+	wantText := "switchboard " + version + " (commit " + short + ", built " + wantDate + ", " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")"
+	if text != wantText {
 		t.Errorf("version: got  %s\nwant %s", text, wantText)
 	}
 
-	// The server: the same version in /healthz and the build_info metric.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	addr := l.Addr().String()
-	must(t, l.Close())
-	dir := t.TempDir()
-	serve := exec.Command(bin, "--data", filepath.Join(dir, "data"), "serve", "--addr", addr, "--metrics")
-	serve.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir, "SWITCHBOARD_OWNER_TOKEN=", "SWITCHBOARD_URL=")
-	var logs bytes.Buffer
-	serve.Stderr = &logs
-	must(t, serve.Start())
-	t.Cleanup(func() {
-		_ = serve.Process.Kill()
-		_ = serve.Wait()
-	})
-	testwait.ForErr(t, "the server to answer", func() error {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
+	t.Run("serve", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		must(t, err)
+		addr := l.Addr().String()
+		must(t, l.Close())
+		dir := t.TempDir()
+		serve := exec.Command(bin, "--data", filepath.Join(dir, "data"), "serve", "--addr", addr, "--metrics")
+		serve.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir, "SWITCHBOARD_OWNER_TOKEN=", "SWITCHBOARD_URL=")
+		var logs bytes.Buffer
+		serve.Stderr = &logs
+		must(t, serve.Start())
+		t.Cleanup(func() {
+			_ = serve.Process.Kill()
+			_ = serve.Wait()
+		})
+		testwait.ForErr(t, "the server to answer", func() error {
+			resp, err := http.Get("http://" + addr + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		})
+		if _, health := getJSON(t, "http://"+addr+"/healthz"); health["version"] != version {
+			t.Errorf("/healthz %v: want version %s\nserver: %s", health, version, logs.String())
 		}
-		return err
+		wantSamples(t, scrape(t, "http://"+addr), map[string]float64{`switchboard_build_info{version="` + version + `"}`: 1})
 	})
-	if _, health := getJSON(t, "http://"+addr+"/healthz"); health["version"] != "v1.2.3-rc.1" {
-		t.Errorf("/healthz %v: want version v1.2.3-rc.1\nserver: %s", health, logs.String())
-	}
-	wantSamples(t, scrape(t, "http://"+addr), map[string]float64{`switchboard_build_info{version="v1.2.3-rc.1"}`: 1})
+
+	t.Run("README install", func(t *testing.T) {
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("the install lines need curl")
+		}
+		if _, err := exec.LookPath("sha256sum"); err != nil {
+			t.Skip("the install lines need sha256sum")
+		}
+		binDir := filepath.Join(t.TempDir(), "bin")
+		must(t, os.Mkdir(binDir, 0o755))
+		lines := install
+		for _, r := range []struct{ from, to string }{
+			{"https://github.com/switchboard-dev/switchboard/releases/download", "file://" + releases},
+			{"OS=linux ARCH=amd64", "OS=" + runtime.GOOS + " ARCH=" + runtime.GOARCH},
+			{"sudo ", ""},
+			{"/usr/local/bin/", binDir + "/"},
+		} {
+			if !strings.Contains(lines, r.from) {
+				t.Fatalf("README.md's install lines no longer hold %q: update this test\n%s", r.from, install)
+			}
+			lines = strings.ReplaceAll(lines, r.from, r.to)
+		}
+		sh := exec.Command("bash", "-euo", "pipefail", "-c", lines)
+		sh.Dir = t.TempDir()
+		sh.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := sh.CombinedOutput()
+		if err != nil {
+			t.Fatalf("README.md's install lines: %v\n%s\n%s", err, lines, out)
+		}
+		if !strings.Contains(string(out), name+": OK") || !strings.Contains(string(out), wantText) {
+			t.Errorf("README.md's install lines printed no %q and %q:\n%s", name+": OK", wantText, out)
+		}
+	})
 }
 
 // TestVersionUnstamped builds the binary as go build does, without
