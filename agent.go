@@ -41,9 +41,14 @@ func (m DeliveryMode) Live() bool { return m == ModeConnector || m == ModeWebhoo
 
 // Agent is a named public address and the card served there.
 type Agent struct {
-	ID          string // UUID, stable for the agent's life
-	AccountID   string // the owning account
-	Handle      string // DNS-label slug: the address is {base}/a/{handle}
+	ID        string // UUID, stable for the agent's life
+	AccountID string // the owning account
+	Handle    string // DNS-label slug: the address is {base}/a/{handle}
+	// Domain is the host name the agent is also served at, at the root
+	// (https://{domain}/, docs/agents.md "Agent domains"), or empty: lower
+	// case, ASCII (an internationalised name in punycode), without a
+	// trailing dot. No two agents hold the same.
+	Domain      string
 	Name        string
 	Description string
 	Mode        DeliveryMode
@@ -107,11 +112,20 @@ type AgentUpdate struct {
 	MCPOff         *bool
 	Endpoint       *string
 	WebhookSecret  *string
+	// Domain sets the agent's domain (as Agent.Domain holds it); ""
+	// removes it.
+	Domain *string
+	// DomainQuota, when set, bounds the agents of the agent's account
+	// that hold a domain: an update that gives the agent a domain while
+	// it holds none is refused (EUNPROCESSABLE) when the account's other
+	// agents hold *DomainQuota already. Nil: no bound.
+	DomainQuota *int
 }
 
 // AgentStore keeps agents.
 type AgentStore interface {
-	// CreateAgent stores a. It returns ECONFLICT if the handle is taken.
+	// CreateAgent stores a. It returns ECONFLICT if the handle is taken,
+	// EUNPROCESSABLE if a.Domain is another agent's.
 	CreateAgent(ctx context.Context, a *Agent) error
 
 	// FindAgentByID returns the agent, or ENOTFOUND.
@@ -120,10 +134,18 @@ type AgentStore interface {
 	// FindAgentByHandle returns the agent, or ENOTFOUND.
 	FindAgentByHandle(ctx context.Context, handle string) (*Agent, error)
 
+	// FindAgentByDomain returns the agent whose Domain is domain (as
+	// Agent.Domain holds it: lower case, ASCII), or ENOTFOUND. Every
+	// request to an agent domain asks it, so it is answered from memory
+	// where the store can.
+	FindAgentByDomain(ctx context.Context, domain string) (*Agent, error)
+
 	// FindAgents returns the agents that match f, ordered by handle.
 	FindAgents(ctx context.Context, f AgentFilter) ([]*Agent, error)
 
-	// UpdateAgent changes an agent and returns it, or ENOTFOUND.
+	// UpdateAgent changes an agent and returns it, or ENOTFOUND. It
+	// returns EUNPROCESSABLE if upd.Domain is another agent's, or if
+	// upd.DomainQuota refuses it.
 	UpdateAgent(ctx context.Context, id string, upd AgentUpdate) (*Agent, error)
 
 	// DeleteAgent removes an agent with its tokens, tasks, events and push

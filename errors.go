@@ -26,6 +26,11 @@ const (
 	ENOAGENT      Code = "no_agent_found"  // no agent of the network may take the work now; the message says which gate
 	EUPSTREAM     Code = "upstream_failed" // a front's upstream failed; the message is generic, the owner sees the cause
 	EUNAVAILABLE  Code = "unavailable"     // the server cannot do it now (its storage is full); retry later
+	// EUNPROCESSABLE refuses a well-formed value the server will not take
+	// as it stands: an agent domain it cannot serve, one another agent
+	// holds, or one past the account's quota (docs/agents.md, "Agent
+	// domains"). The message says which.
+	EUNPROCESSABLE Code = "unprocessable"
 
 	ENOTCANCELABLE          Code = "task_not_cancelable"
 	EUNSUPPORTED            Code = "unsupported_operation"

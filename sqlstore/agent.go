@@ -13,7 +13,7 @@ import (
 )
 
 const agentColumns = `g.id, g.account_id, g.handle, g.name, g.description, g.mode, g.version,
-	g.skills, g.extended_skills, g.accepts_tasks, g.approved, g.pairing, g.endpoint, g.webhook_secret, g.created_at, g.updated_at, g.mcp_off, a.disabled`
+	g.skills, g.extended_skills, g.accepts_tasks, g.approved, g.pairing, g.endpoint, g.webhook_secret, g.created_at, g.updated_at, g.mcp_off, COALESCE(g.domain, ''), a.disabled`
 
 const agentFrom = ` FROM agents g JOIN accounts a ON a.id = g.account_id`
 
@@ -33,12 +33,19 @@ func (db *DB) CreateAgent(ctx context.Context, g *switchboard.Agent) error {
 		return err
 	}
 	return db.writeIdentities(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := db.checkDomainFree(ctx, tx, g.ID, g.Domain); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO agents (id, account_id, handle, name, description, mode, version,
-			skills, extended_skills, accepts_tasks, approved, endpoint, webhook_secret, created_at, updated_at, pairing, mcp_off)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+			skills, extended_skills, accepts_tasks, approved, endpoint, webhook_secret, created_at, updated_at, pairing, mcp_off, domain)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 			g.ID, g.AccountID, g.Handle, g.Name, g.Description, string(g.Mode), g.Version,
-			skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved), g.Endpoint, secret, nanos(now), nanos(now), string(g.Pairing), boolInt(g.MCPOff))
+			skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved), g.Endpoint, secret, nanos(now), nanos(now), string(g.Pairing), boolInt(g.MCPOff),
+			nullString(g.Domain))
 		if db.dialect.uniqueViolation(err) {
+			if violatesDomain(err) {
+				return domainTaken(g.Domain)
+			}
 			return switchboard.Errorf(switchboard.ECONFLICT, "the handle %q is taken", g.Handle)
 		} else if err != nil {
 			return err
@@ -55,6 +62,14 @@ func (db *DB) FindAgentByID(ctx context.Context, id string) (*switchboard.Agent,
 // FindAgentByHandle implements switchboard.AgentStore.
 func (db *DB) FindAgentByHandle(ctx context.Context, handle string) (*switchboard.Agent, error) {
 	return db.cachedAgent(ctx, handle)
+}
+
+// FindAgentByDomain implements switchboard.AgentStore.
+func (db *DB) FindAgentByDomain(ctx context.Context, domain string) (*switchboard.Agent, error) {
+	if domain == "" {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+	}
+	return db.cachedAgentByDomain(ctx, domain)
 }
 
 type queryer interface {
@@ -111,6 +126,9 @@ func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentU
 		}
 		was := g.Mode
 		skillsChange := upd.Skills != nil
+		if err := db.checkDomainUpdate(ctx, tx, g, upd); err != nil {
+			return err
+		}
 		applyAgentUpdate(g, upd)
 		g.UpdatedAt = db.Now().UTC()
 		skills, ext, err := marshalSkills(g)
@@ -123,10 +141,12 @@ func (db *DB) UpdateAgent(ctx context.Context, id string, upd switchboard.AgentU
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE agents SET name = $1, description = $2, mode = $3, version = $4,
 			skills = $5, extended_skills = $6, accepts_tasks = $7, approved = $8, endpoint = $9, webhook_secret = $10,
-			updated_at = $11, pairing = $13, mcp_off = $14 WHERE id = $12`,
+			updated_at = $11, pairing = $13, mcp_off = $14, domain = $15 WHERE id = $12`,
 			g.Name, g.Description, string(g.Mode), g.Version, skills, ext, boolInt(g.AcceptsTasks), boolInt(g.Approved),
-			g.Endpoint, secret, nanos(g.UpdatedAt), g.ID, string(g.Pairing), boolInt(g.MCPOff))
-		if err != nil {
+			g.Endpoint, secret, nanos(g.UpdatedAt), g.ID, string(g.Pairing), boolInt(g.MCPOff), nullString(g.Domain))
+		if db.dialect.uniqueViolation(err) && violatesDomain(err) {
+			return domainTaken(g.Domain)
+		} else if err != nil {
 			return err
 		}
 		if skillsChange {
@@ -186,6 +206,9 @@ func applyAgentUpdate(g *switchboard.Agent, upd switchboard.AgentUpdate) {
 	}
 	if upd.WebhookSecret != nil {
 		g.WebhookSecret = *upd.WebhookSecret
+	}
+	if upd.Domain != nil {
+		g.Domain = *upd.Domain
 	}
 }
 
@@ -265,7 +288,7 @@ func scanAgentWith(s scanner, extra ...any) (*switchboard.Agent, error) {
 	var accepts, approved, mcpOff, disabled int
 	var created, updated int64
 	dest := []any{&g.ID, &g.AccountID, &g.Handle, &g.Name, &g.Description, &mode, &g.Version,
-		&skills, &ext, &accepts, &approved, &pairing, &g.Endpoint, &g.WebhookSecret, &created, &updated, &mcpOff, &disabled}
+		&skills, &ext, &accepts, &approved, &pairing, &g.Endpoint, &g.WebhookSecret, &created, &updated, &mcpOff, &g.Domain, &disabled}
 	if err := s.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}

@@ -106,6 +106,11 @@ func TestDumpRoundTrip(t *testing.T) {
 			t.Fatalf("agent %s differs:\n%+v\n%+v", g.Handle, want, got)
 		}
 	}
+	for name, db := range map[string]*sqlstore.DB{"postgres": pg, "sqlite": dst} {
+		if got, err := db.FindAgentByDomain(ctx, "inbox.example.com"); err != nil || got.ID != "agent-inbox" {
+			t.Fatalf("%s: the agent by its domain: %+v, %v", name, got, err)
+		}
+	}
 	if strings.Contains(string(first), `"agent_sessions"`) || strings.Contains(string(first), `"rate_counts"`) {
 		t.Fatal("the export holds an excluded table")
 	}

@@ -148,3 +148,49 @@ func TestIdentityCacheCommunities(t *testing.T) {
 		t.Fatalf("after SaveCommunity closed it: %+v, %v", got, err)
 	}
 }
+
+// TestIdentityCacheDomains: an agent found by its domain is kept (a
+// change behind the store's back is not seen while the entry is good),
+// and every change through the store is seen by the next lookup: a new
+// domain, the old one free, the account disabled, the agent deleted.
+func TestIdentityCacheDomains(t *testing.T) {
+	ctx := context.Background()
+	db, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "domains.db"))
+	must(t, err)
+	defer db.Close()
+	acct, g := mustIdentities(t, db)
+	d := "bot.example.com"
+	_, err = db.UpdateAgent(ctx, g.ID, switchboard.AgentUpdate{Domain: &d})
+	must(t, err)
+	got, err := db.FindAgentByDomain(ctx, d)
+	must(t, err)
+	got.Name = "changed by the caller"
+	_, err = db.write.ExecContext(ctx, `UPDATE agents SET name = 'behind' WHERE id = $1`, g.ID)
+	must(t, err)
+	if got, err := db.FindAgentByDomain(ctx, d); err != nil || got.Name != "before" {
+		t.Fatalf("cached agent: %+v, %v (want the name it was read with)", got, err)
+	}
+	if got, err := db.FindAgentByDomain(switchboard.FreshRead(ctx), d); err != nil || got.Name != "behind" {
+		t.Fatalf("fresh agent: %+v, %v", got, err)
+	}
+
+	moved := "new.example.com"
+	_, err = db.UpdateAgent(ctx, g.ID, switchboard.AgentUpdate{Domain: &moved})
+	must(t, err)
+	if _, err := db.FindAgentByDomain(ctx, d); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("the old domain after a move: %v", err)
+	}
+	if got, err := db.FindAgentByDomain(ctx, moved); err != nil || got.ID != g.ID {
+		t.Fatalf("the new domain: %+v, %v", got, err)
+	}
+	disabled := true
+	_, err = db.UpdateAccount(ctx, acct.ID, switchboard.AccountUpdate{Disabled: &disabled})
+	must(t, err)
+	if got, err := db.FindAgentByDomain(ctx, moved); err != nil || !got.AccountDisabled {
+		t.Fatalf("after disabling the account: %+v, %v", got, err)
+	}
+	must(t, db.DeleteAgent(ctx, g.ID))
+	if _, err := db.FindAgentByDomain(ctx, moved); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("deleted agent: %v", err)
+	}
+}

@@ -58,7 +58,7 @@ func PopulateAt(tb testing.TB, s Store, at time.Time) *Populated {
 	}
 	for _, g := range []*switchboard.Agent{
 		{ID: "agent-inbox", AccountID: "acct-alice", Handle: "inbox-bot", Name: "Inbox “bot”", Description: "ünïcode\nand lines",
-			Mode: switchboard.ModeInbox, Version: "1.0.0", AcceptsTasks: true,
+			Mode: switchboard.ModeInbox, Version: "1.0.0", AcceptsTasks: true, Domain: "inbox.example.com",
 			Skills:         []a2a.AgentSkill{{ID: "s1", Name: "Skill", Description: "d", Tags: []string{"x", "y"}}},
 			ExtendedSkills: []a2a.AgentSkill{{ID: "s2", Name: "Secret skill", Description: "e", Tags: []string{"z"}}}},
 		{ID: "agent-hook", AccountID: "acct-alice", Handle: "hook-bot", Name: "Hook", Mode: switchboard.ModeWebhook,
