@@ -57,7 +57,11 @@ func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 	// to is a handle or an address of this deployment as the request
 	// reached it; a URL of another deployment is refused, never read as
 	// the agent of its handle here (publicurl.HandleAt).
-	to, here := s.urls.Handle(r, body.To)
+	to, here, err := s.urls.Handle(r, body.To)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if !here {
 		s.writeError(w, r, network.Elsewhere(sender, body.To))
 		return

@@ -146,3 +146,52 @@ func TestSessionOpenURLOfAnotherDeployment(t *testing.T) {
 		t.Fatalf("SessionOpen to wb's address: %+v %s", f.Error, f.Result)
 	}
 }
+
+// TestAgentDomainAddress: an agent with a domain is told, in the answer to
+// its hello, that its address is the root of its domain (on the scheme its
+// connection reached, plain http here); another agent names it by that
+// address in SendTask and SendMessage, and an agent domain no agent holds
+// names nobody.
+func TestAgentDomainAddress(t *testing.T) {
+	s := newServer(t)
+	_, meToken := s.netAgent("me")
+	worker, workerToken := s.netAgent("worker")
+	d := "worker.example.com"
+	_, err := s.db.UpdateAgent(context.Background(), worker.ID, switchboard.AgentUpdate{Domain: &d})
+	must(t, err)
+
+	w, _, err := s.dial(workerToken)
+	must(t, err)
+	hello := w.call("hello", map[string]any{"holding": []string{}, "client": "test"})
+	var hr connproto.HelloResult
+	if hello.Error != nil || json.Unmarshal(hello.Result, &hr) != nil || hr.Agent.Address != "http://worker.example.com" {
+		t.Fatalf("hello of an agent with a domain: %+v %s", hello.Error, hello.Result)
+	}
+	m, _, err := s.dial(meToken)
+	must(t, err)
+	if hello := m.call("hello", map[string]any{"holding": []string{}, "client": "test"}); !strings.Contains(string(hello.Result), s.srv.URL+"/a/me") {
+		t.Fatalf("hello of an agent without one: %s", hello.Result)
+	}
+	for i, to := range []string{"http://worker.example.com", "https://Worker.Example.com/"} {
+		r := m.call(connproto.MethodSendTask, map[string]any{"to": to, "request": textMessage("hi", true)})
+		var res connproto.SendTaskResult
+		if r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.Agent != "worker" {
+			t.Fatalf("SendTask to %s: %+v %s", to, r.Error, r.Result)
+		}
+		if n := s.tasksOf(worker); n != i+1 {
+			t.Fatalf("%d tasks, want %d", n, i+1)
+		}
+	}
+	token := s.peerToken(worker, "alice")
+	r := m.call(connproto.MethodSendMessage, map[string]any{"to": "https://worker.example.com/", "token": token,
+		"request": map[string]any{"message": a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))}})
+	if r.Error != nil {
+		t.Fatalf("SendMessage to the domain: %+v", r.Error)
+	}
+	for _, to := range []string{"https://nobody.example.com/", "https://worker.example.com/mcp", "https://worker.example.com:8443/"} {
+		r := m.call(connproto.MethodSendTask, map[string]any{"to": to, "request": textMessage("hi", true)})
+		if r.Error == nil || r.Error.Code != connproto.CodeInvalidParams || r.Error.Message != to+notOnNetwork {
+			t.Errorf("SendTask to %s: %+v %s", to, r.Error, r.Result)
+		}
+	}
+}

@@ -34,7 +34,7 @@ type conn struct {
 	holder    string    // immutable: names this connection on the offers it holds
 	tokenHash string    // immutable: the agent token it authenticated with
 	base      string    // immutable: the deployment's base URL, as the upgrade request reached it (Deps.URLs)
-	address   string    // immutable: the agent's address under base
+	address   string    // immutable: the agent's address on base (publicurl.AddressAt)
 	log       *slog.Logger
 
 	agent atomic.Pointer[switchboard.Agent] // refreshed by the writer when the agent changes
@@ -70,7 +70,7 @@ type conn struct {
 func newConn(h *Hub, ws *websocket.Conn, agent *switchboard.Agent, tokenHash, base string, heard *connproto.LastHeard) *conn {
 	id := switchboard.NewID()
 	c := &conn{
-		hub: h, ws: ws, agentID: agent.ID, tokenHash: tokenHash, base: base, address: base + "/a/" + agent.Handle, heard: heard,
+		hub: h, ws: ws, agentID: agent.ID, tokenHash: tokenHash, base: base, address: publicurl.AddressAt(base, agent), heard: heard,
 		holder:   "conn/" + h.InstanceID + "/" + id,
 		log:      h.Logger.With("agent_id", agent.ID, "conn_id", id),
 		ready:    make(chan struct{}),
@@ -451,7 +451,10 @@ func (c *conn) onSendMessage(f *connproto.Frame) {
 		c.replyError(f.ID, connproto.CodeInvalidParams, "SendMessage params must be {\"to\", \"token\", \"request\"}")
 		return
 	}
-	handle, here := publicurl.HandleAt(c.base, p.To)
+	handle, here, ok := c.handleOf(f.ID, p.To)
+	if !ok {
+		return
+	}
 	if !here {
 		c.replyError(f.ID, connproto.CodeInvalidParams, switchboard.ErrorMessage(network.Elsewhere(c.agent.Load(), p.To)))
 		return

@@ -12,7 +12,6 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/network"
-	"github.com/switchboard-dev/switchboard/publicurl"
 )
 
 // Network is the coordinator network as the hub uses it (network.Service
@@ -96,7 +95,10 @@ func (c *conn) onSendTask(f *connproto.Frame) {
 	// to is a handle or an address of this deployment as the connection
 	// reached it; a URL of another deployment is refused, never read as
 	// the agent of its handle here.
-	to, here := publicurl.HandleAt(c.base, p.To)
+	to, here, ok := c.handleOf(f.ID, p.To)
+	if !ok {
+		return
+	}
 	if !here {
 		c.replyError(f.ID, connproto.CodeInvalidParams, switchboard.ErrorMessage(network.Elsewhere(agent, p.To)))
 		return

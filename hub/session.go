@@ -67,7 +67,10 @@ func (c *conn) sessionOpenParams(f *connproto.Frame) (params json.RawMessage, ok
 	if json.Unmarshal(f.Params, &p) != nil || strings.TrimSpace(p.To) == "" {
 		return f.Params, true
 	}
-	handle, here := publicurl.HandleAt(c.base, p.To)
+	handle, here, found := c.handleOf(f.ID, p.To)
+	if !found {
+		return nil, false
+	}
 	if !here {
 		if len(f.ID) > 0 {
 			c.replyError(f.ID, connproto.CodeSessionPeerNotFound,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 )
 
@@ -99,5 +100,32 @@ func TestSendURLPublicURL(t *testing.T) {
 	call(t, cs, "send", map[string]any{"to": "HTTPS://Switchboard.Example:443/sb/a/other", "text": "hello"})
 	if n := w.received(other); n != 1 {
 		t.Fatalf("%d tasks, want 1", n)
+	}
+}
+
+// TestSendURLAgentDomain: the root of an agent's domain is its address:
+// send to https://{domain} (or with a trailing slash) reaches it; a path
+// under the domain, or a domain no agent holds, names nobody.
+func TestSendURLAgentDomain(t *testing.T) {
+	w := newWorldConfig(t, "sqlite", nil, httpapi.Config{PublicURL: "https://switchboard.example"})
+	helper, other := w.agent("helper"), w.agent("other")
+	for _, g := range []string{helper.ID, other.ID} {
+		_, err := w.db.JoinCommunity(context.Background(), g, "team", true)
+		must(t, err)
+	}
+	d := "other.example.com"
+	_, err := w.db.UpdateAgent(context.Background(), other.ID, switchboard.AgentUpdate{Domain: &d})
+	must(t, err)
+	cs := connect(t, w.mcpURL(helper), w.mcpToken(helper, "claude"), "2025-06-18")
+	for _, to := range []string{"https://other.example.com/mcp", "https://nobody.example.com/", "http://other.example.com/"} {
+		if msg := toolError(t, cs, "send", map[string]any{"to": to, "text": "hello"}); msg != "Error: "+to+notHere {
+			t.Errorf("send to %s: %q", to, msg)
+		}
+	}
+	for i, to := range []string{"https://other.example.com", "https://Other.Example.com/"} {
+		call(t, cs, "send", map[string]any{"to": to, "text": "hello"})
+		if n := w.received(other); n != i+1 {
+			t.Fatalf("send to %s: %d tasks, want %d", to, n, i+1)
+		}
 	}
 }

@@ -87,7 +87,10 @@ func (s *Server) send(ctx context.Context, req *mcp.CallToolRequest, in SendArgs
 	if err != nil {
 		return s.fail(ctx, ToolSend, err)
 	}
-	handle, here := publicurl.HandleAt(tg.base, in.To)
+	handle, here, err := publicurl.HandleAt(ctx, tg.base, in.To, s.Agents)
+	if err != nil {
+		return s.fail(ctx, ToolSend, err)
+	}
 	if p == nil && !here {
 		// No address of this deployment: only the synced alias of that
 		// URL (tools_address.go).

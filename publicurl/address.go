@@ -1,6 +1,7 @@
 package publicurl
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/agentdomain"
 )
 
 // Where one agent names another (send on the network, the connector's
@@ -17,9 +19,10 @@ import (
 // deployment never reaches the agent of the same handle on this one.
 
 // Handle returns the handle of the agent that to names on the deployment
-// as r reaches it (Base): see HandleAt.
-func (u Resolver) Handle(r *http.Request, to string) (handle string, ok bool) {
-	return HandleAt(u.Base(r), to)
+// as r reaches it (Base), with agent domains found by Agents: see
+// HandleAt.
+func (u Resolver) Handle(r *http.Request, to string) (handle string, ok bool, err error) {
+	return HandleAt(r.Context(), u.Base(r), to, u.Agents)
 }
 
 // HandleAt returns the handle of the agent that to names on the deployment
@@ -35,42 +38,85 @@ func (u Resolver) Handle(r *http.Request, to string) (handle string, ok bool) {
 //     slash, and nothing after it; {handle} is a valid handle
 //     (switchboard.NormalizeHandle), returned lower-cased.
 //
+// Or the address of an agent domain: the root of a host (path empty or
+// "/") that domains finds an agent of, on https or base's scheme and its
+// default port, with no user information, query or fragment. A lookup
+// that fails otherwise than ENOTFOUND is returned as err.
+//
 // So https://sb.example/a/bob names bob on the deployment at
-// https://sb.example, and https://other.example/a/bob names no agent of it.
-func HandleAt(base, to string) (handle string, ok bool) {
+// https://sb.example, as does https://bot.example.com/ when bob's domain
+// is bot.example.com, and https://other.example/a/bob names no agent of
+// it.
+func HandleAt(ctx context.Context, base, to string, domains DomainFinder) (handle string, ok bool, err error) {
 	to = strings.TrimSpace(to)
 	if !strings.Contains(to, ":") {
-		return strings.ToLower(to), true // no handle has a ':'; every URL does
+		return strings.ToLower(to), true, nil // no handle has a ':'; every URL does
 	}
 	u, err := url.Parse(to)
 	if err != nil {
-		return "", false
+		return "", false, nil
 	}
 	b, err := url.Parse(base)
 	if err != nil || b.Host == "" || b.User != nil || b.Opaque != "" || b.RawQuery != "" || b.ForceQuery || b.Fragment != "" {
-		return "", false // no base URL: it has no addresses
+		return "", false, nil // no base URL: it has no addresses
 	}
-	if u.User != nil || u.Opaque != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" ||
-		!strings.EqualFold(u.Scheme, b.Scheme) || !strings.EqualFold(hostPort(u), hostPort(b)) {
-		return "", false
+	if u.User != nil || u.Opaque != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "", false, nil
+	}
+	if !strings.EqualFold(hostPort(u), hostPort(b)) {
+		return domainHandle(ctx, b, u, domains)
+	}
+	if !strings.EqualFold(u.Scheme, b.Scheme) {
+		return "", false, nil
 	}
 	rest, found := strings.CutPrefix(u.EscapedPath(), strings.TrimRight(b.EscapedPath(), "/")+"/a/")
 	if !found {
-		return "", false
+		return "", false, nil
 	}
 	rest = strings.TrimSuffix(rest, "/")
 	if strings.Contains(rest, "/") {
-		return "", false
+		return "", false, nil
 	}
 	raw, err := url.PathUnescape(rest)
 	if err != nil {
-		return "", false
+		return "", false, nil
 	}
 	h, err := switchboard.NormalizeHandle(raw)
 	if err != nil || h != strings.ToLower(raw) { // NormalizeHandle trims spaces, which the address's path keeps
-		return "", false
+		return "", false, nil
 	}
-	return h, true
+	return h, true, nil
+}
+
+// domainHandle returns the handle of the agent whose domain u's host is,
+// when u is the address of an agent domain on the deployment at base
+// (HandleAt).
+func domainHandle(ctx context.Context, base, u *url.URL, domains DomainFinder) (string, bool, error) {
+	scheme := strings.ToLower(u.Scheme)
+	if domains == nil || (scheme != "https" && !strings.EqualFold(scheme, base.Scheme)) || (u.Path != "" && u.Path != "/") ||
+		(u.Port() != "" && hostPort(u) != u.Hostname()+defaultPort(scheme)) {
+		return "", false, nil
+	}
+	host := agentdomain.Host(u.Hostname())
+	if host == "" || host != strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")) {
+		return "", false, nil
+	}
+	g, err := domains.FindAgentByDomain(ctx, host)
+	switch {
+	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	return g.Handle, true, nil
+}
+
+// defaultPort is ":443" or ":80", the port of scheme (https or http).
+func defaultPort(scheme string) string {
+	if scheme == "https" {
+		return ":443"
+	}
+	return ":80"
 }
 
 // hostPort returns the URL's host with its port, the scheme's default

@@ -5,13 +5,21 @@
 // hello, the console's origin, wakes) asks one Resolver, so that they all
 // name the same; and every face that reads one (an agent naming another
 // by URL) reads it with HandleAt, so that they all read the same.
+//
+// An agent with a domain (Agent.Domain, docs/agents.md "Agent domains")
+// has its address at the root of that host, https://{domain}: Address and
+// AddressAt name it so, and HandleAt reads it as the agent's.
 package publicurl
 
 import (
+	"context"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/agentdomain"
 )
 
 // Resolver computes public URLs. Its zero value takes them from each
@@ -23,12 +31,68 @@ type Resolver struct {
 	// TrustForwarded derives the base from X-Forwarded-Proto and
 	// X-Forwarded-Host, for a server behind a proxy that sets them.
 	TrustForwarded bool
+	// Domains are the deployment's own host names (serve --domain), as
+	// agentdomain.Normalize holds them. A request to one of them is the
+	// deployment's, never an agent domain's; without a PublicURL, the
+	// first is the deployment's host on a request that reached an agent
+	// domain.
+	Domains []string
+	// Agents finds the agent of an agent domain, for Handle; nil: no URL
+	// of an agent domain names an agent.
+	Agents DomainFinder
+}
+
+// DomainFinder finds the agent whose domain a host name is, or returns
+// ENOTFOUND (switchboard.AgentStore's FindAgentByDomain).
+type DomainFinder interface {
+	FindAgentByDomain(ctx context.Context, domain string) (*switchboard.Agent, error)
+}
+
+// agentDomainKey marks a request's context as one that reached an agent
+// domain.
+type agentDomainKey struct{}
+
+// WithAgentDomain returns ctx marked as the context of a request that
+// reached the agent domain domain, and is served as that agent at the
+// root of its host. Base then names the deployment's own host, never the
+// agent's.
+func WithAgentDomain(ctx context.Context, domain string) context.Context {
+	return context.WithValue(ctx, agentDomainKey{}, domain)
+}
+
+// AgentDomain returns the agent domain r reached (WithAgentDomain), or "".
+func AgentDomain(r *http.Request) string {
+	d, _ := r.Context().Value(agentDomainKey{}).(string)
+	return d
+}
+
+// Known reports whether the deployment's own address is configured (a
+// public URL or own domains) rather than taken from each request: only
+// then can a request to an agent domain be told from one to the
+// deployment, and be sent to the deployment's host to sign in.
+func (u Resolver) Known() bool { return u.PublicURL != "" || len(u.Domains) > 0 }
+
+// Own reports whether host (as agentdomain.Host reads a Host header) is
+// one of the deployment's own names: the public URL's host, or one of
+// Domains.
+func (u Resolver) Own(host string) bool {
+	if host == "" {
+		return false
+	}
+	if p, err := url.Parse(u.PublicURL); err == nil && u.PublicURL != "" && agentdomain.Host(p.Host) == host {
+		return true
+	}
+	return slices.Contains(u.Domains, host)
 }
 
 // Base returns the deployment's base URL for r: the public URL, or one
 // derived from the request. A Host header with characters no host name
 // has is replaced by "localhost", so that a forged header cannot inject
 // markup into cards and pages.
+//
+// On a request that reached an agent domain (WithAgentDomain), the base
+// is the deployment's own: the public URL, or the first of Domains on the
+// request's scheme.
 func (u Resolver) Base(r *http.Request) string {
 	if u.PublicURL != "" {
 		return u.PublicURL
@@ -46,16 +110,47 @@ func (u Resolver) Base(r *http.Request) string {
 			host = h
 		}
 	}
+	if AgentDomain(r) != "" && len(u.Domains) > 0 {
+		host = u.Domains[0]
+	}
 	if !validHost(host) {
 		host = "localhost"
 	}
 	return scheme + "://" + host
 }
 
-// Address returns an agent's address, {base}/a/{handle}, with the base
-// taken from the configuration or from r.
+// Address returns an agent's address, with the base taken from the
+// configuration or from r: AddressAt.
 func (u Resolver) Address(r *http.Request, agent *switchboard.Agent) string {
-	return u.Base(r) + "/a/" + agent.Handle
+	return AddressAt(u.Base(r), agent)
+}
+
+// DomainBase returns the base URL of the agent domain domain, for r:
+// https://{domain}, or http://{domain} while the deployment, as r
+// reaches it, is plain http (a deployment without TLS, tests on
+// loopback).
+func (u Resolver) DomainBase(r *http.Request, domain string) string {
+	return DomainAt(u.Base(r), domain)
+}
+
+// AddressAt returns an agent's address on the deployment whose base URL
+// is base: the root of its domain (DomainAt) when it has one, else
+// {base}/a/{handle}.
+func AddressAt(base string, agent *switchboard.Agent) string {
+	if agent.Domain != "" {
+		return DomainAt(base, agent.Domain)
+	}
+	return base + "/a/" + agent.Handle
+}
+
+// DomainAt returns the base URL of the agent domain domain on the
+// deployment whose base URL is base: on base's scheme, https unless base
+// is plain http; no port, no path.
+func DomainAt(base, domain string) string {
+	if strings.HasPrefix(strings.ToLower(base), "http://") {
+		return "http://" + domain
+	}
+	return "https://" + domain
 }
 
 // Vary adds the headers a request-derived URL depends on to w's Vary, so

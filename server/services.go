@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/peers"
+	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -145,7 +146,7 @@ func (s *Server) newWakes(db *sqlstore.DB) *wake.Service {
 		if base == "" {
 			base = s.URL()
 		}
-		return base + "/a/" + a.Handle + "/.well-known/agent-card.json"
+		return publicurl.AddressAt(base, a) + "/.well-known/agent-card.json"
 	}
 	w := wake.NewService(db, db, s.Bus, sender, s.Logger)
 	w.InstanceID = s.instanceID
