@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/publicurl"
 )
 
 // agentBody is an agent's page.
 type agentBody struct {
 	Handle, Name, Description, Mode string
-	// Address is the agent's A2A address; Card its agent card.
+	// Address is the agent's A2A address (the root of its domain, when it
+	// has one); Card its agent card.
 	Address, Card string
 	// Published is the card a forwarding connector published for the
 	// agent (nil: none).
@@ -76,7 +78,7 @@ func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, v *viewer,
 	}
 	base := c.BaseURL(r)
 	body := &agentBody{Handle: g.Handle, Name: g.Name, Description: g.Description, Mode: string(g.Mode),
-		Address: base + "/a/" + g.Handle, Server: base, Connector: g.Mode == switchboard.ModeConnector,
+		Address: publicurl.AddressAt(base, g), Server: base, Connector: g.Mode == switchboard.ModeConnector,
 		Accepting: g.AcceptsTasks, NewToken: note.NewToken, NewTokenFor: note.NewTokenFor, NewAgentToken: note.NewAgentToken,
 		Wakes: c.Wakes != nil, Outbox: c.Outbox != nil, CSRF: v.signIn.CSRF, Back: "/dashboard/agents/" + g.Handle}
 	body.Card = body.Address + "/.well-known/agent-card.json"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/mcpauth"
+	"github.com/switchboard-dev/switchboard/publicurl"
 )
 
 // consentCookie holds the consent page's CSRF token (double submit), for
@@ -99,10 +100,6 @@ func (p *ConsentPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := &consentView{Nonce: randomToken()[:22], Action: r.URL.Path}
-	tg, ok := p.target(w, r, v)
-	if !ok {
-		return
-	}
 	var q url.Values
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
@@ -117,6 +114,10 @@ func (p *ConsentPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		p.problem(w, v, http.StatusMethodNotAllowed, "Method not allowed.")
+		return
+	}
+	tg, ok := p.target(w, r, v, q.Get("resource"))
+	if !ok {
 		return
 	}
 	req, err := p.oauth.CheckRequest(r.Context(), q, tg.resource, p.console.clientKey(r))
@@ -138,8 +139,11 @@ func (p *ConsentPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // target finds what the path is about and answers 404 itself when there
-// is no served MCP endpoint there.
-func (p *ConsentPage) target(w http.ResponseWriter, r *http.Request, v *consentView) (*consentTarget, bool) {
+// is no served MCP endpoint there. An agent's MCP endpoint is at its
+// address on the deployment or, when it has one, at its agent domain: the
+// request's resource says which (an agent domain sends its authorization
+// requests here with it), and the issuer is that address.
+func (p *ConsentPage) target(w http.ResponseWriter, r *http.Request, v *consentView, resource string) (*consentTarget, bool) {
 	base := strings.TrimRight(p.console.BaseURL(r), "/")
 	handle, _ := authorizeHandle(r.URL.Path)
 	if handle == "" {
@@ -151,6 +155,11 @@ func (p *ConsentPage) target(w http.ResponseWriter, r *http.Request, v *consentV
 		return nil, false
 	}
 	issuer := base + "/a/" + agent.Handle
+	if agent.Domain != "" {
+		if d := publicurl.DomainAt(base, agent.Domain); strings.TrimRight(resource, "/") == d+"/mcp" {
+			issuer = d
+		}
+	}
 	return &consentTarget{agent: agent, issuer: issuer, resource: issuer + "/mcp"}, true
 }
 

@@ -40,7 +40,7 @@ func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities 
 		comms = []string{}
 	}
 	v := ownerapi.Agent{
-		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Name: g.Name, Description: g.Description,
+		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Domain: g.Domain, Name: g.Name, Description: g.Description,
 		Mode: string(g.Mode), Version: g.Version, Skills: nonNil(g.Skills), ExtendedSkills: nonNil(g.ExtendedSkills),
 		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Pairing: string(pairingMode(g)), MCP: !g.MCPOff, Communities: comms,
 		Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
@@ -179,6 +179,13 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, err)
 		return
 	}
+	var domain string
+	if b.Domain != nil {
+		if domain, err = s.agentDomain(r, acct, *b.Domain); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	if handle == s.cfg.DefaultAgent && !acct.IsOperator() {
 		// The default agent is served at the root: only the operator may
 		// claim its handle.
@@ -216,6 +223,12 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 	if err := s.Agents.CreateAgent(r.Context(), g); err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if domain != "" {
+		if g, err = s.giveDomain(r, acct, g, domain); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	if err := s.putFront(r, g, &b); err != nil {
 		s.writeError(w, r, err)
@@ -367,6 +380,14 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	upd := switchboard.AgentUpdate{
 		Name: b.Name, Description: b.Description, Version: b.Version,
 		Skills: b.Skills, ExtendedSkills: b.ExtendedSkills, AcceptsTasks: b.AcceptsTasks, Endpoint: b.Endpoint,
+	}
+	if b.Domain != nil {
+		d, err := s.agentDomain(r, acct, *b.Domain)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		upd.Domain, upd.DomainQuota = &d, s.domainQuota(acct)
 	}
 	if b.Pairing != nil {
 		pm := switchboard.PairingMode(*b.Pairing)

@@ -172,7 +172,7 @@ type authzServer struct {
 	wakeURL string // a receiver that answers 202
 }
 
-func newAuthzServer(t *testing.T, defaultAgent string) *authzServer {
+func newAuthzServer(t *testing.T, defaultAgent string, opts ...harnessOption) *authzServer {
 	t.Helper()
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
@@ -183,7 +183,7 @@ func newAuthzServer(t *testing.T, defaultAgent string) *authzServer {
 	bus := membus.New()
 	reg := metrics.NewRegistry()
 	var connect *hub.Hub
-	h := newHarness(t,
+	h := newHarness(t, append([]harnessOption{
 		withConfig(func(c *httpapi.Config) { c.DefaultAgent, c.PushNotifications = defaultAgent, true }),
 		withPairing(pairing.Config{MaxPending: 1000, MaxPendingPerRequester: 1000, MaxPerHour: 1000, MaxPerRequester: 1000}),
 		withDeps(func(d *httpapi.Deps) {
@@ -200,7 +200,7 @@ func newAuthzServer(t *testing.T, defaultAgent string) *authzServer {
 				Network: d.Network, Limiter: d.Limiter, Logger: log}, mcpserver.Config{OAuth: true})
 			d.OutboundPeers = outpeer.New(store, front.ClientOptions{})
 			d.OAuth = mcpauth.New(mcpauth.Deps{Store: store, Tokens: d.Tokens, Logger: log}, mcpauth.Config{RegistrationsPerHour: 1000})
-		}))
+		})}, opts...)...)
 	reg.MustRegister(h.api.Metrics()...)
 	// Registered after the harness's, so run before it: the connections
 	// end while the store is open.

@@ -104,7 +104,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	}
 	h.api = httpapi.New(deps, setup.cfg)
 	h.api.SetReady(true)
-	h.srv = httptest.NewServer(h.api)
+	h.srv = httptest.NewServer(h.api.AgentDomains(h.api))
 	t.Cleanup(func() {
 		h.api.CloseStreams()
 		h.srv.Close()

@@ -40,7 +40,7 @@ func (s *Server) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.
 		}
 		return mcpauth.Endpoint{}, false
 	}
-	return mcpauth.Endpoint{AgentID: agent.ID, Resource: s.MCPURL(r, agent)}, true
+	return mcpauth.Endpoint{AgentID: agent.ID, Resource: s.addressBase(r, agent) + "/mcp"}, true
 }
 
 // registrationAnswer is a registered client (RFC 7591 section 3.2.1).
@@ -161,7 +161,9 @@ func (s *Server) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
 // handleMCPResourceMetadata serves the RFC 9728 metadata of an MCP
 // endpoint, by well-known path insertion: of {base}/a/{handle}/mcp at
 // /.well-known/oauth-protected-resource/a/{handle}/mcp (its
-// authorization server is the address), of {base}/mcp at
+// authorization server is the address), of https://{domain}/mcp at
+// https://{domain}/.well-known/oauth-protected-resource/mcp (its
+// authorization server is the domain), of {base}/mcp at
 // /.well-known/oauth-protected-resource/mcp (its authorization server is
 // the base).
 func (s *Server) handleMCPResourceMetadata(w http.ResponseWriter, r *http.Request) {
@@ -171,7 +173,7 @@ func (s *Server) handleMCPResourceMetadata(w http.ResponseWriter, r *http.Reques
 	}
 	issuer, name := s.baseURL(r), "Switchboard account"
 	if h := r.PathValue("handle"); h != "" {
-		issuer, name = issuer+"/a/"+strings.ToLower(h), "Switchboard agent "+strings.ToLower(h)
+		issuer, name = strings.TrimSuffix(ep.Resource, "/mcp"), "Switchboard agent "+strings.ToLower(h)
 	}
 	setCORS(w)
 	s.varyForwarded(w)

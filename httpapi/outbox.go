@@ -38,9 +38,11 @@ func outboundState(st a2a.TaskState) string {
 }
 
 // PushURL is where other agents push notifications about tasks the agent
-// sent: its address plus /push.
+// sent: its address on the deployment, {base}/a/{handle}, plus /push.
+// Never its agent domain's: a push must reach the agent whether or not
+// the domain's DNS points here yet.
 func (s *Server) PushURL(r *http.Request, g *switchboard.Agent) string {
-	return s.AddressURL(r, g) + "/push"
+	return s.baseURL(r) + "/a/" + g.Handle + "/push"
 }
 
 // handleCreateOutbound records a message the agent is about to send:

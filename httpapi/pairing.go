@@ -59,13 +59,15 @@ func (s *Server) addressBase(r *http.Request, agent *switchboard.Agent) string {
 }
 
 // resourceMetadataURL returns where the agent's RFC 9728 metadata is, by
-// the well-known path insertion of RFC 9728 section 3.1.
+// the well-known path insertion of RFC 9728 section 3.1: at the root of
+// the host when the address is a host's root (an agent domain, the
+// default agent's), else with the address's path inserted.
 func (s *Server) resourceMetadataURL(r *http.Request, agent *switchboard.Agent) string {
-	base := s.baseURL(r)
-	if s.addressBase(r, agent) == base {
-		return base + "/.well-known/oauth-protected-resource"
+	addr := s.addressURL(r, agent)
+	if strings.HasSuffix(addr, "/") {
+		return strings.TrimSuffix(addr, "/") + "/.well-known/oauth-protected-resource"
 	}
-	return base + "/.well-known/oauth-protected-resource/a/" + agent.Handle
+	return s.baseURL(r) + "/.well-known/oauth-protected-resource/a/" + agent.Handle
 }
 
 // clientKey returns what per-address limits count a request under, and

@@ -36,6 +36,9 @@ const (
 	DefaultStreamKeepAlive   = 15 * time.Second
 	DefaultStreamMaxDuration = 30 * time.Minute
 	DefaultMaxStreamsPerPeer = 10
+	// DefaultMaxDomainsPerAccount is how many of an account's agents may
+	// hold a domain (Config.MaxDomainsPerAccount).
+	DefaultMaxDomainsPerAccount = 10
 )
 
 // Limits on slow or idle clients.
@@ -66,6 +69,19 @@ type Config struct {
 	MaxBody int64
 	// DefaultAgent is the handle of an agent also served at the root paths.
 	DefaultAgent string
+	// DeploymentDomains are the deployment's own host names (serve
+	// --domain): never an agent's domain, nor, but for the operator's
+	// agents, a name under them (docs/agents.md, "Agent domains"). With
+	// PublicURL, they are what lets the server tell a request to an agent
+	// domain from one to itself: without either, agent domains are not
+	// served and cannot be set.
+	DeploymentDomains []string
+	// MaxDomainsPerAccount bounds the agents of one account that hold a
+	// domain, so that no owner spends the deployment's certificate
+	// authority limits alone; the operator's account has no bound. 0
+	// means DefaultMaxDomainsPerAccount; a negative value lets no account
+	// but the operator's give its agents domains.
+	MaxDomainsPerAccount int
 	// PushNotifications declares on every card that push notifications are
 	// sent, and accepts push configurations. It must be true only when a push
 	// sender is wired in.
@@ -208,9 +224,14 @@ func New(deps Deps, cfg Config) *Server {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
+	if cfg.MaxDomainsPerAccount == 0 {
+		cfg.MaxDomainsPerAccount = DefaultMaxDomainsPerAccount
+	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	cfg.DeploymentDomains = ownDomains(cfg.DeploymentDomains)
 	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second),
-		clients: clientaddr.New(cfg.TrustedProxies), urls: publicurl.Resolver{PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded}}
+		clients: clientaddr.New(cfg.TrustedProxies), urls: publicurl.Resolver{PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded,
+			Domains: cfg.DeploymentDomains, Agents: deps.Agents}}
 	if toucher, ok := deps.Tokens.(peers.Toucher); ok {
 		s.usage = peers.NewUsage(toucher, deps.Logger, nil)
 	}

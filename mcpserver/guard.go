@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/publicurl"
 )
 
 // Codes of the JSON-RPC errors this package writes before the SDK reads
@@ -32,6 +33,9 @@ const (
 type target struct {
 	agent *switchboard.Agent
 	base  string
+	// domain is the base URL of the agent domain the request reached
+	// (https://{domain}), or "" at {base}/a/{handle}/mcp.
+	domain string
 }
 
 // ServeAgent serves POST {address}/mcp for the agent, which the caller has
@@ -48,8 +52,15 @@ type target struct {
 //     error -32022 and the versions served;
 //
 // and hands anything else to the SDK's stateless Streamable HTTP handler.
+//
+// At the root of the agent's domain (publicurl.AgentDomain), the
+// challenge names the metadata of https://{domain}/mcp.
 func (s *Server) ServeAgent(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent, base string) {
-	s.serve(w, r, &target{agent: agent, base: strings.TrimRight(base, "/")}, s.handler)
+	tg := &target{agent: agent, base: strings.TrimRight(base, "/")}
+	if d := publicurl.AgentDomain(r); d != "" && d == agent.Domain {
+		tg.domain = publicurl.DomainAt(tg.base, d)
+	}
+	s.serve(w, r, tg, s.handler)
 }
 
 // ServeAccount serves POST {base}/mcp, the account endpoint: the same
@@ -103,7 +114,9 @@ func (s *Server) challenge(tg *target, sent bool) string {
 		return c
 	}
 	md := tg.base + "/.well-known/oauth-protected-resource/mcp"
-	if tg.agent != nil {
+	if tg.domain != "" {
+		md = tg.domain + "/.well-known/oauth-protected-resource/mcp"
+	} else if tg.agent != nil {
 		md = tg.base + "/.well-known/oauth-protected-resource/a/" + tg.agent.Handle + "/mcp"
 	}
 	return c + `, resource_metadata="` + md + `", scope="inbox"`

@@ -9,9 +9,13 @@ import (
 // Agent is an agent: the answer of GET, POST and PATCH /agents; GET /agents
 // lists them.
 type Agent struct {
-	ID             string           `json:"id"`
-	AccountID      string           `json:"account_id"`
-	Handle         string           `json:"handle"`
+	ID        string `json:"id"`
+	AccountID string `json:"account_id"`
+	Handle    string `json:"handle"`
+	// Domain is the host name the agent is also served at, at its root
+	// (docs/agents.md, "Agent domains"); then Address, AgentCard and
+	// MCPURL are on it.
+	Domain         string           `json:"domain,omitempty"`
 	Name           string           `json:"name"`
 	Description    string           `json:"description"`
 	Mode           string           `json:"mode"`
@@ -82,6 +86,9 @@ type AgentRequest struct {
 	Pairing        *string           `json:"pairing,omitempty"`
 	MCP            *bool             `json:"mcp,omitempty"`
 	Endpoint       *string           `json:"endpoint,omitempty"`
+	// Domain gives the agent a domain, a host name whose DNS points at
+	// the deployment (docs/agents.md, "Agent domains"); "" removes it.
+	Domain *string `json:"domain,omitempty"`
 	// Upstream is a front's upstream A2A endpoint (https), and
 	// UpstreamCardURL where its card is, if not at the well-known paths.
 	Upstream        *string `json:"upstream,omitempty"`

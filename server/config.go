@@ -15,14 +15,19 @@ type Config struct {
 	// requests, the cards and switchboard_build_info.
 	Version string
 
-	Addr           string
-	DataDir        string
-	PublicURL      string
-	OwnerToken     string // preset operator token; empty: generate one at first start
-	MaxBody        int64
-	RatePerMinute  int
-	DefaultAgent   string
-	TrustForwarded bool
+	Addr          string
+	DataDir       string
+	PublicURL     string
+	OwnerToken    string // preset operator token; empty: generate one at first start
+	MaxBody       int64
+	RatePerMinute int
+	DefaultAgent  string
+	// MaxDomainsPerAccount bounds the agents of one account (not the
+	// operator's) that hold a domain (httpapi.Config.MaxDomainsPerAccount:
+	// 0 means httpapi.DefaultMaxDomainsPerAccount; a negative value
+	// allows none).
+	MaxDomainsPerAccount int
+	TrustForwarded       bool
 	// TrustedProxies are the ranges of the proxies in front of the server,
 	// whose X-Forwarded-For names the client (package clientaddr).
 	TrustedProxies  []netip.Prefix

@@ -19,7 +19,7 @@ import (
 // through one publicurl.Resolver.
 func (s *Server) buildFaces() error {
 	cfg, db := s.Config, s.DB
-	urls := publicurl.Resolver{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), TrustForwarded: cfg.TrustForwarded}
+	urls := publicurl.Resolver{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), TrustForwarded: cfg.TrustForwarded, Agents: db}
 	s.Hub = hub.New(hub.Deps{
 		Service: s.Tasks, Agents: db, Tokens: db, Bus: s.Bus, Logger: s.Logger, InstanceID: s.instanceID,
 		Limiter: s.limiter, OnAuthenticated: httpapi.MarkAuthenticated, Network: s.Network, Sessions: s.Sessions, Cards: s.published,
@@ -38,6 +38,7 @@ func (s *Server) buildFaces() error {
 		PublicURL: urls.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: cfg.Version, BlockingTimeout: cfg.BlockingTimeout,
 		PushNotifications: true, BodyTimeout: cfg.BodyTimeout, TrustedProxies: cfg.TrustedProxies,
+		DeploymentDomains: urls.Domains, MaxDomainsPerAccount: cfg.MaxDomainsPerAccount,
 	})
 	var err error
 	if s.Console, err = s.newConsole(urls); err != nil {
@@ -88,7 +89,10 @@ func (s *Server) newConsole(urls publicurl.Resolver) (*dashboard.Console, error)
 // /device pages of the addresses with the device page and the MCP clients'
 // authorization endpoints with the consent page, if MCP is on (they share
 // the console's sign-in), everything else with the API; the API bounds the
-// reading of the pages' request bodies as of its own.
+// reading of the pages' request bodies as of its own. A request to an
+// agent domain is the API's first (httpapi.Server.AgentDomains): it is
+// served as the agent's address, or sent to the deployment's host to
+// sign in, never to the console as it came.
 func (s *Server) handler() http.Handler {
 	api := s.API
 	console, device := api.WatchBodies(s.Console), api.WatchBodies(s.Device)
@@ -96,7 +100,7 @@ func (s *Server) handler() http.Handler {
 	if s.Consent != nil {
 		consent = api.WatchBodies(s.Consent)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return api.AgentDomains(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p == "/dashboard" || strings.HasPrefix(p, "/dashboard/") {
 			console.ServeHTTP(w, r)
 			return
@@ -110,5 +114,5 @@ func (s *Server) handler() http.Handler {
 			return
 		}
 		api.ServeHTTP(w, r)
-	})
+	}))
 }
