@@ -46,13 +46,15 @@ type agentFields struct {
 	AcceptsTasks   *bool   `name:"accepts-tasks" negatable:"" help:"Whether the agent takes new tasks."`
 	Pairing        *string `name:"pairing" help:"Who approves peers' pairing requests: human (the owner; default), agent (the owner or the agent), or off (no pairing)."`
 	MCP            *bool   `name:"mcp" negatable:"" help:"Whether the agent's MCP endpoint ({address}/mcp) is served (default: yes; --no-mcp: it answers 404)."`
+	Domain         *string `name:"domain" placeholder:"HOST" help:"A host name of yours whose DNS (an A/AAAA or CNAME record) points at this deployment: the agent is also served at https://HOST/, its address then (docs/agents.md, Agent domains). --domain '' removes it."`
 }
 
 // request returns the body of POST or PATCH /agents with the fields the
 // flags give; the others are absent.
 func (f *agentFields) request() (ownerapi.AgentRequest, error) {
 	b := ownerapi.AgentRequest{Name: f.Name, Description: f.Description, Mode: f.Mode, Endpoint: f.Endpoint,
-		Version: f.Version, AcceptsTasks: f.AcceptsTasks, Pairing: f.Pairing, MCP: f.MCP, Upstream: f.Upstream, UpstreamCardURL: f.UpstreamCard}
+		Version: f.Version, AcceptsTasks: f.AcceptsTasks, Pairing: f.Pairing, MCP: f.MCP, Upstream: f.Upstream, UpstreamCardURL: f.UpstreamCard,
+		Domain: f.Domain}
 	var err error
 	if b.Skills, err = skillsFlag("skills", f.Skills); err != nil {
 		return b, err
@@ -124,6 +126,9 @@ func (c *AgentCreateCmd) Run(ctx context.Context, cli *CLI) error {
 		return err
 	}
 	fmt.Fprintf(cl.out, "created agent %s (%s), mode %s\n", g.Handle, g.ID, g.Mode)
+	if g.Domain != "" {
+		fmt.Fprintf(cl.out, "domain:     %s\n", g.Domain)
+	}
 	fmt.Fprintf(cl.out, "address:    %s\n", g.Address)
 	fmt.Fprintf(cl.out, "agent card: %s\n", g.AgentCard)
 	printSecrets(cl, g.AgentToken, g.WebhookSecret)
@@ -162,9 +167,9 @@ func (c *AgentListCmd) Run(ctx context.Context, cli *CLI) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HANDLE\tMODE\tACCEPTS\tNAME\tADDRESS")
+	fmt.Fprintln(tw, "HANDLE\tMODE\tACCEPTS\tNAME\tDOMAIN\tADDRESS")
 	for _, g := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\n", g.Handle, g.Mode, g.AcceptsTasks, g.Name, g.Address)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\n", g.Handle, g.Mode, g.AcceptsTasks, g.Name, domainOrNone(g.Domain), g.Address)
 	}
 	return tw.Flush()
 }
@@ -211,6 +216,7 @@ func printAgent(cl *client, g *ownerapi.Agent) {
 	}
 	fmt.Fprintf(tw, "communities\t%s\n", strings.Join(g.Communities, ", "))
 	fmt.Fprintf(tw, "skills\t%d public, %d extended\n", len(g.Skills), len(g.ExtendedSkills))
+	fmt.Fprintf(tw, "domain\t%s\n", domainOrNone(g.Domain))
 	fmt.Fprintf(tw, "address\t%s\n", g.Address)
 	fmt.Fprintf(tw, "agent card\t%s\n", g.AgentCard)
 	if p := g.PublishedCard; p != nil {
@@ -219,6 +225,14 @@ func printAgent(cl *client, g *ownerapi.Agent) {
 	fmt.Fprintf(tw, "account\t%s\n", g.AccountID)
 	fmt.Fprintf(tw, "created\t%s\n", g.CreatedAt.Format(time.RFC3339))
 	_ = tw.Flush()
+}
+
+// domainOrNone is an agent's domain as show and list print it.
+func domainOrNone(d string) string {
+	if d == "" {
+		return "-"
+	}
+	return d
 }
 
 // AgentUpdateCmd changes an agent.
@@ -238,7 +252,7 @@ func (c *AgentUpdateCmd) Run(ctx context.Context, cli *CLI) error {
 		return err
 	}
 	if body == (ownerapi.AgentRequest{}) {
-		return fmt.Errorf("nothing to change: give at least one of --name, --description, --mode, --card-version, --skills, --extended-skills, --[no-]accepts-tasks, --pairing, --[no-]mcp")
+		return fmt.Errorf("nothing to change: give at least one of --name, --description, --mode, --card-version, --skills, --extended-skills, --[no-]accepts-tasks, --pairing, --[no-]mcp, --domain")
 	}
 	var g ownerapi.Agent
 	if printed, err := cl.call(ctx, "PATCH", "/agents/"+pathEscape(c.Agent), body, &g); err != nil || printed {

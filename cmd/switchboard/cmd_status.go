@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"text/tabwriter"
@@ -30,8 +31,38 @@ type agentStatus struct {
 	// saved for it.
 	AgentTokenRefused *bool  `json:"saved_agent_token_refused,omitempty"`
 	agentTokenFile    string // where that token is saved
-	Next              string `json:"next_step"` // "" when nothing is missing
-	Rule              string `json:"next_rule,omitempty"`
+	// Domain is the agent's domain and what status knows of it; nil
+	// when it has none.
+	Domain *domainStatus `json:"domain,omitempty"`
+	Next   string        `json:"next_step"` // "" when nothing is missing
+	Rule   string        `json:"next_rule,omitempty"`
+}
+
+// domainStatus is what status says of an agent's domain (docs/agents.md,
+// "Agent domains"): the name and the address on it. What is checked of it
+// (whether its DNS points here, whether it has a certificate) goes here,
+// each as a field and a line of printDomain, and a rule of statusRules
+// when it keeps the agent from being reached.
+type domainStatus struct {
+	Name    string `json:"name"`
+	Address string `json:"address"`
+}
+
+// readDomain fills in what status says of the agent's domain.
+func readDomain(s *agentStatus) {
+	if s.Agent.Domain == "" {
+		return
+	}
+	s.Domain = &domainStatus{Name: s.Agent.Domain, Address: s.Agent.Address}
+}
+
+// printDomain prints the domain's lines of status.
+func printDomain(tw io.Writer, d *domainStatus) {
+	if d == nil {
+		fmt.Fprintf(tw, "domain\tnone\n")
+		return
+	}
+	fmt.Fprintf(tw, "domain\t%s (the agent's address: %s)\n", d.Name, d.Address)
 }
 
 // statusRule is one rule of the next step: the first rule that applies
@@ -162,6 +193,7 @@ func readStatus(ctx context.Context, cl *client, agent string) (*agentStatus, er
 			s.Tokens = append(s.Tokens, t)
 		}
 	}
+	readDomain(s)
 	return s, nil
 }
 
@@ -187,6 +219,7 @@ func printStatus(cl *client, s *agentStatus) {
 	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "agent\t%s (%s)\n", g.Handle, g.Mode)
 	fmt.Fprintf(tw, "address\t%s\n", g.Address)
+	printDomain(tw, s.Domain)
 	switch {
 	case g.Connected != nil && *g.Connected && g.ConnectedSince != nil:
 		fmt.Fprintf(tw, "reachable\tyes: a connector is connected, since %s (%s)\n", g.ConnectedSince.Format(time.RFC3339), since(*g.ConnectedSince))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/switchboard-dev/switchboard/gcfloor"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -28,6 +29,7 @@ type ServeCmd struct {
 	MaxOpenTasks    int           `name:"max-open-tasks-per-peer" env:"SWITCHBOARD_MAX_OPEN_TASKS_PER_PEER" default:"${default_max_open_tasks}" help:"Unfinished tasks one peer may hold on one agent; a message that would start another is refused (0: no limit)."`
 	MaxPeerBytes    int64         `name:"max-peer-bytes" env:"SWITCHBOARD_MAX_PEER_BYTES" default:"${default_max_peer_bytes}" help:"Bytes of task JSON one peer's unfinished tasks on one agent may hold; a message that would take them past it is refused (0: no limit)."`
 	DefaultAgent    string        `name:"default-agent" env:"SWITCHBOARD_DEFAULT_AGENT" help:"Handle of an agent also served at the root paths."`
+	MaxDomains      int           `name:"max-domains-per-account" env:"SWITCHBOARD_MAX_DOMAINS_PER_ACCOUNT" default:"${default_max_domains}" help:"Agents of one account that may hold a domain (docs/agents.md, Agent domains), so that no owner spends the deployment's certificate authority limits alone; the operator has no bound (0: no one but the operator gives agents domains)."`
 	TrustForwarded  bool          `name:"trust-forwarded" env:"SWITCHBOARD_TRUST_FORWARDED" help:"Derive public URLs from X-Forwarded-Proto/Host (only behind a proxy that sets them)."`
 	TrustedProxies  proxiesFlag   `name:"trusted-proxies" env:"SWITCHBOARD_TRUSTED_PROXIES" placeholder:"CIDR[,CIDR…]" help:"Ranges of the proxies in front of the server: a request that comes from one of them counts as the client X-Forwarded-For names (its right-most address outside these ranges) in the per-address limits and as a pairing request's requester. Default: none, the header is ignored."`
 	LogLevel        string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level."`
@@ -78,6 +80,9 @@ func (c *ServeCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) error 
 	if c.GCHeadroom < 0 {
 		return fmt.Errorf("--gc-headroom-mib: want 0 or more, got %d", c.GCHeadroom)
 	}
+	if c.MaxDomains < 0 {
+		return fmt.Errorf("--max-domains-per-account: want 0 or more, got %d", c.MaxDomains)
+	}
 	defer gcfloor.Start(uint64(c.GCHeadroom) << 20)()
 	logger := newLogger(c.LogLevel, c.LogFormat)
 	if c.PprofAddr != "" {
@@ -111,7 +116,7 @@ func runServer(ctx context.Context, s *server.Server) error {
 func (c *ServeCmd) config(cli *CLI) server.Config {
 	return server.Config{
 		Version: currentBuild().Version, Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
-		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent,
+		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent, MaxDomainsPerAccount: noneAllowed(c.MaxDomains),
 		TrustForwarded: c.TrustForwarded, TrustedProxies: c.TrustedProxies.prefixes, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr, MCPOff: !c.MCP,
 		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns, SecretKey: c.SecretKey,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
@@ -132,12 +137,22 @@ func serveVars() kong.Vars {
 		"default_max_open_tasks":  strconv.Itoa(relay.DefaultMaxOpenTasksPerPeer),
 		"default_max_peer_bytes":  strconv.FormatInt(relay.DefaultMaxPeerBytes, 10),
 		"default_gc_headroom_mib": strconv.Itoa(gcfloor.DefaultHeadroom >> 20),
+		"default_max_domains":     strconv.Itoa(httpapi.DefaultMaxDomainsPerAccount),
 	}
 }
 
 // noLimit turns a flag's 0, "no limit", into server.Config's: negative (a zero
 // Config field means the default).
 func noLimit[T int | int64](n T) T {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// noneAllowed turns a flag's 0, "none allowed", into server.Config's:
+// negative (a zero Config field means the default).
+func noneAllowed(n int) int {
 	if n == 0 {
 		return -1
 	}
