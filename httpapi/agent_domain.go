@@ -42,7 +42,7 @@ func (s *Server) agentDomain(r *http.Request, acct *switchboard.Account, raw str
 		return "", switchboard.Errorf(switchboard.EUNPROCESSABLE,
 			"this deployment serves no agent domains: it must know its own address first (serve --public-url or --domain)")
 	}
-	own := append([]string{hostOf(s.baseURL(r)), agentdomain.Host(r.Host)}, s.cfg.DeploymentDomains...)
+	own := append([]string{hostOf(s.baseURL(r)), s.urls.Host(r)}, s.cfg.DeploymentDomains...)
 	for _, o := range own {
 		switch {
 		case o == "":

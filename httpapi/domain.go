@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/agentdomain"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/publicurl"
 )
@@ -74,7 +73,8 @@ func DomainRoutes() []DomainRoute {
 }
 
 // AgentDomains returns next behind the agent domains: a request whose
-// Host (without its port, in any case) is an agent's domain is answered
+// Host (without its port, in any case; X-Forwarded-Host behind a trusted
+// proxy, Config.TrustForwarded) is an agent's domain is answered
 // as that agent's (above); any other request, to the deployment's own
 // names or to a host no agent holds, goes to next as it came. Agent
 // domains are served only while the deployment's own address is
@@ -83,7 +83,7 @@ func DomainRoutes() []DomainRoute {
 // from an agent's.
 func (s *Server) AgentDomains(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := agentdomain.Host(r.Host)
+		host := s.urls.Host(r)
 		if !s.urls.Known() || host == "" || s.urls.Own(host) {
 			next.ServeHTTP(w, r)
 			return

@@ -552,3 +552,23 @@ func TestAgentDomainMCP(t *testing.T) {
 		t.Fatalf("MCP resource metadata at the deployment's address: %s", md.body)
 	}
 }
+
+// TestAgentDomainBehindProxy: behind a trusted proxy that sets
+// X-Forwarded-Host and X-Forwarded-Proto, a request the proxy forwards
+// for an agent's domain is the agent's, and names it on https.
+func TestAgentDomainBehindProxy(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.TrustForwarded, c.DeploymentDomains = true, []string{"sb.test"} }))
+	withDomainAgent(t, h)
+	fwd := map[string]string{"X-Forwarded-Host": "bot.example.com", "X-Forwarded-Proto": "https"}
+	r := h.at("GET", "http://127.0.0.1/.well-known/agent-card.json", fwd, "")
+	if r.status != http.StatusOK || r.json["url"] != "https://bot.example.com/" {
+		t.Fatalf("the card behind a proxy: %d %s", r.status, r.body)
+	}
+	r = h.at("GET", "http://127.0.0.1/device?user_code=X", fwd, "")
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != "https://sb.test/a/bob/device?user_code=X" {
+		t.Fatalf("the device page behind a proxy: %d %q", r.status, r.header.Get("Location"))
+	}
+	if r := h.at("GET", "http://127.0.0.1/agents", fwd, ""); r.status != http.StatusNotFound {
+		t.Fatalf("the owner API behind a proxy, for the domain: %d", r.status)
+	}
+}

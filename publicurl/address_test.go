@@ -324,3 +324,21 @@ func TestOwn(t *testing.T) {
 		t.Error("a resolver without a public URL or domains knows its own names")
 	}
 }
+
+// TestHost: the host a request was sent to is its Host header, or behind
+// a trusted proxy the last X-Forwarded-Host, read as agent domains are
+// held.
+func TestHost(t *testing.T) {
+	r := httptest.NewRequest("GET", "http://Bot.Example.com:8080/", nil)
+	r.Header.Add("X-Forwarded-Host", "evil.example, Proxied.Example.com")
+	if got := (publicurl.Resolver{}).Host(r); got != "bot.example.com" {
+		t.Errorf("Host: %q", got)
+	}
+	if got := (publicurl.Resolver{TrustForwarded: true}).Host(r); got != "proxied.example.com" {
+		t.Errorf("Host behind a trusted proxy: %q", got)
+	}
+	r = httptest.NewRequest("GET", "http://127.0.0.1:8080/", nil)
+	if got := (publicurl.Resolver{TrustForwarded: true}).Host(r); got != "" {
+		t.Errorf("an IP address: %q", got)
+	}
+}

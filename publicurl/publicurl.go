@@ -119,6 +119,19 @@ func (u Resolver) Base(r *http.Request) string {
 	return scheme + "://" + host
 }
 
+// Host returns the host name r was sent to, as agentdomain.Host reads it
+// (lower case, no port; "" for an IP address): the last X-Forwarded-Host
+// when TrustForwarded and a proxy set one, else the Host header. A
+// request to an agent domain is found by it.
+func (u Resolver) Host(r *http.Request) string {
+	if u.TrustForwarded {
+		if h := lastValue(r.Header.Values("X-Forwarded-Host")); h != "" {
+			return agentdomain.Host(h)
+		}
+	}
+	return agentdomain.Host(r.Host)
+}
+
 // Address returns an agent's address, with the base taken from the
 // configuration or from r: AddressAt.
 func (u Resolver) Address(r *http.Request, agent *switchboard.Agent) string {
