@@ -12,7 +12,7 @@ import (
 )
 
 // identityCache keeps the agents (by handle, and by domain: every request
-// to an agent domain finds its agent by it), the active
+// to a host not the deployment's own looks its name up), the active
 // tokens (by hash) and the communities (by name) that every A2A request
 // looks up, so that a request need not read them again: at a few thousand
 // requests a second those reads cost a tenth of the server's time.
@@ -28,7 +28,10 @@ import (
 // expires identityTTL after it was read, a bound on what a change made
 // behind the server's back (an import into a running server, which is
 // documented as unsupported) could leave stale. Misses are not kept, so
-// guessed tokens cannot fill the cache, and each map holds at most
+// guessed tokens cannot fill the cache, but for host names no agent
+// holds, kept apart (noDomains), so that a host the deployment is
+// reached by under another name costs no read per request, and names
+// sent to fill that map push no agent out; each map holds at most
 // identityCacheSize entries (a full one forgets an entry at random).
 type identityCache struct {
 	gen         atomic.Uint64
@@ -37,6 +40,7 @@ type identityCache struct {
 	mu          sync.Mutex
 	agents      map[string]cachedIdentity[switchboard.Agent]
 	domains     map[string]cachedIdentity[switchboard.Agent] // by domain
+	noDomains   map[string]cachedIdentity[struct{}]          // host names no agent held
 	tokens      map[string]cachedIdentity[switchboard.Token]
 	communities map[string]cachedIdentity[switchboard.Community] // by name: a community's address reads it per request
 }
@@ -59,6 +63,7 @@ func newIdentityCache() *identityCache {
 	return &identityCache{
 		agents:      make(map[string]cachedIdentity[switchboard.Agent]),
 		domains:     make(map[string]cachedIdentity[switchboard.Agent]),
+		noDomains:   make(map[string]cachedIdentity[struct{}]),
 		tokens:      make(map[string]cachedIdentity[switchboard.Token]),
 		communities: make(map[string]cachedIdentity[switchboard.Community]),
 	}
@@ -73,6 +78,7 @@ func (c *identityCache) changed() {
 	c.mu.Lock()
 	clear(c.agents)
 	clear(c.domains)
+	clear(c.noDomains)
 	clear(c.tokens)
 	clear(c.communities)
 	c.mu.Unlock()
@@ -160,10 +166,16 @@ func (db *DB) cachedAgentByDomain(ctx context.Context, domain string) (*switchbo
 	if g, ok := lookup(c, c.domains, domain); ok {
 		return cloneAgent(&g), nil
 	}
+	if _, ok := lookup(c, c.noDomains, domain); ok {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+	}
 	gen, read := c.generation(), time.Now()
 	g, err := db.findAgent(ctx, db.read, `g.domain = $1`, domain)
-	if err == nil {
+	switch {
+	case err == nil:
 		keep(c, c.domains, domain, *cloneAgent(g), gen, read)
+	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
+		keep(c, c.noDomains, domain, struct{}{}, gen, read)
 	}
 	return g, err
 }

@@ -149,6 +149,14 @@ func TestIdentityCacheCommunities(t *testing.T) {
 	}
 }
 
+// mustAgent creates an inbox agent of acct.
+func mustAgent(t *testing.T, db *DB, acct *switchboard.Account, handle string) *switchboard.Agent {
+	t.Helper()
+	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: handle, Mode: switchboard.ModeInbox}
+	must(t, db.CreateAgent(context.Background(), g))
+	return g
+}
+
 // TestIdentityCacheDomains: an agent found by its domain is kept (a
 // change behind the store's back is not seen while the entry is good),
 // and every change through the store is seen by the next lookup: a new
@@ -172,6 +180,31 @@ func TestIdentityCacheDomains(t *testing.T) {
 	}
 	if got, err := db.FindAgentByDomain(switchboard.FreshRead(ctx), d); err != nil || got.Name != "behind" {
 		t.Fatalf("fresh agent: %+v, %v", got, err)
+	}
+	// A host no agent holds is kept as such: a row written behind the
+	// store's back is not seen while the entry is good, and a change
+	// through the store drops it.
+	if _, err := db.FindAgentByDomain(ctx, "internal.example"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("a host no agent holds: %v", err)
+	}
+	_, err = db.write.ExecContext(ctx, `UPDATE agents SET domain = 'internal.example' WHERE id = $1`, g.ID)
+	must(t, err)
+	if _, err := db.FindAgentByDomain(ctx, "internal.example"); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("the kept miss: %v (want it as it was read)", err)
+	}
+	if got, err := db.FindAgentByDomain(switchboard.FreshRead(ctx), "internal.example"); err != nil || got.ID != g.ID {
+		t.Fatalf("a fresh read of the miss: %+v, %v", got, err)
+	}
+	_, err = db.write.ExecContext(ctx, `UPDATE agents SET domain = $1 WHERE id = $2`, d, g.ID)
+	must(t, err)
+	other := "other.example.com"
+	if _, err := db.FindAgentByDomain(ctx, other); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("a host no agent holds yet: %v", err)
+	}
+	_, err = db.UpdateAgent(ctx, mustAgent(t, db, acct, "h2").ID, switchboard.AgentUpdate{Domain: &other})
+	must(t, err)
+	if got, err := db.FindAgentByDomain(ctx, other); err != nil || got.Handle != "h2" {
+		t.Fatalf("a domain just set, after a miss of it: %+v, %v", got, err)
 	}
 
 	moved := "new.example.com"

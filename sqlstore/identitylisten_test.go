@@ -160,3 +160,31 @@ func TestDiscoveryGenerationPostgresInstances(t *testing.T) {
 		t.Errorf("a's generation moved by %d, want 1 (the marker alone)", g-gen)
 	}
 }
+
+// TestIdentityCacheDomainsPostgresInstances: an instance that found no
+// agent at a host name, and kept that, finds the agent once another
+// instance gives it the domain and the notification arrives; and loses
+// it when the other takes the domain away.
+func TestIdentityCacheDomainsPostgresInstances(t *testing.T) {
+	ctx := context.Background()
+	a, b := listeningInstances(t)
+	_, g := mustIdentities(t, b)
+	const d = "bot.example.com"
+	if _, err := a.FindAgentByDomain(ctx, d); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatalf("before: %v", err)
+	}
+	domain := d
+	_, err := b.UpdateAgent(ctx, g.ID, switchboard.AgentUpdate{Domain: &domain})
+	must(t, err)
+	testwait.For(t, "instance a to find the domain b set", func() bool {
+		got, err := a.FindAgentByDomain(ctx, d)
+		return err == nil && got.ID == g.ID
+	})
+	none := ""
+	_, err = b.UpdateAgent(ctx, g.ID, switchboard.AgentUpdate{Domain: &none})
+	must(t, err)
+	testwait.For(t, "instance a to lose the domain b removed", func() bool {
+		_, err := a.FindAgentByDomain(ctx, d)
+		return switchboard.ErrorCode(err) == switchboard.ENOTFOUND
+	})
+}
