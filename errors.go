@@ -26,11 +26,6 @@ const (
 	ENOAGENT      Code = "no_agent_found"  // no agent of the network may take the work now; the message says which gate
 	EUPSTREAM     Code = "upstream_failed" // a front's upstream failed; the message is generic, the owner sees the cause
 	EUNAVAILABLE  Code = "unavailable"     // the server cannot do it now (its storage is full); retry later
-	// EUNPROCESSABLE refuses a well-formed value the server will not take
-	// as it stands: an agent domain it cannot serve, one another agent
-	// holds, or one past the account's quota (docs/agents.md, "Agent
-	// domains"). The message says which.
-	EUNPROCESSABLE Code = "unprocessable"
 
 	ENOTCANCELABLE          Code = "task_not_cancelable"
 	EUNSUPPORTED            Code = "unsupported_operation"
@@ -42,9 +37,12 @@ const (
 	EEXTENSIONSUPPORTNEEDED Code = "extension_support_required"
 )
 
-// EUNPROCESSABLE: the request is well formed, but a field holds text that
-// may not be kept: a control or bidirectional formatting character in a
-// name or a description (CheckName). The owner API answers it with 422.
+// EUNPROCESSABLE: the request is well formed, but a value may not be kept
+// as it stands: a control or bidirectional formatting character in a name
+// or a description (CheckName); an agent domain the server cannot serve,
+// one another agent holds, or one past the account's quota
+// (docs/agents.md, "Agent domains"). The message says which. The owner
+// API answers it with 422.
 const EUNPROCESSABLE Code = "unprocessable"
 
 // Error is an error that is safe to show to the caller: its Message is

@@ -37,7 +37,6 @@ var codes = map[switchboard.Code]struct {
 	switchboard.ENOAGENT:                {http.StatusNotFound, -32051, "NO_AGENT_FOUND"},
 	switchboard.EUPSTREAM:               {http.StatusBadGateway, -32603, "INTERNAL_ERROR"},
 	switchboard.EUNAVAILABLE:            {http.StatusServiceUnavailable, -32052, "UNAVAILABLE"},
-	switchboard.EUNPROCESSABLE:          {http.StatusUnprocessableEntity, -32602, "INVALID_PARAMS"},
 	switchboard.ENOTCANCELABLE:          {http.StatusConflict, -32002, "TASK_NOT_CANCELABLE"},
 	switchboard.EPUSHNOTSUPPORTED:       {http.StatusBadRequest, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
 	switchboard.EUNSUPPORTED:            {http.StatusBadRequest, -32004, "UNSUPPORTED_OPERATION"},
