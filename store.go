@@ -23,6 +23,7 @@ type Store interface {
 	FrontStore
 	PublishedCardStore
 	OutboundPeerStore
+	CertStore
 }
 
 // freshReadKey marks a context whose lookups must read the database.

@@ -23,6 +23,7 @@ var excludedTables = map[string]string{
 	"pairing_counts":      "the pairing requests taken in the last day, for the flood limits: they mean nothing in another deployment",
 	"oauth_client_counts": "the MCP client registrations taken in the last hour, for the per-address limit: they mean nothing in another deployment",
 	"session_ends":        "when each agent's last connection ended, for the reconnect grace of discovery: it describes connections, which end with the process",
+	"cert_locks":          "the certificate manager's locks: they describe work in flight in this deployment's processes, which end with them",
 }
 
 // ExcludedTables returns the tables that Export leaves out, each with the

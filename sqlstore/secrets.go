@@ -66,6 +66,7 @@ var sealedColumns = []sealedColumn{
 	{"fronts", "card_url", []string{"agent_id"}, nil, false},
 	{"outbound_peers", "token", []string{"agent_id", "alias"},
 		func(key []string) string { return purposeOutboundPeerToken(key[0], key[1]) }, true},
+	{"cert_files", "sealed", []string{"key"}, func(key []string) string { return purposeCertFile(key[0]) }, false},
 }
 
 // seal seals v for purpose, or returns it as it is without a Sealer.

@@ -24,6 +24,8 @@ const (
 	wakeHMAC      = "wake-hmac-0123456789abcdef"
 	pushToken     = "push-token-0123456789abcdef"
 	pushCreds     = "push-credentials-0123456789"
+	certKey       = "cert-private-key-0123456789"
+	certKeyPath   = "certificates/ca/a.example/a.example.key"
 )
 
 // secretsFixture writes one of each secret through the store's interfaces.
@@ -48,6 +50,7 @@ func secretsFixture(t *testing.T, db *sqlstore.DB) (*switchboard.Agent, a2a.Task
 		Config: a2a.PushConfig{TaskID: id, ID: "cfg", URL: "https://peer.example/push", Token: pushToken,
 			Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: pushCreds}}, Protocol: switchboard.ProtocolV1, CreatedAt: now}})
 	must(t, err)
+	must(t, db.PutCertFile(ctx, &switchboard.CertFile{Key: certKeyPath, Value: []byte(certKey), Secret: true}))
 	return g, id
 }
 
@@ -67,9 +70,14 @@ func readSecrets(t *testing.T, db *sqlstore.DB, g *switchboard.Agent, id a2a.Tas
 	if err != nil {
 		return err
 	}
+	key, err := db.FindCertFile(ctx, certKeyPath)
+	if err != nil {
+		return err
+	}
 	if got.WebhookSecret != webhookSecret || wc.Key != wakeKey || wc.HMACSecret != wakeHMAC ||
-		pc.Config.Token != pushToken || pc.Config.Auth == nil || pc.Config.Auth.Credentials != pushCreds {
-		t.Fatalf("secrets read back: %q %q %q %q %+v", got.WebhookSecret, wc.Key, wc.HMACSecret, pc.Config.Token, pc.Config.Auth)
+		pc.Config.Token != pushToken || pc.Config.Auth == nil || pc.Config.Auth.Credentials != pushCreds ||
+		string(key.Value) != certKey || !key.Secret {
+		t.Fatalf("secrets read back: %q %q %q %q %+v %+v", got.WebhookSecret, wc.Key, wc.HMACSecret, pc.Config.Token, pc.Config.Auth, key)
 	}
 	return nil
 }
@@ -82,7 +90,7 @@ func plainSecrets(t *testing.T, db *sqlstore.DB) []string {
 	_, err := db.Export(context.Background(), &buf)
 	must(t, err)
 	var found []string
-	for _, s := range []string{webhookSecret, wakeKey, wakeHMAC, pushToken, pushCreds} {
+	for _, s := range []string{webhookSecret, wakeKey, wakeHMAC, pushToken, pushCreds, certKey} {
 		if strings.Contains(buf.String(), s) {
 			found = append(found, s)
 		}
@@ -97,8 +105,8 @@ func testSecretsAtRest(t *testing.T, open func(t *testing.T) *sqlstore.DB) {
 	// Kept before sealing existed: as they are.
 	db := open(t)
 	g, id := secretsFixture(t, db)
-	if got := plainSecrets(t, db); len(got) != 5 {
-		t.Fatalf("without a sealer, %d of 5 secrets are kept as they are", len(got))
+	if got := plainSecrets(t, db); len(got) != 6 {
+		t.Fatalf("without a sealer, %d of 6 secrets are kept as they are", len(got))
 	}
 
 	// With a key: read as before, sealed again at once, and never kept
@@ -107,8 +115,8 @@ func testSecretsAtRest(t *testing.T, open func(t *testing.T) *sqlstore.DB) {
 	db.Secrets = old
 	must(t, readSecrets(t, db, g, id))
 	n, err := db.ResealSecrets(ctx)
-	if err != nil || n != 4 { // the webhook secret, the wake key and hmac secret, the push configuration
-		t.Fatalf("ResealSecrets = %d, %v; want 4", n, err)
+	if err != nil || n != 5 { // the webhook secret, the wake key and hmac secret, the push configuration, the certificate's key
+		t.Fatalf("ResealSecrets = %d, %v; want 5", n, err)
 	}
 	if n, err := db.ResealSecrets(ctx); n != 0 || err != nil {
 		t.Fatalf("a second ResealSecrets = %d, %v; want nothing to do", n, err)
@@ -130,8 +138,8 @@ func testSecretsAtRest(t *testing.T, open func(t *testing.T) *sqlstore.DB) {
 	rotated, _ := seal.NewKeyring(newKey, oldKey)
 	db.Secrets = rotated
 	must(t, readSecrets(t, db, g, id))
-	if n, err := db.ResealSecrets(ctx); err != nil || n != 5 {
-		t.Fatalf("ResealSecrets after rotation = %d, %v; want 5", n, err)
+	if n, err := db.ResealSecrets(ctx); err != nil || n != 6 {
+		t.Fatalf("ResealSecrets after rotation = %d, %v; want 6", n, err)
 	}
 	onlyNew, _ := seal.NewKeyring(newKey)
 	db.Secrets = onlyNew

@@ -21,7 +21,8 @@ type Populated struct {
 // disabled), agents in each mode (skills, endpoint, webhook secret), owner
 // and peer tokens (one rotated, so revoked), tasks in several states with
 // events, artifacts and follow-up message ids, push configurations,
-// deliveries (queued, offered, closed), a session and a rate count. Times
+// deliveries (queued, offered, closed), a session, a rate count, and the
+// certificate manager's files (a private key among them) and a lock. Times
 // are fixed, with nanoseconds (those the store takes from its clock
 // aside: token creation, event times).
 func Populate(tb testing.TB, s Store) *Populated {
@@ -113,6 +114,12 @@ func PopulateAt(tb testing.TB, s Store, at time.Time) *Populated {
 		_, err := rc.CountRequest(ctx, "peer:bob", at)
 		check(err)
 	}
+	// The certificate manager's files: a certificate, and its private key
+	// (sealed at rest), and a lock (never exported).
+	check(s.PutCertFile(ctx, &switchboard.CertFile{Key: "certificates/ca/a.example/a.example.crt", Value: []byte("-----BEGIN CERTIFICATE-----\n")}))
+	check(s.PutCertFile(ctx, &switchboard.CertFile{Key: "certificates/ca/a.example/a.example.key", Value: []byte("-----BEGIN EC PRIVATE KEY-----\n"), Secret: true}))
+	_, err = s.TryLockCert(ctx, "issue_cert_a.example", "holder", time.Minute)
+	check(err)
 	return p
 }
 
