@@ -7,7 +7,10 @@
 // no lock, no map look-up and no allocation, and a family's series exist
 // (at zero) from the start. Values that are cheaper to read than to keep up
 // to date (a map's length, a row count) are read at scrape time through
-// GaugeFunc, CounterFunc and GaugeVecFunc.
+// GaugeFunc, CounterFunc and GaugeVecFunc. The one exception to fixed
+// label values is GaugeSetFunc, whose series (one label) are read at
+// scrape time: for sets the server learns as it runs, such as the names it
+// holds certificates for.
 //
 // A Registry collects the metrics of every package and serves them over
 // HTTP. Packages make their own metrics and hand them to the registry that

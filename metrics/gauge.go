@@ -1,7 +1,10 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync/atomic"
 )
 
@@ -85,5 +88,46 @@ func (g *GaugeVecFunc) writeText(w *textWriter) {
 	w.header(&g.family)
 	for i, v := range values {
 		w.sampleFloat(g.name, "", g.series[i], "", v)
+	}
+}
+
+// Sample is one series of a GaugeSetFunc: the value of its label and its
+// value.
+type Sample struct {
+	Label string
+	Value float64
+}
+
+// GaugeSetFunc is a gauge family with one label whose values are not known
+// when it is made (the names the server holds certificates for, say): its
+// series are read at scrape time from a function. Unlike the other
+// families of this package, it has no series until the function gives
+// some.
+type GaugeSetFunc struct {
+	family
+	label string
+	fn    func() []Sample
+}
+
+// NewGaugeSetFunc returns a gauge family with the one label named label.
+// On each scrape fn returns its series, which are written sorted by label
+// value; a label value given twice is written once, with its first value.
+// fn must be safe to call from any goroutine.
+func NewGaugeSetFunc(name, help, label string, fn func() []Sample) *GaugeSetFunc {
+	if !validName(label, false) || strings.HasPrefix(label, "__") {
+		panic(fmt.Sprintf("metrics: %s: invalid label name %q", name, label))
+	}
+	return &GaugeSetFunc{family: newFamily(name, help, "gauge", nil), label: label, fn: fn}
+}
+
+func (g *GaugeSetFunc) writeText(w *textWriter) {
+	samples := slices.Clone(g.fn())
+	slices.SortStableFunc(samples, func(a, b Sample) int { return strings.Compare(a.Label, b.Label) })
+	w.header(&g.family)
+	for i, s := range samples {
+		if i > 0 && samples[i-1].Label == s.Label {
+			continue
+		}
+		w.sampleFloat(g.name, "", g.label+`="`+escapeLabel(s.Label)+`"`, "", s.Value)
 	}
 }

@@ -270,3 +270,32 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestGaugeSetFunc: the series a GaugeSetFunc reads at scrape time are
+// written sorted by label value, escaped, once each; with none, only the
+// family's header.
+func TestGaugeSetFunc(t *testing.T) {
+	var samples []metrics.Sample
+	g := metrics.NewGaugeSetFunc("test_expiry_seconds", "Seconds left.", "name", func() []metrics.Sample { return samples })
+	reg := metrics.NewRegistry()
+	reg.MustRegister(g)
+	scrape := func() string {
+		var buf bytes.Buffer
+		if err := reg.WriteText(&buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	header := "# HELP test_expiry_seconds Seconds left.\n# TYPE test_expiry_seconds gauge\n"
+	if got := scrape(); got != header {
+		t.Fatalf("without samples:\n%s", got)
+	}
+	samples = []metrics.Sample{{"b.example", 20}, {`we"ird`, -1}, {"a.example", 10.5}, {"b.example", 99}}
+	want := header + "test_expiry_seconds{name=\"a.example\"} 10.5\ntest_expiry_seconds{name=\"b.example\"} 20\ntest_expiry_seconds{name=\"we\\\"ird\"} -1\n"
+	if got := scrape(); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if _, err := promtest.Parse(strings.NewReader(scrape())); err != nil {
+		t.Fatal(err)
+	}
+}
