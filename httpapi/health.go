@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // What /readyz reports, in the order a server goes through them.
@@ -59,8 +60,15 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // store answers, 503 with the reason otherwise (starting, draining, store
 // unreachable, storage full), so that load balancers send work only where
 // it can be done. A full store is not a reason to restart: liveness
-// (/healthz) stays 200.
+// (/healthz) stays 200. With HTTPS, the body says how each name's
+// certificate stands (tls); a name without one leaves the status as it
+// is: restarting the server would not get it one sooner, and would run
+// into the CA's rate limits.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	var tls map[string]ownerapi.TLSName
+	if s.Deps.TLS != nil {
+		tls = s.Deps.TLS()
+	}
 	status, cause := s.stateName(), ""
 	if status == "ready" {
 		if err := s.storeCheck.check(r.Context()); errors.Is(err, switchboard.ErrStorageFull) {
@@ -73,14 +81,10 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	}
 	if status != "ready" {
 		w.Header().Set("Retry-After", "1")
-		body := map[string]any{"ok": false, "status": status}
-		if cause != "" {
-			body["cause"] = cause
-		}
-		writeJSON(w, http.StatusServiceUnavailable, body)
+		writeJSON(w, http.StatusServiceUnavailable, ownerapi.Ready{Status: status, Cause: cause, TLS: tls})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "status": status, "version": s.cfg.Version})
+	writeJSON(w, http.StatusOK, ownerapi.Ready{OK: true, Status: status, Version: s.cfg.Version, TLS: tls})
 }
 
 // storeCheck checks the store at most once per interval and remembers the

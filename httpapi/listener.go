@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -31,6 +32,10 @@ type ListenerConfig struct {
 	// Logger receives failures to accept, at WARN, at most one line a
 	// second.
 	Logger *slog.Logger
+	// TLS says the listener's connections carry TLS (it sits under the
+	// TLS listener): a connection past the bound is closed, since a plain
+	// 503 would mean nothing to a client that speaks TLS.
+	TLS bool
 }
 
 // Listener wraps the server's listener: it refuses a client address more
@@ -79,6 +84,10 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return &trackedConn{Conn: c, l: l, addr: addr}, nil
 		}
 		l.refused.Add(1)
+		if l.cfg.TLS {
+			_ = c.Close()
+			continue
+		}
 		go refuse(c)
 	}
 }
@@ -169,8 +178,12 @@ type connKey struct{}
 
 // ConnContext is the http.Server's ConnContext: it lets a request find the
 // connection it came on, so that a valid credential stops the connection
-// from counting against its address's bound.
+// from counting against its address's bound. Over HTTPS the connection
+// is the TLS one, over the listener's.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if t, ok := c.(*tls.Conn); ok {
+		c = t.NetConn()
+	}
 	if tc, ok := c.(*trackedConn); ok {
 		return context.WithValue(ctx, connKey{}, tc)
 	}

@@ -140,6 +140,9 @@ type Deps struct {
 	Pinger interface {
 		Ping(ctx context.Context) error
 	}
+	// TLS returns the state of each name's certificate, for /readyz's
+	// tls field; nil: the server serves no HTTPS.
+	TLS func() map[string]ownerapi.TLSName
 	// MetricsHandler serves GET /metrics; nil: not served here (metrics
 	// may be on a listener of their own, or off).
 	MetricsHandler http.Handler

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"crypto/x509"
 	"net/netip"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/certs"
 	"github.com/switchboard-dev/switchboard/natsbus"
 	"github.com/switchboard-dev/switchboard/push"
 )
@@ -15,8 +17,12 @@ type Config struct {
 	// requests, the cards and switchboard_build_info.
 	Version string
 
-	Addr          string
-	DataDir       string
+	// Addr is the plain HTTP listener's address (default DefaultAddr;
+	// with ACME.Domains, DefaultACMEHTTPAddr).
+	Addr    string
+	DataDir string
+	// PublicURL is the base URL the world reaches the server at (default:
+	// each request's; with ACME.Domains, https:// and the first domain).
 	PublicURL     string
 	OwnerToken    string // preset operator token; empty: generate one at first start
 	MaxBody       int64
@@ -110,4 +116,20 @@ type Config struct {
 	// MetricsAddr is the address of a listener of its own for /metrics,
 	// /healthz and /readyz; empty: none.
 	MetricsAddr string
+
+	// HTTPS. With ACME.Domains (certificates obtained over ACME) or
+	// TLSCertFile and TLSKeyFile (the operator's own), the server serves
+	// HTTPS on HTTPSAddr (default DefaultHTTPSAddr), and the plain
+	// listener answers ACME challenges, serves loopback clients and
+	// redirects everyone else to https.
+	HTTPSAddr string
+	// ACME configures automatic certificates; its Domains turn them on.
+	ACME certs.Config
+	// TLSCertFile and TLSKeyFile are a certificate and its key in PEM
+	// files, taken again when they change.
+	TLSCertFile, TLSKeyFile string
+	// AgentDomain reports whether an agent of the deployment holds a
+	// domain name, for the certificates of agents' domains, obtained on
+	// demand; nil: the store's answer.
+	AgentDomain func(ctx context.Context, name string) (bool, error)
 }

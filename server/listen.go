@@ -16,20 +16,30 @@ import (
 const DefaultAddr = "127.0.0.1:8080"
 
 // listen opens the main listener (bounding each address's
-// unauthenticated connections) and the metrics listener, if one is set.
+// unauthenticated connections), the HTTPS listener if the server serves
+// HTTPS, and the metrics listener, if one is set.
 func (s *Server) listen() error {
 	cfg := s.Config
 	addr := cfg.Addr
 	if addr == "" {
 		addr = DefaultAddr
+		if len(cfg.ACME.Domains) > 0 {
+			addr = DefaultACMEHTTPAddr
+		}
 	}
 	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	ln := httpapi.Listen(tcp, httpapi.ListenerConfig{UnauthenticatedPerAddress: cfg.MaxUnauthConns, Logger: s.Logger})
-	s.metrics.registerListener(ln)
 	s.ln = ln
+	s.listeners = append(s.listeners, ln)
+	if cfg.servesHTTPS() {
+		if err := s.listenHTTPS(); err != nil {
+			return err
+		}
+	}
+	s.metrics.registerListeners(s.listeners)
 	if cfg.MetricsAddr != "" {
 		if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			return fmt.Errorf("listen on %s (--metrics-addr): %w", cfg.MetricsAddr, err)
@@ -38,22 +48,32 @@ func (s *Server) listen() error {
 	return nil
 }
 
-// serve starts serving the listeners.
+// serve starts serving the listeners: the plain one, the HTTPS one with
+// the same handler, and the metrics one.
 func (s *Server) serve() {
-	s.httpServer = &http.Server{
-		Handler:           s.handler(),
+	app := s.handler()
+	s.httpServer = s.newHTTPServer(s.plainHandler(app))
+	s.served = make(chan error, 1)
+	ln := s.ln
+	go func() { s.served <- s.httpServer.Serve(ln) }()
+	s.serveHTTPS(app)
+	s.serveMetrics()
+}
+
+// newHTTPServer returns the http.Server of a main listener (plain or
+// HTTPS): its timeouts, its bounds, and its open streams ended at shutdown.
+func (s *Server) newHTTPServer(h http.Handler) *http.Server {
+	srv := &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelDebug),
 		ConnContext:       httpapi.ConnContext,
 	}
-	s.httpServer.RegisterOnShutdown(s.API.CloseStreams)
-	s.httpServer.RegisterOnShutdown(s.Console.CloseStreams)
-	s.served = make(chan error, 1)
-	ln := s.ln
-	go func() { s.served <- s.httpServer.Serve(ln) }()
-	s.serveMetrics()
+	srv.RegisterOnShutdown(s.API.CloseStreams)
+	srv.RegisterOnShutdown(s.Console.CloseStreams)
+	return srv
 }
 
 // serveMetrics serves /metrics, /healthz and /readyz on the metrics

@@ -10,7 +10,16 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m,
+		// What outlives a test by design, none of it the server's: the
+		// test DNS server of package acmetest (one per process), Pebble's
+		// validation workers (Pebble has no way to stop them), and the
+		// rate limiter certmagic keeps for each CA and account, for the
+		// life of the process (certmagic has no way to stop it).
+		goleak.IgnoreAnyFunction("github.com/miekg/dns.(*Server).ActivateAndServe"),
+		goleak.IgnoreTopFunction("github.com/letsencrypt/pebble/v2/va.VAImpl.processTasks"),
+		goleak.IgnoreAnyFunction("github.com/caddyserver/certmagic.(*RingBufferRateLimiter).loop"),
+	)
 }
 
 // run starts a server of cfg on a free loopback port (with its data in a

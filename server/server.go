@@ -12,6 +12,7 @@ import (
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/certs"
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
@@ -67,6 +68,9 @@ type Server struct {
 	// authorization page. Both nil when MCP is off.
 	OAuth   *mcpauth.Service
 	Consent *dashboard.ConsentPage
+	// Certs obtains and renews the HTTPS certificates over ACME; nil
+	// without Config.ACME.Domains.
+	Certs *certs.Manager
 
 	// GeneratedOwnerToken is the operator token created by this start, if
 	// it created one (first start without a preset token).
@@ -82,6 +86,11 @@ type Server struct {
 	ln            net.Listener
 	httpServer    *http.Server
 	served        chan error
+	listeners     []*httpapi.Listener // the main listeners: plain, and HTTPS
+	httpsLn       net.Listener        // nil without HTTPS
+	httpsServer   *http.Server
+	httpsServed   chan error
+	certs         certSource // the HTTPS listener's certificates; nil without HTTPS
 	metricsLn     net.Listener
 	metricsServer *http.Server
 	metricsServed chan error
@@ -101,6 +110,9 @@ func New(cfg Config, logger *slog.Logger) *Server {
 // once the server accepts connections and /readyz answers 200; on an error
 // the caller calls Close to release what was opened.
 func (s *Server) Run(ctx context.Context) error {
+	if err := s.Config.checkTLS(); err != nil {
+		return err
+	}
 	cfg := s.Config
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
@@ -128,11 +140,22 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := s.listen(); err != nil {
 		return err
 	}
+	if s.httpsLn != nil {
+		if err := s.openCerts(); err != nil {
+			return err
+		}
+	}
 	s.startLoops()
 	s.serve()
 	s.API.SetReady(true)
+	if s.Certs != nil {
+		// After serving: the CA's challenges come to the listeners.
+		if err := s.Certs.Start(); err != nil {
+			return fmt.Errorf("manage certificates: %w", err)
+		}
+	}
 
-	s.Logger.Info("switchboard is serving", "url", s.URL(), "data", cfg.DataDir, "database", where,
+	s.Logger.Info("switchboard is serving", "url", s.URL(), "https", s.HTTPSURL(), "public_url", cfg.PublicURL, "data", cfg.DataDir, "database", where,
 		"bus", busName(cfg.Bus), "instance", s.instanceID, "metrics", s.metricsWhere(), "retention", retentionWhere(cfg.Retention))
 	return nil
 }
@@ -147,7 +170,9 @@ func (s *Server) Fatal() <-chan error {
 	return s.loops.Fatal()
 }
 
-// URL returns the base URL the server listens on.
+// URL returns the base URL of the plain HTTP listener. With HTTPS, it
+// serves loopback clients (tests, the CLI on the machine) as it does
+// without, and redirects everyone else to HTTPSURL.
 func (s *Server) URL() string {
 	if s.ln == nil {
 		return ""
@@ -164,21 +189,28 @@ func (s *Server) MetricsURL() string {
 	return baseURL(s.metricsLn)
 }
 
-// baseURL returns the URL of a listener, with a wildcard host made
+// baseURL returns the http URL of a listener, with a wildcard host made
 // loopback.
 func baseURL(ln net.Listener) string {
+	return "http://" + loopbackAddr(ln)
+}
+
+// loopbackAddr returns the address of a listener, with a wildcard host
+// made loopback.
+func loopbackAddr(ln net.Listener) string {
 	addr := ln.Addr().String()
 	if host, port, err := net.SplitHostPort(addr); err == nil && (host == "::" || host == "0.0.0.0" || host == "") {
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
-	return "http://" + addr
+	return addr
 }
 
 // Close stops the server in the reverse order of Run: it marks it not
 // ready, closes the agents' connections (their unacknowledged work goes
-// back to the queue), stops accepting, ends open streams, waits up to
-// ShutdownTimeout for requests in flight, stops the background loops, and
-// closes the live sessions, the bus and the store. It is safe to call after
+// back to the queue), stops accepting (plain HTTP and HTTPS), ends open
+// streams, waits up to ShutdownTimeout for requests in flight, stops the
+// background loops and the certificate manager's work, and closes the
+// live sessions, the bus and the store. It is safe to call after
 // a failed Run, and more than once.
 func (s *Server) Close() error {
 	if s.closed {
@@ -198,21 +230,31 @@ func (s *Server) Close() error {
 		if err := s.Hub.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
 		}
-		if err := s.httpServer.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shut down http: %w", err))
-			_ = s.httpServer.Close()
-		}
+		// Both listeners at once: neither takes work while the other drains.
+		httpsDone, httpsErr := make(chan struct{}), error(nil)
+		go func() {
+			defer close(httpsDone)
+			if s.httpsServer != nil {
+				httpsErr = shutdown(ctx, "https", s.httpsServer, s.httpsServed)
+			}
+		}()
+		errs = append(errs, shutdown(ctx, "http", s.httpServer, s.served))
+		<-httpsDone
+		errs = append(errs, httpsErr)
 		cancel()
-		if err := <-s.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs = append(errs, fmt.Errorf("serve http: %w", err))
+		s.httpServer, s.httpsServer = nil, nil
+	} else {
+		for _, ln := range s.listeners {
+			_ = ln.Close() // Run failed before serving them
 		}
-		s.httpServer = nil
-	} else if s.ln != nil {
-		_ = s.ln.Close() // Run failed before serving it
 	}
 	errs = append(errs, s.closeMetrics())
 	if s.loops != nil {
 		s.loops.stop()
+	}
+	if s.certs != nil {
+		// Before the store: certmagic's background work uses it.
+		errs = append(errs, s.certs.Close())
 	}
 	if s.Sessions != nil {
 		s.Sessions.Close() // after the hub: its connections' sessions were told they dropped
@@ -226,6 +268,20 @@ func (s *Server) Close() error {
 	}
 	if s.DB != nil {
 		errs = append(errs, s.DB.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// shutdown shuts one of the main http.Servers down within ctx, closing it
+// when ctx ends first, and waits for its Serve to return.
+func shutdown(ctx context.Context, name string, srv *http.Server, served chan error) error {
+	var errs []error
+	if err := srv.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("shut down %s: %w", name, err))
+		_ = srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		errs = append(errs, fmt.Errorf("serve %s: %w", name, err))
 	}
 	return errors.Join(errs...)
 }

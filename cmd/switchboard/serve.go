@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/switchboard-dev/switchboard/certs"
 	"github.com/switchboard-dev/switchboard/gcfloor"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/natsbus"
@@ -22,7 +23,7 @@ import (
 type ServeCmd struct {
 	PrintUnit       bool          `name:"print-unit" help:"Print a hardened systemd unit that runs this serve command (as a user of its own, DynamicUser, with its data in /var/lib/switchboard and secrets in /etc/switchboard/serve.env), and exit."`
 	Install         bool          `name:"install" help:"Write that unit to /etc/systemd/system/switchboard.service (and an empty /etc/switchboard/serve.env, mode 0600, if there is none), and print the systemctl command that starts it."`
-	Addr            string        `name:"addr" env:"SWITCHBOARD_ADDR" default:"127.0.0.1:8080" help:"Listen address."`
+	Addr            string        `name:"addr" env:"SWITCHBOARD_ADDR" help:"Listen address of plain HTTP (default 127.0.0.1:8080; with --domain, :80, where the CA's HTTP-01 challenges come). With HTTPS, it serves loopback clients and redirects everyone else to https."`
 	PublicURL       string        `name:"public-url" env:"SWITCHBOARD_PUBLIC_URL" help:"Base URL the world reaches this server at (default: taken from each request)."`
 	MaxBody         int64         `name:"max-body" env:"SWITCHBOARD_MAX_BODY" default:"1048576" help:"Largest request body, in bytes."`
 	RatePerMinute   int           `name:"rate-per-minute" env:"SWITCHBOARD_RATE_PER_MINUTE" default:"60" help:"Requests per minute one peer may make (0: no limit)."`
@@ -66,6 +67,15 @@ type ServeCmd struct {
 	NATSRoutes        []string `name:"nats-routes" env:"SWITCHBOARD_NATS_ROUTES" help:"With --bus embedded: nats-route://host:port of the other instances' embedded servers (comma-separated)."`
 
 	Retention retentionFlag `name:"retention" env:"SWITCHBOARD_RETENTION" default:"0" help:"Delete tasks that finished (completed, failed, canceled, rejected) longer ago than this, with their events, deliveries and push configurations: days (30d) or a duration (720h); 0 keeps them forever."`
+
+	Domains     []string `name:"domain" env:"SWITCHBOARD_DOMAIN" placeholder:"NAME" help:"Serve HTTPS for these names, with certificates obtained and renewed over ACME (Let's Encrypt by default; HTTP-01 on --addr and TLS-ALPN-01 on --https-addr, so ports 80 and 443 must reach this server). The first is the default --public-url (https://NAME). Certificates and keys live in the database, keys sealed; every instance of a cluster serves the same ones."`
+	ACMEEmail   string   `name:"acme-email" env:"SWITCHBOARD_ACME_EMAIL" help:"Contact address of the ACME account (the CA may write about expiring certificates or its terms); default: none."`
+	ACMECA      string   `name:"acme-ca" env:"SWITCHBOARD_ACME_CA" default:"${default_acme_ca}" help:"ACME directory URL of the CA (e.g. Let's Encrypt's staging CA while testing: https://acme-staging-v02.api.letsencrypt.org/directory)."`
+	ACMECARoot  string   `name:"acme-ca-root" env:"SWITCHBOARD_ACME_CA_ROOT" type:"path" help:"PEM file of the roots to trust for the CA's own HTTPS (a private or test CA); default: the system's."`
+	HTTPSAddr   string   `name:"https-addr" env:"SWITCHBOARD_HTTPS_ADDR" default:"${default_https_addr}" help:"Listen address of HTTPS, with --domain or --tls-cert."`
+	TLSCert     string   `name:"tls-cert" env:"SWITCHBOARD_TLS_CERT" type:"path" help:"Serve HTTPS with this certificate (PEM, the chain after it), taken again when the file changes, with no restart (not with --domain)."`
+	TLSKey      string   `name:"tls-key" env:"SWITCHBOARD_TLS_KEY" type:"path" help:"The private key of --tls-cert (PEM)."`
+	DNSResolver string   `name:"dns-resolver" env:"SWITCHBOARD_DNS_RESOLVER" placeholder:"HOST:PORT" help:"DNS server that answers the checks of agents' domains (a name gets a certificate only if it resolves to this deployment's addresses); default: the system's resolver."`
 
 	PprofAddr string `name:"pprof-addr" env:"SWITCHBOARD_PPROF_ADDR" help:"host:port where Go's profiling endpoints (/debug/pprof/) are served (default: none). Keep it private."`
 
@@ -127,6 +137,8 @@ func (c *ServeCmd) config(cli *CLI) server.Config {
 		NATS:         natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
 		Retention:    time.Duration(c.Retention),
 		MaxOpenTasks: noLimit(c.MaxOpenTasks), MaxPeerBytes: noLimit(c.MaxPeerBytes),
+		HTTPSAddr: c.HTTPSAddr, TLSCertFile: c.TLSCert, TLSKeyFile: c.TLSKey,
+		ACME: certs.Config{Domains: c.Domains, Email: c.ACMEEmail, CA: c.ACMECA, CARootFile: c.ACMECARoot, DNSResolver: c.DNSResolver},
 	}
 }
 
@@ -138,6 +150,8 @@ func serveVars() kong.Vars {
 		"default_max_peer_bytes":  strconv.FormatInt(relay.DefaultMaxPeerBytes, 10),
 		"default_gc_headroom_mib": strconv.Itoa(gcfloor.DefaultHeadroom >> 20),
 		"default_max_domains":     strconv.Itoa(httpapi.DefaultMaxDomainsPerAccount),
+		"default_acme_ca":         certs.DefaultCA,
+		"default_https_addr":      server.DefaultHTTPSAddr,
 	}
 }
 
