@@ -139,9 +139,23 @@ func readyTLS(t *testing.T, s *server.Server) (int, ownerapi.Ready) {
 	return resp.StatusCode, r
 }
 
+// waitObtained waits until /readyz says s has a certificate for name,
+// without a handshake that could ask for one on demand: the deployment's
+// names are obtained at start.
+func waitObtained(t *testing.T, s *server.Server, name string) {
+	t.Helper()
+	testwait.Within(t, acmeWait, "/readyz to show a certificate for "+name, func() error {
+		_, ready := readyTLS(t, s)
+		if got := ready.TLS[name]; got.State != ownerapi.TLSOK {
+			return fmt.Errorf("%s: %+v", name, got)
+		}
+		return nil
+	})
+}
+
 // TestACMEHTTP01 obtains a real certificate from Pebble over HTTP-01
-// alone (TLS-ALPN-01 off): the server serves it over HTTPS for its
-// domain, an agent's card is fetched over https trusting only Pebble's
+// alone (TLS-ALPN-01 off), at start: the server serves it over HTTPS for
+// its domain, an agent's card is fetched over https trusting only Pebble's
 // root, every HTTPS response carries HSTS (a year, no includeSubDomains),
 // request-derived URLs say https, /readyz and /metrics show the
 // certificate, and the CA had one order.
@@ -150,6 +164,7 @@ func TestACMEHTTP01(t *testing.T) {
 	s := runTLS(t, ca, server.Config{Metrics: true,
 		ACME: certs.Config{Domains: []string{"agents.test"}, DisableTLSALPNChallenge: true}})
 	bind(ca, s)
+	waitObtained(t, s, "agents.test")
 	cert := waitCert(t, s, "agents.test", ca.Roots())
 	if cert.DNSNames[0] != "agents.test" {
 		t.Fatalf("served a certificate for %v", cert.DNSNames)
@@ -168,6 +183,7 @@ func TestACMETLSALPN01(t *testing.T) {
 	s := runTLS(t, ca, server.Config{
 		ACME: certs.Config{Domains: []string{"alpn.test"}, DisableHTTPChallenge: true}})
 	bind(ca, s)
+	waitObtained(t, s, "alpn.test")
 	waitCert(t, s, "alpn.test", ca.Roots())
 	if n := ca.Orders(); n != 1 {
 		t.Fatalf("the CA had %d orders, want 1", n)
