@@ -146,6 +146,11 @@ func TestFlagsRefuseWhatCannotWork(t *testing.T) {
 		{"-server", "http://127.0.0.1:1"},
 		{"-payload", "-1"},
 		{"-instances", "3"}, // idle on PostgreSQL only
+		{"-tls", "-scenario", "idle"},
+		{"-tls", "-server", "https://127.0.0.1:1", "-owner-token", "sbo_x"},
+		{"-tls-insecure"}, // no -server
+		{"-tls-insecure", "-server", "https://example.com", "-owner-token", "sbo_x"},
+		{"-tls-root", "root.pem"}, // no -server
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("%v: accepted", args)
@@ -153,6 +158,29 @@ func TestFlagsRefuseWhatCannotWork(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-scenario", "inbox", "-agents", "10", "-json"}, io.Discard); err != nil {
 		t.Errorf("valid flags refused: %v", err)
+	}
+}
+
+// TestRouteOverTLS: with -tls the tool starts its server with a
+// certificate it made and routes the peers' tasks over https, trusting
+// that certificate alone.
+func TestRouteOverTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server and agents")
+	}
+	cfg := config{scenario: "route", agents: 2, peers: 2, duration: 20 * time.Second, count: 12, payload: 10,
+		blocking: true, agentsPerProc: 10, connectRate: 4, instances: 1, switchboard: buildServer(t), tls: true}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := run(ctx, &cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TLS || res.Tasks != 12 || res.Errors != 0 {
+		t.Fatalf("over https: tls %v, %d tasks, %d errors (%s)", res.TLS, res.Tasks, res.Errors, res.FirstError)
 	}
 }
 

@@ -43,6 +43,9 @@ type config struct {
 	skills        int
 	serverCPUs    int
 	split         *cpuSplit // from serverCPUs; nil: the servers share the tool's CPUs
+	tls           bool      // start the server with a certificate; peers over https (tls.go)
+	tlsRoot       string    // with -server: the root to trust
+	tlsInsecure   bool      // with -server on loopback: no certificate check
 }
 
 func main() {
@@ -131,6 +134,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.skills, "skills", 10, "discover: skills the agents of each community are spread over")
 	fs.IntVar(&c.serverCPUs, "server-cpus", 0, "run the servers this tool starts on the last N CPUs and this tool (peers, agents, the reference upstream) on the others, as a server on a machine of its own (0: all share every CPU)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write this tool's own CPU profile (peers, agents, and the direct server) to the file")
+	fs.BoolVar(&c.tls, "tls", false, "route, inbox: start the server with a certificate this tool makes (serve --tls-cert/--tls-key) and send the peers' messages over https with keep-alive (HTTP/1.1), trusting it; agents stay on plain loopback")
+	fs.StringVar(&c.tlsRoot, "tls-root", "", "with -server https://…: a PEM file of the root to trust")
+	fs.BoolVar(&c.tlsInsecure, "tls-insecure", false, "with -server https://127.0.0.1:…: do not check the server's certificate (loopback only)")
 	fs.Func("server-arg", "an extra argument for the switchboard serve processes this tool starts (repeatable), e.g. -server-arg=--pprof-addr=127.0.0.1:6060; with -instances, {i} stands for the instance's number (--pprof-addr=127.0.0.1:606{i})", func(s string) error {
 		c.serverArgs = append(c.serverArgs, s)
 		return nil
@@ -203,5 +209,5 @@ func (c *config) check() error {
 	case c.scenario == "cross" && c.database == "":
 		return errors.New("-scenario cross needs -database postgres://… (or SWITCHBOARD_LOAD_DATABASE): both instances share it")
 	}
-	return nil
+	return c.checkTLS()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -92,6 +93,25 @@ func newDriver(cfg *config) *driver {
 	}
 	return &driver{cfg: cfg, http: &http.Client{Transport: tr, Timeout: 2 * time.Minute}, payload: text,
 		run: strconv.FormatInt(time.Now().UnixNano(), 36)}
+}
+
+// setTLS sets the peers' TLS configuration for dep: the certificate of
+// the server started with -tls, or -tls-root / -tls-insecure against
+// -server. HTTP/2 stays off: the peers keep one HTTP/1.1 connection each
+// over TLS, as they do over plain HTTP, so that a comparison of the two
+// measures TLS alone.
+func (d *driver) setTLS(cfg *config, dep *deployment) error {
+	tr := d.http.Transport.(*http.Transport)
+	if dep.tls != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: dep.tls.roots}
+		return nil
+	}
+	c, err := peersTLS(cfg)
+	if err != nil {
+		return err
+	}
+	tr.TLSClientConfig = c
+	return nil
 }
 
 // drive runs one phase: -warmup of sending that is not counted, then up to

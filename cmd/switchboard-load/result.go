@@ -17,11 +17,13 @@ type result struct {
 	PayloadBytes int     `json:"payload_bytes"`
 	Blocking     bool    `json:"blocking"`
 	Rate         float64 `json:"rate"`
-	DurationS    float64 `json:"duration_s"`
-	Tasks        int64   `json:"tasks"`
-	Errors       int64   `json:"errors"`
-	FirstError   string  `json:"first_error,omitempty"`
-	TasksPerS    float64 `json:"tasks_per_s"`
+	// TLS says the peers sent over https (-tls, or -server https://…).
+	TLS        bool    `json:"tls,omitempty"`
+	DurationS  float64 `json:"duration_s"`
+	Tasks      int64   `json:"tasks"`
+	Errors     int64   `json:"errors"`
+	FirstError string  `json:"first_error,omitempty"`
+	TasksPerS  float64 `json:"tasks_per_s"`
 	// Frames and FramesPerS are the session scenario's: frames taken in
 	// by the receivers in the measured window (the latencies are theirs).
 	Frames     int64   `json:"frames,omitempty"`
@@ -89,6 +91,9 @@ func (r *result) setSame(p *phaseResult) {
 // printTable writes the human summary.
 func (r *result) printTable(w io.Writer) {
 	fmt.Fprintf(w, "scenario %s: %d agents, %d peers, %d-byte messages, blocking %v", r.Scenario, r.Agents, r.Peers, r.PayloadBytes, r.Blocking)
+	if r.TLS {
+		fmt.Fprint(w, ", over https")
+	}
 	if r.Rate > 0 {
 		fmt.Fprintf(w, ", %.0f tasks/s offered", r.Rate)
 	}

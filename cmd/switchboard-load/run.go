@@ -24,6 +24,7 @@ type deployment struct {
 	agentURLs  []string         // where agents connect: agent i to agentURLs[i % len]
 	procs      []*serverProcess // started by this tool; empty with -server
 	agentProcs []*serverProcess // the started instances agents connect to
+	tls        *serverTLS       // -tls: the certificate of the server started
 	cleanup    []func()
 }
 
@@ -111,6 +112,10 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 		return nil, err
 	}
 	defer dep.close()
+	if err := d.setTLS(cfg, dep); err != nil {
+		return nil, err
+	}
+	res.TLS = dep.tls != nil || strings.HasPrefix(dep.peerURL, "https://")
 
 	if cfg.scenario == "session" {
 		return res, runSessions(ctx, cfg, dep, res, logs)
@@ -249,6 +254,19 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 	}
 	if cfg.scenario != "cross" {
 		args := append(common, "--data", dir+"/data")
+		var httpsAddr string
+		if cfg.tls {
+			st, err := makeServerTLS(dir)
+			if err != nil {
+				return nil, fmt.Errorf("-tls: %w", err)
+			}
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			httpsAddr, dep.tls = "127.0.0.1:"+strconv.Itoa(port), st
+			args = append(args, st.serveArgs(httpsAddr)...)
+		}
 		if cfg.database != "" {
 			dsn, drop, err := loadSchema(ctx, cfg.database)
 			if err != nil {
@@ -264,6 +282,9 @@ func deploy(ctx context.Context, cfg *config, dir string, serverLogs, logs io.Wr
 		}
 		dep.procs, dep.agentProcs = []*serverProcess{p}, []*serverProcess{p}
 		dep.peerURL, dep.agentURLs = p.url, []string{p.url}
+		if httpsAddr != "" {
+			dep.peerURL = "https://" + httpsAddr
+		}
 		dep.owner = &ownerClient{base: p.url, token: token, http: hc}
 		return dep, nil
 	}
