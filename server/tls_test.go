@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -472,7 +473,10 @@ type pair struct {
 }
 
 // selfSigned makes a self-signed certificate for name, valid a day.
-func selfSigned(t *testing.T, name string) *pair {
+func selfSigned(t *testing.T, name string) *pair { return selfSignedTB(t, name) }
+
+// selfSignedTB is selfSigned for tests and benchmarks.
+func selfSignedTB(t testing.TB, name string) *pair {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -493,7 +497,10 @@ func selfSigned(t *testing.T, name string) *pair {
 
 // write writes the pair over the two files, each replaced at once (a new
 // file renamed over the old one).
-func (p *pair) write(t *testing.T, certFile, keyFile string) {
+func (p *pair) write(t *testing.T, certFile, keyFile string) { p.writeTB(t, certFile, keyFile) }
+
+// writeTB is write for tests and benchmarks.
+func (p *pair) writeTB(t testing.TB, certFile, keyFile string) {
 	t.Helper()
 	keyDER, err := x509.MarshalECPrivateKey(p.key)
 	if err != nil {
@@ -510,5 +517,53 @@ func (p *pair) write(t *testing.T, certFile, keyFile string) {
 		if err := os.Rename(tmp, file); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestHTTPSUnauthenticatedConnections: the bound on an address's
+// connections that presented no valid token counts HTTPS connections
+// under TLS, as it counts plain ones: one past it is closed before the
+// handshake; a request with a valid token over TLS frees its connection's
+// place.
+func TestHTTPSUnauthenticatedConnections(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	p := selfSigned(t, "files.test")
+	p.write(t, certFile, keyFile)
+	s := runTLS(t, nil, server.Config{TLSCertFile: certFile, TLSKeyFile: keyFile, MaxUnauthConns: 2})
+	roots := x509.NewCertPool()
+	roots.AddCert(p.cert)
+	dial := func() (*tls.Conn, error) {
+		c, err := tls.Dial("tcp", strings.TrimPrefix(s.HTTPSURL(), "https://"), &tls.Config{ServerName: "files.test", RootCAs: roots, NextProtos: []string{"http/1.1"}})
+		if err == nil {
+			t.Cleanup(func() { c.Close() })
+		}
+		return c, err
+	}
+	var open []*tls.Conn
+	for range 2 {
+		c, err := dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, c)
+	}
+	if _, err := dial(); err == nil {
+		t.Fatal("a third unauthenticated connection got through the handshake")
+	}
+	// The first connection presents the operator's token over TLS.
+	if _, err := fmt.Fprintf(open[0], "GET /agents HTTP/1.1\r\nHost: files.test\r\nAuthorization: Bearer %s\r\n\r\n", s.GeneratedOwnerToken); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(open[0]), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /agents over TLS: %s", resp.Status)
+	}
+	if _, err := dial(); err != nil {
+		t.Fatalf("refused although a connection authenticated: %v", err)
 	}
 }
