@@ -416,7 +416,7 @@ func TestACMETwoInstancesOnePostgres(t *testing.T) {
 }
 
 // TestTLSFilesReload: serve --tls-cert/--tls-key serves the operator's
-// pair over HTTPS (with HSTS), takes a new pair written over the files
+// pair over HTTPS (with HSTS, and cards whose URLs say https), takes a new pair written over the files
 // without a restart, and keeps serving that one when a bad pair is
 // written next, saying so in /readyz (200).
 func TestTLSFilesReload(t *testing.T) {
@@ -431,13 +431,20 @@ func TestTLSFilesReload(t *testing.T) {
 	if c, err := handshake(s, "files.test", roots); err != nil || !c.Equal(first.cert) {
 		t.Fatalf("the first pair: %v", err)
 	}
-	resp, err := httpsClient(s, roots).Get("https://files.test/healthz")
+	// Without --public-url, the URLs a request makes say https, from the
+	// request's TLS.
+	call(t, s, "POST", "/agents", s.GeneratedOwnerToken, `{"handle":"bot","mode":"inbox"}`, http.StatusCreated)
+	resp, err := httpsClient(s, roots).Get("https://files.test/a/bot/.well-known/agent-card.json")
 	if err != nil {
 		t.Fatal(err)
 	}
+	card, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.Header.Get("Strict-Transport-Security") != certs.HSTSValue {
 		t.Fatalf("HSTS %q", resp.Header.Get("Strict-Transport-Security"))
+	}
+	if !bytes.Contains(card, []byte(`"https://files.test/a/bot`)) {
+		t.Fatalf("the card over https names no https URL: %s", card)
 	}
 
 	second.write(t, certFile, keyFile)
