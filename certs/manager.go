@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"sync"
@@ -106,25 +107,45 @@ type Manager struct {
 	err    error // Close's
 }
 
-// New returns a Manager; Start begins obtaining. It fails on a bad
-// configuration: no domain, a CA root file that cannot be read.
-func New(cfg Config, deps Deps) (*Manager, error) {
+// Check checks cfg and fills its defaults: the domains in their checked
+// form (CheckDomains), the CA, the on-demand limit. It fails, naming the
+// flag, on no domain, a CA that is not an https URL, a resolver that is
+// not HOST:PORT, a CA root file that cannot be read.
+func (cfg *Config) Check() error {
 	if len(cfg.Domains) == 0 {
-		return nil, errors.New("certs: no domain to obtain certificates for")
+		return errors.New("certs: no domain to obtain certificates for")
 	}
 	domains, err := CheckDomains(cfg.Domains)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cfg.Domains = domains
 	if cfg.CA == "" {
 		cfg.CA = DefaultCA
+	}
+	if u, err := url.Parse(cfg.CA); err != nil || u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("--acme-ca: want the https:// URL of an ACME directory, got %q", cfg.CA)
+	}
+	if cfg.DNSResolver != "" {
+		if _, _, err := net.SplitHostPort(cfg.DNSResolver); err != nil {
+			return fmt.Errorf("--dns-resolver: want HOST:PORT, got %q", cfg.DNSResolver)
+		}
 	}
 	if cfg.OnDemandLimit <= 0 {
 		cfg.OnDemandLimit = DefaultOnDemandLimit
 	}
 	if cfg.OnDemandWindow <= 0 {
 		cfg.OnDemandWindow = DefaultOnDemandWindow
+	}
+	_, err = readRoots(cfg.CARootFile)
+	return err
+}
+
+// New returns a Manager; Start begins obtaining. It fails on a bad
+// configuration (Check).
+func New(cfg Config, deps Deps) (*Manager, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
 	roots, err := readRoots(cfg.CARootFile)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -37,9 +38,10 @@ func (cfg *Config) servesHTTPS() bool {
 	return len(cfg.ACME.Domains) > 0 || cfg.TLSCertFile != "" || cfg.TLSKeyFile != ""
 }
 
-// checkTLS checks the TLS settings before anything is opened, and fills
-// what their defaults derive from: the domains in their checked form and
-// the public URL (https:// and the first domain).
+// checkTLS checks the TLS settings before anything is opened
+// (certs.Config.Check, the files' flags), and fills what their defaults
+// derive from: the domains in their checked form and the public URL
+// (https:// and the first domain).
 func (cfg *Config) checkTLS() error {
 	files := cfg.TLSCertFile != "" || cfg.TLSKeyFile != ""
 	if files && len(cfg.ACME.Domains) > 0 {
@@ -48,16 +50,20 @@ func (cfg *Config) checkTLS() error {
 	if files && (cfg.TLSCertFile == "" || cfg.TLSKeyFile == "") {
 		return errors.New("--tls-cert and --tls-key go together: give both the certificate file and its key's")
 	}
+	if files {
+		// The pair is loaded again, for good, once the listeners are open.
+		if _, err := certs.LoadFileCert(cfg.TLSCertFile, cfg.TLSKeyFile, 0, slog.New(slog.DiscardHandler)); err != nil {
+			return err
+		}
+	}
 	if len(cfg.ACME.Domains) == 0 {
 		return nil
 	}
-	domains, err := certs.CheckDomains(cfg.ACME.Domains)
-	if err != nil {
+	if err := cfg.ACME.Check(); err != nil {
 		return err
 	}
-	cfg.ACME.Domains = domains
 	if cfg.PublicURL == "" {
-		cfg.PublicURL = "https://" + domains[0]
+		cfg.PublicURL = "https://" + cfg.ACME.Domains[0]
 	}
 	return nil
 }

@@ -380,14 +380,19 @@ func TestTLSConfigRefused(t *testing.T) {
 		"BothWays":     {server.Config{TLSCertFile: dir + "/cert.pem", TLSKeyFile: dir + "/key.pem", ACME: certs.Config{Domains: []string{"example.com"}}}, "do not go together"},
 		"Unreadable":   {server.Config{TLSCertFile: dir + "/none.pem", TLSKeyFile: dir + "/none.key"}, "--tls-cert"},
 		"CARootAbsent": {server.Config{ACME: certs.Config{Domains: []string{"example.com"}, CARootFile: dir + "/none.pem"}}, "--acme-ca-root"},
+		"CANotHTTPS":   {server.Config{ACME: certs.Config{Domains: []string{"example.com"}, CA: "http://ca.example/dir"}}, "--acme-ca"},
+		"BadResolver":  {server.Config{ACME: certs.Config{Domains: []string{"example.com"}, DNSResolver: "10.0.0.53"}}, "--dns-resolver"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			tc.cfg.Addr, tc.cfg.HTTPSAddr, tc.cfg.DataDir = "127.0.0.1:0", "127.0.0.1:0", t.TempDir()
+			tc.cfg.Addr, tc.cfg.HTTPSAddr, tc.cfg.DataDir = "127.0.0.1:0", "127.0.0.1:0", filepath.Join(t.TempDir(), "data")
 			s := server.New(tc.cfg, testLogger())
 			err := s.Run(context.Background())
 			_ = s.Close()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Run: %v, want an error that says %q", err, tc.want)
+			}
+			if _, err := os.Stat(tc.cfg.DataDir); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the refused start made its data directory: %v", err)
 			}
 		})
 	}
