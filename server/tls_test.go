@@ -402,8 +402,10 @@ func TestTLSConfigRefused(t *testing.T) {
 // database serve the same certificate, which the CA issued once: one
 // instance asks while the other waits for the lock in the store, then
 // finds the certificate there (its key sealed with the keys both have).
-// Pebble validates on the first instance's ports, so when the second
-// wins the lock, the first answers its challenge from the store.
+// Pebble validates on the first instance's ports; when the second wins
+// the lock, the first answers its challenge (certmagic keeps challenges in
+// the store for that, but in one process also in memory, which it reads
+// first: this test does not show the store's path for challenges).
 func TestACMETwoInstancesOnePostgres(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ca := acmetest.Start(t, acmetest.Options{})
