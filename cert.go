@@ -31,11 +31,13 @@ type CertStore interface {
 	FindCertFile(ctx context.Context, key string) (*CertFile, error)
 
 	// ListCertFiles returns the keys of the files at prefix or under
-	// prefix + "/", in order; every key for the empty prefix.
+	// prefix + "/", in byte order. The prefix must not be empty
+	// (EINVALID): a listing reads one range of keys, never them all.
 	ListCertFiles(ctx context.Context, prefix string) ([]string, error)
 
 	// DeleteCertFiles deletes the file at key and every file under
-	// key + "/". Deleting nothing is not an error.
+	// key + "/". Deleting nothing is not an error; the key must not be
+	// empty (EINVALID).
 	DeleteCertFiles(ctx context.Context, key string) error
 
 	// TryLockCert takes the lock name for holder until ttl from now, and

@@ -3,7 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -71,15 +71,24 @@ func (db *DB) FindCertFile(ctx context.Context, key string) (*switchboard.CertFi
 	return f, nil
 }
 
+// underKey returns the bounds of the range of keys that holds key and the
+// keys under key + "/": every key that begins with key and then a byte
+// below '0' (which is '/' + 1). Keys compare byte by byte on both engines
+// (PostgreSQL's column is COLLATE "C"), so the range is one search of the
+// primary key; the few keys in it that begin otherwise ("a.example-x")
+// are left out by the caller.
+func underKey(key string) (from, to string) { return key, key + "0" }
+
+// isUnder reports whether k is key or a key under key + "/".
+func isUnder(k, key string) bool { return k == key || strings.HasPrefix(k, key+"/") }
+
 // ListCertFiles implements switchboard.CertStore.
 func (db *DB) ListCertFiles(ctx context.Context, prefix string) ([]string, error) {
-	q, args := `SELECT key FROM cert_files`, []any{}
-	if prefix != "" {
-		// substr and length count characters on both engines; a range
-		// of keys would follow PostgreSQL's collation, not bytes.
-		q, args = q+` WHERE key = $1 OR substr(key, 1, length($2)) = $2`, []any{prefix, prefix + "/"}
+	if prefix == "" {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "a certificate file listing needs a prefix")
 	}
-	rows, err := db.read.QueryContext(ctx, q, args...)
+	from, to := underKey(prefix)
+	rows, err := db.read.QueryContext(ctx, `SELECT key FROM cert_files WHERE key >= $1 AND key < $2 ORDER BY key`, from, to)
 	if err != nil {
 		return nil, db.formatError(err)
 	}
@@ -90,19 +99,25 @@ func (db *DB) ListCertFiles(ctx context.Context, prefix string) ([]string, error
 		if err := rows.Scan(&k); err != nil {
 			return nil, err
 		}
-		keys = append(keys, k)
+		if isUnder(k, prefix) {
+			keys = append(keys, k)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, db.formatError(err)
 	}
-	slices.Sort(keys)
 	return keys, nil
 }
 
 // DeleteCertFiles implements switchboard.CertStore.
 func (db *DB) DeleteCertFiles(ctx context.Context, key string) error {
+	if key == "" {
+		return switchboard.Errorf(switchboard.EINVALID, "a certificate file deletion needs a key")
+	}
+	from, to := underKey(key)
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM cert_files WHERE key = $1 OR substr(key, 1, length($2)) = $2`, key, key+"/")
+		_, err := tx.ExecContext(ctx, `DELETE FROM cert_files WHERE key >= $1 AND key < $2 AND (key = $1 OR substr(key, 1, length($3)) = $3)`,
+			from, to, key+"/")
 		return err
 	})
 }

@@ -43,6 +43,8 @@ var tablesWithoutTasks = map[string]string{
 	"oauth_grants":        "OAuth grants of MCP tokens",
 	"front_contexts":      "the upstream's context of each peer's context on a front; kept while the agent is",
 	"published_cards":     "the card a forwarding connector published for its agent; kept while the agent is",
+	"cert_files":          "the TLS certificates, their keys and the ACME account",
+	"cert_locks":          "the certificate manager's locks",
 }
 
 // TestRetentionCoversSchema fails when a table is neither tied to tasks

@@ -63,13 +63,21 @@ func testCertFiles(t *testing.T, s Store) {
 	list(files[1].Key, files[1].Key)
 	list("certificates/ca/a.exam")
 	list("nothing")
-	list("", files[0].Key, files[2].Key, files[1].Key, files[3].Key, "empty", "ocsp/a.example-1")
+	list("certificates", files[0].Key, files[2].Key, files[1].Key, files[3].Key)
+	_, err = s.ListCertFiles(ctx, "")
+	wantCode(t, err, switchboard.EINVALID)
 
+	// A key that begins like another's directory is not under it.
+	must(t, s.PutCertFile(ctx, &switchboard.CertFile{Key: "certificates/ca/a.example-x", Value: []byte("x")}))
+	must(t, s.PutCertFile(ctx, &switchboard.CertFile{Key: "certificates/ca/a.example.y/z", Value: []byte("y")}))
+	list("certificates/ca/a.example", files[0].Key, files[2].Key, files[1].Key)
 	must(t, s.DeleteCertFiles(ctx, "certificates/ca/a.example"))
 	must(t, s.DeleteCertFiles(ctx, "certificates/ca/a.example"))
-	list("certificates", files[3].Key)
+	list("certificates", "certificates/ca/a.example-x", "certificates/ca/a.example.y/z", files[3].Key)
 	must(t, s.DeleteCertFiles(ctx, "empty"))
-	list("", files[3].Key, "ocsp/a.example-1")
+	list("empty")
+	list("ocsp", "ocsp/a.example-1")
+	wantCode(t, s.DeleteCertFiles(ctx, ""), switchboard.EINVALID)
 }
 
 // testCertLocks: a lock is its holder's until it releases it or lets it

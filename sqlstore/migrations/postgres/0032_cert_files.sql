@@ -3,8 +3,10 @@
 -- deployment serves the same certificate and only one asks the CA. A
 -- private key is kept sealed, in sealed, with its value empty; any other
 -- file is kept as it is, in value. modified_at is nanoseconds since 1970.
+-- Keys compare byte by byte (COLLATE "C", as SQLite's BINARY), so that the
+-- files under a key are one range of the primary key.
 CREATE TABLE cert_files (
-	key         TEXT    PRIMARY KEY,
+	key         TEXT    COLLATE "C" PRIMARY KEY,
 	value       BYTEA   NOT NULL,
 	sealed      TEXT    NOT NULL DEFAULT '',
 	size        BIGINT  NOT NULL,
