@@ -192,7 +192,10 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 	return m, nil
 }
 
-// newIssuer returns the ACME issuer of one config. Its challenge
+// newIssuer returns the ACME issuer of one config. With Let's Encrypt's
+// production CA, a retry after a failure is tried on its staging CA first
+// (certmagic's TestCA), and on production only once that works: failed
+// validations count against production's limits. Its challenge
 // solvers are pointed at the server's own listeners: certmagic then finds
 // the addresses taken and leaves the challenges to them (the HTTP
 // handler, and the TLS config's acme-tls/1), rather than listening on
@@ -202,7 +205,6 @@ func (m *Manager) newIssuer(cfg *certmagic.Config, roots *x509.CertPool, deps De
 	_, httpsPort := hostPort(deps.HTTPSAddr)
 	return certmagic.NewACMEIssuer(cfg, certmagic.ACMEIssuer{
 		CA:                      m.cfg.CA,
-		TestCA:                  m.cfg.CA, // no retries against another CA than the one given
 		Email:                   m.cfg.Email,
 		Agreed:                  true,
 		TrustedRoots:            roots,
