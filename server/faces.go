@@ -19,7 +19,8 @@ import (
 // through one publicurl.Resolver.
 func (s *Server) buildFaces() error {
 	cfg, db := s.Config, s.DB
-	urls := publicurl.Resolver{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), TrustForwarded: cfg.TrustForwarded, Agents: db}
+	urls := publicurl.Resolver{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), TrustForwarded: cfg.TrustForwarded, Agents: db,
+		Domains: cfg.ACME.Domains}
 	s.Hub = hub.New(hub.Deps{
 		Service: s.Tasks, Agents: db, Tokens: db, Bus: s.Bus, Logger: s.Logger, InstanceID: s.instanceID,
 		Limiter: s.limiter, OnAuthenticated: httpapi.MarkAuthenticated, Network: s.Network, Sessions: s.Sessions, Cards: s.published,

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/certs"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/metrics"
@@ -111,15 +112,23 @@ func (s *Server) openCerts() error {
 }
 
 // agentDomain is the on-demand decision's question: does an agent of this
-// deployment hold the domain name? Config.AgentDomain answers in tests;
-// the store's lookup of agents by domain is wired here when agents have
-// domains. Until then no name is an agent's, and only the deployment's own
-// names get certificates.
+// deployment, of an enabled account, hold the domain name? The store
+// answers (its lookups of agents by domain are cached); Config.AgentDomain
+// answers instead where a test sets it.
 func (s *Server) agentDomain() func(ctx context.Context, name string) (bool, error) {
 	if s.Config.AgentDomain != nil {
 		return s.Config.AgentDomain
 	}
-	return func(context.Context, string) (bool, error) { return false, nil }
+	return func(ctx context.Context, name string) (bool, error) {
+		a, err := s.DB.FindAgentByDomain(ctx, name)
+		switch {
+		case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		return !a.AccountDisabled, nil
+	}
 }
 
 // tlsStatusFunc returns what /readyz's tls field reads: nil without

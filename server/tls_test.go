@@ -581,3 +581,38 @@ func TestHTTPSUnauthenticatedConnections(t *testing.T) {
 		t.Fatalf("refused although a connection authenticated: %v", err)
 	}
 }
+
+// TestACMEAgentDomainFromStore: the on-demand decision asks the store. A
+// domain an owner gave an agent (PATCH /agents/{ref}) gets a certificate
+// at its first handshake; once the agent's account is disabled, a new
+// name of it gets none, and the CA is not asked.
+func TestACMEAgentDomainFromStore(t *testing.T) {
+	ca := acmetest.Start(t, acmetest.Options{})
+	s := runTLS(t, ca, server.Config{ACME: certs.Config{Domains: []string{"base.test"}}})
+	bind(ca, s)
+	waitCert(t, s, "base.test", ca.Roots())
+	op := s.GeneratedOwnerToken
+	acct := call(t, s, "POST", "/accounts", op, `{"name":"acme"}`, http.StatusCreated)
+	owner := acct["token"].(string)
+	call(t, s, "POST", "/agents", owner, `{"handle":"bot","mode":"inbox"}`, http.StatusCreated)
+	call(t, s, "PATCH", "/agents/bot", owner, `{"domain":"bot.test"}`, http.StatusOK)
+	before := ca.Orders()
+	cert, err := handshake(s, "bot.test", ca.Roots())
+	if err != nil || cert.DNSNames[0] != "bot.test" {
+		t.Fatalf("the agent's domain from the store: %v %v", cert, err)
+	}
+	if ca.Orders() != before+1 {
+		t.Fatalf("%d orders for the agent's domain, want 1", ca.Orders()-before)
+	}
+
+	call(t, s, "POST", "/agents", owner, `{"handle":"other","mode":"inbox"}`, http.StatusCreated)
+	call(t, s, "PATCH", "/agents/other", owner, `{"domain":"other.test"}`, http.StatusOK)
+	call(t, s, "PATCH", "/accounts/"+acct["id"].(string), op, `{"disabled":true}`, http.StatusOK)
+	before = ca.Orders()
+	if _, err := handshake(s, "other.test", ca.Roots()); err == nil {
+		t.Fatal("an agent of a disabled account got a certificate for its domain")
+	}
+	if ca.Orders() != before {
+		t.Fatalf("the CA was asked %d times for a disabled account's domain", ca.Orders()-before)
+	}
+}
