@@ -26,16 +26,16 @@ func TestCheckDomain(t *testing.T) {
 		"192.0.2.1":                          "IP address",
 		"::1":                                "IP address",
 		"[2001:db8::1]":                      "IP address",
-		"*.example.com":                      "wildcard",
+		"*.example.com":                      "DNS-01",
 		"example.com:443":                    "has a port",
 		"https://example.com":                "has a scheme",
 		"http://example.com/x":               "has a scheme",
-		"example.com/path":                   "not a domain name",
-		"localhost":                          "two labels",
-		"-bad.example":                       "not a valid label",
-		"bad_.example":                       "not a valid label",
+		"example.com/path":                   "without a path",
+		"localhost":                          "single-label",
+		"-bad.example":                       "not a valid DNS name",
+		"bad_.example":                       "not a valid DNS name",
 		"":                                   "empty",
-		strings.Repeat("a", 64) + ".example": "not a valid label",
+		strings.Repeat("a", 64) + ".example": "not a valid DNS name",
 	} {
 		if _, err := certs.CheckDomain(in); err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("CheckDomain(%q): %v; want an error that says %q", in, err, why)

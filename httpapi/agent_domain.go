@@ -6,16 +6,16 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/agentdomain"
+	"github.com/switchboard-dev/switchboard/domainname"
 )
 
-// ownDomains returns the deployment's own domains as agentdomain holds
+// ownDomains returns the deployment's own domains as domainname holds
 // names (a name that is none is kept lower-cased, so that it is still
 // refused to agents).
 func ownDomains(names []string) []string {
 	out := make([]string, 0, len(names))
 	for _, n := range names {
-		if d, err := agentdomain.Normalize(n); err == nil {
+		if d, err := domainname.Normalize(n); err == nil {
 			out = append(out, d)
 		} else if n = strings.ToLower(strings.TrimSpace(n)); n != "" {
 			out = append(out, strings.TrimSuffix(n, "."))
@@ -26,7 +26,7 @@ func ownDomains(names []string) []string {
 
 // agentDomain reads the domain an owner asks for an agent (PATCH or POST
 // /agents {"domain"}): "" removes it; anything else must be a name
-// agentdomain.Normalize takes, not the deployment's own nor, but for the
+// domainname.Normalize takes, not the deployment's own nor, but for the
 // operator, under it. Each refusal is EUNPROCESSABLE and says which.
 // Whether another agent holds it, and the account's quota, the store
 // decides (domainQuota).
@@ -34,7 +34,7 @@ func (s *Server) agentDomain(r *http.Request, acct *switchboard.Account, raw str
 	if strings.TrimSpace(raw) == "" {
 		return "", nil
 	}
-	d, err := agentdomain.Normalize(raw)
+	d, err := domainname.Normalize(raw)
 	if err != nil {
 		return "", err
 	}
@@ -48,7 +48,7 @@ func (s *Server) agentDomain(r *http.Request, acct *switchboard.Account, raw str
 		case o == "":
 		case d == o:
 			return "", switchboard.Errorf(switchboard.EUNPROCESSABLE, "%s is this deployment's own domain, not an agent's", d)
-		case agentdomain.Under(d, o) && !acct.IsOperator():
+		case domainname.Under(d, o) && !acct.IsOperator():
 			return "", switchboard.Errorf(switchboard.EUNPROCESSABLE,
 				"%s is under this deployment's own domain %s: only the operator gives agents names under it", d, o)
 		}
@@ -56,13 +56,13 @@ func (s *Server) agentDomain(r *http.Request, acct *switchboard.Account, raw str
 	return d, nil
 }
 
-// hostOf returns the host name of a URL as agentdomain.Host reads it.
+// hostOf returns the host name of a URL as domainname.Host reads it.
 func hostOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return ""
 	}
-	return agentdomain.Host(u.Host)
+	return domainname.Host(u.Host)
 }
 
 // domainQuota is the quota of agent domains an account's updates carry

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/agentdomain"
+	"github.com/switchboard-dev/switchboard/domainname"
 )
 
 // Where one agent names another (send on the network, the connector's
@@ -97,7 +97,7 @@ func domainHandle(ctx context.Context, base, u *url.URL, domains DomainFinder) (
 		(u.Port() != "" && hostPort(u) != u.Hostname()+defaultPort(scheme)) {
 		return "", false, nil
 	}
-	host := agentdomain.Host(u.Hostname())
+	host := domainname.Host(u.Hostname())
 	if host == "" || host != strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")) {
 		return "", false, nil
 	}

@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/agentdomain"
+	"github.com/switchboard-dev/switchboard/domainname"
 )
 
 // Resolver computes public URLs. Its zero value takes them from each
@@ -32,7 +32,7 @@ type Resolver struct {
 	// X-Forwarded-Host, for a server behind a proxy that sets them.
 	TrustForwarded bool
 	// Domains are the deployment's own host names (serve --domain), as
-	// agentdomain.Normalize holds them. A request to one of them is the
+	// domainname.Normalize holds them. A request to one of them is the
 	// deployment's, never an agent domain's; without a PublicURL, the
 	// first is the deployment's host on a request that reached an agent
 	// domain.
@@ -72,14 +72,14 @@ func AgentDomain(r *http.Request) string {
 // deployment, and be sent to the deployment's host to sign in.
 func (u Resolver) Known() bool { return u.PublicURL != "" || len(u.Domains) > 0 }
 
-// Own reports whether host (as agentdomain.Host reads a Host header) is
+// Own reports whether host (as domainname.Host reads a Host header) is
 // one of the deployment's own names: the public URL's host, or one of
 // Domains.
 func (u Resolver) Own(host string) bool {
 	if host == "" {
 		return false
 	}
-	if p, err := url.Parse(u.PublicURL); err == nil && u.PublicURL != "" && agentdomain.Host(p.Host) == host {
+	if p, err := url.Parse(u.PublicURL); err == nil && u.PublicURL != "" && domainname.Host(p.Host) == host {
 		return true
 	}
 	return slices.Contains(u.Domains, host)
@@ -119,17 +119,17 @@ func (u Resolver) Base(r *http.Request) string {
 	return scheme + "://" + host
 }
 
-// Host returns the host name r was sent to, as agentdomain.Host reads it
+// Host returns the host name r was sent to, as domainname.Host reads it
 // (lower case, no port; "" for an IP address): the last X-Forwarded-Host
 // when TrustForwarded and a proxy set one, else the Host header. A
 // request to an agent domain is found by it.
 func (u Resolver) Host(r *http.Request) string {
 	if u.TrustForwarded {
 		if h := lastValue(r.Header.Values("X-Forwarded-Host")); h != "" {
-			return agentdomain.Host(h)
+			return domainname.Host(h)
 		}
 	}
-	return agentdomain.Host(r.Host)
+	return domainname.Host(r.Host)
 }
 
 // Address returns an agent's address, with the base taken from the

@@ -371,10 +371,10 @@ func TestTLSConfigRefused(t *testing.T) {
 	}{
 		"IP":           {server.Config{ACME: certs.Config{Domains: []string{"203.0.113.7"}}}, "is an IP address"},
 		"IPv6":         {server.Config{ACME: certs.Config{Domains: []string{"[2001:db8::1]"}}}, "is an IP address"},
-		"Wildcard":     {server.Config{ACME: certs.Config{Domains: []string{"*.example.com"}}}, "is a wildcard"},
+		"Wildcard":     {server.Config{ACME: certs.Config{Domains: []string{"*.example.com"}}}, "a wildcard"},
 		"Port":         {server.Config{ACME: certs.Config{Domains: []string{"example.com:8443"}}}, "has a port"},
 		"Scheme":       {server.Config{ACME: certs.Config{Domains: []string{"https://example.com"}}}, "has a scheme"},
-		"OneLabel":     {server.Config{ACME: certs.Config{Domains: []string{"localhost"}}}, "two labels"},
+		"OneLabel":     {server.Config{ACME: certs.Config{Domains: []string{"localhost"}}}, "single-label"},
 		"CertNoKey":    {server.Config{TLSCertFile: dir + "/cert.pem"}, "go together"},
 		"KeyNoCert":    {server.Config{TLSKeyFile: dir + "/key.pem"}, "go together"},
 		"BothWays":     {server.Config{TLSCertFile: dir + "/cert.pem", TLSKeyFile: dir + "/key.pem", ACME: certs.Config{Domains: []string{"example.com"}}}, "do not go together"},

@@ -1,11 +1,11 @@
-package agentdomain_test
+package domainname_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/agentdomain"
+	"github.com/switchboard-dev/switchboard/domainname"
 )
 
 // TestNormalize: a host name is held lower case, in ASCII, without a
@@ -23,7 +23,7 @@ func TestNormalize(t *testing.T) {
 		"123.example.com":                "123.example.com",
 		strings.Repeat("a", 63) + ".com": strings.Repeat("a", 63) + ".com",
 	} {
-		got, err := agentdomain.Normalize(in)
+		got, err := domainname.Normalize(in)
 		if err != nil || got != want {
 			t.Errorf("Normalize(%q) = %q, %v; want %q", in, got, err, want)
 		}
@@ -71,7 +71,7 @@ func TestNormalizeRefuses(t *testing.T) {
 		"123.456":                        "last label is a number",
 		"0x7f.1":                         "last label is a number",
 	} {
-		got, err := agentdomain.Normalize(in)
+		got, err := domainname.Normalize(in)
 		if switchboard.ErrorCode(err) != switchboard.EUNPROCESSABLE || !strings.Contains(switchboard.ErrorMessage(err), why) {
 			t.Errorf("Normalize(%q) = %q, %v; want a refusal that says %q", in, got, err, why)
 		}
@@ -81,7 +81,7 @@ func TestNormalizeRefuses(t *testing.T) {
 // TestNormalizeQuotesInput: a refusal repeats the input quoted and cut,
 // so that what a terminal would read stays escaped.
 func TestNormalizeQuotesInput(t *testing.T) {
-	_, err := agentdomain.Normalize("\x1b[2J" + strings.Repeat("x", 300) + ":80")
+	_, err := domainname.Normalize("\x1b[2J" + strings.Repeat("x", 300) + ":80")
 	msg := switchboard.ErrorMessage(err)
 	if strings.Contains(msg, "\x1b") || len(msg) > 400 || !strings.Contains(msg, `"\x1b[2J`) {
 		t.Fatalf("refusal: %q", msg)
@@ -103,7 +103,7 @@ func TestHost(t *testing.T) {
 		"bücher.example":          "",
 		"bot.example.com:8080:80": "",
 	} {
-		if got := agentdomain.Host(in); got != want {
+		if got := domainname.Host(in); got != want {
 			t.Errorf("Host(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -123,7 +123,7 @@ func TestUnder(t *testing.T) {
 		{"example.com", "sb.example.com", false},
 		{"sb.example.com", "", false},
 	} {
-		if got := agentdomain.Under(c.name, c.parent); got != c.want {
+		if got := domainname.Under(c.name, c.parent); got != c.want {
 			t.Errorf("Under(%q, %q) = %t, want %t", c.name, c.parent, got, c.want)
 		}
 	}
@@ -137,17 +137,17 @@ func FuzzNormalize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		got, err := agentdomain.Normalize(in)
+		got, err := domainname.Normalize(in)
 		if err != nil {
 			if switchboard.ErrorCode(err) != switchboard.EUNPROCESSABLE {
 				t.Fatalf("Normalize(%q): %v", in, err)
 			}
 			return
 		}
-		if again, err := agentdomain.Normalize(got); err != nil || again != got {
+		if again, err := domainname.Normalize(got); err != nil || again != got {
 			t.Fatalf("Normalize(%q) = %q, which normalises to %q, %v", in, got, again, err)
 		}
-		if h := agentdomain.Host(got + ":443"); h != got {
+		if h := domainname.Host(got + ":443"); h != got {
 			t.Fatalf("Host(%q) = %q", got+":443", h)
 		}
 	})

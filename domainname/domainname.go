@@ -1,6 +1,7 @@
-package agentdomain
+package domainname
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"strconv"
@@ -21,27 +22,52 @@ var profile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.ValidateLabels
 // MaxLen is the longest domain name, in its ASCII form (RFC 1035).
 const MaxLen = 253
 
-// Normalize returns name as an agent's domain is held: lower case, ASCII
-// (an internationalised name in punycode), without a trailing dot. It
-// refuses with EUNPROCESSABLE, and a message that says which: an empty
-// name, an IP address (v4 or v6), a wildcard, a name with a scheme, a
-// port, a path, user information, a query or a fragment, a name that is
-// not a valid DNS name (its labels, its length), and a single-label name
-// (localhost).
+// Normalize returns name as an agent's domain is held (Parse), or refuses
+// it with EUNPROCESSABLE and a message that says which.
 func Normalize(name string) (string, error) {
-	s := strings.TrimSpace(name)
-	refuse := func(why string) error {
-		return switchboard.Errorf(switchboard.EUNPROCESSABLE, "%s is not a domain an agent can have: %s", quoted(s), why)
+	ascii, err := Parse(name)
+	var bad *Error
+	if errors.As(err, &bad) {
+		if bad.Name == "" {
+			return "", switchboard.Errorf(switchboard.EUNPROCESSABLE, "the domain is empty; give a host name such as bot.example.com")
+		}
+		return "", switchboard.Errorf(switchboard.EUNPROCESSABLE, "%s is not a domain an agent can have: %s", quoted(bad.Name), bad.Why)
 	}
+	return ascii, err
+}
+
+// Error is Parse's refusal: what was given, and why it is no domain.
+type Error struct {
+	Name string // as given, trimmed
+	Why  string // what is wrong, and what to give instead
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if e.Name == "" {
+		return "an empty domain name"
+	}
+	return quoted(e.Name) + " is not a domain name: " + e.Why
+}
+
+// Parse returns name as a public host name is held: lower case, ASCII (an
+// internationalised name in punycode), without a trailing dot. It refuses
+// (an *Error that says which): an empty name, an IP address (v4 or v6), a
+// wildcard, a name with a scheme, a port, a path, user information, a
+// query or a fragment, a name that is not a valid DNS name (its labels,
+// its length), and a single-label name (localhost).
+func Parse(name string) (string, error) {
+	s := strings.TrimSpace(name)
+	refuse := func(why string) error { return &Error{Name: s, Why: why} }
 	switch {
 	case s == "":
-		return "", switchboard.Errorf(switchboard.EUNPROCESSABLE, "the domain is empty; give a host name such as bot.example.com")
+		return "", &Error{}
 	case strings.Contains(s, "://"):
-		return "", refuse("give the host name alone, without a scheme (bot.example.com, not https://bot.example.com)")
+		return "", refuse("it has a scheme: give the host name alone, without a scheme (bot.example.com, not https://bot.example.com)")
 	case strings.Contains(s, "*"):
 		return "", refuse("a wildcard names many hosts; give one host name")
 	case isIP(s):
-		return "", refuse("an IP address has no name to serve an agent at; give a host name")
+		return "", refuse("it is an IP address, which has no name; give a host name")
 	case strings.ContainsAny(s, "/\\"):
 		return "", refuse("give the host name alone, without a path")
 	case strings.ContainsAny(s, "?#"):
@@ -51,11 +77,11 @@ func Normalize(name string) (string, error) {
 	}
 	if host, _, err := net.SplitHostPort(s); err == nil {
 		if isIP(host) {
-			return "", refuse("an IP address has no name to serve an agent at; give a host name")
+			return "", refuse("it is an IP address, which has no name; give a host name")
 		}
-		return "", refuse("an agent's domain is served on the standard ports; give the host name without a port")
+		return "", refuse("it has a port: give the host name without a port (domains are served on the standard ports)")
 	} else if strings.Contains(s, ":") {
-		return "", refuse("give the host name alone, without a port")
+		return "", refuse("it has a port: give the host name alone, without a port")
 	}
 	s = strings.TrimSuffix(s, ".")
 	ascii, err := profile.ToASCII(s)
