@@ -17,6 +17,7 @@ type CLI struct {
 	ConfigDir  string `name:"config-dir" env:"SWITCHBOARD_CONFIG_DIR" type:"path" help:"Client config directory (peers.json); default $XDG_CONFIG_HOME/switchboard or ~/.config/switchboard."`
 
 	Serve     ServeCmd     `cmd:"" help:"Run a Switchboard server."`
+	Deploy    DeployCmd    `cmd:"" help:"Make this Linux machine a public deployment at https://DOMAIN in one command: check DNS and the ports, install and start the systemd unit of serve --domain, wait for its certificate. --dry-run shows every step and changes nothing."`
 	Init      InitCmd      `cmd:"" help:"Set an agent up from nothing to reachable: create it (or reuse it), save the client config, wire its wake or install its connector, issue a first peer token. Run twice, it changes nothing."`
 	Status    StatusCmd    `cmd:"" help:"Show how an agent stands (the one init configured, or --agent): reachable or not, what waits, its wakes and tokens, and the one next step when something is missing."`
 	Account   AccountCmd   `cmd:"" help:"Manage owner accounts (operator only)."`
