@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/certs"
 	"github.com/switchboard-dev/switchboard/internal/atomicfile"
 	"github.com/switchboard-dev/switchboard/server"
 )
@@ -98,20 +99,17 @@ func dnsResolver(addr string) *net.Resolver {
 // it would do.
 func (d *deployer) run(ctx context.Context) error {
 	c := d.cmd
-	for i, name := range c.Domain {
-		name, err := checkDeployDomain(name)
-		if err != nil {
-			return fmt.Errorf("--domain: %w", err)
-		}
-		c.Domain[i] = name
+	domains, err := certs.CheckDomains(c.Domain)
+	if err != nil {
+		return err
 	}
+	c.Domain = domains
 	for _, a := range c.Serve {
 		if a == "--install" || a == "--print-unit" || strings.HasPrefix(a, "--domain") {
 			return fmt.Errorf("%s is deploy's to set, not one of the serve flags after --", a)
 		}
 	}
-	args := d.unitArgs()
-	unitArgs, err := serveUnitArgs(append([]string{"serve"}, args...))
+	unitArgs, err := serveUnitArgs(append([]string{"serve"}, d.unitArgs()...))
 	if err != nil {
 		return err
 	}
@@ -240,6 +238,15 @@ func (d *deployer) checkMachine(ctx context.Context) (running bool) {
 		d.say("ok", "running as root")
 	} else {
 		d.fail("not running as root: deploy writes a systemd unit and its server binds ports 80 and 443: sudo switchboard deploy …")
+	}
+	// The unit runs this binary with ProtectHome=yes and PrivateTmp=yes:
+	// one under /home, /root or /tmp would not be there for it.
+	for _, dir := range []string{"/home/", "/root/", "/tmp/", "/var/tmp/", "/run/user/"} {
+		if strings.HasPrefix(d.exe, dir) {
+			d.fail("%s is where the service cannot see it (its unit hides %s): install it first, sudo install -m 0755 %s /usr/local/bin/switchboard, and run that one",
+				d.exe, strings.TrimSuffix(dir, "/"), d.exe)
+			break
+		}
 	}
 	if _, err := d.systemctl(ctx, "--version"); err != nil {
 		d.fail("systemd does not run this machine (systemctl: %v): run serve --domain under your own supervisor instead (docs/deploying.md)", err)
@@ -447,34 +454,4 @@ func indent(text string) string {
 		b.WriteString(line)
 	}
 	return b.String()
-}
-
-// checkDeployDomain returns name lower-cased if it is a public DNS name a
-// certificate can be had for.
-func checkDeployDomain(name string) (string, error) {
-	name = strings.ToLower(strings.TrimSpace(name))
-	switch {
-	case strings.Contains(name, "://"):
-		return "", fmt.Errorf("%q has a scheme: give the name alone (agents.example.com)", name)
-	case strings.Contains(name, "*"):
-		return "", fmt.Errorf("%q is a wildcard: give one name", name)
-	case strings.ContainsAny(name, ":/"):
-		if _, err := netip.ParseAddr(strings.Trim(name, "[]")); err == nil {
-			return "", fmt.Errorf("%q is an IP address: a certificate needs a DNS name", name)
-		}
-		return "", fmt.Errorf("%q has a port or a path: give the name alone", name)
-	}
-	if _, err := netip.ParseAddr(name); err == nil {
-		return "", fmt.Errorf("%q is an IP address: a certificate needs a DNS name", name)
-	}
-	labels := strings.Split(name, ".")
-	if len(name) > 253 || len(labels) < 2 {
-		return "", fmt.Errorf("%q is not a public DNS name (it needs a dot: agents.example.com)", name)
-	}
-	for _, l := range labels {
-		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' || strings.Trim(l, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
-			return "", fmt.Errorf("%q is not a DNS name (letters, digits and inner hyphens between dots)", name)
-		}
-	}
-	return name, nil
 }

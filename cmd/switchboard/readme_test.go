@@ -77,6 +77,8 @@ func notRun(block []string) string {
 		return "it fetches a released version over the network; TestResolveBuild covers the version it reports"
 	case isInstallBlock(block):
 		return "it downloads a release over the network; TestVersionStamped runs it against a release scripts/release builds here"
+	case strings.HasPrefix(first, "sudo switchboard deploy"):
+		return "it needs root on a machine of its own with systemd and a public name; deploy_test.go runs it against a temporary root"
 	}
 	return ""
 }
