@@ -29,7 +29,7 @@ func TestServeTLSFlagsRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--domain", "203.0.113.9"}, "is an IP address"},
-		{[]string{"--domain", "agents.example.com,*.example.com"}, "is a wildcard"},
+		{[]string{"--domain", "agents.example.com,*.example.com"}, "a wildcard names many hosts"},
 		{[]string{"--domain", "agents.example.com:443"}, "has a port"},
 		{[]string{"--domain", "https://agents.example.com"}, "has a scheme"},
 		{[]string{"--tls-cert", filepath.Join(dir, "c.pem")}, "go together"},
