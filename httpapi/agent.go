@@ -414,9 +414,17 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.putFront(r, g, &b); err != nil {
-		s.writeError(w, r, err)
-		return
+	// The upstream is kept on the side of the agent's update where a
+	// refused update leaves it as it was: an agent becoming a front gets
+	// its upstream first (unused while the update is refused), a front
+	// keeps its upstream until the rest of the update (a domain already
+	// taken, say) is accepted.
+	wasFront := g.Mode == switchboard.ModeFront
+	if !wasFront {
+		if err := s.putFront(r, g, &b); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	var newSecret string
 	if mode == switchboard.ModeWebhook && g.WebhookSecret == "" {
@@ -429,6 +437,12 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if wasFront {
+		if err := s.putFront(r, g, &b); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	v := s.viewAgent(r, g)
 	v.WebhookSecret = newSecret

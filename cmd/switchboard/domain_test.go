@@ -373,3 +373,31 @@ func TestAgentDomainWake(t *testing.T) {
 		t.Fatalf("the wake named %q: %s", p.AgentCard, bodies[0])
 	}
 }
+
+// TestFrontUpdateRefusedKeepsUpstream: an update of a front that the
+// server refuses (its new domain is another agent's) changes nothing,
+// its upstream included; one it accepts changes both.
+func TestFrontUpdateRefusedKeepsUpstream(t *testing.T) {
+	m := runDomainMain(t, func(c *server.Config) { c.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} })
+	cli(t, m, "agent", "create", "fr", "--mode", "front", "--upstream", "https://127.0.0.1:9/one")
+	cli(t, m, "agent", "create", "bob", "--mode", "inbox", "--domain", "taken.example.com")
+	if _, err := cliErr(m, "agent", "update", "fr", "--upstream", "https://127.0.0.1:9/two", "--domain", "taken.example.com"); err == nil {
+		t.Fatal("a taken domain was accepted")
+	}
+	upstream := func() string {
+		var st struct {
+			Upstream string `json:"upstream"`
+		}
+		if err := json.Unmarshal([]byte(cli(t, m, "--json", "front", "status", "fr")), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Upstream
+	}
+	if got := upstream(); got != "https://127.0.0.1:9/one" {
+		t.Fatalf("after a refused update the upstream is %q", got)
+	}
+	cli(t, m, "agent", "update", "fr", "--upstream", "https://127.0.0.1:9/two", "--domain", "fr.example.com")
+	if got := upstream(); got != "https://127.0.0.1:9/two" {
+		t.Fatalf("after an accepted update the upstream is %q", got)
+	}
+}
