@@ -3,6 +3,7 @@ package backup_test
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"os"
 	"path/filepath"
@@ -222,4 +223,21 @@ func FuzzRestore(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRestoreGzip: a backup compressed with gzip restores as it is.
+func TestRestoreGzip(t *testing.T) {
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	_, _ = zw.Write(validBackup(t))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := backup.Restore(context.Background(), &z, dir, backup.RestoreOptions{Files: []string{"owner-token"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlstore.InspectSQLite(context.Background(), filepath.Join(dir, backup.DatabaseName)); err != nil {
+		t.Fatal(err)
+	}
 }
