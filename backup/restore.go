@@ -92,9 +92,15 @@ func Restore(ctx context.Context, r io.Reader, dataDir string, opts RestoreOptio
 	res.MissingKeyIDs = missing(info.SealedKeyIDs, have)
 
 	// Nothing of the old database may stay outside its file: a write-ahead
-	// log left beside the new file would be read as the new one's.
+	// log left beside the new file would be read as the new one's. The
+	// lock is released before the new file takes the old one's name: on
+	// closing, SQLite removes the log by its name, which must still be the
+	// old database's.
 	if lock != nil {
 		if err := lock.Checkpoint(ctx); err != nil {
+			return nil, fmt.Errorf("restore: %w", err)
+		}
+		if err := lock.Close(); err != nil {
 			return nil, fmt.Errorf("restore: %w", err)
 		}
 	}
