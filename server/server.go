@@ -127,6 +127,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.DB = db
 	db.OnTaskState = s.metrics.onTaskState
+	db.OnWrite = s.metrics.onStoreWrite
 	carrier, err := s.openBus()
 	if err != nil {
 		return err

@@ -44,6 +44,13 @@ type DB struct {
 	// before the store is used.
 	OnTaskState func(from, to a2a.TaskState)
 
+	// OnWrite, if set, is called after each write transaction, committed
+	// or not, with how long its caller waited for it (on SQLite, the wait
+	// for its group's commit included), for metrics. It runs on the
+	// caller's goroutine and must return at once. Set it before the store
+	// is used.
+	OnWrite func(time.Duration)
+
 	// Secrets seals the secrets the store keeps for the server to send
 	// later, and opens them when read (secrets.go); nil keeps them as they
 	// are. Set it before the store is used.
@@ -190,11 +197,17 @@ func (db *DB) lockMigrations(ctx context.Context, tx *sql.Tx) error {
 // (checkWrite), so that callers answer "storage full" rather than an
 // internal error.
 func (db *DB) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	if db.OnWrite != nil {
+		defer db.timeWrite(time.Now())
+	}
 	if db.group != nil {
 		return db.checkWrite(db.group.run(ctx, fn))
 	}
 	return db.checkWrite(db.runTx(ctx, fn))
 }
+
+// timeWrite hands OnWrite the time since a write began.
+func (db *DB) timeWrite(began time.Time) { db.OnWrite(time.Since(began)) }
 
 // runTx runs fn in a transaction of the write pool and commits it.
 func (db *DB) runTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {

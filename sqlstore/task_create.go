@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -119,6 +120,9 @@ func (db *DB) createInOneStatement(ctx context.Context, t *switchboard.Task, cha
 	args = append(args, quota.MaxOpenTasks, quota.MaxBytes, string(t.PeerKind))
 	var offered sql.NullInt64
 	var agentExists bool
+	if db.OnWrite != nil {
+		defer db.timeWrite(time.Now())
+	}
 	err := db.write.QueryRowContext(ctx, query, args...).Scan(&offered, &agentExists)
 	var pe *pgconn.PgError
 	switch {

@@ -32,6 +32,8 @@ type CLI struct {
 	Reply     ReplyCmd     `cmd:"" help:"Answer a task."`
 	Export    ExportCmd    `cmd:"" help:"Write the deployment's data (the database in --data, or --database) as JSON lines, from one consistent snapshot; servers may keep running."`
 	Import    ImportCmd    `cmd:"" help:"Load an export into an empty database (SQLite in --data, or --database), all or nothing. Stop the servers first."`
+	Backup    BackupCmd    `cmd:"" help:"Write a consistent copy of the SQLite deployment in --data (the database, its secret key and owner token file) to one file, while servers keep running."`
+	Restore   RestoreCmd   `cmd:"" help:"Write a backup into --data, whose servers must be stopped; a database already there is replaced only with --force."`
 	SecretKey SecretKeyCmd `cmd:"" name:"secret-key" help:"Manage the keys that seal stored secrets (webhook secrets, wake keys, push credentials, fronts' upstream credentials)."`
 	Peers     PeersCmd     `cmd:"" help:"Remember remote agents (and their tokens) by alias."`
 	Send      SendCmd      `cmd:"" help:"Send a message from one of your agents to any A2A agent (URL, alias or handle on this server) with --agent; without it, as an agent of the network with its agent token, by name or by discovery (--community, --skill)."`

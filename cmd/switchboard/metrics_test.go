@@ -104,6 +104,7 @@ func TestMetricsListener(t *testing.T) {
 		"switchboard_bus_published_total":                           -1,
 		"switchboard_bus_publish_errors_total":                      0,
 		"switchboard_bus_publish_seconds_count":                     -1,
+		"switchboard_store_write_seconds_count":                     -2, // the task's creation and its answer, at least
 		"switchboard_bus_received_total":                            0,
 		"switchboard_bus_connected":                                 1,
 		"switchboard_sse_streams":                                   0,
