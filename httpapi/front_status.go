@@ -2,8 +2,9 @@ package httpapi
 
 import (
 	"encoding/json"
-	"github.com/switchboard-dev/switchboard/front"
 	"net/http"
+
+	"github.com/switchboard-dev/switchboard/front"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"

@@ -29,7 +29,7 @@ func TestAgentOK(t *testing.T) {
 	s.add("bot.example.com", ca.issue(t, now.Add(-30*24*time.Hour), now.Add(61*24*time.Hour), "bot.example.com"),
 		card("/.well-known/agent-card.json", "https://bot.example.com"))
 	s.add("sb.example.com", ca.issue(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "sb.example.com"),
-		card("/a/bob/.well-known/agent-card.json", "https://bot.example.com"))
+		card("/a/bob/.well-known/agent-card.json", "https://sb.example.com/a/bob"))
 	c := newChecker(t, s, ca)
 	targets := c.AgentTargets(bot)
 	if len(targets) != 2 || targets[0].Name != "bot.example.com" || targets[1].URL != "https://sb.example.com/a/bob" {

@@ -46,9 +46,10 @@ func (c *Checker) AgentTargets(g *switchboard.Agent) []Target {
 		out = append(out, Target{Kind: ownerapi.ReachAgent, Agent: g.Handle, Name: g.Domain, URL: address,
 			Fetch: "https://" + g.Domain + "/.well-known/agent-card.json", Card: true, Expect: address})
 	}
+	// The card served on the deployment's name names that address.
 	path := c.cfg.PublicURL + "/a/" + g.Handle
 	out = append(out, Target{Kind: ownerapi.ReachAgent, Agent: g.Handle, Name: host, Port: port, URL: path,
-		Fetch: path + "/.well-known/agent-card.json", Card: true, Expect: address})
+		Fetch: path + "/.well-known/agent-card.json", Card: true, Expect: path})
 	return out
 }
 
