@@ -17,7 +17,7 @@ import (
 
 // healthHint is where the server says why it has no certificate for a
 // name, or could not renew one.
-const healthHint = "`switchboard health` shows the server's last failure to obtain or renew it"
+const healthHint = "switchboard health shows the server's last failure to obtain or renew it"
 
 // checkCertificate dials t's name on its port at the first of addrs that
 // answers, with the name in the TLS handshake, and fills cert with the
