@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 
@@ -51,6 +52,11 @@ func (c *Checker) checkCertificate(ctx context.Context, t Target, addrs []netip.
 	conn := tls.Client(raw, &tls.Config{ServerName: t.Name, InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}) //nolint:gosec
 	if err := conn.HandshakeContext(ctx); err != nil {
 		raw.Close()
+		if dialCause(err) == noAnswer {
+			cert.State, cert.Problem = ownerapi.ReachFailing, fmt.Sprintf("the TLS handshake with %s on port %d got no answer in time: is it a TLS server (serve --https-addr), and not something else, that listens there?",
+				t.Name, port)
+			return nil
+		}
 		cert.State, cert.Problem = ownerapi.ReachFailing, fmt.Sprintf("the TLS handshake with %s failed (%s): the server has no certificate for the name yet; %s",
 			t.Name, dialCause(err), healthHint)
 		return nil
@@ -123,12 +129,15 @@ func joinAddrs(addrs []netip.Addr) string {
 	return strings.Join(addrStrings(addrs), ", ")
 }
 
+// noAnswer is dialCause's words for a timeout.
+const noAnswer = "no answer in time"
+
 // dialCause is a dial's or handshake's error in few words.
 func dialCause(err error) string {
 	var op *net.OpError
 	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return "no answer in time"
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
+		return noAnswer
 	case errors.As(err, &op):
 		return op.Err.Error()
 	}

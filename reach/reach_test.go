@@ -3,6 +3,7 @@ package reach_test
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -233,5 +234,82 @@ func TestCached(t *testing.T) {
 	}
 	if n := s.dials.Load(); n != 2 {
 		t.Fatalf("%d connections after a minute", n)
+	}
+}
+
+// TestBounded: a server that accepts the connection and never answers
+// the handshake costs a check its timeout, no more, and says so.
+func TestBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	held := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			held <- c // held open, silent, until the test ends
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case c := <-held:
+			c.Close()
+		default:
+		}
+	})
+	s := &site{port: ln.Addr().(*net.TCPAddr).Port}
+	c := newChecker(t, s, newCA(t, "Test Root"), func(cfg *reach.Config) { cfg.Timeout = 300 * time.Millisecond })
+	start := time.Now()
+	r := check(t, c, "silent.example.com")
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the check took %s", took)
+	}
+	wantProblem(t, r, ownerapi.ReachFailing, "the TLS handshake with silent.example.com on port", "got no answer in time")
+}
+
+// TestOneCheckAtATime: callers asking at once for one address share one
+// check.
+func TestOneCheckAtATime(t *testing.T) {
+	ca := newCA(t, "Test Root")
+	s := newSite(t)
+	now := time.Now()
+	s.add("bot.example.com", ca.issue(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "bot.example.com"),
+		card("/.well-known/agent-card.json", "https://bot.example.com"))
+	c := newChecker(t, s, ca)
+	target := c.AgentTargets(bot)[0]
+	targets := make([]reach.Target, 20)
+	for i := range targets {
+		targets[i] = target
+	}
+	for _, r := range c.CheckAll(context.Background(), targets) {
+		if r.State != ownerapi.ReachOK {
+			t.Fatalf("%+v", r)
+		}
+	}
+	if n := s.dials.Load(); n != 1 {
+		t.Fatalf("%d connections for 20 callers at once", n)
+	}
+}
+
+// TestCallerGivesUp: a caller whose context ends gets a failing result
+// at once; the check goes on and its result serves the next caller.
+func TestCallerGivesUp(t *testing.T) {
+	ca := newCA(t, "Test Root")
+	s := newSite(t)
+	now := time.Now()
+	s.add("bot.example.com", ca.issue(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "bot.example.com"),
+		card("/.well-known/agent-card.json", "https://bot.example.com"))
+	c := newChecker(t, s, ca)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if r := c.Check(ctx, c.AgentTargets(bot)[0]); r.State != ownerapi.ReachFailing || !strings.Contains(r.Problem, "did not finish") {
+		t.Fatalf("a caller that gave up: %+v", r)
+	}
+	if r := check(t, c, "bot.example.com"); r.State != ownerapi.ReachOK {
+		t.Fatalf("the next caller: %+v", r)
+	}
+	if n := s.dials.Load(); n != 1 {
+		t.Fatalf("%d connections", n)
 	}
 }
