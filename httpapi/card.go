@@ -5,10 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/switchboard-dev/switchboard/front"
 	"net/http"
 	"strings"
-
-	"github.com/switchboard-dev/switchboard/front"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"

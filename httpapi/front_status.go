@@ -2,9 +2,8 @@ package httpapi
 
 import (
 	"encoding/json"
-	"net/http"
-
 	"github.com/switchboard-dev/switchboard/front"
+	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
