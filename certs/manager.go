@@ -179,7 +179,7 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 	m.limiter = certmagic.NewRateLimiter(cfg.OnDemandLimit, cfg.OnDemandWindow)
 	onDemand := template
 	m.decider = &decider{
-		own: m.own, domains: cfg.Domains, agentDomain: deps.AgentDomain, resolver: newResolver(cfg.DNSResolver),
+		own: m.own, domains: cfg.Domains, agentDomain: deps.AgentDomain, resolver: NewResolver(cfg.DNSResolver),
 		limiter: m.limiter, logger: logger, interfaces: interfaceAddrs,
 	}
 	onDemand.OnDemand = &certmagic.OnDemandConfig{DecisionFunc: m.decider.decide}

@@ -130,9 +130,11 @@ func (d *decider) ownAddrs(ctx context.Context) ([]netip.Addr, error) {
 	return ours, nil
 }
 
-// newResolver returns the system's resolver, or with addr one that asks
-// the DNS server at addr (host:port).
-func newResolver(addr string) *net.Resolver {
+// NewResolver returns the system's resolver, or with addr one that asks
+// the DNS server at addr (host:port; serve --dns-resolver): the lookups
+// of the on-demand decision, and of the server's other checks of its
+// names (package reach), go to the same server.
+func NewResolver(addr string) *net.Resolver {
 	if addr == "" {
 		return net.DefaultResolver
 	}

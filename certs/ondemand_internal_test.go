@@ -32,7 +32,7 @@ func TestDecide(t *testing.T) {
 			}
 			return agents[name], nil
 		},
-		resolver: newResolver(ca.DNS), limiter: limiter, logger: slog.New(slog.DiscardHandler),
+		resolver: NewResolver(ca.DNS), limiter: limiter, logger: slog.New(slog.DiscardHandler),
 		stored: func(_ context.Context, name string) bool { return name == "stored.test" },
 		interfaces: func() ([]netip.Addr, error) {
 			t.Fatal("the deployment's names resolve: no need of the interfaces")
@@ -70,7 +70,7 @@ func TestDecide(t *testing.T) {
 // the machine's interfaces are the deployment's addresses.
 func TestOwnAddrsFallBack(t *testing.T) {
 	acmetest.SetA(t, "nothing.test", "not an address") // answers no A record
-	d := &decider{domains: []string{"nothing.test"}, resolver: newResolver(acmetest.Start(t, acmetest.Options{}).DNS),
+	d := &decider{domains: []string{"nothing.test"}, resolver: NewResolver(acmetest.Start(t, acmetest.Options{}).DNS),
 		interfaces: func() ([]netip.Addr, error) { return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil }}
 	got, err := d.ownAddrs(context.Background())
 	if err != nil || len(got) != 1 || got[0] != netip.MustParseAddr("127.0.0.1") {

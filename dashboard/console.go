@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/push"
+	"github.com/switchboard-dev/switchboard/reach"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/wake"
 )
@@ -68,6 +69,9 @@ type Deps struct {
 	// Published reads the cards forwarding connectors publish for their
 	// agents, as GET /agents/{ref} shows them (nil: none shown).
 	Published *front.Published
+	// Reach checks how the world reaches the deployment's names and the
+	// agents' domains, for the health page (nil: not shown).
+	Reach *reach.Checker
 	// Bus brings the hints the live updates follow.
 	Bus switchboard.Bus
 	// Limiter counts sign-in attempts per client address.
@@ -190,7 +194,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /dashboard/accounts/{id}/disable", c.signedIn(c.operatorOnly(c.handleDisableAccount)))
 	c.mux.HandleFunc("POST /dashboard/accounts/{id}/enable", c.signedIn(c.operatorOnly(c.handleEnableAccount)))
 	c.mux.HandleFunc("POST /dashboard/accounts/{id}/rotate", c.signedIn(c.operatorOnly(c.handleRotateAccountToken)))
-	c.mux.HandleFunc("GET /dashboard/health", c.signedIn(c.operatorOnly(c.handleHealth)))
+	c.mux.HandleFunc("GET /dashboard/health", c.signedIn(c.handleHealth))
 	c.mux.HandleFunc("GET /dashboard/approvals", c.signedIn(c.operatorOnly(c.handleApprovals)))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/approve", c.signedIn(c.operatorOnly(c.handleApprove)))
 	c.mux.HandleFunc("POST /dashboard/tasks/{id}/reply", c.signedIn(c.handleReply))

@@ -27,8 +27,11 @@ type HealthStore interface {
 	CountLiveSessions(ctx context.Context, now time.Time) (map[string]int, error)
 }
 
-// healthBody is the operator's health page.
+// healthBody is the health page: for every owner, the public addresses;
+// for the operator, the deployment's instances, agents and queues too.
 type healthBody struct {
+	Public   *publicBody
+	Operator bool
 	// This is this instance's id; Instances those holding live agents.
 	This      string
 	Instances []instanceRow
@@ -55,15 +58,28 @@ type countRow struct {
 	Count int
 }
 
-// handleHealth shows the deployment's instances, connected agents and
-// queue depths, read from the store now.
+// handleHealth shows how the world reaches the deployment's names and the
+// viewer's agents' domains (every agent's, to the operator); to the
+// operator, the deployment's instances, connected agents and queue
+// depths too, read from the store now.
 func (c *Console) handleHealth(w http.ResponseWriter, r *http.Request, v *viewer) {
-	body, err := c.readHealth(r.Context())
+	op := v.account.IsOperator()
+	body := &healthBody{}
+	if op {
+		var err error
+		if body, err = c.readHealth(r.Context()); err != nil {
+			c.internalError(w, r, "read the deployment's health", err)
+			return
+		}
+	}
+	body.Operator = op
+	public, err := c.readPublic(r, v)
 	if err != nil {
-		c.internalError(w, r, "read the deployment's health", err)
+		c.internalError(w, r, "read the public addresses", err)
 		return
 	}
-	c.render(w, http.StatusOK, "health", page{Title: "Health", CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: true, Body: body})
+	body.Public = public
+	c.render(w, http.StatusOK, "health", page{Title: "Health", CSRF: v.signIn.CSRF, Account: v.account.Name, Operator: op, Body: body})
 }
 
 // readHealth reads every count of the health page.

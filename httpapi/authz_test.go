@@ -405,6 +405,11 @@ func authzRows() map[string]authzRow {
 				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/deliveries"}
 			},
 			check: contains(func(x authzCase) string { return string(x.e.task) })},
+		"GET /agents/{ref}/reachability": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
+			req: func(e *estate) authzReq {
+				return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/reachability"}
+			},
+			check: field("agent", func(x authzCase) any { return x.e.agent.Handle })},
 		"GET /agents/{ref}/wake": {access: httpapi.AccessOwner, want: ownerOf(http.StatusOK),
 			req:   func(e *estate) authzReq { return authzReq{method: "GET", path: "/agents/" + e.agent.Handle + "/wake"} },
 			check: field("agent", func(x authzCase) any { return x.e.agent.Handle })},

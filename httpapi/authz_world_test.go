@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/pairing"
+	"github.com/switchboard-dev/switchboard/reach"
 	"github.com/switchboard-dev/switchboard/wake"
 )
 
@@ -199,6 +200,7 @@ func newAuthzServer(t *testing.T, defaultAgent string, opts ...harnessOption) *a
 			d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
 				Network: d.Network, Limiter: d.Limiter, Logger: log}, mcpserver.Config{OAuth: true})
 			d.OutboundPeers = outpeer.New(store, front.ClientOptions{})
+			d.Reach = reach.New(reach.Config{})
 			d.OAuth = mcpauth.New(mcpauth.Deps{Store: store, Tokens: d.Tokens, Logger: log}, mcpauth.Config{RegistrationsPerHour: 1000})
 		})}, opts...)...)
 	reg.MustRegister(h.api.Metrics()...)

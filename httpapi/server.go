@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/switchboard-dev/switchboard/front"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/accounts"
 	"github.com/switchboard-dev/switchboard/clientaddr"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/push"
+	"github.com/switchboard-dev/switchboard/reach"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/wake"
 )
@@ -175,6 +176,9 @@ type Deps struct {
 	// OutboundPeers keeps agents' synced aliases (/agents/{ref}/peers,
 	// docs/mcp.md); nil: those routes answer 404.
 	OutboundPeers *outpeer.Service
+	// Reach checks how the world reaches agents' public addresses
+	// (/agents/{ref}/reachability); nil: none is checked.
+	Reach *reach.Checker
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -428,6 +432,7 @@ func (s *Server) routeTable() []route {
 		serve("GET", "/agents/{ref}/pairings", AccessOwnerOrAgent, s.handleListPairings),
 		owned("PUT", "/agents/{ref}/upstream-credentials", s.handleSetUpstreamCredentials),
 		owned("GET", "/agents/{ref}/front", s.handleFrontStatus),
+		owned("GET", "/agents/{ref}/reachability", s.handleReachability),
 		owned("POST", "/agents/{ref}/front/verify", s.handleFrontVerify),
 		serve("POST", "/agents/{ref}/pairings/{code}/approve", AccessOwnerOrAgent, s.handleApprovePairing),
 		serve("POST", "/agents/{ref}/pairings/{code}/deny", AccessOwnerOrAgent, s.handleDenyPairing),

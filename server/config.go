@@ -128,6 +128,12 @@ type Config struct {
 	// TLSCertFile and TLSKeyFile are a certificate and its key in PEM
 	// files, taken again when they change.
 	TLSCertFile, TLSKeyFile string
+	// ReachPort is the port the public addresses' HTTPS is dialed on when
+	// their reachability is checked (package reach; 0: 443). Tests.
+	ReachPort int
+	// ReachRoots, if set, are the roots the certificates of the public
+	// addresses are checked against (tests); nil: the system's.
+	ReachRoots *x509.CertPool
 	// AgentDomain reports whether an agent of the deployment holds a
 	// domain name, for the certificates of agents' domains, obtained on
 	// demand; nil: the store's answer.

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/certs"
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/mcpserver"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/publicurl"
+	"github.com/switchboard-dev/switchboard/reach"
 )
 
 // buildFaces makes what answers the world, on the services: the hub of
@@ -21,6 +23,8 @@ func (s *Server) buildFaces() error {
 	cfg, db := s.Config, s.DB
 	urls := publicurl.Resolver{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), TrustForwarded: cfg.TrustForwarded, Agents: db,
 		Domains: cfg.ACME.Domains}
+	s.reach = reach.New(reach.Config{PublicURL: urls.PublicURL, Domains: cfg.ACME.Domains, Resolver: certs.NewResolver(cfg.ACME.DNSResolver),
+		Roots: cfg.ReachRoots, Guard: guard(cfg), Port: cfg.ReachPort})
 	s.Hub = hub.New(hub.Deps{
 		Service: s.Tasks, Agents: db, Tokens: db, Bus: s.Bus, Logger: s.Logger, InstanceID: s.instanceID,
 		Limiter: s.limiter, OnAuthenticated: httpapi.MarkAuthenticated, Network: s.Network, Sessions: s.Sessions, Cards: s.published,
@@ -35,7 +39,7 @@ func (s *Server) buildFaces() error {
 		Logger: s.Logger, Bus: s.Bus, Connect: s.Hub, Presence: s.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 		Wakes: s.Wakes, Pushes: s.Pushes, Network: s.Network, Pairing: s.Pairing, MCP: s.newMCP(),
 		Fronts: s.Fronts, OAuth: s.OAuth, Published: s.published, OutboundPeers: s.OutboundPeers,
-		TLS: s.tlsStatusFunc(),
+		TLS: s.tlsStatusFunc(), Reach: s.reach,
 	}, httpapi.Config{
 		PublicURL: urls.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: cfg.Version, BlockingTimeout: cfg.BlockingTimeout,
@@ -81,7 +85,7 @@ func (s *Server) newConsole(urls publicurl.Resolver) (*dashboard.Console, error)
 	return dashboard.New(dashboard.Deps{
 		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db, Health: db,
 		Tasks: s.Tasks, Peers: peers.New(db, s.Bus, s.Logger), Network: s.Network, Wakes: s.Wakes, Pushes: s.Pushes, Outbox: s.Outbox,
-		OutboundPeers: s.OutboundPeers, Published: s.published, Bus: s.Bus,
+		OutboundPeers: s.OutboundPeers, Published: s.published, Reach: s.reach, Bus: s.Bus,
 		Limiter: s.newLimiter(dashboard.DefaultSignInsPerMinute, time.Minute), Logger: s.Logger,
 		BaseURL: urls.Base, OnAuthenticated: httpapi.MarkAuthenticated,
 	}, dashboard.Config{TrustedProxies: s.Config.TrustedProxies})

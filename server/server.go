@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/push"
+	"github.com/switchboard-dev/switchboard/reach"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/session"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -81,6 +82,7 @@ type Server struct {
 	loops      *supervisor             // the background loops
 	metrics    *processMetrics         // every metric of the process
 	published  *front.Published        // the cards forwarding connectors publish, read by the API and the console
+	reach      *reach.Checker          // checks the public addresses' reachability, for the API and the console
 	limiter    switchboard.RateLimiter // the per-peer rate limit
 
 	ln            net.Listener

@@ -34,8 +34,12 @@ type agentStatus struct {
 	// Domain is the agent's domain and what status knows of it; nil
 	// when it has none.
 	Domain *domainStatus `json:"domain,omitempty"`
-	Next   string        `json:"next_step"` // "" when nothing is missing
-	Rule   string        `json:"next_rule,omitempty"`
+	// Public is how the world reaches each public address of the agent
+	// (its domain, and its address on the deployment's name), when the
+	// deployment serves HTTPS on a domain name.
+	Public []ownerapi.Reachability `json:"public,omitempty"`
+	Next   string                  `json:"next_step"` // "" when nothing is missing
+	Rule   string                  `json:"next_rule,omitempty"`
 }
 
 // domainStatus is what status says of an agent's domain (docs/agents.md,
@@ -87,6 +91,11 @@ var statusRules = []statusRule{
 	{"agent token revoked", func(s *agentStatus) bool { return s.AgentTokenRefused != nil && *s.AgentTokenRefused },
 		func(s *agentStatus) string {
 			return fmt.Sprintf("the agent token saved in %s was revoked or rotated: give %s a new one and save it with  switchboard init %s --exec 'COMMAND'  (or switchboard agent rotate-token %s, then restart the connector with the new token)", s.agentTokenFile, s.Agent.Handle, s.Agent.Handle, s.Agent.Handle)
+		}},
+	{"public address failing", func(s *agentStatus) bool { return publicFailing(s) != nil },
+		func(s *agentStatus) string {
+			a := publicFailing(s)
+			return fmt.Sprintf("peers cannot reach %s: %s; the server checks again after a minute:  switchboard status --agent %s", a.URL, a.Problem, s.Agent.Handle)
 		}},
 	{"connector not connected", func(s *agentStatus) bool {
 		return s.Agent.Mode == "connector" && s.Agent.Connected != nil && !*s.Agent.Connected
@@ -194,6 +203,9 @@ func readStatus(ctx context.Context, cl *client, agent string) (*agentStatus, er
 		}
 	}
 	readDomain(s)
+	if s.Public, err = readPublic(ctx, cl, agent); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -220,6 +232,7 @@ func printStatus(cl *client, s *agentStatus) {
 	fmt.Fprintf(tw, "agent\t%s (%s)\n", g.Handle, g.Mode)
 	fmt.Fprintf(tw, "address\t%s\n", g.Address)
 	printDomain(tw, s.Domain)
+	printPublic(tw, s.Public)
 	switch {
 	case g.Connected != nil && *g.Connected && g.ConnectedSince != nil:
 		fmt.Fprintf(tw, "reachable\tyes: a connector is connected, since %s (%s)\n", g.ConnectedSince.Format(time.RFC3339), since(*g.ConnectedSince))

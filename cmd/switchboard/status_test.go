@@ -21,8 +21,12 @@ func TestStatusRules(t *testing.T) {
 		"not approved":            func(s *agentStatus) { s.Agent.Approved = false; s.Agent.Connected = &no },
 		"paused":                  func(s *agentStatus) { s.Agent.AcceptsTasks = false; s.Tokens = nil },
 		"connector not connected": func(s *agentStatus) { s.Agent.Connected = &no; s.Tokens = nil },
-		"agent token revoked":     func(s *agentStatus) { s.Agent.Connected, s.AgentTokenRefused = &no, &yes },
-		"inbox without wake":      func(s *agentStatus) { s.Agent.Mode, s.Agent.Connected = "inbox", nil },
+		"public address failing": func(s *agentStatus) {
+			s.Agent.Connected = &no
+			s.Public = []ownerapi.Reachability{{URL: "https://bot.example.com", State: ownerapi.ReachOK}, {URL: "https://sb.test/a/a", State: ownerapi.ReachFailing, Problem: "no A/AAAA record"}}
+		},
+		"agent token revoked": func(s *agentStatus) { s.Agent.Connected, s.AgentTokenRefused = &no, &yes },
+		"inbox without wake":  func(s *agentStatus) { s.Agent.Mode, s.Agent.Connected = "inbox", nil },
 		"last wake failed": func(s *agentStatus) {
 			s.Wake = &ownerapi.WakeConfig{Wakes: []ownerapi.Wake{{State: "failed", LastStatus: 500}, {State: "sent"}}}
 		},

@@ -150,14 +150,32 @@ func dnsServer(tb testing.TB) string {
 		}
 		dnsSrv.SetDefaultDNSIPv4("127.0.0.1")
 		dnsSrv.SetDefaultDNSIPv6("")
-		go func() { _ = (&dns.Server{PacketConn: pc, Handler: dns.DefaultServeMux}).ActivateAndServe() }()
-		go func() { _ = (&dns.Server{Listener: ln, Handler: dns.DefaultServeMux}).ActivateAndServe() }()
+		go func() { _ = (&dns.Server{PacketConn: pc, Handler: recursive{}}).ActivateAndServe() }()
+		go func() { _ = (&dns.Server{Listener: ln, Handler: recursive{}}).ActivateAndServe() }()
 		dnsAddr = pc.LocalAddr().String()
 	})
 	if dnsErr != nil {
 		tb.Fatalf("acmetest: DNS server: %v", dnsErr)
 	}
 	return dnsAddr
+}
+
+// recursive answers as challtestsrv does (through the dns package's
+// default handler), marking each answer as a recursive resolver's: Go's
+// resolver takes an empty answer without that mark, or the authoritative
+// one, for a lame referral rather than a name without records.
+type recursive struct{}
+
+func (recursive) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+	dns.DefaultServeMux.ServeDNS(raWriter{w}, r)
+}
+
+// raWriter sets RecursionAvailable on every message it writes.
+type raWriter struct{ dns.ResponseWriter }
+
+func (w raWriter) WriteMsg(m *dns.Msg) error {
+	m.RecursionAvailable = true
+	return w.ResponseWriter.WriteMsg(m)
 }
 
 // listenBoth listens for UDP and TCP on one loopback port.
@@ -183,6 +201,25 @@ func SetA(tb testing.TB, name string, addrs ...string) {
 	tb.Helper()
 	dnsServer(tb)
 	dnsSrv.AddDNSARecord(name, addrs)
+	tb.Cleanup(func() { dnsSrv.DeleteDNSARecord(name) })
+}
+
+// DNS returns the host:port of the test DNS server, starting it if need
+// be, for tests that need names resolved and no CA.
+func DNS(tb testing.TB) string {
+	tb.Helper()
+	return dnsServer(tb)
+}
+
+// SetNoAddress makes the test DNS server answer name with no A and no
+// AAAA record (a name that exists, without an address: the resolver
+// reports it not found) until the test ends.
+func SetNoAddress(tb testing.TB, name string) {
+	tb.Helper()
+	dnsServer(tb)
+	// A record that is no IPv4 address is left out of the answer, which
+	// is then empty; the default answers no name with an IPv6 address.
+	dnsSrv.AddDNSARecord(name, []string{"none"})
 	tb.Cleanup(func() { dnsSrv.DeleteDNSARecord(name) })
 }
 

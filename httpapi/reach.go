@@ -1,0 +1,25 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+)
+
+// handleReachability answers GET /agents/{ref}/reachability: how the
+// world reaches each public address of the agent (package reach), for its
+// owner or the operator. Without a checker, or without an https public
+// URL on a domain name, there is no address to check: an empty list.
+func (s *Server) handleReachability(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	g, err := s.ownedAgent(r, acct)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := ownerapi.AgentReachability{Agent: g.Handle, Addresses: []ownerapi.Reachability{}}
+	if s.Reach != nil {
+		out.Addresses = append(out.Addresses, s.Reach.CheckAll(r.Context(), s.Reach.AgentTargets(g))...)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
