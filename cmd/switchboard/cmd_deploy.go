@@ -72,10 +72,7 @@ func (c *DeployCmd) Run(ctx context.Context, cli *CLI) error {
 	d := &deployer{cmd: c, out: cli.out, root: systemRoot, exe: exe, euid: os.Geteuid(),
 		systemctl: runSystemctl, localAddrs: interfaceAddrs, listen: func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) },
 		wait: c.Wait}
-	resolver := net.DefaultResolver
-	if c.DNSResolver != "" {
-		resolver = dnsResolver(c.DNSResolver)
-	}
+	resolver := certs.NewResolver(c.DNSResolver)
 	d.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return resolver.LookupNetIP(ctx, "ip", host)
 	}
@@ -85,14 +82,6 @@ func (c *DeployCmd) Run(ctx context.Context, cli *CLI) error {
 		// wait: the system's roots, as any peer has.
 	}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return d.run(ctx)
-}
-
-// dnsResolver returns a resolver that asks the DNS server at addr.
-func dnsResolver(addr string) *net.Resolver {
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	}}
 }
 
 // run checks, then installs, starts and waits, or in a dry run says what
