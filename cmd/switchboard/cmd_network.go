@@ -251,13 +251,13 @@ func (c *DirectoryCmd) Run(ctx context.Context, cli *CLI) error {
 		q.Set("after", page.NextAfter)
 	}
 	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HANDLE\tLIVE\tACCEPTS\tAPPROVED\tCOMMUNITIES\tSKILLS\tADDRESS")
+	fmt.Fprintln(tw, "HANDLE\tLIVE\tWAKEABLE\tACCEPTS\tAPPROVED\tCOMMUNITIES\tSKILLS\tADDRESS")
 	for _, e := range all {
 		var skills []string
 		for _, s := range e.Skills {
 			skills = append(skills, s.ID)
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%v\t%s\t%s\t%s\n", e.Handle, e.Live, e.AcceptsTasks, e.Approved,
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%v\t%v\t%s\t%s\t%s\n", e.Handle, e.Live, e.Wakeable, e.AcceptsTasks, e.Approved,
 			strings.Join(e.Communities, ","), strings.Join(skills, ","), e.Address)
 	}
 	return tw.Flush()
@@ -309,7 +309,20 @@ func (c *SendCmd) runNetwork(ctx context.Context, cli *CLI, text string) error {
 	if err != nil {
 		return err
 	}
-	body := ownerapi.NetworkTask{To: c.Target, Community: c.Community, Skill: c.Skill,
+	return c.sendOnNetwork(ctx, cli, cl, "", text)
+}
+
+// sendOnNetwork is POST /tasks with cl's token: an agent token (agent
+// empty), or the owner token and the handle of the owner's agent that
+// sends.
+func (c *SendCmd) sendOnNetwork(ctx context.Context, cli *CLI, cl *client, agent, text string) error {
+	if c.Push {
+		return errors.New("--push goes with a send to an address: on the network, follow the task with --wait or switchboard show")
+	}
+	if c.Wait && c.Timeout > maxNetworkWait {
+		return fmt.Errorf("--timeout on the network is at most %s", maxNetworkWait)
+	}
+	body := ownerapi.NetworkTask{Agent: agent, To: c.Target, Community: c.Community, Skill: c.Skill, WakeSleepers: c.WakeSleepers,
 		Payload: ownerapi.NetworkPayload{Message: text}, Blocking: c.Wait, MessageID: switchboard.NewID(),
 		TaskID: c.Task, ContextID: c.Context}
 	if c.Wait {
@@ -320,7 +333,7 @@ func (c *SendCmd) runNetwork(ctx context.Context, cli *CLI, text string) error {
 		if printed, err := cl.call(ctx, "POST", "/tasks", body, &acc); err != nil || printed {
 			return err
 		}
-		fmt.Fprintf(cl.out, "sent to %s: task %s (follow: --wait, or GET /tasks/%s with the agent token)\n", acc.Agent, acc.TaskID, acc.TaskID)
+		fmt.Fprintf(cl.out, "sent to %s: task %s (follow: --wait, or GET /tasks/%s with the sender's agent token)\n", acc.Agent, acc.TaskID, acc.TaskID)
 		return nil
 	}
 	var res ownerapi.NetworkTaskResult
