@@ -207,16 +207,22 @@ func (c *CommunityRevokeCmd) Run(ctx context.Context, cli *CLI) error {
 
 // DirectoryCmd lists the agents of the network one can see.
 type DirectoryCmd struct {
-	Community string `name:"community" help:"Only this community (one of yours)."`
-	Skill     string `name:"skill" help:"Only agents offering this skill (a card skill's id or tag)."`
-	Live      bool   `name:"live" help:"Only agents that can take work now."`
-	Token     string `name:"token" help:"An agent token (sba_…): the agent's view, the other members of its communities. Default: $SWITCHBOARD_AGENT_TOKEN if set, else the owner's view (the members of your agents' communities; the operator's: all)."`
+	Community string  `name:"community" help:"Only this community (one of yours)."`
+	Skill     string  `name:"skill" help:"Only agents offering this skill (a card skill's id or tag)."`
+	Live      bool    `name:"live" help:"List only the agents that are live now (connected, or a healthy webhook): those discovery chooses by default. Without it every member is listed, with its LIVE and WAKEABLE columns."`
+	Token     *string `name:"token" help:"An agent token (sba_…): the agent's view, the other members of its communities. Default: $SWITCHBOARD_AGENT_TOKEN if set, else the owner's view (the members of your agents' communities; the operator's: all). An empty value is an error."`
 }
 
 // Run lists them.
 func (c *DirectoryCmd) Run(ctx context.Context, cli *CLI) error {
-	token := strings.TrimSpace(c.Token)
-	if token == "" {
+	var token string
+	if c.Token != nil {
+		// An empty --token (a variable that was not set) must not fall
+		// back to the owner's view silently.
+		if token = strings.TrimSpace(*c.Token); token == "" {
+			return errors.New("--token is empty: give the agent token (sba_…), or leave --token out for the owner's view")
+		}
+	} else {
 		token = strings.TrimSpace(os.Getenv(agentTokenEnv))
 	}
 	var cl *client
