@@ -367,9 +367,15 @@ func TestSkillsRun(t *testing.T) {
 				}
 				s := readSkill(t, filepath.Join("..", "..", "skills", name, "SKILL.md"))
 				var out strings.Builder
+				start := time.Now()
 				for i, b := range s.blocks {
+					bs := time.Now()
 					out.WriteString(w.runBlock(r.home, fmt.Sprintf("round %d, %s mode, %s", round, r.mode, name), i+1, b, r.table, w.approveCodes))
+					if d := time.Since(bs); d > 2*time.Second {
+						t.Logf("  block %d took %s", i+1, d.Round(time.Millisecond))
+					}
 				}
+				t.Logf("round %d, %s mode, %s: %s", round, r.mode, name, time.Since(start).Round(time.Millisecond))
 				if want := checks[name]; want != "" {
 					wantIn(t, out.String(), want)
 				}
@@ -451,7 +457,9 @@ func (w *skillWorld) startPairing(handle string) string {
 // shows (the pairing skill's peer side), as the human would.
 func (w *skillWorld) approveCodes(line string) {
 	if code, ok := strings.CutPrefix(line, "code: "); ok {
-		go func() { _, _ = cliErr(w.m, "pairing", "approve", strings.TrimSpace(code), "--label", "paired-by-skill") }()
+		go func() {
+			_, _ = cliErr(w.m, "pairing", "approve", strings.TrimSpace(code), "--label", "paired-by-skill")
+		}()
 	}
 }
 
