@@ -15,7 +15,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -463,15 +462,11 @@ func (w *skillWorld) approveCodes(line string) {
 	}
 }
 
-var approveOnce sync.Mutex
-
 // snapshot is what a second run must leave as the first did: the agents,
 // their active tokens by kind and label, wakes, MCP tokens, and each
 // home's aliases.
 func (w *skillWorld) snapshot(runs []*modeRun) string {
 	w.t.Helper()
-	approveOnce.Lock()
-	defer approveOnce.Unlock()
 	var lines []string
 	var agents []struct {
 		Handle string `json:"handle"`
