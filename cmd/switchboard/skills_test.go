@@ -226,8 +226,8 @@ func (w *skillWorld) secretFile(name, secret string) string {
 
 // runBlock runs one block in a fresh bash with the placeholders filled;
 // onLine sees each line it prints as it prints it.
-func (w *skillWorld) runBlock(home, name string, i int, block string, table map[string]string, onLine func(string)) string {
-	w.t.Helper()
+func (w *skillWorld) runBlock(t *testing.T, home, name string, i int, block string, table map[string]string, onLine func(string)) string {
+	t.Helper()
 	var missing []string
 	filled := placeholder.ReplaceAllStringFunc(block, func(p string) string {
 		v, ok := table[p]
@@ -237,7 +237,7 @@ func (w *skillWorld) runBlock(home, name string, i int, block string, table map[
 		return v
 	})
 	if len(missing) > 0 {
-		w.t.Fatalf("%s block %d: no value in the table for %v", name, i, missing)
+		t.Fatalf("%s block %d: no value in the table for %v", name, i, missing)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -261,10 +261,10 @@ func (w *skillWorld) runBlock(home, name string, i int, block string, table map[
 	pw.Close()
 	<-done
 	if err != nil {
-		w.t.Fatalf("%s block %d failed: %v\n--- block:\n%s--- output:\n%s", name, i, err, filled, out.String())
+		t.Fatalf("%s block %d failed: %v\n--- block:\n%s--- output:\n%s", name, i, err, filled, out.String())
 	}
 	if strings.Contains(out.String(), "CHECK: no") {
-		w.t.Fatalf("%s block %d: the check says no:\n%s", name, i, out.String())
+		t.Fatalf("%s block %d: the check says no:\n%s", name, i, out.String())
 	}
 	return out.String()
 }
@@ -275,8 +275,8 @@ type modeRun struct {
 	mode   string
 	skills []string
 	table  map[string]string
-	before map[string]func(r *modeRun) // fixtures a skill expects, set up just before it
-	after  map[string]func(r *modeRun, out string)
+	before map[string]func(t *testing.T, r *modeRun) // fixtures a skill expects, set up just before it
+	after  map[string]func(t *testing.T, out string)
 	home   string
 }
 
@@ -314,28 +314,28 @@ func TestSkillsRun(t *testing.T) {
 		{mode: "connector", skills: []string{"switchboard-setup", "switchboard-connector", "switchboard-network", "switchboard-send", "switchboard-mcp"},
 			table: map[string]string{"YOUR_HANDLE": "conn-agent", "YOUR_COMMAND": "tr a-z A-Z", "YOUR_COMMUNITY": "lab", "YOUR_SKILL": "translate",
 				"YOUR_ALIAS": "translator", "YOUR_TARGET": "translator", "YOUR_TARGET_TOKEN_FILE": translatorPeer, "YOUR_CLIENT_LABEL": "claude"},
-			after: map[string]func(*modeRun, string){
-				"switchboard-network": func(_ *modeRun, out string) { wantIn(t, out, "TRANSLATE: GOOD MORNING") },
-				"switchboard-send":    func(_ *modeRun, out string) { wantIn(t, out, "AND 3+3?") },
+			after: map[string]func(*testing.T, string){
+				"switchboard-network": func(t *testing.T, out string) { wantIn(t, out, "TRANSLATE: GOOD MORNING") },
+				"switchboard-send":    func(t *testing.T, out string) { wantIn(t, out, "AND 3+3?") },
 			}},
 		{mode: "inbox", skills: []string{"switchboard-setup", "switchboard-sleeper", "switchboard-inbox", "switchboard-pairing"},
 			table: map[string]string{"YOUR_HANDLE": "sleepy-agent", "YOUR_WAKE_URL": wakes.URL + "/fire", "YOUR_WAKE_KEY": "routine-key-0123456789",
 				"YOUR_ANSWER": "four", "YOUR_PEER_LABEL": "bob", "YOUR_ALIAS": "paired-translator",
 				// The skill says to add --allow-private for an address on this machine.
 				"YOUR_TARGET_URL": m.URL() + "/a/translator --allow-private"},
-			before: map[string]func(*modeRun){
+			before: map[string]func(*testing.T, *modeRun){
 				// A peer wrote to the agent: what the inbox skill answers.
-				"switchboard-inbox": func(r *modeRun) { w.sendAsPeer("sleepy-agent", "What is 2+2?") },
+				"switchboard-inbox": func(t *testing.T, r *modeRun) { w.sendAsPeer(t, "sleepy-agent", "What is 2+2?") },
 				// A peer asks to pair with the agent: the code it shows.
-				"switchboard-pairing": func(r *modeRun) { r.table["YOUR_PAIRING_CODE"] = w.startPairing("sleepy-agent") },
+				"switchboard-pairing": func(t *testing.T, r *modeRun) { r.table["YOUR_PAIRING_CODE"] = w.startPairing(t, "sleepy-agent") },
 			},
-			after: map[string]func(*modeRun, string){
-				"switchboard-inbox": func(_ *modeRun, out string) {
+			after: map[string]func(*testing.T, string){
+				"switchboard-inbox": func(t *testing.T, out string) {
 					if !strings.Contains(out, "nothing waits") {
 						wantIn(t, out, "completed")
 					}
 				},
-				"switchboard-pairing": func(_ *modeRun, out string) { wantIn(t, out, "HELLO") },
+				"switchboard-pairing": func(t *testing.T, out string) { wantIn(t, out, "HELLO") },
 			}},
 		{mode: "webhook", skills: []string{"switchboard-setup", "switchboard-webhook"},
 			table: map[string]string{"YOUR_HANDLE": "hook-agent", "YOUR_WEBHOOK_URL": hook.URL}},
@@ -358,30 +358,36 @@ func TestSkillsRun(t *testing.T) {
 
 	checks := map[string]string{"switchboard-connector": "CHECK: yes", "switchboard-sleeper": "CHECK: yes",
 		"switchboard-webhook": "CHECK: yes", "switchboard-front": "CHECK: yes", "switchboard-mcp": "CHECK: yes"}
+	// The modes run side by side (each in its own home, with agents of
+	// its own); a round ends when all of them have.
 	runAll := func(round int) {
-		for _, r := range runs {
-			for _, name := range r.skills {
-				if f := r.before[name]; f != nil {
-					f(r)
-				}
-				s := readSkill(t, filepath.Join("..", "..", "skills", name, "SKILL.md"))
-				var out strings.Builder
-				start := time.Now()
-				for i, b := range s.blocks {
-					bs := time.Now()
-					out.WriteString(w.runBlock(r.home, fmt.Sprintf("round %d, %s mode, %s", round, r.mode, name), i+1, b, r.table, w.approveCodes))
-					if d := time.Since(bs); d > 2*time.Second {
-						t.Logf("  block %d took %s", i+1, d.Round(time.Millisecond))
+		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
+			for _, r := range runs {
+				t.Run(r.mode, func(t *testing.T) {
+					t.Parallel()
+					for _, name := range r.skills {
+						if f := r.before[name]; f != nil {
+							f(t, r)
+						}
+						s := readSkill(t, filepath.Join("..", "..", "skills", name, "SKILL.md"))
+						var out strings.Builder
+						start := time.Now()
+						for i, b := range s.blocks {
+							out.WriteString(w.runBlock(t, r.home, fmt.Sprintf("round %d, %s mode, %s", round, r.mode, name), i+1, b, r.table, w.approveCodes))
+						}
+						t.Logf("%s: %s", name, time.Since(start).Round(time.Millisecond))
+						if want := checks[name]; want != "" {
+							wantIn(t, out.String(), want)
+						}
+						if f := r.after[name]; f != nil {
+							f(t, out.String())
+						}
 					}
-				}
-				t.Logf("round %d, %s mode, %s: %s", round, r.mode, name, time.Since(start).Round(time.Millisecond))
-				if want := checks[name]; want != "" {
-					wantIn(t, out.String(), want)
-				}
-				if f := r.after[name]; f != nil {
-					f(r, out.String())
-				}
+				})
 			}
+		})
+		if t.Failed() {
+			t.FailNow()
 		}
 	}
 	runAll(1)
@@ -423,23 +429,26 @@ func (w *skillWorld) peerToken(handle, label string) string {
 }
 
 // sendAsPeer sends the agent a message as a peer would.
-func (w *skillWorld) sendAsPeer(handle, text string) {
-	w.t.Helper()
-	tok := w.peerToken(handle, "asker")
-	_ = sendAsPeer(w.t, w.m, handle, tok, text)
-	cli(w.t, w.m, "token", "revoke", "--agent", handle, "asker")
+func (w *skillWorld) sendAsPeer(t *testing.T, handle, text string) {
+	t.Helper()
+	var tok struct {
+		Token string `json:"token"`
+	}
+	must(t, json.Unmarshal([]byte(cli(t, w.m, "--json", "token", "issue", "--agent", handle, "asker")), &tok))
+	_ = sendAsPeer(t, w.m, handle, tok.Token, text)
+	cli(t, w.m, "token", "revoke", "--agent", handle, "asker")
 }
 
 // startPairing starts a peer's pairing with the agent, from a config of
 // its own (the same in every round: a second round re-pairs), and
 // returns the code it shows; the process ends once approved.
-func (w *skillWorld) startPairing(handle string) string {
-	w.t.Helper()
+func (w *skillWorld) startPairing(t *testing.T, handle string) string {
+	t.Helper()
 	conf := filepath.Join(w.work, "pairing-peer")
 	c := exec.Command(w.bin, "--config-dir", conf, "pair", w.m.URL()+"/a/"+handle, "--alias", "them", "--name", "bob", "--allow-private")
 	out, err := c.StdoutPipe()
-	must(w.t, err)
-	must(w.t, c.Start())
+	must(t, err)
+	must(t, c.Start())
 	w.t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
@@ -448,7 +457,7 @@ func (w *skillWorld) startPairing(handle string) string {
 			return strings.TrimSpace(code)
 		}
 	}
-	w.t.Fatal("the pairing peer printed no code")
+	t.Fatal("the pairing peer printed no code")
 	return ""
 }
 
