@@ -76,6 +76,12 @@ type DiscoveryQuery struct {
 	// AgentID, when set, is the one member considered: a choice checked
 	// again against the store.
 	AgentID string
+	// Sleepers asks for the members that sleep instead: inbox agents,
+	// approved, accepting tasks, of an enabled account, that can be woken
+	// (Member.Wakeable), fewest unfinished tasks first (Candidate.Reach
+	// ReachNone). Discovery asks it only when a sender allows it
+	// (wake_sleepers) and no member is live or in its grace.
+	Sleepers bool
 }
 
 // Ranked is a candidate of discovery as the policy ranks it, without the
@@ -107,6 +113,9 @@ type DiscoveryGates struct {
 	Accepting int // … and accepting tasks, in connector or webhook mode
 	Skilled   int // … and offering the skill
 	Reachable int // … and live or in their grace
+	// Asleep counts the members that pass every gate but reach and can
+	// be woken (Member.Wakeable): what wake_sleepers would choose among.
+	Asleep int
 }
 
 // MemberFilter selects the members of communities for a directory.
@@ -133,6 +142,11 @@ type Member struct {
 	// them when the filter names none), sorted.
 	Communities []string
 	Reach       Reach
+	// Wakeable reports whether the agent sleeps and can be woken: in inbox
+	// mode, with a wake configured whose last finished wake was sent (not
+	// failed nor dropped). A task for it waits in its inbox while the wake
+	// goes out.
+	Wakeable bool
 }
 
 // CommunityStore keeps communities, their members and what discovery and

@@ -6,20 +6,19 @@ import (
 	"github.com/switchboard-dev/switchboard"
 )
 
-// RotateAgentToken gives a connector agent a new agent token, revoking the
-// old one, and returns it once (only its hash is kept); the connections
-// that hold the old one, on every instance, are closed. It returns
-// EINVALID for an agent in another mode.
+// RotateAgentToken gives the agent a new agent token, whatever its mode,
+// revoking the old one, and returns it once (only its hash is kept); the
+// connections and network streams that hold the old one, on every
+// instance, are closed. Every agent has an agent token: a connector agent
+// holds its connection with it, and any agent sends on the network,
+// follows its tasks and reads its directory with it (docs/network.md).
 func (s *Service) RotateAgentToken(ctx context.Context, g *switchboard.Agent) (string, error) {
-	if g.Mode != switchboard.ModeConnector {
-		return "", switchboard.Errorf(switchboard.EINVALID, "agent tokens are for connector agents; %s is in %s mode", g.Handle, g.Mode)
-	}
 	return s.IssueAgentToken(ctx, g)
 }
 
 // IssueAgentToken gives the agent a new agent token, revoking any old
-// one, whatever its mode (a connector agent at its creation, or one
-// switched to connector mode), and returns it once.
+// one, whatever its mode (at its creation, or rotated), and returns it
+// once.
 func (s *Service) IssueAgentToken(ctx context.Context, g *switchboard.Agent) (string, error) {
 	secret, hash := switchboard.NewToken(switchboard.TokenAgent)
 	if err := s.tokens.CreateToken(ctx, &switchboard.Token{Hash: hash, Kind: switchboard.TokenAgent, AgentID: g.ID}, true); err != nil {

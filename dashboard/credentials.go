@@ -11,7 +11,7 @@ type deleteBody struct {
 	CSRF         string
 }
 
-// handleRotateAgentToken gives a connector agent a new agent token
+// handleRotateAgentToken gives the agent (of any mode) a new agent token
 // (accounts.Service.RotateAgentToken, as POST /agents/{ref}/agent-token
 // does: the old token stops working and its connection closes) and shows
 // it this once, on the agent's page.

@@ -236,14 +236,15 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	v := s.viewAgent(r, g)
 	v.WebhookSecret = g.WebhookSecret
-	if g.Mode == switchboard.ModeConnector {
-		secret, err := s.owners.IssueAgentToken(r.Context(), g)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		v.AgentToken = secret
+	// Every agent, whatever its mode, has an agent token: its identity on
+	// the network (sends, its tasks, its directory), and a connector's
+	// connection.
+	secret, err := s.owners.IssueAgentToken(r.Context(), g)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
+	v.AgentToken = secret
 	writeJSON(w, http.StatusCreated, v)
 }
 

@@ -589,12 +589,13 @@ func authzRows() map[string]authzRow {
 					t.Errorf("%s as %s: the directory lacks %s: %.300s", x.route, x.cred, hook, r.body)
 				}
 			}},
-		// An agent sends work to one that shares a community with it.
-		"POST /tasks": {access: httpapi.AccessAgent,
-			want: every(http.StatusUnauthorized).and(http.StatusAccepted, credAgent).and(http.StatusNotFound, credAgentOther).
+		// An agent sends work to one that shares a community with it; its
+		// owner (or the operator) may send as it, naming it.
+		"POST /tasks": {access: httpapi.AccessOwnerOrAgent,
+			want: ownerOf(http.StatusAccepted).and(http.StatusAccepted, credAgent).and(http.StatusNotFound, credAgentOther).
 				and(http.StatusForbidden, credAgentDisabled),
 			req: func(e *estate) authzReq {
-				return authzReq{method: "POST", path: "/tasks", body: `{"to":"` + e.webhook.Handle + `","payload":{"message":"hi"}}`}
+				return authzReq{method: "POST", path: "/tasks", body: `{"agent":"` + e.agent.Handle + `","to":"` + e.webhook.Handle + `","payload":{"message":"hi"}}`}
 			},
 			check: field("agent", func(x authzCase) any { return x.e.webhook.Handle })},
 

@@ -176,18 +176,8 @@ func (s *Server) stillActive(ctx context.Context, hash string) (*switchboard.Tok
 	return tok, true
 }
 
-// authenticateAgent returns the agent whose agent token the request
-// presents: EUNAUTHORIZED without a valid one, EFORBIDDEN when its account
-// is disabled.
-func (s *Server) authenticateAgent(r *http.Request) (*switchboard.Agent, error) {
-	tok, err := s.findToken(r.Context(), r, switchboard.TokenAgent)
-	if err != nil {
-		return nil, err
-	}
-	return s.agentOfToken(r, tok)
-}
-
-// agentOfToken returns the agent of an agent token, as authenticateAgent.
+// agentOfToken returns the agent of an agent token: EUNAUTHORIZED when it
+// is gone, EFORBIDDEN when its account is disabled.
 func (s *Server) agentOfToken(r *http.Request, tok *switchboard.Token) (*switchboard.Agent, error) {
 	g, err := s.Agents.FindAgentByID(r.Context(), tok.AgentID)
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {

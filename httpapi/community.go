@@ -124,7 +124,7 @@ func (s *Server) communityAgent(ctx context.Context, c *switchboard.Community) (
 	}
 	return &switchboard.Agent{
 		Handle: c.Name, Name: "Community " + c.Name, Version: "1.0.0", Skills: skills,
-		Description: "A community of A2A agents reachable through Switchboard: each task goes to one member that can take it now, chosen by skill (message metadata \"skill\").",
+		Description: "A community of A2A agents reachable through Switchboard: each task goes to one member that can take it now, chosen by skill (message metadata \"skill\"); with \"wake_sleepers\": true in the metadata, when none is live, to one that sleeps and can be woken.",
 	}, nil
 }
 
@@ -146,7 +146,7 @@ func (s *Server) routeSend(ctx context.Context, c *rpcCall, p *a2a.SendMessageRe
 	if id := p.Message.TaskID; id != "" {
 		return s.Network.TaskAgent(ctx, c.peer, id)
 	}
-	q := switchboard.DiscoveryQuery{Communities: []string{c.community.Name}, Skill: skillOf(p)}
+	q := switchboard.DiscoveryQuery{Communities: []string{c.community.Name}, Skill: skillOf(p), Sleepers: wakeSleepersOf(p)}
 	if c.peer.Kind == switchboard.PeerAgent {
 		q.SenderID = c.peer.ID
 	}
@@ -166,6 +166,25 @@ func skillOf(p *a2a.SendMessageRequest) string {
 		}
 	}
 	return ""
+}
+
+// wakeSleepersOf reports whether a send at a community's address allows
+// discovery to choose an agent that sleeps (network.Service.Discover):
+// "wake_sleepers": true in the message's metadata or the request's.
+func wakeSleepersOf(p *a2a.SendMessageRequest) bool {
+	for _, meta := range []map[string]any{p.Message.Metadata, p.Metadata} {
+		switch v := meta["wake_sleepers"].(type) {
+		case bool:
+			if v {
+				return true
+			}
+		case string:
+			if strings.EqualFold(strings.TrimSpace(v), "true") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // cancelTask cancels a task the caller may see, on the agent it is on.

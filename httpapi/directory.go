@@ -43,7 +43,7 @@ func (s *Server) handleDirectory(w http.ResponseWriter, r *http.Request) {
 		out.Agents = append(out.Agents, ownerapi.DirectoryEntry{
 			Handle: m.Agent.Handle, Name: m.Agent.Name, Description: m.Agent.Description, Skills: nonNil(m.Agent.Skills),
 			Communities: comms, Address: addr + "/", CardURL: addr + "/.well-known/agent-card.json",
-			Live: m.Reach == switchboard.ReachLive, AcceptsTasks: m.Agent.AcceptsTasks, Approved: m.Agent.Approved,
+			Live: m.Reach == switchboard.ReachLive, Wakeable: m.Wakeable, AcceptsTasks: m.Agent.AcceptsTasks, Approved: m.Agent.Approved,
 		})
 	}
 	if len(ms) == q.Limit {

@@ -23,16 +23,28 @@ const (
 // handleNetworkTask is POST /tasks with an agent token: the agent sends
 // work to another agent of the network, by name or by discovery
 // (ownerapi.NetworkTask): a handle, or an address of this deployment (a
-// URL of another is 400). Without blocking it answers 202 with the task
-// and the agent it went to; with blocking, the original network's answer
-// once the receiver finished, or the task's state when the wait ended
-// first (202). Nobody eligible is 404 {"error":"no_agent_found","reason"}.
+// URL of another is 400). With an owner token, body.Agent names the
+// owner's agent that sends (another owner's is "agent not found"), under
+// the same rules as its own token. Without blocking it answers 202 with
+// the task and the agent it went to; with blocking, the original
+// network's answer once the receiver finished, or the task's state when
+// the wait ended first (202). Nobody eligible is 404
+// {"error":"no_agent_found","reason"}.
 func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
-	sender, err := s.authenticateAgent(r)
+	acct, sender, err := s.authenticateOwnerOrAgent(r)
 	if err == nil && s.Network == nil {
 		err = errNoNetwork
 	}
 	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var body ownerapi.NetworkTask
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if sender, err = s.networkSender(r, acct, sender, body.Agent); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -42,11 +54,6 @@ func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 		secs := max(1, int(math.Ceil(retry.Seconds())))
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		s.writeError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
-		return
-	}
-	var body ownerapi.NetworkTask
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
 		return
 	}
 	req, wait, err := networkRequest(&body)
@@ -73,7 +80,7 @@ func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 	}
 	t, target, err := s.Network.Send(r.Context(), sender, network.Request{
-		Target: network.Target{To: to, Community: body.Community, Skill: body.Skill}, Message: req}, waitCtx)
+		Target: network.Target{To: to, Community: body.Community, Skill: body.Skill, WakeSleepers: body.WakeSleepers}, Message: req}, waitCtx)
 	if err != nil && t == nil {
 		s.writeError(w, r, err)
 		return
@@ -88,6 +95,30 @@ func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, status, ownerapi.NetworkTaskResult{Status: switchboard.ShortState(t.State()), Agent: target.Handle,
 		Result: resultText(&t.A2A), TaskID: string(t.ID())})
+}
+
+// networkSender returns the agent a POST /tasks sends as: the agent of
+// the agent token (ref, when set, must name it), or, with an owner token,
+// the owner's agent ref names (required).
+func (s *Server) networkSender(r *http.Request, acct *switchboard.Account, agent *switchboard.Agent, ref string) (*switchboard.Agent, error) {
+	ref = strings.TrimSpace(ref)
+	if agent != nil {
+		if ref != "" && !strings.EqualFold(ref, agent.Handle) && !strings.EqualFold(ref, agent.ID) {
+			return nil, switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+		}
+		return agent, nil
+	}
+	if ref == "" {
+		return nil, switchboard.Errorf(switchboard.EINVALID, "with an owner token, agent names the agent of yours that sends")
+	}
+	g, err := s.agentByRef(r, acct, ref)
+	if err != nil {
+		return nil, err
+	}
+	if g.AccountDisabled {
+		return nil, switchboard.Errorf(switchboard.EFORBIDDEN, "the agent's account is disabled")
+	}
+	return g, nil
 }
 
 // networkRequest builds the A2A request of a NetworkTask and the wait of

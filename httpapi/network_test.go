@@ -286,8 +286,23 @@ func TestNetworkTasks(t *testing.T) {
 	if r := post(me, map[string]any{"to": "worker", "payload": map[string]any{"message": "x"}, "timeout_seconds": 601}); r.status != http.StatusBadRequest {
 		t.Fatalf("too long a wait: %d %s", r.status, r.body)
 	}
-	if r := post(alice, map[string]any{"to": "worker", "payload": map[string]any{"message": "x"}}); r.status != http.StatusUnauthorized {
-		t.Fatalf("an owner token: %d %s", r.status, r.body)
+	// The owner sends as its agent, naming it, under the agent's rules;
+	// another owner's agent is not found; an agent token names only its own.
+	if r := post(alice, map[string]any{"to": "worker", "payload": map[string]any{"message": "x"}}); r.status != http.StatusBadRequest {
+		t.Fatalf("an owner token without agent: %d %s", r.status, r.body)
+	}
+	if r := post(alice, map[string]any{"agent": "me", "community": "lab", "skill": "code", "payload": map[string]any{"message": "x"}}); r.status != http.StatusAccepted || r.json["agent"] != "worker" {
+		t.Fatalf("the owner sends as me by discovery: %d %s", r.status, r.body)
+	}
+	if r := post(alice, map[string]any{"agent": "me", "to": "stranger", "payload": map[string]any{"message": "x"}}); r.status != http.StatusNotFound || r.json["error"] != "no_agent_found" {
+		t.Fatalf("the owner sends as me to a stranger: %d %s", r.status, r.body)
+	}
+	_, bob := h.account("bob")
+	if r := post(bob, map[string]any{"agent": "me", "to": "worker", "payload": map[string]any{"message": "x"}}); r.status != http.StatusNotFound || r.json["error"] == "no_agent_found" {
+		t.Fatalf("another owner sends as me: %d %s", r.status, r.body)
+	}
+	if r := post(me, map[string]any{"agent": "other", "to": "worker", "payload": map[string]any{"message": "x"}}); r.status != http.StatusNotFound {
+		t.Fatalf("an agent token naming another agent: %d %s", r.status, r.body)
 	}
 	// A retry with the same message_id returns the same task.
 	a := post(me, map[string]any{"community": "lab", "payload": map[string]any{"message": "once"}, "message_id": "m-once"})

@@ -358,11 +358,20 @@ func TestAgentModesAndCredentials(t *testing.T) {
 	}
 	wh := h.owner("POST", "/agents", alice, map[string]any{"handle": "hook", "mode": "webhook", "endpoint": "https://hooks.example.com/a"})
 	secret, _ := wh.json["webhook_secret"].(string)
-	if wh.status != 201 || !strings.HasPrefix(secret, "sbw_") || wh.json["agent_token"] != nil || wh.json["endpoint"] != "https://hooks.example.com/a" {
+	whTok, _ := wh.json["agent_token"].(string)
+	if wh.status != 201 || !strings.HasPrefix(secret, "sbw_") || !strings.HasPrefix(whTok, "sba_") || wh.json["endpoint"] != "https://hooks.example.com/a" {
 		t.Fatalf("webhook agent: %s", wh.body)
 	}
-	if r := h.owner("POST", "/agents/hook/agent-token", alice, nil); r.status != 400 {
-		t.Fatalf("agent token for a webhook agent: %d", r.status)
+	// Every agent has an agent token, whatever its mode, and rotates it.
+	if r := h.owner("POST", "/agents/hook/agent-token", alice, nil); r.status != 200 || r.json["agent_token"] == whTok {
+		t.Fatalf("agent token for a webhook agent: %s", r.body)
+	}
+	if _, err := h.db.FindTokenByHash(t.Context(), switchboard.HashToken(whTok)); switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		t.Fatal("the webhook agent's rotated token still works")
+	}
+	in := h.owner("POST", "/agents", alice, map[string]any{"handle": "desk", "mode": "inbox"})
+	if inTok, _ := in.json["agent_token"].(string); in.status != 201 || !strings.HasPrefix(inTok, "sba_") {
+		t.Fatalf("inbox agent: %s", in.body)
 	}
 	ws := h.owner("POST", "/agents/hook/webhook-secret", alice, nil)
 	if ws.status != 200 || ws.json["webhook_secret"] == secret {

@@ -462,7 +462,7 @@ func (s *Server) routeTable() []route {
 		owned("GET", "/communities/{name}/tokens", s.handleListCommunityTokens),
 		owned("DELETE", "/communities/{name}/tokens/{label}", s.handleRevokeCommunityToken),
 		serve("GET", "/directory", AccessOwnerOrAgent, s.handleDirectory),
-		serve("POST", "/tasks", AccessAgent, s.handleNetworkTask),
+		serve("POST", "/tasks", AccessOwnerOrAgent, s.handleNetworkTask),
 		serve("GET", "/c/{name}", AccessPublic, s.handleCommunityAddress),
 		serve("POST", "/c/{name}", AccessCommunity, s.handleCommunityAddress),
 		serve("", "/c/{name}", AccessPublic, s.handleCommunityAddress),

@@ -53,9 +53,9 @@ func (s *Server) addTools() {
 	addTool(s, &mcp.Tool{Name: ToolListPeers, Annotations: ro,
 		Description: "Who the agent deals with: the labels of the peers that may call its address, the targets it sent to, and the synced aliases it may send to (hasToken; never a token). " + untrusted}, s.listPeers)
 	addTool(s, &mcp.Tool{Name: ToolDirectory, Annotations: ro,
-		Description: "The agents the agent can reach on the network: the other members of its communities, with their skills and whether they are live. " + untrusted}, s.directory)
+		Description: "The agents the agent can reach on the network: the other members of its communities, with their skills, whether they are live, and whether they sleep and can be woken. " + untrusted}, s.directory)
 	addTool(s, &mcp.Tool{Name: ToolSendToCommunity, Annotations: write,
-		Description: "Send a message from the agent to whichever member of one of its communities discovery chooses (optionally one offering a skill); recorded in the agent's outbox. " + untrusted}, s.sendToCommunity)
+		Description: "Send a message from the agent to whichever member of one of its communities discovery chooses (optionally one offering a skill; with wakeSleepers, when none is live, one that sleeps and can be woken); recorded in the agent's outbox. " + untrusted}, s.sendToCommunity)
 	addTool(s, &mcp.Tool{Name: ToolPairingRequests, Annotations: ro,
 		Description: "The agent's pending pairing requests (peers asking for a token to call its address): code, claimed names, card, expiry and the owner's approval link. Only the human owner approves or denies them; this tool cannot. " + untrusted}, s.pairingRequests)
 	mcp.AddTool(s.acct, &mcp.Tool{Name: ToolCreateAgent, Annotations: write,

@@ -83,6 +83,7 @@ type DirectoryEntry struct {
 	Skills       []string `json:"skills"`
 	Communities  []string `json:"communities"`
 	Live         bool     `json:"live"`
+	Wakeable     bool     `json:"wakeable"` // sleeps and can be woken: send_to_community with wakeSleepers
 	AcceptsTasks bool     `json:"acceptsTasks"`
 }
 
@@ -102,7 +103,7 @@ func (s *Server) directory(ctx context.Context, req *mcp.CallToolRequest, in Dir
 	out := DirectoryResult{Agents: make([]DirectoryEntry, 0, len(ms))}
 	for _, m := range ms {
 		e := DirectoryEntry{Handle: m.Agent.Handle, Name: m.Agent.Name, Description: m.Agent.Description, Skills: []string{},
-			Communities: append([]string{}, m.Communities...), Live: m.Reach == switchboard.ReachLive, AcceptsTasks: m.Agent.AcceptsTasks}
+			Communities: append([]string{}, m.Communities...), Live: m.Reach == switchboard.ReachLive, Wakeable: m.Wakeable, AcceptsTasks: m.Agent.AcceptsTasks}
 		for _, sk := range m.Agent.Skills {
 			e.Skills = append(e.Skills, sk.ID)
 		}

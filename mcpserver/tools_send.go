@@ -28,6 +28,8 @@ type CommunityArgs struct {
 	Text      string `json:"text" jsonschema:"the message"`
 	Skill     string `json:"skill,omitempty" jsonschema:"a skill id or tag the receiver must offer"`
 	ContextID string `json:"contextId,omitempty" jsonschema:"continue this conversation"`
+	// WakeSleepers is POST /tasks' wake_sleepers.
+	WakeSleepers bool `json:"wakeSleepers,omitempty" jsonschema:"when no member is live, let discovery choose one that sleeps and can be woken (directory: wakeable); the task waits in its inbox while its wake goes out"`
 }
 
 // OutboundView is a message the agent sent, as its outbox records it.
@@ -124,7 +126,7 @@ func (s *Server) sendToCommunity(ctx context.Context, req *mcp.CallToolRequest, 
 	if in.Community == "" {
 		return s.fail(ctx, ToolSendToCommunity, errInvalid("community is required"))
 	}
-	o, err := s.sendVia(ctx, tg, "", network.Target{Community: in.Community, Skill: in.Skill}, in.Text, in.ContextID, "")
+	o, err := s.sendVia(ctx, tg, "", network.Target{Community: in.Community, Skill: in.Skill, WakeSleepers: in.WakeSleepers}, in.Text, in.ContextID, "")
 	if err != nil {
 		return s.fail(ctx, ToolSendToCommunity, err)
 	}

@@ -22,6 +22,9 @@ type Target struct {
 	// Skill, when set, is a card skill's id or tag the receiver must
 	// offer.
 	Skill string
+	// WakeSleepers lets discovery choose an agent that sleeps and can be
+	// woken when none is live or in its grace (see Discover).
+	WakeSleepers bool
 
 	messageID string // set by Send: a retry goes where the first went
 }
@@ -56,7 +59,7 @@ func (s *Service) Choose(ctx context.Context, sender *switchboard.Agent, t Targe
 	if strings.TrimSpace(t.To) != "" {
 		return s.byName(ctx, sender, t.To, community, t.Skill)
 	}
-	q := switchboard.DiscoveryQuery{SenderID: sender.ID, Skill: strings.TrimSpace(t.Skill)}
+	q := switchboard.DiscoveryQuery{SenderID: sender.ID, Skill: strings.TrimSpace(t.Skill), Sleepers: t.WakeSleepers}
 	if community != "" {
 		q.Communities = []string{community}
 	}
@@ -68,9 +71,10 @@ func (s *Service) Choose(ctx context.Context, sender *switchboard.Agent, t Targe
 }
 
 // ChooseInCommunity is discovery for a peer of a community's address:
-// any eligible member of the community (ENOAGENT when there is none).
-func (s *Service) ChooseInCommunity(ctx context.Context, community, skill string) (*switchboard.Candidate, error) {
-	return s.Discover(ctx, switchboard.DiscoveryQuery{Communities: []string{community}, Skill: strings.TrimSpace(skill)})
+// any eligible member of the community (ENOAGENT when there is none);
+// wakeSleepers as Target.WakeSleepers.
+func (s *Service) ChooseInCommunity(ctx context.Context, community, skill string, wakeSleepers bool) (*switchboard.Candidate, error) {
+	return s.Discover(ctx, switchboard.DiscoveryQuery{Communities: []string{community}, Skill: strings.TrimSpace(skill), Sleepers: wakeSleepers})
 }
 
 // Discover returns the agent q chooses: approved, accepting tasks, of an
@@ -82,19 +86,35 @@ func (s *Service) ChooseInCommunity(ctx context.Context, community, skill string
 // round-robin cursor of q are the Service's; the decision is taken from
 // a view of the candidates (see view.go). Nobody eligible is ENOAGENT at
 // once, with a message that names the gate that emptied the list.
+//
+// q.Sleepers is the sender's permission to wake an agent (wake_sleepers):
+// when no one is live nor in its grace, discovery then chooses among the
+// eligible inbox agents that can be woken (switchboard.Member.Wakeable),
+// the one with the fewest unfinished tasks (equal ones take turns). Its
+// task waits in its inbox and its wake goes out, as for any task sent to
+// it. Webhook and front agents count as live already.
 func (s *Service) Discover(ctx context.Context, q switchboard.DiscoveryQuery) (*switchboard.Candidate, error) {
 	now := s.Now()
 	q.Liveness = s.Liveness(now)
+	wake := q.Sleepers
+	q.Sleepers = false
 	key := questionKey(q)
 	q.After = s.rr.cursor(key)
 	c, err := s.fromView(ctx, key, q, now)
 	if err == nil && c == nil {
 		c, err = s.store.Discover(ctx, q)
 	}
+	if err == nil && c == nil && wake {
+		sq := q
+		sq.Sleepers, key = true, "sleepers|"+key
+		sq.After = s.rr.cursor(key)
+		c, err = s.store.Discover(ctx, sq)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if c == nil {
+		q.Sleepers = wake
 		return nil, s.noAgent(ctx, q)
 	}
 	s.rr.chose(key, c.Agent.ID)
@@ -138,8 +158,14 @@ func Reason(q switchboard.DiscoveryQuery, g switchboard.DiscoveryGates) string {
 		return fmt.Sprintf("none accepting: none of the %d approved members of %s accepts tasks now", g.Approved, where)
 	case g.Skilled == 0:
 		return fmt.Sprintf("no skill: none of the %d members of %s that accept tasks offers the skill %q", g.Accepting, where, q.Skill)
+	case g.Asleep > 0 && q.Sleepers:
+		// Rare: Discover would have chosen one of them (one that went
+		// away between the two reads).
+		return fmt.Sprintf("none live: none of the %d members of %s that could take it is connected now, and none of the %d asleep could be chosen", g.Skilled, where, g.Asleep)
+	case g.Asleep > 0:
+		return fmt.Sprintf("none live: none of the %d members of %s that could take it is connected now (or reconnecting); %d of them sleep and can be woken: send again with \"wake_sleepers\": true (in POST /tasks, or in the message's metadata at a community's address; switchboard send --wake-sleepers) and the task waits in one's inbox while its wake goes out", g.Skilled, where, g.Asleep)
 	default:
-		return fmt.Sprintf("none live: none of the %d members of %s that could take it is connected now (or reconnecting)", g.Skilled, where)
+		return fmt.Sprintf("none live: none of the %d members of %s that could take it is connected now (or reconnecting), and none sleeps with a working wake", g.Skilled, where)
 	}
 }
 

@@ -39,16 +39,19 @@ type Directory struct {
 // within the last heartbeat interval on some instance, or its webhook
 // endpoint has no failed delivery waiting for a retry.
 type DirectoryEntry struct {
-	Handle       string           `json:"handle"`
-	Name         string           `json:"name"`
-	Description  string           `json:"description"`
-	Skills       []a2a.AgentSkill `json:"skills"`
-	Communities  []string         `json:"communities"`
-	Address      string           `json:"address"`
-	CardURL      string           `json:"card_url"`
-	Live         bool             `json:"live"`
-	AcceptsTasks bool             `json:"accepts_tasks"`
-	Approved     bool             `json:"approved"`
+	Handle      string           `json:"handle"`
+	Name        string           `json:"name"`
+	Description string           `json:"description"`
+	Skills      []a2a.AgentSkill `json:"skills"`
+	Communities []string         `json:"communities"`
+	Address     string           `json:"address"`
+	CardURL     string           `json:"card_url"`
+	Live        bool             `json:"live"`
+	// Wakeable: the agent sleeps and can be woken (an inbox agent with a
+	// working wake); wake_sleepers lets discovery choose it.
+	Wakeable     bool `json:"wakeable"`
+	AcceptsTasks bool `json:"accepts_tasks"`
+	Approved     bool `json:"approved"`
 }
 
 // NetworkTask is the body of POST /tasks with an agent token: work the
@@ -60,6 +63,9 @@ type DirectoryEntry struct {
 // conversation. Blocking waits for the receiver's answer, at most
 // TimeoutSeconds (default 60, at most 600).
 type NetworkTask struct {
+	// Agent, with an owner token, is the owner's agent that sends (its
+	// handle or id); with an agent token it may only name that agent.
+	Agent           string         `json:"agent,omitempty"`
 	To              string         `json:"to,omitempty"`
 	Community       string         `json:"community,omitempty"`
 	Skill           string         `json:"skill,omitempty"`
@@ -70,6 +76,10 @@ type NetworkTask struct {
 	MessageID       string         `json:"message_id,omitempty"`
 	TaskID          string         `json:"task_id,omitempty"`
 	ContextID       string         `json:"context_id,omitempty"`
+	// WakeSleepers lets discovery, when no eligible agent is live, choose
+	// an inbox agent that can be woken (docs/network.md, "Sleeping
+	// agents"): the task waits in its inbox and its wake goes out.
+	WakeSleepers bool `json:"wake_sleepers,omitempty"`
 }
 
 // NetworkPayload is the payload of a NetworkTask.

@@ -220,6 +220,13 @@ func reachSQL(live, grace, ended string) string {
 		ELSE 2 END`
 }
 
+// wakeableSQL is 1 when the agent g sleeps and can be woken
+// (switchboard.Member.Wakeable), else 0: in inbox mode, with a wake
+// configuration, and its last finished wake (by wakes_agent) was sent.
+const wakeableSQL = `CASE WHEN g.mode = 'inbox' AND EXISTS (SELECT 1 FROM wake_configs wc WHERE wc.agent_id = g.id)
+		AND COALESCE((SELECT w.state FROM wakes w WHERE w.agent_id = g.id AND w.state IN ('sent', 'failed', 'dropped')
+			ORDER BY w.created_at DESC LIMIT 1), 'sent') = 'sent' THEN 1 ELSE 0 END`
+
 // reachJoins joins what reachSQL reads to the agents g.
 const reachJoins = ` LEFT JOIN agent_sessions s ON s.agent_id = g.id`
 
@@ -255,8 +262,14 @@ func skillSQL(w *where, col, skill string) string {
 // and session: one row each), and for those reachable its count of
 // unfinished tasks (peer_usage). The members are materialized before they
 // are filtered on their reach, so that reach is read once per member.
+//
+// For q.Sleepers, the reach of a member is 2 when it can be woken
+// (wakeableSQL) and 3 otherwise, and the rows are those of reach 2.
 func rankedSQL(w *where, q switchboard.DiscoveryQuery) (with, ranked string) {
-	reach := reachArgs(w, q.Liveness)
+	reach, keep := `CASE WHEN `+wakeableSQL+` = 1 THEN 2 ELSE 3 END`, `r.reach = 2`
+	if !q.Sleepers {
+		reach, keep = reachArgs(w, q.Liveness), `r.reach < 2`
+	}
 	conds := []string{memberCommunities(w, q)}
 	if q.SenderID != "" {
 		conds = append(conds, `m.agent_id <> `+w.arg(q.SenderID))
@@ -276,7 +289,7 @@ func rankedSQL(w *where, q switchboard.DiscoveryQuery) (with, ranked string) {
 	ranked = `SELECT r.id, r.reach, (SELECT COALESCE(SUM(u.open_tasks), 0) FROM peer_usage u WHERE u.agent_id = r.id) AS open_tasks,
 			(SELECT s.renewed_at FROM agent_sessions s WHERE s.agent_id = r.id) AS renewed_at,
 			(SELECT h.handle FROM agents h WHERE h.id = r.id) AS handle
-		FROM r WHERE r.reach < 2`
+		FROM r WHERE ` + keep
 	return with, ranked
 }
 
@@ -286,7 +299,7 @@ func rankedSQL(w *where, q switchboard.DiscoveryQuery) (with, ranked string) {
 // carried through the sort): on SQLite through the identity cache, as a
 // request reads an agent by its address.
 func (db *DB) Discover(ctx context.Context, q switchboard.DiscoveryQuery) (*switchboard.Candidate, error) {
-	if q.AgentID != "" {
+	if q.AgentID != "" && !q.Sleepers {
 		return db.checkCandidate(ctx, q)
 	}
 	w := &where{}
@@ -424,18 +437,20 @@ func (db *DB) CountDiscoveryGates(ctx context.Context, q switchboard.DiscoveryQu
 	if q.Skill != "" {
 		skill = skillSQL(w, "g.id", q.Skill)
 	}
+	// Level 4 is split: -4 for a member that sleeps and can be woken
+	// (wakeableSQL), counted as 4 and as Asleep.
 	var out switchboard.DiscoveryGates
 	err := db.read.QueryRowContext(ctx, `WITH r AS MATERIALIZED (
 			SELECT DISTINCT m.agent_id, (SELECT CASE WHEN g.approved <> 1 THEN 1 WHEN g.accepts_tasks <> 1 THEN 2
-					WHEN NOT (`+skill+`) THEN 3 WHEN `+reach+` >= 2 THEN 4 ELSE 5 END
+					WHEN NOT (`+skill+`) THEN 3 WHEN `+reach+` >= 2 THEN (CASE WHEN `+wakeableSQL+` = 1 THEN -4 ELSE 4 END) ELSE 5 END
 				FROM agents g JOIN accounts a ON a.id = g.account_id`+reachJoins+`
 				WHERE g.id = m.agent_id AND a.disabled = 0) AS level
 			FROM community_members m WHERE `+strings.Join(conds, " AND ")+`)
-		SELECT COUNT(CASE WHEN r.level >= 1 THEN 1 END), COUNT(CASE WHEN r.level >= 2 THEN 1 END),
-			COUNT(CASE WHEN r.level >= 3 THEN 1 END), COUNT(CASE WHEN r.level >= 4 THEN 1 END),
-			COUNT(CASE WHEN r.level >= 5 THEN 1 END)
+		SELECT COUNT(CASE WHEN ABS(r.level) >= 1 THEN 1 END), COUNT(CASE WHEN ABS(r.level) >= 2 THEN 1 END),
+			COUNT(CASE WHEN ABS(r.level) >= 3 THEN 1 END), COUNT(CASE WHEN ABS(r.level) >= 4 THEN 1 END),
+			COUNT(CASE WHEN r.level >= 5 THEN 1 END), COUNT(CASE WHEN r.level = -4 THEN 1 END)
 		FROM r`, w.args...).
-		Scan(&out.Members, &out.Approved, &out.Accepting, &out.Skilled, &out.Reachable)
+		Scan(&out.Members, &out.Approved, &out.Accepting, &out.Skilled, &out.Reachable, &out.Asleep)
 	return out, db.formatError(err)
 }
 
@@ -467,7 +482,7 @@ func (db *DB) FindMembers(ctx context.Context, f switchboard.MemberFilter) ([]*s
 	if f.Limit > 0 {
 		limit = ` LIMIT ` + w.arg(f.Limit)
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+agentColumns+`, `+reach+`
+	rows, err := db.read.QueryContext(ctx, `SELECT `+agentColumns+`, `+reach+`, `+wakeableSQL+`
 		FROM agents g JOIN accounts a ON a.id = g.account_id`+reachJoins+`
 		WHERE `+strings.Join(conds, " AND ")+` ORDER BY g.handle`+limit, w.args...)
 	if err != nil {
@@ -477,15 +492,15 @@ func (db *DB) FindMembers(ctx context.Context, f switchboard.MemberFilter) ([]*s
 	var out []*switchboard.Member
 	var ids []string
 	for rows.Next() {
-		var reachN int
-		g, err := scanAgentWith(rows, &reachN)
+		var reachN, wakeable int
+		g, err := scanAgentWith(rows, &reachN, &wakeable)
 		if err != nil {
 			return nil, err
 		}
 		if err := db.openAgent(g); err != nil {
 			return nil, err
 		}
-		out = append(out, &switchboard.Member{Agent: g, Reach: switchboard.Reach(reachN)})
+		out = append(out, &switchboard.Member{Agent: g, Reach: switchboard.Reach(reachN), Wakeable: wakeable == 1})
 		ids = append(ids, g.ID)
 	}
 	if err := rows.Err(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard/internal/atomicfile"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -22,7 +24,7 @@ type AgentCmd struct {
 	Update AgentUpdateCmd `cmd:"" help:"Change an agent."`
 	Delete AgentDeleteCmd `cmd:"" help:"Delete an agent with its tokens and tasks."`
 
-	RotateToken  AgentRotateTokenCmd  `cmd:"" name:"rotate-token" help:"Give a connector agent a new agent token; connections with the old one are closed."`
+	RotateToken  AgentRotateTokenCmd  `cmd:"" name:"rotate-token" help:"Give an agent (any mode) a new agent token; the old one stops working and connections with it are closed."`
 	RotateSecret AgentRotateSecretCmd `cmd:"" name:"rotate-secret" help:"Give a webhook agent a new signing secret."`
 	Deliveries   AgentDeliveriesCmd   `cmd:"" help:"Show the work on its way to an agent (queued or offered)."`
 
@@ -105,6 +107,7 @@ type AgentCreateCmd struct {
 	Handle string `arg:"" help:"Handle: the agent's address is {server}/a/{handle}. Lower-case letters, digits and '-'."`
 	agentFields
 	Account string `name:"account" help:"Create the agent for this account (operator only)."`
+	Save    string `name:"save" placeholder:"FILE" help:"Write the agent token to FILE (mode 0600, through a temporary file renamed into place) instead of printing it. Nothing is written when the agent is not created."`
 }
 
 // Run creates the agent.
@@ -122,7 +125,17 @@ func (c *AgentCreateCmd) Run(ctx context.Context, cli *CLI) error {
 		body.AccountID = &c.Account
 	}
 	var g ownerapi.Agent
-	if printed, err := cl.call(ctx, "POST", "/agents", body, &g); err != nil || printed {
+	if c.Save != "" {
+		if err := cl.do(ctx, "POST", "/agents", body, &g); err != nil {
+			return err
+		}
+		if err := saveAgentToken(c.Save, g.AgentToken); err != nil {
+			return fmt.Errorf("agent %s was created, but its token could not be saved (rotate it with  switchboard agent rotate-token %s --save FILE): %w", g.Handle, g.Handle, err)
+		}
+		if g.AgentToken = ""; cl.json {
+			return cl.printJSON(g)
+		}
+	} else if printed, err := cl.call(ctx, "POST", "/agents", body, &g); err != nil || printed {
 		return err
 	}
 	fmt.Fprintf(cl.out, "created agent %s (%s), mode %s\n", g.Handle, g.ID, g.Mode)
@@ -131,7 +144,10 @@ func (c *AgentCreateCmd) Run(ctx context.Context, cli *CLI) error {
 	}
 	fmt.Fprintf(cl.out, "address:    %s\n", g.Address)
 	fmt.Fprintf(cl.out, "agent card: %s\n", g.AgentCard)
-	printSecrets(cl, g.AgentToken, g.WebhookSecret)
+	if c.Save != "" {
+		fmt.Fprintf(cl.out, "agent token saved in %s (mode 0600)\n", c.Save)
+	}
+	printSecrets(cl, g.Mode, g.AgentToken, g.WebhookSecret)
 	if g.Mode == "front" {
 		fmt.Fprintf(cl.out, "upstream:   %s\n", g.Upstream)
 		fmt.Fprintf(cl.out, "next: give the upstream's credentials with  switchboard front credentials %s --bearer-stdin, then check the path with  switchboard front verify %s\n", g.Handle, g.Handle)
@@ -141,16 +157,29 @@ func (c *AgentCreateCmd) Run(ctx context.Context, cli *CLI) error {
 	return nil
 }
 
-// printSecrets prints the credentials an answer shows once: an agent token
-// and a webhook signing secret, each if set.
-func printSecrets(cl *client, agentToken, webhookSecret string) {
+// printSecrets prints the credentials an answer shows once: the agent
+// token (how a connector connects; how any agent sends on the network)
+// and a webhook agent's signing secret.
+func printSecrets(cl *client, mode, agentToken, webhookSecret string) {
 	if agentToken != "" {
-		fmt.Fprintf(cl.out, "agent token (shown once; the agent connects with it):\n\n  %s\n\n", agentToken)
-		fmt.Fprintf(cl.out, "connect:    switchboard connect --server %s --token %s --exec 'COMMAND'\n", cl.base, agentToken)
+		fmt.Fprintf(cl.out, "agent token (shown once; the agent sends on the network, follows its tasks and reads its directory with it):\n\n  %s\n\n", agentToken)
+		if mode == "connector" {
+			fmt.Fprintf(cl.out, "connect:    switchboard connect --server %s --token %s --exec 'COMMAND'\n", cl.base, agentToken)
+		}
 	}
 	if webhookSecret != "" {
 		fmt.Fprintf(cl.out, "webhook signing secret (shown once; see docs/webhooks.md):\n\n  %s\n\n", webhookSecret)
 	}
+}
+
+// saveAgentToken writes an agent token to path, mode 0600, through a
+// temporary file renamed into place: an existing file is replaced only
+// by a whole token, never emptied.
+func saveAgentToken(path, token string) error {
+	if strings.TrimSpace(token) == "" {
+		return errors.New("the server returned no agent token")
+	}
+	return atomicfile.Write(path, []byte(token+"\n"), 0o600, 0o700)
 }
 
 // AgentListCmd lists agents.
@@ -259,7 +288,7 @@ func (c *AgentUpdateCmd) Run(ctx context.Context, cli *CLI) error {
 		return err
 	}
 	printAgent(cl, &g)
-	printSecrets(cl, g.AgentToken, g.WebhookSecret)
+	printSecrets(cl, g.Mode, g.AgentToken, g.WebhookSecret)
 	return nil
 }
 
@@ -281,9 +310,10 @@ func (c *AgentDeleteCmd) Run(ctx context.Context, cli *CLI) error {
 	return nil
 }
 
-// AgentRotateTokenCmd gives a connector agent a new agent token.
+// AgentRotateTokenCmd gives an agent (of any mode) a new agent token.
 type AgentRotateTokenCmd struct {
 	Agent string `arg:"" help:"Handle or id."`
+	Save  string `name:"save" placeholder:"FILE" help:"Write the new agent token to FILE (mode 0600, through a temporary file renamed into place) instead of printing it."`
 }
 
 // Run rotates the token.
@@ -293,10 +323,23 @@ func (c *AgentRotateTokenCmd) Run(ctx context.Context, cli *CLI) error {
 		return err
 	}
 	var rot ownerapi.AgentTokenRotation
+	if c.Save != "" {
+		if err := cl.do(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/agent-token", nil, &rot); err != nil {
+			return err
+		}
+		if err := saveAgentToken(c.Save, rot.AgentToken); err != nil {
+			return fmt.Errorf("the agent token of %s was rotated, but the new one could not be saved (rotate it again): %w", c.Agent, err)
+		}
+		if rot.AgentToken = ""; cl.json {
+			return cl.printJSON(rot)
+		}
+		fmt.Fprintf(cl.out, "new agent token of %s saved in %s (mode 0600); the old one no longer works\n", rot.Agent, c.Save)
+		return nil
+	}
 	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/agent-token", nil, &rot); err != nil || printed {
 		return err
 	}
-	printSecrets(cl, rot.AgentToken, "")
+	printSecrets(cl, "", rot.AgentToken, "")
 	return nil
 }
 
@@ -315,7 +358,7 @@ func (c *AgentRotateSecretCmd) Run(ctx context.Context, cli *CLI) error {
 	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/webhook-secret", nil, &rot); err != nil || printed {
 		return err
 	}
-	printSecrets(cl, "", rot.WebhookSecret)
+	printSecrets(cl, "", "", rot.WebhookSecret)
 	return nil
 }
 

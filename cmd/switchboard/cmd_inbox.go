@@ -34,7 +34,7 @@ func (c *InboxCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	var boxes []ownerapi.Inbox
+	boxes := []ownerapi.Inbox{}
 	for _, a := range agents {
 		box, err := c.inbox(ctx, cl, a)
 		if err != nil {
@@ -76,7 +76,7 @@ func (c *InboxCmd) Run(ctx context.Context, cli *CLI) error {
 // inbox reads the agent's inbox: its first page, or with AllPages every
 // page, in one Inbox without a cursor.
 func (c *InboxCmd) inbox(ctx context.Context, cl *client, agent string) (ownerapi.Inbox, error) {
-	var box ownerapi.Inbox
+	box := ownerapi.Inbox{Tasks: []ownerapi.InboxTask{}} // an empty inbox is "tasks": [], never null
 	for cursor := ""; ; {
 		q := url.Values{}
 		if c.All {

@@ -146,16 +146,14 @@ func (r *initRun) plan(ctx context.Context) error {
 		return fmt.Errorf("agent %s exists in mode %s, not %s: change it with  switchboard agent update %s --mode %s  or choose another handle", c.Handle, g.Mode, r.mode, c.Handle, r.mode)
 	default:
 		r.agent = &g
-		if r.mode == "connector" && !fileExists(r.tokenAt) {
-			r.add(fmt.Sprintf("give agent %s a new agent token (none is saved in %s; a connector using the old one stops)", c.Handle, r.tokenAt), r.rotate)
+		if !fileExists(r.tokenAt) {
+			r.add(fmt.Sprintf("give agent %s a new agent token (none is saved in %s; whoever uses the old one is refused)", c.Handle, r.tokenAt), r.rotate)
 			r.newToken = true
 		}
 	}
-	if r.mode == "connector" {
-		r.cfgWant(r.tokenAt)
-	} else {
-		r.cfgWant("")
-	}
+	// Every agent keeps its agent token: a connector connects with it,
+	// and any agent sends on the network with it.
+	r.cfgWant(r.tokenAt)
 	if c.Wake != "" {
 		if err := r.planWake(ctx); err != nil {
 			return err
@@ -209,10 +207,11 @@ func (r *initRun) rotate(ctx context.Context) error {
 	return r.keepToken(t.AgentToken)
 }
 
-// keepToken writes a connector agent's token in its 0600 file.
+// keepToken writes the agent's token in its 0600 file (through a
+// temporary file: a saved token is replaced only by a whole new one).
 func (r *initRun) keepToken(token string) error {
 	if token == "" {
-		return nil // an inbox agent has none
+		return errors.New("the server returned no agent token")
 	}
 	r.token = token
 	return atomicfile.Write(r.tokenAt, []byte(token+"\n"), 0o600, 0o700)
@@ -333,6 +332,7 @@ func (r *initRun) summary(out io.Writer) {
 		fmt.Fprintf(out, "connector:  run  switchboard connect %s  (it reads the agent token from %s; --install makes it a service)\n", how, r.tokenAt)
 	default:
 		fmt.Fprintf(out, "inbox:      switchboard inbox  lists what waits; switchboard reply TASK --text '...' answers\n")
+		fmt.Fprintf(out, "network:    switchboard send and switchboard directory use the agent token saved in %s\n", r.tokenAt)
 	}
 	if r.peer != "" {
 		fmt.Fprintf(out, "peer token for %q (shown once):\n\n  %s\n\n", c.FirstPeer, r.peer)

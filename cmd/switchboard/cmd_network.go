@@ -207,16 +207,22 @@ func (c *CommunityRevokeCmd) Run(ctx context.Context, cli *CLI) error {
 
 // DirectoryCmd lists the agents of the network one can see.
 type DirectoryCmd struct {
-	Community string `name:"community" help:"Only this community (one of yours)."`
-	Skill     string `name:"skill" help:"Only agents offering this skill (a card skill's id or tag)."`
-	Live      bool   `name:"live" help:"Only agents that can take work now."`
-	Token     string `name:"token" help:"An agent token (sba_…): the agent's view, the other members of its communities. Default: $SWITCHBOARD_AGENT_TOKEN if set, else the owner's view (the members of your agents' communities; the operator's: all)."`
+	Community string  `name:"community" help:"Only this community (one of yours)."`
+	Skill     string  `name:"skill" help:"Only agents offering this skill (a card skill's id or tag)."`
+	Live      bool    `name:"live" help:"List only the agents that are live now (connected, or a healthy webhook): those discovery chooses by default. Without it every member is listed, with its LIVE and WAKEABLE columns."`
+	Token     *string `name:"token" help:"An agent token (sba_…): the agent's view, the other members of its communities. Default: $SWITCHBOARD_AGENT_TOKEN if set, else the owner's view (the members of your agents' communities; the operator's: all). An empty value is an error."`
 }
 
 // Run lists them.
 func (c *DirectoryCmd) Run(ctx context.Context, cli *CLI) error {
-	token := strings.TrimSpace(c.Token)
-	if token == "" {
+	var token string
+	if c.Token != nil {
+		// An empty --token (a variable that was not set) must not fall
+		// back to the owner's view silently.
+		if token = strings.TrimSpace(*c.Token); token == "" {
+			return errors.New("--token is empty: give the agent token (sba_…), or leave --token out for the owner's view")
+		}
+	} else {
 		token = strings.TrimSpace(os.Getenv(agentTokenEnv))
 	}
 	var cl *client
@@ -251,13 +257,13 @@ func (c *DirectoryCmd) Run(ctx context.Context, cli *CLI) error {
 		q.Set("after", page.NextAfter)
 	}
 	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HANDLE\tLIVE\tACCEPTS\tAPPROVED\tCOMMUNITIES\tSKILLS\tADDRESS")
+	fmt.Fprintln(tw, "HANDLE\tLIVE\tWAKEABLE\tACCEPTS\tAPPROVED\tCOMMUNITIES\tSKILLS\tADDRESS")
 	for _, e := range all {
 		var skills []string
 		for _, s := range e.Skills {
 			skills = append(skills, s.ID)
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%v\t%s\t%s\t%s\n", e.Handle, e.Live, e.AcceptsTasks, e.Approved,
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%v\t%v\t%s\t%s\t%s\n", e.Handle, e.Live, e.Wakeable, e.AcceptsTasks, e.Approved,
 			strings.Join(e.Communities, ","), strings.Join(skills, ","), e.Address)
 	}
 	return tw.Flush()
@@ -309,7 +315,20 @@ func (c *SendCmd) runNetwork(ctx context.Context, cli *CLI, text string) error {
 	if err != nil {
 		return err
 	}
-	body := ownerapi.NetworkTask{To: c.Target, Community: c.Community, Skill: c.Skill,
+	return c.sendOnNetwork(ctx, cli, cl, "", text)
+}
+
+// sendOnNetwork is POST /tasks with cl's token: an agent token (agent
+// empty), or the owner token and the handle of the owner's agent that
+// sends.
+func (c *SendCmd) sendOnNetwork(ctx context.Context, cli *CLI, cl *client, agent, text string) error {
+	if c.Push {
+		return errors.New("--push goes with a send to an address: on the network, follow the task with --wait or switchboard show")
+	}
+	if c.Wait && c.Timeout > maxNetworkWait {
+		return fmt.Errorf("--timeout on the network is at most %s", maxNetworkWait)
+	}
+	body := ownerapi.NetworkTask{Agent: agent, To: c.Target, Community: c.Community, Skill: c.Skill, WakeSleepers: c.WakeSleepers,
 		Payload: ownerapi.NetworkPayload{Message: text}, Blocking: c.Wait, MessageID: switchboard.NewID(),
 		TaskID: c.Task, ContextID: c.Context}
 	if c.Wait {
@@ -320,7 +339,7 @@ func (c *SendCmd) runNetwork(ctx context.Context, cli *CLI, text string) error {
 		if printed, err := cl.call(ctx, "POST", "/tasks", body, &acc); err != nil || printed {
 			return err
 		}
-		fmt.Fprintf(cl.out, "sent to %s: task %s (follow: --wait, or GET /tasks/%s with the agent token)\n", acc.Agent, acc.TaskID, acc.TaskID)
+		fmt.Fprintf(cl.out, "sent to %s: task %s (follow: --wait, or GET /tasks/%s with the sender's agent token)\n", acc.Agent, acc.TaskID, acc.TaskID)
 		return nil
 	}
 	var res ownerapi.NetworkTaskResult

@@ -99,7 +99,11 @@ func (c *PairCmd) Run(ctx context.Context, cli *CLI) error {
 		return err
 	}
 	fmt.Fprintf(cli.out, "paired: token labelled %q stored under alias %s (%s)\n", label, alias, cfg.Peers[alias].tokenStatus())
-	fmt.Fprintf(cli.out, "send with: switchboard send %s \"hello\" --agent <your agent>\n", alias)
+	if agent := cli.defaultAgent(); agent != "" {
+		fmt.Fprintf(cli.out, "send with: switchboard send %s --text 'hello'\n", alias)
+	} else {
+		fmt.Fprintf(cli.out, "send with: switchboard send %s --text 'hello' --agent YOUR_AGENT_HANDLE\n", alias)
+	}
 	return nil
 }
 

@@ -33,17 +33,18 @@ const (
 // --agent and the owner token), or as an agent on the network of its
 // server (with its agent token; cmd_network.go).
 type SendCmd struct {
-	Target      string        `arg:"" optional:"" help:"The agent to send to: a URL, an alias (switchboard peers add) or the handle of an agent on this server. On the network (no --agent): the handle of an agent that shares a community with yours; without it, discovery chooses (--community, --skill)."`
-	Agent       string        `name:"agent" help:"Your agent that sends (handle or id), with the owner token; the exchange is recorded in its outbox. Without --agent, the message goes on the network of the server as the agent whose agent token (sba_…) --token, --token-env, --token-stdin or $SWITCHBOARD_AGENT_TOKEN gives."`
-	Community   string        `name:"community" help:"On the network: choose (or, with a handle, require) an agent in this community of yours; default: any of your agent's communities."`
-	Skill       string        `name:"skill" help:"On the network: choose an agent offering this skill (a card skill's id or tag)."`
-	Text        string        `name:"text" required:"" help:"The message ('-' reads it from stdin)."`
-	Context     string        `name:"context" help:"contextId: continue this conversation."`
-	Task        string        `name:"task" help:"taskId: continue this task of the target (for instance one waiting for input)."`
-	Wait        bool          `name:"wait" help:"Wait until the task is finished or needs input (at most --timeout); otherwise return at once."`
-	Timeout     time.Duration `name:"timeout" default:"2m" help:"How long --wait waits (at most 30m)."`
-	Push        bool          `name:"push" help:"Ask the target to push updates to the sending agent's address, with a fresh token of which the server keeps only a hash."`
-	targetFlags `embed:""`
+	Target       string        `arg:"" optional:"" help:"The agent to send to: a URL, an alias (switchboard peers add) or the handle of an agent on this server. On the network (no --agent): the handle of an agent that shares a community with yours; without it, discovery chooses (--community, --skill)."`
+	Agent        string        `name:"agent" help:"Your agent that sends (handle or id), with the owner token; the exchange is recorded in its outbox. Without --agent, the message goes on the network of the server as the agent whose agent token (sba_…) --token, --token-env, --token-stdin or $SWITCHBOARD_AGENT_TOKEN gives."`
+	Community    string        `name:"community" help:"On the network: choose (or, with a handle, require) an agent in this community of yours; default: any of your agent's communities."`
+	Skill        string        `name:"skill" help:"On the network: choose an agent offering this skill (a card skill's id or tag)."`
+	Text         string        `name:"text" required:"" help:"The message ('-' reads it from stdin)."`
+	Context      string        `name:"context" help:"contextId: continue this conversation."`
+	Task         string        `name:"task" help:"taskId: continue this task of the target (for instance one waiting for input)."`
+	Wait         bool          `name:"wait" help:"Wait until the task is finished or needs input (at most --timeout); otherwise return at once."`
+	Timeout      time.Duration `name:"timeout" default:"2m" help:"How long --wait waits (at most 30m)."`
+	Push         bool          `name:"push" help:"Ask the target to push updates to the sending agent's address, with a fresh token of which the server keeps only a hash."`
+	WakeSleepers bool          `name:"wake-sleepers" help:"On the network, by discovery: when no eligible agent is live, choose one that sleeps and can be woken (an inbox agent with a working wake); the task waits in its inbox while its wake goes out."`
+	targetFlags  `embed:""`
 }
 
 // onNetwork reports whether the flags or the environment ask for a send
@@ -52,7 +53,7 @@ type SendCmd struct {
 // Otherwise a token flag holds the target's peer token.
 func (c *SendCmd) onNetwork() bool {
 	agentToken := func(v string) bool { return strings.HasPrefix(strings.TrimSpace(v), "sba_") }
-	return c.Community != "" || c.Skill != "" || agentToken(c.Token) ||
+	return c.Community != "" || c.Skill != "" || c.WakeSleepers || agentToken(c.Token) ||
 		(c.TokenEnv != "" && agentToken(os.Getenv(c.TokenEnv))) || os.Getenv(agentTokenEnv) != ""
 }
 
@@ -71,11 +72,18 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 	if c.Agent == "" {
 		return c.runNetwork(ctx, cli, text)
 	}
-	if c.Target == "" {
-		return errors.New("name the agent to send to (a URL, an alias or a handle)")
+	if c.Target == "" && c.Community == "" && c.Skill == "" && !c.WakeSleepers {
+		return errors.New("name the agent to send to (a URL, an alias or a handle), or let discovery choose one with --community or --skill")
 	}
-	if c.Community != "" || c.Skill != "" {
-		return errors.New("--community and --skill choose an agent on the network: leave out --agent and send with the agent token")
+	if c.Community != "" || c.Skill != "" || c.WakeSleepers {
+		// The owner sends on the network as its agent (POST /tasks with
+		// the owner token): no agent token needed.
+		cl, err := newClient(cli)
+		if err != nil {
+			return err
+		}
+		cl.http.Timeout = maxNetworkWait + time.Minute // a blocking send waits for the answer
+		return c.sendOnNetwork(ctx, cli, cl, c.Agent, text)
 	}
 	cl, err := newClient(cli)
 	if err != nil {

@@ -90,7 +90,11 @@ var statusRules = []statusRule{
 		}},
 	{"agent token revoked", func(s *agentStatus) bool { return s.AgentTokenRefused != nil && *s.AgentTokenRefused },
 		func(s *agentStatus) string {
-			return fmt.Sprintf("the agent token saved in %s was revoked or rotated: give %s a new one and save it with  switchboard init %s --exec 'COMMAND'  (or switchboard agent rotate-token %s, then restart the connector with the new token)", s.agentTokenFile, s.Agent.Handle, s.Agent.Handle, s.Agent.Handle)
+			restart := ""
+			if s.Agent.Mode == "connector" {
+				restart = ", then restart the connector"
+			}
+			return fmt.Sprintf("the agent token saved in %s was revoked or rotated: give %s a new one and save it with  switchboard agent rotate-token %s --save %s%s", s.agentTokenFile, s.Agent.Handle, s.Agent.Handle, s.agentTokenFile, restart)
 		}},
 	{"public address failing", func(s *agentStatus) bool { return publicFailing(s) != nil },
 		func(s *agentStatus) string {
@@ -153,7 +157,7 @@ func (c *StatusCmd) Run(ctx context.Context, cli *CLI) error {
 	if err != nil {
 		return err
 	}
-	if cfg := cli.clientConfig(); s.Agent.Mode == "connector" && cfg.AgentTokenFile != "" &&
+	if cfg := cli.clientConfig(); cfg.AgentTokenFile != "" &&
 		(agent == cfg.Agent || agent == s.Agent.ID) && s.Agent.Handle == cfg.Agent {
 		if tok := cli.savedAgentToken(); tok != "" {
 			refused, err := agentTokenRefused(ctx, cl, tok)

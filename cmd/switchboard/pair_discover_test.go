@@ -75,6 +75,11 @@ func TestPairDiscoversTheEndpoints(t *testing.T) {
 	if p := cfg.Peers["exposed"]; p == nil || p.Token != "a2aow_token" || p.URL != srv.URL+"/a2a" || strings.Contains(out.String(), "a2aow_token") {
 		t.Fatalf("stored %+v; printed:\n%s", p, out.String())
 	}
+	// The hint is a command that runs as printed (--text is required; no
+	// <placeholder> that a shell would read as a redirection).
+	if hint := "send with: switchboard send exposed --text 'hello' --agent YOUR_AGENT_HANDLE\n"; !strings.Contains(out.String(), hint) {
+		t.Fatalf("the hint: %s", out.String())
+	}
 
 	elsewhere := httptest.NewServer(&exposedStub{metadata: func(string) map[string]string {
 		return map[string]string{"device_authorization_endpoint": "http://127.0.0.2:9/oauth/device_authorization", "token_endpoint": "http://127.0.0.2:9/oauth/token"}

@@ -168,7 +168,7 @@ type PeersCmd struct {
 // PeersAddCmd remembers a remote agent.
 type PeersAddCmd struct {
 	Alias        string `arg:"" help:"Alias ([A-Za-z0-9_.-], at most 64); an alias is tried before a handle of the same name."`
-	URL          string `arg:"" name:"url" help:"The agent's address (its card is read from there)."`
+	URL          string `arg:"" name:"url" help:"The agent's address (its card is read from there), or the handle of an agent on the configured server (--server, or the one switchboard init saved)."`
 	TokenStdin   bool   `name:"token-stdin" help:"Read the agent's peer token from stdin and store it in the config file (mode 0600)."`
 	TokenEnv     string `name:"token-env" placeholder:"VAR" help:"Read the token from this environment variable each time instead of storing it."`
 	AllowPrivate bool   `name:"allow-private" help:"The agent is on a private network or loopback: allow sending there."`
@@ -179,6 +179,15 @@ type PeersAddCmd struct {
 func (c *PeersAddCmd) Run(cli *CLI) error {
 	if !switchboard.ValidAlias(c.Alias) {
 		return fmt.Errorf("alias %q: use 1 to 64 of A-Z a-z 0-9 _ . -", c.Alias)
+	}
+	if !strings.Contains(c.URL, "/") {
+		// A handle: the address of that agent on the configured server,
+		// which this CLI already talks to (so a private one is allowed).
+		handle, err := switchboard.NormalizeHandle(c.URL)
+		if err != nil {
+			return fmt.Errorf("%q is neither an http(s) URL nor a handle: %w", c.URL, err)
+		}
+		c.URL, c.AllowPrivate = strings.TrimRight(cli.serverURL(), "/")+"/a/"+handle, true
 	}
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -25,6 +25,7 @@ var networkTests = map[string]func(*testing.T, Store){
 	"DiscoverReach":               testDiscoverReach,
 	"DiscoverWebhookHealth":       testDiscoverWebhook,
 	"DiscoverSendersCommunities":  testDiscoverSenders,
+	"DiscoverSleepers":            testDiscoverSleepers,
 	"DirectoryMembers":            testDirectoryMembers,
 	"CommunityTokens":             testCommunityTokens,
 	"TaskPeerKindFollowsEveryone": testTaskPeerKind,
@@ -707,5 +708,57 @@ func testTaskPeerKind(t *testing.T, s Store) {
 	}
 	if outside.VisibleTo(p) || tasks[0].VisibleTo(switchboard.Peer{AgentID: b.ID, ID: sender}) {
 		t.Fatal("a peer of another kind sees the tasks")
+	}
+}
+
+// testDiscoverSleepers: a query for sleepers chooses among the inbox
+// agents that pass every gate and can be woken (a wake configured, the
+// last finished one sent), fewest unfinished tasks first; the gates count
+// them as Asleep and the directory marks them Wakeable.
+func testDiscoverSleepers(t *testing.T, s Store) {
+	ctx := context.Background()
+	acct := newAccount(t, s, "owner")
+	inbox := switchboard.ModeInbox
+	sleeper := func(handle string, withWake bool) *switchboard.Agent {
+		g := netAgent(t, s, acct, handle, "translate", "lab")
+		_, err := s.UpdateAgent(ctx, g.ID, switchboard.AgentUpdate{Mode: &inbox})
+		must(t, err)
+		if withWake {
+			must(t, s.SaveWakeConfig(ctx, wakeConfig(g, 0, 0, time.Now())))
+		}
+		return g
+	}
+	me := netAgent(t, s, acct, "me", "", "lab")
+	sleepy := sleeper("sleepy", true)
+	sleeper("nowake", false)
+	broken := sleeper("broken", true)
+	ok, err := s.EnqueueWake(ctx, &switchboard.WakeRequest{AgentID: broken.ID, ContextID: "c1", Kind: switchboard.WakeInbound, Preview: "x"})
+	must(t, err)
+	if !ok {
+		t.Fatal("no wake queued")
+	}
+	ws, err := s.ClaimWakes(ctx, "h", 10, time.Minute)
+	must(t, err)
+	if len(ws) != 1 {
+		t.Fatalf("claimed %d wakes", len(ws))
+	}
+	_, err = s.FinishWake(ctx, ws[0].ID, "h", switchboard.WakeFailed, 404, "gone")
+	must(t, err)
+
+	q := switchboard.DiscoveryQuery{Communities: []string{"lab"}, SenderID: me.ID, Skill: "translate", Liveness: liveNow()}
+	wantChosen(t, discover(t, s, q), nil)
+	wantGates(t, s, q, switchboard.DiscoveryGates{Members: 3, Approved: 3, Accepting: 3, Skilled: 3, Asleep: 1})
+	q.Sleepers = true
+	c := discover(t, s, q)
+	wantChosen(t, c, sleepy)
+	if c.Reach != switchboard.ReachNone {
+		t.Fatalf("a sleeper's reach: %v", c.Reach)
+	}
+	ms, err := s.FindMembers(ctx, switchboard.MemberFilter{Communities: []string{"lab"}, Liveness: liveNow()})
+	must(t, err)
+	for _, m := range ms {
+		if want := m.Agent.ID == sleepy.ID; m.Wakeable != want {
+			t.Errorf("%s: wakeable %v, want %v", m.Agent.Handle, m.Wakeable, want)
+		}
 	}
 }
