@@ -60,8 +60,8 @@ func TestArchitectureImports(t *testing.T) {
 			continue
 		}
 		if !slices.Equal(row, want) {
-			t.Errorf("docs/architecture.md, package %s: the table says it imports %s, go list says %s; the imports cell should read: %s",
-				pkg, importCell(row), importCell(want), importCell(want))
+			t.Errorf("docs/architecture.md, package %s: imports not in the table: %s; in the table, not imported: %s; the imports cell should read:\n%s",
+				pkg, importCell(missing(want, row)), importCell(missing(row, want)), importCell(want))
 		}
 	}
 	for _, pkg := range sortedKeys(rows) {
@@ -173,6 +173,17 @@ func parsePackageTable(r io.Reader) (map[string][]string, error) {
 		return nil, fmt.Errorf("no package table under \"## Packages\"")
 	}
 	return rows, nil
+}
+
+// missing returns the elements of a that b lacks.
+func missing(a, b []string) []string {
+	var out []string
+	for _, p := range a {
+		if !slices.Contains(b, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {
