@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/internal/pipenet"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // pingCountingServer is a bare connector-protocol server on an in-process
@@ -96,8 +97,7 @@ func TestConnectorPingsOnlyASilentServer(t *testing.T) {
 				c := &connector.Client{URLs: []string{"http://switchboard.test"}, Token: "sba_test", HTTPClient: hc,
 					Handler: connector.HandlerFunc(func(context.Context, *connector.Work) {})}
 				runClient(t, c)
-				time.Sleep(10 * interval)
-				synctest.Wait() // the pings due at the tenth interval are answered
+				testwait.Advance(10 * interval) // the pings due at the tenth interval are answered
 				if n := received.Load(); n != tc.want {
 					t.Fatalf("the client pinged %d times in 10 intervals, want %d", n, tc.want)
 				}

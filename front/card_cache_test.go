@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/front"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 const testCardJSON = `{"name": "bot", "description": "calls http://10.0.0.1/x", "supportedInterfaces": [{"url": "https://up.example.org/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}`
@@ -305,9 +306,7 @@ func TestCardCacheSharesFetch(t *testing.T) {
 	for i := range n {
 		wg.Go(func() { cards[i], _ = c.Get(t.Context(), srv.Client(), srv.URL, srv.URL+"/card.json", testPublic) })
 	}
-	for front.CardWaiters(c) < n {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.For(t, "every Get to wait for the one fetch", func() bool { return front.CardWaiters(c) == n })
 	close(release)
 	wg.Wait()
 	if got := fetches.Load(); got != 1 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -43,18 +45,6 @@ func (s *Server) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.
 	return mcpauth.Endpoint{AgentID: agent.ID, Resource: s.addressBase(r, agent) + "/mcp"}, true
 }
 
-// registrationAnswer is a registered client (RFC 7591 section 3.2.1).
-type registrationAnswer struct {
-	ClientID                string   `json:"client_id"`
-	ClientIDIssuedAt        int64    `json:"client_id_issued_at"`
-	ClientName              string   `json:"client_name"`
-	RedirectURIs            []string `json:"redirect_uris"`
-	GrantTypes              []string `json:"grant_types"`
-	ResponseTypes           []string `json:"response_types"`
-	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
-	ApplicationType         string   `json:"application_type"`
-}
-
 // handleOAuthRegister serves POST {address}/oauth/register and POST
 // /oauth/register: dynamic client registration for MCP clients.
 func (s *Server) handleOAuthRegister(w http.ResponseWriter, r *http.Request) {
@@ -81,9 +71,10 @@ func (s *Server) handleOAuthRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, registrationAnswer{ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
-		RedirectURIs: c.RedirectURIs, GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
-		TokenEndpointAuthMethod: "none", ApplicationType: c.ApplicationType})
+	writeJSON(w, http.StatusCreated, &oauthex.ClientRegistrationResponse{ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt,
+		ClientRegistrationMetadata: oauthex.ClientRegistrationMetadata{ClientName: c.Name, RedirectURIs: c.RedirectURIs,
+			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+			TokenEndpointAuthMethod: "none", ApplicationType: c.ApplicationType}})
 }
 
 // mcpTokenAnswer is the answer of an authorization code or refresh token
@@ -177,6 +168,6 @@ func (s *Server) handleMCPResourceMetadata(w http.ResponseWriter, r *http.Reques
 	}
 	setCORS(w)
 	s.varyForwarded(w)
-	writeJSON(w, http.StatusOK, protectedResourceMetadata{Resource: ep.Resource, AuthorizationServers: []string{issuer},
+	writeJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{Resource: ep.Resource, AuthorizationServers: []string{issuer},
 		BearerMethodsSupported: []string{"header"}, ScopesSupported: []string{mcpauth.Scope}, ResourceName: name})
 }

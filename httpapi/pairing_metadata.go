@@ -4,46 +4,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
-
-// authServerMetadata is the OAuth 2.0 authorization server metadata
-// (RFC 8414) of an address (the issuer): the device authorization grant
-// of pairing, and the authorization code grant of MCP clients.
-type authServerMetadata struct {
-	Issuer                            string   `json:"issuer"`
-	DeviceAuthorizationEndpoint       string   `json:"device_authorization_endpoint,omitempty"`
-	AuthorizationEndpoint             string   `json:"authorization_endpoint,omitempty"`
-	TokenEndpoint                     string   `json:"token_endpoint"`
-	RegistrationEndpoint              string   `json:"registration_endpoint,omitempty"`
-	RevocationEndpoint                string   `json:"revocation_endpoint,omitempty"`
-	GrantTypesSupported               []string `json:"grant_types_supported"`
-	ResponseTypesSupported            []string `json:"response_types_supported"`
-	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
-	RevocationEndpointAuthMethods     []string `json:"revocation_endpoint_auth_methods_supported,omitempty"`
-	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported,omitempty"`
-	ScopesSupported                   []string `json:"scopes_supported"`
-	// AuthorizationResponseIssParameterSupported: the authorization
-	// response carries iss (RFC 9207).
-	AuthorizationResponseIssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
-	// ClientIDMetadataDocumentSupported: a client_id may be the https URL
-	// of the client's metadata document.
-	ClientIDMetadataDocumentSupported bool   `json:"client_id_metadata_document_supported,omitempty"`
-	ServiceDocumentation              string `json:"service_documentation,omitempty"`
-}
-
-// protectedResourceMetadata is an agent address's OAuth 2.0 protected
-// resource metadata (RFC 9728): the resource is the address.
-type protectedResourceMetadata struct {
-	Resource               string   `json:"resource"`
-	AuthorizationServers   []string `json:"authorization_servers"`
-	BearerMethodsSupported []string `json:"bearer_methods_supported"`
-	ScopesSupported        []string `json:"scopes_supported"`
-	ResourceName           string   `json:"resource_name"`
-}
 
 // The paths of pairing's endpoints under an issuer: an agent's address, or
 // the base for the default agent. Cards, metadata, 401 hints and the
@@ -67,8 +34,9 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return
 	}
-	md := authServerMetadata{Issuer: issuer, TokenEndpoint: issuer + oauthTokenPath, GrantTypesSupported: []string{},
-		ResponseTypesSupported: []string{}, TokenEndpointAuthMethodsSupported: []string{"none"}, ScopesSupported: []string{}}
+	md := pairing.ServerMetadata{AuthServerMeta: oauthex.AuthServerMeta{Issuer: issuer, TokenEndpoint: issuer + oauthTokenPath,
+		GrantTypesSupported: []string{}, ResponseTypesSupported: []string{}, TokenEndpointAuthMethodsSupported: []string{"none"},
+		ScopesSupported: []string{}}}
 	if pairs {
 		md.DeviceAuthorizationEndpoint = issuer + deviceAuthorizationPath
 		md.GrantTypesSupported = append(md.GrantTypesSupported, deviceGrantType)
@@ -76,7 +44,7 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 	}
 	if mcp {
 		md.AuthorizationEndpoint, md.RegistrationEndpoint = issuer+"/oauth/authorize", issuer+"/oauth/register"
-		md.RevocationEndpoint, md.RevocationEndpointAuthMethods = issuer+"/oauth/revoke", []string{"none"}
+		md.RevocationEndpoint, md.RevocationEndpointAuthMethodsSupported = issuer+"/oauth/revoke", []string{"none"}
 		md.GrantTypesSupported = append(md.GrantTypesSupported, "authorization_code", "refresh_token")
 		md.ResponseTypesSupported = []string{"code"}
 		md.CodeChallengeMethodsSupported = []string{"S256"}
@@ -137,7 +105,7 @@ func (s *Server) handleResourceMetadata(w http.ResponseWriter, r *http.Request) 
 	}
 	setCORS(w)
 	s.varyForwarded(w)
-	writeJSON(w, http.StatusOK, protectedResourceMetadata{
+	writeJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
 		Resource: addr, AuthorizationServers: []string{addr}, BearerMethodsSupported: []string{"header"},
 		ScopesSupported: []string{"a2a"}, ResourceName: name,
 	})

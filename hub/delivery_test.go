@@ -95,8 +95,7 @@ func TestDeadSocketDetected(t *testing.T) {
 		// offer is left unanswered. Two intervals on, exactly, it is gone.
 		synctest.Wait()
 		cable.Cut()
-		time.Sleep(2 * interval)
-		synctest.Wait()
+		testwait.Advance(2 * interval)
 		if s.hub.Connected(g.ID) {
 			t.Fatalf("the dead agent is still connected 2 heartbeat intervals (%v) after it was last heard", 2*interval)
 		}
@@ -336,8 +335,7 @@ func TestSlowAgentDoesNotStallOthers(t *testing.T) {
 			t.Fatalf("the fast agent was served after %v, the slow agent still connected: %v; want at once, while the slow agent's write waits",
 				waited, s.hub.Connected(slow.ID))
 		}
-		time.Sleep(writeTimeout)
-		synctest.Wait()
+		testwait.Advance(writeTimeout)
 		if s.hub.Connected(slow.ID) {
 			t.Fatalf("the slow agent is still connected past the write timeout (%v)", writeTimeout)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
@@ -36,8 +37,7 @@ func TestHubPingsOnlyQuietAgents(t *testing.T) {
 		defer func() { cancel(); <-pinging }()
 		// Both connected at the bubble's start; the pings due at the tenth
 		// interval are received.
-		time.Sleep(10 * interval)
-		synctest.Wait()
+		testwait.Advance(10 * interval)
 		if n := quiet.pings.Load(); n != 10 {
 			t.Fatalf("a quiet agent was pinged %d times in 10 intervals, want every interval", n)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/jobs"
 	"github.com/switchboard-dev/switchboard/membus"
 )
@@ -73,8 +74,7 @@ func TestRunnerBoundsConcurrency(t *testing.T) {
 		go func() { done <- r.Run(ctx) }()
 		synctest.Wait()
 		for range 20 {
-			time.Sleep(time.Second)
-			synctest.Wait()
+			testwait.Advance(time.Second)
 		}
 		cancel()
 		if err := <-done; err != nil {
@@ -208,8 +208,7 @@ func TestFailedClaimRunsNothing(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- r.Run(ctx) }()
-		time.Sleep(10 * time.Second) // polls, each claim failing
-		synctest.Wait()
+		testwait.Advance(10 * time.Second) // polls, each claim failing
 		cancel()
 		<-done
 		if n := ran.Load(); n != 0 {

@@ -114,7 +114,7 @@ type GaugeSetFunc struct {
 // value; a label value given twice is written once, with its first value.
 // fn must be safe to call from any goroutine.
 func NewGaugeSetFunc(name, help, label string, fn func() []Sample) *GaugeSetFunc {
-	if !validName(label, false) || strings.HasPrefix(label, "__") {
+	if !ValidLabelName(label) || strings.HasPrefix(label, "__") {
 		panic(fmt.Sprintf("metrics: %s: invalid label name %q", name, label))
 	}
 	return &GaugeSetFunc{family: newFamily(name, help, "gauge", nil), label: label, fn: fn}

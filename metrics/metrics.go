@@ -42,13 +42,13 @@ func (f *family) Name() string { return f.name }
 // newFamily checks the name and labels and renders every series' label
 // set. It panics on invalid input: families are made at start-up, by code.
 func newFamily(name, help, typ string, labels []Label) family {
-	if !validName(name, true) {
+	if !ValidMetricName(name) {
 		panic(fmt.Sprintf("metrics: invalid metric name %q", name))
 	}
 	seen := make(map[string]bool)
 	n := 1
 	for _, l := range labels {
-		if !validName(l.Name, false) || strings.HasPrefix(l.Name, "__") {
+		if !ValidLabelName(l.Name) || strings.HasPrefix(l.Name, "__") {
 			panic(fmt.Sprintf("metrics: %s: invalid label name %q", name, l.Name))
 		}
 		if seen[l.Name] {
@@ -106,24 +106,6 @@ func (f *family) index(values []string) int {
 		i = i*len(l.Values) + pos
 	}
 	return i
-}
-
-// validName reports whether s is a metric name (colons allowed) or a label
-// name.
-func validName(s string, metric bool) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
-		case r == ':' && metric:
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 var (

@@ -2,11 +2,13 @@ package pairing_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
 
@@ -39,18 +41,14 @@ func TestRunSweeper(t *testing.T) {
 		stop()
 		<-done
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.ForErr(t, "the sweeper to delete the expired request", func() error {
 		left, err := db.FindPairings(ctx, switchboard.PairingFilter{AgentID: agent.ID})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if len(left) == 1 && left[0].UserCode == "NEWCODE1" {
-			return
+		if len(left) != 1 || left[0].UserCode != "NEWCODE1" {
+			return fmt.Errorf("%d requests left, want the live one only", len(left))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s, %d requests left", len(left))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // syncBuffer is a log that loops write from their goroutines.
@@ -51,8 +52,7 @@ func TestSupervisorRetriesWithBackoff(t *testing.T) {
 			<-ctx.Done()
 			return nil
 		})
-		time.Sleep(10 * time.Minute)
-		synctest.Wait()
+		testwait.Advance(10 * time.Minute)
 		if got := runs.Load(); got != 4 {
 			t.Fatalf("runs: got %d, want 4 (three failures, then steady)", got)
 		}
@@ -89,8 +89,7 @@ func TestSupervisorLoopThatReturnsEarlyRunsAgain(t *testing.T) {
 			<-ctx.Done()
 			return nil
 		})
-		time.Sleep(time.Minute)
-		synctest.Wait()
+		testwait.Advance(time.Minute)
 		if got := runs.Load(); got != 2 {
 			t.Fatalf("runs: got %d, want 2", got)
 		}
@@ -127,8 +126,7 @@ func TestSupervisorFatalEndsEveryLoop(t *testing.T) {
 				if cause := <-other; !errors.Is(cause, fatal) {
 					t.Fatalf("the other loop ended with %v, want the fatal error", cause)
 				}
-				time.Sleep(time.Hour)
-				synctest.Wait()
+				testwait.Advance(time.Hour)
 				if got := runs.Load(); got != 1 {
 					t.Fatalf("a fatal loop ran %d times, want 1", got)
 				}

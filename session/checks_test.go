@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/session"
 )
 
@@ -182,13 +183,11 @@ func TestOfferExpires(t *testing.T) {
 		a, b := w.connect(0, "a"), w.connect(1, "b")
 		w.offer(0, a, b)
 		w.inst[0].Close() // says nothing
-		time.Sleep(11*time.Second - time.Millisecond)
-		synctest.Wait()
+		testwait.Advance(11*time.Second - time.Millisecond)
 		if got := closes(b.take()); len(got) != 0 {
 			t.Fatalf("B was told %v before the offer expired", got)
 		}
-		time.Sleep(time.Millisecond)
-		synctest.Wait()
+		testwait.Advance(time.Millisecond)
 		if got := closes(b.take()); len(got) != 1 || got[0] != connproto.SessionReasonTimeout {
 			t.Fatalf("B was told %v, want timeout", got)
 		}
@@ -267,8 +266,7 @@ func TestAwayOfAnOlderConnection(t *testing.T) {
 			t.Fatalf("resume: %+v", f)
 		}
 		w.inst[1].Disconnect(b) // the old connection, found gone late
-		time.Sleep(time.Minute)
-		synctest.Wait()
+		testwait.Advance(time.Minute)
 		if got := closes(a.take()); len(got) != 0 {
 			t.Fatalf("A was told %v: the old connection's drop ended the session", got)
 		}
@@ -293,13 +291,11 @@ func TestGraceAfterAReturn(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 		w.inst[1].Disconnect(b2)
-		time.Sleep(5*time.Second - time.Millisecond)
-		synctest.Wait()
+		testwait.Advance(5*time.Second - time.Millisecond)
 		if got := closes(a.take()); len(got) != 0 {
 			t.Fatalf("A was told %v before a grace from the second drop", got)
 		}
-		time.Sleep(time.Millisecond)
-		synctest.Wait()
+		testwait.Advance(time.Millisecond)
 		if got := closes(a.take()); len(got) != 1 || got[0] != connproto.SessionReasonPeerDisconnected {
 			t.Fatalf("A was told %v, want peer_disconnected", got)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/session"
 )
@@ -233,13 +234,11 @@ func TestOpenTimeout(t *testing.T) {
 		call(w.inst[0], a, "o1", connproto.MethodSessionOpen, connproto.SessionOpenParams{To: "b"})
 		synctest.Wait()
 		only(t, b) // the offer
-		time.Sleep(10*time.Second - time.Nanosecond)
-		synctest.Wait()
+		testwait.Advance(10*time.Second - time.Nanosecond)
 		if fs := a.take(); len(fs) != 0 {
 			t.Fatalf("answered before the timeout: %+v", fs)
 		}
-		time.Sleep(time.Nanosecond)
-		synctest.Wait()
+		testwait.Advance(time.Nanosecond)
 		if f := only(t, a); f.Error == nil || f.Error.Code != connproto.CodeSessionTimeout {
 			t.Fatalf("A got %+v", f)
 		}
@@ -260,21 +259,18 @@ func TestGrace(t *testing.T) {
 		a, b := w.connect(0, "a"), w.connect(1, "b")
 		sid := w.open(0, a, 1, b)
 		w.inst[1].Disconnect(b)
-		time.Sleep(5*time.Second - time.Millisecond)
-		synctest.Wait()
+		testwait.Advance(5*time.Second - time.Millisecond)
 		if fs := a.take(); len(fs) != 0 {
 			t.Fatalf("A was told before the grace ended: %+v", fs)
 		}
-		time.Sleep(time.Millisecond)
-		synctest.Wait()
+		testwait.Advance(time.Millisecond)
 		if r := reasonOf(t, only(t, a)); r != connproto.SessionReasonPeerDisconnected {
 			t.Fatalf("A was told %s", r)
 		}
 		// B comes back too late.
 		b2 := w.connect(0, "b")
 		call(w.inst[0], b2, "r1", connproto.MethodSessionResume, connproto.SessionResumeParams{SessionID: sid, Peer: a.agent.ID})
-		time.Sleep(time.Minute)
-		synctest.Wait()
+		testwait.Advance(time.Minute)
 		if f := only(t, b2); f.Error == nil || f.Error.Code != connproto.CodeSessionUnknown {
 			t.Fatalf("a late resume: %+v", f)
 		}
@@ -311,8 +307,7 @@ func TestResumeWithinGrace(t *testing.T) {
 			t.Fatalf("A was asked to send again from %d, want 2", resend.From)
 		}
 		frame(w.inst[0], a, sid, 2, "two")
-		time.Sleep(time.Minute) // long past the grace
-		synctest.Wait()
+		testwait.Advance(time.Minute) // long past the grace
 		for _, f := range a.take() {
 			if f.Method == connproto.MethodSessionClose {
 				t.Fatalf("the session ended: %s", f.Params)
@@ -335,15 +330,13 @@ func TestSilentInstance(t *testing.T) {
 		a, b := w.connect(0, "a"), w.connect(1, "b")
 		w.open(0, a, 1, b)
 		w.inst[1].Close() // forgets its ends, says nothing
-		time.Sleep(3 * time.Second)
-		synctest.Wait()
+		testwait.Advance(3 * time.Second)
 		for _, f := range a.take() {
 			if f.Method == connproto.MethodSessionClose {
 				t.Fatal("closed before the grace")
 			}
 		}
-		time.Sleep(3 * time.Second)
-		synctest.Wait()
+		testwait.Advance(3 * time.Second)
 		if r := reasonOf(t, only(t, a)); r != connproto.SessionReasonPeerDisconnected {
 			t.Fatalf("A was told %s", r)
 		}
@@ -356,8 +349,7 @@ func TestIdleSessionStays(t *testing.T) {
 		w := newWorld(t, session.Config{Keepalive: time.Second, Grace: time.Second})
 		a, b := w.connect(0, "a"), w.connect(1, "b")
 		w.open(0, a, 1, b)
-		time.Sleep(time.Hour)
-		synctest.Wait()
+		testwait.Advance(time.Hour)
 		if fs := append(a.take(), b.take()...); len(fs) != 0 {
 			t.Fatalf("an idle session was told %+v", fs)
 		}
@@ -428,8 +420,7 @@ func TestLostFrames(t *testing.T) {
 			frame(w.inst[0], a, sid, seq, fmt.Sprint(seq))
 		}
 		synctest.Wait()
-		time.Sleep(3 * time.Second) // a keepalive says 4 was sent
-		synctest.Wait()
+		testwait.Advance(3 * time.Second) // a keepalive says 4 was sent
 		if from := resendFrom(); from != 4 {
 			t.Fatalf("asked to send again from %d, want 4", from)
 		}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // TestCheckpointerCopiesTheWAL checks that what the writer commits reaches
@@ -42,8 +44,7 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 		if got := fileSize(t, path); got >= before+rows*size {
 			t.Fatalf("database file %d bytes right after the commit (was %d): the writer checkpointed", got, before)
 		}
-		time.Sleep(checkpointEvery)
-		synctest.Wait()
+		testwait.Advance(checkpointEvery)
 		if got := fileSize(t, path); got < before+rows*size {
 			t.Fatalf("database file %d bytes %v after the commit (was %d): the WAL was not checkpointed", got, checkpointEvery, before)
 		}
@@ -70,8 +71,7 @@ func TestCheckpointerRestsWhileNothingIsWritten(t *testing.T) {
 		db := openSettled(t, path)
 		defer db.Close()
 		before := db.checkpoints.runs.Load()
-		time.Sleep(time.Hour)
-		synctest.Wait()
+		testwait.Advance(time.Hour)
 		if n := db.checkpoints.runs.Load() - before; n != 0 {
 			t.Fatalf("%d checkpoints in an hour while nothing was written", n)
 		}
@@ -81,13 +81,11 @@ func TestCheckpointerRestsWhileNothingIsWritten(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(checkpointEvery - time.Nanosecond)
-		synctest.Wait()
+		testwait.Advance(checkpointEvery - time.Nanosecond)
 		if n := db.checkpoints.runs.Load() - before; n != 0 {
 			t.Fatalf("%d checkpoints before checkpointEvery (%v) had passed since the write", n, checkpointEvery)
 		}
-		time.Sleep(time.Nanosecond)
-		synctest.Wait()
+		testwait.Advance(time.Nanosecond)
 		if n := db.checkpoints.runs.Load() - before; n != 1 {
 			t.Fatalf("%d checkpoints once checkpointEvery (%v) had passed since the write, want 1", n, checkpointEvery)
 		}
@@ -102,8 +100,7 @@ func openSettled(t *testing.T, path string) *DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
-	synctest.Wait()
+	testwait.Advance(time.Second)
 	return db
 }
 
@@ -143,8 +140,7 @@ func TestWriterStartsTheWALOverWhileIdle(t *testing.T) {
 		}
 		write(0)
 		restarts, seq := db.group.restarts.Load(), walCheckpointSeq(t, path)
-		time.Sleep(checkpointEvery)
-		synctest.Wait()
+		testwait.Advance(checkpointEvery)
 		if n := db.group.restarts.Load() - restarts; n != 1 {
 			t.Fatalf("%d restarts of the WAL after a whole checkpoint, want 1", n)
 		}
@@ -159,11 +155,9 @@ func TestWriterStartsTheWALOverWhileIdle(t *testing.T) {
 		if err := db.read.QueryRowContext(ctx, `SELECT k FROM re`).Scan(&k); err != nil || k != 1 {
 			t.Fatalf("read back the commit after the restart: %d, %v", k, err)
 		}
-		time.Sleep(checkpointEvery)
-		synctest.Wait()
+		testwait.Advance(checkpointEvery)
 		restarts, runs := db.group.restarts.Load(), db.checkpoints.runs.Load()
-		time.Sleep(time.Hour)
-		synctest.Wait()
+		testwait.Advance(time.Hour)
 		if n := db.group.restarts.Load() - restarts; n != 0 {
 			t.Fatalf("%d restarts of the WAL in an idle hour", n)
 		}

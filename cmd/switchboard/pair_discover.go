@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard/pairing"
 )
 
 // deviceEndpoints are where a device flow asks for a code and polls.
@@ -79,12 +81,9 @@ func readDeviceMetadata(ctx context.Context, hc *http.Client, metadataURL string
 	if res.StatusCode != http.StatusOK {
 		return deviceEndpoints{}, false, nil
 	}
-	var doc struct {
-		Device string `json:"device_authorization_endpoint"`
-		Token  string `json:"token_endpoint"`
-	}
-	if json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&doc) != nil || doc.Device == "" || doc.Token == "" {
+	var doc pairing.ServerMetadata
+	if json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&doc) != nil || doc.DeviceAuthorizationEndpoint == "" || doc.TokenEndpoint == "" {
 		return deviceEndpoints{}, false, nil
 	}
-	return deviceEndpoints{Auth: doc.Device, Token: doc.Token}, true, nil
+	return deviceEndpoints{Auth: doc.DeviceAuthorizationEndpoint, Token: doc.TokenEndpoint}, true, nil
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard/metrics"
 )
 
 // Parse reads an exposition and returns every sample's value by its series
@@ -75,7 +77,7 @@ func (p *parser) line(s string) error {
 		if err := p.endFamily(); err != nil {
 			return err
 		}
-		if !validName(name, true) {
+		if !metrics.ValidMetricName(name) {
 			return fmt.Errorf("invalid metric name")
 		}
 		if p.families[name] {
@@ -239,7 +241,7 @@ func parseLabels(s string) (pairs [][2]string, rest string, err error) {
 			return nil, "", fmt.Errorf("label without =")
 		}
 		name := s[:eq]
-		if !validName(name, false) || seen[name] {
+		if !metrics.ValidLabelName(name) || seen[name] {
 			return nil, "", fmt.Errorf("label name %q invalid or repeated", name)
 		}
 		seen[name] = true
@@ -294,20 +296,4 @@ func seriesKey(name string, pairs [][2]string) string {
 		parts[i] = kv[0] + `="` + kv[1] + `"`
 	}
 	return name + "{" + strings.Join(parts, ",") + "}"
-}
-
-func validName(s string, metric bool) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
-		case r == ':' && metric:
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

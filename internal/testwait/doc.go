@@ -14,4 +14,8 @@
 // claim made at the new time of a fake clock, a poll counter that moved),
 // then assert that nothing happened; or run the code in a
 // testing/synctest bubble, where synctest.Wait makes the check exact.
+//
+// Inside a bubble, Advance moves the bubble's clock on and waits until the
+// bubble is idle: the one way these tests let fake time pass, so that a
+// check after it never races what fell due.
 package testwait
