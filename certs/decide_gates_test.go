@@ -27,6 +27,7 @@ func TestDecideRefusesWhatIsNoDomain(t *testing.T) {
 		agentDomain: func(context.Context, string) (bool, error) { return true, nil },
 		resolver:    newResolver(ca.DNS), limiter: limiter, logger: slog.New(slog.DiscardHandler),
 		interfaces: func() ([]netip.Addr, error) { return nil, errors.New("not asked") },
+		stored:     func(context.Context, string) bool { return true }, // past the limiter
 	}
 	ctx := context.Background()
 	if err := d.decide(ctx, "bot.test"); err != nil {
