@@ -44,3 +44,23 @@ func TestDecideRefusesWhatIsNoDomain(t *testing.T) {
 		t.Errorf("the deployment's own name: %v", err)
 	}
 }
+
+// TestOwnAddrsLookedUpAgain: the deployment's addresses are taken from
+// DNS again once ownAddrsTTL has passed, so that a name moved to another
+// address stops (or starts) getting certificates on demand.
+func TestOwnAddrsLookedUpAgain(t *testing.T) {
+	ca := acmetest.Start(t, acmetest.Options{})
+	acmetest.SetA(t, "moved.test", "127.0.0.1")
+	d := &decider{domains: []string{"moved.test"}, resolver: newResolver(ca.DNS),
+		interfaces: func() ([]netip.Addr, error) { return nil, errors.New("not asked") }}
+	old := netip.MustParseAddr("192.0.2.9")
+	d.ours, d.oursAt = []netip.Addr{old}, time.Now().Add(-ownAddrsTTL-time.Second)
+	got, err := d.ownAddrs(context.Background())
+	if err != nil || len(got) != 1 || got[0] != netip.MustParseAddr("127.0.0.1") {
+		t.Fatalf("ownAddrs after %s = %v, %v; want the address DNS gives now", ownAddrsTTL, got, err)
+	}
+	d.ours, d.oursAt = []netip.Addr{old}, time.Now()
+	if got, err := d.ownAddrs(context.Background()); err != nil || len(got) != 1 || got[0] != old {
+		t.Fatalf("ownAddrs within %s = %v, %v; want the addresses kept", ownAddrsTTL, got, err)
+	}
+}
