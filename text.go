@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -30,6 +31,25 @@ func CheckName(field, s string) error { return checkText(field, s, false) }
 // line feed are allowed in it; a carriage return, which a terminal uses
 // to write over a line, is not.
 func CheckDescription(field, s string) error { return checkText(field, s, true) }
+
+// StripName returns s without the characters CheckName refuses: for text
+// people read that comes from elsewhere (an upstream's agent card), which
+// is cleaned rather than refused. Bytes that are not UTF-8 become U+FFFD.
+func StripName(s string) string { return stripText(s, false) }
+
+// StripDescription is StripName for text that may run over several lines:
+// it keeps tabs and line feeds, as CheckDescription allows them.
+func StripDescription(s string) string { return stripText(s, true) }
+
+// stripText is StripName, keeping tab and line feed when multiline.
+func stripText(s string, multiline bool) string {
+	return strings.Map(func(r rune) rune {
+		if forbiddenRune(r, multiline) != "" {
+			return -1
+		}
+		return r
+	}, s)
+}
 
 // checkText is CheckName, with tab and line feed allowed when multiline.
 func checkText(field, s string, multiline bool) error {

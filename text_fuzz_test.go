@@ -50,5 +50,30 @@ func FuzzCheckText(f *testing.F) {
 				t.Fatalf("%s %q: the message %q cannot be shown: %v", c.field, s, msg, err)
 			}
 		}
+		// Stripping leaves what the check takes, and changes nothing it takes.
+		for _, c := range []struct {
+			field        string
+			strip, check func(string) string
+			bad          bool
+		}{
+			{"name", StripName, func(s string) string { return errText(CheckName("name", s)) }, badName},
+			{"description", StripDescription, func(s string) string { return errText(CheckDescription("description", s)) }, badDesc},
+		} {
+			got := c.strip(s)
+			if e := c.check(got); e != "" {
+				t.Fatalf("%s %q stripped is %q, still refused: %s", c.field, s, got, e)
+			}
+			if !c.bad && got != s {
+				t.Fatalf("%s %q stripped is %q, want it unchanged", c.field, s, got)
+			}
+		}
 	})
+}
+
+// errText is err's text, or "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

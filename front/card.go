@@ -123,9 +123,9 @@ func ParseCardWith(raw []byte, upstream, cardURL, public string, secrets *Secret
 	caps, _ := doc["capabilities"].(map[string]any)
 	streaming, _ := caps["streaming"].(bool)
 	c := &Card{
-		Name:               s.clip(str(doc["name"]), switchboard.MaxNameLen),
-		Description:        s.clip(str(doc["description"]), switchboard.MaxDescriptionLen),
-		Version:            s.clip(str(doc["version"]), MaxVersionLen),
+		Name:               s.name(str(doc["name"]), switchboard.MaxNameLen),
+		Description:        s.text(str(doc["description"]), switchboard.MaxDescriptionLen),
+		Version:            s.name(str(doc["version"]), MaxVersionLen),
 		Skills:             s.skills(doc["skills"]),
 		Provider:           s.provider(doc["provider"]),
 		DocumentationURL:   s.fieldURL(doc["documentationUrl"]),

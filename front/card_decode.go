@@ -99,11 +99,11 @@ func (s *Scrubber) skills(v any) []a2a.AgentSkill {
 	var out []a2a.AgentSkill
 	for _, o := range objects(v, switchboard.MaxSkills) {
 		sk := a2a.AgentSkill{
-			ID:          s.clip(str(o["id"]), MaxShortLen),
-			Name:        s.clip(str(o["name"]), MaxShortLen),
-			Description: s.clip(str(o["description"]), switchboard.MaxDescriptionLen),
-			Tags:        s.texts(o["tags"], MaxSkillTags, MaxShortLen),
-			Examples:    s.texts(o["examples"], MaxSkillExamples, MaxExampleLen),
+			ID:          s.name(str(o["id"]), MaxShortLen),
+			Name:        s.name(str(o["name"]), MaxShortLen),
+			Description: s.text(str(o["description"]), switchboard.MaxDescriptionLen),
+			Tags:        s.texts(o["tags"], MaxSkillTags, MaxShortLen, false),
+			Examples:    s.texts(o["examples"], MaxSkillExamples, MaxExampleLen, true),
 			InputModes:  s.modes(o["inputModes"], nil),
 			OutputModes: s.modes(o["outputModes"], nil),
 		}
@@ -125,15 +125,20 @@ func (s *Scrubber) skills(v any) []a2a.AgentSkill {
 }
 
 // texts returns the non-empty strings of the array v, scrubbed, at most
-// n of them, each clipped to max runes.
-func (s *Scrubber) texts(v any, n, max int) []string {
+// n of them, each clipped to max runes: names, or with multiline texts
+// that may run over lines (see name and text).
+func (s *Scrubber) texts(v any, n, max int, multiline bool) []string {
 	arr, _ := v.([]any)
 	var out []string
 	for _, e := range arr {
 		if len(out) == n {
 			break
 		}
-		if e := s.clip(str(e), max); e != "" {
+		clean := s.name
+		if multiline {
+			clean = s.text
+		}
+		if e := clean(str(e), max); e != "" {
 			out = append(out, e)
 		}
 	}
@@ -144,7 +149,7 @@ func (s *Scrubber) texts(v any, n, max int) []string {
 // and an organization.
 func (s *Scrubber) provider(v any) *a2a.AgentProvider {
 	o, _ := v.(map[string]any)
-	p := &a2a.AgentProvider{Org: s.clip(str(o["organization"]), MaxShortLen), URL: s.fieldURL(o["url"])}
+	p := &a2a.AgentProvider{Org: s.name(str(o["organization"]), MaxShortLen), URL: s.fieldURL(o["url"])}
 	if p.Org == "" || p.URL == "" {
 		return nil
 	}
@@ -168,8 +173,8 @@ func (s *Scrubber) extensions(v any) []a2a.AgentExtension {
 	for _, o := range objects(v, MaxExtensions) {
 		required, _ := o["required"].(bool)
 		e := a2a.AgentExtension{
-			URI:         s.clip(str(o["uri"]), MaxURILen),
-			Description: s.clip(str(o["description"]), switchboard.MaxDescriptionLen),
+			URI:         s.name(str(o["uri"]), MaxURILen),
+			Description: s.text(str(o["description"]), switchboard.MaxDescriptionLen),
 			Required:    required,
 		}
 		if p, ok := s.value(o["params"], 0, true).(map[string]any); ok {

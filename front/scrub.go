@@ -138,7 +138,8 @@ func (s *Scrubber) Value(v any) any {
 }
 
 // value is Value at depth; with clip, strings are clipped to
-// MaxDescriptionLen runes and keys to MaxShortLen.
+// MaxDescriptionLen runes and keys to MaxShortLen, both without the
+// characters switchboard.CheckDescription and CheckName refuse.
 func (s *Scrubber) value(v any, depth int, clip bool) any {
 	if depth > MaxScrubDepth {
 		return nil
@@ -146,7 +147,7 @@ func (s *Scrubber) value(v any, depth int, clip bool) any {
 	switch v := v.(type) {
 	case string:
 		if clip {
-			return s.clip(v, switchboard.MaxDescriptionLen)
+			return s.text(v, switchboard.MaxDescriptionLen)
 		}
 		return s.String(v)
 	case []any:
@@ -165,7 +166,7 @@ func (s *Scrubber) value(v any, depth int, clip bool) any {
 		for _, k := range keys {
 			sk := s.String(k)
 			if clip {
-				sk = s.clip(k, MaxShortLen)
+				sk = s.name(k, MaxShortLen)
 			}
 			if _, dup := out[sk]; !dup {
 				out[sk] = s.value(v[k], depth+1, clip)

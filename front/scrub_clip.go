@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/switchboard-dev/switchboard"
 )
 
 // clip returns str scrubbed and at most n runes long. It scrubs before it
@@ -21,6 +23,20 @@ func (s *Scrubber) clip(str string, n int) string {
 		str = s.String(cutWords(str, n))
 	}
 	return ""
+}
+
+// name is clip for a one-line text of an upstream (a name, an id, a tag):
+// without the characters switchboard.CheckName refuses (controls, NUL,
+// bidirectional formatting), taken out before the text is scrubbed, so
+// that none of them hides a URL or a host name from the scrubber.
+func (s *Scrubber) name(str string, n int) string {
+	return s.clip(switchboard.StripName(str), n)
+}
+
+// text is name for text that may run over lines (a description, an
+// example): tabs and line feeds stay.
+func (s *Scrubber) text(str string, n int) string {
+	return s.clip(switchboard.StripDescription(str), n)
 }
 
 // cutWords returns str if it is at most n runes long, and otherwise its

@@ -82,26 +82,92 @@ func TestRetryMemory(t *testing.T) {
 		t.Fatalf("eleven minutes on, the message went to %s again: the turns moved on", later.Agent.Handle)
 	}
 
-	// m2 goes to a; a's account is disabled; a retry of m2 does not follow.
-	var toA string
-	for i := range 4 {
-		id := "n" + string(rune('0'+i))
-		c, err := w.net.DiscoverFor(ctx, key, id, q)
-		must(t, err)
-		if c.Agent.ID == a.ID {
-			toA = id
-			break
-		}
-	}
-	if toA == "" {
-		t.Fatal("a was never chosen")
-	}
+	// n… goes to a; a's account is disabled; a retry of it is no new work.
+	toA := sentTo(t, w, key, q, a)
 	_, err = w.db.UpdateAccount(ctx, other.ID, switchboard.AccountUpdate{Disabled: new(true)})
 	must(t, err)
-	c, err := w.net.DiscoverFor(ctx, key, toA, q)
+	if c, err := w.net.DiscoverFor(ctx, key, toA, q); switchboard.ErrorCode(err) != switchboard.ENOAGENT {
+		t.Fatalf("a retry to an agent whose account is disabled: %v %v", c, err)
+	}
+}
+
+// sentTo returns the id of a message that discovery sent to g.
+func sentTo(t *testing.T, w *world, key string, q switchboard.DiscoveryQuery, g *switchboard.Agent) string {
+	t.Helper()
+	for i := range 6 {
+		id := "n" + string(rune('0'+i))
+		c, err := w.net.DiscoverFor(context.Background(), key, id, q)
+		must(t, err)
+		if c.Agent.ID == g.ID {
+			return id
+		}
+	}
+	t.Fatalf("%s was never chosen", g.Handle)
+	return ""
+}
+
+// TestRetryToAnUnreachableAgent: a retry of a message whose agent has
+// since left the community, lost its approval or been deleted is
+// ENOAGENT, never new work on another member; an agent still in another
+// of the sender's communities takes a retry asked of any of them.
+func TestRetryToAnUnreachableAgent(t *testing.T) {
+	cases := map[string]struct {
+		unreach func(w *world, a *switchboard.Agent)
+		anyOK   bool // a retry asked of any community still reaches a
+	}{
+		"LeftTheCommunity": {func(w *world, a *switchboard.Agent) {
+			must(t, w.db.LeaveCommunity(context.Background(), a.ID, "lab"))
+		}, true},
+		"Unapproved": {func(w *world, a *switchboard.Agent) {
+			w.update(a, switchboard.AgentUpdate{Approved: new(false)})
+		}, false},
+		"Deleted": {func(w *world, a *switchboard.Agent) {
+			must(t, w.db.DeleteAgent(context.Background(), a.ID))
+		}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			ctx := context.Background()
+			sender := w.agent("sender", "", "lab", "other")
+			a := w.agent("a", "x", "lab", "other")
+			w.connect(a)
+			w.connect(w.agent("b", "x", "lab"))
+			inLab := switchboard.DiscoveryQuery{SenderID: sender.ID, Communities: []string{"lab"}}
+			inAny := switchboard.DiscoveryQuery{SenderID: sender.ID}
+			labKey, anyKey := network.AgentPeer(sender).Key(), network.AgentPeer(sender).Key()+"any"
+			labID, anyID := sentTo(t, w, labKey, inLab, a), sentTo(t, w, anyKey, inAny, a)
+			tc.unreach(w, a)
+			if c, err := w.net.DiscoverFor(ctx, labKey, labID, inLab); switchboard.ErrorCode(err) != switchboard.ENOAGENT {
+				t.Fatalf("a retry in lab to an unreachable agent: %v %v", c, err)
+			}
+			c, err := w.net.DiscoverFor(ctx, anyKey, anyID, inAny)
+			switch {
+			case tc.anyOK && (err != nil || c.Agent.ID != a.ID):
+				t.Fatalf("a retry in any community, a still in other: %v %v", c, err)
+			case !tc.anyOK && switchboard.ErrorCode(err) != switchboard.ENOAGENT:
+				t.Fatalf("a retry in any community to an unreachable agent: %v %v", c, err)
+			}
+		})
+	}
+}
+
+// TestRetryCreatesNoNewTask: a message sent again after its agent left
+// the community is refused, and no other member gets a task for it.
+func TestRetryCreatesNoNewTask(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	sender := w.agent("sender", "", "lab")
+	w.connect(w.agent("a", "x", "lab"))
+	w.connect(w.agent("b", "x", "lab"))
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("once"))
+	req := network.Request{Target: network.Target{Community: "lab"}, Message: &a2a.SendMessageRequest{Message: msg}}
+	_, first, err := w.net.Send(ctx, sender, req, nil)
 	must(t, err)
-	if c.Agent.ID == a.ID {
-		t.Fatal("a retry went to an agent whose account is disabled")
+	must(t, w.db.LeaveCommunity(ctx, first.ID, "lab"))
+	task, target, err := w.net.Send(ctx, sender, req, nil)
+	if switchboard.ErrorCode(err) != switchboard.ENOAGENT || task != nil {
+		t.Fatalf("a retry after its agent left: %v %v %v", task, target, err)
 	}
 }
 

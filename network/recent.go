@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -64,7 +65,10 @@ func (r *recentChoices) put(key, agentID string, now time.Time) {
 // DiscoverFor is Discover for a message: the same message (the peer with
 // key peerKey, the same message id) sent again within ten minutes to this
 // instance goes where it went the first time, so that the task service
-// answers it with its task. Without a message id it is Discover.
+// answers it with its task. When that agent can no longer be reached
+// (deleted, its account disabled, unapproved, or no longer in one of q's
+// communities), the retry is ENOAGENT: it never becomes new work on
+// another agent. Without a message id it is Discover.
 func (s *Service) DiscoverFor(ctx context.Context, peerKey, messageID string, q switchboard.DiscoveryQuery) (*switchboard.Candidate, error) {
 	if messageID == "" {
 		return s.Discover(ctx, q)
@@ -72,9 +76,7 @@ func (s *Service) DiscoverFor(ctx context.Context, peerKey, messageID string, q 
 	key := peerKey + "\x00" + messageID
 	now := s.Now()
 	if id := s.recent.get(key, now); id != "" {
-		if g, err := s.store.FindAgentByID(ctx, id); err == nil && !g.AccountDisabled {
-			return &switchboard.Candidate{Agent: g}, nil
-		}
+		return s.rememberedChoice(ctx, id, q)
 	}
 	c, err := s.Discover(ctx, q)
 	if err != nil {
@@ -82,4 +84,38 @@ func (s *Service) DiscoverFor(ctx context.Context, peerKey, messageID string, q 
 	}
 	s.recent.put(key, c.Agent.ID, now)
 	return c, nil
+}
+
+// rememberedChoice returns the agent a retry's first message went to, if
+// it may still be reached the way q asks; ENOAGENT otherwise.
+func (s *Service) rememberedChoice(ctx context.Context, id string, q switchboard.DiscoveryQuery) (*switchboard.Candidate, error) {
+	gone := switchboard.Errorf(switchboard.ENOAGENT, "the agent this message went to can no longer be reached; send it again with a new message id to start new work")
+	g, err := s.store.FindAgentByID(ctx, id)
+	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+		return nil, gone
+	}
+	if err != nil {
+		return nil, err
+	}
+	if g.AccountDisabled || !g.Approved {
+		return nil, gone
+	}
+	where := q.Communities
+	ids := []string{g.ID}
+	if len(where) == 0 {
+		ids = append(ids, q.SenderID)
+	}
+	in, err := s.store.FindAgentCommunities(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(where) == 0 {
+		where = in[q.SenderID]
+	}
+	for _, c := range where {
+		if slices.Contains(in[g.ID], c) {
+			return &switchboard.Candidate{Agent: g}, nil
+		}
+	}
+	return nil, gone
 }

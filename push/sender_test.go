@@ -342,3 +342,15 @@ func TestPushTimeoutAndLargeAnswer(t *testing.T) {
 		t.Fatal("the receiver is still writing: the sender did not stop reading")
 	}
 }
+
+// TestPushBadAuthenticationValue: authentication credentials a header
+// cannot carry make the push fail for good, before any request.
+func TestPushBadAuthenticationValue(t *testing.T) {
+	rc := newReceiver(t, http.StatusOK)
+	c := config(rc.URL, switchboard.ProtocolV1)
+	c.Config.Auth = &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: "a\r\nX-Evil: 1"}
+	res, err := push.New(loopback, "sb").Push(context.Background(), c, workingTask())
+	if err == nil || !res.Permanent || len(rc.requests()) != 0 {
+		t.Fatalf("credentials with a newline: %+v %v", res, err)
+	}
+}

@@ -131,6 +131,11 @@ func (j *wakeJob) run(ctx context.Context, timeout time.Duration) {
 	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
 		j.log.Info("wake_dropped", "reason", "the agent or its wake configuration is gone")
 		j.finish(switchboard.WakeDropped, 0, "the agent or its wake configuration is gone")
+	case err == nil && agent.AccountDisabled:
+		// A disabled account's agents are not served: nothing of a peer's
+		// reaches its receiver, not even a wake queued before.
+		j.log.Info("wake_dropped", "reason", "the agent's account is disabled")
+		j.finish(switchboard.WakeDropped, 0, "the agent's account is disabled")
 	case err != nil:
 		j.log.Warn("read the wake's agent", "err", err) // the lease ends and it is sent again
 	default:
