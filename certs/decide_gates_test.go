@@ -25,7 +25,7 @@ func TestDecideRefusesWhatIsNoDomain(t *testing.T) {
 	d := &decider{
 		own: map[string]bool{"base.test": true}, domains: []string{"base.test"},
 		agentDomain: func(context.Context, string) (bool, error) { return true, nil },
-		resolver:    newResolver(ca.DNS), limiter: limiter, logger: slog.New(slog.DiscardHandler),
+		resolver:    NewResolver(ca.DNS), limiter: limiter, logger: slog.New(slog.DiscardHandler),
 		interfaces: func() ([]netip.Addr, error) { return nil, errors.New("not asked") },
 		stored:     func(context.Context, string) bool { return true }, // past the limiter
 	}
@@ -51,7 +51,7 @@ func TestDecideRefusesWhatIsNoDomain(t *testing.T) {
 func TestOwnAddrsLookedUpAgain(t *testing.T) {
 	ca := acmetest.Start(t, acmetest.Options{})
 	acmetest.SetA(t, "moved.test", "127.0.0.1")
-	d := &decider{domains: []string{"moved.test"}, resolver: newResolver(ca.DNS),
+	d := &decider{domains: []string{"moved.test"}, resolver: NewResolver(ca.DNS),
 		interfaces: func() ([]netip.Addr, error) { return nil, errors.New("not asked") }}
 	old := netip.MustParseAddr("192.0.2.9")
 	d.ours, d.oursAt = []netip.Addr{old}, time.Now().Add(-ownAddrsTTL-time.Second)
