@@ -54,6 +54,8 @@ type bindingState struct {
 	call *rpcCall
 	// resolve authenticates a gRPC call once its tenant is known.
 	resolve func(ctx context.Context, tenant string) (*rpcCall, error)
+	// tenant is the tenant of the gRPC request message (recordTenant).
+	tenant string
 	// err is the error the handler last returned, in Switchboard's terms:
 	// the HTTP+JSON binding answers it with its own status and reason
 	// (restWriter), which the SDK's error table does not all have.
@@ -74,6 +76,9 @@ func (h *bindingHandler) call(ctx context.Context, tenant string) (*rpcCall, *bi
 		return nil, nil, errBindingUnauthenticated
 	}
 	if st.call == nil && st.resolve != nil {
+		if tenant == "" {
+			tenant = st.tenant
+		}
 		c, err := st.resolve(ctx, tenant)
 		if err != nil {
 			return nil, st, err

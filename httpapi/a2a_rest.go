@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/pairing"
+	"google.golang.org/grpc"
 )
 
 // The HTTP+JSON binding (A2A 1.0 §11, and 0.3's under /v1) is served under
@@ -29,6 +30,7 @@ import (
 type bindings struct {
 	rest   http.Handler // A2A 1.0 HTTP+JSON
 	rest03 http.Handler // A2A 0.3 HTTP+JSON, under /v1
+	grpc   *grpc.Server // A2A 1.0 gRPC (a2a_grpc.go)
 }
 
 // restRoutes are the routes of the SDK's HTTP+JSON transports (1.0's, and
@@ -77,6 +79,7 @@ func (s *Server) newBindings() bindings {
 	return bindings{
 		rest:   a2asrv.NewRESTHandler(h, keep),
 		rest03: a2av0.NewRESTHandler(h, keep),
+		grpc:   s.newGRPC(h),
 	}
 }
 
@@ -275,7 +278,8 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // cardInterfaces are the 1.0 interfaces a card at addr lists: JSON-RPC
-// at the address and HTTP+JSON under it, each in 1.0 and 0.3.
+// at the address and HTTP+JSON under it, each in 1.0 and 0.3, and gRPC
+// (1.0) on the address's host.
 func (s *Server) cardInterfaces(agent *switchboard.Agent, addr string) []cardInterface {
 	rest := restURL(agent, addr)
 	return []cardInterface{
@@ -283,6 +287,7 @@ func (s *Server) cardInterfaces(agent *switchboard.Agent, addr string) []cardInt
 		{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
 		{URL: rest, ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"},
 		{URL: legacyRESTURL(rest, addr), ProtocolBinding: "HTTP+JSON", ProtocolVersion: "0.3"},
+		grpcInterface(agent, addr),
 	}
 }
 

@@ -113,6 +113,10 @@ func (s *Server) AgentDomains(next http.Handler) http.Handler {
 		}
 		r = r.WithContext(publicurl.WithAgentDomain(r.Context(), host))
 		if err == nil && !agent.AccountDisabled {
+			if isGRPC(r) {
+				s.serveGRPC(w, r, agent)
+				return
+			}
 			if to, ok := domainPaths[r.URL.Path]; ok {
 				next.ServeHTTP(w, atPath(r, strings.Replace(to, "{handle}", agent.Handle, 1)))
 				return

@@ -263,6 +263,10 @@ func (s *Server) CloseStreams() { s.closeStreams() }
 // ServeHTTP implements http.Handler. It counts each request by method and
 // status class once the request ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isGRPC(r) {
+		s.serveGRPC(w, r, nil) // the gRPC binding (a2a_grpc.go)
+		return
+	}
 	rec := &statusRecorder{ResponseWriter: w}
 	body := watchBody(w, r, s.cfg.BodyTimeout)
 	s.mux.ServeHTTP(rec, r)
