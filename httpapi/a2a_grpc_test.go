@@ -196,3 +196,80 @@ func TestGRPCBindingRefusals(t *testing.T) {
 		t.Fatalf("refused calls stored tasks: %+v %v", list, err)
 	}
 }
+
+// TestBindingsAtACommunity: a community's address speaks HTTP+JSON under
+// it and gRPC with the community's name as tenant, as its card says; the
+// community's peer reads its task over either.
+func TestBindingsAtACommunity(t *testing.T) {
+	h := newHarness(t)
+	srv := h2cServer(t, h)
+	_, alice := h.account("alice")
+	worker, _ := h.netAgent(alice, "worker", "connector", "code", "lab")
+	h.live(worker)
+	if r := h.owner("POST", "/agents/worker/approve", h.operatorToken, nil); r.status != http.StatusOK {
+		t.Fatalf("approve: %d %s", r.status, r.body)
+	}
+	r := h.owner("POST", "/communities/lab/tokens", h.operatorToken, map[string]any{"label": "dave"})
+	tok, _ := r.json["token"].(string)
+	if tok == "" {
+		t.Fatalf("community token: %d %s", r.status, r.body)
+	}
+	ctx := context.Background()
+	rest := restClient(t, srv.URL+"/c/lab", tok)
+	now := func(id, text string) *a2a.SendMessageRequest { // the worker answers later
+		req := textMessage(id, text)
+		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+		return req
+	}
+	res, err := rest.SendMessage(ctx, now("m-lab-1", "hello lab"))
+	if err != nil {
+		t.Fatalf("HTTP+JSON send to the community: %v", err)
+	}
+	id := res.(*a2a.Task).ID
+	g := grpcClient(t, srv.URL+"/c/lab", tok)
+	got, err := g.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+	if err != nil || got.ID != id {
+		t.Fatalf("gRPC get at the community: %v %v", got, err)
+	}
+	res, err = g.SendMessage(ctx, now("m-lab-2", "hello again"))
+	if err != nil {
+		t.Fatalf("gRPC send to the community: %v", err)
+	}
+	if list, err := rest.ListTasks(ctx, &a2a.ListTasksRequest{}); err != nil || list.TotalSize != 2 {
+		t.Fatalf("the community peer's tasks: %+v %v", list, err)
+	}
+	// The worker's own peers do not open the community's address.
+	other := grpcClient(t, srv.URL+"/c/lab", h.peerToken(worker, "bob"))
+	if _, err := other.GetTask(ctx, &a2a.GetTaskRequest{ID: res.(*a2a.Task).ID}); !errors.Is(err, a2a.ErrUnauthenticated) {
+		t.Fatalf("an agent's peer token at the community: %v, want unauthenticated", err)
+	}
+}
+
+// TestGRPCOnAnAgentDomain: on an agent domain the domain names the agent;
+// a call needs no tenant, and a tenant of another agent is refused.
+func TestGRPCOnAnAgentDomain(t *testing.T) {
+	h := newDomainHarness(t)
+	srv := h2cServer(t, h)
+	_, tok := withDomainAgent(t, h)
+	h.agent("carl")
+	ctx := context.Background()
+	client := func(tenant string) *a2aclient.Client {
+		opts := append(bearerDial(tok), grpc.WithAuthority("bot.example.com"))
+		c, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{{URL: strings.TrimPrefix(srv.URL, "http://"),
+			ProtocolBinding: a2a.TransportProtocolGRPC, Tenant: tenant, ProtocolVersion: "1.0"}},
+			a2aclient.WithDefaultsDisabled(), a2agrpc.WithGRPCTransport(opts...))
+		must(t, err)
+		t.Cleanup(func() { _ = c.Destroy() })
+		return c
+	}
+	res, err := client("").SendMessage(ctx, textMessage("m-dom-grpc", "hi"))
+	if err != nil {
+		t.Fatalf("gRPC send on the domain: %v", err)
+	}
+	if got, err := client("bob").GetTask(ctx, &a2a.GetTaskRequest{ID: res.(*a2a.Task).ID}); err != nil || got.ID != res.(*a2a.Task).ID {
+		t.Fatalf("gRPC get on the domain, its agent as tenant: %v %v", got, err)
+	}
+	if _, err := client("carl").SendMessage(ctx, textMessage("m-dom-carl", "hi")); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("another agent's tenant on the domain: %v, want not found", err)
+	}
+}

@@ -245,3 +245,42 @@ func TestRESTBindingRateLimit(t *testing.T) {
 		t.Fatalf("third call: %d %v %s", r.status, r.header, r.body)
 	}
 }
+
+// TestBindingsOnAnAgentDomain: an agent domain serves the HTTP+JSON
+// binding at its root and its card names it there, and gRPC on the
+// domain's host with no tenant; the deployment's own root does not serve
+// the binding (its /tasks are the owner API's).
+func TestBindingsOnAnAgentDomain(t *testing.T) {
+	h := newDomainHarness(t)
+	_, tok := withDomainAgent(t, h)
+	r := h.at("GET", "http://bot.example.com/.well-known/agent-card.json", nil, "")
+	var card struct {
+		SupportedInterfaces []struct{ URL, ProtocolBinding, ProtocolVersion, Tenant string }
+	}
+	mustJSON(t, r.body, &card)
+	var rest, grpc bool
+	for _, i := range card.SupportedInterfaces {
+		switch {
+		case i.ProtocolBinding == "HTTP+JSON" && i.ProtocolVersion == "1.0":
+			rest = i.URL == "http://bot.example.com"
+		case i.ProtocolBinding == "GRPC":
+			grpc = i.URL == "bot.example.com:80" && i.Tenant == ""
+		}
+	}
+	if !rest || !grpc {
+		t.Fatalf("the domain's card: %+v", card.SupportedInterfaces)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}
+	send := h.at("POST", "http://bot.example.com/message:send", auth,
+		`{"message":{"messageId":"m-dom","role":"ROLE_USER","parts":[{"text":"hi"}]}}`)
+	id, _ := path(send.json, "task", "id").(string)
+	if send.status != http.StatusOK || id == "" {
+		t.Fatalf("send on the domain: %d %s", send.status, send.body)
+	}
+	if got := h.at("GET", "http://bot.example.com/tasks/"+id, auth, ""); got.status != http.StatusOK || got.json["id"] != id {
+		t.Fatalf("get on the domain: %d %s", got.status, got.body)
+	}
+	if got := h.at("GET", deploymentURL+"/tasks/"+id, auth, ""); got.status == http.StatusOK {
+		t.Fatalf("the deployment's root served the binding: %s", got.body)
+	}
+}
