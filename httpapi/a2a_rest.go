@@ -143,7 +143,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, target rpcTar
 			s.writeProblem(w, r, err)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = io.NopCloser(bytes.NewReader(jsonFieldNames(body)))
 	}
 	if _, err := requestedVersion(r); err != nil {
 		s.writeProblem(w, r, err)

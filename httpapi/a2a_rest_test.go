@@ -134,6 +134,14 @@ func TestRESTBinding(t *testing.T) {
 			t.Fatalf("carol lists: %+v %v", list, err)
 		}
 	})
+	t.Run("ProtoNames", func(t *testing.T) {
+		r := h.do("POST", h.addr(g)+"/message:send", map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"},
+			`{"message":{"message_id":"m-proto","context_id":"ctx-proto","role":"ROLE_USER","parts":[{"text":"hi"}],"metadata":{"trace_id":"t1"}}}`)
+		if r.status != http.StatusOK || path(r.json, "task", "contextId") != "ctx-proto" ||
+			path(r.json, "task", "history").([]any)[0].(map[string]any)["metadata"].(map[string]any)["trace_id"] != "t1" {
+			t.Fatalf("a send with proto field names: %d %s", r.status, r.body)
+		}
+	})
 	t.Run("V03Client", func(t *testing.T) {
 		resolver := &agentcard.Resolver{Client: http.DefaultClient, CardParser: a2av0.NewAgentCardParser()}
 		card, err := resolver.Resolve(ctx, h.addr(g), agentcard.WithPath("/.well-known/agent.json"))
