@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
 
 // restClient resolves the card at addr and returns an a2a-go client that
@@ -290,5 +292,46 @@ func TestBindingsOnAnAgentDomain(t *testing.T) {
 	}
 	if got := h.at("GET", deploymentURL+"/tasks/"+id, auth, ""); got.status == http.StatusOK {
 		t.Fatalf("the deployment's root served the binding: %s", got.body)
+	}
+}
+
+// TestRESTStreamCut: a stream the client cuts mid-way gives its peer's
+// stream allowance back, and stores nothing more than the send did; a
+// stream past the allowance is refused inside the stream.
+func TestRESTStreamCut(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.MaxStreamsPerPeer = 1 }))
+	g := h.agent("alice")
+	tok := h.peerToken(g, "bob")
+	c := restClient(t, h.addr(g), tok)
+	ctx, cut := context.WithCancel(context.Background())
+	first := make(chan a2a.TaskID, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev, err := range c.SendStreamingMessage(ctx, textMessage("m-cut", "cut me")) {
+			if task, ok := ev.(*a2a.Task); ok && err == nil {
+				first <- task.ID
+			}
+		}
+	}()
+	id := <-first
+	// While it is open, a second stream of the peer is refused.
+	for _, err := range c.SendStreamingMessage(context.Background(), textMessage("m-second", "no room")) {
+		if !strings.Contains(fmt.Sprint(err), "too many open streams") {
+			t.Fatalf("a second stream: %v, want too many open streams", err)
+		}
+		break
+	}
+	cut()
+	<-done
+	testwait.For(t, "the cut stream's allowance to come back", func() bool {
+		for ev, err := range c.SubscribeToTask(context.Background(), &a2a.SubscribeToTaskRequest{ID: id}) {
+			return err == nil && ev != nil
+		}
+		return false
+	})
+	list, err := c.ListTasks(context.Background(), &a2a.ListTasksRequest{})
+	if err != nil || list.TotalSize != 1 {
+		t.Fatalf("tasks after the cut: %+v %v", list, err)
 	}
 }
