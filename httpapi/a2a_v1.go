@@ -131,6 +131,11 @@ func (s *Server) v1ListTasks(ctx context.Context, c *rpcCall) (any, error) {
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
 	}
+	return s.listTasks(ctx, c, &p)
+}
+
+// listTasks lists the caller's tasks for ListTasks in any binding.
+func (s *Server) listTasks(ctx context.Context, c *rpcCall, p *listTasksParams) (*listTasksResult, error) {
 	q := relay.TaskQuery{ContextID: p.ContextID, PageSize: p.PageSize, PageToken: p.PageToken}
 	if p.Status != "" && p.Status != "TASK_STATE_UNSPECIFIED" {
 		st, ok := switchboard.ParseState(p.Status)
@@ -158,7 +163,7 @@ func (s *Server) v1ListTasks(ctx context.Context, c *rpcCall) (any, error) {
 	for _, t := range page.Tasks {
 		out.Tasks = append(out.Tasks, switchboard.TrimTask(&t.A2A, p.HistoryLength, p.IncludeArtifacts))
 	}
-	return out, nil
+	return &out, nil
 }
 
 func (s *Server) v1CancelTask(ctx context.Context, c *rpcCall) (any, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,10 +33,17 @@ func TestAuthorizationMatrixOnAgentDomain(t *testing.T) {
 	s := newAuthzServer(t, "", withConfig(func(c *httpapi.Config) { c.PublicURL = deploymentURL }))
 	served := map[string]string{} // a route's path pattern → the domain path served as it
 	own := map[string]bool{}      // the domain paths served as the agent's
+	var ownPrefixes []string      // the domain path prefixes served as the agent's ({rest...})
 	for _, dr := range httpapi.DomainRoutes() {
 		if dr.Serves != "" {
 			served[dr.Serves], own[dr.Path] = dr.Path, true
 		}
+		if p, ok := strings.CutSuffix(dr.Path, "{rest...}"); ok {
+			ownPrefixes = append(ownPrefixes, p)
+		}
+	}
+	ownPath := func(path string) bool {
+		return own[path] || slices.ContainsFunc(ownPrefixes, func(p string) bool { return strings.HasPrefix(path, p) })
 	}
 	withDomain := func(e *estate) *estate {
 		d := e.name + ".agents.test"
@@ -54,6 +62,15 @@ func TestAuthorizationMatrixOnAgentDomain(t *testing.T) {
 	onDomain := func(e *estate, q authzReq) (authzReq, bool) {
 		path, query, _ := strings.Cut(q.path, "?")
 		pattern := strings.Replace(path, "/a/"+e.agent.Handle, "/a/{handle}", 1)
+		for target, p := range served {
+			if prefix, ok := strings.CutSuffix(target, "{rest...}"); ok && strings.HasPrefix(pattern, prefix) {
+				q.path = strings.TrimSuffix(p, "{rest...}") + strings.TrimPrefix(pattern, prefix)
+				if query != "" {
+					q.path += "?" + query
+				}
+				return q, true
+			}
+		}
 		if p, ok := served[pattern]; ok {
 			q.path = p
 			if query != "" {
@@ -93,8 +110,8 @@ func TestAuthorizationMatrixOnAgentDomain(t *testing.T) {
 			t.Errorf("route %s has no row in the authorization matrix", key)
 			continue
 		}
-		if path, _, _ := strings.Cut(row.req(b).path, "?"); own[path] {
-			continue // on a domain, this path is the agent's own
+		if path, _, _ := strings.Cut(row.req(b).path, "?"); ownPath(path) {
+			continue // on a domain, this path is the agent's own (its HTTP+JSON binding's, say)
 		}
 		for _, c := range creds {
 			a := estates[c]

@@ -63,6 +63,10 @@ type authzRow struct {
 	// refused token gets -31401; another peer of the agent gets -32001,
 	// exactly as for a missing task; the task's peer gets the task.
 	rpc bool
+	// rest marks an HTTP+JSON call asking for the task of A's peer: a
+	// refused token gets 401; another peer of the agent gets 404, exactly
+	// as for a missing task; the task's peer gets the task.
+	rest bool
 	// check looks at an answer with a 2xx status.
 	check func(t *testing.T, x authzCase, r *response)
 }
@@ -186,6 +190,19 @@ func authzRows() map[string]authzRow {
 		"GET /a/{handle}/{$}":  {access: httpapi.AccessPublic, want: addressPage(http.StatusOK), req: landing("/a/{handle}/"), check: showsHandle},
 		"POST /a/{handle}/{$}": {access: httpapi.AccessPeer, want: peerCall(), rpc: true, req: getTask("/a/{handle}/")},
 		"/a/{handle}/{$}":      {access: httpapi.AccessPublic, want: addressPage(http.StatusNoContent), req: preflight("/a/{handle}/"), check: noBody},
+		// The HTTP+JSON binding under the address: its peers only, each
+		// seeing only its own tasks.
+		"/a/{handle}/tasks/{rest...}": {access: httpapi.AccessPeer, want: restTaskCall(), rest: true, req: restGetTask("/a/{handle}/tasks/")},
+		"/a/{handle}/v1/{rest...}":    {access: httpapi.AccessPeer, want: restTaskCall(), rest: true, req: restGetTask("/a/{handle}/v1/tasks/")},
+		"/a/{handle}/tasks": {access: httpapi.AccessPeer, want: peerCall(), req: restAt("GET", "/a/{handle}/tasks", ""),
+			check: listsOwnTask},
+		"/a/{handle}/message:send": {access: httpapi.AccessPeer, want: peerCall(), req: restSend("/a/{handle}/message:send"),
+			check: hasKey("task")},
+		// A stream without a message: the refusal travels in the stream.
+		"/a/{handle}/message:stream": {access: httpapi.AccessPeer, want: peerCall(), req: restAt("POST", "/a/{handle}/message:stream", "{}"),
+			check: contains(func(authzCase) string { return "message is required" })},
+		"/a/{handle}/extendedAgentCard": {access: httpapi.AccessPeer, req: restAt("GET", "/a/{handle}/extendedAgentCard", ""),
+			want: every(http.StatusUnauthorized).and(http.StatusBadRequest, credPeerSibling, credPeer).and(http.StatusNotFound, disabledCreds...)},
 		"/a/{handle}/.well-known/agent-card.json": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
 			req: landing("/a/{handle}/.well-known/agent-card.json"), check: showsName},
 		"/a/{handle}/.well-known/agent.json": {access: httpapi.AccessPublic, want: addressPage(http.StatusOK),
@@ -611,9 +628,88 @@ func authzRows() map[string]authzRow {
 			req: communityPage("/.well-known/agent-card.json", "GET"), check: communityName},
 		"/c/{name}/.well-known/agent.json": {access: httpapi.AccessPublic, want: every(http.StatusOK),
 			req: communityPage("/.well-known/agent.json", "GET"), check: communityName},
+		// The HTTP+JSON binding under the community's address.
+		"/c/{name}/tasks/{rest...}": {access: httpapi.AccessCommunity, want: communityTaskCall(), req: communityREST("GET", "/tasks/{task}", ""),
+			check: communityTask},
+		"/c/{name}/v1/{rest...}": {access: httpapi.AccessCommunity, want: communityTaskCall(), req: communityREST("GET", "/v1/tasks/{task}", ""),
+			check: communityTask},
+		"/c/{name}/tasks": {access: httpapi.AccessCommunity, want: communityCall(), req: communityREST("GET", "/tasks", ""),
+			check: hasKey("tasks")},
+		"/c/{name}/message:send": {access: httpapi.AccessCommunity, req: communityREST("POST", "/message:send", "{}"),
+			want: every(http.StatusUnauthorized).and(http.StatusBadRequest, credCommunity, credAgent)},
+		"/c/{name}/message:stream": {access: httpapi.AccessCommunity, want: communityCall(), req: communityREST("POST", "/message:stream", "{}"),
+			check: contains(func(authzCase) string { return "message is required" })},
+		"/c/{name}/extendedAgentCard": {access: httpapi.AccessCommunity, req: communityREST("GET", "/extendedAgentCard", ""),
+			want: every(http.StatusUnauthorized).and(http.StatusBadRequest, credCommunity, credAgent)},
 
 		"/": {access: httpapi.AccessPublic, want: every(http.StatusNotFound),
 			req: func(*estate) authzReq { return authzReq{method: "GET", path: "/nowhere"} }},
+	}
+}
+
+// restTaskCall: an HTTP+JSON call for A's peer's task at A's agent's
+// address: the peer gets it, another peer of the agent is told it does
+// not exist.
+func restTaskCall() want {
+	return every(http.StatusUnauthorized).and(http.StatusOK, credPeer).and(http.StatusNotFound, credPeerSibling).
+		and(http.StatusNotFound, disabledCreds...)
+}
+
+// restAt requests path (its {handle} the estate agent's) with the peer's
+// JSON body, if any.
+func restAt(method, path, body string) func(e *estate) authzReq {
+	return func(e *estate) authzReq {
+		q := authzReq{method: method, path: strings.ReplaceAll(path, "{handle}", e.agent.Handle), body: body}
+		if body != "" {
+			q.header = map[string]string{"Content-Type": "application/json"}
+		}
+		return q
+	}
+}
+
+// restGetTask asks for the estate's task under prefix.
+func restGetTask(prefix string) func(e *estate) authzReq {
+	return func(e *estate) authzReq { return restAt("GET", prefix+string(e.task), "")(e) }
+}
+
+// restSend sends a new message that does not wait for the agent.
+func restSend(path string) func(e *estate) authzReq {
+	return func(e *estate) authzReq {
+		return restAt("POST", path, `{"message":{"messageId":"m-rest-`+e.name+`","role":"ROLE_USER","parts":[{"text":"hi"}]},`+
+			`"configuration":{"returnImmediately":true}}`)(e)
+	}
+}
+
+// listsOwnTask: the peer's list holds its task; another peer's does not.
+func listsOwnTask(t *testing.T, x authzCase, r *response) {
+	if has := bytes.Contains(r.body, []byte(x.e.task)); has != (x.cred == credPeer) {
+		t.Errorf("%s as %s: the list shows A's peer's task: %v: %.300s", x.route, x.cred, has, r.body)
+	}
+}
+
+// communityREST requests path under the estate's community's address,
+// {task} its community task.
+func communityREST(method, path, body string) func(e *estate) authzReq {
+	return func(e *estate) authzReq {
+		q := authzReq{method: method, path: "/c/" + e.community + strings.ReplaceAll(path, "{task}", string(e.communityTask)), body: body}
+		if body != "" {
+			q.header = map[string]string{"Content-Type": "application/json"}
+		}
+		return q
+	}
+}
+
+// communityTaskCall: an HTTP+JSON call for the community peer's task at
+// the community's address: the peer gets it; a member's agent token,
+// which did not send it, is told it does not exist.
+func communityTaskCall() want {
+	return every(http.StatusUnauthorized).and(http.StatusOK, credCommunity).and(http.StatusNotFound, credAgent)
+}
+
+// communityTask checks that the answer is the community peer's task.
+func communityTask(t *testing.T, x authzCase, r *response) {
+	if r.json["id"] != string(x.e.communityTask) {
+		t.Errorf("%s as %s: not the task %s: %.300s", x.route, x.cred, x.e.communityTask, r.body)
 	}
 }
 
@@ -732,7 +828,7 @@ func runAuthzRow(t *testing.T, route string, row authzRow) {
 			switch {
 			case r.status >= 400 && strings.HasPrefix(r.header.Get("Content-Type"), "application/json") && r.json["error"] == nil:
 				t.Errorf("%s as %s: an error answer without an error: %.300s", route, c, r.body)
-			case r.status >= 200 && r.status < 300 && !row.rpc && row.check == nil:
+			case r.status >= 200 && r.status < 300 && !row.rpc && !row.rest && row.check == nil:
 				t.Errorf("%s as %s: allowed, but the matrix has no check of the answer", route, c)
 			case r.status >= 200 && r.status < 300 && row.check != nil:
 				row.check(t, x, r)
@@ -747,6 +843,9 @@ func runAuthzRow(t *testing.T, route string, row authzRow) {
 			}
 			if row.rpc {
 				checkRPC(t, x, r, func() *response { return s.send(row.req(a.ghostTask()), auth) })
+			}
+			if row.rest {
+				checkREST(t, x, r, func() *response { return s.send(row.req(a.ghostTask()), auth) })
 			}
 		})
 	}
@@ -767,6 +866,23 @@ func checkRPC(t *testing.T, x authzCase, r *response, missing func() *response) 
 		sameAnswer(t, x, r, missing())
 	case x.cred == credPeer:
 		if res := r.result(t); res["id"] != string(x.e.task) {
+			t.Errorf("%s as %s: not the task %s: %.300s", x.route, x.cred, x.e.task, r.body)
+		}
+	}
+}
+
+// checkREST checks the HTTP+JSON answer of a call for A's peer's task.
+func checkREST(t *testing.T, x authzCase, r *response, missing func() *response) {
+	t.Helper()
+	switch {
+	case r.status == http.StatusUnauthorized:
+		if path(r.json, "error", "status") != "UNAUTHENTICATED" {
+			t.Errorf("%s as %s: not the binding's 401: %.300s", x.route, x.cred, r.body)
+		}
+	case x.cred == credPeerSibling:
+		sameAnswer(t, x, r, missing())
+	case x.cred == credPeer:
+		if r.json["id"] != string(x.e.task) {
 			t.Errorf("%s as %s: not the task %s: %.300s", x.route, x.cred, x.e.task, r.body)
 		}
 	}

@@ -5,9 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/switchboard-dev/switchboard/front"
 	"net/http"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard/front"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -30,6 +31,7 @@ type cardInterface struct {
 	URL             string `json:"url"`
 	ProtocolBinding string `json:"protocolBinding"`
 	ProtocolVersion string `json:"protocolVersion"`
+	Tenant          string `json:"tenant,omitempty"`
 }
 
 // legacyInterface is a 0.3 AgentInterface.
@@ -226,12 +228,9 @@ var defaultSkill = a2a.AgentSkill{
 func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool, up *front.Card) *agentCardV1 {
 	f := s.cardFacts(agent, extended, up)
 	return &agentCardV1{
-		Name:        f.name,
-		Description: f.description,
-		SupportedInterfaces: []cardInterface{
-			{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
-			{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
-		},
+		Name:                 f.name,
+		Description:          f.description,
+		SupportedInterfaces:  s.cardInterfaces(agent, addr),
 		Version:              f.version,
 		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended, Extensions: f.extensions},
 		SecuritySchemes:      securitySchemes(true),
@@ -245,7 +244,7 @@ func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool, up
 		ProtocolVersion:      "0.3.0",
 		URL:                  addr,
 		PreferredTransport:   "JSONRPC",
-		AdditionalInterfaces: []legacyInterface{{URL: addr, Transport: "JSONRPC"}},
+		AdditionalInterfaces: s.legacyInterfaces(agent, addr),
 		Security:             []map[string][]string{{"bearer": {}}},
 		SupportsExtendedCard: f.extended,
 	}
@@ -261,7 +260,7 @@ func (s *Server) cardV03(agent *switchboard.Agent, addr string, extended bool, u
 		Description:          f.description,
 		URL:                  addr,
 		PreferredTransport:   "JSONRPC",
-		AdditionalInterfaces: []legacyInterface{{URL: addr, Transport: "JSONRPC"}},
+		AdditionalInterfaces: s.legacyInterfaces(agent, addr),
 		Version:              f.version,
 		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, StateTransitionHistory: &no, Extensions: f.extensions},
 		SecuritySchemes:      securitySchemes(false),

@@ -35,7 +35,17 @@ func TestCardV1ParsesWithBothGoParsers(t *testing.T) {
 				t.Fatalf("capabilities do not tell the truth: %+v", card.Capabilities)
 			}
 			var v1, v03 bool
+			var rest, grpc bool
 			for i, iface := range card.SupportedInterfaces {
+				if iface.ProtocolBinding == a2a.TransportProtocolHTTPJSON && strings.TrimSuffix(iface.URL, "/") == h.addr(g) {
+					rest = true
+					continue
+				}
+				if iface.ProtocolBinding == a2a.TransportProtocolGRPC && iface.Tenant == g.Handle &&
+					iface.URL == strings.TrimPrefix(h.srv.URL, "http://") {
+					grpc = true
+					continue
+				}
 				if iface.URL != h.addr(g) || iface.ProtocolBinding != a2a.TransportProtocolJSONRPC {
 					t.Fatalf("interface %d: %+v", i, iface)
 				}
@@ -49,7 +59,7 @@ func TestCardV1ParsesWithBothGoParsers(t *testing.T) {
 					v03 = true
 				}
 			}
-			if !v1 || !v03 {
+			if !v1 || !v03 || !rest || !grpc {
 				t.Fatalf("interfaces %+v", card.SupportedInterfaces)
 			}
 			if _, ok := card.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); !ok {

@@ -36,6 +36,20 @@ var domainPaths = map[string]string{
 	"/.well-known/oauth-authorization-server":   "/a/{handle}/.well-known/oauth-authorization-server",
 	"/.well-known/oauth-protected-resource":     "/a/{handle}/.well-known/oauth-protected-resource",
 	"/.well-known/oauth-protected-resource/mcp": "/.well-known/oauth-protected-resource/a/{handle}/mcp",
+	// The HTTP+JSON binding (a2a_rest.go); its paths under /tasks/ and
+	// /v1/ are domainPrefixes.
+	"/message:send":      "/a/{handle}/message:send",
+	"/message:stream":    "/a/{handle}/message:stream",
+	"/tasks":             "/a/{handle}/tasks",
+	"/extendedAgentCard": "/a/{handle}/extendedAgentCard",
+}
+
+// domainPrefixes are the path prefixes an agent domain serves, each with
+// the prefix of the agent's address it is served as: the HTTP+JSON
+// binding's routes with a task id, and 0.3's binding under /v1.
+var domainPrefixes = map[string]string{
+	"/tasks/": "/a/{handle}/tasks/",
+	"/v1/":    "/a/{handle}/v1/",
 }
 
 // domainPages are the sign-in pages of an agent domain, each with the
@@ -59,11 +73,15 @@ type DomainRoute struct {
 }
 
 // DomainRoutes returns every path an agent domain serves or redirects,
-// sorted by path; /dashboard also stands for the paths under it.
+// sorted by path; /dashboard also stands for the paths under it, and a
+// path ending in {rest...} for every path under its prefix.
 func DomainRoutes() []DomainRoute {
 	var out []DomainRoute
 	for p, to := range domainPaths {
 		out = append(out, DomainRoute{Path: p, Serves: to})
+	}
+	for p, to := range domainPrefixes {
+		out = append(out, DomainRoute{Path: p + "{rest...}", Serves: to + "{rest...}"})
 	}
 	for p, to := range domainPages {
 		out = append(out, DomainRoute{Path: p, Redirect: to})
@@ -95,7 +113,15 @@ func (s *Server) AgentDomains(next http.Handler) http.Handler {
 		}
 		r = r.WithContext(publicurl.WithAgentDomain(r.Context(), host))
 		if err == nil && !agent.AccountDisabled {
+			if isGRPC(r) {
+				s.serveGRPC(w, r, agent)
+				return
+			}
 			if to, ok := domainPaths[r.URL.Path]; ok {
+				next.ServeHTTP(w, atPath(r, strings.Replace(to, "{handle}", agent.Handle, 1)))
+				return
+			}
+			if to, ok := domainPrefix(r.URL.Path); ok {
 				next.ServeHTTP(w, atPath(r, strings.Replace(to, "{handle}", agent.Handle, 1)))
 				return
 			}
@@ -113,6 +139,17 @@ func (s *Server) AgentDomains(next http.Handler) http.Handler {
 		body.finish()
 		s.met.countRequest(r.Method, rec.status)
 	})
+}
+
+// domainPrefix returns the path of the agent's address that path, under
+// one of domainPrefixes, is served as.
+func domainPrefix(path string) (string, bool) {
+	for p, to := range domainPrefixes {
+		if rest, ok := strings.CutPrefix(path, p); ok {
+			return to + rest, true
+		}
+	}
+	return "", false
 }
 
 // atPath returns r as a request for path: its URL's path changed, the

@@ -188,7 +188,8 @@ type Server struct {
 	cfg     Config
 	usage   *peers.Usage // records peer tokens' last use; nil if the token store cannot
 	mux     *http.ServeMux
-	table   []route // immutable after New: what mux serves
+	bind    bindings // the SDK's HTTP+JSON and gRPC transports; immutable after New
+	table   []route  // immutable after New: what mux serves
 	rpc     map[string]rpcMethod
 	errLogs *rateLimitedLogger
 	peers   *peers.Service    // issues and revokes peer tokens
@@ -252,6 +253,7 @@ func New(deps Deps, cfg Config) *Server {
 	s.streamsByPeer = make(map[string]int)
 	s.rpc = s.methods()
 	s.met = newServerMetrics(s.rpc)
+	s.bind = s.newBindings()
 	s.routes()
 	return s
 }
@@ -264,6 +266,10 @@ func (s *Server) CloseStreams() { s.closeStreams() }
 // ServeHTTP implements http.Handler. It counts each request by method and
 // status class once the request ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isGRPC(r) {
+		s.serveGRPC(w, r, nil) // the gRPC binding (a2a_grpc.go)
+		return
+	}
 	rec := &statusRecorder{ResponseWriter: w}
 	body := watchBody(w, r, s.cfg.BodyTimeout)
 	s.mux.ServeHTTP(rec, r)
@@ -381,6 +387,14 @@ func (s *Server) routeTable() []route {
 		serve("", "/a/{handle}/.well-known/agent-card.json", AccessPublic, s.handleCardV1),
 		serve("", "/a/{handle}/.well-known/agent.json", AccessPublic, s.handleCardV03),
 		serve("POST", "/a/{handle}/push", AccessPush, s.handlePush),
+		// The HTTP+JSON binding under the address (a2a_rest.go), any
+		// method: the SDK's transport answers one it does not serve.
+		serve("", "/a/{handle}/message:send", AccessPeer, s.handleAgentREST),
+		serve("", "/a/{handle}/message:stream", AccessPeer, s.handleAgentREST),
+		serve("", "/a/{handle}/tasks", AccessPeer, s.handleAgentREST),
+		serve("", "/a/{handle}/tasks/{rest...}", AccessPeer, s.handleAgentREST),
+		serve("", "/a/{handle}/extendedAgentCard", AccessPeer, s.handleAgentREST),
+		serve("", "/a/{handle}/v1/{rest...}", AccessPeer, s.handleAgentREST),
 
 		// Pairing (docs/pairing.md): a peer obtains its own token with
 		// the device authorization grant, at the address and at the root
@@ -471,6 +485,12 @@ func (s *Server) routeTable() []route {
 		serve("", "/c/{name}/{$}", AccessPublic, s.handleCommunityAddress),
 		serve("", "/c/{name}/.well-known/agent-card.json", AccessPublic, s.handleCommunityCardV1),
 		serve("", "/c/{name}/.well-known/agent.json", AccessPublic, s.handleCommunityCardV03),
+		serve("", "/c/{name}/message:send", AccessCommunity, s.handleCommunityREST),
+		serve("", "/c/{name}/message:stream", AccessCommunity, s.handleCommunityREST),
+		serve("", "/c/{name}/tasks", AccessCommunity, s.handleCommunityREST),
+		serve("", "/c/{name}/tasks/{rest...}", AccessCommunity, s.handleCommunityREST),
+		serve("", "/c/{name}/extendedAgentCard", AccessCommunity, s.handleCommunityREST),
+		serve("", "/c/{name}/v1/{rest...}", AccessCommunity, s.handleCommunityREST),
 	}
 	if s.MCP != nil {
 		// MCP (docs/mcp.md): every address as an MCP server, and the

@@ -124,23 +124,59 @@ func (s *Server) streamFailed(w http.ResponseWriter, r *http.Request, c *rpcCall
 	_ = newSSEWriter(w).rpcError(c.req.ID, rpcErrorFor(err, c.version))
 }
 
-// runStream sends a stream according to plan. It returns when an event ends
-// the turn, the client goes away, the peer's token is revoked, the stream
-// has lasted StreamMaxDuration, or the server shuts down.
+// streamSink is where a stream's events go: an SSE response of JSON-RPC
+// envelopes (sseSink), or the event sequence of the SDK's HTTP+JSON and
+// gRPC transports (a2a_binding.go).
+type streamSink interface {
+	// start begins the stream (response headers, for SSE).
+	start() error
+	// send sends one event with its sequence number; final is set on the
+	// event that ends the stream.
+	send(seq int64, ev a2a.Event, final bool) error
+	// fail ends the stream with an error, inside the stream.
+	fail(err error)
+	// keepAlive keeps an idle stream open.
+	keepAlive() error
+}
+
+// sseSink is the stream of a JSON-RPC stream method: each event a JSON-RPC
+// response in the call's protocol version, its id the event's sequence
+// number.
+type sseSink struct {
+	sw     *sseWriter
+	c      *rpcCall
+	encode streamEncoder
+}
+
+func (k *sseSink) start() error     { return k.sw.start() }
+func (k *sseSink) keepAlive() error { return k.sw.keepAlive() }
+func (k *sseSink) fail(err error)   { _ = k.sw.rpcError(k.c.req.ID, rpcErrorFor(err, k.c.version)) }
+func (k *sseSink) send(seq int64, ev a2a.Event, final bool) error {
+	result, err := k.encode(ev, final)
+	if err != nil {
+		return err
+	}
+	return k.sw.rpcEvent(seq, k.c.req.ID, result)
+}
+
+// runStream sends a stream according to plan as SSE.
 func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, plan streamPlan, encode streamEncoder) {
-	sw := newSSEWriter(w)
+	s.followStream(r.Context(), r, &sseSink{sw: newSSEWriter(w), c: c, encode: encode}, c, plan)
+}
+
+// followStream sends a stream according to plan to sink. It returns when
+// an event ends the turn, the client goes away (ctx ends, or the sink
+// fails), the peer's token is revoked, the stream has lasted
+// StreamMaxDuration, or the server shuts down. r is for logging only.
+func (s *Server) followStream(ctx context.Context, r *http.Request, sink streamSink, c *rpcCall, plan streamPlan) {
 	send := func(ev *switchboard.TaskEvent, final bool) error {
 		e := ev.Event
 		if t, ok := e.(*a2a.Task); ok {
 			e = switchboard.TrimTask(t, plan.historyLength, true)
 		}
-		result, err := encode(e, final)
-		if err != nil {
-			return err
-		}
-		return sw.rpcEvent(ev.Seq, c.req.ID, result)
+		return sink.send(ev.Seq, e, final)
 	}
-	if err := sw.start(); err != nil {
+	if err := sink.start(); err != nil {
 		return
 	}
 	if t := plan.snapshot; t != nil {
@@ -150,7 +186,7 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StreamMaxDuration)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StreamMaxDuration)
 	defer cancel()
 	defer context.AfterFunc(s.streams, cancel)()
 	events := make(chan *switchboard.TaskEvent)
@@ -181,6 +217,7 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 			credentials = w.C()
 		}
 	}
+	revoked := switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked")
 	keepAlive := time.NewTicker(s.cfg.StreamKeepAlive)
 	defer keepAlive.Stop()
 	for {
@@ -189,7 +226,7 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 			if !ok {
 				if err := <-followErr; err != nil && ctx.Err() == nil {
 					s.logInternal(r, fmt.Errorf("follow task %s: %w", plan.taskID, err))
-					_ = sw.rpcError(c.req.ID, rpcErrorFor(err, c.version))
+					sink.fail(err)
 				}
 				return
 			}
@@ -200,15 +237,15 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 			if !ok {
 				credentials = nil // the bus closed: keep-alives still check
 			} else if !c.caller.valid(switchboard.FreshRead(ctx)) { // the change may be another instance's
-				_ = sw.rpcError(c.req.ID, rpcErrorFor(switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked"), c.version))
+				sink.fail(revoked)
 				return
 			}
 		case <-keepAlive.C:
 			if !c.caller.valid(ctx) {
-				_ = sw.rpcError(c.req.ID, rpcErrorFor(switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked"), c.version))
+				sink.fail(revoked)
 				return
 			}
-			if err := sw.keepAlive(); err != nil {
+			if err := sink.keepAlive(); err != nil {
 				return
 			}
 		}

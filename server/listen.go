@@ -61,7 +61,8 @@ func (s *Server) serve() {
 }
 
 // newHTTPServer returns the http.Server of a main listener (plain or
-// HTTPS): its timeouts, its bounds, and its open streams ended at shutdown.
+// HTTPS): its protocols, its timeouts, its bounds, and its open streams
+// ended at shutdown.
 func (s *Server) newHTTPServer(h http.Handler) *http.Server {
 	srv := &http.Server{
 		Handler:           h,
@@ -71,6 +72,13 @@ func (s *Server) newHTTPServer(h http.Handler) *http.Server {
 		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelDebug),
 		ConnContext:       httpapi.ConnContext,
 	}
+	// HTTP/2 without TLS (h2c, with prior knowledge) on the plain
+	// listener carries the A2A gRPC binding; with TLS, HTTP/2 is
+	// negotiated as ever.
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
 	srv.RegisterOnShutdown(s.API.CloseStreams)
 	srv.RegisterOnShutdown(s.Console.CloseStreams)
 	return srv

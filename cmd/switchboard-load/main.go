@@ -16,6 +16,7 @@ import (
 // config is what the flags say.
 type config struct {
 	scenario      string
+	binding       string
 	agents        int
 	peers         int
 	duration      time.Duration
@@ -108,7 +109,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("switchboard-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := &config{}
-	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross, direct, ceiling, session, discover or front")
+	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross, direct, ceiling, session, discover, front or bindings")
+	fs.StringVar(&c.binding, "binding", "rest", "bindings: the binding measured against JSON-RPC, rest (HTTP+JSON) or grpc (gRPC over h2c)")
 	fs.IntVar(&c.agents, "agents", 100, "agents to create and connect")
 	fs.IntVar(&c.peers, "peers", 32, "concurrent peers sending messages")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long each measured phase sends (after -warmup)")
@@ -167,9 +169,12 @@ const (
 // check refuses flags that cannot work.
 func (c *config) check() error {
 	switch c.scenario {
-	case "idle", "route", "inbox", "cross", "direct", "ceiling", "session", "discover", "front":
+	case "idle", "route", "inbox", "cross", "direct", "ceiling", "session", "discover", "front", "bindings":
 	default:
-		return fmt.Errorf("-scenario: want idle, route, inbox, cross, direct, ceiling, session, discover or front, got %q", c.scenario)
+		return fmt.Errorf("-scenario: want idle, route, inbox, cross, direct, ceiling, session, discover, front or bindings, got %q", c.scenario)
+	}
+	if c.binding != "rest" && c.binding != "grpc" {
+		return fmt.Errorf("-binding: want rest or grpc, got %q", c.binding)
 	}
 	switch {
 	case c.agents < 1 || c.agents > maxAgents:

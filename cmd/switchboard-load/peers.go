@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -22,6 +23,9 @@ type target struct {
 	token string // peer token; empty: no Authorization header
 	group int    // which of the phase's groups its calls count in
 	skill string // when set, the message's metadata asks for this skill (a community's address routes by it)
+	// binding is "" (JSON-RPC at url), "rest" (HTTP+JSON under url) or
+	// "grpc" (the driver's gRPC connections, the agent named by tenant).
+	binding, tenant string
 }
 
 // phase describes one measured run of the peers.
@@ -74,8 +78,9 @@ func (r *phaseResult) percentile(p float64) float64 {
 type driver struct {
 	cfg     *config
 	http    *http.Client
-	payload []byte // the message text, JSON-escaped (it is plain ASCII)
-	run     string // makes message ids unique across runs
+	payload []byte    // the message text, JSON-escaped (it is plain ASCII)
+	run     string    // makes message ids unique across runs
+	grpc    *grpcPool // -binding grpc: the peers' connections
 }
 
 // newDriver prepares the HTTP client and the payload.
@@ -313,7 +318,16 @@ func (d *driver) send(ctx context.Context, buf *bytes.Buffer, t target, p phase,
 	buf.WriteString(`},"configuration":{"returnImmediately":`)
 	buf.WriteString(strconv.FormatBool(!p.blocking))
 	buf.WriteString(`}}}`)
-	task, err := d.call(ctx, t, buf.Bytes())
+	var task *taskState
+	var err error
+	switch t.binding {
+	case "rest":
+		task, err = d.sendREST(ctx, t, restBody(buf.Bytes()))
+	case "grpc":
+		task, err = d.sendGRPC(ctx, t, d.run+"-"+msgID, !p.blocking)
+	default:
+		task, err = d.call(ctx, t, buf.Bytes())
+	}
 	if err != nil {
 		return err
 	}
@@ -333,7 +347,16 @@ func (d *driver) send(ctx context.Context, buf *bytes.Buffer, t target, p phase,
 			return ctx.Err()
 		}
 		wait = min(wait*2, 16*time.Millisecond)
-		got, err := d.call(ctx, t, body)
+		var got *taskState
+		var err error
+		switch t.binding {
+		case "rest":
+			got, err = d.restCall(ctx, t, "GET", t.url+"/tasks/"+url.PathEscape(task.ID), nil)
+		case "grpc":
+			got, err = d.getGRPC(ctx, t, task.ID)
+		default:
+			got, err = d.call(ctx, t, body)
+		}
 		if err != nil {
 			return err
 		}

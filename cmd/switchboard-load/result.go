@@ -56,6 +56,12 @@ type result struct {
 	NameP50Ms     float64 `json:"by_name_p50_ms,omitempty"`
 	NameP99Ms     float64 `json:"by_name_p99_ms,omitempty"`
 	NameErrors    int64   `json:"by_name_errors,omitempty"`
+	// JSONRPCTasksPerS… are the bindings scenario's tasks sent over
+	// JSON-RPC (the main figures are -binding's).
+	JSONRPCTasksPerS float64 `json:"jsonrpc_tasks_per_s,omitempty"`
+	JSONRPCP50Ms     float64 `json:"jsonrpc_p50_ms,omitempty"`
+	JSONRPCP99Ms     float64 `json:"jsonrpc_p99_ms,omitempty"`
+	JSONRPCErrors    int64   `json:"jsonrpc_errors,omitempty"`
 
 	SameTasksPerS float64 `json:"same_tasks_per_s,omitempty"`
 	SameP50Ms     float64 `json:"same_p50_ms,omitempty"`
@@ -120,6 +126,10 @@ func (r *result) printTable(w io.Writer) {
 				r.P99Ms-r.DirectP99Ms, r.TasksPerS/r.DirectTasksPerS)
 		} else if r.DirectP50Ms > 0 && r.Scenario != "direct" {
 			fmt.Fprintf(w, "relay vs direct: p50 %.2f×, throughput %.2f×\n", r.P50Ms/r.DirectP50Ms, r.TasksPerS/r.DirectTasksPerS)
+		}
+		if r.JSONRPCTasksPerS > 0 {
+			fmt.Fprintf(w, "binding vs JSON-RPC: throughput %.2f×, p50 %+.2f ms, p99 %+.2f ms\n", r.TasksPerS/r.JSONRPCTasksPerS,
+				r.P50Ms-r.JSONRPCP50Ms, r.P99Ms-r.JSONRPCP99Ms)
 		}
 		if r.NameTasksPerS > 0 {
 			fmt.Fprintf(w, "by discovery vs by name: throughput %.2f×, p50 %+.2f ms, p99 %+.2f ms\n", r.TasksPerS/r.NameTasksPerS,

@@ -184,6 +184,9 @@ func run(ctx context.Context, cfg *config, logs io.Writer) (*result, error) {
 	if cfg.scenario == "discover" {
 		return res, runDiscover(ctx, cfg, dep, d, agents, res, logs)
 	}
+	if cfg.scenario == "bindings" {
+		return res, runBindings(ctx, cfg, dep, d, agents, res, logs)
+	}
 	if cfg.scenario == "cross" {
 		// One phase whose calls alternate between the two paths, so that
 		// both are measured under the same load at the same moments.

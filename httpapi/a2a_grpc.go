@@ -1,0 +1,164 @@
+package httpapi
+
+import (
+	"context"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"github.com/switchboard-dev/switchboard"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+)
+
+// The gRPC binding (the a2a.v1.A2AService of A2A 1.0's proto) is served on
+// the server's own listener: HTTP/2 with TLS where the server has TLS,
+// h2c on plain HTTP (the http.Server must allow unencrypted HTTP/2). A
+// request is gRPC by its Content-Type, application/grpc. A gRPC method's
+// path is fixed, so the agent is named by the request's tenant, as A2A 1.0
+// names one of several agents behind one endpoint: an agent's handle, or a
+// community's name for its address. On an agent domain the domain names
+// the agent and the tenant may be empty (or the agent's handle).
+
+// newGRPC builds the gRPC server of the binding over h. Messages are
+// bounded by the body limit of every other binding.
+func (s *Server) newGRPC(h *bindingHandler) *grpc.Server {
+	g := grpc.NewServer(grpc.MaxRecvMsgSize(int(min(s.cfg.MaxBody, math.MaxInt32))),
+		grpc.UnaryInterceptor(recordTenant), grpc.StreamInterceptor(recordStreamTenant))
+	a2agrpc.NewHandler(h).RegisterWith(g)
+	return g
+}
+
+// isGRPC reports whether r is a gRPC call.
+func isGRPC(r *http.Request) bool {
+	return r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")
+}
+
+// serveGRPC serves one gRPC call. domainAgent is the agent of the agent
+// domain the call reached, nil on the deployment's own host. The call is
+// authenticated once the SDK's transport has decoded its tenant
+// (bindingState.resolve), before any operation.
+func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, domainAgent *switchboard.Agent) {
+	st := &bindingState{r: r}
+	st.resolve = func(ctx context.Context, tenant string) (*rpcCall, error) {
+		target, err := s.grpcTarget(ctx, r, tenant, domainAgent)
+		if err != nil {
+			return nil, err
+		}
+		return s.grpcCall(ctx, r, target)
+	}
+	s.bind.grpc.ServeHTTP(w, r.WithContext(withBinding(r.Context(), st)))
+}
+
+// grpcTarget finds the address a gRPC call's tenant names: an agent by
+// handle, else a community by name. A disabled account's agent is not
+// found, as at its address.
+func (s *Server) grpcTarget(ctx context.Context, r *http.Request, tenant string, domainAgent *switchboard.Agent) (rpcTarget, error) {
+	tenant = strings.ToLower(strings.TrimSpace(tenant))
+	if domainAgent != nil {
+		if tenant != "" && tenant != domainAgent.Handle {
+			return rpcTarget{}, errNoTenant
+		}
+		return rpcTarget{agent: domainAgent, addr: s.addressURL(r, domainAgent)}, nil
+	}
+	if tenant == "" {
+		return rpcTarget{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: tenant is required: the agent's handle, or the community's name")
+	}
+	agent, err := s.Agents.FindAgentByHandle(ctx, tenant)
+	switch {
+	case err == nil && !agent.AccountDisabled:
+		return rpcTarget{agent: agent, addr: s.baseURL(r) + "/a/" + agent.Handle}, nil
+	case err != nil && switchboard.ErrorCode(err) != switchboard.ENOTFOUND:
+		return rpcTarget{}, err
+	}
+	if s.Network != nil {
+		if c, err := s.Network.LookupCommunity(ctx, tenant); err == nil {
+			return rpcTarget{community: c, addr: s.communityURL(r, c.Name)}, nil
+		} else if switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+			return rpcTarget{}, err
+		}
+	}
+	return rpcTarget{}, errNoTenant
+}
+
+var errNoTenant = switchboard.Errorf(switchboard.ENOTFOUND, "no agent or community is named by this tenant")
+
+// grpcCall authenticates a gRPC call at target and counts it against the
+// peer's rate limit, as serveRPC does a JSON-RPC call.
+func (s *Server) grpcCall(ctx context.Context, r *http.Request, target rpcTarget) (*rpcCall, error) {
+	caller, err := s.authenticateCaller(r, target)
+	if err != nil {
+		return nil, err
+	}
+	if ok, retry, _ := s.Limiter.Allow(ctx, caller.peer.Key()); !ok {
+		secs := max(int(math.Ceil(retry.Seconds())), 1)
+		_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.Itoa(secs)))
+		return nil, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs)
+	}
+	if _, err := requestedVersion(r); err != nil {
+		return nil, err
+	}
+	return &rpcCall{req: &rpcRequest{ID: nullID, Method: r.URL.Path}, agent: target.agent, community: target.community,
+		peer: caller.peer, caller: caller, version: switchboard.ProtocolV1, addr: target.addr, lastEventID: -1}, nil
+}
+
+// grpcInterface is the gRPC interface a card at addr lists: the host and
+// port of the address (the target a gRPC client dials), and the tenant
+// that names the agent there (its handle, or the community's name; none
+// on the agent's own domain).
+func grpcInterface(agent *switchboard.Agent, addr string) cardInterface {
+	iface := cardInterface{ProtocolBinding: "GRPC", ProtocolVersion: "1.0", Tenant: agent.Handle}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return iface
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	iface.URL = net.JoinHostPort(u.Hostname(), port)
+	if agent.Domain != "" && strings.EqualFold(u.Hostname(), agent.Domain) {
+		iface.Tenant = ""
+	}
+	return iface
+}
+
+// tenanted is a request message of A2A's proto: each has a tenant.
+type tenanted interface{ GetTenant() string }
+
+// recordTenant records the tenant of a unary call's request on its
+// bindingState. The SDK's gRPC handler does not pass every request's
+// tenant on (CancelTask's is dropped); the request message has it.
+func recordTenant(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	if st, _ := ctx.Value(bindingKey{}).(*bindingState); st != nil {
+		if t, ok := req.(tenanted); ok {
+			st.tenant = t.GetTenant()
+		}
+	}
+	return next(ctx, req)
+}
+
+// recordStreamTenant is recordTenant for streaming calls: the tenant of
+// the request message the handler receives.
+func recordStreamTenant(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+	return next(srv, &tenantStream{ServerStream: ss})
+}
+
+type tenantStream struct{ grpc.ServerStream }
+
+func (s *tenantStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if st, _ := s.Context().Value(bindingKey{}).(*bindingState); st != nil && err == nil {
+		if t, ok := m.(tenanted); ok {
+			st.tenant = t.GetTenant()
+		}
+	}
+	return err
+}
