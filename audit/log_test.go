@@ -33,8 +33,7 @@ func TestRecordStoresAndWritesLine(t *testing.T) {
 	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	l := &audit.Log{Store: db, Lines: &lines, Now: func() time.Time { return at }}
 	acct := &switchboard.Account{ID: "acct-1", Role: switchboard.RoleOwner}
-	e := audit.By(acct, "192.0.2.1", switchboard.AuditTokenRevoke, nil)
-	e.AccountID, e.TargetKind, e.TargetID = acct.ID, "token", "peer:ci"
+	e := audit.Entry(acct, "192.0.2.1", switchboard.AuditTokenRevoke, audit.Token(acct.ID, switchboard.TokenPeer, "ci", "agent bob"), nil)
 	l.Record(context.Background(), e)
 
 	got, _, err := db.FindAuditEntries(context.Background(), switchboard.AuditFilter{})

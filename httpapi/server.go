@@ -175,6 +175,12 @@ type Deps struct {
 	// OutboundPeers keeps agents' synced aliases (/agents/{ref}/peers,
 	// docs/mcp.md); nil: those routes answer 404.
 	OutboundPeers *outpeer.Service
+	// Audit records the security-relevant changes made through the API
+	// (docs/operating.md, "Audit log"); nil: nothing is recorded.
+	Audit switchboard.AuditLog
+	// AuditEntries is the audit log GET /audit reads; nil: that route
+	// answers 404.
+	AuditEntries switchboard.AuditStore
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -403,6 +409,7 @@ func (s *Server) routeTable() []route {
 		// Owner API.
 		owned("GET", "/account", s.handleWhoami),
 		owned("POST", "/account/rotate", s.handleRotateOwnToken),
+		owned("GET", "/audit", s.handleAudit),
 		operated("POST", "/accounts", s.handleCreateAccount),
 		operated("GET", "/accounts", s.handleListAccounts),
 		operated("GET", "/accounts/{id}", s.handleGetAccount),

@@ -35,7 +35,7 @@ func (s *Server) buildFaces() error {
 		Logger: s.Logger, Bus: s.Bus, Connect: s.Hub, Presence: s.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 		Wakes: s.Wakes, Pushes: s.Pushes, Network: s.Network, Pairing: s.Pairing, MCP: s.newMCP(),
 		Fronts: s.Fronts, OAuth: s.OAuth, Published: s.published, OutboundPeers: s.OutboundPeers,
-		TLS: s.tlsStatusFunc(),
+		TLS: s.tlsStatusFunc(), Audit: s.Audit, AuditEntries: db,
 	}, httpapi.Config{
 		PublicURL: urls.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: cfg.Version, BlockingTimeout: cfg.BlockingTimeout,
