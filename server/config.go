@@ -109,7 +109,8 @@ type Config struct {
 	RetentionInterval time.Duration
 
 	// AuditRetention is how long the audit log's entries are kept (0:
-	// audit.DefaultRetention); apart from Retention, the tasks'.
+	// audit.DefaultRetention; negative: forever); apart from Retention,
+	// the tasks'.
 	AuditRetention time.Duration
 	// AuditLog, if set, also writes every audit entry as a JSON line:
 	// "stdout", or the path of a file it appends to.

@@ -42,7 +42,7 @@ func (s *Server) buildServices(ctx context.Context, carrier switchboard.Carrier)
 	if cfg.AllowPrivateNetworks {
 		s.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks, push notifications and wakes can target loopback, LAN and metadata addresses")
 	}
-	if err := s.openAudit(db); err != nil {
+	if err := s.openAudit(ctx, db); err != nil {
 		return err
 	}
 	s.Tasks = newRelay(cfg, db, s.Bus, s.Logger, s.instanceID, s.metrics.onAck)
