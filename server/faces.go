@@ -81,7 +81,7 @@ func (s *Server) newConsole(urls publicurl.Resolver) (*dashboard.Console, error)
 	return dashboard.New(dashboard.Deps{
 		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db, Health: db,
 		Tasks: s.Tasks, Peers: peers.New(db, s.Bus, s.Logger), Network: s.Network, Wakes: s.Wakes, Pushes: s.Pushes, Outbox: s.Outbox,
-		OutboundPeers: s.OutboundPeers, Published: s.published, Bus: s.Bus,
+		OutboundPeers: s.OutboundPeers, Published: s.published, Bus: s.Bus, Audit: s.Audit, AuditEntries: db,
 		Limiter: s.newLimiter(dashboard.DefaultSignInsPerMinute, time.Minute), Logger: s.Logger,
 		BaseURL: urls.Base, OnAuthenticated: httpapi.MarkAuthenticated,
 	}, dashboard.Config{TrustedProxies: s.Config.TrustedProxies})
