@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/clientaddr"
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
@@ -71,6 +72,7 @@ func (s *Server) newMCP() httpapi.MCPHandler {
 		Accounts: db, Agents: db, Tokens: db, Tasks: s.Tasks, Outbox: s.Outbox, Network: s.Network, Pairing: s.Pairing, Limiter: s.limiter,
 		OutboundPeers: s.OutboundPeers,
 		Logger:        s.Logger.With("face", "mcp"), OnAuthenticated: httpapi.MarkAuthenticated,
+		Audit: s.Audit, ClientAddr: clientaddr.New(s.Config.TrustedProxies).Addr,
 	}, mcpserver.Config{Version: s.Config.Version, MaxBody: s.Config.MaxBody, OAuth: true})
 }
 
