@@ -273,10 +273,19 @@ func (d *DevicePage) record(r *http.Request, agent *switchboard.Agent, approve b
 	if !approve {
 		action = switchboard.AuditPairingDeny
 	}
-	t := audit.Target{AccountID: agent.AccountID, Kind: audit.KindPairing, ID: pairing.FormatUserCode(r.PostFormValue("user_code")),
+	t := audit.Target{AccountID: agent.AccountID, Kind: audit.KindPairing, ID: auditUserCode(r.PostFormValue("user_code")),
 		Detail: "agent " + agent.Handle}
 	if p != nil && p.Label != "" {
 		t.Detail += ", peer token " + p.Label
 	}
 	d.console.record(r, d.console.viewerAccount(r), action, t, err)
+}
+
+// auditUserCode is a user code as the audit log names it: as the page
+// shows it (ABCD-EFGH), or as typed if it is no code.
+func auditUserCode(s string) string {
+	if c, ok := pairing.NormalizeUserCode(s); ok {
+		return pairing.FormatUserCode(c)
+	}
+	return s
 }

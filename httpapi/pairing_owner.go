@@ -114,7 +114,7 @@ func (s *Server) recordPairing(r *http.Request, acct *switchboard.Account, g *sw
 	if !approve {
 		action = switchboard.AuditPairingDeny
 	}
-	t := audit.Target{AccountID: g.AccountID, Kind: audit.KindPairing, ID: r.PathValue("code"), Detail: "agent " + g.Handle}
+	t := audit.Target{AccountID: g.AccountID, Kind: audit.KindPairing, ID: auditUserCode(r.PathValue("code")), Detail: "agent " + g.Handle}
 	if p != nil && p.Label != "" {
 		t.Detail += ", peer token " + p.Label
 	}
@@ -125,4 +125,13 @@ func (s *Server) recordPairing(r *http.Request, acct *switchboard.Account, g *sw
 	if s.Audit != nil {
 		s.Audit.Record(r.Context(), e)
 	}
+}
+
+// auditUserCode is a user code as the audit log names it: as the page
+// shows it (ABCD-EFGH), or as typed if it is no code.
+func auditUserCode(s string) string {
+	if c, ok := pairing.NormalizeUserCode(s); ok {
+		return pairing.FormatUserCode(c)
+	}
+	return s
 }
