@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -65,5 +66,44 @@ func TestAuditPageOwnAccountOnly(t *testing.T) {
 	}
 	if res, _ := h.client().get("/dashboard/audit"); res.StatusCode == http.StatusOK {
 		t.Fatal("the audit page answers without a sign-in")
+	}
+}
+
+// TestAuditConsent: an owner's answers to an MCP client on the consent
+// page, a denial and an approval, are in the audit log, in the agent's
+// account, naming the client and never the code.
+func TestAuditConsent(t *testing.T) {
+	h := newHarness(t)
+	alice, token := h.account("alice", switchboard.RoleOwner)
+	h.agent(alice, "helper", "Helper", "")
+	client := h.oauthClient()
+	q := authorizeQuery(client, h.base+"/a/helper/mcp")
+	path := "/a/helper/oauth/authorize"
+	c := h.client()
+	c.signIn(token)
+	_, page := c.get(path + "?" + q.Encode())
+	good := csrf(t, page)
+	if res, _ := c.postWith(sameOriginForm, path, consentForm(q, good, "deny")); res.StatusCode != http.StatusSeeOther || codeIssued(res) {
+		t.Fatalf("deny: %s", res.Status)
+	}
+	res, _ := c.postWith(sameOriginForm, path, consentForm(q, good, "approve"))
+	if !codeIssued(res) {
+		t.Fatalf("approve: %s", res.Status)
+	}
+	loc, _ := url.Parse(res.Header.Get("Location"))
+	code := loc.Query().Get("code")
+	entries, _, err := h.db.FindAuditEntries(context.Background(), switchboard.AuditFilter{AccountID: &alice.ID, Target: client.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Fatalf("%d consent entries, want 2: %+v", len(entries), entries)
+	}
+	for i, want := range []string{"allowed, agent helper", "denied, agent helper"} {
+		e := entries[i]
+		if e.Action != switchboard.AuditMCPConsent || e.ActorID != alice.ID || !strings.HasPrefix(e.Detail, want) ||
+			strings.Contains(e.Detail, code) || e.Outcome != switchboard.AuditOK {
+			t.Fatalf("entry %d: %+v, want %q", i, e, want)
+		}
 	}
 }
