@@ -431,7 +431,11 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	// Connections and dispatchers reread the agent: accepts_tasks and mode
 	// take effect at once.
+	was := g
 	g, err = s.Tasks.UpdateAgent(r.Context(), g.ID, upd)
+	if newSecret != "" {
+		s.record(r, acct, switchboard.AuditTokenIssue, audit.Token(was.AccountID, "webhook_secret", "", "agent "+was.Handle), err)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

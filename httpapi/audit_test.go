@@ -145,6 +145,15 @@ func TestAuditNeverHoldsASecret(t *testing.T) {
 	keep(h.owner("POST", "/agents", alice, map[string]any{"handle": "alice-hook", "mode": "webhook",
 		"endpoint": "https://hooks.example/in"}), http.StatusCreated, "webhook_secret")
 	keep(h.owner("POST", "/agents/alice-hook/webhook-secret", alice, nil), http.StatusOK, "webhook_secret")
+	if r := h.owner("POST", "/agents", alice, map[string]any{"handle": "alice-later", "mode": "inbox"}); r.status != http.StatusCreated {
+		t.Fatalf("create: HTTP %d: %s", r.status, r.body)
+	}
+	keep(h.owner("PATCH", "/agents/alice-later", alice, map[string]any{"mode": "webhook", "endpoint": "https://hooks.example/later"}),
+		http.StatusOK, "webhook_secret")
+	if r := h.owner("PUT", "/agents/alice-bot/communities/lab", alice, nil); r.status != http.StatusCreated {
+		t.Fatalf("join: HTTP %d: %s", r.status, r.body)
+	}
+	keep(h.owner("POST", "/communities/lab/tokens", alice, map[string]any{"label": "lab-ci"}), http.StatusCreated, "token")
 	if r := h.owner("DELETE", "/agents/alice-bot/tokens/ci", alice, nil); r.status != http.StatusOK {
 		t.Fatalf("revoke: HTTP %d: %s", r.status, r.body)
 	}
@@ -169,7 +178,7 @@ func TestAuditNeverHoldsASecret(t *testing.T) {
 	}
 	for _, want := range []string{"account.create " + aliceID, "token.rotate owner", "agent.create alice-bot", "token.issue agent",
 		"token.rotate agent", "token.issue peer:ci", "token.rotate peer:ci", "token.issue mcp:desk", "agent.create alice-hook",
-		"token.rotate webhook_secret", "token.revoke peer:ci"} {
+		"token.rotate webhook_secret", "token.issue webhook_secret", "token.revoke peer:ci", "token.issue peer:lab-ci", "community.join lab"} {
 		if actions[want] == 0 {
 			t.Errorf("no entry %q in %v", want, actions)
 		}
