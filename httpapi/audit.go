@@ -58,13 +58,13 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request, acct *switc
 	}
 	page := ownerapi.AuditPage{Entries: make([]ownerapi.AuditEntry, 0, len(entries)), Next: next}
 	for _, e := range entries {
-		page.Entries = append(page.Entries, AuditEntryView(e))
+		page.Entries = append(page.Entries, auditEntryView(e))
 	}
 	writeJSON(w, http.StatusOK, page)
 }
 
-// AuditEntryView returns e as the owner API shows it.
-func AuditEntryView(e *switchboard.AuditEntry) ownerapi.AuditEntry {
+// auditEntryView returns e as the owner API shows it.
+func auditEntryView(e *switchboard.AuditEntry) ownerapi.AuditEntry {
 	return ownerapi.AuditEntry{ID: e.ID, At: e.At, AccountID: e.AccountID, ActorKind: string(e.ActorKind), ActorID: e.ActorID,
 		Action: string(e.Action), TargetKind: e.TargetKind, TargetID: e.TargetID, Outcome: string(e.Outcome),
 		ClientAddr: e.ClientAddr, Detail: e.Detail}
