@@ -24,6 +24,7 @@ type Store interface {
 	PublishedCardStore
 	OutboundPeerStore
 	CertStore
+	AuditStore
 }
 
 // freshReadKey marks a context whose lookups must read the database.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 )
 
 // accountsBody is the operator's accounts page.
@@ -52,6 +53,11 @@ func (c *Console) handleCreateAccount(w http.ResponseWriter, r *http.Request, v 
 		return
 	}
 	acct, secret, err := c.owners.Create(r.Context(), r.PostFormValue("name"))
+	target := audit.Target{Kind: audit.KindAccount, Detail: "name " + r.PostFormValue("name")}
+	if err == nil {
+		target = audit.Account(acct)
+	}
+	c.record(r, v.account, switchboard.AuditAccountCreate, target, err)
 	if problem, ok := userError(err); ok {
 		c.renderAccounts(w, r, v, http.StatusUnprocessableEntity, problem, "", "")
 		return
@@ -79,6 +85,11 @@ func (c *Console) setDisabled(w http.ResponseWriter, r *http.Request, v *viewer,
 		return
 	}
 	_, err := c.owners.Update(r.Context(), v.account, r.PathValue("id"), switchboard.AccountUpdate{Disabled: &disabled})
+	action := switchboard.AuditAccountEnable
+	if disabled {
+		action = switchboard.AuditAccountDisable
+	}
+	c.record(r, v.account, action, audit.Target{AccountID: r.PathValue("id"), Kind: audit.KindAccount, ID: r.PathValue("id")}, err)
 	if problem, ok := userError(err); ok {
 		c.renderAccounts(w, r, v, http.StatusUnprocessableEntity, problem, "", "")
 		return
@@ -105,6 +116,7 @@ func (c *Console) handleRotateAccountToken(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	secret, err := c.owners.RotateOwnerToken(r.Context(), acct.ID)
+	c.record(r, v.account, switchboard.AuditTokenRotate, audit.Token(acct.ID, switchboard.TokenOwner, "", "account "+acct.ID), err)
 	if err != nil {
 		c.internalError(w, r, "rotate an owner token", err)
 		return

@@ -2,6 +2,9 @@ package dashboard
 
 import (
 	"net/http"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 )
 
 // approvalsBody is the operator's page of agents waiting for approval.
@@ -73,6 +76,7 @@ func (c *Console) handleApprove(w http.ResponseWriter, r *http.Request, v *viewe
 		return
 	}
 	_, err = c.Network.Approve(r.Context(), v.account, g, true)
+	c.record(r, v.account, switchboard.AuditAgentApprove, audit.Agent(g), err)
 	if problem, ok := userError(err); ok {
 		c.renderError(w, r, http.StatusForbidden, problem)
 		return

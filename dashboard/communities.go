@@ -2,6 +2,9 @@ package dashboard
 
 import (
 	"net/http"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 )
 
 // handleJoin puts the agent in a community (network.Service.Join, as
@@ -33,6 +36,11 @@ func (c *Console) membership(w http.ResponseWriter, r *http.Request, v *viewer, 
 	} else {
 		err = c.Network.Leave(r.Context(), g, name)
 	}
+	action := switchboard.AuditCommunityJoin
+	if !join {
+		action = switchboard.AuditCommunityLeave
+	}
+	c.record(r, v.account, action, audit.Target{AccountID: g.AccountID, Kind: audit.KindCommunity, ID: name, Detail: "agent " + g.Handle}, err)
 	if problem, ok := userError(err); ok {
 		c.renderAgent(w, r, v, http.StatusUnprocessableEntity, agentNote{Problem: problem})
 		return

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/publicurl"
 )
@@ -251,6 +252,7 @@ func (p *ConsentPage) decide(w http.ResponseWriter, r *http.Request, v *consentV
 	}
 	switch r.PostFormValue("decision") {
 	case "deny":
+		p.record(r, tg, req, false, nil)
 		redirect(w, r, mcpauth.Deny(req, tg.issuer))
 		return
 	case "approve":
@@ -274,6 +276,7 @@ func (p *ConsentPage) decide(w http.ResponseWriter, r *http.Request, v *consentV
 		}
 	}
 	to, err := p.oauth.Approve(r.Context(), req, target, tg.issuer)
+	p.record(r, tg, req, true, err)
 	if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
 		p.problem(w, v, http.StatusConflict, switchboard.ErrorMessage(err))
 		return
@@ -324,4 +327,29 @@ func (p *ConsentPage) render(w http.ResponseWriter, status int, v *consentView) 
 		actions += " " + v.formAction
 	}
 	writeStandalonePage(w, status, fmt.Sprintf(consentPolicy, v.Nonce, actions), buf.Bytes())
+}
+
+// record records the signed-in owner's answer to an MCP client: allowed
+// (with the outcome of issuing its code) or denied.
+func (p *ConsentPage) record(r *http.Request, tg *consentTarget, req *mcpauth.Request, allowed bool, err error) {
+	acct := p.console.viewerAccount(r)
+	t := audit.Target{Kind: audit.KindClient, ID: req.Client.ID, Detail: "denied"}
+	if acct != nil {
+		t.AccountID = acct.ID
+	}
+	if tg.agent != nil {
+		t.AccountID = tg.agent.AccountID
+	}
+	if allowed {
+		t.Detail = "allowed"
+	}
+	if tg.agent != nil {
+		t.Detail += ", agent " + tg.agent.Handle
+	} else {
+		t.Detail += ", agents " + strings.Join(r.PostForm["agent"], ", ")
+	}
+	if req.Client.Name != "" {
+		t.Detail += ", client " + req.Client.Name
+	}
+	p.console.record(r, acct, switchboard.AuditMCPConsent, t, err)
 }

@@ -74,6 +74,12 @@ type Deps struct {
 	Reach *reach.Checker
 	// Bus brings the hints the live updates follow.
 	Bus switchboard.Bus
+	// Audit records the security-relevant changes made in the console
+	// (sign-ins too); nil: nothing is recorded.
+	Audit switchboard.AuditLog
+	// AuditEntries is the audit log the console's audit page lists; nil:
+	// no such page.
+	AuditEntries switchboard.AuditStore
 	// Limiter counts sign-in attempts per client address.
 	Limiter switchboard.RateLimiter
 	// Logger logs failures (never a token).
@@ -194,6 +200,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /dashboard/accounts/{id}/disable", c.signedIn(c.operatorOnly(c.handleDisableAccount)))
 	c.mux.HandleFunc("POST /dashboard/accounts/{id}/enable", c.signedIn(c.operatorOnly(c.handleEnableAccount)))
 	c.mux.HandleFunc("POST /dashboard/accounts/{id}/rotate", c.signedIn(c.operatorOnly(c.handleRotateAccountToken)))
+	c.mux.HandleFunc("GET /dashboard/audit", c.signedIn(c.handleAudit))
 	c.mux.HandleFunc("GET /dashboard/health", c.signedIn(c.handleHealth))
 	c.mux.HandleFunc("GET /dashboard/approvals", c.signedIn(c.operatorOnly(c.handleApprovals)))
 	c.mux.HandleFunc("POST /dashboard/agents/{handle}/approve", c.signedIn(c.operatorOnly(c.handleApprove)))

@@ -3,6 +3,9 @@ package dashboard
 import (
 	"net/http"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 )
 
 // deleteBody is the page that confirms an agent's deletion.
@@ -24,6 +27,7 @@ func (c *Console) handleRotateAgentToken(w http.ResponseWriter, r *http.Request,
 		return
 	}
 	secret, err := c.owners.RotateAgentToken(r.Context(), g)
+	c.record(r, v.account, switchboard.AuditTokenRotate, audit.Token(g.AccountID, switchboard.TokenAgent, "", "agent "+g.Handle), err)
 	if problem, ok := userError(err); ok {
 		c.renderAgent(w, r, v, http.StatusUnprocessableEntity, agentNote{Problem: problem})
 		return
@@ -64,7 +68,9 @@ func (c *Console) handleDelete(w http.ResponseWriter, r *http.Request, v *viewer
 		c.renderConfirmDelete(w, r, v, http.StatusUnprocessableEntity, "Type the agent's handle, "+g.Handle+", to delete it.")
 		return
 	}
-	if err := c.owners.DeleteAgent(r.Context(), g); err != nil {
+	err = c.owners.DeleteAgent(r.Context(), g)
+	c.record(r, v.account, switchboard.AuditAgentDelete, audit.Agent(g), err)
+	if err != nil {
 		c.internalError(w, r, "delete an agent", err)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
 
@@ -194,6 +195,7 @@ func (d *DevicePage) decide(w http.ResponseWriter, r *http.Request, agent *switc
 		d.render(w, r, http.StatusBadRequest, v)
 		return
 	}
+	d.record(r, agent, r.PostFormValue("decision") == "approve", p, err)
 	switch switchboard.ErrorCode(err) {
 	case "":
 	case switchboard.ENOTFOUND:
@@ -262,4 +264,28 @@ func (d *DevicePage) render(w http.ResponseWriter, _ *http.Request, status int, 
 		return
 	}
 	writeStandalonePage(w, status, strings.Replace(devicePolicy, "%s", v.Nonce, 1), buf.Bytes())
+}
+
+// record records a decision on a pairing request of agent: by the
+// signed-in owner, or by anyone (a denial from the page).
+func (d *DevicePage) record(r *http.Request, agent *switchboard.Agent, approve bool, p *switchboard.Pairing, err error) {
+	action := switchboard.AuditPairingApprove
+	if !approve {
+		action = switchboard.AuditPairingDeny
+	}
+	t := audit.Target{AccountID: agent.AccountID, Kind: audit.KindPairing, ID: auditUserCode(r.PostFormValue("user_code")),
+		Detail: "agent " + agent.Handle}
+	if p != nil && p.Label != "" {
+		t.Detail += ", peer token " + p.Label
+	}
+	d.console.record(r, d.console.viewerAccount(r), action, t, err)
+}
+
+// auditUserCode is a user code as the audit log names it: as the page
+// shows it (ABCD-EFGH), or as typed if it is no code.
+func auditUserCode(s string) string {
+	if c, ok := pairing.NormalizeUserCode(s); ok {
+		return pairing.FormatUserCode(c)
+	}
+	return s
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
@@ -138,6 +139,7 @@ func newHarness(tb testing.TB, opts ...harnessOption) *harness {
 		Tasks: h.relay, Peers: peers.New(db, bus, logger), Network: network.New(db, h.relay),
 		Wakes: h.wakes, Pushes: h.pushes, Outbox: h.outbox, OutboundPeers: h.aliases, Published: &front.Published{Store: db, Logger: logger},
 		Bus: bus, Limiter: ratelimit.NewMemory(100, time.Minute), Logger: logger,
+		Audit: &audit.Log{Store: db, Logger: logger}, AuditEntries: db,
 	}
 	cfg := dashboard.Config{Coalesce: 10 * time.Millisecond, Now: h.clock}
 	for _, o := range opts {

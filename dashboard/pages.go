@@ -18,7 +18,7 @@ var staticFiles embed.FS
 
 // pageNames are the pages; each is templates/{name}.html inside
 // templates/layout.html.
-var pageNames = []string{"signin", "agents", "agent", "delete", "wake", "inbox", "history", "outbox", "task", "accounts", "approvals", "health", "error"}
+var pageNames = []string{"signin", "agents", "agent", "delete", "wake", "inbox", "history", "outbox", "task", "accounts", "approvals", "health", "audit", "error"}
 
 // pages holds each page's template, and the agents list alone (the live
 // updates' fragment).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/clientaddr"
 )
 
@@ -135,6 +136,9 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if acct == nil || r.PostFormValue("token") == "" {
+		// Refused: by whom is unknown, and the token offered is never kept.
+		c.record(r, nil, switchboard.AuditSignIn, audit.Target{Kind: audit.KindAccount},
+			switchboard.Errorf(switchboard.EUNAUTHORIZED, "not an active owner token of an enabled account"))
 		c.renderSignIn(w, r, http.StatusUnauthorized, "That is not an active owner token of an enabled account.")
 		return
 	}
@@ -150,6 +154,7 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Logger.Info("signed in to the console", "account_id", acct.ID)
+	c.record(r, acct, switchboard.AuditSignIn, audit.Account(acct), nil)
 	http.SetCookie(w, &http.Cookie{Name: c.signInCookieName(r), Value: secret, Path: "/", MaxAge: int(c.cfg.Lifetime / time.Second),
 		HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteStrictMode})
 	http.SetCookie(w, &http.Cookie{Name: formCookie, Path: "/dashboard", MaxAge: -1, HttpOnly: true,

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 )
 
 // handleIssueToken issues a peer token for the agent (peers.Service, as
@@ -18,8 +19,13 @@ func (c *Console) handleIssueToken(w http.ResponseWriter, r *http.Request, v *vi
 		return
 	}
 	label := r.PostFormValue("label")
-	secret, _, err := c.Peers.Issue(r.Context(), switchboard.Token{AgentID: g.ID}, label,
-		r.PostFormValue("rotate") == "on", switchboard.TokensSubject(g.ID))
+	rotate := r.PostFormValue("rotate") == "on"
+	secret, _, err := c.Peers.Issue(r.Context(), switchboard.Token{AgentID: g.ID}, label, rotate, switchboard.TokensSubject(g.ID))
+	action := switchboard.AuditTokenIssue
+	if rotate {
+		action = switchboard.AuditTokenRotate
+	}
+	c.record(r, v.account, action, audit.Token(g.AccountID, switchboard.TokenPeer, label, "agent "+g.Handle), err)
 	if problem, ok := userError(err); ok {
 		c.renderAgent(w, r, v, http.StatusUnprocessableEntity, agentNote{Problem: problem})
 		return
@@ -43,6 +49,7 @@ func (c *Console) handleRevokeToken(w http.ResponseWriter, r *http.Request, v *v
 	kind := switchboard.TokenPeer
 	err = c.Peers.Revoke(r.Context(), switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID}, r.PostFormValue("label"),
 		switchboard.TokensSubject(g.ID))
+	c.record(r, v.account, switchboard.AuditTokenRevoke, audit.Token(g.AccountID, switchboard.TokenPeer, r.PostFormValue("label"), "agent "+g.Handle), err)
 	if problem, ok := userError(err); ok {
 		c.renderAgent(w, r, v, http.StatusUnprocessableEntity, agentNote{Problem: problem})
 		return

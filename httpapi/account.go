@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -16,13 +17,18 @@ func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request, acct *swit
 	writeJSON(w, http.StatusOK, viewAccount(acct))
 }
 
-func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, _ *switchboard.Account) {
+func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
 	var body ownerapi.AccountCreate
 	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	acct, secret, err := s.owners.Create(r.Context(), body.Name)
+	target := audit.Target{Kind: audit.KindAccount, Detail: "name " + body.Name}
+	if err == nil {
+		target = audit.Account(acct)
+	}
+	s.record(r, op, switchboard.AuditAccountCreate, target, err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -61,6 +67,7 @@ func (s *Server) handleUpdateAccount(w http.ResponseWriter, r *http.Request, op 
 		return
 	}
 	acct, err := s.owners.Update(r.Context(), op, r.PathValue("id"), switchboard.AccountUpdate{Name: body.Name, Disabled: body.Disabled})
+	s.recordAccountUpdate(r, op, r.PathValue("id"), body, err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -68,21 +75,23 @@ func (s *Server) handleUpdateAccount(w http.ResponseWriter, r *http.Request, op 
 	writeJSON(w, http.StatusOK, viewAccount(acct))
 }
 
-func (s *Server) handleRotateAccountToken(w http.ResponseWriter, r *http.Request, _ *switchboard.Account) {
+func (s *Server) handleRotateAccountToken(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
 	acct, err := s.Accounts.FindAccountByID(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.rotate(w, r, acct)
+	s.rotate(w, r, op, acct)
 }
 
 func (s *Server) handleRotateOwnToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	s.rotate(w, r, acct)
+	s.rotate(w, r, acct, acct)
 }
 
-func (s *Server) rotate(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+// rotate gives acct a new owner token, by actor, and records it.
+func (s *Server) rotate(w http.ResponseWriter, r *http.Request, actor, acct *switchboard.Account) {
 	secret, err := s.owners.RotateOwnerToken(r.Context(), acct.ID)
+	s.record(r, actor, switchboard.AuditTokenRotate, audit.Token(acct.ID, switchboard.TokenOwner, "", "account "+acct.ID), err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -90,4 +99,22 @@ func (s *Server) rotate(w http.ResponseWriter, r *http.Request, acct *switchboar
 	v := viewAccount(acct)
 	v.Token = secret
 	writeJSON(w, http.StatusOK, v)
+}
+
+// recordAccountUpdate records a change of the account id by op: its
+// disabling or enabling, its renaming, each an entry.
+func (s *Server) recordAccountUpdate(r *http.Request, op *switchboard.Account, id string, body ownerapi.AccountUpdate, err error) {
+	target := audit.Target{AccountID: id, Kind: audit.KindAccount, ID: id}
+	if body.Disabled != nil {
+		action := switchboard.AuditAccountEnable
+		if *body.Disabled {
+			action = switchboard.AuditAccountDisable
+		}
+		s.record(r, op, action, target, err)
+	}
+	if body.Name != nil {
+		t := target
+		t.Detail = "name " + *body.Name
+		s.record(r, op, switchboard.AuditAccountRename, t, err)
+	}
 }

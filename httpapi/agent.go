@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -220,7 +221,11 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 		}
 		g.WebhookSecret = switchboard.NewWebhookSecret()
 	}
-	if err := s.Agents.CreateAgent(r.Context(), g); err != nil {
+	err = s.Agents.CreateAgent(r.Context(), g)
+	t := audit.Agent(g)
+	t.Detail = "mode " + string(g.Mode)
+	s.record(r, acct, switchboard.AuditAgentCreate, t, err)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -240,6 +245,7 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 	// the network (sends, its tasks, its directory), and a connector's
 	// connection.
 	secret, err := s.owners.IssueAgentToken(r.Context(), g)
+	s.record(r, acct, switchboard.AuditTokenIssue, audit.Token(g.AccountID, switchboard.TokenAgent, "", "agent "+g.Handle), err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -434,7 +440,11 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	// Connections and dispatchers reread the agent: accepts_tasks and mode
 	// take effect at once.
+	was := g
 	g, err = s.Tasks.UpdateAgent(r.Context(), g.ID, upd)
+	if newSecret != "" {
+		s.record(r, acct, switchboard.AuditTokenIssue, audit.Token(was.AccountID, "webhook_secret", "", "agent "+was.Handle), err)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -457,7 +467,9 @@ func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct 
 		return
 	}
 	// Its connection closes and its streams end, on every instance.
-	if err := s.owners.DeleteAgent(r.Context(), g); err != nil {
+	err = s.owners.DeleteAgent(r.Context(), g)
+	s.record(r, acct, switchboard.AuditAgentDelete, audit.Agent(g), err)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
@@ -25,6 +26,7 @@ func (s *Server) handleRotateAgentToken(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	secret, err := s.owners.RotateAgentToken(r.Context(), g)
+	s.record(r, acct, switchboard.AuditTokenRotate, audit.Token(g.AccountID, switchboard.TokenAgent, "", "agent "+g.Handle), err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -43,7 +45,9 @@ func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	secret := switchboard.NewWebhookSecret()
-	if _, err := s.Agents.UpdateAgent(r.Context(), g.ID, switchboard.AgentUpdate{WebhookSecret: &secret}); err != nil {
+	_, err = s.Agents.UpdateAgent(r.Context(), g.ID, switchboard.AgentUpdate{WebhookSecret: &secret})
+	s.record(r, acct, switchboard.AuditTokenRotate, audit.Token(g.AccountID, "webhook_secret", "", "agent "+g.Handle), err)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

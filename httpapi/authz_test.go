@@ -2,12 +2,14 @@ package httpapi_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // TestAuthorizationMatrix presents every credential (authz_world_test.go)
@@ -265,6 +267,19 @@ func authzRows() map[string]authzRow {
 		"GET /account": {access: httpapi.AccessOwner, want: anyOwner(http.StatusOK),
 			req:   func(*estate) authzReq { return authzReq{method: "GET", path: "/account"} },
 			check: field("id", func(x authzCase) any { return x.caller })},
+		"GET /audit": {access: httpapi.AccessOwner, want: anyOwner(http.StatusOK),
+			req: func(*estate) authzReq { return authzReq{method: "GET", path: "/audit"} },
+			check: func(t *testing.T, x authzCase, r *response) {
+				var p ownerapi.AuditPage
+				if err := json.Unmarshal(r.body, &p); err != nil {
+					t.Fatalf("%s as %s: %v: %s", x.route, x.cred, err, r.body)
+				}
+				for _, e := range p.Entries {
+					if x.cred != credOperator && e.AccountID != x.caller {
+						t.Errorf("%s as %s: an entry of account %s: %+v", x.route, x.cred, e.AccountID, e)
+					}
+				}
+			}},
 		"POST /account/rotate": {access: httpapi.AccessOwner, want: anyOwner(http.StatusOK),
 			req:   func(*estate) authzReq { return authzReq{method: "POST", path: "/account/rotate"} },
 			check: field("id", func(x authzCase) any { return x.caller })},

@@ -1,10 +1,13 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -74,7 +77,12 @@ func (s *Server) handleSetUpstreamCredentials(w http.ResponseWriter, r *http.Req
 		return
 	}
 	c := switchboard.FrontCredentials{Bearer: b.Bearer, Headers: b.Headers}
-	if err := s.Fronts.SetCredentials(r.Context(), g.ID, c); err != nil {
+	err = s.Fronts.SetCredentials(r.Context(), g.ID, c)
+	t := audit.Agent(g)
+	set := credentialsSet(c)
+	t.Detail = fmt.Sprintf("bearer %t, headers [%s]", set.Bearer, strings.Join(set.Headers, ", ")) // names, never values
+	s.record(r, acct, switchboard.AuditFrontCredentials, t, err)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/membus"
@@ -98,7 +99,8 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	h.pairing = pairing.New(pairing.Deps{Store: db, Tokens: db, Peers: peers.New(db, h.bus, log),
 		Polls: ratelimit.NewMemory(60, time.Minute), Logger: log}, setup.pairing)
 	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Pushes: h.pushes,
-		Limiter: h.limiter, Logger: log, Pinger: db, Network: h.network, Pairing: h.pairing}
+		Limiter: h.limiter, Logger: log, Pinger: db, Network: h.network, Pairing: h.pairing,
+		Audit: &audit.Log{Store: db, Logger: log}, AuditEntries: db}
 	for _, f := range setup.deps {
 		f(&deps)
 	}

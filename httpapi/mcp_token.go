@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -33,7 +35,9 @@ func (s *Server) handleIssueMCPToken(w http.ResponseWriter, r *http.Request, acc
 	}
 	secret, hash := switchboard.NewToken(switchboard.TokenMCP)
 	tok := &switchboard.Token{Hash: hash, Kind: switchboard.TokenMCP, AccountID: g.AccountID, AgentID: g.ID, Label: body.Label}
-	if err := s.Tokens.CreateToken(r.Context(), tok, false); err != nil {
+	err = s.Tokens.CreateToken(r.Context(), tok, false)
+	s.record(r, acct, switchboard.AuditTokenIssue, audit.Token(g.AccountID, switchboard.TokenMCP, body.Label, "agent "+g.Handle), err)
+	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
 			err = switchboard.Errorf(switchboard.ECONFLICT, "%s has an active MCP token labelled %q; revoke it or choose another label", g.Handle, body.Label)
 		}
@@ -85,7 +89,10 @@ func (s *Server) handleIssueAccountMCPToken(w http.ResponseWriter, r *http.Reque
 	}
 	secret, hash := switchboard.NewToken(switchboard.TokenMCP)
 	tok.Hash = hash
-	if err := s.Tokens.CreateToken(r.Context(), tok, false); err != nil {
+	err := s.Tokens.CreateToken(r.Context(), tok, false)
+	s.record(r, acct, switchboard.AuditTokenIssue, audit.Token(tok.AccountID, switchboard.TokenMCP, body.Label,
+		"agents "+strings.Join(body.Agents, ", ")), err)
+	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
 			err = switchboard.Errorf(switchboard.ECONFLICT, "the account has an active account MCP token labelled %q; revoke it or choose another label", body.Label)
 		}
@@ -172,12 +179,19 @@ func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, ac
 		}
 		kind := switchboard.TokenMCP
 		f := switchboard.TokenFilter{Kind: &kind, AgentID: &t.AgentID, Label: &t.Label, AccountID: &t.AccountID}
-		if _, err := s.Tokens.RevokeTokens(r.Context(), f); err != nil {
+		_, err := s.Tokens.RevokeTokens(r.Context(), f)
+		target := audit.Token(t.AccountID, switchboard.TokenMCP, t.Label, "id "+id)
+		s.record(r, acct, switchboard.AuditTokenRevoke, target, err)
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		if s.OAuth != nil {
-			if err := s.OAuth.EndGrantOf(r.Context(), t.Hash); err != nil {
+			grant, err := s.OAuth.EndGrantOf(r.Context(), t.Hash)
+			if grant != nil || err != nil {
+				s.record(r, acct, switchboard.AuditMCPGrantRevoke, grantTarget(t.AccountID, grant, t.Label), err)
+			}
+			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -35,11 +37,18 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, acct *switchboa
 		s.writeError(w, r, err)
 		return
 	}
+	action := switchboard.AuditAgentApprove
+	if !approved {
+		action = switchboard.AuditAgentUnapprove
+	}
 	// Its connection and the consoles reread it (network.Service.Approve).
-	if g, err = s.Network.Approve(r.Context(), acct, g, approved); err != nil {
+	changed, err := s.Network.Approve(r.Context(), acct, g, approved)
+	s.record(r, acct, action, audit.Agent(g), err)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	g = changed
 	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
 }
 
@@ -50,6 +59,7 @@ func (s *Server) handleJoinCommunity(w http.ResponseWriter, r *http.Request, acc
 		return
 	}
 	joined, err := s.Network.Join(r.Context(), acct, g, r.PathValue("name"))
+	s.record(r, acct, switchboard.AuditCommunityJoin, communityTarget(g, r.PathValue("name")), err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -67,11 +77,19 @@ func (s *Server) handleLeaveCommunity(w http.ResponseWriter, r *http.Request, ac
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.Network.Leave(r.Context(), g, r.PathValue("name")); err != nil {
+	err = s.Network.Leave(r.Context(), g, r.PathValue("name"))
+	s.record(r, acct, switchboard.AuditCommunityLeave, communityTarget(g, r.PathValue("name")), err)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
+}
+
+// communityTarget is the audit log's target of an agent's membership of a
+// community: the community, in the agent's account.
+func communityTarget(g *switchboard.Agent, community string) audit.Target {
+	return audit.Target{AccountID: g.AccountID, Kind: audit.KindCommunity, ID: community, Detail: "agent " + g.Handle}
 }
 
 func (s *Server) handleListCommunities(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
@@ -114,6 +132,8 @@ func (s *Server) handleConfigureCommunity(w http.ResponseWriter, r *http.Request
 		c.Closed = cur.Closed
 	}
 	created, err := s.Network.Configure(r.Context(), acct, c)
+	s.record(r, acct, switchboard.AuditCommunityChange, audit.Target{Kind: audit.KindCommunity, ID: c.Name,
+		Detail: fmt.Sprintf("closed %t, created %t", c.Closed, created)}, err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -156,8 +176,8 @@ func (s *Server) handleIssueCommunityToken(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	v := s.viewCommunity(r, c)
-	s.issuePeerToken(w, r, switchboard.Token{AccountID: acct.ID, Community: c.Name}, switchboard.CommunityTokensSubject(c.Name),
-		ownerapi.Token{Address: v.Address, AgentCard: v.AgentCard})
+	s.issuePeerToken(w, r, acct, switchboard.Token{AccountID: acct.ID, Community: c.Name}, switchboard.CommunityTokensSubject(c.Name),
+		ownerapi.Token{Address: v.Address, AgentCard: v.AgentCard}, audit.Token(acct.ID, switchboard.TokenPeer, "", "community "+c.Name))
 }
 
 // communityTokens returns the filter of the community's peer tokens acct
@@ -186,7 +206,8 @@ func (s *Server) handleRevokeCommunityToken(w http.ResponseWriter, r *http.Reque
 		s.writeError(w, r, err)
 		return
 	}
-	s.revokePeerTokens(w, r, communityTokens(acct, c.Name), switchboard.CommunityTokensSubject(c.Name))
+	s.revokePeerTokens(w, r, acct, communityTokens(acct, c.Name), switchboard.CommunityTokensSubject(c.Name),
+		audit.Token(acct.ID, switchboard.TokenPeer, "", "community "+c.Name))
 }
 
 // issuedCommunity returns the community named by the path, whose tokens an

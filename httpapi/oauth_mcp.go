@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
@@ -123,6 +124,7 @@ func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url
 		s.writeOAuthError(w, r, err)
 		return
 	}
+	s.recordMCPGrantToken(r, ep, form, pair)
 	w.Header().Set("Pragma", "no-cache")
 	writeJSON(w, http.StatusOK, mcpTokenAnswer{AccessToken: pair.AccessToken, TokenType: "Bearer", ExpiresIn: int(pair.ExpiresIn.Seconds()),
 		RefreshToken: pair.RefreshToken, Scope: mcpauth.Scope})
@@ -142,7 +144,22 @@ func (s *Server) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	if err := s.OAuth.Revoke(r.Context(), form.Get("token")); err != nil {
+	grant, err := s.OAuth.RevokeGrant(r.Context(), form.Get("token"))
+	if grant != nil || err != nil {
+		// Only a grant that was there, or a failure, is a change to record.
+		var acct string
+		if grant != nil {
+			acct = grant.Target.AccountID
+		}
+		e := audit.Entry(nil, s.clients.Addr(r), switchboard.AuditMCPGrantRevoke, grantTarget(acct, grant, ""), err)
+		if grant != nil {
+			e.ActorKind, e.ActorID = switchboard.AuditMCPClient, grant.ClientID
+		}
+		if s.Audit != nil {
+			s.Audit.Record(r.Context(), e)
+		}
+	}
+	if err != nil {
 		s.writeOAuthError(w, r, err)
 		return
 	}

@@ -201,9 +201,10 @@ func (s *Server) handleOAuthToken(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := s.Pairing.Redeem(r.Context(), agent, form.Get("device_code"), s.clientKey(r))
 	if err != nil {
-		s.writeOAuthError(w, r, err)
+		s.writeOAuthError(w, r, err) // a poll that waits or fails changes nothing: not recorded
 		return
 	}
+	s.recordPeerToken(r, switchboard.AuditPeer, tok.Label, agent, tok.Label, tok.Replaced)
 	w.Header().Set("Pragma", "no-cache")
 	writeJSON(w, http.StatusOK, tokenAnswer{AccessToken: tok.Secret, TokenType: "Bearer", PeerLabel: tok.Label, Replaced: tok.Replaced})
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
@@ -73,6 +74,7 @@ func (s *Server) handleDenyPairing(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) decidePairing(w http.ResponseWriter, r *http.Request, approve bool) {
+	acct, _, _ := s.authenticateOwnerOrAgent(r) // the decider, for the audit log: an owner, or the agent itself
 	g, by, err := s.decider(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -95,9 +97,41 @@ func (s *Server) decidePairing(w http.ResponseWriter, r *http.Request, approve b
 	} else {
 		p, err = s.Pairing.Deny(r.Context(), g, r.PathValue("code"), by)
 	}
+	s.recordPairing(r, acct, g, approve, p, err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, viewPairing(p))
+}
+
+// recordPairing records a decision on a pairing request of g: by its
+// owner's account acct, or (acct nil) by the agent itself; p is the
+// request decided, nil on failure.
+func (s *Server) recordPairing(r *http.Request, acct *switchboard.Account, g *switchboard.Agent, approve bool,
+	p *switchboard.Pairing, err error) {
+	action := switchboard.AuditPairingApprove
+	if !approve {
+		action = switchboard.AuditPairingDeny
+	}
+	t := audit.Target{AccountID: g.AccountID, Kind: audit.KindPairing, ID: auditUserCode(r.PathValue("code")), Detail: "agent " + g.Handle}
+	if p != nil && p.Label != "" {
+		t.Detail += ", peer token " + p.Label
+	}
+	e := audit.Entry(acct, s.clients.Addr(r), action, t, err)
+	if acct == nil {
+		e.ActorKind, e.ActorID = switchboard.AuditAgent, g.Handle
+	}
+	if s.Audit != nil {
+		s.Audit.Record(r.Context(), e)
+	}
+}
+
+// auditUserCode is a user code as the audit log names it: as the page
+// shows it (ABCD-EFGH), or as typed if it is no code.
+func auditUserCode(s string) string {
+	if c, ok := pairing.NormalizeUserCode(s); ok {
+		return pairing.FormatUserCode(c)
+	}
+	return s
 }

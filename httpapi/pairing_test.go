@@ -145,6 +145,21 @@ func TestPairingHumanFlow(t *testing.T) {
 		t.Fatalf("a revoked paired token: %d", call.status)
 	}
 
+	// The audit log has the decisions, the token the peer took, and its
+	// revocation; never the device code or the token.
+	var got []string
+	for _, e := range h.auditPage(h.operatorToken, "").Entries {
+		got = append(got, e.Action+" "+e.Outcome+" "+e.ActorKind+" "+e.TargetID)
+		if strings.Contains(e.Detail+e.TargetID, device) || strings.Contains(e.Detail+e.TargetID, token) {
+			t.Fatalf("an audit entry holds a secret: %+v", e)
+		}
+	}
+	want := []string{"token.revoke ok operator peer:Barry-Bot", "token.issue ok peer peer:Barry-Bot",
+		"pairing.deny failed operator " + code, "pairing.approve ok operator " + code}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("audit log:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
 	// A revoked label is not reused: the next Barry is Barry-Bot-2.
 	r = h.deviceAuth(addr, url.Values{"client_name": {"Barry Bot"}}, nil)
 	code2 := r.json["user_code"].(string)

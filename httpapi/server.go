@@ -179,6 +179,12 @@ type Deps struct {
 	// Reach checks how the world reaches agents' public addresses
 	// (/agents/{ref}/reachability); nil: none is checked.
 	Reach *reach.Checker
+	// Audit records the security-relevant changes made through the API
+	// (docs/operating.md, "Audit log"); nil: nothing is recorded.
+	Audit switchboard.AuditLog
+	// AuditEntries is the audit log GET /audit reads; nil: that route
+	// answers 404.
+	AuditEntries switchboard.AuditStore
 }
 
 // Server serves the A2A addresses of every agent, the owner API and health
@@ -421,6 +427,7 @@ func (s *Server) routeTable() []route {
 		// Owner API.
 		owned("GET", "/account", s.handleWhoami),
 		owned("POST", "/account/rotate", s.handleRotateOwnToken),
+		owned("GET", "/audit", s.handleAudit),
 		operated("POST", "/accounts", s.handleCreateAccount),
 		operated("GET", "/accounts", s.handleListAccounts),
 		operated("GET", "/accounts/{id}", s.handleGetAccount),

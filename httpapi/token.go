@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -14,8 +15,8 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *
 		return
 	}
 	v := s.viewAgent(r, g)
-	s.issuePeerToken(w, r, switchboard.Token{AgentID: g.ID}, switchboard.TokensSubject(g.ID),
-		ownerapi.Token{Address: v.Address, AgentCard: v.AgentCard})
+	s.issuePeerToken(w, r, acct, switchboard.Token{AgentID: g.ID}, switchboard.TokensSubject(g.ID),
+		ownerapi.Token{Address: v.Address, AgentCard: v.AgentCard}, audit.Token(g.AccountID, switchboard.TokenPeer, "", "agent "+g.Handle))
 }
 
 func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
@@ -35,20 +36,30 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct 
 		return
 	}
 	kind := switchboard.TokenPeer
-	s.revokePeerTokens(w, r, switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID}, switchboard.TokensSubject(g.ID))
+	s.revokePeerTokens(w, r, acct, switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID}, switchboard.TokensSubject(g.ID),
+		audit.Token(g.AccountID, switchboard.TokenPeer, "", "agent "+g.Handle))
 }
 
 // issuePeerToken issues a peer token of an address, an agent's or a
 // community's: scope holds the AgentID or the Community (and the issuing
 // AccountID), subject is the bus subject that ends the streams of the
-// token a rotation replaces, and answer the address and card to show.
-func (s *Server) issuePeerToken(w http.ResponseWriter, r *http.Request, scope switchboard.Token, subject string, answer ownerapi.Token) {
+// token a rotation replaces, and answer the address and card to show. The
+// issue (or rotation) by acct is recorded in the audit log on target (its
+// label filled in).
+func (s *Server) issuePeerToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, scope switchboard.Token, subject string,
+	answer ownerapi.Token, target audit.Target) {
 	var body ownerapi.TokenIssue
 	if err := s.decodeJSON(w, r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	secret, tok, err := s.peers.Issue(r.Context(), scope, body.Label, body.Rotate, subject)
+	action := switchboard.AuditTokenIssue
+	if body.Rotate {
+		action = switchboard.AuditTokenRotate
+	}
+	target.ID += ":" + body.Label
+	s.record(r, acct, action, target, err)
 	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
 			err = switchboard.Errorf(switchboard.ECONFLICT, "an active token labelled %q exists; revoke it or pass \"rotate\": true", body.Label)
@@ -78,10 +89,16 @@ func (s *Server) listPeerTokens(w http.ResponseWriter, r *http.Request, f switch
 }
 
 // revokePeerTokens revokes the active peer token of f labelled as the
-// path says, and ends its streams on every instance (subject).
-func (s *Server) revokePeerTokens(w http.ResponseWriter, r *http.Request, f switchboard.TokenFilter, subject string) {
+// path says, and ends its streams on every instance (subject); the
+// revocation by acct is recorded in the audit log on target (its label
+// filled in).
+func (s *Server) revokePeerTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, f switchboard.TokenFilter, subject string,
+	target audit.Target) {
 	label := r.PathValue("label")
-	if err := s.peers.Revoke(r.Context(), f, label, subject); err != nil { // its streams end, on every instance
+	err := s.peers.Revoke(r.Context(), f, label, subject) // its streams end, on every instance
+	target.ID += ":" + label
+	s.record(r, acct, switchboard.AuditTokenRevoke, target, err)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

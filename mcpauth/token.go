@@ -207,16 +207,24 @@ func (s *Service) grantToken(ctx context.Context, g *switchboard.OAuthGrant) (*s
 // both tokens stop working. Any other token is left alone; either way the
 // caller answers 200.
 func (s *Service) Revoke(ctx context.Context, token string) error {
+	_, err := s.RevokeGrant(ctx, token)
+	return err
+}
+
+// RevokeGrant is Revoke that returns the grant it ended, nil if the token
+// was none's (for the audit log).
+func (s *Service) RevokeGrant(ctx context.Context, token string) (*switchboard.OAuthGrant, error) {
 	if token == "" {
-		return nil
+		return nil, nil
 	}
-	return s.end(ctx, switchboard.HashToken(token))
+	return s.endReturning(ctx, switchboard.HashToken(token))
 }
 
 // EndGrantOf ends the grant whose MCP token has the hash accessHash, if
-// any: the grant is deleted and its MCP token revoked.
-func (s *Service) EndGrantOf(ctx context.Context, accessHash string) error {
-	return s.end(ctx, accessHash)
+// any: the grant is deleted and its MCP token revoked. It returns the
+// grant it ended, nil if there was none.
+func (s *Service) EndGrantOf(ctx context.Context, accessHash string) (*switchboard.OAuthGrant, error) {
+	return s.endReturning(ctx, accessHash)
 }
 
 // GrantsByAccess returns the live grants of the account (nil: of every
@@ -236,8 +244,17 @@ func (s *Service) GrantsByAccess(ctx context.Context, accountID *string) (map[st
 // end deletes the grant whose refresh or access hash is hash and revokes
 // its MCP token.
 func (s *Service) end(ctx context.Context, hash string) error {
+	_, err := s.endReturning(ctx, hash)
+	return err
+}
+
+// endReturning is end that returns the grant ended, nil if none was.
+func (s *Service) endReturning(ctx context.Context, hash string) (*switchboard.OAuthGrant, error) {
 	g, err := s.Store.DeleteOAuthGrant(ctx, hash)
-	return s.endGrant(ctx, g, err)
+	if err := s.endGrant(ctx, g, err); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // endGrantOfCode deletes the grant issued from the code with the hash and

@@ -169,7 +169,9 @@ func (s *Server) createAgent(ctx context.Context, req *mcp.CallToolRequest, in C
 	}
 	g := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: handle, Name: name, Description: in.Description,
 		Mode: switchboard.ModeInbox, Version: "1.0.0", AcceptsTasks: true, Approved: s.Network == nil || s.Network.ApprovedAtCreation(acct)}
-	if err := s.Agents.CreateAgent(ctx, g); err != nil {
+	err = s.Agents.CreateAgent(ctx, g)
+	s.recordCreate(ctx, tok, g, err)
+	if err != nil {
 		return s.fail(ctx, ToolCreateAgent, err)
 	}
 	if err := s.Tokens.RecordCreatedAgent(ctx, tok.Hash, g.ID); err != nil {

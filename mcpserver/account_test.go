@@ -71,6 +71,14 @@ func TestAccountEndpoint(t *testing.T) {
 			t.Fatalf("create_agent: %v", created)
 		}
 		call(t, cs, "inbox", map[string]any{"agent": "fresh"})
+		// The audit log has it: made by the MCP client holding the token,
+		// from its address, in the token's account.
+		entries, _, err := w.db.FindAuditEntries(context.Background(), switchboard.AuditFilter{Target: "fresh"})
+		must(t, err)
+		if len(entries) != 1 || entries[0].Action != switchboard.AuditAgentCreate || entries[0].ActorKind != switchboard.AuditMCPClient ||
+			entries[0].ActorID != "mcp:desk" || entries[0].ClientAddr != "127.0.0.1" || entries[0].AccountID != one.AccountID {
+			t.Fatalf("the audit log of create_agent: %+v", entries)
+		}
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_agent", Arguments: map[string]any{"handle": "second"}})
 		if err != nil || !res.IsError {
 			t.Fatalf("a second create_agent: %v %+v", err, res)

@@ -97,7 +97,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, tg *target, next 
 		writeRPCError(w, http.StatusInternalServerError, codeInternal, "internal error", nil)
 		return
 	}
-	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
+	ctx := context.WithValue(r.Context(), infoKey{}, info)
+	next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, clientAddrKey{}, s.clientAddr(r))))
 }
 
 // challenge is the WWW-Authenticate header of a 401 (RFC 6750 section 3):

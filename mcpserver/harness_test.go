@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
@@ -102,7 +103,7 @@ func newWorldConfig(tb testing.TB, kind string, limiter switchboard.RateLimiter,
 	w.network = network.New(db, w.tasks)
 	w.pairing = pairing.New(pairing.Deps{Store: db, Tokens: db, Peers: peers.New(db, bus, log), Logger: log}, pairing.Config{})
 	mcps := mcpserver.New(mcpserver.Deps{Accounts: db, Agents: db, Tokens: db, Tasks: w.tasks, Outbox: ob, Network: w.network,
-		Pairing: w.pairing, Limiter: limiter, Logger: log, OutboundPeers: synced},
+		Pairing: w.pairing, Limiter: limiter, Logger: log, OutboundPeers: synced, Audit: &audit.Log{Store: db, Logger: log}},
 		mcpserver.Config{Version: "test"})
 	w.api = httpapi.New(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: w.tasks, Outbox: ob,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Pinger: db, Network: w.network, Pairing: w.pairing, MCP: mcps,

@@ -52,6 +52,12 @@ type Deps struct {
 	// OnAuthenticated, if set, is called with each request whose token
 	// was accepted (httpapi.MarkAuthenticated).
 	OnAuthenticated func(*http.Request)
+	// Audit records the agents create_agent makes; nil: nothing is
+	// recorded.
+	Audit switchboard.AuditLog
+	// ClientAddr returns the address a request came from, for the audit
+	// log (clientaddr.Resolver.Addr); nil: the connection's peer.
+	ClientAddr func(*http.Request) string
 }
 
 // Config holds the settings of the MCP endpoint. Zero values mean

@@ -108,6 +108,14 @@ type Config struct {
 	// 0 means switchboard.DefaultExpiryInterval.
 	RetentionInterval time.Duration
 
+	// AuditRetention is how long the audit log's entries are kept (0:
+	// audit.DefaultRetention; negative: forever); apart from Retention,
+	// the tasks'.
+	AuditRetention time.Duration
+	// AuditLog, if set, also writes every audit entry as a JSON line:
+	// "stdout", or the path of a file it appends to.
+	AuditLog string
+
 	// Metrics serves GET /metrics on the main listener.
 	Metrics bool
 	// MCPOff turns off every MCP route: agents' {address}/mcp and the MCP

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/certs"
+	"github.com/switchboard-dev/switchboard/clientaddr"
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
@@ -39,7 +40,7 @@ func (s *Server) buildFaces() error {
 		Logger: s.Logger, Bus: s.Bus, Connect: s.Hub, Presence: s.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 		Wakes: s.Wakes, Pushes: s.Pushes, Network: s.Network, Pairing: s.Pairing, MCP: s.newMCP(),
 		Fronts: s.Fronts, OAuth: s.OAuth, Published: s.published, OutboundPeers: s.OutboundPeers,
-		TLS: s.tlsStatusFunc(), Reach: s.reach,
+		TLS: s.tlsStatusFunc(), Reach: s.reach, Audit: s.Audit, AuditEntries: db,
 	}, httpapi.Config{
 		PublicURL: urls.PublicURL, TrustForwarded: cfg.TrustForwarded, MaxBody: cfg.MaxBody,
 		DefaultAgent: cfg.DefaultAgent, Version: cfg.Version, BlockingTimeout: cfg.BlockingTimeout,
@@ -75,6 +76,7 @@ func (s *Server) newMCP() httpapi.MCPHandler {
 		Accounts: db, Agents: db, Tokens: db, Tasks: s.Tasks, Outbox: s.Outbox, Network: s.Network, Pairing: s.Pairing, Limiter: s.limiter,
 		OutboundPeers: s.OutboundPeers,
 		Logger:        s.Logger.With("face", "mcp"), OnAuthenticated: httpapi.MarkAuthenticated,
+		Audit: s.Audit, ClientAddr: clientaddr.New(s.Config.TrustedProxies).Addr,
 	}, mcpserver.Config{Version: s.Config.Version, MaxBody: s.Config.MaxBody, OAuth: true})
 }
 
@@ -85,7 +87,7 @@ func (s *Server) newConsole(urls publicurl.Resolver) (*dashboard.Console, error)
 	return dashboard.New(dashboard.Deps{
 		Accounts: db, Agents: db, Tokens: db, SignIns: db, Glances: db, Health: db,
 		Tasks: s.Tasks, Peers: peers.New(db, s.Bus, s.Logger), Network: s.Network, Wakes: s.Wakes, Pushes: s.Pushes, Outbox: s.Outbox,
-		OutboundPeers: s.OutboundPeers, Published: s.published, Reach: s.reach, Bus: s.Bus,
+		OutboundPeers: s.OutboundPeers, Published: s.published, Reach: s.reach, Bus: s.Bus, Audit: s.Audit, AuditEntries: db,
 		Limiter: s.newLimiter(dashboard.DefaultSignInsPerMinute, time.Minute), Logger: s.Logger,
 		BaseURL: urls.Base, OnAuthenticated: httpapi.MarkAuthenticated,
 	}, dashboard.Config{TrustedProxies: s.Config.TrustedProxies})

@@ -28,6 +28,11 @@ func (s *Server) startLoops() {
 			return s.Tasks.RunTaskExpiry(ctx, cfg.Retention, cfg.RetentionInterval)
 		})
 	}
+	if cfg.AuditRetention >= 0 {
+		s.loops.Go("audit pruner", func(ctx context.Context) error {
+			return s.Audit.RunPruner(ctx, auditRetention(cfg.AuditRetention), 0)
+		})
+	}
 	webhooks := &webhook.Deliverer{
 		Client:    netguard.NewClient(netguard.Options{AllowPrivate: cfg.AllowPrivateNetworks, Allow: cfg.OutboundAllow, Timeout: cfg.WebhookTimeout}),
 		UserAgent: "switchboard/" + cfg.Version,

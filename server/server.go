@@ -12,6 +12,7 @@ import (
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/certs"
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/front"
@@ -69,6 +70,8 @@ type Server struct {
 	// authorization page. Both nil when MCP is off.
 	OAuth   *mcpauth.Service
 	Consent *dashboard.ConsentPage
+	// Audit records the audit log (docs/operating.md, "Audit log").
+	Audit *audit.Log
 	// Certs obtains and renews the HTTPS certificates over ACME; nil
 	// without Config.ACME.Domains.
 	Certs *certs.Manager
@@ -84,6 +87,7 @@ type Server struct {
 	published  *front.Published        // the cards forwarding connectors publish, read by the API and the console
 	reach      *reach.Checker          // checks the public addresses' reachability, for the API and the console
 	limiter    switchboard.RateLimiter // the per-peer rate limit
+	auditFile  *os.File                // the file of Config.AuditLog; nil for none or stdout
 
 	ln            net.Listener
 	httpServer    *http.Server
@@ -271,6 +275,9 @@ func (s *Server) Close() error {
 	}
 	if s.DB != nil {
 		errs = append(errs, s.DB.Close())
+	}
+	if s.auditFile != nil {
+		errs = append(errs, s.auditFile.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -42,6 +42,9 @@ func (s *Server) buildServices(ctx context.Context, carrier switchboard.Carrier)
 	if cfg.AllowPrivateNetworks {
 		s.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks, push notifications and wakes can target loopback, LAN and metadata addresses")
 	}
+	if err := s.openAudit(ctx, db); err != nil {
+		return err
+	}
 	s.Tasks = newRelay(cfg, db, s.Bus, s.Logger, s.instanceID, s.metrics.onAck)
 	s.Outbox = newOutbox(db, s.Bus)
 	s.Network = newNetwork(cfg, db, s.Tasks)

@@ -39,6 +39,7 @@ var scanningStatements = []struct{ sql, why string }{
 	{"SELECT COUNT(*) FROM oauth_clients", "the cap on registered MCP clients, a table held to at most 100 rows"},
 	{"FROM oauth_clients WHERE requester IN (SELECT u.requester", "the address holding the most MCP clients, when the table of at most 100 rows is full"},
 	{"FROM oauth_grants ORDER BY created_at, refresh_hash", "an operator's list of every OAuth grant (an owner's searches oauth_grants_account)"},
+	{"FROM audit_log", "the operator's audit log: its index read newest first, to the end of one page (an owner's searches audit_log_account_at)"},
 }
 
 // TestStatementsSearchTheirTables runs the store contract on SQLite,
@@ -53,6 +54,7 @@ var scanningStatements = []struct{ sql, why string }{
 // names the index's columns, but a plan through another index (one that
 // spares a sort, or a shorter key) would read every row of the agent.
 var searchesBy = []struct{ sql, step string }{
+	{"FROM audit_log WHERE account_id = $1", "SEARCH audit_log USING INDEX audit_log_account_at (account_id=?"},
 	{"FROM outbound WHERE agent_id = $1 AND remote_task_id = $2", "SEARCH outbound USING INDEX outbound_task (agent_id=? AND remote_task_id=?)"},
 	{"AND push_hash = $", "SEARCH outbound USING INDEX outbound_push (push_hash=?)"},
 	{"FROM outbound WHERE agent_id = $1 AND context_id = $2", "SEARCH outbound USING INDEX outbound_context (agent_id=? AND context_id=?)"},

@@ -40,6 +40,7 @@ type CLI struct {
 	Outbox    OutboxCmd    `cmd:"" help:"List what your agents sent and the state of the answers."`
 	Poll      PollCmd      `cmd:"" help:"Fetch the remote task of a sent message again and record it."`
 	History   HistoryCmd   `cmd:"" help:"Show a conversation (contextId) of an agent in both directions."`
+	Audit     AuditCmd     `cmd:"" help:"List the audit log, newest first: sign-ins, tokens, agents, approvals, communities, pairings, MCP consents, accounts, secret keys, fronts' credentials (the operator: every account's; an owner: its own)."`
 	Wake      WakeCmd      `cmd:"" help:"Wake webhooks: how an agent that sleeps learns that work waits in its inbox."`
 	Community CommunityCmd `cmd:"" help:"Communities: agents that send each other work; each has an A2A address {server}/c/NAME."`
 	Directory DirectoryCmd `cmd:"" help:"List the agents of the network you can see, live or not (an agent token: the other members of its communities)."`

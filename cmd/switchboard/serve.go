@@ -66,7 +66,9 @@ type ServeCmd struct {
 	NATSClusterListen string   `name:"nats-cluster-listen" env:"SWITCHBOARD_NATS_CLUSTER_LISTEN" help:"With --bus embedded: host:port where the embedded NATS server accepts routes from the other instances' servers."`
 	NATSRoutes        []string `name:"nats-routes" env:"SWITCHBOARD_NATS_ROUTES" help:"With --bus embedded: nats-route://host:port of the other instances' embedded servers (comma-separated)."`
 
-	Retention retentionFlag `name:"retention" env:"SWITCHBOARD_RETENTION" default:"0" help:"Delete tasks that finished (completed, failed, canceled, rejected) longer ago than this, with their events, deliveries and push configurations: days (30d) or a duration (720h); 0 keeps them forever."`
+	Retention      retentionFlag `name:"retention" env:"SWITCHBOARD_RETENTION" default:"0" help:"Delete tasks that finished (completed, failed, canceled, rejected) longer ago than this, with their events, deliveries and push configurations: days (30d) or a duration (720h); 0 keeps them forever."`
+	AuditRetention retentionFlag `name:"audit-retention" env:"SWITCHBOARD_AUDIT_RETENTION" default:"90d" help:"Delete audit log entries older than this: days (90d) or a duration (2160h); 0 keeps them forever. Apart from --retention, the tasks'."`
+	AuditLog       string        `name:"audit-log" env:"SWITCHBOARD_AUDIT_LOG" placeholder:"stdout|FILE" help:"Also write every audit log entry as a JSON line: to stdout, or appended to FILE (made 0600). The entries stay in the database either way."`
 
 	Domains     []string `name:"domain" env:"SWITCHBOARD_DOMAIN" placeholder:"NAME" help:"Serve HTTPS for these names, with certificates obtained and renewed over ACME (Let's Encrypt by default; HTTP-01 on --addr and TLS-ALPN-01 on --https-addr, so ports 80 and 443 must reach this server). The first is the default --public-url (https://NAME). Certificates and keys live in the database, keys sealed; every instance of a cluster serves the same ones."`
 	ACMEEmail   string   `name:"acme-email" env:"SWITCHBOARD_ACME_EMAIL" help:"Contact address of the ACME account (the CA may write about expiring certificates or its terms); default: none."`
@@ -134,8 +136,9 @@ func (c *ServeCmd) config(cli *CLI) server.Config {
 		WebhookTimeout: c.WebhookTimeout, AllowPrivateNetworks: c.AllowPrivateNetworks,
 		Push:     push.SendConfig{Timeout: c.PushTimeout, MaxAttempts: c.PushMaxAttempts, MaxAge: c.PushMaxAge, MaxBackoff: c.PushMaxBackoff},
 		Database: c.Database, DatabaseMaxConns: c.DatabaseMaxConns, SQLiteSyncFull: c.SQLiteSynchronous == "full", Bus: c.Bus, BusPrefix: c.BusPrefix,
-		NATS:         natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
-		Retention:    time.Duration(c.Retention),
+		NATS:           natsbus.ServerOptions{Listen: c.NATSListen, ClusterListen: c.NATSClusterListen, Routes: c.NATSRoutes},
+		Retention:      time.Duration(c.Retention),
+		AuditRetention: auditRetention(c.AuditRetention), AuditLog: c.AuditLog,
 		MaxOpenTasks: noLimit(c.MaxOpenTasks), MaxPeerBytes: noLimit(c.MaxPeerBytes),
 		HTTPSAddr: c.HTTPSAddr, TLSCertFile: c.TLSCert, TLSKeyFile: c.TLSKey,
 		ACME: certs.Config{Domains: c.Domains, Email: c.ACMEEmail, CA: c.ACMECA, CARootFile: c.ACMECARoot, DNSResolver: c.DNSResolver},
@@ -191,4 +194,13 @@ func graceOrNone(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// auditRetention is the server's audit retention of the flag: 0 keeps
+// entries forever (the server's negative).
+func auditRetention(r retentionFlag) time.Duration {
+	if r == 0 {
+		return -1
+	}
+	return time.Duration(r)
 }

@@ -22,7 +22,8 @@ type Populated struct {
 // and peer tokens (one rotated, so revoked), tasks in several states with
 // events, artifacts and follow-up message ids, push configurations,
 // deliveries (queued, offered, closed), a session, a rate count, and the
-// certificate manager's files (a private key among them) and a lock. Times
+// certificate manager's files (a private key among them) and a lock, and
+// two entries of the audit log. Times
 // are fixed, with nanoseconds (those the store takes from its clock
 // aside: token creation, event times).
 func Populate(tb testing.TB, s Store) *Populated {
@@ -120,6 +121,13 @@ func PopulateAt(tb testing.TB, s Store, at time.Time) *Populated {
 	check(s.PutCertFile(ctx, &switchboard.CertFile{Key: "certificates/ca/a.example/a.example.key", Value: []byte("-----BEGIN EC PRIVATE KEY-----\n"), Secret: true}))
 	_, err = s.TryLockCert(ctx, "issue_cert_a.example", "holder", time.Minute)
 	check(err)
+	// The audit log: a sign-in refused and a token issued.
+	check(s.CreateAuditEntry(ctx, &switchboard.AuditEntry{ID: "audit-1", At: at, ActorKind: switchboard.AuditAnonymous,
+		Action: switchboard.AuditSignIn, TargetKind: "account", Outcome: switchboard.AuditDenied, ClientAddr: "192.0.2.7",
+		Detail: "unknown token"}))
+	check(s.CreateAuditEntry(ctx, &switchboard.AuditEntry{ID: "audit-2", At: at.Add(time.Second), AccountID: "acct-alice",
+		ActorKind: switchboard.AuditOwner, ActorID: "acct-alice", Action: switchboard.AuditTokenIssue, TargetKind: "token",
+		TargetID: "peer:ci", Outcome: switchboard.AuditOK, ClientAddr: "2001:db8::1"}))
 	return p
 }
 

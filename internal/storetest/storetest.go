@@ -85,6 +85,9 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	for name, fn := range certFileTests {
 		tests[name] = fn
 	}
+	for name, fn := range auditTests {
+		tests[name] = fn
+	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) { fn(t, open(t)) })
 	}
