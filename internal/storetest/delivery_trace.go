@@ -1,0 +1,85 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+)
+
+// testDeliveryTraceParent checks that a delivery keeps the trace context
+// it was written with, whichever way it was written (with its new task,
+// queued or offered, or with a change of the task), through claims,
+// releases and listings: the trace goes on with it on the instance that
+// offers it.
+func testDeliveryTraceParent(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	now := time.Now().Add(-time.Minute).UTC()
+	const tpQueued = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	const tpOffered = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	const tpFollow = "00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-00"
+
+	task := newTask(g, "bob", "c", "m1", now)
+	change := withQueuedDelivery(task, now)
+	change.NewDeliveries[0].TraceParent = tpQueued
+	_, err := s.CreateTask(ctx, task, change)
+	must(t, err)
+	claimed, err := s.ClaimDeliveries(ctx, g.ID, "conn-a", 10, time.Minute)
+	must(t, err)
+	if len(claimed) != 1 || claimed[0].TraceParent != tpQueued {
+		t.Fatalf("claimed %+v, want the queued delivery with its trace context %s", claimed, tpQueued)
+	}
+	must(t, ackAll(s, claimed))
+
+	offeredTask := newTask(g, "bob", "c", "m2", now)
+	d := &switchboard.Delivery{
+		ID: switchboard.NewID(), TaskID: offeredTask.ID(), AgentID: g.ID, Kind: switchboard.DeliverTask, MessageID: "m2",
+		State: switchboard.DeliveryOffered, Holder: "conn-a", Attempts: 1, OfferedAt: &now,
+		Deadline: now.Add(time.Hour), NextAttemptAt: now.Add(time.Minute), CreatedAt: now, TraceParent: tpOffered,
+	}
+	oc := created(offeredTask, nil)
+	oc.NewDeliveries = []*switchboard.Delivery{d}
+	_, err = s.CreateTask(ctx, offeredTask, oc)
+	must(t, err)
+	// Given back unacknowledged and claimed again, it keeps its context.
+	if _, err := s.ReleaseDeliveries(ctx, []string{"conn-a"}); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err = s.ClaimDeliveries(ctx, g.ID, "conn-b", 10, time.Minute)
+	must(t, err)
+	if len(claimed) != 1 || claimed[0].ID != d.ID || claimed[0].TraceParent != tpOffered {
+		t.Fatalf("claimed %+v, want the released offer %s with its trace context", claimed, d.ID)
+	}
+	must(t, ackAll(s, claimed))
+
+	f := &switchboard.Delivery{
+		ID: switchboard.NewID(), TaskID: task.ID(), AgentID: g.ID, Kind: switchboard.DeliverMessage, MessageID: "f1",
+		State: switchboard.DeliveryQueued, Deadline: now.Add(time.Hour), NextAttemptAt: now, CreatedAt: now, TraceParent: tpFollow,
+	}
+	_, _, err = s.ModifyTask(ctx, task.ID(), func(*switchboard.Task) (*switchboard.TaskChange, error) {
+		return &switchboard.TaskChange{NewDeliveries: []*switchboard.Delivery{f}}, nil
+	})
+	must(t, err)
+	tid := task.ID()
+	all, err := s.FindDeliveries(ctx, switchboard.DeliveryFilter{TaskID: &tid})
+	must(t, err)
+	got := map[string]string{}
+	for _, x := range all {
+		got[x.ID] = x.TraceParent
+	}
+	if got[f.ID] != tpFollow || got[change.NewDeliveries[0].ID] != tpQueued {
+		t.Fatalf("listed trace contexts %v, want %s for the follow-up and %s for the task", got, tpFollow, tpQueued)
+	}
+
+	// Without one it stays empty.
+	_, plain := queueTask(t, s, g, "m3", now)
+	claimed, err = s.ClaimDeliveries(ctx, g.ID, "conn-c", 10, time.Minute)
+	must(t, err)
+	for _, x := range claimed {
+		if x.ID == plain.ID && x.TraceParent != "" {
+			t.Fatalf("a delivery written without a trace context claimed with %q", x.TraceParent)
+		}
+	}
+}

@@ -1,0 +1,4 @@
+-- The W3C trace context of the request that caused a delivery (docs/operating.md,
+-- "Traces"): the trace goes on with the delivery on whichever instance offers it.
+-- Empty when the deployment does not trace.
+ALTER TABLE deliveries ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
