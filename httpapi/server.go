@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/switchboard-dev/switchboard/front"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/front"
+	"github.com/switchboard-dev/switchboard/tracing"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/accounts"
@@ -112,6 +114,9 @@ type Config struct {
 
 // Deps are the components the HTTP API needs.
 type Deps struct {
+	// Tracer records a span for each A2A call, continuing the peer's
+	// traceparent (a2a.go); nil: tracing off.
+	Tracer     *tracing.Tracer
 	Accounts   switchboard.AccountStore
 	Agents     switchboard.AgentStore
 	Tokens     switchboard.TokenStore

@@ -43,6 +43,7 @@ func (s *Server) buildServices(ctx context.Context, carrier switchboard.Carrier)
 		s.Logger.Warn("OUTBOUND REQUESTS MAY REACH PRIVATE NETWORKS (--allow-private-networks): webhooks, push notifications and wakes can target loopback, LAN and metadata addresses")
 	}
 	s.Tasks = newRelay(cfg, db, s.Bus, s.Logger, s.instanceID, s.metrics.onAck)
+	s.Tasks.Tracer = s.Tracer
 	s.Outbox = newOutbox(db, s.Bus)
 	s.Network = newNetwork(cfg, db, s.Tasks)
 	s.Pushes = s.newPushes(db)

@@ -34,7 +34,7 @@ type Config struct {
 	// are posted to its path + TracesPath. Empty: tracing off.
 	Endpoint string
 	// SampleRatio is the share of the traces that start here which are
-	// kept (0 to 1; negative is 0). A trace continued from a peer's or a
+	// kept, from 0 to 1. A trace continued from a peer's or a
 	// stored traceparent keeps its parent's decision.
 	SampleRatio float64
 	// ServiceName and InstanceID name the process on every span
@@ -62,6 +62,9 @@ func Open(cfg Config) (*Tracer, error) {
 	if cfg.Endpoint == "" {
 		return nil, nil
 	}
+	if cfg.SampleRatio < 0 || cfg.SampleRatio > 1 {
+		return nil, fmt.Errorf("trace sample ratio %g: want a share from 0 to 1", cfg.SampleRatio)
+	}
 	endpoint, err := TracesURL(cfg.Endpoint)
 	if err != nil {
 		return nil, err
@@ -87,7 +90,7 @@ func Open(cfg Config) (*Tracer, error) {
 	}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(exp, batch...),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(max(cfg.SampleRatio, 0)))),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(cfg.SampleRatio))),
 		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
 	)
 	return &Tracer{tracer: tp.Tracer("github.com/switchboard-dev/switchboard"), provider: tp}, nil
@@ -124,20 +127,31 @@ func (t *Tracer) On() bool { return t != nil }
 // noSpan is the span of tracing off: it records nothing.
 var noSpan = trace.SpanFromContext(context.Background())
 
-// Start starts a span, a child of ctx's span if it has one. With tracing
-// off it returns ctx and a span that records nothing.
-func (t *Tracer) Start(ctx context.Context, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+// Start starts a span, a child of ctx's span if it has one, with the
+// attribute key = value when key is not empty (an id: never a peer's
+// text). With tracing off it returns ctx and a span that records nothing,
+// and allocates nothing.
+func (t *Tracer) Start(ctx context.Context, name string, kind trace.SpanKind, key, value string) (context.Context, trace.Span) {
 	if t == nil {
 		return ctx, noSpan
 	}
-	return t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	return t.tracer.Start(ctx, name, trace.WithSpanKind(kind), withAttribute(key, value))
+}
+
+// withAttribute is the start option that sets key = value, if key is set.
+func withAttribute(key, value string) trace.SpanStartOption {
+	if key == "" {
+		return trace.WithAttributes()
+	}
+	return trace.WithAttributes(attribute.String(key, value))
 }
 
 // StartFrom starts a span whose parent is traceparent, a W3C trace
-// context carried with the work (a stored delivery, a connector frame).
-// Without a valid one it starts none: work that came without a trace
-// stays out of traces rather than starting one of its own.
-func (t *Tracer) StartFrom(ctx context.Context, traceparent, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+// context carried with the work (a stored delivery, a connector frame),
+// with the attribute key = value as Start. Without a valid traceparent it
+// starts none: work that came without a trace stays out of traces rather
+// than starting one of its own.
+func (t *Tracer) StartFrom(ctx context.Context, traceparent, name string, kind trace.SpanKind, key, value string) (context.Context, trace.Span) {
 	if t == nil || traceparent == "" {
 		return ctx, noSpan
 	}
@@ -145,18 +159,19 @@ func (t *Tracer) StartFrom(ctx context.Context, traceparent, name string, kind t
 	if !trace.SpanContextFromContext(pctx).IsValid() {
 		return ctx, noSpan
 	}
-	return t.tracer.Start(pctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	return t.tracer.Start(pctx, name, trace.WithSpanKind(kind), withAttribute(key, value))
 }
 
 // StartServer starts the server span of an inbound request, continuing
-// the trace its traceparent header names. A missing or malformed header
-// starts a new trace; it is never an error.
-func (t *Tracer) StartServer(r *http.Request, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+// the trace its traceparent header names, with the attribute key = value
+// as Start. A missing or malformed header starts a new trace; it is never
+// an error.
+func (t *Tracer) StartServer(r *http.Request, name, key, value string) (context.Context, trace.Span) {
 	if t == nil {
 		return r.Context(), noSpan
 	}
 	ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), withAttribute(key, value))
 }
 
 // Traceparent returns the W3C traceparent of ctx's span, to carry with the
