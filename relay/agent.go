@@ -481,7 +481,8 @@ func (s *Service) modifyAgentTask(ctx context.Context, agent *switchboard.Agent,
 		case len(evs) == 0 && ack == nil && front == nil:
 			return nil, nil
 		}
-		return &switchboard.TaskChange{Events: evs, Ack: ack, FrontMap: front, MaxBytes: switchboard.MaxTaskBytes}, nil
+		return &switchboard.TaskChange{Events: evs, Ack: ack, FrontMap: front, MaxBytes: switchboard.MaxTaskBytes,
+			TraceParent: s.Tracer.Traceparent(ctx)}, nil
 	})
 	return t, events, applyErr, err
 }

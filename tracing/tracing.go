@@ -195,6 +195,22 @@ func Format(sc trace.SpanContext) string {
 	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + flags
 }
 
+// WithTraceparent returns ctx carrying traceparent, a W3C trace context
+// stored with queued work, as its remote parent, for Inject; ctx as it is
+// when traceparent is empty or malformed.
+func WithTraceparent(ctx context.Context, traceparent string) context.Context {
+	if traceparent == "" {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": traceparent})
+}
+
+// Inject sets the traceparent header of an outbound request from ctx's
+// span or remote parent (WithTraceparent); nothing without one.
+func Inject(ctx context.Context, h http.Header) {
+	SetHeader(h, Format(trace.SpanContextFromContext(ctx)))
+}
+
 // SetHeader sets the traceparent header of an outbound request (nothing
 // when traceparent is empty).
 func SetHeader(h http.Header, traceparent string) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 )
 
@@ -80,6 +81,39 @@ func testDeliveryTraceParent(t *testing.T, s Store) {
 	for _, x := range claimed {
 		if x.ID == plain.ID && x.TraceParent != "" {
 			t.Fatalf("a delivery written without a trace context claimed with %q", x.TraceParent)
+		}
+	}
+}
+
+// testPushTraceParent checks that a push keeps the trace context of the
+// change that queued it, as claimed and as listed, and none without one.
+func testPushTraceParent(t *testing.T, s Store) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "helper")
+	task := pushTask(t, s, g, "m1", "cfg")
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	_, _, err := s.ModifyTask(ctx, task.ID(), func(x *switchboard.Task) (*switchboard.TaskChange, error) {
+		now := time.Now().UTC()
+		x.A2A.Status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &now}
+		ev := &a2a.TaskStatusUpdateEvent{TaskID: x.ID(), ContextID: x.A2A.ContextID, Status: x.A2A.Status}
+		return &switchboard.TaskChange{Events: []a2a.Event{ev}, TraceParent: tp}, nil
+	})
+	must(t, err)
+	ps := claimAll(t, s, "pusher", time.Now().Add(time.Second))
+	if len(ps) != 1 || ps[0].TraceParent != tp {
+		t.Fatalf("claimed %+v, want one push with trace context %s", ps, tp)
+	}
+	listed, err := s.FindPushes(ctx, task.ID())
+	must(t, err)
+	if len(listed) != 1 || listed[0].TraceParent != tp {
+		t.Fatalf("listed %+v, want one push with trace context %s", listed, tp)
+	}
+
+	plain := pushTask(t, s, g, "m2", "cfg")
+	setState(t, s, plain.ID(), a2a.TaskStateWorking, "")
+	for _, p := range claimAll(t, s, "pusher", time.Now().Add(time.Second)) {
+		if p.TaskID == plain.ID() && p.TraceParent != "" {
+			t.Fatalf("a push queued without a trace context claimed with %q", p.TraceParent)
 		}
 	}
 }

@@ -2,3 +2,5 @@
 -- "Traces"): the trace goes on with the delivery on whichever instance offers it.
 -- Empty when the deployment does not trace.
 ALTER TABLE deliveries ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
+-- The same for a push notification: the trace context of the change it reports.
+ALTER TABLE push_deliveries ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
