@@ -259,6 +259,9 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 		}
 	}()
 	change.Wake = inboundWake(agent, t, caller, msg)
+	if change.Wake != nil {
+		change.Wake.TraceParent = s.Tracer.Traceparent(ctx)
+	}
 	if b != nil {
 		// Before the commit, after which the agent may be offered the task
 		// (by this instance or, on a poll, by another) and answer.
@@ -379,6 +382,9 @@ func (s *Service) modifyPeerTask(ctx context.Context, agent *switchboard.Agent, 
 			change.NewDeliveries = []*switchboard.Delivery{d}
 		}
 		change.Wake = inboundWake(agent, t, caller, msg)
+		if change.Wake != nil {
+			change.Wake.TraceParent = s.Tracer.Traceparent(ctx)
+		}
 		return change, nil
 	})
 }

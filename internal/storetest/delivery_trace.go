@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -115,5 +116,35 @@ func testPushTraceParent(t *testing.T, s Store) {
 		if p.TaskID == plain.ID() && p.TraceParent != "" {
 			t.Fatalf("a push queued without a trace context claimed with %q", p.TraceParent)
 		}
+	}
+}
+
+// testWakeTraceParent checks that a wake keeps the trace context of the
+// latest request merged into it, and none without one.
+func testWakeTraceParent(t *testing.T, s Store, c *Clock) {
+	ctx := context.Background()
+	g := newAgent(t, s, newAccount(t, s, "alice"), "sleeper")
+	must(t, s.SaveWakeConfig(ctx, wakeConfig(g, time.Second, 0, c.Now())))
+	const tp1 = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	const tp2 = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for i, tp := range []string{tp1, tp2, ""} {
+		ctxID := "c1"
+		if tp == "" {
+			ctxID = "c2"
+		}
+		task := newTask(g, "bob", ctxID, fmt.Sprint("m", i), c.Now())
+		change := created(task, nil)
+		change.Wake = &switchboard.WakeRequest{AgentID: g.ID, ContextID: ctxID, TaskID: task.ID(), Kind: switchboard.WakeInbound,
+			From: "bob", Preview: "hello", TraceParent: tp}
+		_, err := s.CreateTask(ctx, task, change)
+		must(t, err)
+	}
+	c.Add(2 * time.Second)
+	got := map[string]string{}
+	for _, w := range claimWakes(t, s, "h1") {
+		got[w.ContextID] = w.TraceParent
+	}
+	if len(got) != 2 || got["c1"] != tp2 || got["c2"] != "" {
+		t.Fatalf("claimed wakes' trace contexts %v, want c1: the latest request's %s, c2: none", got, tp2)
 	}
 }

@@ -4,3 +4,5 @@
 ALTER TABLE deliveries ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
 -- The same for a push notification: the trace context of the change it reports.
 ALTER TABLE push_deliveries ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
+-- And for a wake: the trace context of the latest request merged into it.
+ALTER TABLE wakes ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
