@@ -30,22 +30,22 @@ func TestConnectExecTraceparent(t *testing.T) {
 
 	task := peerSend(t, m, "tracer", peerToken, "m1", "hello", "", true)
 	got := task.answer()
-	var offer otlptest.Span
-	testwait.ForErr(t, "the offer's span", func() error {
+	// The offer's span is below the peer's call (which ends, and is
+	// exported, after the answer is written).
+	testwait.ForErr(t, "the offer's span below the call", func() error {
 		for _, s := range rcv.Spans() {
-			if s.Name == "hub offer" && fmt.Sprintf("00-%s-%s-01", s.TraceID, s.SpanID) == got {
-				offer = s
-				return nil
+			if s.Name != "hub offer" || fmt.Sprintf("00-%s-%s-01", s.TraceID, s.SpanID) != got {
+				continue
 			}
+			for _, p := range rcv.Trace(s.TraceID) {
+				if p.Name == "a2a SendMessage" && p.SpanID == s.ParentID {
+					return nil
+				}
+			}
+			return fmt.Errorf("the offer's span %s is not below a call in trace %s", s.SpanID, s.TraceID)
 		}
 		return fmt.Errorf("no offer span %q among %d spans", got, len(rcv.Spans()))
 	})
-	for _, s := range rcv.Trace(offer.TraceID) {
-		if s.Name == "a2a SendMessage" && s.SpanID == offer.ParentID {
-			return
-		}
-	}
-	t.Fatalf("the offer's span %s is not below the peer's call in trace %s", offer.SpanID, offer.TraceID)
 }
 
 // TestConnectExecNoTraceparent: without tracing, the command has no
