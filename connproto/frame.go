@@ -160,11 +160,11 @@ type SendParams struct {
 }
 
 // ValidTraceparent reports whether s is a W3C traceparent a connector may
-// pass on (version 00: "00-" 32 hex digits "-" 16 hex digits "-" 2 hex
-// digits, lower case, ids not all zero). The server sends one with an
+// pass on (version 00: "00-" 32 hex digits "-" 16 hex digits "-" flags
+// 00 to 03 (sampled, random), lower case, ids not all zero). The server sends one with an
 // offer when the deployment traces; anything else is ignored.
 func ValidTraceparent(s string) bool {
-	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' {
+	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' || s[53] != '0' || s[54] < '0' || s[54] > '3' {
 		return false
 	}
 	zeroTrace, zeroSpan := true, true

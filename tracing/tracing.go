@@ -188,11 +188,9 @@ func Format(sc trace.SpanContext) string {
 	if !sc.IsValid() {
 		return ""
 	}
-	flags := "00"
-	if sc.IsSampled() {
-		flags = "01"
-	}
-	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + flags
+	// The flags version 00 defines: sampled (01) and random (02).
+	flags := [2]byte{'0', '0' + byte(sc.TraceFlags()&(trace.FlagsSampled|trace.FlagsRandom))}
+	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + string(flags[:])
 }
 
 // WithTraceparent returns ctx carrying traceparent, a W3C trace context

@@ -100,6 +100,8 @@ func TestValidTraceparent(t *testing.T) {
 	for s, want := range map[string]bool{
 		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":   true,
 		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00":   true,
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-03":   true,
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-10":   false,
 		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01":   false,
 		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":   false,
 		"00-00000000000000000000000000000000-00f067aa0ba902b7-01":   false,
