@@ -61,3 +61,22 @@ func TestConnectExecNoTraceparent(t *testing.T) {
 		t.Fatalf("the command saw TRACEPARENT %s, want %s", got, want)
 	}
 }
+
+// TestCollectorDownIsNoError: spans that cannot be sent (no collector
+// listens) fail no request and no shutdown. (The SDK reports failed
+// exports to its error handler, not to Shutdown; server.Close logs any
+// error Shutdown does return rather than fail the stop.)
+func TestCollectorDownIsNoError(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "", func(cfg *server.Config) {
+		cfg.OTLPEndpoint, cfg.TraceSample, cfg.ShutdownTimeout = "http://127.0.0.1:1", 1, time.Second
+	})
+	_, _, peerToken := connectAgent(t, m, "lonely")
+	for i := range 3 {
+		if task := peerSend(t, m, "lonely", peerToken, fmt.Sprint("m", i), "hello", "", false); task.Status.State != "TASK_STATE_SUBMITTED" {
+			t.Fatalf("task %s is %s", task.ID, task.Status.State)
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatalf("close with the collector down: %v", err)
+	}
+}
