@@ -131,7 +131,7 @@ type Wake struct {
 	// TraceParent is the latest request's trace context (WakeRequest),
 	// which the wake's request carries; empty when not traced.
 	TraceParent string
-	State   WakeState
+	State       WakeState
 	// Retries counts the retries after 429 or 503 and the claims of a
 	// sending wake whose lease ended (its sender stopped mid-attempt).
 	Retries    int

@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/connproto"
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/switchboard-dev/switchboard/connproto"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
