@@ -53,6 +53,10 @@ type Delivery struct {
 	LastError     string
 	CreatedAt     time.Time
 	OfferedAt     *time.Time
+	// TraceParent is the W3C trace context of the request that caused the
+	// delivery, when the deployment traces (empty otherwise): the trace
+	// goes on with the delivery on whichever instance offers it.
+	TraceParent string
 }
 
 // DeliveryFilter selects deliveries. Nil and empty fields match everything.

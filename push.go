@@ -75,6 +75,9 @@ type PushDelivery struct {
 	LastStatus    int // HTTP status of the last answer; 0 if none came
 	CreatedAt     time.Time
 	DoneAt        *time.Time // when it was sent, given up or canceled
+	// TraceParent is the W3C trace context of the change it reports, when
+	// the deployment traces: its request carries it.
+	TraceParent string
 
 	// Task and Config are set by PushStore.ClaimPushes only: the task as it
 	// stood, and the configuration as stored now.

@@ -90,6 +90,10 @@ type TaskEvent struct {
 type TaskChange struct {
 	// Events are appended to the task's log in order.
 	Events []a2a.Event
+	// TraceParent is the W3C trace context of what made the change, when
+	// the deployment traces: the pushes it queues keep it
+	// (PushDelivery.TraceParent).
+	TraceParent string
 	// MessageID, when set, records that the task's peer sent a message with
 	// this id, so that the same message sent again is recognised.
 	MessageID string

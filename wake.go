@@ -78,6 +78,9 @@ type WakeRequest struct {
 	// Preview is text the peer wrote; it is redacted and trimmed
 	// (redact.Preview) before it is stored.
 	Preview string
+	// TraceParent is the W3C trace context of the request that asks for
+	// the wake, when the deployment traces.
+	TraceParent string
 	// Message, for a wake about a peer's message, is that message. While
 	// Preview is empty, the store makes the preview from its text, only
 	// once it finds the agent's wake configuration: most agents have none,
@@ -125,7 +128,10 @@ type Wake struct {
 	From    string // the latest sender (untrusted)
 	Preview string // the latest preview (untrusted, redacted, trimmed)
 	Count   int    // how many requests were merged
-	State   WakeState
+	// TraceParent is the latest request's trace context (WakeRequest),
+	// which the wake's request carries; empty when not traced.
+	TraceParent string
+	State       WakeState
 	// Retries counts the retries after 429 or 503 and the claims of a
 	// sending wake whose lease ended (its sender stopped mid-attempt).
 	Retries    int

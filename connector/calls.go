@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/switchboard-dev/switchboard/connproto"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -59,8 +60,15 @@ func (c *Client) Send(ctx context.Context, to, token string, req *a2a.SendMessag
 // call sends a request to the server, on this connection or the next ones,
 // and waits for its answer or for ctx to end.
 func (c *Client) call(ctx context.Context, method string, params any, taskID a2a.TaskID) (json.RawMessage, error) {
+	return c.callTraced(ctx, method, params, taskID, "")
+}
+
+// callTraced is call for a frame that carries traceparent, the trace
+// context of the work it reports on (connproto.Frame.TraceParent; none
+// when empty).
+func (c *Client) callTraced(ctx context.Context, method string, params any, taskID a2a.TaskID, traceparent string) (json.RawMessage, error) {
 	c.init()
-	cl, err := c.out.add(method, params, taskID)
+	cl, err := c.out.add(method, params, taskID, traceparent)
 	if err != nil {
 		return nil, err
 	}

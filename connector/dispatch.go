@@ -115,7 +115,7 @@ func (s *session) onSendMessage(f *connproto.Frame) {
 		s.replyError(f.ID, connproto.CodeInvalidParams, "SendMessage params must hold a message with a messageId and a taskId")
 		return
 	}
-	w := s.c.newWork(&req)
+	w := s.c.newWork(&req, f.TraceParent)
 	final, dup := s.c.reg.accept(w, w.cancel)
 	if dup {
 		w.cancel(ErrWorkDone)

@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/connproto"
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/switchboard-dev/switchboard/connproto"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -52,7 +53,7 @@ func newOutbox() *outbox {
 
 // add encodes a request and queues it for the writer. It fails if the
 // client has stopped or the request is larger than the server reads.
-func (o *outbox) add(method string, params any, taskID a2a.TaskID) (*call, error) {
+func (o *outbox) add(method string, params any, taskID a2a.TaskID, traceparent string) (*call, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed != nil {
@@ -60,7 +61,7 @@ func (o *outbox) add(method string, params any, taskID a2a.TaskID) (*call, error
 	}
 	o.next++
 	c := &call{id: "c" + strconv.FormatUint(o.next, 10), seq: o.next, taskID: taskID, done: make(chan callResult, 1)}
-	b, err := connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: c.id, Method: method, Params: params})
+	b, err := connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: c.id, Method: method, Params: params, TraceParent: traceparent})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", method, err)
 	}

@@ -15,7 +15,7 @@ func callIDs(cs []*call) []string {
 func TestOutboxWritesEachCallOncePerSession(t *testing.T) {
 	o := newOutbox()
 	add := func() *call {
-		c, err := o.add("ReportTask", map[string]string{"x": "y"}, "t")
+		c, err := o.add("ReportTask", map[string]string{"x": "y"}, "t", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestOutboxWritesEachCallOncePerSession(t *testing.T) {
 func TestOutboxLetsGoOfCallsRemovedUnwritten(t *testing.T) {
 	o := newOutbox()
 	for range 1000 {
-		c, err := o.add("ReportTask", map[string]string{"x": "y"}, "t")
+		c, err := o.add("ReportTask", map[string]string{"x": "y"}, "t", "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,6 +59,12 @@ type Work struct {
 	Message *a2a.Message
 	// Request is the whole SendMessage request as offered.
 	Request *a2a.SendMessageRequest
+	// TraceParent is the W3C trace context the server sent with the
+	// offer, when the deployment traces (empty otherwise): the work's
+	// own spans, if the agent traces, are its children. The work's
+	// reports carry it back, so that the server's spans of them join the
+	// trace. connect --exec passes it to the command as TRACEPARENT.
+	TraceParent string
 
 	client    *Client
 	ctx       context.Context // ends when the task is canceled, the handler returned or the client stops
@@ -73,11 +79,15 @@ type Work struct {
 // ErrWorkDone is the cause of a work's context once its handler returned.
 var ErrWorkDone = errors.New("connector: the handler of this work returned")
 
-// newWork builds the work of an offered message. Its context descends from
-// the client's run.
-func (c *Client) newWork(req *a2a.SendMessageRequest) *Work {
+// newWork builds the work of an offered message, offered with the trace
+// context traceparent (kept if it is a valid one). Its context descends
+// from the client's run.
+func (c *Client) newWork(req *a2a.SendMessageRequest, traceparent string) *Work {
 	m := req.Message
 	w := &Work{TaskID: m.TaskID, ContextID: m.ContextID, MessageID: m.ID, Message: m, Request: req, NewTask: true, Attempt: 1, client: c}
+	if connproto.ValidTraceparent(traceparent) {
+		w.TraceParent = traceparent
+	}
 	if meta, ok := req.Metadata[metadataKey].(map[string]any); ok {
 		w.From, _ = meta["from"].(string)
 		w.PeerID, _ = meta["peerId"].(string)
@@ -190,7 +200,7 @@ func (w *Work) update(ev a2a.Event) (a2a.TaskState, error) {
 	if err != nil {
 		return a2a.TaskStateUnspecified, fmt.Errorf("report on task %s: %w", w.TaskID, err)
 	}
-	raw, err := w.client.call(w.ctx, connproto.MethodTaskUpdate, json.RawMessage(params), w.TaskID)
+	raw, err := w.client.callTraced(w.ctx, connproto.MethodTaskUpdate, json.RawMessage(params), w.TaskID, w.TraceParent)
 	if err != nil {
 		return a2a.TaskStateUnspecified, fmt.Errorf("report on task %s: %w", w.TaskID, err)
 	}

@@ -49,6 +49,11 @@ type Frame struct {
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *Error          `json:"error,omitempty"`
+	// TraceParent is the W3C trace context of the work the frame is about,
+	// when the deployment traces: on the server's SendMessage and
+	// CancelTask offers, and on the agent's TaskUpdate reports of that
+	// work. Optional; a side that does not trace ignores it.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // IsResponse reports whether f answers a request: it has an id, no method,
@@ -77,6 +82,8 @@ type Request struct {
 	ID      string `json:"id"`
 	Method  string `json:"method"`
 	Params  any    `json:"params,omitempty"`
+	// TraceParent is Frame.TraceParent.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // Result is a successful response.
@@ -150,4 +157,30 @@ type SendParams struct {
 	To      string                  `json:"to"`    // the agent's handle or its address URL on this deployment
 	Token   string                  `json:"token"` // a peer token of that agent
 	Request *a2a.SendMessageRequest `json:"request"`
+}
+
+// ValidTraceparent reports whether s is a W3C traceparent a connector may
+// pass on (version 00: "00-" 32 hex digits "-" 16 hex digits "-" flags
+// 00 to 03 (sampled, random), lower case, ids not all zero). The server sends one with an
+// offer when the deployment traces; anything else is ignored.
+func ValidTraceparent(s string) bool {
+	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' || s[53] != '0' || s[54] < '0' || s[54] > '3' {
+		return false
+	}
+	zeroTrace, zeroSpan := true, true
+	for i := 3; i < 55; i++ {
+		if i == 35 || i == 52 {
+			continue
+		}
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+		if c != '0' && i < 35 {
+			zeroTrace = false
+		} else if c != '0' && i > 35 && i < 52 {
+			zeroSpan = false
+		}
+	}
+	return !zeroTrace && !zeroSpan
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
+	"github.com/switchboard-dev/switchboard/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // rpcCall is one authenticated JSON-RPC call to an agent's address.
@@ -149,6 +151,13 @@ func setCORS(w http.ResponseWriter) {
 // params, and the method itself. Each step answers with its own error.
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget) {
 	setCORS(w)
+	if s.Tracer.On() {
+		// The call's span, in the trace of the peer's traceparent (a
+		// malformed one is ignored: a new trace starts).
+		ctx, span := s.Tracer.StartServer(r, "a2a call", "switchboard.agent_id", targetAgentID(target))
+		defer span.End()
+		r = r.WithContext(ctx)
+	}
 	// Until the method is known, errors take the shape the header asks for.
 	shape := switchboard.ProtocolV03
 	if strings.HasPrefix(r.Header.Get("A2A-Version"), "1") {
@@ -186,6 +195,9 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 	}
 	m, ok := s.rpc[req.Method]
 	s.met.countRPC(m)
+	if ok && s.Tracer.On() {
+		trace.SpanFromContext(r.Context()).SetName("a2a " + req.Method) // one of ours: a name in s.rpc
+	}
 	if !ok {
 		writeRPCError(w, req.ID, &rpcError{Code: rpcMethodNotFound, Message: fmt.Sprintf("Method not found: %s", truncate(req.Method, 64))})
 		return
@@ -224,6 +236,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 	}
 	result, err := m.unary(r.Context(), call)
 	if err != nil {
+		tracing.Fail(trace.SpanFromContext(r.Context()), err)
 		if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
 			s.logInternal(r, err)
 		}
@@ -237,7 +250,18 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 		writeRPCError(w, req.ID, e)
 		return
 	}
+	_, span := s.Tracer.Start(r.Context(), "a2a reply", trace.SpanKindInternal, "", "")
 	writeRPCResult(w, req.ID, result)
+	span.End()
+}
+
+// targetAgentID is the id of the agent an address names ("" for a
+// community's).
+func targetAgentID(t rpcTarget) string {
+	if t.agent == nil {
+		return ""
+	}
+	return t.agent.ID
 }
 
 // acquireStream counts an open stream of the peer, unless it already holds

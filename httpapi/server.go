@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/reach"
 	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/tracing"
 	"github.com/switchboard-dev/switchboard/wake"
 )
 
@@ -113,6 +114,9 @@ type Config struct {
 
 // Deps are the components the HTTP API needs.
 type Deps struct {
+	// Tracer records a span for each A2A call, continuing the peer's
+	// traceparent (a2a.go); nil: tracing off.
+	Tracer     *tracing.Tracer
 	Accounts   switchboard.AccountStore
 	Agents     switchboard.AgentStore
 	Tokens     switchboard.TokenStore

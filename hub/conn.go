@@ -360,20 +360,22 @@ func (c *conn) onResponse(f *connproto.Frame) {
 		return
 	}
 	agent := c.agent.Load()
+	ctx, span := c.startAnswer(d.TraceParent, string(d.TaskID))
+	defer endSpan(span)
 	var err error
 	switch {
 	case f.Error != nil:
-		err = c.hub.Service.RejectOffer(c.ctx, agent, d, "the agent refused the task: "+truncate(f.Error.Message, 500), false)
+		err = c.hub.Service.RejectOffer(ctx, agent, d, "the agent refused the task: "+truncate(f.Error.Message, 500), false)
 	case d.Kind == switchboard.DeliverCancel:
-		err = c.hub.Service.AckOffer(c.ctx, agent, d, nil)
+		err = c.hub.Service.AckOffer(ctx, agent, d, nil)
 	default:
 		answer, perr := parseAnswer(f.Result)
 		if perr != nil {
-			err = c.hub.Service.RejectOffer(c.ctx, agent, d, "the agent sent an invalid response: "+perr.Error(), true)
+			err = c.hub.Service.RejectOffer(ctx, agent, d, "the agent sent an invalid response: "+perr.Error(), true)
 		} else if bareWorking(d, answer) {
 			c.hold(d, answer)
 		} else {
-			err = c.hub.Service.AckOffer(c.ctx, agent, d, answer)
+			err = c.hub.Service.AckOffer(ctx, agent, d, answer)
 		}
 	}
 	if err != nil && c.ctx.Err() == nil {
@@ -407,7 +409,9 @@ func (c *conn) onTaskUpdate(f *connproto.Frame) {
 		c.replyError(f.ID, connproto.CodeInvalidParams, "the event names no taskId")
 		return
 	}
-	t, err := c.applyAgentEvent(id, sr.Event)
+	ctx, span := c.startAnswer(f.TraceParent, string(id))
+	defer endSpan(span)
+	t, err := c.applyAgentEvent(ctx, id, sr.Event)
 	if err != nil {
 		c.replyErr(f.ID, err)
 		return

@@ -39,6 +39,8 @@ func (h *Hub) SendOffer(o *switchboard.Offer) bool {
 	if c == nil || c.holder != o.Delivery.Holder {
 		return false // closed, or replaced by a newer connection: the reservation went with it
 	}
+	span := c.startOffer(o.Delivery, false)
+	defer endSpan(span)
 	b, err := offerFrame(o)
 	c.mu.Lock()
 	c.reserved--
@@ -87,11 +89,12 @@ func (h *Hub) conn(agentID string) *conn {
 // offerFrame encodes the request that makes an offer; its id is the
 // delivery id.
 func offerFrame(o *switchboard.Offer) ([]byte, error) {
+	tp := o.Delivery.TraceParent
 	if o.Cancel != nil {
-		return connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: o.Delivery.ID, Method: connproto.MethodCancelTask, Params: o.Cancel})
+		return connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: o.Delivery.ID, Method: connproto.MethodCancelTask, Params: o.Cancel, TraceParent: tp})
 	}
 	if o.Send == nil {
-		return connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: o.Delivery.ID, Method: connproto.MethodSendMessage})
+		return connproto.Encode(connproto.Request{JSONRPC: "2.0", ID: o.Delivery.ID, Method: connproto.MethodSendMessage, TraceParent: tp})
 	}
 	// A message to send is written in one pass (a2ajson): encoding/json
 	// would check and compact the message's text again at every level.
@@ -105,6 +108,12 @@ func offerFrame(o *switchboard.Offer) ([]byte, error) {
 	b = append(b, `,"method":"`+connproto.MethodSendMessage+`","params":`...)
 	if b, err = a2ajson.AppendSendMessageRequest(b, o.Send); err != nil {
 		return nil, err
+	}
+	if tp != "" {
+		// Written by tracing.Format: hex digits and dashes, nothing to escape.
+		b = append(b, `,"traceparent":"`...)
+		b = append(b, tp...)
+		b = append(b, '"')
 	}
 	return append(b, '}'), nil
 }

@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/connproto"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/connproto"
 
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard"

@@ -133,19 +133,19 @@ func (c *conn) takeHeld(task a2a.TaskID) *heldAnswer {
 	return h
 }
 
-// applyAgentEvent records an event the agent reports about one of its
-// tasks, with the answer held for the task, if any, when the event takes
+// applyAgentEvent records, under ctx (the connection's, or an answer's
+// span below it), an event the agent reports about one of its tasks, with the answer held for the task, if any, when the event takes
 // the place of its working state.
-func (c *conn) applyAgentEvent(id a2a.TaskID, ev a2a.Event) (*switchboard.Task, error) {
+func (c *conn) applyAgentEvent(ctx context.Context, id a2a.TaskID, ev a2a.Event) (*switchboard.Task, error) {
 	h := c.takeHeld(id)
 	if h != nil && !setsState(ev) {
 		c.writeHeld(h) // an artifact, say: the answer's working state stays, written first
 		h = nil
 	}
 	if h == nil {
-		return c.hub.Service.ApplyAgentEvent(c.ctx, c.agent.Load(), id, ev)
+		return c.hub.Service.ApplyAgentEvent(ctx, c.agent.Load(), id, ev)
 	}
-	t, err := c.hub.Service.ApplyAgentEventAcking(c.ctx, c.agent.Load(), id, ev, h.d, h.at)
+	t, err := c.hub.Service.ApplyAgentEventAcking(ctx, c.agent.Load(), id, ev, h.d, h.at)
 	if err != nil {
 		c.writeHeld(h) // the event was not applied: the answer is, as it came
 	} else {

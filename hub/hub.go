@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/session"
+	"github.com/switchboard-dev/switchboard/tracing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
@@ -119,6 +120,9 @@ type Deps struct {
 	// HTTP listener stops counting it against its address's bound of
 	// unauthenticated connections); optional.
 	OnAuthenticated func(r *http.Request)
+	// Tracer records the offers and the agents' answers as spans of the
+	// trace each delivery carries (trace.go); nil: tracing off.
+	Tracer *tracing.Tracer
 }
 
 // Hub owns the WebSocket connections of connector agents: it authenticates

@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // refreshEvery is how often a connection rereads its agent, session and
@@ -462,6 +463,13 @@ func (c *conn) offer() error {
 			return nil
 		}
 		offers, err := c.hub.Service.ClaimOffers(c.ctx, c.agent.Load(), c.holder, room)
+		var spans []trace.Span // with tracing on: each offer's span, until it is written
+		if c.hub.Tracer.On() {
+			spans = make([]trace.Span, len(offers))
+			for i, o := range offers {
+				spans[i] = c.startOffer(o.Delivery, true) // before a reader can see the delivery
+			}
+		}
 		c.mu.Lock()
 		c.reserved -= room
 		for _, o := range offers {
@@ -482,12 +490,16 @@ func (c *conn) offer() error {
 			return err
 		}
 		offeredTask := false
-		for _, o := range offers {
+		for i, o := range offers {
 			b, err := offerFrame(o)
 			if err != nil {
 				return err
 			}
-			if err := c.write(b); err != nil {
+			err = c.write(b)
+			if spans != nil {
+				endSpan(spans[i])
+			}
+			if err != nil {
 				return err
 			}
 			c.hub.met.offers.Inc()

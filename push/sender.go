@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/jobs"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/tracing"
 )
 
 // Request headers and content types.
@@ -108,6 +109,7 @@ func (s *Sender) Push(ctx context.Context, c *switchboard.PushConfig, task *a2a.
 		return permanent, err
 	}
 	req.Header.Set("Content-Type", ct)
+	tracing.Inject(ctx, req.Header) // the trace context of the change, when the deployment traces
 	req.Header.Set("User-Agent", s.UserAgent)
 	if c.Protocol != switchboard.ProtocolV03 {
 		req.Header.Set("A2A-Version", string(switchboard.ProtocolV1))

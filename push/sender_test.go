@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/push"
+	"github.com/switchboard-dev/switchboard/tracing"
 )
 
 // loopback lets a sender reach receivers on 127.0.0.1 only.
@@ -352,5 +353,22 @@ func TestPushBadAuthenticationValue(t *testing.T) {
 	res, err := push.New(loopback, "sb").Push(context.Background(), c, workingTask())
 	if err == nil || !res.Permanent || len(rc.requests()) != 0 {
 		t.Fatalf("credentials with a newline: %+v %v", res, err)
+	}
+}
+
+// TestPushTraceparent: a push sent under a stored trace context carries
+// it in the traceparent header; one without has no such header.
+func TestPushTraceparent(t *testing.T) {
+	rc := newReceiver(t, http.StatusOK)
+	s := push.New(loopback, "switchboard/test")
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, ctx := range []context.Context{tracing.WithTraceparent(context.Background(), tp), context.Background()} {
+		if _, err := s.Push(ctx, config(rc.URL, switchboard.ProtocolV1), workingTask()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := rc.requests()
+	if len(got) != 2 || got[0].header.Get("Traceparent") != tp || got[1].header.Get("Traceparent") != "" {
+		t.Fatalf("traceparent headers %q, %q; want %q, none", got[0].header.Get("Traceparent"), got[1].header.Get("Traceparent"), tp)
 	}
 }

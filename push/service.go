@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/jobs"
+	"github.com/switchboard-dev/switchboard/tracing"
 )
 
 // Defaults of SendConfig.
@@ -179,6 +180,7 @@ func (s *Service) send(ctx context.Context, d *switchboard.PushDelivery, holder 
 	var err error
 	if ctx.Err() == nil {
 		actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		actx = tracing.WithTraceparent(actx, d.TraceParent) // the request carries it (Sender)
 		res, err = s.pusher.Push(actx, d.Config, d.Task)
 		cancel()
 	} else {

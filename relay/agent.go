@@ -9,6 +9,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/a2ajson"
+	"github.com/switchboard-dev/switchboard/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // This file holds the agent's side of the task protocol: what a connection
@@ -252,7 +254,10 @@ func (s *Service) ackDelivery(ctx context.Context, agent *switchboard.Agent, d *
 
 // ackDeliveryAt is ackDelivery for an acknowledgement that arrived at at.
 func (s *Service) ackDeliveryAt(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, at time.Time) error {
-	first, err := s.deliveries.AckDelivery(ctx, d.ID, d.Holder)
+	sctx, span := s.Tracer.Start(ctx, "store AckDelivery", trace.SpanKindClient, "switchboard.delivery_id", d.ID)
+	first, err := s.deliveries.AckDelivery(sctx, d.ID, d.Holder)
+	tracing.Fail(span, err)
+	span.End()
 	if err != nil {
 		return fmt.Errorf("ack delivery %s: %w", d.ID, err)
 	}
@@ -451,6 +456,11 @@ func (s *Service) applyAgentEvent(ctx context.Context, agent *switchboard.Agent,
 // transaction. An error that undoes the event but not the acknowledgement
 // comes back as applyErr.
 func (s *Service) modifyAgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, ack *switchboard.DeliveryAck, front *switchboard.FrontTaskMap) (t *switchboard.Task, events []*switchboard.TaskEvent, applyErr, err error) {
+	ctx, span := s.Tracer.Start(ctx, "store ModifyTask", trace.SpanKindClient, "switchboard.task_id", string(id))
+	defer func() {
+		tracing.Fail(span, err)
+		span.End()
+	}()
 	t, events, err = s.tasks.ModifyTask(ctx, id, func(t *switchboard.Task) (*switchboard.TaskChange, error) {
 		applyErr = nil
 		var evs []a2a.Event
@@ -471,7 +481,8 @@ func (s *Service) modifyAgentTask(ctx context.Context, agent *switchboard.Agent,
 		case len(evs) == 0 && ack == nil && front == nil:
 			return nil, nil
 		}
-		return &switchboard.TaskChange{Events: evs, Ack: ack, FrontMap: front, MaxBytes: switchboard.MaxTaskBytes}, nil
+		return &switchboard.TaskChange{Events: evs, Ack: ack, FrontMap: front, MaxBytes: switchboard.MaxTaskBytes,
+			TraceParent: s.Tracer.Traceparent(ctx)}, nil
 	})
 	return t, events, applyErr, err
 }

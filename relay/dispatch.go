@@ -9,6 +9,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/jobs"
+	"github.com/switchboard-dev/switchboard/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultDispatchPerAgent is how many deliveries of one agent a dispatcher
@@ -156,7 +158,18 @@ func (s *Service) dispatchTo(ctx context.Context, mode switchboard.DeliveryMode,
 	if e := s.earlyOf(dl); e != nil {
 		actx = e.attempt(actx) // released by cancel
 	}
+	var span trace.Span
+	if s.Tracer.On() && dl.TraceParent != "" {
+		// The attempt is a span of the delivery's trace, and the request
+		// to the agent carries its context (Delivery.TraceParent).
+		actx, span = s.Tracer.StartFrom(actx, dl.TraceParent, "dispatch "+string(mode), trace.SpanKindClient, "switchboard.delivery_id", dl.ID)
+		dl.TraceParent = s.Tracer.Traceparent(actx)
+	}
 	answer, err := d.Deliver(actx, agent, o)
+	if span != nil {
+		tracing.Fail(span, err)
+		span.End()
+	}
 	cancel()
 	if errors.Is(err, switchboard.ErrAnswerRecorded) {
 		return

@@ -15,6 +15,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/a2ajson"
+	"github.com/switchboard-dev/switchboard/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Limits on what a peer may send.
@@ -51,6 +53,11 @@ type Service struct {
 	earlyUse    earlyUsage               // what the early tasks of each peer hold, for its quotas
 	direct      switchboard.DirectOffers // set once by OfferDirectly, before use: new tasks offered to connections here
 
+	// Tracer records the spans of the task protocol (store writes, the
+	// hint to the agent's instance) and gives new deliveries the trace
+	// context of the request that caused them; nil: tracing off. Set it
+	// before the service is used.
+	Tracer *tracing.Tracer
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
 	// StreamPoll is how often FollowTask rereads the log without a hint.
@@ -233,6 +240,7 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 	var holder string
 	if agent.Mode.Live() {
 		d = s.newDelivery(t, switchboard.DeliverTask, msg.ID, now)
+		d.TraceParent = s.Tracer.Traceparent(ctx)
 		holder = s.reserveOffer(agent, d, now)
 		change.NewDeliveries = []*switchboard.Delivery{d}
 	}
@@ -251,6 +259,9 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 		}
 	}()
 	change.Wake = inboundWake(agent, t, caller, msg)
+	if change.Wake != nil {
+		change.Wake.TraceParent = s.Tracer.Traceparent(ctx)
+	}
 	if b != nil {
 		// Before the commit, after which the agent may be offered the task
 		// (by this instance or, on a poll, by another) and answer.
@@ -276,7 +287,10 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 		if change.Quota != nil {
 			change.Quota = s.quota(held)
 		}
-		_, err := s.tasks.CreateTask(ctx, t, change)
+		sctx, span := s.Tracer.Start(ctx, "store CreateTask", trace.SpanKindClient, "switchboard.task_id", string(t.ID()))
+		_, err := s.tasks.CreateTask(sctx, t, change)
+		tracing.Fail(span, err)
+		span.End()
 		return err
 	})
 	sent := settle(err)
@@ -293,13 +307,21 @@ func (s *Service) createTask(ctx context.Context, agent *switchboard.Agent, call
 }
 
 // notifyAgent tells whoever delivers to the agent that work is queued.
+// The hint carries no trace: the trace context goes with the delivery,
+// and the instance that offers it continues the trace from there.
 func (s *Service) notifyAgent(ctx context.Context, agent *switchboard.Agent) {
+	var subject string
 	switch agent.Mode {
 	case switchboard.ModeConnector:
-		s.notify(ctx, switchboard.AgentSubject(agent.ID))
+		subject = switchboard.AgentSubject(agent.ID)
 	case switchboard.ModeWebhook, switchboard.ModeFront:
-		s.notify(ctx, switchboard.DispatchSubject(agent.Mode))
+		subject = switchboard.DispatchSubject(agent.Mode)
+	default:
+		return
 	}
+	ctx, span := s.Tracer.Start(ctx, "bus notify", trace.SpanKindProducer, "switchboard.agent_id", agent.ID)
+	s.notify(ctx, subject)
+	span.End()
 }
 
 func (s *Service) continueTask(ctx context.Context, agent *switchboard.Agent, caller switchboard.Peer, req *a2a.SendMessageRequest, push *switchboard.PushConfig) (*switchboard.Task, error) {
@@ -307,7 +329,10 @@ func (s *Service) continueTask(ctx context.Context, agent *switchboard.Agent, ca
 	var t *switchboard.Task
 	var events []*switchboard.TaskEvent
 	err := s.peerWrite(ctx, agent, caller, s.quota(0) != nil, func(held int) (err error) {
-		t, events, err = s.modifyPeerTask(ctx, agent, caller, req, msg, push, held)
+		sctx, span := s.Tracer.Start(ctx, "store ModifyTask", trace.SpanKindClient, "switchboard.task_id", string(msg.TaskID))
+		t, events, err = s.modifyPeerTask(sctx, agent, caller, req, msg, push, held)
+		tracing.Fail(span, err)
+		span.End()
 		return err
 	})
 	var tooLarge *switchboard.TaskTooLargeError
@@ -352,9 +377,14 @@ func (s *Service) modifyPeerTask(ctx context.Context, agent *switchboard.Agent, 
 		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID(), ContextID: t.A2A.ContextID, Status: t.A2A.Status}
 		change := &switchboard.TaskChange{Events: []a2a.Event{ev}, MessageID: msg.ID, PushConfig: push, MaxBytes: switchboard.MaxTaskBytes, Quota: s.quota(held)}
 		if agent.Mode.Live() {
-			change.NewDeliveries = []*switchboard.Delivery{s.newDelivery(t, switchboard.DeliverMessage, msg.ID, now)}
+			d := s.newDelivery(t, switchboard.DeliverMessage, msg.ID, now)
+			d.TraceParent = s.Tracer.Traceparent(ctx)
+			change.NewDeliveries = []*switchboard.Delivery{d}
 		}
 		change.Wake = inboundWake(agent, t, caller, msg)
+		if change.Wake != nil {
+			change.Wake.TraceParent = s.Tracer.Traceparent(ctx)
+		}
 		return change, nil
 	})
 }

@@ -125,6 +125,18 @@ type Config struct {
 	// /healthz and /readyz; empty: none.
 	MetricsAddr string
 
+	// OTLPEndpoint is the OTLP/HTTP base URL traces are exported to
+	// (tracing.Config.Endpoint); empty: tracing off, at no cost.
+	OTLPEndpoint string
+	// TraceSample is the share of the traces starting here that are kept,
+	// used as it is (serve's --trace-sample defaults to
+	// tracing.DefaultSampleRatio); a peer's or a stored trace context keeps
+	// its own decision.
+	TraceSample float64
+	// TraceBatchTimeout is how long spans wait to be exported together
+	// (0: the SDK's 5 s; tests shorten it).
+	TraceBatchTimeout time.Duration
+
 	// HTTPS. With ACME.Domains (certificates obtained over ACME) or
 	// TLSCertFile and TLSKeyFile (the operator's own), the server serves
 	// HTTPS on HTTPSAddr (default DefaultHTTPSAddr), and the plain

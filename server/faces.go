@@ -29,7 +29,7 @@ func (s *Server) buildFaces() error {
 	s.Hub = hub.New(hub.Deps{
 		Service: s.Tasks, Agents: db, Tokens: db, Bus: s.Bus, Logger: s.Logger, InstanceID: s.instanceID,
 		Limiter: s.limiter, OnAuthenticated: httpapi.MarkAuthenticated, Network: s.Network, Sessions: s.Sessions, Cards: s.published,
-		URLs: urls,
+		URLs: urls, Tracer: s.Tracer,
 	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: s.Tasks.AckTimeout, MaxSendBytes: int(cfg.MaxBody)})
 	var metricsHandler http.Handler // /metrics on the main listener only when asked
 	if cfg.Metrics {
@@ -37,7 +37,7 @@ func (s *Server) buildFaces() error {
 	}
 	s.API = httpapi.New(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.Tasks, Outbox: s.Outbox, Limiter: s.limiter,
-		Logger: s.Logger, Bus: s.Bus, Connect: s.Hub, Presence: s.Tasks, Pinger: db, MetricsHandler: metricsHandler,
+		Tracer: s.Tracer, Logger: s.Logger, Bus: s.Bus, Connect: s.Hub, Presence: s.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 		Wakes: s.Wakes, Pushes: s.Pushes, Network: s.Network, Pairing: s.Pairing, MCP: s.newMCP(),
 		Fronts: s.Fronts, OAuth: s.OAuth, Published: s.published, OutboundPeers: s.OutboundPeers,
 		TLS: s.tlsStatusFunc(), Reach: s.reach, Audit: s.Audit, AuditEntries: db,

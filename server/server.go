@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/session"
 	"github.com/switchboard-dev/switchboard/sqlstore"
+	"github.com/switchboard-dev/switchboard/tracing"
 	"github.com/switchboard-dev/switchboard/wake"
 )
 
@@ -75,6 +76,10 @@ type Server struct {
 	// Certs obtains and renews the HTTPS certificates over ACME; nil
 	// without Config.ACME.Domains.
 	Certs *certs.Manager
+
+	// Tracer exports the spans of requests and deliveries; nil when
+	// Config.OTLPEndpoint is empty (tracing off).
+	Tracer *tracing.Tracer
 
 	// GeneratedOwnerToken is the operator token created by this start, if
 	// it created one (first start without a preset token).
@@ -126,6 +131,12 @@ func (s *Server) Run(ctx context.Context) error {
 	warnIfShared(s.Logger, cfg.DataDir)
 	s.metrics = newProcessMetrics(cfg.Version)
 	s.loops = newSupervisor(s.Logger)
+	tracer, err := tracing.Open(tracing.Config{Endpoint: cfg.OTLPEndpoint, SampleRatio: cfg.TraceSample,
+		InstanceID: s.instanceID, Version: cfg.Version, BatchTimeout: cfg.TraceBatchTimeout})
+	if err != nil {
+		return fmt.Errorf("traces: %w", err)
+	}
+	s.Tracer = tracer
 
 	db, where, err := s.openStore(ctx)
 	if err != nil {
@@ -217,7 +228,7 @@ func loopbackAddr(ln net.Listener) string {
 // back to the queue), stops accepting (plain HTTP and HTTPS), ends open
 // streams, waits up to ShutdownTimeout for requests in flight, stops the
 // background loops and the certificate manager's work, and closes the
-// live sessions, the bus and the store. It is safe to call after
+// live sessions, the bus and the store, and sends the last spans. It is safe to call after
 // a failed Run, and more than once.
 func (s *Server) Close() error {
 	if s.closed {
@@ -278,6 +289,15 @@ func (s *Server) Close() error {
 	}
 	if s.auditFile != nil {
 		errs = append(errs, s.auditFile.Close())
+	}
+	if s.Tracer != nil {
+		// Last: the spans of the shutdown itself are sent too.
+		// A collector that is down costs the last spans, not a clean stop.
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		if err := s.Tracer.Close(ctx); err != nil {
+			s.Logger.Warn("traces: the last spans were not sent", "err", err)
+		}
+		cancel()
 	}
 	return errors.Join(errs...)
 }

@@ -46,6 +46,7 @@ func (s *Server) buildServices(ctx context.Context, carrier switchboard.Carrier)
 		return err
 	}
 	s.Tasks = newRelay(cfg, db, s.Bus, s.Logger, s.instanceID, s.metrics.onAck)
+	s.Tasks.Tracer = s.Tracer
 	s.Outbox = newOutbox(db, s.Bus)
 	s.Network = newNetwork(cfg, db, s.Tasks)
 	s.Pushes = s.newPushes(db)

@@ -21,7 +21,7 @@ import (
 // deliveryColumnNames are the columns deliveries are read with
 // (scanDeliveries); deliveryColumns names them in the table aliased d.
 const deliveryColumnNames = `id, task_id, agent_id, kind, message_id, state, attempts, holder,
-	deadline, next_attempt_at, last_error, created_at, offered_at`
+	deadline, next_attempt_at, last_error, created_at, offered_at, trace_parent`
 
 var deliveryColumns = prefixed("d.", deliveryColumnNames)
 
@@ -32,7 +32,7 @@ const maxHolding = 1000
 // deliveryRowColumns are the columns a delivery row is inserted with;
 // last_holder starts as holder, and mode is the agent's (deliveries_dispatch).
 const deliveryRowColumns = `id, task_id, agent_id, kind, message_id, state, attempts, holder,
-	last_holder, deadline, next_attempt_at, last_error, created_at, offered_at, mode`
+	last_holder, deadline, next_attempt_at, last_error, created_at, offered_at, mode, trace_parent`
 
 // insertDelivery writes d with its agent's mode, read under a lock on the
 // agent (PostgreSQL): a change of the agent's mode, which moves its live
@@ -43,9 +43,9 @@ const deliveryRowColumns = `id, task_id, agent_id, kind, message_id, state, atte
 func (db *DB) insertDelivery(ctx context.Context, tx *sql.Tx, d *switchboard.Delivery) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (`+deliveryRowColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13,
-			COALESCE((SELECT mode FROM agents WHERE id = $3`+db.forShare("")+`), ''))`,
+			COALESCE((SELECT mode FROM agents WHERE id = $3`+db.forShare("")+`), ''), $14)`,
 		d.ID, string(d.TaskID), d.AgentID, string(d.Kind), d.MessageID, string(d.State), d.Attempts, d.Holder,
-		nanos(d.Deadline), nanos(d.NextAttemptAt), d.LastError, nanos(d.CreatedAt), nullableNanos(d.OfferedAt))
+		nanos(d.Deadline), nanos(d.NextAttemptAt), d.LastError, nanos(d.CreatedAt), nullableNanos(d.OfferedAt), d.TraceParent)
 	return err
 }
 
@@ -486,7 +486,7 @@ func scanDeliveries(rows *sql.Rows) ([]*switchboard.Delivery, error) {
 		var deadline, next, created int64
 		var offered sql.NullInt64
 		if err := rows.Scan(&d.ID, &task, &d.AgentID, &kind, &d.MessageID, &state, &d.Attempts, &d.Holder,
-			&deadline, &next, &d.LastError, &created, &offered); err != nil {
+			&deadline, &next, &d.LastError, &created, &offered, &d.TraceParent); err != nil {
 			return nil, err
 		}
 		d.TaskID, d.Kind, d.State = a2a.TaskID(task), switchboard.DeliveryKind(kind), switchboard.DeliveryState(state)

@@ -16,12 +16,12 @@ import (
 var _ switchboard.PushStore = (*DB)(nil)
 
 const pushDeliveryColumns = `p.id, p.task_id, p.config_id, p.seq, p.task_state, p.state, p.attempts, p.next_attempt_at,
-	p.last_error, p.last_status, p.created_at, p.done_at`
+	p.last_error, p.last_status, p.created_at, p.done_at, p.trace_parent`
 
 // queuePushes writes, within tx, a push of t as it stands for each of its
 // push configurations, if the change's events are pushed
 // (switchboard.PushedChange), and returns how many it wrote.
-func (db *DB) queuePushes(ctx context.Context, tx *sql.Tx, t *switchboard.Task, events []a2a.Event) (int, error) {
+func (db *DB) queuePushes(ctx context.Context, tx *sql.Tx, t *switchboard.Task, events []a2a.Event, traceparent string) (int, error) {
 	if !switchboard.PushedChange(events) {
 		return 0, nil
 	}
@@ -48,8 +48,8 @@ func (db *DB) queuePushes(ctx context.Context, tx *sql.Tx, t *switchboard.Task, 
 	now := nanos(db.Now())
 	for _, c := range configs {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO push_deliveries (id, task_id, config_id, seq, task_state, state,
-			next_attempt_at, created_at, data) VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8)`,
-			switchboard.NewID(), string(t.ID()), c, t.Seq, string(t.State()), now, now, string(data)); err != nil {
+			next_attempt_at, created_at, data, trace_parent) VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9)`,
+			switchboard.NewID(), string(t.ID()), c, t.Seq, string(t.State()), now, now, string(data), traceparent); err != nil {
 			return 0, err
 		}
 	}
@@ -234,7 +234,7 @@ func scanPush(s scanner, extra ...any) (*switchboard.PushDelivery, error) {
 	var next, created int64
 	var done sql.NullInt64
 	dest := append([]any{&p.ID, &task, &p.ConfigID, &p.Seq, &taskState, &state, &p.Attempts, &next,
-		&p.LastError, &p.LastStatus, &created, &done}, extra...)
+		&p.LastError, &p.LastStatus, &created, &done, &p.TraceParent}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}

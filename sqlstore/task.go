@@ -527,7 +527,7 @@ func (db *DB) writeChange(ctx context.Context, tx *sql.Tx, t *switchboard.Task, 
 	// had no push configs when it was read, changed without adding one,
 	// has none to push to.
 	if pushes || change.PushConfig != nil {
-		n, err := db.queuePushes(ctx, tx, t, change.Events)
+		n, err := db.queuePushes(ctx, tx, t, change.Events, change.TraceParent)
 		if err != nil {
 			return nil, err
 		}

@@ -43,8 +43,8 @@ func (db *DB) createsInOneStatement(t *switchboard.Task, change *switchboard.Tas
 // id, $18 kind, $19 message id, $20 state, $21 deadline, $22 next
 // attempt, $23 created_at, $24 attempts, $25 holder, $26 last error, $27
 // offered_at, and the agent's mode), as insertDelivery writes it, or
-// queued if demoted. The task's peer kind is the last parameter, after
-// the quota's. The parameters in CASE are cast: PostgreSQL would take
+// queued if demoted. The task's peer kind comes after the quota's, and
+// last, with a delivery, the delivery's trace context ($31). The parameters in CASE are cast: PostgreSQL would take
 // them for text.
 var (
 	createTaskStatement             = createTaskSQL(false)
@@ -86,7 +86,7 @@ func createTaskSQL(withDelivery bool) string {
 				CASE WHEN demote THEN 'queued' ELSE $20::text END, CASE WHEN demote THEN 0 ELSE $24::integer END,
 				CASE WHEN demote THEN '' ELSE $25::text END, CASE WHEN demote THEN '' ELSE $25::text END,
 				$21, CASE WHEN demote THEN $23::bigint ELSE $22::bigint END, $26, $23,
-				CASE WHEN demote THEN NULL ELSE $27::bigint END, mode
+				CASE WHEN demote THEN NULL ELSE $27::bigint END, mode, $31::text
 			FROM ok),`
 	}
 	return q + `
@@ -118,6 +118,9 @@ func (db *DB) createInOneStatement(ctx context.Context, t *switchboard.Task, cha
 		quota = *change.Quota
 	}
 	args = append(args, quota.MaxOpenTasks, quota.MaxBytes, string(t.PeerKind))
+	if d != nil {
+		args = append(args, d.TraceParent)
+	}
 	var offered sql.NullInt64
 	var agentExists bool
 	if db.OnWrite != nil {

@@ -19,7 +19,7 @@ const wakeConfigColumns = `agent_id, url, wake_key, hmac_secret, preset, debounc
 	body_template, openclaw_agent_id, cli_command, created_at, updated_at`
 
 const wakeColumns = `w.id, w.agent_id, w.peer_id, w.context_id, w.kind, w.named_task_id, w.sender, w.preview, w.count, w.state, w.retries,
-	w.due_at, w.holder, w.lease_until, w.last_status, w.last_error, w.created_at, w.updated_at`
+	w.due_at, w.holder, w.lease_until, w.last_status, w.last_error, w.created_at, w.updated_at, w.trace_parent`
 
 // SaveWakeConfig implements switchboard.WakeStore.
 func (db *DB) SaveWakeConfig(ctx context.Context, c *switchboard.WakeConfig) error {
@@ -124,12 +124,14 @@ func (db *DB) enqueueWake(ctx context.Context, tx *sql.Tx, r *switchboard.WakeRe
 	}
 	var id string
 	err = tx.QueryRowContext(ctx, `INSERT INTO wakes (id, agent_id, peer_id, context_id, kind, named_task_id, sender, preview, count, state,
-			due_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, 'pending', $9, $10, $10)
+			due_at, created_at, updated_at, trace_parent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, 'pending', $9, $10, $10, $11)
 		ON CONFLICT (agent_id, peer_id, context_id, kind) WHERE state = 'pending' DO UPDATE SET named_task_id = excluded.named_task_id,
-			sender = excluded.sender, preview = excluded.preview, count = wakes.count + 1, updated_at = excluded.updated_at
+			sender = excluded.sender, preview = excluded.preview, count = wakes.count + 1, updated_at = excluded.updated_at,
+			trace_parent = excluded.trace_parent
 		RETURNING id`,
-		switchboard.NewID(), r.AgentID, r.PeerID, r.ContextID, string(r.Kind), string(r.TaskID), r.From, storedPreview(r), nanos(due), nanos(now)).Scan(&id)
+		switchboard.NewID(), r.AgentID, r.PeerID, r.ContextID, string(r.Kind), string(r.TaskID), r.From, storedPreview(r), nanos(due), nanos(now),
+		r.TraceParent).Scan(&id)
 	if err != nil {
 		return false, fmt.Errorf("queue wake: %w", err)
 	}
@@ -445,7 +447,7 @@ func scanWakes(rows *sql.Rows) ([]*switchboard.Wake, error) {
 		var kind, task, state string
 		var due, lease, created, updated int64
 		if err := rows.Scan(&w.ID, &w.AgentID, &w.PeerID, &w.ContextID, &kind, &task, &w.From, &w.Preview, &w.Count, &state, &w.Retries,
-			&due, &w.Holder, &lease, &w.LastStatus, &w.LastError, &created, &updated); err != nil {
+			&due, &w.Holder, &lease, &w.LastStatus, &w.LastError, &created, &updated, &w.TraceParent); err != nil {
 			return nil, err
 		}
 		w.Kind, w.TaskID, w.State = switchboard.WakeKind(kind), a2a.TaskID(task), switchboard.WakeState(state)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/tracing"
 )
 
 // Timeout is the default bound of one wake request.
@@ -108,6 +109,7 @@ func (s *Sender) Wake(ctx context.Context, agent *switchboard.Agent, cfg *switch
 		ua = "switchboard"
 	}
 	req.Header.Set("User-Agent", ua)
+	tracing.SetHeader(req.Header, w.TraceParent) // the latest request's, when the deployment traces
 	resp, err := s.Client.Do(req)
 	if err != nil {
 		return nil, requestError(err)

@@ -377,3 +377,18 @@ func TestPairingRequestWake(t *testing.T) {
 		t.Errorf("generic payload %v", m)
 	}
 }
+
+// TestSenderTraceparent: a wake with a trace context is sent with it in
+// the traceparent header; one without has no such header.
+func TestSenderTraceparent(t *testing.T) {
+	rc := newReceiver(t)
+	c := config(t, rc, wake.PresetGeneric, wake.Update{})
+	traced := sampleWake()
+	traced.TraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	send(t, c, traced)
+	send(t, c, sampleWake())
+	got := rc.requests()
+	if len(got) != 2 || got[0].Header.Get("Traceparent") != traced.TraceParent || got[1].Header.Get("Traceparent") != "" {
+		t.Fatalf("traceparent headers %q, %q; want %q, none", got[0].Header.Get("Traceparent"), got[1].Header.Get("Traceparent"), traced.TraceParent)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/netguard"
+	"github.com/switchboard-dev/switchboard/tracing"
 )
 
 // Request headers.
@@ -114,6 +115,7 @@ func (d *Deliverer) Deliver(ctx context.Context, agent *switchboard.Agent, o *sw
 	req.Header.Set(HeaderDelivery, o.Delivery.ID)
 	req.Header.Set(HeaderTimestamp, ts)
 	req.Header.Set(HeaderSignature, Sign(agent.WebhookSecret, ts, body))
+	tracing.SetHeader(req.Header, o.Delivery.TraceParent) // when the deployment traces
 
 	resp, err := d.client().Do(req)
 	if err != nil {

@@ -137,19 +137,27 @@ var secretVars = []string{"SWITCHBOARD_AGENT_TOKEN", "SWITCHBOARD_FORWARD_TOKEN"
 // taskVars names the variables that describe the task to the command.
 var taskVars = []string{"SWITCHBOARD_TASK_ID", "SWITCHBOARD_CONTEXT_ID", "SWITCHBOARD_MESSAGE_ID", "SWITCHBOARD_FROM", "SWITCHBOARD_PEER_ID", "SWITCHBOARD_NEW_TASK"}
 
+// traceVar is where the command finds the trace context of its task,
+// when the deployment traces: a W3C traceparent, as OpenTelemetry SDKs
+// and tools (otel-cli) read it. It is never inherited from the connector's
+// own environment, so a command never joins a trace that is not its
+// task's.
+const traceVar = "TRACEPARENT"
+
 // taskEnv returns the command's environment: the connector's own, without
 // its secrets and without any variable of the task's names it inherited,
 // plus the task's ids and sender (SWITCHBOARD_TASK_ID,
 // SWITCHBOARD_CONTEXT_ID, SWITCHBOARD_MESSAGE_ID, SWITCHBOARD_FROM, and
 // SWITCHBOARD_PEER_ID, which with the context id names the conversation)
-// and SWITCHBOARD_NEW_TASK. A value that an environment cannot carry
+// and SWITCHBOARD_NEW_TASK, and TRACEPARENT when the offer carried a
+// trace context (traceVar). A value that an environment cannot carry
 // faithfully (see envSafe) is not mangled but left out, with its variable:
 // a command must treat each of them as optional. omitted names the
 // variables left out. Starting the command never fails over a value.
 func taskEnv(w *connector.Work) (env, omitted []string) {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(secretVars, name) && !slices.Contains(taskVars, name) && !strings.HasPrefix(name, "SWITCHBOARD_TASK_") {
+		if !slices.Contains(secretVars, name) && !slices.Contains(taskVars, name) && !strings.HasPrefix(name, "SWITCHBOARD_TASK_") && name != traceVar {
 			env = append(env, kv)
 		}
 	}
@@ -160,6 +168,9 @@ func taskEnv(w *connector.Work) (env, omitted []string) {
 			continue
 		}
 		env = append(env, name+"="+values[i])
+	}
+	if w.TraceParent != "" { // checked by the connector: a W3C traceparent
+		env = append(env, traceVar+"="+w.TraceParent)
 	}
 	return env, omitted
 }

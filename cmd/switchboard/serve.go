@@ -41,6 +41,8 @@ type ServeCmd struct {
 	Metrics         bool          `name:"metrics" env:"SWITCHBOARD_METRICS" help:"Serve Prometheus metrics at GET /metrics on the main listener (to everyone who reaches it; see --metrics-addr)."`
 	MCP             bool          `name:"mcp" env:"SWITCHBOARD_MCP" default:"true" help:"Serve every agent's address as an MCP server at {address}/mcp, and the MCP token routes (--mcp=false: all of them answer 404; docs/mcp.md)."`
 	MetricsAddr     string        `name:"metrics-addr" env:"SWITCHBOARD_METRICS_ADDR" help:"Serve Prometheus metrics, /healthz and /readyz on a listener of their own at this address (e.g. 127.0.0.1:9090)."`
+	OTLPEndpoint    string        `name:"otlp-endpoint" env:"OTEL_EXPORTER_OTLP_ENDPOINT" placeholder:"URL" help:"Export OpenTelemetry traces over OTLP/HTTP to this base URL (spans are posted to URL/v1/traces, e.g. http://127.0.0.1:4318). Default: no traces, at no cost (docs/operating.md, Traces)."`
+	TraceSample     float64       `name:"trace-sample" env:"SWITCHBOARD_TRACE_SAMPLE" default:"1.0" help:"Share (0 to 1) of the traces that start here which are exported; a peer's traceparent keeps its own decision (parent-based)."`
 
 	DeliveryDeadline time.Duration `name:"delivery-deadline" env:"SWITCHBOARD_DELIVERY_DEADLINE" default:"1h" help:"How long a task waits for its agent to connect and take it before it fails."`
 	BlockingTimeout  time.Duration `name:"blocking-timeout" env:"SWITCHBOARD_BLOCKING_TIMEOUT" default:"60s" help:"How long a blocking SendMessage waits for the agent's answer before returning the task as it stands."`
@@ -130,6 +132,7 @@ func (c *ServeCmd) config(cli *CLI) server.Config {
 		Version: currentBuild().Version, Addr: c.Addr, DataDir: cli.Data, PublicURL: c.PublicURL, OwnerToken: cli.OwnerToken,
 		MaxBody: c.MaxBody, RatePerMinute: c.RatePerMinute, DefaultAgent: c.DefaultAgent, MaxDomainsPerAccount: noneAllowed(c.MaxDomains),
 		TrustForwarded: c.TrustForwarded, TrustedProxies: c.TrustedProxies.prefixes, ShutdownTimeout: c.ShutdownTimeout, Metrics: c.Metrics, MetricsAddr: c.MetricsAddr, MCPOff: !c.MCP,
+		OTLPEndpoint: c.OTLPEndpoint, TraceSample: c.TraceSample,
 		BodyTimeout: c.BodyTimeout, MaxUnauthConns: c.MaxUnauthConns, SecretKey: c.SecretKey,
 		DeliveryDeadline: c.DeliveryDeadline, BlockingTimeout: c.BlockingTimeout, Heartbeat: c.Heartbeat,
 		RequireApproval: c.RequireApproval, ReconnectGrace: graceOrNone(c.ReconnectGrace),

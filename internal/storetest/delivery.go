@@ -30,6 +30,7 @@ var deliveryTests = map[string]func(*testing.T, Store){
 	"DeliveryDueInDueOrder":         testDeliveryDueInDueOrder,
 	"DeliveryCreatedOffered":        testDeliveryCreatedOffered,
 	"DeliveryClaimWhileTaskChanges": testDeliveryClaimWhileTaskChanges,
+	"DeliveryTraceParent":           testDeliveryTraceParent,
 }
 
 // queueTask stores a new task for the agent with a queued delivery of it.

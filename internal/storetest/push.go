@@ -25,6 +25,7 @@ var pushTests = map[string]func(*testing.T, Store){
 	"PushRetryWaitsForItsTime":    testPushRetryWaits,
 	"PushConfigReplacedUsesNew":   testPushConfigReplaced,
 	"PushCreateTaskPushesNothing": testPushCreateTaskPushesNothing,
+	"PushTraceParent":             testPushTraceParent,
 }
 
 // pushTask stores a submitted task with push configurations of the given

@@ -54,6 +54,7 @@ func RunWakes(t *testing.T, open func(t *testing.T, now func() time.Time) Store)
 		"WakePrune":                   testWakePrune,
 		"WakeNamesAtMostSoManyTasks":  testWakeTaskIDsBounded,
 		"WakeConversationsArePerPeer": testWakePerPeer,
+		"WakeTraceParent":             testWakeTraceParent,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
