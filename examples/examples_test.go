@@ -81,7 +81,8 @@ func (s *server) cli(t *testing.T, out any, args ...string) {
 }
 
 // agent creates an agent with extra flags and returns its id and the
-// secret shown once (agent token or webhook secret).
+// secret shown once its example needs: a webhook agent's webhook secret,
+// any other agent's agent token.
 func (s *server) agent(t *testing.T, handle string, flags ...string) (id, secret string) {
 	t.Helper()
 	var g struct {
@@ -90,7 +91,10 @@ func (s *server) agent(t *testing.T, handle string, flags ...string) (id, secret
 		WebhookSecret string `json:"webhook_secret"`
 	}
 	s.cli(t, &g, append([]string{"agent", "create", handle}, flags...)...)
-	return g.ID, g.AgentToken + g.WebhookSecret
+	if g.WebhookSecret != "" {
+		return g.ID, g.WebhookSecret
+	}
+	return g.ID, g.AgentToken
 }
 
 // run starts a command until the test ends.

@@ -64,3 +64,22 @@ func TestLeaksNamesCredentials(t *testing.T) {
 		t.Errorf("String = %q", got)
 	}
 }
+
+// TestLeaksKeepOurGRPCTarget: a gRPC interface names the public address
+// as host:port; on a machine where the upstream shares that host, it is
+// ours, not a leak, while the upstream's own host:port still is.
+func TestLeaksKeepOurGRPCTarget(t *testing.T) {
+	s := front.NewScrubber("http://127.0.0.1:8080/a/bot", "https://127.0.0.1:9443/invoke")
+	card := `{"supportedInterfaces":[{"url":"127.0.0.1:8080","protocolBinding":"GRPC","tenant":"bot"}]}`
+	if got := front.Leaks([]byte(card), s); len(got) != 0 {
+		t.Fatalf("our own gRPC target reported: %q", got)
+	}
+	card = `{"supportedInterfaces":[{"url":"127.0.0.1:9443","protocolBinding":"GRPC"}]}`
+	if got := front.Leaks([]byte(card), s); len(got) == 0 {
+		t.Fatal("the upstream's host:port is not reported")
+	}
+	s = front.NewScrubber("https://sb.example.com/a/bot", "https://sb.example.com:8443/invoke")
+	if got := front.Leaks([]byte(`{"url":"sb.example.com:443"}`), s); len(got) != 0 {
+		t.Fatalf("our own gRPC target on https's default port reported: %q", got)
+	}
+}

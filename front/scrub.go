@@ -1,11 +1,13 @@
 package front
 
 import (
-	"github.com/switchboard-dev/switchboard/netguard"
+	"net"
 	"net/url"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard/netguard"
 
 	"github.com/switchboard-dev/switchboard"
 )
@@ -57,6 +59,7 @@ const tsNetName = `[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.ts\.net`
 // A Scrubber is immutable after construction and safe for concurrent use.
 type Scrubber struct {
 	public    string          // origin of the public address, "" if none
+	target    string          // host:port of the public address, as a gRPC interface names it
 	upstreams map[string]bool // hostKey of every upstream host
 	hosts     *regexp.Regexp  // upstream hostnames and ts.net names
 	secrets   *Secrets        // the credentials' values; nil: none
@@ -82,6 +85,14 @@ func NewScrubber(public string, upstreams ...string) *Scrubber {
 	s := &Scrubber{upstreams: map[string]bool{}}
 	if u, err := url.Parse(public); err == nil && u.Host != "" {
 		s.public = origin(u)
+		port := u.Port()
+		if port == "" {
+			port = "80"
+			if strings.EqualFold(u.Scheme, "https") {
+				port = "443"
+			}
+		}
+		s.target = strings.ToLower(net.JoinHostPort(u.Hostname(), port))
 	}
 	alts := []string{tsNetName}
 	for _, raw := range upstreams {
@@ -199,6 +210,9 @@ type edit struct {
 // edits returns, in order, what String replaces in str, its offsets
 // shifted by off.
 func (s *Scrubber) edits(str string, off int) []edit {
+	if s.target != "" && strings.EqualFold(str, s.target) {
+		return nil // the public address's own gRPC target, even on an upstream's host
+	}
 	var out []edit
 	last := 0
 	for _, m := range urlPattern.FindAllStringIndex(str, -1) {

@@ -47,10 +47,15 @@ func TestAuditOwnerSeesOwnAccount(t *testing.T) {
 		}
 	}
 	mine := h.auditPage(alice, "")
-	if len(mine.Entries) != 2 {
-		t.Fatalf("alice sees %d entries, want her 2: %+v", len(mine.Entries), mine.Entries)
+	// Newest first: the peer token, the agent token issued with the agent,
+	// the agent.
+	if len(mine.Entries) != 3 {
+		t.Fatalf("alice sees %d entries, want her 3: %+v", len(mine.Entries), mine.Entries)
 	}
-	issue, create := mine.Entries[0], mine.Entries[1]
+	issue, agentToken, create := mine.Entries[0], mine.Entries[1], mine.Entries[2]
+	if agentToken.Action != string(switchboard.AuditTokenIssue) || agentToken.TargetID != "agent" || agentToken.Detail != "agent alice-bot" {
+		t.Fatalf("agent token entry %+v", agentToken)
+	}
 	if create.Action != string(switchboard.AuditAgentCreate) || create.TargetID != "alice-bot" || create.Outcome != "ok" ||
 		create.ActorKind != "owner" || create.ClientAddr != "127.0.0.1" {
 		t.Fatalf("create entry %+v", create)
@@ -59,8 +64,8 @@ func TestAuditOwnerSeesOwnAccount(t *testing.T) {
 		t.Fatalf("issue entry %+v", issue)
 	}
 	all := h.auditPage(h.operatorToken, "")
-	if len(all.Entries) != 4 {
-		t.Fatalf("the operator sees %d entries, want 4", len(all.Entries))
+	if len(all.Entries) != 6 {
+		t.Fatalf("the operator sees %d entries, want 6", len(all.Entries))
 	}
 	if got := h.auditPage(h.operatorToken, "?target=bob-bot").Entries; len(got) != 1 || got[0].Action != "agent.create" {
 		t.Fatalf("the operator's ?target=bob-bot: %+v", got)
@@ -90,11 +95,11 @@ func TestAuditPages(t *testing.T) {
 		}
 		q = "?limit=2&cursor=" + url.QueryEscape(p.Next)
 	}
-	if want := "peer:d peer:c peer:b peer:a alice-bot"; strings.Join(got, " ") != want {
+	if want := "peer:d peer:c peer:b peer:a agent alice-bot"; strings.Join(got, " ") != want {
 		t.Fatalf("pages gave %q, want %q", strings.Join(got, " "), want)
 	}
-	if p := h.auditPage(alice, "?since=1h"); len(p.Entries) != 5 {
-		t.Fatalf("since=1h: %d entries, want 5", len(p.Entries))
+	if p := h.auditPage(alice, "?since=1h"); len(p.Entries) != 6 {
+		t.Fatalf("since=1h: %d entries, want 6", len(p.Entries))
 	}
 	if p := h.auditPage(alice, "?since=2199-01-01T00:00:00Z"); len(p.Entries) != 0 {
 		t.Fatalf("since the future: %d entries", len(p.Entries))

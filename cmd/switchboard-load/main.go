@@ -173,7 +173,7 @@ func (c *config) check() error {
 	default:
 		return fmt.Errorf("-scenario: want idle, route, inbox, cross, direct, ceiling, session, discover, front or bindings, got %q", c.scenario)
 	}
-	if c.binding != "rest" && c.binding != "grpc" {
+	if c.scenario == "bindings" && c.binding != "rest" && c.binding != "grpc" {
 		return fmt.Errorf("-binding: want rest or grpc, got %q", c.binding)
 	}
 	switch {
