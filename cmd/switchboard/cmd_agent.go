@@ -345,10 +345,7 @@ type AgentDeliveriesCmd struct {
 
 // Run lists the deliveries.
 func (c *AgentDeliveriesCmd) Run(ctx context.Context, cli *CLI) error {
-	path := "/agents/" + pathEscape(c.Agent) + "/deliveries"
-	if c.All {
-		path += "?all=1"
-	}
+	path := withAll("/agents/"+pathEscape(c.Agent)+"/deliveries", c.All)
 	return ownerCall(ctx, cli, "GET", path, nil, func(cl *client, out *ownerapi.Deliveries) error {
 		tw := cl.table("TASK\tKIND\tSTATE\tATTEMPTS\tDEADLINE\tLAST ERROR")
 		for _, d := range out.Deliveries {

@@ -45,3 +45,12 @@ func (c *client) table(header string) *tabwriter.Writer {
 	}
 	return tw
 }
+
+// withAll adds ?all=1 to a listing's path when all is set: the --all of
+// the listings that otherwise show only what is current.
+func withAll(path string, all bool) string {
+	if all {
+		return path + "?all=1"
+	}
+	return path
+}
