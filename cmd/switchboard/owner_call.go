@@ -54,3 +54,21 @@ func withAll(path string, all bool) string {
 	}
 	return path
 }
+
+// ownerAgents makes the client of a command about "your agents" and names
+// the agents it works on: the one given (--agent), else the one
+// switchboard init configured, else all of the owner's.
+func ownerAgents(ctx context.Context, cli *CLI, agent string) (*client, []string, error) {
+	cl, err := newClient(cli)
+	if err != nil {
+		return nil, nil, err
+	}
+	if agent == "" {
+		agent = cli.defaultAgent()
+	}
+	agents, err := cl.agentsNamed(ctx, agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl, agents, nil
+}
