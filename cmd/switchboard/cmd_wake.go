@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -99,7 +98,7 @@ func (c *WakeShowCmd) Run(ctx context.Context, cli *CLI) error {
 }
 
 func printWake(cl *client, w *ownerapi.WakeConfig) {
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
+	tw := cl.table("")
 	fmt.Fprintf(tw, "agent\t%s\n", w.Agent)
 	fmt.Fprintf(tw, "url\t%s  %s\n", w.URL, w.URLFingerprint)
 	fmt.Fprintf(tw, "preset\t%s\n", w.Preset)
