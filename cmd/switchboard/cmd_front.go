@@ -49,17 +49,11 @@ func (c *FrontCredentialsCmd) Run(ctx context.Context, cli *CLI) error {
 		}
 		body.Headers[strings.TrimSpace(k)] = v
 	}
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var set ownerapi.FrontCredentialsSet
-	if printed, err := cl.call(ctx, "PUT", "/agents/"+pathEscape(c.Handle)+"/upstream-credentials", body, &set); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "front %s: bearer %s, headers [%s]\n", c.Handle, yesNo(set.Bearer), strings.Join(set.Headers, ", "))
-	fmt.Fprintf(cl.out, "next: check the path with  switchboard front verify %s\n", c.Handle)
-	return nil
+	return ownerCall(ctx, cli, "PUT", "/agents/"+pathEscape(c.Handle)+"/upstream-credentials", body, func(cl *client, set *ownerapi.FrontCredentialsSet) error {
+		fmt.Fprintf(cl.out, "front %s: bearer %s, headers [%s]\n", c.Handle, yesNo(set.Bearer), strings.Join(set.Headers, ", "))
+		fmt.Fprintf(cl.out, "next: check the path with  switchboard front verify %s\n", c.Handle)
+		return nil
+	})
 }
 
 func yesNo(b bool) string {
