@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
@@ -24,16 +23,10 @@ type AccountCreateCmd struct {
 
 // Run creates the account.
 func (c *AccountCreateCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var a ownerapi.Account
-	if printed, err := cl.call(ctx, "POST", "/accounts", ownerapi.AccountCreate{Name: c.Name}, &a); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "created account %q (%s)\nowner token (shown once):\n\n  %s\n\n", a.Name, a.ID, a.Token)
-	return nil
+	return ownerCall(ctx, cli, "POST", "/accounts", ownerapi.AccountCreate{Name: c.Name}, func(cl *client, a *ownerapi.Account) error {
+		fmt.Fprintf(cl.out, "created account %q (%s)\nowner token (shown once):\n\n  %s\n\n", a.Name, a.ID, a.Token)
+		return nil
+	})
 }
 
 // AccountListCmd lists accounts.
@@ -41,24 +34,21 @@ type AccountListCmd struct{}
 
 // Run lists the accounts.
 func (c *AccountListCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var all []ownerapi.Account
-	if printed, err := cl.call(ctx, "GET", "/accounts", nil, &all); err != nil || printed {
-		return err
-	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tROLE\tSTATE")
-	for _, a := range all {
-		state := "enabled"
-		if a.Disabled {
-			state = "disabled"
+	return ownerCall(ctx, cli, "GET", "/accounts", nil, func(cl *client, all *[]ownerapi.Account) error {
+		tw := cl.table("ID\tNAME\tROLE\tSTATE")
+		for _, a := range *all {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.ID, a.Name, a.Role, accountState(a))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.ID, a.Name, a.Role, state)
+		return tw.Flush()
+	})
+}
+
+// accountState is how the commands print whether an account is disabled.
+func accountState(a ownerapi.Account) string {
+	if a.Disabled {
+		return "disabled"
 	}
-	return tw.Flush()
+	return "enabled"
 }
 
 // AccountDisableCmd disables an account.
@@ -82,20 +72,10 @@ func (c *AccountEnableCmd) Run(ctx context.Context, cli *CLI) error {
 }
 
 func setAccountDisabled(ctx context.Context, cli *CLI, id string, disabled bool) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var a ownerapi.Account
-	if printed, err := cl.call(ctx, "PATCH", "/accounts/"+pathEscape(id), ownerapi.AccountUpdate{Disabled: &disabled}, &a); err != nil || printed {
-		return err
-	}
-	state := "enabled"
-	if a.Disabled {
-		state = "disabled"
-	}
-	fmt.Fprintf(cl.out, "account %q is %s\n", a.Name, state)
-	return nil
+	return ownerCall(ctx, cli, "PATCH", "/accounts/"+pathEscape(id), ownerapi.AccountUpdate{Disabled: &disabled}, func(cl *client, a *ownerapi.Account) error {
+		fmt.Fprintf(cl.out, "account %q is %s\n", a.Name, accountState(*a))
+		return nil
+	})
 }
 
 // AccountRotateCmd rotates an account's owner token.
@@ -105,16 +85,10 @@ type AccountRotateCmd struct {
 
 // Run rotates the token.
 func (c *AccountRotateCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var a ownerapi.Account
-	if printed, err := cl.call(ctx, "POST", "/accounts/"+pathEscape(c.ID)+"/rotate", nil, &a); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "new owner token for %q (shown once; the old one no longer works):\n\n  %s\n\n", a.Name, a.Token)
-	return nil
+	return ownerCall(ctx, cli, "POST", "/accounts/"+pathEscape(c.ID)+"/rotate", nil, func(cl *client, a *ownerapi.Account) error {
+		fmt.Fprintf(cl.out, "new owner token for %q (shown once; the old one no longer works):\n\n  %s\n\n", a.Name, a.Token)
+		return nil
+	})
 }
 
 // WhoamiCmd shows the account of the owner token.
@@ -122,14 +96,8 @@ type WhoamiCmd struct{}
 
 // Run shows the account.
 func (c *WhoamiCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var a ownerapi.Account
-	if printed, err := cl.call(ctx, "GET", "/account", nil, &a); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "%s (%s, %s) at %s\n", a.Name, a.Role, a.ID, cl.base)
-	return nil
+	return ownerCall(ctx, cli, "GET", "/account", nil, func(cl *client, a *ownerapi.Account) error {
+		fmt.Fprintf(cl.out, "%s (%s, %s) at %s\n", a.Name, a.Role, a.ID, cl.base)
+		return nil
+	})
 }

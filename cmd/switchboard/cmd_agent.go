@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -187,20 +186,13 @@ type AgentListCmd struct{}
 
 // Run lists the agents.
 func (c *AgentListCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var all []ownerapi.Agent
-	if printed, err := cl.call(ctx, "GET", "/agents", nil, &all); err != nil || printed {
-		return err
-	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HANDLE\tMODE\tACCEPTS\tNAME\tDOMAIN\tADDRESS")
-	for _, g := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\n", g.Handle, g.Mode, g.AcceptsTasks, g.Name, domainOrNone(g.Domain), g.Address)
-	}
-	return tw.Flush()
+	return ownerCall(ctx, cli, "GET", "/agents", nil, func(cl *client, all *[]ownerapi.Agent) error {
+		tw := cl.table("HANDLE\tMODE\tACCEPTS\tNAME\tDOMAIN\tADDRESS")
+		for _, g := range *all {
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\n", g.Handle, g.Mode, g.AcceptsTasks, g.Name, domainOrNone(g.Domain), g.Address)
+		}
+		return tw.Flush()
+	})
 }
 
 // AgentShowCmd shows an agent.
@@ -210,20 +202,14 @@ type AgentShowCmd struct {
 
 // Run shows the agent.
 func (c *AgentShowCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var g ownerapi.Agent
-	if printed, err := cl.call(ctx, "GET", "/agents/"+pathEscape(c.Agent), nil, &g); err != nil || printed {
-		return err
-	}
-	printAgent(cl, &g)
-	return nil
+	return ownerCall(ctx, cli, "GET", "/agents/"+pathEscape(c.Agent), nil, func(cl *client, g *ownerapi.Agent) error {
+		printAgent(cl, g)
+		return nil
+	})
 }
 
 func printAgent(cl *client, g *ownerapi.Agent) {
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
+	tw := cl.table("")
 	fmt.Fprintf(tw, "handle\t%s\n", g.Handle)
 	fmt.Fprintf(tw, "id\t%s\n", g.ID)
 	fmt.Fprintf(tw, "name\t%s\n", g.Name)
@@ -299,15 +285,10 @@ type AgentDeleteCmd struct {
 
 // Run deletes the agent.
 func (c *AgentDeleteCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	if printed, err := cl.call(ctx, "DELETE", "/agents/"+pathEscape(c.Agent), nil, nil); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "deleted agent %s\n", c.Agent)
-	return nil
+	return ownerDone(ctx, cli, "DELETE", "/agents/"+pathEscape(c.Agent), nil, func(cl *client) error {
+		fmt.Fprintf(cl.out, "deleted agent %s\n", c.Agent)
+		return nil
+	})
 }
 
 // AgentRotateTokenCmd gives an agent (of any mode) a new agent token.
@@ -350,16 +331,10 @@ type AgentRotateSecretCmd struct {
 
 // Run rotates the secret.
 func (c *AgentRotateSecretCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var rot ownerapi.WebhookSecretRotation
-	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/webhook-secret", nil, &rot); err != nil || printed {
-		return err
-	}
-	printSecrets(cl, "", "", rot.WebhookSecret)
-	return nil
+	return ownerCall(ctx, cli, "POST", "/agents/"+pathEscape(c.Agent)+"/webhook-secret", nil, func(cl *client, rot *ownerapi.WebhookSecretRotation) error {
+		printSecrets(cl, "", "", rot.WebhookSecret)
+		return nil
+	})
 }
 
 // AgentDeliveriesCmd lists what is on its way to an agent.
@@ -370,22 +345,12 @@ type AgentDeliveriesCmd struct {
 
 // Run lists the deliveries.
 func (c *AgentDeliveriesCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	path := "/agents/" + pathEscape(c.Agent) + "/deliveries"
-	if c.All {
-		path += "?all=1"
-	}
-	var out ownerapi.Deliveries
-	if printed, err := cl.call(ctx, "GET", path, nil, &out); err != nil || printed {
-		return err
-	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tKIND\tSTATE\tATTEMPTS\tDEADLINE\tLAST ERROR")
-	for _, d := range out.Deliveries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.TaskID, d.Kind, d.State, d.Attempts, d.Deadline.Format(time.RFC3339), d.LastError)
-	}
-	return tw.Flush()
+	path := withAll("/agents/"+pathEscape(c.Agent)+"/deliveries", c.All)
+	return ownerCall(ctx, cli, "GET", path, nil, func(cl *client, out *ownerapi.Deliveries) error {
+		tw := cl.table("TASK\tKIND\tSTATE\tATTEMPTS\tDEADLINE\tLAST ERROR")
+		for _, d := range out.Deliveries {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.TaskID, d.Kind, d.State, d.Attempts, d.Deadline.Format(time.RFC3339), d.LastError)
+		}
+		return tw.Flush()
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -55,8 +54,7 @@ func (c *AuditCmd) Run(ctx context.Context, cli *CLI) error {
 		fmt.Fprintln(cl.out, "no audit entries")
 		return nil
 	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tACTION\tOUTCOME\tACTOR\tTARGET\tFROM\tDETAIL")
+	tw := cl.table("TIME\tACTION\tOUTCOME\tACTOR\tTARGET\tFROM\tDETAIL")
 	for _, e := range entries {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.At.Format(time.RFC3339), e.Action, e.Outcome,
 			join(e.ActorKind, e.ActorID), join(e.TargetKind, e.TargetID), dash(e.ClientAddr), e.Detail)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
@@ -50,17 +49,11 @@ func (c *FrontCredentialsCmd) Run(ctx context.Context, cli *CLI) error {
 		}
 		body.Headers[strings.TrimSpace(k)] = v
 	}
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var set ownerapi.FrontCredentialsSet
-	if printed, err := cl.call(ctx, "PUT", "/agents/"+pathEscape(c.Handle)+"/upstream-credentials", body, &set); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "front %s: bearer %s, headers [%s]\n", c.Handle, yesNo(set.Bearer), strings.Join(set.Headers, ", "))
-	fmt.Fprintf(cl.out, "next: check the path with  switchboard front verify %s\n", c.Handle)
-	return nil
+	return ownerCall(ctx, cli, "PUT", "/agents/"+pathEscape(c.Handle)+"/upstream-credentials", body, func(cl *client, set *ownerapi.FrontCredentialsSet) error {
+		fmt.Fprintf(cl.out, "front %s: bearer %s, headers [%s]\n", c.Handle, yesNo(set.Bearer), strings.Join(set.Headers, ", "))
+		fmt.Fprintf(cl.out, "next: check the path with  switchboard front verify %s\n", c.Handle)
+		return nil
+	})
 }
 
 func yesNo(b bool) string {
@@ -77,42 +70,36 @@ type FrontStatusCmd struct {
 
 // Run shows the status.
 func (c *FrontStatusCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var st ownerapi.FrontStatus
-	if printed, err := cl.call(ctx, "GET", "/agents/"+pathEscape(c.Handle)+"/front", nil, &st); err != nil || printed {
-		return err
-	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "upstream\t%s\n", st.Upstream)
-	if st.UpstreamCardURL != "" {
-		fmt.Fprintf(tw, "card url\t%s\n", st.UpstreamCardURL)
-	}
-	if !st.UpstreamValid {
-		fmt.Fprintf(tw, "upstream problem\t%s\n", st.UpstreamProblem)
-	}
-	card := st.Card
-	if st.CardProblem != "" {
-		card += ": " + st.CardProblem
-	}
-	fmt.Fprintf(tw, "card\t%s\n", card)
-	fmt.Fprintf(tw, "versions\t%s\n", strings.Join(st.UpstreamVersions, ", "))
-	fmt.Fprintf(tw, "streaming\t%v\n", st.UpstreamStreaming)
-	fmt.Fprintf(tw, "upstream wants\t%s\n", describeUpstreamAuth(st.UpstreamAuth))
-	fmt.Fprintf(tw, "credentials\tbearer %s, headers [%s]\n", yesNo(st.HasBearer), strings.Join(st.CredentialHeaders, ", "))
-	if f := st.LastFailure; f != nil {
-		fmt.Fprintf(tw, "last failure\t%s %s (status %d, %s, peer %q): %s\n", f.At.Format("2006-01-02 15:04:05Z07:00"), f.Reason, f.Status, f.Method, f.Peer, f.Detail)
-	} else {
-		fmt.Fprintf(tw, "last failure\tnone\n")
-	}
-	if len(st.PublicCardLeaks) > 0 {
-		fmt.Fprintf(tw, "public card leaks\t%s\n", strings.Join(st.PublicCardLeaks, "; "))
-	} else {
-		fmt.Fprintf(tw, "public card leaks\tnone\n")
-	}
-	return tw.Flush()
+	return ownerCall(ctx, cli, "GET", "/agents/"+pathEscape(c.Handle)+"/front", nil, func(cl *client, st *ownerapi.FrontStatus) error {
+		tw := cl.table("")
+		fmt.Fprintf(tw, "upstream\t%s\n", st.Upstream)
+		if st.UpstreamCardURL != "" {
+			fmt.Fprintf(tw, "card url\t%s\n", st.UpstreamCardURL)
+		}
+		if !st.UpstreamValid {
+			fmt.Fprintf(tw, "upstream problem\t%s\n", st.UpstreamProblem)
+		}
+		card := st.Card
+		if st.CardProblem != "" {
+			card += ": " + st.CardProblem
+		}
+		fmt.Fprintf(tw, "card\t%s\n", card)
+		fmt.Fprintf(tw, "versions\t%s\n", strings.Join(st.UpstreamVersions, ", "))
+		fmt.Fprintf(tw, "streaming\t%v\n", st.UpstreamStreaming)
+		fmt.Fprintf(tw, "upstream wants\t%s\n", describeUpstreamAuth(st.UpstreamAuth))
+		fmt.Fprintf(tw, "credentials\tbearer %s, headers [%s]\n", yesNo(st.HasBearer), strings.Join(st.CredentialHeaders, ", "))
+		if f := st.LastFailure; f != nil {
+			fmt.Fprintf(tw, "last failure\t%s %s (status %d, %s, peer %q): %s\n", f.At.Format("2006-01-02 15:04:05Z07:00"), f.Reason, f.Status, f.Method, f.Peer, f.Detail)
+		} else {
+			fmt.Fprintf(tw, "last failure\tnone\n")
+		}
+		if len(st.PublicCardLeaks) > 0 {
+			fmt.Fprintf(tw, "public card leaks\t%s\n", strings.Join(st.PublicCardLeaks, "; "))
+		} else {
+			fmt.Fprintf(tw, "public card leaks\tnone\n")
+		}
+		return tw.Flush()
+	})
 }
 
 // describeUpstreamAuth says what the upstream's card asks of callers.

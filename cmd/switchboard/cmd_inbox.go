@@ -22,15 +22,7 @@ type InboxCmd struct {
 
 // Run lists the tasks.
 func (c *InboxCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	agent := c.Agent
-	if agent == "" {
-		agent = cli.defaultAgent() // the agent switchboard init configured, if any
-	}
-	agents, err := cl.agentsNamed(ctx, agent)
+	cl, agents, err := ownerAgents(ctx, cli, c.Agent)
 	if err != nil {
 		return err
 	}

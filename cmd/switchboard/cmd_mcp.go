@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -78,30 +77,23 @@ func (c *MCPTokenListCmd) Run(ctx context.Context, cli *CLI) error {
 // from the token, the agent it acts for and its last use; a row of ""
 // leaves the token out.
 func listMCPTokens(ctx context.Context, cli *CLI, header string, row func(t ownerapi.MCPToken, agent, used string) string) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var all []ownerapi.MCPToken
-	if printed, err := cl.call(ctx, "GET", "/mcp-tokens", nil, &all); err != nil || printed {
-		return err
-	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, header)
-	for _, t := range all {
-		used := "never"
-		if t.LastUsedAt != nil {
-			used = t.LastUsedAt.Format(time.RFC3339)
+	return ownerCall(ctx, cli, "GET", "/mcp-tokens", nil, func(cl *client, all *[]ownerapi.MCPToken) error {
+		tw := cl.table(header)
+		for _, t := range *all {
+			used := "never"
+			if t.LastUsedAt != nil {
+				used = t.LastUsedAt.Format(time.RFC3339)
+			}
+			agent := t.Agent
+			if agent == "" {
+				agent = "account: " + strings.Join(t.Agents, ",")
+			}
+			if line := row(t, agent, used); line != "" {
+				fmt.Fprintln(tw, line)
+			}
 		}
-		agent := t.Agent
-		if agent == "" {
-			agent = "account: " + strings.Join(t.Agents, ",")
-		}
-		if line := row(t, agent, used); line != "" {
-			fmt.Fprintln(tw, line)
-		}
-	}
-	return tw.Flush()
+		return tw.Flush()
+	})
 }
 
 // MCPTokenRevokeCmd revokes an MCP token.
@@ -111,14 +103,8 @@ type MCPTokenRevokeCmd struct {
 
 // Run revokes the token (an OAuth grant's ends the grant).
 func (c *MCPTokenRevokeCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var res ownerapi.MCPTokenRevoked
-	if printed, err := cl.call(ctx, "DELETE", "/mcp-tokens/"+pathEscape(c.ID), nil, &res); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "revoked MCP token %s\n", res.ID)
-	return nil
+	return ownerCall(ctx, cli, "DELETE", "/mcp-tokens/"+pathEscape(c.ID), nil, func(cl *client, res *ownerapi.MCPTokenRevoked) error {
+		fmt.Fprintf(cl.out, "revoked MCP token %s\n", res.ID)
+		return nil
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -72,16 +71,10 @@ func (c *AgentLeaveCmd) Run(ctx context.Context, cli *CLI) error {
 
 // agentAction sends a request that answers with the agent, and shows it.
 func agentAction(ctx context.Context, cli *CLI, method, path string) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var g ownerapi.Agent
-	if printed, err := cl.call(ctx, method, path, nil, &g); err != nil || printed {
-		return err
-	}
-	printAgent(cl, &g)
-	return nil
+	return ownerCall(ctx, cli, method, path, nil, func(cl *client, g *ownerapi.Agent) error {
+		printAgent(cl, g)
+		return nil
+	})
 }
 
 // CommunityCmd groups the community commands.
@@ -98,20 +91,13 @@ type CommunityListCmd struct{}
 
 // Run lists them.
 func (c *CommunityListCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var all []ownerapi.Community
-	if printed, err := cl.call(ctx, "GET", "/communities", nil, &all); err != nil || printed {
-		return err
-	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tMEMBERS\tCLOSED\tADDRESS")
-	for _, c := range all {
-		fmt.Fprintf(tw, "%s\t%d\t%v\t%s\n", c.Name, c.Members, c.Closed, c.Address)
-	}
-	return tw.Flush()
+	return ownerCall(ctx, cli, "GET", "/communities", nil, func(cl *client, all *[]ownerapi.Community) error {
+		tw := cl.table("NAME\tMEMBERS\tCLOSED\tADDRESS")
+		for _, c := range *all {
+			fmt.Fprintf(tw, "%s\t%d\t%v\t%s\n", c.Name, c.Members, c.Closed, c.Address)
+		}
+		return tw.Flush()
+	})
 }
 
 // CommunitySetCmd configures a community.
@@ -122,16 +108,10 @@ type CommunitySetCmd struct {
 
 // Run configures it.
 func (c *CommunitySetCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var got ownerapi.Community
-	if printed, err := cl.call(ctx, "PUT", "/communities/"+pathEscape(c.Name), ownerapi.CommunitySettings{Closed: c.Closed}, &got); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "community %s: %d members, closed %v, address %s\n", got.Name, got.Members, got.Closed, got.Address)
-	return nil
+	return ownerCall(ctx, cli, "PUT", "/communities/"+pathEscape(c.Name), ownerapi.CommunitySettings{Closed: c.Closed}, func(cl *client, got *ownerapi.Community) error {
+		fmt.Fprintf(cl.out, "community %s: %d members, closed %v, address %s\n", got.Name, got.Members, got.Closed, got.Address)
+		return nil
+	})
 }
 
 // CommunityTokenCmd issues a peer token of a community.
@@ -143,19 +123,13 @@ type CommunityTokenCmd struct {
 
 // Run issues it.
 func (c *CommunityTokenCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var tok ownerapi.Token
 	body := ownerapi.TokenIssue{Label: c.Label, Rotate: c.Rotate}
-	if printed, err := cl.call(ctx, "POST", "/communities/"+pathEscape(c.Name)+"/tokens", body, &tok); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "%s\n", tok.Token)
-	fmt.Fprintf(cli.errOut, "peer token %q of community %s: shown once. Any A2A client reaches the community at %s (card %s)\n",
-		tok.Label, tok.Community, tok.Address, tok.AgentCard)
-	return nil
+	return ownerCall(ctx, cli, "POST", "/communities/"+pathEscape(c.Name)+"/tokens", body, func(cl *client, tok *ownerapi.Token) error {
+		fmt.Fprintf(cl.out, "%s\n", tok.Token)
+		fmt.Fprintf(cli.errOut, "peer token %q of community %s: shown once. Any A2A client reaches the community at %s (card %s)\n",
+			tok.Label, tok.Community, tok.Address, tok.AgentCard)
+		return nil
+	})
 }
 
 // CommunityTokensCmd lists a community's peer tokens.
@@ -166,24 +140,14 @@ type CommunityTokensCmd struct {
 
 // Run lists them.
 func (c *CommunityTokensCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	path := "/communities/" + pathEscape(c.Name) + "/tokens"
-	if c.All {
-		path += "?all=1"
-	}
-	var toks []ownerapi.Token
-	if printed, err := cl.call(ctx, "GET", path, nil, &toks); err != nil || printed {
-		return err
-	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LABEL\tACTIVE\tCREATED")
-	for _, t := range toks {
-		fmt.Fprintf(tw, "%s\t%v\t%s\n", t.Label, t.Active, t.CreatedAt.Format(time.RFC3339))
-	}
-	return tw.Flush()
+	path := withAll("/communities/"+pathEscape(c.Name)+"/tokens", c.All)
+	return ownerCall(ctx, cli, "GET", path, nil, func(cl *client, toks *[]ownerapi.Token) error {
+		tw := cl.table("LABEL\tACTIVE\tCREATED")
+		for _, t := range *toks {
+			fmt.Fprintf(tw, "%s\t%v\t%s\n", t.Label, t.Active, t.CreatedAt.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	})
 }
 
 // CommunityRevokeCmd revokes a community's peer token.
@@ -194,15 +158,10 @@ type CommunityRevokeCmd struct {
 
 // Run revokes it.
 func (c *CommunityRevokeCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	if printed, err := cl.call(ctx, "DELETE", "/communities/"+pathEscape(c.Name)+"/tokens/"+pathEscape(c.Label), nil, nil); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "revoked %s of %s\n", c.Label, c.Name)
-	return nil
+	return ownerDone(ctx, cli, "DELETE", "/communities/"+pathEscape(c.Name)+"/tokens/"+pathEscape(c.Label), nil, func(cl *client) error {
+		fmt.Fprintf(cl.out, "revoked %s of %s\n", c.Label, c.Name)
+		return nil
+	})
 }
 
 // DirectoryCmd lists the agents of the network one can see.
@@ -256,8 +215,7 @@ func (c *DirectoryCmd) Run(ctx context.Context, cli *CLI) error {
 		}
 		q.Set("after", page.NextAfter)
 	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HANDLE\tLIVE\tWAKEABLE\tACCEPTS\tAPPROVED\tCOMMUNITIES\tSKILLS\tADDRESS")
+	tw := cl.table("HANDLE\tLIVE\tWAKEABLE\tACCEPTS\tAPPROVED\tCOMMUNITIES\tSKILLS\tADDRESS")
 	for _, e := range all {
 		var skills []string
 		for _, s := range e.Skills {

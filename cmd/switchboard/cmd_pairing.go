@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -70,8 +69,7 @@ func (c *PairingListCmd) Run(ctx context.Context, cli *CLI) error {
 	if cl.json {
 		return cl.printJSON(all)
 	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tCODE\tCLAIMED NAME\tCLIENT ID\tFROM\tREPLACES\tMINUTES LEFT")
+	tw := cl.table("AGENT\tCODE\tCLAIMED NAME\tCLIENT ID\tFROM\tREPLACES\tMINUTES LEFT")
 	for _, a := range all {
 		for _, p := range a.Pairings {
 			left := max(0, int(time.Until(p.ExpiresAt).Minutes()+0.5))

@@ -318,15 +318,7 @@ type OutboxCmd struct {
 
 // Run lists the records.
 func (c *OutboxCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	agent := c.Agent
-	if agent == "" {
-		agent = cli.defaultAgent() // the agent switchboard init configured, if any
-	}
-	agents, err := cl.agentsNamed(ctx, agent)
+	cl, agents, err := ownerAgents(ctx, cli, c.Agent)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -232,7 +231,7 @@ func agentTokenRefused(ctx context.Context, cl *client, token string) (bool, err
 // printStatus prints s for a person.
 func printStatus(cl *client, s *agentStatus) {
 	g := s.Agent
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
+	tw := cl.table("")
 	fmt.Fprintf(tw, "agent\t%s (%s)\n", g.Handle, g.Mode)
 	fmt.Fprintf(tw, "address\t%s\n", g.Address)
 	printDomain(tw, s.Domain)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -25,19 +24,13 @@ type TokenIssueCmd struct {
 
 // Run issues the token.
 func (c *TokenIssueCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var t ownerapi.Token
 	body := ownerapi.TokenIssue{Label: c.Label, Rotate: c.Rotate}
-	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/tokens", body, &t); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "peer token for %q (shown once; only its hash is stored):\n\n  %s\n\n", t.Label, t.Token)
-	fmt.Fprintf(cl.out, "address:    %s\nagent card: %s\n", t.Address, t.AgentCard)
-	fmt.Fprintf(cl.out, "the peer sends it as  Authorization: Bearer <token>\n")
-	return nil
+	return ownerCall(ctx, cli, "POST", "/agents/"+pathEscape(c.Agent)+"/tokens", body, func(cl *client, t *ownerapi.Token) error {
+		fmt.Fprintf(cl.out, "peer token for %q (shown once; only its hash is stored):\n\n  %s\n\n", t.Label, t.Token)
+		fmt.Fprintf(cl.out, "address:    %s\nagent card: %s\n", t.Address, t.AgentCard)
+		fmt.Fprintf(cl.out, "the peer sends it as  Authorization: Bearer <token>\n")
+		return nil
+	})
 }
 
 // TokenListCmd lists peer tokens.
@@ -48,28 +41,18 @@ type TokenListCmd struct {
 
 // Run lists the tokens.
 func (c *TokenListCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	path := "/agents/" + pathEscape(c.Agent) + "/tokens"
-	if c.All {
-		path += "?all=1"
-	}
-	var all []ownerapi.Token
-	if printed, err := cl.call(ctx, "GET", path, nil, &all); err != nil || printed {
-		return err
-	}
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LABEL\tSTATE\tCREATED")
-	for _, t := range all {
-		state := "active"
-		if t.RevokedAt != nil {
-			state = "revoked " + t.RevokedAt.Format(time.RFC3339)
+	path := withAll("/agents/"+pathEscape(c.Agent)+"/tokens", c.All)
+	return ownerCall(ctx, cli, "GET", path, nil, func(cl *client, all *[]ownerapi.Token) error {
+		tw := cl.table("LABEL\tSTATE\tCREATED")
+		for _, t := range *all {
+			state := "active"
+			if t.RevokedAt != nil {
+				state = "revoked " + t.RevokedAt.Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Label, state, t.CreatedAt.Format(time.RFC3339))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Label, state, t.CreatedAt.Format(time.RFC3339))
-	}
-	return tw.Flush()
+		return tw.Flush()
+	})
 }
 
 // TokenRevokeCmd revokes a peer token.
@@ -80,13 +63,8 @@ type TokenRevokeCmd struct {
 
 // Run revokes the token.
 func (c *TokenRevokeCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	if printed, err := cl.call(ctx, "DELETE", "/agents/"+pathEscape(c.Agent)+"/tokens/"+pathEscape(c.Label), nil, nil); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "revoked the token %q\n", c.Label)
-	return nil
+	return ownerDone(ctx, cli, "DELETE", "/agents/"+pathEscape(c.Agent)+"/tokens/"+pathEscape(c.Label), nil, func(cl *client) error {
+		fmt.Fprintf(cl.out, "revoked the token %q\n", c.Label)
+		return nil
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -77,36 +76,29 @@ type WakeShowCmd struct {
 
 // Run shows the wake webhook.
 func (c *WakeShowCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var w ownerapi.WakeConfig
-	if printed, err := cl.call(ctx, "GET", "/agents/"+pathEscape(c.Agent)+"/wake", nil, &w); err != nil || printed {
-		return err
-	}
-	printWake(cl, &w)
-	if len(w.Wakes) > 0 {
-		fmt.Fprintln(cl.out, "\nlatest wakes:")
-		tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "STATE\tKIND\tCONTEXT\tTASKS\tDUE\tLAST")
-		for _, x := range w.Wakes {
-			last := x.LastError
-			if x.LastStatus != 0 && last == "" {
-				last = fmt.Sprintf("HTTP %d", x.LastStatus)
+	return ownerCall(ctx, cli, "GET", "/agents/"+pathEscape(c.Agent)+"/wake", nil, func(cl *client, w *ownerapi.WakeConfig) error {
+		printWake(cl, w)
+		if len(w.Wakes) > 0 {
+			fmt.Fprintln(cl.out, "\nlatest wakes:")
+			tw := cl.table("STATE\tKIND\tCONTEXT\tTASKS\tDUE\tLAST")
+			for _, x := range w.Wakes {
+				last := x.LastError
+				if x.LastStatus != 0 && last == "" {
+					last = fmt.Sprintf("HTTP %d", x.LastStatus)
+				}
+				if x.Retries > 0 {
+					last += fmt.Sprintf(" (%d retries)", x.Retries)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", x.State, x.Kind, x.ContextID, len(x.TaskIDs), x.DueAt.Format(time.RFC3339), last)
 			}
-			if x.Retries > 0 {
-				last += fmt.Sprintf(" (%d retries)", x.Retries)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", x.State, x.Kind, x.ContextID, len(x.TaskIDs), x.DueAt.Format(time.RFC3339), last)
+			_ = tw.Flush()
 		}
-		_ = tw.Flush()
-	}
-	return nil
+		return nil
+	})
 }
 
 func printWake(cl *client, w *ownerapi.WakeConfig) {
-	tw := tabwriter.NewWriter(cl.out, 0, 4, 2, ' ', 0)
+	tw := cl.table("")
 	fmt.Fprintf(tw, "agent\t%s\n", w.Agent)
 	fmt.Fprintf(tw, "url\t%s  %s\n", w.URL, w.URLFingerprint)
 	fmt.Fprintf(tw, "preset\t%s\n", w.Preset)
@@ -142,25 +134,19 @@ type WakeTestCmd struct {
 // Run sends the test wake and prints the answer. A receiver that answers
 // with a status other than 2xx makes the command fail.
 func (c *WakeTestCmd) Run(ctx context.Context, cli *CLI) error {
-	cl, err := newClient(cli)
-	if err != nil {
-		return err
-	}
-	var res ownerapi.WakeTest
-	if printed, err := cl.call(ctx, "POST", "/agents/"+pathEscape(c.Agent)+"/wake/test", nil, &res); err != nil || printed {
-		return err
-	}
-	fmt.Fprintf(cl.out, "receiver answered HTTP %d\n", res.Status)
-	if res.RetryAfter != "" {
-		fmt.Fprintf(cl.out, "retry-after: %s\n", res.RetryAfter)
-	}
-	if res.Body != "" {
-		fmt.Fprintf(cl.out, "body: %s\n", res.Body)
-	}
-	if !res.OK {
-		return fmt.Errorf("the test wake was not accepted (HTTP %d)", res.Status)
-	}
-	return nil
+	return ownerCall(ctx, cli, "POST", "/agents/"+pathEscape(c.Agent)+"/wake/test", nil, func(cl *client, res *ownerapi.WakeTest) error {
+		fmt.Fprintf(cl.out, "receiver answered HTTP %d\n", res.Status)
+		if res.RetryAfter != "" {
+			fmt.Fprintf(cl.out, "retry-after: %s\n", res.RetryAfter)
+		}
+		if res.Body != "" {
+			fmt.Fprintf(cl.out, "body: %s\n", res.Body)
+		}
+		if !res.OK {
+			return fmt.Errorf("the test wake was not accepted (HTTP %d)", res.Status)
+		}
+		return nil
+	})
 }
 
 // WakeUnsetCmd removes an agent's wake webhook.
