@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/certmagic"
 	"github.com/switchboard-dev/switchboard/internal/acmetest"
 )
 
@@ -20,8 +19,7 @@ func TestDecideRefusesWhatIsNoDomain(t *testing.T) {
 	ca := acmetest.Start(t, acmetest.Options{})
 	acmetest.SetA(t, "base.test", "127.0.0.1")
 	acmetest.SetA(t, "bot.test", "127.0.0.1")
-	limiter := certmagic.NewRateLimiter(10, time.Hour)
-	defer limiter.Stop()
+	limiter := newWindowLimit(10, time.Hour)
 	d := &decider{
 		own: map[string]bool{"base.test": true}, domains: []string{"base.test"},
 		agentDomain: func(context.Context, string) (bool, error) { return true, nil },

@@ -97,7 +97,7 @@ type Manager struct {
 	managed, onDemand *certmagic.Config
 	issuer            *certmagic.ACMEIssuer // the managed config's: it answers HTTP-01 challenges
 	decider           *decider
-	limiter           *certmagic.RingBufferRateLimiter
+	limiter           *windowLimit
 	status            *status
 	own               map[string]bool // immutable: the deployment's names
 
@@ -176,7 +176,7 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 	m.issuer = m.newIssuer(m.managed, roots, deps, zl)
 	m.managed.Issuers = []certmagic.Issuer{m.issuer}
 
-	m.limiter = certmagic.NewRateLimiter(cfg.OnDemandLimit, cfg.OnDemandWindow)
+	m.limiter = newWindowLimit(cfg.OnDemandLimit, cfg.OnDemandWindow)
 	onDemand := template
 	m.decider = &decider{
 		own: m.own, domains: cfg.Domains, agentDomain: deps.AgentDomain, resolver: NewResolver(cfg.DNSResolver),
@@ -335,7 +335,6 @@ func (m *Manager) Close() error {
 	m.closed.Do(func() {
 		m.cancel()
 		m.cache.Stop()
-		m.limiter.Stop()
 		m.err = m.storage.Close()
 	})
 	return m.err

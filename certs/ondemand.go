@@ -10,8 +10,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/caddyserver/certmagic"
 )
 
 // ownAddrsTTL is how long the addresses the deployment's names resolve to
@@ -33,7 +31,7 @@ type decider struct {
 	domains     []string        // immutable: the same, in order
 	agentDomain func(ctx context.Context, name string) (bool, error)
 	resolver    *net.Resolver
-	limiter     *certmagic.RingBufferRateLimiter
+	limiter     *windowLimit
 	// stored reports whether the store holds a certificate for name
 	// already (a renewal, or one obtained by another instance): that
 	// costs the CA nothing, so it is not counted against the limit.

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/certmagic"
 	"github.com/switchboard-dev/switchboard/internal/acmetest"
 )
 
@@ -22,8 +21,7 @@ func TestDecide(t *testing.T) {
 	acmetest.SetA(t, "elsewhere.test", "192.0.2.7")
 	acmetest.SetA(t, "other-ip.test", "127.0.0.1", "192.0.2.8")
 	agents := map[string]bool{"bot.test": true, "elsewhere.test": true, "other-ip.test": true, "stored.test": true, "third.test": true}
-	limiter := certmagic.NewRateLimiter(2, time.Hour)
-	defer limiter.Stop()
+	limiter := newWindowLimit(2, time.Hour)
 	d := &decider{
 		own: map[string]bool{"base.test": true}, domains: []string{"base.test"},
 		agentDomain: func(_ context.Context, name string) (bool, error) {

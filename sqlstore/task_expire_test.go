@@ -22,6 +22,7 @@ var tablesWithoutTasks = map[string]string{
 	"agent_sessions":      "live connections of agents",
 	"rate_counts":         "request counts per peer",
 	"signins":             "the web console's sign-ins",
+	"audit_log":           "the audit log, pruned by its own retention (--audit-retention)",
 	"tasks":               "the tasks themselves",
 	"outbound":            "what our agents sent; remote_task_id names the remote agent's task",
 	"wake_configs":        "agents' wake webhooks",
