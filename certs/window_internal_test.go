@@ -21,7 +21,9 @@ func TestWindowLimit(t *testing.T) {
 		t.Fatal("allowed before the first event left the window")
 	}
 	now = now.Add(time.Nanosecond)
-	if !l.Allow() || !l.Allow() || l.Allow() {
-		t.Fatal("the two first events left together: want exactly two more")
+	for i, want := range []bool{true, true, false} {
+		if got := l.Allow(); got != want {
+			t.Fatalf("after the window, event %d: %v, want %v (the two first left together)", i, got, want)
+		}
 	}
 }
