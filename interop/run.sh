@@ -418,10 +418,14 @@ serve_card03() {
 
 serve_card03 "$ADDRESS" card03
 a2a discover "$CARD03_URL" -o json >"$WORK/discover03.json"
-expect_eq "0.3-only card: interfaces" "$(jget "$WORK/discover03.json" '.supportedInterfaces.length')" 1
+# The 0.3 card names JSON-RPC at the address and HTTP+JSON (0.3's /v1
+# routes) under it, in additionalInterfaces.
+expect_eq "0.3-only card: interfaces" "$(jget "$WORK/discover03.json" '.supportedInterfaces.length')" 2
+expect_eq "0.3-only card: bindings" \
+	"$(jget "$WORK/discover03.json" '.supportedInterfaces[0].protocolBinding') $(jget "$WORK/discover03.json" '.supportedInterfaces[1].protocolBinding')" "JSONRPC HTTP+JSON"
 expect_eq "0.3-only card: version" "$(jget "$WORK/discover03.json" '.supportedInterfaces[0].protocolVersion')" 0.3
 expect_eq "0.3-only card: url" "$(jget "$WORK/discover03.json" '.supportedInterfaces[0].url')" "$ADDRESS"
-pass "a2a-go 0.3: discover parses the card reduced to its 0.3 interface"
+pass "a2a-go 0.3: discover parses the card reduced to its 0.3 interfaces (JSON-RPC, HTTP+JSON)"
 a2a_go_checks 0.3 "$CARD03_URL" 0.3
 
 # ---------------------------------------------------------------------------
