@@ -167,11 +167,14 @@ await check('card: legacyCompat resolver reads the pure 0.3 card at /.well-known
   const card = await compatResolver.resolve(`${ADDRESS}/.well-known/agent.json`, '');
   const ifs = card.supportedInterfaces || [];
   assert(ifs.length > 0, 'the 0.3 card became a card without interfaces');
+  // JSON-RPC at the address, and HTTP+JSON (0.3's /v1 routes) under it.
+  const want = { JSONRPC: ADDRESS, 'HTTP+JSON': `${ADDRESS}/` };
   for (const i of ifs) {
-    assert(i.protocolBinding === 'JSONRPC', `interface binding ${i.protocolBinding}, expected JSONRPC`);
+    assert(i.protocolBinding in want, `interface binding ${i.protocolBinding}, expected JSONRPC or HTTP+JSON`);
     assert(String(i.protocolVersion).startsWith('0.3'), `interface version ${i.protocolVersion}, expected 0.3`);
-    assert(i.url === ADDRESS, `interface url ${i.url}, expected ${ADDRESS}`);
+    assert(i.url === want[i.protocolBinding], `${i.protocolBinding} interface url ${i.url}, expected ${want[i.protocolBinding]}`);
   }
+  assert(ifs.some((i) => i.protocolBinding === 'JSONRPC'), 'the 0.3 card lost its JSON-RPC interface');
 });
 
 // ---- clients --------------------------------------------------------------
