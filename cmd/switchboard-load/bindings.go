@@ -102,17 +102,9 @@ func (d *driver) restCall(ctx context.Context, t target, method, u string, body 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Authorization", "Bearer "+t.token)
-	resp, err := d.http.Do(req)
+	data, err := d.do(req)
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %s: %.200s", resp.Status, data)
 	}
 	var a answerResult
 	if err := json.Unmarshal(data, &a); err != nil {

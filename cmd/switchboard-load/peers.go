@@ -367,17 +367,9 @@ func (d *driver) send(ctx context.Context, buf *bytes.Buffer, t target, p phase,
 	return fmt.Errorf("task %s did not reach %s", task.ID, p.wantState)
 }
 
-// call posts one JSON-RPC request and returns the task in its answer.
-func (d *driver) call(ctx context.Context, t target, body []byte) (*taskState, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", t.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	if t.token != "" {
-		req.Header.Set("Authorization", "Bearer "+t.token)
-	}
+// do sends req and returns the body of its 200 answer (at most 8 MiB);
+// any other status is an error that quotes the body's start.
+func (d *driver) do(req *http.Request) ([]byte, error) {
 	resp, err := d.http.Do(req)
 	if err != nil {
 		return nil, err
@@ -389,6 +381,24 @@ func (d *driver) call(ctx context.Context, t target, body []byte) (*taskState, e
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %s: %.200s", resp.Status, data)
+	}
+	return data, nil
+}
+
+// call posts one JSON-RPC request and returns the task in its answer.
+func (d *driver) call(ctx context.Context, t target, body []byte) (*taskState, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", t.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	if t.token != "" {
+		req.Header.Set("Authorization", "Bearer "+t.token)
+	}
+	data, err := d.do(req)
+	if err != nil {
+		return nil, err
 	}
 	var a rpcAnswer
 	if err := json.Unmarshal(data, &a); err != nil {
