@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -86,7 +84,7 @@ func (s *Server) methods() map[string]rpcMethod {
 // handleAddress serves an agent's address: the landing page on GET, A2A
 // JSON-RPC on POST.
 func (s *Server) handleAddress(w http.ResponseWriter, r *http.Request) {
-	agent, ok := s.agentFromPath(w, r)
+	agent, ok := s.AgentFromPath(w, r)
 	if !ok {
 		return
 	}
@@ -98,59 +96,21 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, agent *switc
 	case http.MethodGet, http.MethodHead:
 		s.serveLanding(w, r, agent)
 	case http.MethodPost:
-		s.serveRPC(w, r, rpcTarget{agent: agent, addr: s.addressURL(r, agent)})
+		s.serveRPC(w, r, rpcTarget{agent: agent, addr: s.ReachedAddress(r, agent)})
 	case http.MethodOptions:
-		setCORS(w)
+		SetCORS(w)
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST, OPTIONS")
-		writeJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
+		WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
 	}
-}
-
-// agentFromPath finds the agent named by the {handle} of the path, or by the
-// default-agent setting on root paths. It answers 404 itself when there is
-// none, or when its account is disabled.
-func (s *Server) agentFromPath(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, bool) {
-	handle := r.PathValue("handle")
-	if handle == "" {
-		handle = s.cfg.DefaultAgent
-	}
-	if handle == "" {
-		s.handleNotFound(w, r)
-		return nil, false
-	}
-	agent, err := s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(handle))
-	if err == nil && agent.AccountDisabled {
-		err = switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
-	}
-	if err != nil {
-		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-			writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no agent at this address"})
-		} else {
-			s.writeError(w, r, err)
-		}
-		return nil, false
-	}
-	return agent, true
-}
-
-// setCORS lets browser-based A2A clients call addresses. Credentials are
-// bearer tokens, never cookies, so any origin may send them.
-func setCORS(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, A2A-Version, A2A-Extensions, X-A2A-Extensions, Last-Event-ID")
-	h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After")
-	h.Set("Access-Control-Max-Age", "600")
 }
 
 // serveRPC runs the request pipeline of an address, in this order:
 // authentication, rate limit, body limit, envelope, method, version,
 // params, and the method itself. Each step answers with its own error.
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget) {
-	setCORS(w)
+	SetCORS(w)
 	if s.Tracer.On() {
 		// The call's span, in the trace of the peer's traceparent (a
 		// malformed one is ignored: a new trace starts).
@@ -180,10 +140,10 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 		writeRPCError(w, nullID, e)
 		return
 	}
-	body, err := s.readBody(w, r)
+	body, err := s.ReadBody(w, r)
 	if err != nil {
 		e := rpcErrorFor(err, shape)
-		e.status = httpStatus(switchboard.ErrorCode(err))
+		e.status = HTTPStatus(switchboard.ErrorCode(err))
 		writeRPCError(w, nullID, e)
 		return
 	}
@@ -210,7 +170,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 		writeRPCError(w, req.ID, e)
 		return
 	}
-	if m.push && !s.cfg.PushNotifications {
+	if m.push && !s.Cfg.PushNotifications {
 		writeRPCError(w, req.ID, rpcErrorFor(errPushNotSupported, m.version))
 		return
 	}
@@ -221,7 +181,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 		release, ok := s.acquireStream(peer)
 		if !ok {
 			w.Header().Set("Retry-After", "5")
-			e := rpcErrorFor(switchboard.Errorf(switchboard.ERATELIMITED, "too many open streams: at most %d per peer", s.cfg.MaxStreamsPerPeer), m.version)
+			e := rpcErrorFor(switchboard.Errorf(switchboard.ERATELIMITED, "too many open streams: at most %d per peer", s.Cfg.MaxStreamsPerPeer), m.version)
 			e.status = http.StatusTooManyRequests
 			writeRPCError(w, req.ID, e)
 			return
@@ -238,13 +198,13 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 	if err != nil {
 		tracing.Fail(trace.SpanFromContext(r.Context()), err)
 		if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
-			s.logInternal(r, err)
+			s.LogInternal(r, err)
 		}
 		e := rpcErrorFor(err, m.version)
 		if switchboard.ErrorCode(err) == switchboard.EUPSTREAM {
 			e.status = http.StatusBadGateway // a front's upstream failed: a gateway's answer
 		}
-		if s.unavailable(w, err) {
+		if s.Unavailable(w, err) {
 			e.status = http.StatusServiceUnavailable
 		}
 		writeRPCError(w, req.ID, e)
@@ -270,7 +230,7 @@ func (s *Server) acquireStream(p switchboard.Peer) (release func(), ok bool) {
 	key := p.Key()
 	s.streamsMu.Lock()
 	defer s.streamsMu.Unlock()
-	if s.streamsByPeer[key] >= s.cfg.MaxStreamsPerPeer {
+	if s.streamsByPeer[key] >= s.Cfg.MaxStreamsPerPeer {
 		return nil, false
 	}
 	s.streamsByPeer[key]++
@@ -285,40 +245,6 @@ func (s *Server) acquireStream(p switchboard.Peer) (release func(), ok bool) {
 	}, true
 }
 
-// readBody reads the request body, refusing one over MaxBody: first by its
-// declared length, then by what actually arrives.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	tooLarge := switchboard.Errorf(switchboard.ETOOLARGE, "body too large: the limit is %d bytes", s.cfg.MaxBody)
-	if r.ContentLength > s.cfg.MaxBody {
-		return nil, tooLarge
-	}
-	body, err := readAll(http.MaxBytesReader(unwrapRecorder(w), r.Body, s.cfg.MaxBody), r.ContentLength)
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return nil, tooLarge
-	} else if err != nil {
-		return nil, switchboard.Errorf(switchboard.EINVALID, "read body: %s", err.Error())
-	}
-	return body, nil
-}
-
-// readAll reads r to its end into a buffer made for size bytes (the
-// declared length, when there is one), not grown from 512 bytes as
-// io.ReadAll would grow it. At most presizeLimit is made before the bytes
-// arrive: a declared length costs the client nothing to send.
-func readAll(r io.Reader, size int64) ([]byte, error) {
-	if size <= 0 {
-		return io.ReadAll(r)
-	}
-	size = min(size, presizeLimit)
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead)) // room to see the end without growing
-	_, err := buf.ReadFrom(r)
-	return buf.Bytes(), err
-}
-
-// presizeLimit bounds the buffer readAll makes for a declared length.
-const presizeLimit = 64 << 10
-
 // writeUnauthorized answers a call without a valid peer token: HTTP 401, a
 // WWW-Authenticate challenge that tells a missing token from a bad one, and
 // a JSON-RPC error that echoes the request's id when it can be read from
@@ -327,7 +253,7 @@ const presizeLimit = 64 << 10
 // the error's data says where to pair (pairingHint).
 func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err error, shape switchboard.ProtocolVersion, agent *switchboard.Agent) {
 	if switchboard.ErrorCode(err) != switchboard.EUNAUTHORIZED {
-		s.logInternal(r, err)
+		s.LogInternal(r, err)
 		writeRPCError(w, nullID, &rpcError{Code: rpcInternalError, Message: "internal error", status: http.StatusInternalServerError})
 		return
 	}
@@ -344,16 +270,16 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err e
 	challenge := `Bearer realm="a2a"`
 	pairs := agent != nil && s.Pairing != nil && pairing.Enabled(agent)
 	if pairs {
-		challenge += `, resource_metadata="` + s.resourceMetadataURL(r, agent) + `"`
+		challenge += `, resource_metadata="` + s.ResourceMetadataURL(r, agent) + `"`
 	}
-	if bearerToken(r) != "" {
+	if BearerToken(r) != "" {
 		challenge += `, error="invalid_token", error_description="the bearer token is not valid (revoked, rotated or mistyped)"`
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
 	e := rpcErrorFor(err, shape)
 	e.Message = "Unauthorized: " + switchboard.ErrorMessage(err) + ". Ask this agent's owner for a peer token."
 	if pairs {
-		e.Message = "Unauthorized: " + switchboard.ErrorMessage(err) + ". Ask this agent's owner for a peer token, or pair: switchboard pair " + s.addressBase(r, agent)
+		e.Message = "Unauthorized: " + switchboard.ErrorMessage(err) + ". Ask this agent's owner for a peer token, or pair: switchboard pair " + s.ReachedBase(r, agent)
 		e.Data = s.pairingHint(r, agent, e.Data, shape)
 	}
 	e.status = http.StatusUnauthorized

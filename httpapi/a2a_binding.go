@@ -103,7 +103,7 @@ func (h *bindingHandler) fail(st *bindingState, err error) error {
 	if st != nil {
 		st.err = err
 		if switchboard.ErrorCode(err) == switchboard.EINTERNAL && st.r != nil {
-			h.s.logInternal(st.r, err)
+			h.s.LogInternal(st.r, err)
 		}
 	}
 	return newBindingError(err)
@@ -198,7 +198,7 @@ func (h *bindingHandler) stream(ctx context.Context, tenant string, plan func(c 
 		}
 		release, ok := h.s.acquireStream(c.peer)
 		if !ok {
-			yield(nil, h.fail(st, switchboard.Errorf(switchboard.ERATELIMITED, "too many open streams: at most %d per peer", h.s.cfg.MaxStreamsPerPeer)))
+			yield(nil, h.fail(st, switchboard.Errorf(switchboard.ERATELIMITED, "too many open streams: at most %d per peer", h.s.Cfg.MaxStreamsPerPeer)))
 			return
 		}
 		defer release()
@@ -236,7 +236,7 @@ func (k *yieldSink) send(_ int64, ev a2a.Event, _ bool) error {
 // push notifications are off.
 func (h *bindingHandler) pushCall(ctx context.Context, tenant string) (*rpcCall, *bindingState, error) {
 	c, st, err := h.call(ctx, tenant)
-	if err == nil && !h.s.cfg.PushNotifications {
+	if err == nil && !h.s.Cfg.PushNotifications {
 		err = errPushNotSupported
 	}
 	return c, st, err

@@ -27,7 +27,7 @@ import (
 // newGRPC builds the gRPC server of the binding over h. Messages are
 // bounded by the body limit of every other binding.
 func (s *Server) newGRPC(h *bindingHandler) *grpc.Server {
-	g := grpc.NewServer(grpc.MaxRecvMsgSize(int(min(s.cfg.MaxBody, math.MaxInt32))),
+	g := grpc.NewServer(grpc.MaxRecvMsgSize(int(min(s.Cfg.MaxBody, math.MaxInt32))),
 		grpc.UnaryInterceptor(recordTenant), grpc.StreamInterceptor(recordStreamTenant))
 	a2agrpc.NewHandler(h).RegisterWith(g)
 	return g
@@ -63,7 +63,7 @@ func (s *Server) grpcTarget(ctx context.Context, r *http.Request, tenant string,
 		if tenant != "" && tenant != domainAgent.Handle {
 			return rpcTarget{}, errNoTenant
 		}
-		return rpcTarget{agent: domainAgent, addr: s.addressURL(r, domainAgent)}, nil
+		return rpcTarget{agent: domainAgent, addr: s.ReachedAddress(r, domainAgent)}, nil
 	}
 	if tenant == "" {
 		return rpcTarget{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: tenant is required: the agent's handle, or the community's name")
@@ -71,7 +71,7 @@ func (s *Server) grpcTarget(ctx context.Context, r *http.Request, tenant string,
 	agent, err := s.Agents.FindAgentByHandle(ctx, tenant)
 	switch {
 	case err == nil && !agent.AccountDisabled:
-		return rpcTarget{agent: agent, addr: s.baseURL(r) + "/a/" + agent.Handle}, nil
+		return rpcTarget{agent: agent, addr: s.BaseURL(r) + "/a/" + agent.Handle}, nil
 	case err != nil && switchboard.ErrorCode(err) != switchboard.ENOTFOUND:
 		return rpcTarget{}, err
 	}

@@ -75,7 +75,7 @@ var errNoRESTRoute = switchboard.Errorf(switchboard.ENOTFOUND, "not found: no ro
 // the server's interval.
 func (s *Server) newBindings() bindings {
 	h := &bindingHandler{s: s}
-	keep := a2asrv.WithTransportKeepAlive(s.cfg.StreamKeepAlive)
+	keep := a2asrv.WithTransportKeepAlive(s.Cfg.StreamKeepAlive)
 	return bindings{
 		rest:   a2asrv.NewRESTHandler(h, keep),
 		rest03: a2av0.NewRESTHandler(h, keep),
@@ -85,11 +85,11 @@ func (s *Server) newBindings() bindings {
 
 // handleAgentREST serves the HTTP+JSON binding under an agent's address.
 func (s *Server) handleAgentREST(w http.ResponseWriter, r *http.Request) {
-	agent, ok := s.agentFromPath(w, r)
+	agent, ok := s.AgentFromPath(w, r)
 	if !ok {
 		return
 	}
-	s.serveREST(w, r, rpcTarget{agent: agent, addr: s.addressURL(r, agent)}, "/a/"+r.PathValue("handle"))
+	s.serveREST(w, r, rpcTarget{agent: agent, addr: s.ReachedAddress(r, agent)}, "/a/"+r.PathValue("handle"))
 }
 
 // handleCommunityREST serves the HTTP+JSON binding under a community's
@@ -113,7 +113,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, target rpcTar
 		s.writeProblem(w, r, errNoRESTRoute)
 		return
 	}
-	setCORS(w)
+	SetCORS(w)
 	w.Header().Set("Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS")
 	if r.Method == http.MethodOptions {
 		w.WriteHeader(http.StatusNoContent)
@@ -138,7 +138,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, target rpcTar
 			s.writeProblem(w, r, err)
 			return
 		}
-		body, err := s.readBody(w, r)
+		body, err := s.ReadBody(w, r)
 		if err != nil {
 			s.writeProblem(w, r, err)
 			return
@@ -188,9 +188,9 @@ var errRESTContentType = switchboard.Errorf(switchboard.EINVALID, "Content-Type 
 func (s *Server) bearerChallenge(r *http.Request, agent *switchboard.Agent) string {
 	challenge := `Bearer realm="a2a"`
 	if agent != nil && s.Pairing != nil && pairing.Enabled(agent) {
-		challenge += `, resource_metadata="` + s.resourceMetadataURL(r, agent) + `"`
+		challenge += `, resource_metadata="` + s.ResourceMetadataURL(r, agent) + `"`
 	}
-	if bearerToken(r) != "" {
+	if BearerToken(r) != "" {
 		challenge += `, error="invalid_token", error_description="the bearer token is not valid (revoked, rotated or mistyped)"`
 	}
 	return challenge
@@ -257,9 +257,9 @@ type problemStatus struct {
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	code := switchboard.ErrorCode(err)
 	if code == switchboard.EINTERNAL {
-		s.logInternal(r, err)
+		s.LogInternal(r, err)
 	}
-	s.unavailable(w, err)
+	s.Unavailable(w, err)
 	c, ok := codes[code]
 	if !ok {
 		c = codes[switchboard.EINTERNAL]
@@ -274,7 +274,7 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	info := errorInfo(reason)
 	body, _ := json.Marshal(problem{Error: problemStatus{Code: status, Status: grpcStatusName(grpcCode(code)), Message: switchboard.ErrorMessage(err),
 		Details: info}})
-	writeJSONBody(w, status, append(body, '\n'))
+	WriteJSONBody(w, status, append(body, '\n'))
 }
 
 // cardInterfaces are the 1.0 interfaces a card at addr lists: JSON-RPC

@@ -41,7 +41,7 @@ func (s *Server) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessage
 // checkPush refuses a send request with a push configuration when push
 // notifications are off.
 func (s *Server) checkPush(p *a2a.SendMessageRequest) error {
-	if p.Config != nil && p.Config.PushConfig != nil && !s.cfg.PushNotifications {
+	if p.Config != nil && p.Config.PushConfig != nil && !s.Cfg.PushNotifications {
 		return errPushNotSupported
 	}
 	return nil
@@ -66,7 +66,7 @@ func (s *Server) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessage
 	}
 	// The wait ends at the blocking timeout, or when the server shuts down:
 	// either way the peer gets the task as it stands.
-	wait, cancel := context.WithTimeout(s.streams, s.cfg.BlockingTimeout)
+	wait, cancel := context.WithTimeout(s.streams, s.Cfg.BlockingTimeout)
 	defer cancel()
 	return s.Tasks.SendMessageAndWait(ctx, agent, c.peer, p, c.version, wait)
 }

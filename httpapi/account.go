@@ -14,13 +14,13 @@ func viewAccount(a *switchboard.Account) ownerapi.Account {
 }
 
 func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	writeJSON(w, http.StatusOK, viewAccount(acct))
+	WriteJSON(w, http.StatusOK, viewAccount(acct))
 }
 
 func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
 	var body ownerapi.AccountCreate
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &body); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	acct, secret, err := s.owners.Create(r.Context(), body.Name)
@@ -28,57 +28,57 @@ func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, op 
 	if err == nil {
 		target = audit.Account(acct)
 	}
-	s.record(r, op, switchboard.AuditAccountCreate, target, err)
+	s.Record(r, op, switchboard.AuditAccountCreate, target, err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	v := viewAccount(acct)
 	v.Token = secret
-	writeJSON(w, http.StatusCreated, v)
+	WriteJSON(w, http.StatusCreated, v)
 }
 
 func (s *Server) handleListAccounts(w http.ResponseWriter, r *http.Request, _ *switchboard.Account) {
 	all, err := s.Accounts.FindAccounts(r.Context())
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := make([]ownerapi.Account, 0, len(all))
 	for _, a := range all {
 		out = append(out, viewAccount(a))
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) handleGetAccount(w http.ResponseWriter, r *http.Request, _ *switchboard.Account) {
 	acct, err := s.Accounts.FindAccountByID(r.Context(), r.PathValue("id"))
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewAccount(acct))
+	WriteJSON(w, http.StatusOK, viewAccount(acct))
 }
 
 func (s *Server) handleUpdateAccount(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
 	var body ownerapi.AccountUpdate
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &body); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	acct, err := s.owners.Update(r.Context(), op, r.PathValue("id"), switchboard.AccountUpdate{Name: body.Name, Disabled: body.Disabled})
 	s.recordAccountUpdate(r, op, r.PathValue("id"), body, err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewAccount(acct))
+	WriteJSON(w, http.StatusOK, viewAccount(acct))
 }
 
 func (s *Server) handleRotateAccountToken(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
 	acct, err := s.Accounts.FindAccountByID(r.Context(), r.PathValue("id"))
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	s.rotate(w, r, op, acct)
@@ -91,14 +91,14 @@ func (s *Server) handleRotateOwnToken(w http.ResponseWriter, r *http.Request, ac
 // rotate gives acct a new owner token, by actor, and records it.
 func (s *Server) rotate(w http.ResponseWriter, r *http.Request, actor, acct *switchboard.Account) {
 	secret, err := s.owners.RotateOwnerToken(r.Context(), acct.ID)
-	s.record(r, actor, switchboard.AuditTokenRotate, audit.Token(acct.ID, switchboard.TokenOwner, "", "account "+acct.ID), err)
+	s.Record(r, actor, switchboard.AuditTokenRotate, audit.Token(acct.ID, switchboard.TokenOwner, "", "account "+acct.ID), err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	v := viewAccount(acct)
 	v.Token = secret
-	writeJSON(w, http.StatusOK, v)
+	WriteJSON(w, http.StatusOK, v)
 }
 
 // recordAccountUpdate records a change of the account id by op: its
@@ -110,11 +110,11 @@ func (s *Server) recordAccountUpdate(r *http.Request, op *switchboard.Account, i
 		if *body.Disabled {
 			action = switchboard.AuditAccountDisable
 		}
-		s.record(r, op, action, target, err)
+		s.Record(r, op, action, target, err)
 	}
 	if body.Name != nil {
 		t := target
 		t.Detail = "name " + *body.Name
-		s.record(r, op, switchboard.AuditAccountRename, t, err)
+		s.Record(r, op, switchboard.AuditAccountRename, t, err)
 	}
 }

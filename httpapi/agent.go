@@ -163,44 +163,44 @@ func validateSkill(field string, sk *a2a.AgentSkill) error {
 
 func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	var b ownerapi.AgentRequest
-	if err := s.decodeJSON(w, r, &b); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &b); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	if err := validateAgentRequest(&b); err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if b.Handle == nil {
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "handle is required"))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "handle is required"))
 		return
 	}
 	handle, err := switchboard.NormalizeHandle(*b.Handle)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	var domain string
 	if b.Domain != nil {
 		if domain, err = s.agentDomain(r, acct, *b.Domain); err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 	}
-	if handle == s.cfg.DefaultAgent && !acct.IsOperator() {
+	if handle == s.Cfg.DefaultAgent && !acct.IsOperator() {
 		// The default agent is served at the root: only the operator may
 		// claim its handle.
-		s.writeError(w, r, switchboard.Errorf(switchboard.EFORBIDDEN, "the handle %q is reserved for this deployment's default agent", handle))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.EFORBIDDEN, "the handle %q is reserved for this deployment's default agent", handle))
 		return
 	}
 	owner := acct.ID
 	if b.AccountID != nil && *b.AccountID != acct.ID {
 		if !acct.IsOperator() {
-			s.writeError(w, r, switchboard.Errorf(switchboard.EFORBIDDEN, "only the operator may create agents for another account"))
+			s.WriteError(w, r, switchboard.Errorf(switchboard.EFORBIDDEN, "only the operator may create agents for another account"))
 			return
 		}
 		if _, err := s.Accounts.FindAccountByID(r.Context(), *b.AccountID); err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 		owner = *b.AccountID
@@ -211,12 +211,12 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	applyAgentRequest(g, &b)
 	if err := s.checkFront(g.Mode, &b, nil); err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if g.Mode == switchboard.ModeWebhook {
 		if g.Endpoint == "" {
-			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "a webhook agent needs an endpoint"))
+			s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "a webhook agent needs an endpoint"))
 			return
 		}
 		g.WebhookSecret = switchboard.NewWebhookSecret()
@@ -224,19 +224,19 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 	err = s.Agents.CreateAgent(r.Context(), g)
 	t := audit.Agent(g)
 	t.Detail = "mode " + string(g.Mode)
-	s.record(r, acct, switchboard.AuditAgentCreate, t, err)
+	s.Record(r, acct, switchboard.AuditAgentCreate, t, err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if domain != "" {
 		if g, err = s.giveDomain(r, acct, g, domain); err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 	}
 	if err := s.putFront(r, g, &b); err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	v := s.viewAgent(r, g)
@@ -245,13 +245,13 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 	// the network (sends, its tasks, its directory), and a connector's
 	// connection.
 	secret, err := s.owners.IssueAgentToken(r.Context(), g)
-	s.record(r, acct, switchboard.AuditTokenIssue, audit.Token(g.AccountID, switchboard.TokenAgent, "", "agent "+g.Handle), err)
+	s.Record(r, acct, switchboard.AuditTokenIssue, audit.Token(g.AccountID, switchboard.TokenAgent, "", "agent "+g.Handle), err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	v.AgentToken = secret
-	writeJSON(w, http.StatusCreated, v)
+	WriteJSON(w, http.StatusCreated, v)
 }
 
 // applyAgentRequest copies the fields present in b onto g.
@@ -297,7 +297,7 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request, acct *
 	}
 	all, err := s.Agents.FindAgents(r.Context(), f)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := make([]ownerapi.Agent, 0, len(all))
@@ -305,7 +305,7 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request, acct *
 	for _, g := range all {
 		out = append(out, s.viewAgentIn(r, g, comms))
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 // ownedAgent finds the agent named by the {ref} of the path (an id or a
@@ -337,12 +337,12 @@ func (s *Server) agentByRef(r *http.Request, acct *switchboard.Account, ref stri
 func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	v := s.viewAgent(r, g)
 	v.PublishedCard = s.publishedCardView(r, g)
-	writeJSON(w, http.StatusOK, v)
+	WriteJSON(w, http.StatusOK, v)
 }
 
 // publishedCardView is what the owner sees of the card a connector agent's
@@ -368,20 +368,20 @@ func (s *Server) publishedCardView(r *http.Request, g *switchboard.Agent) *owner
 func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	var b ownerapi.AgentRequest
-	if err := s.decodeJSON(w, r, &b); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &b); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	if b.Handle != nil || b.AccountID != nil {
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "handle and account_id cannot be changed; create a new agent"))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "handle and account_id cannot be changed; create a new agent"))
 		return
 	}
 	if err := validateAgentRequest(&b); err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	upd := switchboard.AgentUpdate{
@@ -391,7 +391,7 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	if b.Domain != nil {
 		d, err := s.agentDomain(r, acct, *b.Domain)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 		upd.Domain, upd.DomainQuota = &d, s.domainQuota(acct)
@@ -414,11 +414,11 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 		endpoint = *b.Endpoint
 	}
 	if mode == switchboard.ModeWebhook && endpoint == "" {
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "a webhook agent needs an endpoint"))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "a webhook agent needs an endpoint"))
 		return
 	}
 	if err := s.checkFront(mode, &b, g); err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	// The upstream is kept on the side of the agent's update where a
@@ -429,7 +429,7 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	wasFront := g.Mode == switchboard.ModeFront
 	if !wasFront {
 		if err := s.putFront(r, g, &b); err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 	}
@@ -443,35 +443,35 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	was := g
 	g, err = s.Tasks.UpdateAgent(r.Context(), g.ID, upd)
 	if newSecret != "" {
-		s.record(r, acct, switchboard.AuditTokenIssue, audit.Token(was.AccountID, "webhook_secret", "", "agent "+was.Handle), err)
+		s.Record(r, acct, switchboard.AuditTokenIssue, audit.Token(was.AccountID, "webhook_secret", "", "agent "+was.Handle), err)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if wasFront {
 		if err := s.putFront(r, g, &b); err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 	}
 	v := s.viewAgent(r, g)
 	v.WebhookSecret = newSecret
-	writeJSON(w, http.StatusOK, v)
+	WriteJSON(w, http.StatusOK, v)
 }
 
 func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	// Its connection closes and its streams end, on every instance.
 	err = s.owners.DeleteAgent(r.Context(), g)
-	s.record(r, acct, switchboard.AuditAgentDelete, audit.Agent(g), err)
+	s.Record(r, acct, switchboard.AuditAgentDelete, audit.Agent(g), err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ownerapi.AgentDeleted{Deleted: true, ID: g.ID, Handle: g.Handle})
+	WriteJSON(w, http.StatusOK, ownerapi.AgentDeleted{Deleted: true, ID: g.ID, Handle: g.Handle})
 }

@@ -22,36 +22,36 @@ func validateEndpoint(endpoint string) error {
 func (s *Server) handleRotateAgentToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	secret, err := s.owners.RotateAgentToken(r.Context(), g)
-	s.record(r, acct, switchboard.AuditTokenRotate, audit.Token(g.AccountID, switchboard.TokenAgent, "", "agent "+g.Handle), err)
+	s.Record(r, acct, switchboard.AuditTokenRotate, audit.Token(g.AccountID, switchboard.TokenAgent, "", "agent "+g.Handle), err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ownerapi.AgentTokenRotation{Agent: g.Handle, AgentToken: secret})
+	WriteJSON(w, http.StatusOK, ownerapi.AgentTokenRotation{Agent: g.Handle, AgentToken: secret})
 }
 
 func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if g.Mode != switchboard.ModeWebhook {
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "webhook secrets are for webhook agents; %s is in %s mode", g.Handle, g.Mode))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "webhook secrets are for webhook agents; %s is in %s mode", g.Handle, g.Mode))
 		return
 	}
 	secret := switchboard.NewWebhookSecret()
 	_, err = s.Agents.UpdateAgent(r.Context(), g.ID, switchboard.AgentUpdate{WebhookSecret: &secret})
-	s.record(r, acct, switchboard.AuditTokenRotate, audit.Token(g.AccountID, "webhook_secret", "", "agent "+g.Handle), err)
+	s.Record(r, acct, switchboard.AuditTokenRotate, audit.Token(g.AccountID, "webhook_secret", "", "agent "+g.Handle), err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ownerapi.WebhookSecretRotation{Agent: g.Handle, WebhookSecret: secret})
+	WriteJSON(w, http.StatusOK, ownerapi.WebhookSecretRotation{Agent: g.Handle, WebhookSecret: secret})
 }
 
 // handleDeliveries lists an agent's deliveries that are still on their way
@@ -59,7 +59,7 @@ func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Reques
 func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	f := switchboard.DeliveryFilter{AgentID: &g.ID}
@@ -68,7 +68,7 @@ func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, acct *
 	}
 	ds, err := s.Deliveries.FindDeliveries(r.Context(), f)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := make([]ownerapi.Delivery, 0, len(ds))
@@ -76,5 +76,5 @@ func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, acct *
 		out = append(out, ownerapi.Delivery{ID: d.ID, TaskID: string(d.TaskID), Kind: string(d.Kind), State: string(d.State),
 			Attempts: d.Attempts, Deadline: d.Deadline, LastError: d.LastError, CreatedAt: d.CreatedAt})
 	}
-	writeJSON(w, http.StatusOK, ownerapi.Deliveries{Agent: g.Handle, Deliveries: out})
+	WriteJSON(w, http.StatusOK, ownerapi.Deliveries{Agent: g.Handle, Deliveries: out})
 }

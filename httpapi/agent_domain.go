@@ -38,11 +38,11 @@ func (s *Server) agentDomain(r *http.Request, acct *switchboard.Account, raw str
 	if err != nil {
 		return "", err
 	}
-	if !s.urls.Known() {
+	if !s.URLs.Known() {
 		return "", switchboard.Errorf(switchboard.EUNPROCESSABLE,
 			"this deployment serves no agent domains: it must know its own address first (serve --public-url or --domain)")
 	}
-	own := append([]string{hostOf(s.baseURL(r)), s.urls.Host(r)}, s.cfg.DeploymentDomains...)
+	own := append([]string{hostOf(s.BaseURL(r)), s.URLs.Host(r)}, s.Cfg.DeploymentDomains...)
 	for _, o := range own {
 		switch {
 		case o == "":
@@ -73,7 +73,7 @@ func (s *Server) domainQuota(acct *switchboard.Account) *int {
 	if acct.IsOperator() {
 		return nil
 	}
-	n := max(s.cfg.MaxDomainsPerAccount, 0)
+	n := max(s.Cfg.MaxDomainsPerAccount, 0)
 	return &n
 }
 

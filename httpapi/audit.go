@@ -12,22 +12,12 @@ import (
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
-// record adds an entry of action by acct on t to the audit log, from the
-// request's client address, its outcome read from err; nothing without
-// Deps.Audit.
-func (s *Server) record(r *http.Request, acct *switchboard.Account, action switchboard.AuditAction, t audit.Target, err error) {
-	if s.Audit == nil {
-		return
-	}
-	s.Audit.Record(r.Context(), audit.Entry(acct, s.clients.Addr(r), action, t, err))
-}
-
 // handleAudit answers GET /audit?since&actor&target&limit&cursor: the
 // audit log newest first, one page. The operator reads every entry; an
 // owner only those of its own account.
 func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	if s.AuditEntries == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return
 	}
 	q := r.URL.Query()
@@ -38,7 +28,7 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request, acct *switc
 	if v := q.Get("since"); v != "" {
 		since, err := audit.ParseSince(v, time.Now())
 		if err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 		f.Since = since
@@ -46,21 +36,21 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request, acct *switc
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > switchboard.MaxAuditPage {
-			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "limit: want 1 to %d", switchboard.MaxAuditPage))
+			s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "limit: want 1 to %d", switchboard.MaxAuditPage))
 			return
 		}
 		f.Limit = n
 	}
 	entries, next, err := s.AuditEntries.FindAuditEntries(r.Context(), f)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	page := ownerapi.AuditPage{Entries: make([]ownerapi.AuditEntry, 0, len(entries)), Next: next}
 	for _, e := range entries {
 		page.Entries = append(page.Entries, auditEntryView(e))
 	}
-	writeJSON(w, http.StatusOK, page)
+	WriteJSON(w, http.StatusOK, page)
 }
 
 // auditEntryView returns e as the owner API shows it.
@@ -95,7 +85,7 @@ func (s *Server) recordPeerToken(r *http.Request, kind switchboard.AuditActorKin
 	if replaced {
 		action = switchboard.AuditTokenRotate
 	}
-	e := audit.Entry(nil, s.clients.Addr(r), action, audit.Token(agent.AccountID, switchboard.TokenPeer, label, "agent "+agent.Handle+", by pairing"), nil)
+	e := audit.Entry(nil, s.Clients.Addr(r), action, audit.Token(agent.AccountID, switchboard.TokenPeer, label, "agent "+agent.Handle+", by pairing"), nil)
 	e.ActorKind, e.ActorID = kind, actor
 	s.Audit.Record(r.Context(), e)
 }
@@ -117,7 +107,7 @@ func (s *Server) recordMCPGrantToken(r *http.Request, ep mcpauth.Endpoint, form 
 			account, opens = g.AccountID, "agent "+g.Handle
 		}
 	}
-	e := audit.Entry(nil, s.clients.Addr(r), action, audit.Token(account, switchboard.TokenMCP, pair.Label, opens+", by OAuth"), nil)
+	e := audit.Entry(nil, s.Clients.Addr(r), action, audit.Token(account, switchboard.TokenMCP, pair.Label, opens+", by OAuth"), nil)
 	e.ActorKind, e.ActorID = switchboard.AuditMCPClient, form.Get("client_id")
 	s.Audit.Record(r.Context(), e)
 }

@@ -36,7 +36,7 @@ type bodyWatch struct {
 // could otherwise send as slowly as it likes.
 func (s *Server) WatchBodies(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := watchBody(w, r, s.cfg.BodyTimeout)
+		body := watchBody(w, r, s.Cfg.BodyTimeout)
 		h.ServeHTTP(w, r)
 		body.finish()
 	})

@@ -31,23 +31,19 @@ type rpcCaller struct {
 	valid func(ctx context.Context) bool
 }
 
-// errBadToken is the refusal of a credential that does not open the
-// address: the same for a missing, revoked or misplaced token.
-var errBadToken = switchboard.Errorf(switchboard.EUNAUTHORIZED, "the bearer token is not valid (revoked, rotated or mistyped)")
-
 // authenticateCaller returns the caller the request's bearer token names,
 // if it opens the address: a peer token of the agent (or of the
 // community), or the agent token of an approved agent that shares a
 // community with the agent (or is a member of the community).
 func (s *Server) authenticateCaller(r *http.Request, t rpcTarget) (rpcCaller, error) {
-	secret := bearerToken(r)
+	secret := BearerToken(r)
 	if secret == "" {
 		return rpcCaller{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "send Authorization: Bearer <token>")
 	}
 	hash := switchboard.HashToken(secret)
 	tok, err := s.Tokens.FindTokenByHash(r.Context(), hash)
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-		return rpcCaller{}, errBadToken
+		return rpcCaller{}, ErrBadToken
 	} else if err != nil {
 		return rpcCaller{}, err
 	}
@@ -63,7 +59,7 @@ func (s *Server) authenticateCaller(r *http.Request, t rpcTarget) (rpcCaller, er
 			return rpcCaller{}, err
 		}
 	default:
-		return rpcCaller{}, errBadToken
+		return rpcCaller{}, ErrBadToken
 	}
 	if tok.Kind == switchboard.TokenPeer && s.usage != nil {
 		s.usage.Touch(r.Context(), hash)
@@ -78,7 +74,7 @@ func (s *Server) peerCaller(tok *switchboard.Token, hash string, agent *switchbo
 		peer:    switchboard.Peer{AgentID: agent.ID, ID: tok.PeerID, Label: tok.Label},
 		revoked: switchboard.TokensSubject(agent.ID),
 		valid: func(ctx context.Context) bool {
-			tok, ok := s.stillActive(ctx, hash)
+			tok, ok := s.StillActive(ctx, hash)
 			if !ok || tok == nil {
 				return ok
 			}
@@ -98,7 +94,7 @@ func (s *Server) communityCaller(tok *switchboard.Token, hash string) rpcCaller 
 		peer:    switchboard.Peer{ID: tok.PeerID, Label: tok.Label, Kind: switchboard.PeerCommunity},
 		revoked: switchboard.CommunityTokensSubject(name),
 		valid: func(ctx context.Context) bool {
-			tok, ok := s.stillActive(ctx, hash)
+			tok, ok := s.StillActive(ctx, hash)
 			return ok && (tok == nil || (tok.Kind == switchboard.TokenPeer && tok.Community == name))
 		},
 	}
@@ -125,14 +121,14 @@ func (s *Server) agentCaller(ctx context.Context, tok *switchboard.Token, hash s
 	}
 	sender, err := s.Agents.FindAgentByID(ctx, tok.AgentID)
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-		return rpcCaller{}, errBadToken
+		return rpcCaller{}, ErrBadToken
 	} else if err != nil {
 		return rpcCaller{}, err
 	}
 	if ok, err := allowed(ctx, sender, t.agent); err != nil {
 		return rpcCaller{}, err
 	} else if !ok {
-		return rpcCaller{}, errBadToken
+		return rpcCaller{}, ErrBadToken
 	}
 	peer := network.AgentPeer(sender)
 	if t.agent != nil {
@@ -142,7 +138,7 @@ func (s *Server) agentCaller(ctx context.Context, tok *switchboard.Token, hash s
 		peer:    peer,
 		revoked: switchboard.AgentChangeSubject(sender.ID),
 		valid: func(ctx context.Context) bool {
-			tok, ok := s.stillActive(ctx, hash)
+			tok, ok := s.StillActive(ctx, hash)
 			if !ok || tok == nil {
 				return ok
 			}
@@ -162,56 +158,4 @@ func (s *Server) agentCaller(ctx context.Context, tok *switchboard.Token, hash s
 			return tok.Kind == switchboard.TokenAgent && tok.AgentID == sender.ID && (ok || err != nil)
 		},
 	}, nil
-}
-
-// stillActive looks the token up again: ok false when it was revoked, a
-// nil token with ok true when the store could not tell.
-func (s *Server) stillActive(ctx context.Context, hash string) (*switchboard.Token, bool) {
-	tok, err := s.Tokens.FindTokenByHash(ctx, hash)
-	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-		return nil, false
-	} else if err != nil {
-		return nil, true
-	}
-	return tok, true
-}
-
-// agentOfToken returns the agent of an agent token: EUNAUTHORIZED when it
-// is gone, EFORBIDDEN when its account is disabled.
-func (s *Server) agentOfToken(r *http.Request, tok *switchboard.Token) (*switchboard.Agent, error) {
-	g, err := s.Agents.FindAgentByID(r.Context(), tok.AgentID)
-	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-		return nil, errBadToken
-	} else if err != nil {
-		return nil, err
-	}
-	if g.AccountDisabled {
-		return nil, switchboard.Errorf(switchboard.EFORBIDDEN, "the agent's account is disabled")
-	}
-	MarkAuthenticated(r)
-	return g, nil
-}
-
-// authenticateOwnerOrAgent returns the account of an owner token or the
-// agent of an agent token, whichever the request presents (exactly one is
-// set).
-func (s *Server) authenticateOwnerOrAgent(r *http.Request) (*switchboard.Account, *switchboard.Agent, error) {
-	secret := bearerToken(r)
-	if secret == "" {
-		return nil, nil, switchboard.Errorf(switchboard.EUNAUTHORIZED, "send Authorization: Bearer <token>")
-	}
-	tok, err := s.Tokens.FindTokenByHash(r.Context(), switchboard.HashToken(secret))
-	switch {
-	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
-		return nil, nil, errBadToken
-	case err != nil:
-		return nil, nil, err
-	case tok.Kind == switchboard.TokenAgent:
-		g, err := s.agentOfToken(r, tok)
-		return nil, g, err
-	case tok.Kind == switchboard.TokenOwner:
-		acct, err := s.authenticateOwner(r)
-		return acct, nil, err
-	}
-	return nil, nil, errBadToken
 }

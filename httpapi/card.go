@@ -232,7 +232,7 @@ func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool, up
 		Description:          f.description,
 		SupportedInterfaces:  s.cardInterfaces(agent, addr),
 		Version:              f.version,
-		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, ExtendedAgentCard: &f.extended, Extensions: f.extensions},
+		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.Cfg.PushNotifications, ExtendedAgentCard: &f.extended, Extensions: f.extensions},
 		SecuritySchemes:      securitySchemes(true),
 		SecurityRequirements: []map[string]any{{"schemes": map[string][]string{"bearer": {}}}},
 		DefaultInputModes:    f.inputModes,
@@ -262,7 +262,7 @@ func (s *Server) cardV03(agent *switchboard.Agent, addr string, extended bool, u
 		PreferredTransport:   "JSONRPC",
 		AdditionalInterfaces: s.legacyInterfaces(agent, addr),
 		Version:              f.version,
-		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.cfg.PushNotifications, StateTransitionHistory: &no, Extensions: f.extensions},
+		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.Cfg.PushNotifications, StateTransitionHistory: &no, Extensions: f.extensions},
 		SecuritySchemes:      securitySchemes(false),
 		Security:             []map[string][]string{{"bearer": {}}},
 		DefaultInputModes:    f.inputModes,
@@ -346,40 +346,40 @@ func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Vary", "A2A-Version")
-	s.varyForwarded(w)
+	s.VaryForwarded(w)
 	v, _ := requestedVersion(r)
-	addr := s.addressURL(r, agent)
+	addr := s.ReachedAddress(r, agent)
 	up := s.upstreamCard(r.Context(), agent, addr)
 	if strings.HasPrefix(v, "0.3") {
-		serveCard(w, r, s.withPairingV03(s.cardV03(agent, addr, false, up), agent, s.addressBase(r, agent)))
+		serveCard(w, r, s.withPairingV03(s.cardV03(agent, addr, false, up), agent, s.ReachedBase(r, agent)))
 		return
 	}
-	serveCard(w, r, s.withPairing(s.cardV1(agent, addr, false, up), agent, s.addressBase(r, agent), strings.HasPrefix(v, "1")))
+	serveCard(w, r, s.withPairing(s.cardV1(agent, addr, false, up), agent, s.ReachedBase(r, agent), strings.HasPrefix(v, "1")))
 }
 
 // handleCardV03 serves the 0.3 card of the agent at the path.
 func (s *Server) handleCardV03(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.cardRequest(w, r)
 	if ok {
-		s.varyForwarded(w)
-		addr := s.addressURL(r, agent)
+		s.VaryForwarded(w)
+		addr := s.ReachedAddress(r, agent)
 		card := s.cardV03(agent, addr, false, s.upstreamCard(r.Context(), agent, addr))
-		serveCard(w, r, s.withPairingV03(card, agent, s.addressBase(r, agent)))
+		serveCard(w, r, s.withPairingV03(card, agent, s.ReachedBase(r, agent)))
 	}
 }
 
 func (s *Server) cardRequest(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, bool) {
 	if r.Method == http.MethodOptions {
-		setCORS(w)
+		SetCORS(w)
 		w.WriteHeader(http.StatusNoContent)
 		return nil, false
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
-		writeJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
+		WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
 		return nil, false
 	}
-	return s.agentFromPath(w, r)
+	return s.AgentFromPath(w, r)
 }
 
 // serveCard writes a card with the caching headers the spec recommends: a
@@ -393,12 +393,12 @@ func serveCard(w http.ResponseWriter, r *http.Request, card any) {
 func serveCardFor(w http.ResponseWriter, r *http.Request, card any, cacheControl string) {
 	body, err := json.Marshal(card)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, ownerapi.Error{Error: "internal error"})
+		WriteJSON(w, http.StatusInternalServerError, ownerapi.Error{Error: "internal error"})
 		return
 	}
 	sum := sha256.Sum256(body)
 	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
-	setCORS(w)
+	SetCORS(w)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", cacheControl)

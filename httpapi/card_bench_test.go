@@ -42,7 +42,7 @@ func BenchmarkRenderCard(b *testing.B) {
 			r := httptest.NewRequest("GET", "http://switchboard.example/a/"+agent.Handle+c.path, nil)
 			r.SetPathValue("handle", agent.Handle)
 			w := &discardResponse{header: http.Header{}, keep: true}
-			serveCard(w, r, c.card(s.addressURL(r, agent)))
+			serveCard(w, r, c.card(s.ReachedAddress(r, agent)))
 			if w.status != http.StatusOK || !bytes.Contains(w.body.Bytes(), []byte(`"Trip status"`)) {
 				b.Fatalf("card: %d %s", w.status, w.body.Bytes())
 			}
@@ -50,7 +50,7 @@ func BenchmarkRenderCard(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				w.reset()
-				serveCard(w, r, c.card(s.addressURL(r, agent)))
+				serveCard(w, r, c.card(s.ReachedAddress(r, agent)))
 			}
 		})
 	}

@@ -32,18 +32,18 @@ func (s *Server) handleCommunityAddress(w http.ResponseWriter, r *http.Request) 
 	case http.MethodGet, http.MethodHead:
 		card, err := s.communityAgent(r.Context(), c)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 		s.serveLandingAt(w, r, card, s.communityURL(r, c.Name), nil)
 	case http.MethodPost:
 		s.serveRPC(w, r, rpcTarget{community: c, addr: s.communityURL(r, c.Name)})
 	case http.MethodOptions:
-		setCORS(w)
+		SetCORS(w)
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST, OPTIONS")
-		writeJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
+		WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
 	}
 }
 
@@ -55,7 +55,7 @@ func (s *Server) handleCommunityCardV1(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Vary", "A2A-Version")
-	s.varyForwarded(w)
+	s.VaryForwarded(w)
 	if v, _ := requestedVersion(r); strings.HasPrefix(v, "0.3") {
 		serveCardFor(w, r, s.cardV03(card, addr, false, nil), communityCardCache)
 		return
@@ -67,20 +67,20 @@ func (s *Server) handleCommunityCardV1(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleCommunityCardV03(w http.ResponseWriter, r *http.Request) {
 	card, addr, ok := s.communityCardRequest(w, r)
 	if ok {
-		s.varyForwarded(w)
+		s.VaryForwarded(w)
 		serveCardFor(w, r, s.cardV03(card, addr, false, nil), communityCardCache)
 	}
 }
 
 func (s *Server) communityCardRequest(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, string, bool) {
 	if r.Method == http.MethodOptions {
-		setCORS(w)
+		SetCORS(w)
 		w.WriteHeader(http.StatusNoContent)
 		return nil, "", false
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
-		writeJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
+		WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
 		return nil, "", false
 	}
 	c, ok := s.communityFromPath(w, r)
@@ -89,7 +89,7 @@ func (s *Server) communityCardRequest(w http.ResponseWriter, r *http.Request) (*
 	}
 	card, err := s.communityAgent(r.Context(), c)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return nil, "", false
 	}
 	return card, s.communityURL(r, c.Name), true
@@ -100,15 +100,15 @@ func (s *Server) communityCardRequest(w http.ResponseWriter, r *http.Request) (*
 // community's member count is not read (Members is 0).
 func (s *Server) communityFromPath(w http.ResponseWriter, r *http.Request) (*switchboard.Community, bool) {
 	if s.Network == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return nil, false
 	}
 	c, err := s.Network.LookupCommunity(r.Context(), r.PathValue("name"))
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-		writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no community at this address"})
+		WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no community at this address"})
 		return nil, false
 	} else if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return nil, false
 	}
 	return c, true
@@ -130,7 +130,7 @@ func (s *Server) communityAgent(ctx context.Context, c *switchboard.Community) (
 
 // communityURL returns a community's address, {base}/c/{name}.
 func (s *Server) communityURL(r *http.Request, name string) string {
-	return s.baseURL(r) + "/c/" + name
+	return s.BaseURL(r) + "/c/" + name
 }
 
 // routeSend returns the agent a send goes to: the address's agent or, at a

@@ -15,22 +15,22 @@ import (
 // ?community=C narrows to one of them, ?skill=S to the agents offering S,
 // ?live=true to those live now; ?after=HANDLE and ?limit=N page.
 func (s *Server) handleDirectory(w http.ResponseWriter, r *http.Request) {
-	acct, agent, err := s.authenticateOwnerOrAgent(r)
+	acct, agent, err := s.AuthenticateOwnerOrAgent(r)
 	if err == nil && s.Network == nil {
 		err = errNoNetwork
 	}
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	q, err := directoryQuery(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	ms, err := s.Network.Directory(r.Context(), network.Viewer{Agent: agent, Account: acct}, q)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := ownerapi.Directory{Agents: make([]ownerapi.DirectoryEntry, 0, len(ms))}
@@ -49,7 +49,7 @@ func (s *Server) handleDirectory(w http.ResponseWriter, r *http.Request) {
 	if len(ms) == q.Limit {
 		out.NextAfter = ms[len(ms)-1].Agent.Handle
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 // directoryQuery reads the query string of GET /directory.

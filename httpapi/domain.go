@@ -101,8 +101,8 @@ func DomainRoutes() []DomainRoute {
 // from an agent's.
 func (s *Server) AgentDomains(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := s.urls.Host(r)
-		if !s.urls.Known() || host == "" || s.urls.Own(host) {
+		host := s.URLs.Host(r)
+		if !s.URLs.Known() || host == "" || s.URLs.Own(host) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -127,12 +127,12 @@ func (s *Server) AgentDomains(next http.Handler) http.Handler {
 			}
 		}
 		rec := &statusRecorder{ResponseWriter: w}
-		body := watchBody(rec, r, s.cfg.BodyTimeout)
+		body := watchBody(rec, r, s.Cfg.BodyTimeout)
 		switch {
 		case err != nil:
-			s.writeError(rec, r, err)
+			s.WriteError(rec, r, err)
 		case agent.AccountDisabled:
-			writeJSON(rec, http.StatusNotFound, ownerapi.Error{Error: "no agent at this address"})
+			WriteJSON(rec, http.StatusNotFound, ownerapi.Error{Error: "no agent at this address"})
 		default:
 			s.serveDomainPage(rec, r, agent)
 		}
@@ -172,18 +172,18 @@ func (s *Server) serveDomainPage(w http.ResponseWriter, r *http.Request, agent *
 		page, ok = path, true
 	}
 	if !ok {
-		writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "not found: an agent domain serves its agent's address only"})
+		WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "not found: an agent domain serves its agent's address only"})
 		return
 	}
 	query := r.URL.RawQuery
 	if path == "/oauth/authorize" {
 		q := r.URL.Query()
 		if q.Get("resource") == "" {
-			q.Set("resource", s.urls.DomainBase(r, agent.Domain)+"/mcp")
+			q.Set("resource", s.URLs.DomainBase(r, agent.Domain)+"/mcp")
 			query = q.Encode()
 		}
 	}
-	to := s.baseURL(r) + strings.Replace(page, "{handle}", url.PathEscape(agent.Handle), 1)
+	to := s.BaseURL(r) + strings.Replace(page, "{handle}", url.PathEscape(agent.Handle), 1)
 	if query != "" {
 		to += "?" + query
 	}

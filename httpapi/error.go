@@ -47,8 +47,8 @@ var codes = map[switchboard.Code]struct {
 	switchboard.EVERSIONNOTSUPPORTED:    {http.StatusBadRequest, -32009, "VERSION_NOT_SUPPORTED"},
 }
 
-// httpStatus returns the HTTP status for an error code.
-func httpStatus(code switchboard.Code) int {
+// HTTPStatus returns the HTTP status for an error code.
+func HTTPStatus(code switchboard.Code) int {
 	if c, ok := codes[code]; ok {
 		return c.status
 	}
@@ -92,15 +92,3 @@ func (l *rateLimitedLogger) Error(msg string, args ...any) {
 // give now because its storage is full: long enough for an operator or a
 // cleanup to free space, short enough to take work again soon after.
 const unavailableRetry = "30"
-
-// unavailable prepares the answer to an error whose code is EUNAVAILABLE:
-// it sets Retry-After and logs the cause (at most once a second), which
-// the answer does not show. It reports whether err is such an error.
-func (s *Server) unavailable(w http.ResponseWriter, err error) bool {
-	if switchboard.ErrorCode(err) != switchboard.EUNAVAILABLE {
-		return false
-	}
-	w.Header().Set("Retry-After", unavailableRetry)
-	s.errLogs.Error("refused work: the store cannot write", "err", err)
-	return true
-}

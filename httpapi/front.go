@@ -68,12 +68,12 @@ func (s *Server) frontAgent(r *http.Request, acct *switchboard.Account) (*switch
 func (s *Server) handleSetUpstreamCredentials(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.frontAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	var b ownerapi.FrontCredentials
-	if err := s.decodeJSON(w, r, &b); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &b); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	c := switchboard.FrontCredentials{Bearer: b.Bearer, Headers: b.Headers}
@@ -81,12 +81,12 @@ func (s *Server) handleSetUpstreamCredentials(w http.ResponseWriter, r *http.Req
 	t := audit.Agent(g)
 	set := credentialsSet(c)
 	t.Detail = fmt.Sprintf("bearer %t, headers [%s]", set.Bearer, strings.Join(set.Headers, ", ")) // names, never values
-	s.record(r, acct, switchboard.AuditFrontCredentials, t, err)
+	s.Record(r, acct, switchboard.AuditFrontCredentials, t, err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, credentialsSet(c))
+	WriteJSON(w, http.StatusOK, credentialsSet(c))
 }
 
 // credentialsSet says which credentials are kept, without their values.
@@ -102,16 +102,16 @@ func credentialsSet(c switchboard.FrontCredentials) ownerapi.FrontCredentialsSet
 func (s *Server) handleFrontVerify(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.frontAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	v, err := s.Fronts.Verify(r.Context(), g.ID)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := ownerapi.FrontVerification{OK: v.OK, Reason: v.Reason, Status: v.Status, RPCErrorCode: v.RPCErrorCode, Detail: v.Detail, Method: v.Method}
 	out.Sent.Bearer, out.Sent.Headers = v.Sent.Bearer, append([]string{}, v.Sent.Headers...)
 	slices.Sort(out.Sent.Headers)
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }

@@ -2,8 +2,9 @@ package httpapi
 
 import (
 	"encoding/json"
-	"github.com/switchboard-dev/switchboard/front"
 	"net/http"
+
+	"github.com/switchboard-dev/switchboard/front"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -12,18 +13,18 @@ import (
 func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.frontAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	addr := s.addressURL(r, g)
+	addr := s.ReachedAddress(r, g)
 	up, cs, _, err := s.Fronts.Card(r.Context(), g.ID, addr)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	f, err := s.Fronts.Find(r.Context(), g.ID) // as stored now: the last failure
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	set := credentialsSet(f.Credentials)
@@ -53,7 +54,7 @@ func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct 
 	// The leak check runs over the card as peers get it; and names the
 	// credentials the upstream's card held (it reflects what it is sent),
 	// which peers never get.
-	if raw, err := json.Marshal(s.withPairing(s.cardV1(g, addr, false, up), g, s.addressBase(r, g), true)); err == nil {
+	if raw, err := json.Marshal(s.withPairing(s.cardV1(g, addr, false, up), g, s.ReachedBase(r, g), true)); err == nil {
 		out.PublicCardLeaks = append(out.PublicCardLeaks, front.Leaks(raw, scrubber)...)
 	}
 	if up != nil {
@@ -64,5 +65,5 @@ func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct 
 	if lf := f.LastFailure; lf != nil {
 		out.LastFailure = &ownerapi.FrontFailure{At: lf.At, Reason: lf.Reason, Status: lf.Status, Method: lf.Method, Peer: lf.Peer, Detail: lf.Detail}
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }

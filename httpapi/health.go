@@ -53,7 +53,7 @@ func (s *Server) stateName() string {
 // all, whatever its readiness, so that a supervisor restarts only a process
 // that is stuck, not one that is starting or draining.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "status": s.stateName(), "version": s.cfg.Version})
+	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "status": s.stateName(), "version": s.Cfg.Version})
 }
 
 // handleReady answers readiness: 200 when the server is ready and the
@@ -81,10 +81,10 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	}
 	if status != "ready" {
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, ownerapi.Ready{Status: status, Cause: cause, TLS: tls})
+		WriteJSON(w, http.StatusServiceUnavailable, ownerapi.Ready{Status: status, Cause: cause, TLS: tls})
 		return
 	}
-	writeJSON(w, http.StatusOK, ownerapi.Ready{OK: true, Status: status, Version: s.cfg.Version, TLS: tls})
+	WriteJSON(w, http.StatusOK, ownerapi.Ready{OK: true, Status: status, Version: s.Cfg.Version, TLS: tls})
 }
 
 // storeCheck checks the store at most once per interval and remembers the

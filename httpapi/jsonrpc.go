@@ -185,10 +185,10 @@ type rpcFailure struct {
 // writeRPCResult writes a successful JSON-RPC response.
 func writeRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
 	if body, ok := encodeA2AResult(id, result); ok {
-		writeJSONBody(w, http.StatusOK, append(body, '\n'))
+		WriteJSONBody(w, http.StatusOK, append(body, '\n'))
 		return
 	}
-	writeJSON(w, http.StatusOK, rpcResult{JSONRPC: "2.0", ID: id, Result: result})
+	WriteJSON(w, http.StatusOK, rpcResult{JSONRPC: "2.0", ID: id, Result: result})
 }
 
 // encodeRPCResult returns a successful JSON-RPC response as one line.
@@ -229,7 +229,7 @@ func writeRPCError(w http.ResponseWriter, id json.RawMessage, e *rpcError) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, rpcFailure{JSONRPC: "2.0", ID: id, Error: e})
+	WriteJSON(w, status, rpcFailure{JSONRPC: "2.0", ID: id, Error: e})
 }
 
 func truncate(s string, n int) string {

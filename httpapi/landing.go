@@ -79,10 +79,10 @@ device flow client (RFC 8628). Its owner approves or denies the request on the <
 func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
 	var pair *landingPairing
 	if s.Pairing != nil && pairing.Enabled(agent) {
-		issuer := s.addressBase(r, agent)
+		issuer := s.ReachedBase(r, agent)
 		pair = &landingPairing{DeviceAuthorization: issuer + deviceAuthorizationPath, Token: issuer + oauthTokenPath, Verification: issuer + devicePagePath}
 	}
-	s.serveLandingAt(w, r, agent, s.addressURL(r, agent), pair)
+	s.serveLandingAt(w, r, agent, s.ReachedAddress(r, agent), pair)
 }
 
 // serveLandingAt is serveLanding for the card of agent served at addr (a
@@ -92,10 +92,10 @@ func (s *Server) serveLandingAt(w http.ResponseWriter, r *http.Request, agent *s
 	wellKnown := strings.TrimRight(addr, "/") + "/.well-known/"
 	f := s.cardFacts(agent, false, s.upstreamCard(r.Context(), agent, addr))
 	w.Header().Set("Vary", "Accept")
-	s.varyForwarded(w)
+	s.VaryForwarded(w)
 	if !wantsHTML(r) {
-		setCORS(w)
-		writeJSON(w, http.StatusOK, landingJSON{
+		SetCORS(w)
+		WriteJSON(w, http.StatusOK, landingJSON{
 			Name: f.name, Description: f.description, Handle: agent.Handle,
 			AgentCard: wellKnown + "agent-card.json", AgentCard03: wellKnown + "agent.json", A2A: addr, Pairing: pair,
 		})
@@ -111,7 +111,7 @@ func (s *Server) serveLandingAt(w http.ResponseWriter, r *http.Request, agent *s
 	}
 	err := landingTemplate.Execute(&buf, page)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	writeHTML(w, buf.Bytes())
@@ -138,21 +138,21 @@ func wantsHTML(r *http.Request) bool {
 // handleRoot serves the default agent at the root, or else a short note
 // about the deployment.
 func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.DefaultAgent != "" {
-		if agent, ok := s.agentFromPath(w, r); ok {
+	if s.Cfg.DefaultAgent != "" {
+		if agent, ok := s.AgentFromPath(w, r); ok {
 			s.serveAgent(w, r, agent)
 		}
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return
 	}
 	if !wantsHTML(r) {
-		writeJSON(w, http.StatusOK, map[string]any{
+		WriteJSON(w, http.StatusOK, map[string]any{
 			"service": "switchboard",
-			"version": s.cfg.Version,
-			"agents":  s.baseURL(r) + "/a/{handle}",
+			"version": s.Cfg.Version,
+			"agents":  s.BaseURL(r) + "/a/{handle}",
 		})
 		return
 	}

@@ -21,7 +21,7 @@ type MCPHandler interface {
 
 // handleAccountMCP serves {base}/mcp, for account MCP tokens.
 func (s *Server) handleAccountMCP(w http.ResponseWriter, r *http.Request) {
-	s.MCP.ServeAccount(w, r, s.baseURL(r))
+	s.MCP.ServeAccount(w, r, s.BaseURL(r))
 }
 
 // handleMCP serves {address}/mcp: 404 when there is no such agent, its
@@ -34,13 +34,13 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-			writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
+			WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
 		} else {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 		}
 		return
 	}
-	s.MCP.ServeAgent(w, r, agent, s.baseURL(r))
+	s.MCP.ServeAgent(w, r, agent, s.BaseURL(r))
 }
 
 // MCPURL is an agent's MCP endpoint: its address plus /mcp.

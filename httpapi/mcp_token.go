@@ -18,35 +18,35 @@ const DefaultMCPTokenLabel = "mcp"
 func (s *Server) handleIssueMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	var body ownerapi.MCPTokenIssue
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &body); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	if body.Label == "" {
 		body.Label = DefaultMCPTokenLabel
 	}
 	if !switchboard.ValidLabel(body.Label) {
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "label must be 1 to 64 letters, digits, '_' or '-'"))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "label must be 1 to 64 letters, digits, '_' or '-'"))
 		return
 	}
 	secret, hash := switchboard.NewToken(switchboard.TokenMCP)
 	tok := &switchboard.Token{Hash: hash, Kind: switchboard.TokenMCP, AccountID: g.AccountID, AgentID: g.ID, Label: body.Label}
 	err = s.Tokens.CreateToken(r.Context(), tok, false)
-	s.record(r, acct, switchboard.AuditTokenIssue, audit.Token(g.AccountID, switchboard.TokenMCP, body.Label, "agent "+g.Handle), err)
+	s.Record(r, acct, switchboard.AuditTokenIssue, audit.Token(g.AccountID, switchboard.TokenMCP, body.Label, "agent "+g.Handle), err)
 	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
 			err = switchboard.Errorf(switchboard.ECONFLICT, "%s has an active MCP token labelled %q; revoke it or choose another label", g.Handle, body.Label)
 		}
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	v := s.viewMCPToken(r, tok, g, nil)
 	v.Token = secret
-	writeJSON(w, http.StatusCreated, v)
+	WriteJSON(w, http.StatusCreated, v)
 }
 
 // handleIssueAccountMCPToken mints an account MCP token: POST /mcp-tokens
@@ -54,8 +54,8 @@ func (s *Server) handleIssueMCPToken(w http.ResponseWriter, r *http.Request, acc
 // of one account); another's is not found.
 func (s *Server) handleIssueAccountMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	var body ownerapi.AccountMCPTokenIssue
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &body); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	if body.Label == "" {
@@ -63,10 +63,10 @@ func (s *Server) handleIssueAccountMCPToken(w http.ResponseWriter, r *http.Reque
 	}
 	switch {
 	case !switchboard.ValidLabel(body.Label):
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "label must be 1 to 64 letters, digits, '_' or '-'"))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "label must be 1 to 64 letters, digits, '_' or '-'"))
 		return
 	case len(body.Agents) == 0 || len(body.Agents) > maxAccountTokenAgents:
-		s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "agents must name 1 to %d of your agents", maxAccountTokenAgents))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "agents must name 1 to %d of your agents", maxAccountTokenAgents))
 		return
 	}
 	tok := &switchboard.Token{Kind: switchboard.TokenMCP, Label: body.Label}
@@ -74,11 +74,11 @@ func (s *Server) handleIssueAccountMCPToken(w http.ResponseWriter, r *http.Reque
 	for _, ref := range body.Agents {
 		g, err := s.agentByRef(r, acct, ref)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 		if tok.AccountID != "" && g.AccountID != tok.AccountID {
-			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "the agents of one token must be of one account"))
+			s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "the agents of one token must be of one account"))
 			return
 		}
 		tok.AccountID = g.AccountID
@@ -90,18 +90,18 @@ func (s *Server) handleIssueAccountMCPToken(w http.ResponseWriter, r *http.Reque
 	secret, hash := switchboard.NewToken(switchboard.TokenMCP)
 	tok.Hash = hash
 	err := s.Tokens.CreateToken(r.Context(), tok, false)
-	s.record(r, acct, switchboard.AuditTokenIssue, audit.Token(tok.AccountID, switchboard.TokenMCP, body.Label,
+	s.Record(r, acct, switchboard.AuditTokenIssue, audit.Token(tok.AccountID, switchboard.TokenMCP, body.Label,
 		"agents "+strings.Join(body.Agents, ", ")), err)
 	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
 			err = switchboard.Errorf(switchboard.ECONFLICT, "the account has an active account MCP token labelled %q; revoke it or choose another label", body.Label)
 		}
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	v := s.viewMCPToken(r, tok, nil, agents)
 	v.Token = secret
-	writeJSON(w, http.StatusCreated, v)
+	WriteJSON(w, http.StatusCreated, v)
 }
 
 // maxAccountTokenAgents bounds the agents one account MCP token acts for.
@@ -112,25 +112,25 @@ const maxAccountTokenAgents = 100
 func (s *Server) handleListAgentMCPTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	kind := switchboard.TokenMCP
 	toks, err := s.Tokens.FindTokens(r.Context(), switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID, Active: true})
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	grants, err := s.mcpGrants(r, &g.AccountID)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := make([]ownerapi.MCPToken, 0, len(toks))
 	for _, t := range toks {
 		out = append(out, withGrant(s.viewMCPToken(r, t, g, nil), grants[t.Hash]))
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 // handleListMCPTokens lists the active MCP tokens of the account's agents:
@@ -138,7 +138,7 @@ func (s *Server) handleListAgentMCPTokens(w http.ResponseWriter, r *http.Request
 func (s *Server) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	toks, agents, err := s.accountMCPTokens(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	var of *string
@@ -147,7 +147,7 @@ func (s *Server) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acc
 	}
 	grants, err := s.mcpGrants(r, of)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := make([]ownerapi.MCPToken, 0, len(toks))
@@ -159,7 +159,7 @@ func (s *Server) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acc
 			out = append(out, withGrant(s.viewMCPToken(r, t, nil, agents), grants[t.Hash]))
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 // handleRevokeMCPToken revokes an MCP token of one of the account's
@@ -169,7 +169,7 @@ func (s *Server) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acc
 func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	toks, agents, err := s.accountMCPTokens(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	id := r.PathValue("id")
@@ -181,25 +181,25 @@ func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, ac
 		f := switchboard.TokenFilter{Kind: &kind, AgentID: &t.AgentID, Label: &t.Label, AccountID: &t.AccountID}
 		_, err := s.Tokens.RevokeTokens(r.Context(), f)
 		target := audit.Token(t.AccountID, switchboard.TokenMCP, t.Label, "id "+id)
-		s.record(r, acct, switchboard.AuditTokenRevoke, target, err)
+		s.Record(r, acct, switchboard.AuditTokenRevoke, target, err)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 		if s.OAuth != nil {
 			grant, err := s.OAuth.EndGrantOf(r.Context(), t.Hash)
 			if grant != nil || err != nil {
-				s.record(r, acct, switchboard.AuditMCPGrantRevoke, grantTarget(t.AccountID, grant, t.Label), err)
+				s.Record(r, acct, switchboard.AuditMCPGrantRevoke, grantTarget(t.AccountID, grant, t.Label), err)
 			}
 			if err != nil {
-				s.writeError(w, r, err)
+				s.WriteError(w, r, err)
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, ownerapi.MCPTokenRevoked{Revoked: true, ID: id})
+		WriteJSON(w, http.StatusOK, ownerapi.MCPTokenRevoked{Revoked: true, ID: id})
 		return
 	}
-	s.writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "no active MCP token has this id"))
+	s.WriteError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "no active MCP token has this id"))
 }
 
 // accountMCPTokens returns the active MCP tokens of the account's agents
@@ -250,7 +250,7 @@ func (s *Server) viewMCPToken(r *http.Request, t *switchboard.Token, g *switchbo
 		v.Agent, v.MCPURL = g.Handle, s.MCPURL(r, g)
 		return v
 	}
-	v.MCPURL = s.baseURL(r) + "/mcp"
+	v.MCPURL = s.BaseURL(r) + "/mcp"
 	v.Agents = []string{}
 	for _, id := range append(append([]string{}, t.Agents...), t.CreatedAgent) {
 		if a := agents[id]; a != nil {

@@ -95,7 +95,7 @@ func (s *Server) Metrics() []metrics.Metric {
 // handleMetrics serves /metrics when a MetricsHandler is set.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	if s.MetricsHandler == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return
 	}
 	s.MetricsHandler.ServeHTTP(w, r)
@@ -129,10 +129,10 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap returns the wrapped writer, for http.ResponseController.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// unwrapRecorder returns the writer a statusRecorder wraps. http.MaxBytesReader
+// UnwrapRecorder returns the writer a statusRecorder wraps. http.MaxBytesReader
 // needs the server's own writer: only that one learns, when a body is too
 // large, to close the connection instead of reading the rest.
-func unwrapRecorder(w http.ResponseWriter) http.ResponseWriter {
+func UnwrapRecorder(w http.ResponseWriter) http.ResponseWriter {
 	if r, ok := w.(*statusRecorder); ok {
 		return r.ResponseWriter
 	}

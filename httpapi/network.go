@@ -34,7 +34,7 @@ func (s *Server) handleUnapprove(w http.ResponseWriter, r *http.Request, acct *s
 func (s *Server) approve(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, approved bool) {
 	g, err := s.networkAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	action := switchboard.AuditAgentApprove
@@ -43,47 +43,47 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, acct *switchboa
 	}
 	// Its connection and the consoles reread it (network.Service.Approve).
 	changed, err := s.Network.Approve(r.Context(), acct, g, approved)
-	s.record(r, acct, action, audit.Agent(g), err)
+	s.Record(r, acct, action, audit.Agent(g), err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	g = changed
-	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
+	WriteJSON(w, http.StatusOK, s.viewAgent(r, g))
 }
 
 func (s *Server) handleJoinCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.networkAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	joined, err := s.Network.Join(r.Context(), acct, g, r.PathValue("name"))
-	s.record(r, acct, switchboard.AuditCommunityJoin, communityTarget(g, r.PathValue("name")), err)
+	s.Record(r, acct, switchboard.AuditCommunityJoin, communityTarget(g, r.PathValue("name")), err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	status := http.StatusOK
 	if joined {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, s.viewAgent(r, g))
+	WriteJSON(w, status, s.viewAgent(r, g))
 }
 
 func (s *Server) handleLeaveCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.networkAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	err = s.Network.Leave(r.Context(), g, r.PathValue("name"))
-	s.record(r, acct, switchboard.AuditCommunityLeave, communityTarget(g, r.PathValue("name")), err)
+	s.Record(r, acct, switchboard.AuditCommunityLeave, communityTarget(g, r.PathValue("name")), err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.viewAgent(r, g))
+	WriteJSON(w, http.StatusOK, s.viewAgent(r, g))
 }
 
 // communityTarget is the audit log's target of an agent's membership of a
@@ -94,19 +94,19 @@ func communityTarget(g *switchboard.Agent, community string) audit.Target {
 
 func (s *Server) handleListCommunities(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	if s.Network == nil {
-		s.writeError(w, r, errNoNetwork)
+		s.WriteError(w, r, errNoNetwork)
 		return
 	}
 	cs, err := s.Network.Communities(r.Context(), acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := make([]ownerapi.Community, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, s.viewCommunity(r, c))
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) viewCommunity(r *http.Request, c *switchboard.Community) ownerapi.Community {
@@ -117,12 +117,12 @@ func (s *Server) viewCommunity(r *http.Request, c *switchboard.Community) ownera
 
 func (s *Server) handleConfigureCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	if s.Network == nil {
-		s.writeError(w, r, errNoNetwork)
+		s.WriteError(w, r, errNoNetwork)
 		return
 	}
 	var body ownerapi.CommunitySettings
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &body); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	c := &switchboard.Community{Name: r.PathValue("name")}
@@ -132,17 +132,17 @@ func (s *Server) handleConfigureCommunity(w http.ResponseWriter, r *http.Request
 		c.Closed = cur.Closed
 	}
 	created, err := s.Network.Configure(r.Context(), acct, c)
-	s.record(r, acct, switchboard.AuditCommunityChange, audit.Target{Kind: audit.KindCommunity, ID: c.Name,
+	s.Record(r, acct, switchboard.AuditCommunityChange, audit.Target{Kind: audit.KindCommunity, ID: c.Name,
 		Detail: fmt.Sprintf("closed %t, created %t", c.Closed, created)}, err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, s.viewCommunity(r, c))
+	WriteJSON(w, status, s.viewCommunity(r, c))
 }
 
 // managedCommunity returns the community named by the path if acct may
@@ -172,7 +172,7 @@ func (s *Server) managedCommunity(r *http.Request, acct *switchboard.Account) (*
 func (s *Server) handleIssueCommunityToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	c, err := s.managedCommunity(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	v := s.viewCommunity(r, c)
@@ -194,7 +194,7 @@ func communityTokens(acct *switchboard.Account, name string) switchboard.TokenFi
 func (s *Server) handleListCommunityTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	c, err := s.issuedCommunity(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	s.listPeerTokens(w, r, communityTokens(acct, c.Name))
@@ -203,7 +203,7 @@ func (s *Server) handleListCommunityTokens(w http.ResponseWriter, r *http.Reques
 func (s *Server) handleRevokeCommunityToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	c, err := s.issuedCommunity(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	s.revokePeerTokens(w, r, acct, communityTokens(acct, c.Name), switchboard.CommunityTokensSubject(c.Name),

@@ -31,21 +31,21 @@ const (
 // the wait ended first (202). Nobody eligible is 404
 // {"error":"no_agent_found","reason"}.
 func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
-	acct, sender, err := s.authenticateOwnerOrAgent(r)
+	acct, sender, err := s.AuthenticateOwnerOrAgent(r)
 	if err == nil && s.Network == nil {
 		err = errNoNetwork
 	}
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	var body ownerapi.NetworkTask
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &body); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	if sender, err = s.networkSender(r, acct, sender, body.Agent); err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	// A limiter that cannot count lets the request through (it logs and
@@ -53,24 +53,24 @@ func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 	if ok, retry, _ := s.Limiter.Allow(r.Context(), network.AgentPeer(sender).Key()); !ok {
 		secs := max(1, int(math.Ceil(retry.Seconds())))
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		s.writeError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
 		return
 	}
 	req, wait, err := networkRequest(&body)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	// to is a handle or an address of this deployment as the request
 	// reached it; a URL of another deployment is refused, never read as
 	// the agent of its handle here (publicurl.HandleAt).
-	to, here, err := s.urls.Handle(r, body.To)
+	to, here, err := s.URLs.Handle(r, body.To)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if !here {
-		s.writeError(w, r, network.Elsewhere(sender, body.To))
+		s.WriteError(w, r, network.Elsewhere(sender, body.To))
 		return
 	}
 	var waitCtx context.Context
@@ -82,18 +82,18 @@ func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 	t, target, err := s.Network.Send(r.Context(), sender, network.Request{
 		Target: network.Target{To: to, Community: body.Community, Skill: body.Skill, WakeSleepers: body.WakeSleepers}, Message: req}, waitCtx)
 	if err != nil && t == nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if !body.Blocking {
-		writeJSON(w, http.StatusAccepted, ownerapi.NetworkTaskAccepted{TaskID: string(t.ID()), Agent: target.Handle})
+		WriteJSON(w, http.StatusAccepted, ownerapi.NetworkTaskAccepted{TaskID: string(t.ID()), Agent: target.Handle})
 		return
 	}
 	status := http.StatusOK
 	if st := t.State(); !st.Terminal() && !switchboard.Interrupted(st) {
 		status = http.StatusAccepted
 	}
-	writeJSON(w, status, ownerapi.NetworkTaskResult{Status: switchboard.ShortState(t.State()), Agent: target.Handle,
+	WriteJSON(w, status, ownerapi.NetworkTaskResult{Status: switchboard.ShortState(t.State()), Agent: target.Handle,
 		Result: resultText(&t.A2A), TaskID: string(t.ID())})
 }
 
@@ -178,9 +178,9 @@ func resultText(t *a2a.Task) string {
 // its agents (any, for the operator); for an agent token, a task the agent
 // sent to another agent of the network. Any other is "task not found".
 func (s *Server) handleGetTaskAny(w http.ResponseWriter, r *http.Request) {
-	acct, agent, err := s.authenticateOwnerOrAgent(r)
+	acct, agent, err := s.AuthenticateOwnerOrAgent(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if acct != nil {
@@ -189,13 +189,13 @@ func (s *Server) handleGetTaskAny(w http.ResponseWriter, r *http.Request) {
 	}
 	t, err := s.Tasks.GetTask(r.Context(), network.AgentPeer(agent), a2a.TaskID(r.PathValue("id")))
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	g, err := s.Agents.FindAgentByID(r.Context(), t.AgentID)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewTask(t, g))
+	WriteJSON(w, http.StatusOK, viewTask(t, g))
 }

@@ -25,11 +25,11 @@ func (s *Server) mcpOAuthOn() bool { return s.MCP != nil && s.OAuth != nil }
 // account endpoint (/oauth/…). It answers 404 itself when there is none.
 func (s *Server) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.Endpoint, bool) {
 	if !s.mcpOAuthOn() {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return mcpauth.Endpoint{}, false
 	}
 	if r.PathValue("handle") == "" {
-		return mcpauth.Endpoint{Resource: s.baseURL(r) + "/mcp"}, true
+		return mcpauth.Endpoint{Resource: s.BaseURL(r) + "/mcp"}, true
 	}
 	agent, err := s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(r.PathValue("handle")))
 	if err == nil && (agent.AccountDisabled || agent.MCPOff) {
@@ -37,13 +37,13 @@ func (s *Server) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.
 	}
 	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-			writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
+			WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
 		} else {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 		}
 		return mcpauth.Endpoint{}, false
 	}
-	return mcpauth.Endpoint{AgentID: agent.ID, Resource: s.addressBase(r, agent) + "/mcp"}, true
+	return mcpauth.Endpoint{AgentID: agent.ID, Resource: s.ReachedBase(r, agent) + "/mcp"}, true
 }
 
 // handleOAuthRegister serves POST {address}/oauth/register and POST
@@ -52,18 +52,18 @@ func (s *Server) handleOAuthRegister(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.mcpEndpointOf(w, r); !ok {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(unwrapRecorder(w), r.Body, mcpauth.MaxRegistrationBody))
+	body, err := io.ReadAll(http.MaxBytesReader(UnwrapRecorder(w), r.Body, mcpauth.MaxRegistrationBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			err = switchboard.Errorf(switchboard.ETOOLARGE, "the body is larger than %d bytes", mcpauth.MaxRegistrationBody)
-			writeJSON(w, http.StatusRequestEntityTooLarge, oauthErrorBody{Error: pairing.ErrInvalidRequest, Description: switchboard.ErrorMessage(err)})
+			WriteJSON(w, http.StatusRequestEntityTooLarge, oauthErrorBody{Error: pairing.ErrInvalidRequest, Description: switchboard.ErrorMessage(err)})
 			return
 		}
 		s.writeOAuthError(w, r, switchboard.Errorf(switchboard.EINVALID, "the body could not be read"))
 		return
 	}
-	c, err := s.OAuth.Register(r.Context(), body, s.clientKey(r))
+	c, err := s.OAuth.Register(r.Context(), body, s.ClientKey(r))
 	if switchboard.ErrorCode(err) == switchboard.EQUOTA {
 		err = &pairing.Error{Code: "temporarily_unavailable", Description: switchboard.ErrorMessage(err),
 			Status: http.StatusServiceUnavailable, RetryAfter: 10 * time.Minute}
@@ -72,7 +72,7 @@ func (s *Server) handleOAuthRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, &oauthex.ClientRegistrationResponse{ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt,
+	WriteJSON(w, http.StatusCreated, &oauthex.ClientRegistrationResponse{ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt,
 		ClientRegistrationMetadata: oauthex.ClientRegistrationMetadata{ClientName: c.Name, RedirectURIs: c.RedirectURIs,
 			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 			TokenEndpointAuthMethod: "none", ApplicationType: c.ApplicationType}})
@@ -97,7 +97,7 @@ func (s *Server) allowTokenRequest(w http.ResponseWriter, r *http.Request) bool 
 	if s.Pairing == nil || s.Pairing.Polls == nil {
 		return true
 	}
-	if ok, retry, _ := s.Pairing.Polls.Allow(r.Context(), "pairing-poll/"+s.clientKey(r)); !ok {
+	if ok, retry, _ := s.Pairing.Polls.Allow(r.Context(), "pairing-poll/"+s.ClientKey(r)); !ok {
 		s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrSlowDown, Description: "too many token requests from your address",
 			Status: http.StatusTooManyRequests, RetryAfter: max(retry, time.Second)})
 		return false
@@ -126,7 +126,7 @@ func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url
 	}
 	s.recordMCPGrantToken(r, ep, form, pair)
 	w.Header().Set("Pragma", "no-cache")
-	writeJSON(w, http.StatusOK, mcpTokenAnswer{AccessToken: pair.AccessToken, TokenType: "Bearer", ExpiresIn: int(pair.ExpiresIn.Seconds()),
+	WriteJSON(w, http.StatusOK, mcpTokenAnswer{AccessToken: pair.AccessToken, TokenType: "Bearer", ExpiresIn: int(pair.ExpiresIn.Seconds()),
 		RefreshToken: pair.RefreshToken, Scope: mcpauth.Scope})
 }
 
@@ -151,7 +151,7 @@ func (s *Server) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
 		if grant != nil {
 			acct = grant.Target.AccountID
 		}
-		e := audit.Entry(nil, s.clients.Addr(r), switchboard.AuditMCPGrantRevoke, grantTarget(acct, grant, ""), err)
+		e := audit.Entry(nil, s.Clients.Addr(r), switchboard.AuditMCPGrantRevoke, grantTarget(acct, grant, ""), err)
 		if grant != nil {
 			e.ActorKind, e.ActorID = switchboard.AuditMCPClient, grant.ClientID
 		}
@@ -163,7 +163,7 @@ func (s *Server) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	WriteJSON(w, http.StatusOK, struct{}{})
 }
 
 // handleMCPResourceMetadata serves the RFC 9728 metadata of an MCP
@@ -179,12 +179,12 @@ func (s *Server) handleMCPResourceMetadata(w http.ResponseWriter, r *http.Reques
 	if !ok {
 		return
 	}
-	issuer, name := s.baseURL(r), "Switchboard account"
+	issuer, name := s.BaseURL(r), "Switchboard account"
 	if h := r.PathValue("handle"); h != "" {
 		issuer, name = strings.TrimSuffix(ep.Resource, "/mcp"), "Switchboard agent "+strings.ToLower(h)
 	}
-	setCORS(w)
-	s.varyForwarded(w)
-	writeJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{Resource: ep.Resource, AuthorizationServers: []string{issuer},
+	SetCORS(w)
+	s.VaryForwarded(w)
+	WriteJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{Resource: ep.Resource, AuthorizationServers: []string{issuer},
 		BearerMethodsSupported: []string{"header"}, ScopesSupported: []string{mcpauth.Scope}, ResourceName: name})
 }

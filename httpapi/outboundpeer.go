@@ -27,56 +27,56 @@ func (s *Server) outboundPeerAgent(r *http.Request, acct *switchboard.Account) (
 func (s *Server) handlePutOutboundPeer(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.outboundPeerAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	var b ownerapi.OutboundPeerPut
-	if err := s.decodeJSON(w, r, &b); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &b); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	p, created, err := s.OutboundPeers.Put(r.Context(), g.ID, r.PathValue("alias"), b.URL, b.Token)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, outboundPeerView(p))
+	WriteJSON(w, status, outboundPeerView(p))
 }
 
 // handleListOutboundPeers serves GET /agents/{ref}/peers.
 func (s *Server) handleListOutboundPeers(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.outboundPeerAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	all, err := s.OutboundPeers.List(r.Context(), g.ID)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := ownerapi.OutboundPeers{Agent: g.Handle, Peers: make([]ownerapi.OutboundPeer, 0, len(all))}
 	for _, p := range all {
 		out.Peers = append(out.Peers, outboundPeerView(p))
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 // handleDeleteOutboundPeer serves DELETE /agents/{ref}/peers/{alias}.
 func (s *Server) handleDeleteOutboundPeer(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.outboundPeerAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	alias := r.PathValue("alias")
 	if err := s.OutboundPeers.Delete(r.Context(), g.ID, alias); err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ownerapi.OutboundPeerDeleted{Deleted: true, Alias: alias})
+	WriteJSON(w, http.StatusOK, ownerapi.OutboundPeerDeleted{Deleted: true, Alias: alias})
 }

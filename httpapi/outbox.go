@@ -42,7 +42,7 @@ func outboundState(st a2a.TaskState) string {
 // Never its agent domain's: a push must reach the agent whether or not
 // the domain's DNS points here yet.
 func (s *Server) PushURL(r *http.Request, g *switchboard.Agent) string {
-	return s.baseURL(r) + "/a/" + g.Handle + "/push"
+	return s.BaseURL(r) + "/a/" + g.Handle + "/push"
 }
 
 // handleCreateOutbound records a message the agent is about to send:
@@ -52,17 +52,17 @@ func (s *Server) PushURL(r *http.Request, g *switchboard.Agent) string {
 // push_url to register with the target.
 func (s *Server) handleCreateOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	if s.Outbox == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return
 	}
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	var body ownerapi.OutboundCreate
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &body); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	o := &switchboard.Outbound{
@@ -70,33 +70,33 @@ func (s *Server) handleCreateOutbound(w http.ResponseWriter, r *http.Request, ac
 		ContextID: body.ContextID, TaskID: a2a.TaskID(body.TaskID), MessageID: body.MessageID, Text: body.Text,
 	}
 	if err := s.Outbox.Record(r.Context(), o, body.PushToken); err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, s.viewOutbound(r, o, g))
+	WriteJSON(w, http.StatusCreated, s.viewOutbound(r, o, g))
 }
 
 func (s *Server) handleListOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	if s.Outbox == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return
 	}
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
 	all, err := s.Outbox.List(r.Context(), g.ID, limit)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	views := make([]ownerapi.Outbound, 0, len(all))
 	for _, o := range all {
 		views = append(views, s.viewOutbound(r, o, g))
 	}
-	writeJSON(w, http.StatusOK, ownerapi.Outbox{Agent: g.Handle, Outbox: views})
+	WriteJSON(w, http.StatusOK, ownerapi.Outbox{Agent: g.Handle, Outbox: views})
 }
 
 // ownedOutbound finds the record named by the {id} of the path if the
@@ -123,10 +123,10 @@ func (s *Server) ownedOutbound(r *http.Request, acct *switchboard.Account) (*swi
 func (s *Server) handleGetOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	o, g, err := s.ownedOutbound(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.viewOutbound(r, o, g))
+	WriteJSON(w, http.StatusOK, s.viewOutbound(r, o, g))
 }
 
 // handleUpdateOutbound records what the sender learnt about the remote
@@ -135,45 +135,45 @@ func (s *Server) handleGetOutbound(w http.ResponseWriter, r *http.Request, acct 
 func (s *Server) handleUpdateOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	o, g, err := s.ownedOutbound(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	var body ownerapi.OutboundResult
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &body); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	o, err = s.Outbox.Update(r.Context(), o.ID, outbox.OutboundResult{Source: body.Source, Task: body.Task, Reply: body.Reply, Error: body.Error})
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.viewOutbound(r, o, g))
+	WriteJSON(w, http.StatusOK, s.viewOutbound(r, o, g))
 }
 
 // handleHistory lists a conversation of an agent in both directions:
 // GET /agents/{ref}/history/{contextId}?n=50.
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	if s.Outbox == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return
 	}
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	n := 0
 	if q := r.URL.Query().Get("n"); q != "" {
 		if n, err = strconv.Atoi(q); err != nil || n < 1 {
-			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "n must be a positive number"))
+			s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "n must be a positive number"))
 			return
 		}
 	}
 	contextID := r.PathValue("contextId")
 	entries, err := s.Outbox.Conversation(r.Context(), g.ID, contextID, r.URL.Query().Get("peer"), n)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	c := ownerapi.Conversation{Agent: g.Handle, ContextID: contextID, Entries: make([]ownerapi.ConversationEntry, 0, len(entries))}
@@ -181,5 +181,5 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, acct *swi
 		c.Entries = append(c.Entries, ownerapi.ConversationEntry{At: e.At, Direction: e.Direction, Kind: e.Kind, TaskID: string(e.TaskID),
 			Peer: e.Peer, State: string(e.State), Text: e.Text, Untrusted: e.Untrusted, OutboundID: e.OutboundID})
 	}
-	writeJSON(w, http.StatusOK, c)
+	WriteJSON(w, http.StatusOK, c)
 }

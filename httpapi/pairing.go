@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/clientaddr"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
@@ -36,51 +35,25 @@ func pairingMode(g *switchboard.Agent) switchboard.PairingMode {
 // server has no pairing service.
 func (s *Server) pairingAgent(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, bool) {
 	if s.Pairing == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return nil, false
 	}
-	agent, ok := s.agentFromPath(w, r)
+	agent, ok := s.AgentFromPath(w, r)
 	if !ok {
 		return nil, false
 	}
 	if !pairing.Enabled(agent) {
-		writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "pairing is off for this agent"})
+		WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "pairing is off for this agent"})
 		return nil, false
 	}
 	return agent, true
 }
 
-// addressBase returns the agent's address as the request reached it,
-// without a trailing slash: {base}/a/{handle}, or {base} for the default
-// agent at the root. It is the OAuth issuer and the prefix of the pairing
-// endpoints.
-func (s *Server) addressBase(r *http.Request, agent *switchboard.Agent) string {
-	return strings.TrimSuffix(s.addressURL(r, agent), "/")
-}
-
-// resourceMetadataURL returns where the agent's RFC 9728 metadata is, by
-// the well-known path insertion of RFC 9728 section 3.1: at the root of
-// the host when the address is a host's root (an agent domain, the
-// default agent's), else with the address's path inserted.
-func (s *Server) resourceMetadataURL(r *http.Request, agent *switchboard.Agent) string {
-	addr := s.addressURL(r, agent)
-	if strings.HasSuffix(addr, "/") {
-		return strings.TrimSuffix(addr, "/") + "/.well-known/oauth-protected-resource"
-	}
-	return s.baseURL(r) + "/.well-known/oauth-protected-resource/a/" + agent.Handle
-}
-
-// clientKey returns what per-address limits count a request under, and
-// records as where it came from: the address of the connection's peer, or
-// of the client a trusted proxy forwarded for (Config.TrustedProxies), an
-// IPv6 one's /64 (clientaddr.Key).
-func (s *Server) clientKey(r *http.Request) string { return clientaddr.Key(s.clients.Addr(r)) }
-
 // readOAuthForm reads a device authorization or token request's
 // parameters: form-encoded, or a JSON object of strings when the content
 // type says JSON. Of a repeated form key the first value counts.
 func readOAuthForm(w http.ResponseWriter, r *http.Request) (url.Values, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(unwrapRecorder(w), r.Body, oauthBodyLimit))
+	body, err := io.ReadAll(http.MaxBytesReader(UnwrapRecorder(w), r.Body, oauthBodyLimit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -157,16 +130,16 @@ func (s *Server) handleDeviceAuthorization(w http.ResponseWriter, r *http.Reques
 	}
 	g, err := s.Pairing.Authorize(r.Context(), agent, pairing.Request{
 		ClientName: form.Get("client_name"), ClientID: form.Get("client_id"), CardURL: form.Get("agent_card_url"),
-		Requester: s.clientKey(r), Bearer: bearerToken(r),
+		Requester: s.ClientKey(r), Bearer: BearerToken(r),
 	})
 	if err != nil {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	verify := s.addressBase(r, agent) + devicePagePath
+	verify := s.ReachedBase(r, agent) + devicePagePath
 	code := pairing.FormatUserCode(g.UserCode)
 	w.Header().Set("Pragma", "no-cache")
-	writeJSON(w, http.StatusOK, deviceAuthorization{
+	WriteJSON(w, http.StatusOK, deviceAuthorization{
 		DeviceCode: g.DeviceCode, UserCode: code, VerificationURI: verify,
 		VerificationURIComplete: verify + "?user_code=" + code,
 		ExpiresIn:               int(g.ExpiresIn / time.Second), Interval: int(g.Interval / time.Second),
@@ -199,14 +172,14 @@ func (s *Server) handleOAuthToken(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	tok, err := s.Pairing.Redeem(r.Context(), agent, form.Get("device_code"), s.clientKey(r))
+	tok, err := s.Pairing.Redeem(r.Context(), agent, form.Get("device_code"), s.ClientKey(r))
 	if err != nil {
 		s.writeOAuthError(w, r, err) // a poll that waits or fails changes nothing: not recorded
 		return
 	}
 	s.recordPeerToken(r, switchboard.AuditPeer, tok.Label, agent, tok.Label, tok.Replaced)
 	w.Header().Set("Pragma", "no-cache")
-	writeJSON(w, http.StatusOK, tokenAnswer{AccessToken: tok.Secret, TokenType: "Bearer", PeerLabel: tok.Label, Replaced: tok.Replaced})
+	WriteJSON(w, http.StatusOK, tokenAnswer{AccessToken: tok.Secret, TokenType: "Bearer", PeerLabel: tok.Label, Replaced: tok.Replaced})
 }
 
 // writeOAuthError answers with an OAuth error: a *pairing.Error as it
@@ -222,7 +195,7 @@ func (s *Server) writeOAuthError(w http.ResponseWriter, r *http.Request, err err
 			oe = &pairing.Error{Code: pairing.ErrSlowDown, Description: switchboard.ErrorMessage(err),
 				Status: http.StatusTooManyRequests, RetryAfter: 10 * time.Minute}
 		default:
-			s.logInternal(r, err)
+			s.LogInternal(r, err)
 			oe = &pairing.Error{Code: pairing.ErrServerError, Description: "internal error", Status: http.StatusInternalServerError}
 		}
 	}
@@ -234,5 +207,5 @@ func (s *Server) writeOAuthError(w http.ResponseWriter, r *http.Request, err err
 		w.Header().Set("Retry-After", strconv.Itoa(int(oe.RetryAfter.Round(time.Second)/time.Second)))
 	}
 	w.Header().Set("Pragma", "no-cache")
-	writeJSON(w, status, oauthErrorBody{Error: oe.Code, Description: oe.Description})
+	WriteJSON(w, status, oauthErrorBody{Error: oe.Code, Description: oe.Description})
 }

@@ -52,9 +52,9 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 		md.AuthorizationResponseIssParameterSupported = true
 		md.ClientIDMetadataDocumentSupported = true
 	}
-	setCORS(w)
-	s.varyForwarded(w)
-	writeJSON(w, http.StatusOK, md)
+	SetCORS(w)
+	s.VaryForwarded(w)
+	WriteJSON(w, http.StatusOK, md)
 }
 
 // metadataOf says what the authorization server of the path's issuer
@@ -64,13 +64,13 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 func (s *Server) metadataOf(w http.ResponseWriter, r *http.Request) (pairs, mcp bool, issuer string, ok bool) {
 	handle := r.PathValue("handle")
 	if handle == "" {
-		handle = s.cfg.DefaultAgent
+		handle = s.Cfg.DefaultAgent
 	}
 	var agent *switchboard.Agent
 	if handle != "" {
 		g, err := s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(handle))
 		if err != nil && switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return false, false, "", false
 		}
 		if err == nil && !g.AccountDisabled {
@@ -79,12 +79,12 @@ func (s *Server) metadataOf(w http.ResponseWriter, r *http.Request) (pairs, mcp 
 	}
 	pairs = agent != nil && s.Pairing != nil && pairing.Enabled(agent)
 	if r.PathValue("handle") == "" {
-		mcp, issuer = s.mcpOAuthOn(), s.baseURL(r)
+		mcp, issuer = s.mcpOAuthOn(), s.BaseURL(r)
 	} else if agent != nil {
-		mcp, issuer = s.mcpOAuthOn() && !agent.MCPOff, s.addressBase(r, agent)
+		mcp, issuer = s.mcpOAuthOn() && !agent.MCPOff, s.ReachedBase(r, agent)
 	}
 	if !pairs && !mcp {
-		writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no authorization server at this address"})
+		WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no authorization server at this address"})
 		return false, false, "", false
 	}
 	return pairs, mcp, issuer, true
@@ -98,14 +98,14 @@ func (s *Server) handleResourceMetadata(w http.ResponseWriter, r *http.Request) 
 	if !ok {
 		return
 	}
-	addr := s.addressBase(r, agent)
+	addr := s.ReachedBase(r, agent)
 	name := agent.Name
 	if name == "" {
 		name = agent.Handle
 	}
-	setCORS(w)
-	s.varyForwarded(w)
-	writeJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
+	SetCORS(w)
+	s.VaryForwarded(w)
+	WriteJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
 		Resource: addr, AuthorizationServers: []string{addr}, BearerMethodsSupported: []string{"header"},
 		ScopesSupported: []string{"a2a"}, ResourceName: name,
 	})
@@ -115,11 +115,11 @@ func (s *Server) handleResourceMetadata(w http.ResponseWriter, r *http.Request) 
 // requests. In 0.3 (an object) it is {"pairing": {...}}; in 1.0 (a list
 // of details) the ErrorInfo's metadata carries the same URLs, as strings.
 func (s *Server) pairingHint(r *http.Request, agent *switchboard.Agent, data any, shape switchboard.ProtocolVersion) any {
-	issuer := s.addressBase(r, agent)
+	issuer := s.ReachedBase(r, agent)
 	hint := map[string]string{
 		"device_authorization_endpoint": issuer + deviceAuthorizationPath,
 		"token_endpoint":                issuer + oauthTokenPath,
-		"resource_metadata":             s.resourceMetadataURL(r, agent),
+		"resource_metadata":             s.ResourceMetadataURL(r, agent),
 		"grant_type":                    deviceGrantType,
 	}
 	if info, ok := data.([]map[string]any); ok && shape == switchboard.ProtocolV1 && len(info) > 0 {

@@ -24,28 +24,28 @@ func viewPairing(p *switchboard.Pairing) ownerapi.Pairing {
 func (s *Server) handleListPairings(w http.ResponseWriter, r *http.Request) {
 	g, _, err := s.decider(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := []ownerapi.Pairing{}
 	if s.Pairing != nil {
 		list, err := s.Pairing.Pending(r.Context(), g)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.WriteError(w, r, err)
 			return
 		}
 		for _, p := range list {
 			out = append(out, viewPairing(p))
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 // decider authenticates a decision (or the list of requests) on the agent named by {ref}: its
 // owner's token, or, when the agent's pairing mode is agent, the agent's
 // own token. It returns the agent and who decides.
 func (s *Server) decider(r *http.Request) (*switchboard.Agent, string, error) {
-	acct, self, err := s.authenticateOwnerOrAgent(r)
+	acct, self, err := s.AuthenticateOwnerOrAgent(r)
 	if err != nil {
 		return nil, "", err
 	}
@@ -74,20 +74,20 @@ func (s *Server) handleDenyPairing(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) decidePairing(w http.ResponseWriter, r *http.Request, approve bool) {
-	acct, _, _ := s.authenticateOwnerOrAgent(r) // the decider, for the audit log: an owner, or the agent itself
+	acct, _, _ := s.AuthenticateOwnerOrAgent(r) // the decider, for the audit log: an owner, or the agent itself
 	g, by, err := s.decider(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if s.Pairing == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return
 	}
 	var body ownerapi.PairingDecision
 	if approve && r.ContentLength != 0 {
-		if err := s.decodeJSON(w, r, &body); err != nil {
-			s.writeError(w, r, err)
+		if err := s.DecodeJSON(w, r, &body); err != nil {
+			s.WriteError(w, r, err)
 			return
 		}
 	}
@@ -99,10 +99,10 @@ func (s *Server) decidePairing(w http.ResponseWriter, r *http.Request, approve b
 	}
 	s.recordPairing(r, acct, g, approve, p, err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewPairing(p))
+	WriteJSON(w, http.StatusOK, viewPairing(p))
 }
 
 // recordPairing records a decision on a pairing request of g: by its
@@ -118,7 +118,7 @@ func (s *Server) recordPairing(r *http.Request, acct *switchboard.Account, g *sw
 	if p != nil && p.Label != "" {
 		t.Detail += ", peer token " + p.Label
 	}
-	e := audit.Entry(acct, s.clients.Addr(r), action, t, err)
+	e := audit.Entry(acct, s.Clients.Addr(r), action, t, err)
 	if acct == nil {
 		e.ActorKind, e.ActorID = switchboard.AuditAgent, g.Handle
 	}

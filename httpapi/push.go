@@ -13,16 +13,16 @@ import (
 func (s *Server) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	t, _, err := s.ownedTask(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if s.Pushes == nil {
-		s.writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "push notifications are not kept on this server"))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "push notifications are not kept on this server"))
 		return
 	}
 	h, err := s.Pushes.History(r.Context(), t.ID())
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	configs := make([]ownerapi.PushConfig, 0, len(h.Configs))
@@ -55,5 +55,5 @@ func (s *Server) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *
 		}
 		pushes = append(pushes, v)
 	}
-	writeJSON(w, http.StatusOK, ownerapi.TaskPushes{Configs: configs, Pushes: pushes, TaskID: string(t.ID())})
+	WriteJSON(w, http.StatusOK, ownerapi.TaskPushes{Configs: configs, Pushes: pushes, TaskID: string(t.ID())})
 }

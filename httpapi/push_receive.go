@@ -29,10 +29,10 @@ import (
 // pusher retries).
 func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 	if s.Outbox == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return
 	}
-	agent, ok := s.agentFromPath(w, r)
+	agent, ok := s.AgentFromPath(w, r)
 	if !ok {
 		return
 	}
@@ -42,39 +42,39 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 		if ok, retry, _ := s.Limiter.Allow(r.Context(), s.pushLimitKey(agent, r)); !ok {
 			secs := max(int(math.Ceil(retry.Seconds())), 1)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			s.writeError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
+			s.WriteError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
 			return
 		}
 	}
-	body, err := s.readBody(w, r)
+	body, err := s.ReadBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	taskID, ev, err := parsePushBody(body)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	if _, err := s.Outbox.ReceivePush(r.Context(), agent.ID, notificationToken(r), taskID, ev); err != nil {
 		if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
 			// Nothing was stored (the record, and the wake it queues, are
 			// written together): the pusher should try again.
-			s.logInternal(r, err)
+			s.LogInternal(r, err)
 			w.Header().Set("Retry-After", "5")
-			writeJSON(w, http.StatusServiceUnavailable, ownerapi.Error{Error: "the push could not be stored: retry later"})
+			WriteJSON(w, http.StatusServiceUnavailable, ownerapi.Error{Error: "the push could not be stored: retry later"})
 			return
 		}
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
 // pushLimitKey is the rate limit key of a push: the receiving agent and
 // the address the push came from.
 func (s *Server) pushLimitKey(agent *switchboard.Agent, r *http.Request) string {
-	return "push/" + agent.ID + "/" + s.clientKey(r)
+	return "push/" + agent.ID + "/" + s.ClientKey(r)
 }
 
 // notificationToken returns the token a push presented.
@@ -84,7 +84,7 @@ func notificationToken(r *http.Request) string {
 			return v
 		}
 	}
-	return bearerToken(r)
+	return BearerToken(r)
 }
 
 // parsePushBody reads a push notification body: an A2A 1.0 StreamResponse

@@ -14,12 +14,12 @@ import (
 func (s *Server) handleReachability(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := ownerapi.AgentReachability{Agent: g.Handle, Addresses: []ownerapi.Reachability{}}
 	if s.Reach != nil {
 		out.Addresses = append(out.Addresses, s.Reach.CheckAll(r.Context(), s.Reach.AgentTargets(g))...)
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }

@@ -2,20 +2,15 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/accounts"
-	"github.com/switchboard-dev/switchboard/clientaddr"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/network"
@@ -24,7 +19,6 @@ import (
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/peers"
-	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/reach"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -195,18 +189,15 @@ type Deps struct {
 // checks on one http.Handler.
 type Server struct {
 	Deps
-	cfg     Config
-	usage   *peers.Usage // records peer tokens' last use; nil if the token store cannot
-	mux     *http.ServeMux
-	bind    bindings // the SDK's HTTP+JSON and gRPC transports; immutable after New
-	table   []route  // immutable after New: what mux serves
-	rpc     map[string]rpcMethod
-	errLogs *rateLimitedLogger
-	peers   *peers.Service    // issues and revokes peer tokens
-	owners  *accounts.Service // accounts, owner and agent tokens, agent deletion
-	met     *serverMetrics
-	clients *clientaddr.Resolver // immutable after New: the address a request came from
-	urls    publicurl.Resolver   // immutable after New: the public URLs of the deployment and its agents
+	env
+	usage  *peers.Usage // records peer tokens' last use; nil if the token store cannot
+	mux    *http.ServeMux
+	bind   bindings // the SDK's HTTP+JSON and gRPC transports; immutable after New
+	table  []route  // immutable after New: what mux serves
+	rpc    map[string]rpcMethod
+	peers  *peers.Service    // issues and revokes peer tokens
+	owners *accounts.Service // accounts, owner and agent tokens, agent deletion
+	met    *serverMetrics
 
 	state      atomic.Int32 // stateStarting, stateReady or stateDraining
 	storeCheck storeCheck
@@ -219,37 +210,18 @@ type Server struct {
 	streamsByPeer map[string]int // guarded by streamsMu: open streams per peer key
 }
 
+// env holds the Env one level down, so that the Deps' fields of the same
+// names are the ones a Server's methods see.
+type env struct{ *Env }
+
 // New returns a Server. It answers /readyz with 503 until SetReady(true).
 func New(deps Deps, cfg Config) *Server {
-	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = DefaultMaxBody
-	}
-	if cfg.StreamKeepAlive <= 0 {
-		cfg.StreamKeepAlive = DefaultStreamKeepAlive
-	}
-	if cfg.StreamMaxDuration <= 0 {
-		cfg.StreamMaxDuration = DefaultStreamMaxDuration
-	}
-	if cfg.MaxStreamsPerPeer <= 0 {
-		cfg.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
-	}
 	if cfg.BlockingTimeout <= 0 {
 		cfg.BlockingTimeout = relay.DefaultBlockingTimeout
 	}
-	if cfg.StoreCheckInterval <= 0 {
-		cfg.StoreCheckInterval = DefaultStoreCheckInterval
-	}
-	if cfg.BodyTimeout <= 0 {
-		cfg.BodyTimeout = DefaultBodyTimeout
-	}
-	if cfg.MaxDomainsPerAccount == 0 {
-		cfg.MaxDomainsPerAccount = DefaultMaxDomainsPerAccount
-	}
-	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	cfg.DeploymentDomains = ownDomains(cfg.DeploymentDomains)
-	s := &Server{Deps: deps, cfg: cfg, mux: http.NewServeMux(), errLogs: newRateLimitedLogger(deps.Logger, time.Second),
-		clients: clientaddr.New(cfg.TrustedProxies), urls: publicurl.Resolver{PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded,
-			Domains: cfg.DeploymentDomains, Agents: deps.Agents}}
+	e := NewEnv(EnvDeps{Logger: deps.Logger, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens, Audit: deps.Audit}, cfg)
+	s := &Server{Deps: deps, env: env{e}, mux: http.NewServeMux()}
+	cfg = e.Cfg
 	if toucher, ok := deps.Tokens.(peers.Toucher); ok {
 		s.usage = peers.NewUsage(toucher, deps.Logger, nil)
 	}
@@ -281,7 +253,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := &statusRecorder{ResponseWriter: w}
-	body := watchBody(w, r, s.cfg.BodyTimeout)
+	body := watchBody(w, r, s.Cfg.BodyTimeout)
 	s.mux.ServeHTTP(rec, r)
 	body.finish()
 	s.met.countRequest(r.Method, rec.status)
@@ -352,7 +324,7 @@ func (r Route) String() string {
 type route struct {
 	Route
 	serve http.HandlerFunc
-	owner ownerHandler
+	owner OwnerHandler
 }
 
 // Routes returns the route table: every method and pattern the server
@@ -372,10 +344,10 @@ func (s *Server) routeTable() []route {
 	serve := func(method, pattern string, access Access, h http.HandlerFunc) route {
 		return route{Route: Route{Method: method, Pattern: pattern, Access: access}, serve: h}
 	}
-	owned := func(method, pattern string, h ownerHandler) route {
+	owned := func(method, pattern string, h OwnerHandler) route {
 		return route{Route: Route{Method: method, Pattern: pattern, Access: AccessOwner}, owner: h}
 	}
-	operated := func(method, pattern string, h ownerHandler) route {
+	operated := func(method, pattern string, h OwnerHandler) route {
 		return route{Route: Route{Method: method, Pattern: pattern, Access: AccessOperator}, owner: h}
 	}
 	table := []route{
@@ -532,7 +504,7 @@ func (s *Server) routeTable() []route {
 			serve("GET", "/.well-known/oauth-protected-resource/mcp", AccessPublic, s.handleMCPResourceMetadata),
 		)
 	}
-	return append(table, serve("", "/", AccessPublic, s.handleNotFound))
+	return append(table, serve("", "/", AccessPublic, s.NotFound))
 }
 
 // routes registers the route table on the mux, wrapping owner and operator
@@ -543,9 +515,9 @@ func (s *Server) routes() {
 		var h http.Handler
 		switch {
 		case rt.Access == AccessOwner && rt.owner != nil && rt.serve == nil:
-			h = s.owner(rt.owner)
+			h = s.Owner(rt.owner)
 		case rt.Access == AccessOperator && rt.owner != nil && rt.serve == nil:
-			h = s.operator(rt.owner)
+			h = s.Operator(rt.owner)
 		case rt.Access != AccessOwner && rt.Access != AccessOperator && rt.serve != nil && rt.owner == nil:
 			h = rt.serve
 		default:
@@ -558,86 +530,8 @@ func (s *Server) routes() {
 // handleConnect hands connector agents' WebSocket requests to Connect.
 func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
 	if s.Connect == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return
 	}
 	s.Connect.ServeHTTP(w, r)
-}
-
-func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusNotFound, ownerapi.Error{Error: "not found"})
-}
-
-// writeJSON writes v as the JSON response with the given status, giving up
-// on a client that does not read it within writeTimeout.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	startJSON(w, status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-}
-
-// writeJSONBody is writeJSON for a body already encoded.
-func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
-	startJSON(w, status)
-	_, _ = w.Write(body)
-}
-
-// startJSON sets the write deadline and headers of a JSON response and
-// writes its status.
-func startJSON(w http.ResponseWriter, status int) {
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	if h.Get("Cache-Control") == "" {
-		h.Set("Cache-Control", "no-store")
-	}
-	w.WriteHeader(status)
-}
-
-// writeError writes err as an owner-API error with the status of its code.
-// Internal errors are logged and shown as "internal error".
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code := switchboard.ErrorCode(err)
-	if code == switchboard.EINTERNAL {
-		s.logInternal(r, err)
-	}
-	s.unavailable(w, err)
-	if code == switchboard.EUNAUTHORIZED && w.Header().Get("WWW-Authenticate") == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`) // a 401 says how to authenticate
-	}
-	if code == switchboard.ENOAGENT {
-		writeJSON(w, httpStatus(code), ownerapi.Error{Error: string(switchboard.ENOAGENT), Reason: switchboard.ErrorMessage(err)})
-		return
-	}
-	writeJSON(w, httpStatus(code), ownerapi.Error{Error: switchboard.ErrorMessage(err)})
-}
-
-// logInternal logs an unexpected error. Errors caused by the client going
-// away are not errors of ours and are logged at debug level.
-func (s *Server) logInternal(r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) || errors.Is(r.Context().Err(), context.Canceled) {
-		s.Logger.Debug("request ended by client", "method", r.Method, "path", r.URL.Path, "err", err)
-		return
-	}
-	s.errLogs.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
-}
-
-// decodeJSON reads a JSON request body of at most MaxBody bytes into v.
-func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	r.Body = http.MaxBytesReader(unwrapRecorder(w), r.Body, s.cfg.MaxBody)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && drainBody(io.MultiReader(dec.Buffered(), r.Body), s.cfg.MaxBody) {
-		return switchboard.Errorf(switchboard.EINVALID, "invalid JSON body: more after the JSON value")
-	}
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return switchboard.Errorf(switchboard.ETOOLARGE, "request body is larger than %d bytes", s.cfg.MaxBody)
-		}
-		return switchboard.Errorf(switchboard.EINVALID, "invalid JSON body: %s", err.Error())
-	}
-	return nil
 }

@@ -118,9 +118,9 @@ type streamEncoder func(ev a2a.Event, final bool) (any, error)
 // streamFailed answers a stream method that failed before its stream began.
 func (s *Server) streamFailed(w http.ResponseWriter, r *http.Request, c *rpcCall, err error) {
 	if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
-		s.logInternal(r, err)
+		s.LogInternal(r, err)
 	}
-	s.unavailable(w, err)
+	s.Unavailable(w, err)
 	_ = newSSEWriter(w).rpcError(c.req.ID, rpcErrorFor(err, c.version))
 }
 
@@ -186,7 +186,7 @@ func (s *Server) followStream(ctx context.Context, r *http.Request, sink streamS
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.StreamMaxDuration)
+	ctx, cancel := context.WithTimeout(ctx, s.Cfg.StreamMaxDuration)
 	defer cancel()
 	defer context.AfterFunc(s.streams, cancel)()
 	events := make(chan *switchboard.TaskEvent)
@@ -218,14 +218,14 @@ func (s *Server) followStream(ctx context.Context, r *http.Request, sink streamS
 		}
 	}
 	revoked := switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked")
-	keepAlive := time.NewTicker(s.cfg.StreamKeepAlive)
+	keepAlive := time.NewTicker(s.Cfg.StreamKeepAlive)
 	defer keepAlive.Stop()
 	for {
 		select {
 		case ev, ok := <-events:
 			if !ok {
 				if err := <-followErr; err != nil && ctx.Err() == nil {
-					s.logInternal(r, fmt.Errorf("follow task %s: %w", plan.taskID, err))
+					s.LogInternal(r, fmt.Errorf("follow task %s: %w", plan.taskID, err))
 					sink.fail(err)
 				}
 				return

@@ -21,13 +21,13 @@ func viewTask(t *switchboard.Task, g *switchboard.Agent) ownerapi.Task {
 func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	q := r.URL.Query()
 	page, err := s.Tasks.Inbox(r.Context(), g.ID, relay.InboxQuery{All: q.Get("all") != "", Cursor: q.Get("cursor")})
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	items := make([]ownerapi.InboxTask, 0, len(page.Tasks))
@@ -37,7 +37,7 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, acct *switc
 			Text: relay.LastUserText(&t.A2A), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		})
 	}
-	writeJSON(w, http.StatusOK, ownerapi.Inbox{Agent: g.Handle, Tasks: items, NextCursor: page.NextCursor})
+	WriteJSON(w, http.StatusOK, ownerapi.Inbox{Agent: g.Handle, Tasks: items, NextCursor: page.NextCursor})
 }
 
 // ownedTask finds the task named by the {id} of the path if the account
@@ -60,36 +60,36 @@ func (s *Server) ownedTask(r *http.Request, acct *switchboard.Account) (*switchb
 func (s *Server) handleGetTask(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	t, g, err := s.ownedTask(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewTask(t, g))
+	WriteJSON(w, http.StatusOK, viewTask(t, g))
 }
 
 func (s *Server) handleReply(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	_, g, err := s.ownedTask(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	var body ownerapi.Reply
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &body); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	reply := relay.Reply{Text: body.Text, Force: body.Force, ArtifactName: body.ArtifactName}
 	if body.State != "" {
 		st, ok := switchboard.ParseState(body.State)
 		if !ok {
-			s.writeError(w, r, switchboard.Errorf(switchboard.EINVALID, "state must be one of completed, input-required, failed, rejected, working"))
+			s.WriteError(w, r, switchboard.Errorf(switchboard.EINVALID, "state must be one of completed, input-required, failed, rejected, working"))
 			return
 		}
 		reply.State = st
 	}
 	t, err := s.Tasks.ReplyToTask(r.Context(), a2a.TaskID(r.PathValue("id")), reply)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewTask(t, g))
+	WriteJSON(w, http.StatusOK, viewTask(t, g))
 }

@@ -11,7 +11,7 @@ import (
 func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	v := s.viewAgent(r, g)
@@ -22,7 +22,7 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *
 func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	kind := switchboard.TokenPeer
@@ -32,7 +32,7 @@ func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *
 func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	kind := switchboard.TokenPeer
@@ -49,8 +49,8 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct 
 func (s *Server) issuePeerToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, scope switchboard.Token, subject string,
 	answer ownerapi.Token, target audit.Target) {
 	var body ownerapi.TokenIssue
-	if err := s.decodeJSON(w, r, &body); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &body); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	secret, tok, err := s.peers.Issue(r.Context(), scope, body.Label, body.Rotate, subject)
@@ -59,16 +59,16 @@ func (s *Server) issuePeerToken(w http.ResponseWriter, r *http.Request, acct *sw
 		action = switchboard.AuditTokenRotate
 	}
 	target.ID += ":" + body.Label
-	s.record(r, acct, action, target, err)
+	s.Record(r, acct, action, target, err)
 	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ECONFLICT {
 			err = switchboard.Errorf(switchboard.ECONFLICT, "an active token labelled %q exists; revoke it or pass \"rotate\": true", body.Label)
 		}
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	answer.Label, answer.Community, answer.Token, answer.Active, answer.CreatedAt = tok.Label, tok.Community, secret, true, tok.CreatedAt
-	writeJSON(w, http.StatusCreated, answer)
+	WriteJSON(w, http.StatusCreated, answer)
 }
 
 // listPeerTokens answers with the peer tokens of f: the active ones, or
@@ -77,7 +77,7 @@ func (s *Server) listPeerTokens(w http.ResponseWriter, r *http.Request, f switch
 	f.Active = r.URL.Query().Get("all") == ""
 	toks, err := s.Tokens.FindTokens(r.Context(), f)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	out := make([]ownerapi.Token, 0, len(toks))
@@ -85,7 +85,7 @@ func (s *Server) listPeerTokens(w http.ResponseWriter, r *http.Request, f switch
 		out = append(out, ownerapi.Token{Label: t.Label, Community: t.Community, Active: t.RevokedAt == nil, CreatedAt: t.CreatedAt,
 			RevokedAt: t.RevokedAt, LastUsedAt: t.LastUsedAt})
 	}
-	writeJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 // revokePeerTokens revokes the active peer token of f labelled as the
@@ -97,10 +97,10 @@ func (s *Server) revokePeerTokens(w http.ResponseWriter, r *http.Request, acct *
 	label := r.PathValue("label")
 	err := s.peers.Revoke(r.Context(), f, label, subject) // its streams end, on every instance
 	target.ID += ":" + label
-	s.record(r, acct, switchboard.AuditTokenRevoke, target, err)
+	s.Record(r, acct, switchboard.AuditTokenRevoke, target, err)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ownerapi.TokenRevoked{Revoked: true, Label: label})
+	WriteJSON(w, http.StatusOK, ownerapi.TokenRevoked{Revoked: true, Label: label})
 }

@@ -69,12 +69,12 @@ func viewWakeConfig(g *switchboard.Agent, c *switchboard.WakeConfig, wakes []*sw
 // error; it also answers 404 when wakes are not served.
 func (s *Server) wakeAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) *switchboard.Agent {
 	if s.Wakes == nil {
-		s.handleNotFound(w, r)
+		s.NotFound(w, r)
 		return nil
 	}
 	g, err := s.ownedAgent(r, acct)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return nil
 	}
 	return g
@@ -87,15 +87,15 @@ func (s *Server) handleShowWake(w http.ResponseWriter, r *http.Request, acct *sw
 	}
 	c, err := s.Wakes.Config(r.Context(), g)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	wakes, err := s.Wakes.Recent(r.Context(), g, 10)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewWakeConfig(g, c, wakes))
+	WriteJSON(w, http.StatusOK, viewWakeConfig(g, c, wakes))
 }
 
 func (s *Server) handleSetWake(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
@@ -104,21 +104,21 @@ func (s *Server) handleSetWake(w http.ResponseWriter, r *http.Request, acct *swi
 		return
 	}
 	var b ownerapi.WakeUpdate
-	if err := s.decodeJSON(w, r, &b); err != nil {
-		s.writeError(w, r, err)
+	if err := s.DecodeJSON(w, r, &b); err != nil {
+		s.WriteError(w, r, err)
 		return
 	}
 	upd, err := wakeUpdate(&b)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	c, err := s.Wakes.SetConfig(r.Context(), g, upd)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewWakeConfig(g, c, nil))
+	WriteJSON(w, http.StatusOK, viewWakeConfig(g, c, nil))
 }
 
 func (s *Server) handleDeleteWake(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
@@ -127,7 +127,7 @@ func (s *Server) handleDeleteWake(w http.ResponseWriter, r *http.Request, acct *
 		return
 	}
 	if err := s.Wakes.DeleteConfig(r.Context(), g); err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -141,9 +141,9 @@ func (s *Server) handleTestWake(w http.ResponseWriter, r *http.Request, acct *sw
 	}
 	res, err := s.Wakes.Test(r.Context(), g)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ownerapi.WakeTest{Agent: g.Handle, Status: res.Status, OK: res.Status/100 == 2,
+	WriteJSON(w, http.StatusOK, ownerapi.WakeTest{Agent: g.Handle, Status: res.Status, OK: res.Status/100 == 2,
 		RetryAfter: res.RetryAfter, Body: res.Body})
 }
