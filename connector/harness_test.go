@@ -29,6 +29,7 @@ import (
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
+	assembly "github.com/switchboard-dev/switchboard/server"
 	"github.com/switchboard-dev/switchboard/session"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
@@ -169,7 +170,7 @@ func (s *testServer) start(addr string) {
 		Service: s.tasks, Agents: s.db, Tokens: s.db, Bus: s.bus, Logger: s.log, InstanceID: s.tasks.InstanceID,
 		Sessions: s.sessions,
 	}, s.hubConfig)
-	s.api = httpapi.New(httpapi.Deps{
+	s.api = assembly.NewAPI(httpapi.Deps{
 		Accounts: s.db, Agents: s.db, Tokens: s.db, Deliveries: s.db, Tasks: s.tasks,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: s.log, Bus: s.bus, Connect: s.hub, Presence: s.tasks,
 	}, httpapi.Config{BlockingTimeout: 10 * time.Second, StreamKeepAlive: 100 * time.Millisecond})

@@ -159,7 +159,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 		trace.SpanFromContext(r.Context()).SetName("a2a " + req.Method) // one of ours: a name in s.rpc
 	}
 	if !ok {
-		writeRPCError(w, req.ID, &rpcError{Code: rpcMethodNotFound, Message: fmt.Sprintf("Method not found: %s", truncate(req.Method, 64))})
+		writeRPCError(w, req.ID, &rpcError{Code: rpcMethodNotFound, Message: fmt.Sprintf("Method not found: %s", Truncate(req.Method, 64))})
 		return
 	}
 	if _, err := requestedVersion(r); err != nil {
@@ -280,7 +280,7 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err e
 	e.Message = "Unauthorized: " + switchboard.ErrorMessage(err) + ". Ask this agent's owner for a peer token."
 	if pairs {
 		e.Message = "Unauthorized: " + switchboard.ErrorMessage(err) + ". Ask this agent's owner for a peer token, or pair: switchboard pair " + s.ReachedBase(r, agent)
-		e.Data = s.pairingHint(r, agent, e.Data, shape)
+		e.Data = s.PairingHint(r, agent, e.Data, shape)
 	}
 	e.status = http.StatusUnauthorized
 	writeRPCError(w, id, e)

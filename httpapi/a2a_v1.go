@@ -140,7 +140,7 @@ func (s *Server) listTasks(ctx context.Context, c *rpcCall, p *listTasksParams) 
 	if p.Status != "" && p.Status != "TASK_STATE_UNSPECIFIED" {
 		st, ok := switchboard.ParseState(p.Status)
 		if !ok || !strings.HasPrefix(p.Status, "TASK_STATE_") {
-			return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: status %q is not a task state", truncate(p.Status, 40))
+			return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: status %q is not a task state", Truncate(p.Status, 40))
 		}
 		q.State = st
 	}

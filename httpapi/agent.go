@@ -43,7 +43,7 @@ func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities 
 	v := ownerapi.Agent{
 		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Domain: g.Domain, Name: g.Name, Description: g.Description,
 		Mode: string(g.Mode), Version: g.Version, Skills: nonNil(g.Skills), ExtendedSkills: nonNil(g.ExtendedSkills),
-		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Pairing: string(pairingMode(g)), MCP: !g.MCPOff, Communities: comms,
+		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Pairing: string(PairingMode(g)), MCP: !g.MCPOff, Communities: comms,
 		Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
 	}
@@ -99,10 +99,10 @@ func validateAgentRequest(b *ownerapi.AgentRequest) error {
 		}
 	}
 	if b.Mode != nil && !switchboard.ValidMode(switchboard.DeliveryMode(*b.Mode)) {
-		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook, front)", truncate(*b.Mode, 32))
+		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook, front)", Truncate(*b.Mode, 32))
 	}
 	if b.Pairing != nil && !switchboard.ValidPairingMode(switchboard.PairingMode(*b.Pairing)) {
-		return switchboard.Errorf(switchboard.EINVALID, "pairing %q is not a mode (human, agent or off)", truncate(*b.Pairing, 32))
+		return switchboard.Errorf(switchboard.EINVALID, "pairing %q is not a mode (human, agent or off)", Truncate(*b.Pairing, 32))
 	}
 	if b.Endpoint != nil && *b.Endpoint != "" {
 		if err := validateEndpoint(*b.Endpoint); err != nil {
@@ -147,7 +147,7 @@ func validateSkill(field string, sk *a2a.AgentSkill) error {
 		return err
 	}
 	if !switchboard.ValidRef(sk.ID) {
-		return switchboard.Errorf(switchboard.EINVALID, "skill id %q must be 1-%d characters of A-Z a-z 0-9 . _ : -", truncate(sk.ID, 40), switchboard.MaxRefLen)
+		return switchboard.Errorf(switchboard.EINVALID, "skill id %q must be 1-%d characters of A-Z a-z 0-9 . _ : -", Truncate(sk.ID, 40), switchboard.MaxRefLen)
 	}
 	if sk.Name == "" {
 		sk.Name = sk.ID

@@ -2,13 +2,11 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
-	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -58,56 +56,4 @@ func auditEntryView(e *switchboard.AuditEntry) ownerapi.AuditEntry {
 	return ownerapi.AuditEntry{ID: e.ID, At: e.At, AccountID: e.AccountID, ActorKind: string(e.ActorKind), ActorID: e.ActorID,
 		Action: string(e.Action), TargetKind: e.TargetKind, TargetID: e.TargetID, Outcome: string(e.Outcome),
 		ClientAddr: e.ClientAddr, Detail: e.Detail}
-}
-
-// grantTarget is the audit log's target of an MCP client's grant: its
-// token's label, the client in the detail; g may be nil (label then names
-// it).
-func grantTarget(accountID string, g *switchboard.OAuthGrant, label string) audit.Target {
-	t := audit.Target{AccountID: accountID, Kind: audit.KindGrant, ID: label}
-	if g != nil {
-		t.ID, t.Detail = g.Label, "client "+g.ClientID
-		if g.ClientName != "" {
-			t.Detail += " (" + g.ClientName + ")"
-		}
-	}
-	return t
-}
-
-// recordPeerToken records a token given to an outside caller of agent (a
-// pairing's peer token), by actor; replaced says it took the place of one.
-func (s *Server) recordPeerToken(r *http.Request, kind switchboard.AuditActorKind, actor string, agent *switchboard.Agent,
-	label string, replaced bool) {
-	if s.Audit == nil {
-		return
-	}
-	action := switchboard.AuditTokenIssue
-	if replaced {
-		action = switchboard.AuditTokenRotate
-	}
-	e := audit.Entry(nil, s.Clients.Addr(r), action, audit.Token(agent.AccountID, switchboard.TokenPeer, label, "agent "+agent.Handle+", by pairing"), nil)
-	e.ActorKind, e.ActorID = kind, actor
-	s.Audit.Record(r.Context(), e)
-}
-
-// recordMCPGrantToken records the MCP token an MCP client took with a
-// code (issued) or a refresh token (rotated) at the endpoint ep.
-func (s *Server) recordMCPGrantToken(r *http.Request, ep mcpauth.Endpoint, form url.Values, pair *mcpauth.TokenPair) {
-	if s.Audit == nil {
-		return
-	}
-	action, opens := switchboard.AuditTokenIssue, "account endpoint"
-	if form.Get("grant_type") != "authorization_code" {
-		action = switchboard.AuditTokenRotate
-	}
-	var account string
-	if ep.AgentID != "" {
-		opens = "agent " + ep.AgentID
-		if g, err := s.Agents.FindAgentByID(r.Context(), ep.AgentID); err == nil {
-			account, opens = g.AccountID, "agent "+g.Handle
-		}
-	}
-	e := audit.Entry(nil, s.Clients.Addr(r), action, audit.Token(account, switchboard.TokenMCP, pair.Label, opens+", by OAuth"), nil)
-	e.ActorKind, e.ActorID = switchboard.AuditMCPClient, form.Get("client_id")
-	s.Audit.Record(r.Context(), e)
 }

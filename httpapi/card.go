@@ -123,9 +123,9 @@ func (s *Server) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer
 	card.Capabilities.Extensions = append(card.Capabilities.Extensions, ext)
 	if scheme {
 		card.SecuritySchemes["pairing"] = securityScheme{OAuth2: &oauth2Value{Description: pairingDescription,
-			Oauth2MetadataURL: issuer + authServerMetadataPath,
+			Oauth2MetadataURL: issuer + AuthServerMetadataPath,
 			Flows: oauthFlows{DeviceCode: deviceCodeFlow{
-				DeviceAuthorizationURL: issuer + deviceAuthorizationPath, TokenURL: issuer + oauthTokenPath,
+				DeviceAuthorizationURL: issuer + DeviceAuthorizationPath, TokenURL: issuer + OAuthTokenPath,
 				Scopes: map[string]string{"a2a": "call this agent as a peer"},
 			}}}}
 	}
@@ -155,9 +155,9 @@ func (s *Server) pairingExtension(agent *switchboard.Agent, issuer string) (card
 	return cardExtension{
 		URI: pairingExtensionURI, Description: "Ask for a peer token with the OAuth 2.0 device authorization grant (RFC 8628).",
 		Params: map[string]any{
-			"device_authorization_endpoint": issuer + deviceAuthorizationPath,
-			"token_endpoint":                issuer + oauthTokenPath,
-			"authorization_server_metadata": issuer + authServerMetadataPath,
+			"device_authorization_endpoint": issuer + DeviceAuthorizationPath,
+			"token_endpoint":                issuer + OAuthTokenPath,
+			"authorization_server_metadata": issuer + AuthServerMetadataPath,
 		},
 	}, true
 }

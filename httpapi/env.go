@@ -427,3 +427,26 @@ func SetCORS(w http.ResponseWriter) {
 	h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After")
 	h.Set("Access-Control-Max-Age", "600")
 }
+
+// GrantTarget is the audit log's target of an MCP client's grant: its
+// token's label, the client in the detail; g may be nil (label then names
+// it).
+func GrantTarget(accountID string, g *switchboard.OAuthGrant, label string) audit.Target {
+	t := audit.Target{AccountID: accountID, Kind: audit.KindGrant, ID: label}
+	if g != nil {
+		t.ID, t.Detail = g.Label, "client "+g.ClientID
+		if g.ClientName != "" {
+			t.Detail += " (" + g.ClientName + ")"
+		}
+	}
+	return t
+}
+
+// Truncate returns s cut to n bytes, with an ellipsis when it was longer,
+// to quote what a client sent in an error.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

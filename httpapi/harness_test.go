@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/relay"
+	assembly "github.com/switchboard-dev/switchboard/server"
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
@@ -104,7 +105,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	for _, f := range setup.deps {
 		f(&deps)
 	}
-	h.api = httpapi.New(deps, setup.cfg)
+	h.api = assembly.NewAPI(deps, setup.cfg)
 	h.api.SetReady(true)
 	h.srv = httptest.NewServer(h.api.AgentDomains(h.api))
 	t.Cleanup(func() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/httpapi"
+	assembly "github.com/switchboard-dev/switchboard/server"
 )
 
 // pingFunc is a store as /readyz checks it.
@@ -31,7 +32,7 @@ func (h *harness) wantHealth(url string, status int, state string) {
 
 func TestHealthStates(t *testing.T) {
 	h := newHarness(t)
-	api := httpapi.New(httpapi.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Pinger: h.db}, httpapi.Config{Version: "v-test"})
+	api := assembly.NewAPI(httpapi.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Pinger: h.db}, httpapi.Config{Version: "v-test"})
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 

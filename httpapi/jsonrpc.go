@@ -121,7 +121,7 @@ func requestedVersion(r *http.Request) (string, error) {
 		return "", nil
 	}
 	if !versionPattern.MatchString(v) {
-		return "", switchboard.Errorf(switchboard.EVERSIONNOTSUPPORTED, "A2A version %q is not supported (supported: 0.3, 1.0)", truncate(v, 32))
+		return "", switchboard.Errorf(switchboard.EVERSIONNOTSUPPORTED, "A2A version %q is not supported (supported: 0.3, 1.0)", Truncate(v, 32))
 	}
 	return v, nil
 }
@@ -230,11 +230,4 @@ func writeRPCError(w http.ResponseWriter, id json.RawMessage, e *rpcError) {
 		status = http.StatusOK
 	}
 	WriteJSON(w, status, rpcFailure{JSONRPC: "2.0", ID: id, Error: e})
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

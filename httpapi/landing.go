@@ -80,7 +80,7 @@ func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request, agent *swi
 	var pair *landingPairing
 	if s.Pairing != nil && pairing.Enabled(agent) {
 		issuer := s.ReachedBase(r, agent)
-		pair = &landingPairing{DeviceAuthorization: issuer + deviceAuthorizationPath, Token: issuer + oauthTokenPath, Verification: issuer + devicePagePath}
+		pair = &landingPairing{DeviceAuthorization: issuer + DeviceAuthorizationPath, Token: issuer + OAuthTokenPath, Verification: issuer + DevicePagePath}
 	}
 	s.serveLandingAt(w, r, agent, s.ReachedAddress(r, agent), pair)
 }

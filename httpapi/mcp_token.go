@@ -189,7 +189,7 @@ func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, ac
 		if s.OAuth != nil {
 			grant, err := s.OAuth.EndGrantOf(r.Context(), t.Hash)
 			if grant != nil || err != nil {
-				s.Record(r, acct, switchboard.AuditMCPGrantRevoke, grantTarget(t.AccountID, grant, t.Label), err)
+				s.Record(r, acct, switchboard.AuditMCPGrantRevoke, GrantTarget(t.AccountID, grant, t.Label), err)
 			}
 			if err != nil {
 				s.WriteError(w, r, err)

@@ -57,8 +57,8 @@ func (s *Server) decider(r *http.Request) (*switchboard.Agent, string, error) {
 	if err != nil || g.ID != self.ID {
 		return nil, "", switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
 	}
-	if pairingMode(g) != switchboard.PairingAgent {
-		return nil, "", switchboard.Errorf(switchboard.EFORBIDDEN, "the agent's pairing mode is %s: only its owner decides", pairingMode(g))
+	if PairingMode(g) != switchboard.PairingAgent {
+		return nil, "", switchboard.Errorf(switchboard.EFORBIDDEN, "the agent's pairing mode is %s: only its owner decides", PairingMode(g))
 	}
 	return g, pairing.ByAgent, nil
 }

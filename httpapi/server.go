@@ -192,8 +192,8 @@ type Server struct {
 	env
 	usage  *peers.Usage // records peer tokens' last use; nil if the token store cannot
 	mux    *http.ServeMux
-	bind   bindings // the SDK's HTTP+JSON and gRPC transports; immutable after New
-	table  []route  // immutable after New: what mux serves
+	bind   bindings   // the SDK's HTTP+JSON and gRPC transports; immutable after New
+	table  []Endpoint // what mux serves; grows only by Mount, before serving
 	rpc    map[string]rpcMethod
 	peers  *peers.Service    // issues and revokes peer tokens
 	owners *accounts.Service // accounts, owner and agent tokens, agent deletion
@@ -317,14 +317,32 @@ func (r Route) String() string {
 	return r.Method + " " + r.Pattern
 }
 
-// route is a Route with its handler. Exactly one of serve and owner is
-// set: owner for owner and operator routes, whose handlers run once the
-// owner token is checked; serve for the others, whose handlers
-// authenticate the request themselves.
-type route struct {
+// Endpoint is a Route with its handler, as a face hands it to Mount.
+// Exactly one of Serve and Owner is set: Owner for owner and operator
+// routes, whose handlers run once the owner token is checked; Serve for
+// the others, whose handlers authenticate the request themselves.
+type Endpoint struct {
 	Route
-	serve http.HandlerFunc
-	owner OwnerHandler
+	Serve http.HandlerFunc
+	Owner OwnerHandler
+}
+
+// Serve returns the endpoint of a route whose handler authenticates the
+// request itself.
+func Serve(method, pattern string, access Access, h http.HandlerFunc) Endpoint {
+	return Endpoint{Route: Route{Method: method, Pattern: pattern, Access: access}, Serve: h}
+}
+
+// Owned returns the endpoint of an owner route: h runs once the owner
+// token of an enabled account is checked.
+func Owned(method, pattern string, h OwnerHandler) Endpoint {
+	return Endpoint{Route: Route{Method: method, Pattern: pattern, Access: AccessOwner}, Owner: h}
+}
+
+// Operated returns the endpoint of an operator route: h runs once the
+// operator's owner token is checked.
+func Operated(method, pattern string, h OwnerHandler) Endpoint {
+	return Endpoint{Route: Route{Method: method, Pattern: pattern, Access: AccessOperator}, Owner: h}
 }
 
 // Routes returns the route table: every method and pattern the server
@@ -340,17 +358,9 @@ func (s *Server) Routes() []Route {
 }
 
 // routeTable returns every route of the server, in registration order.
-func (s *Server) routeTable() []route {
-	serve := func(method, pattern string, access Access, h http.HandlerFunc) route {
-		return route{Route: Route{Method: method, Pattern: pattern, Access: access}, serve: h}
-	}
-	owned := func(method, pattern string, h OwnerHandler) route {
-		return route{Route: Route{Method: method, Pattern: pattern, Access: AccessOwner}, owner: h}
-	}
-	operated := func(method, pattern string, h OwnerHandler) route {
-		return route{Route: Route{Method: method, Pattern: pattern, Access: AccessOperator}, owner: h}
-	}
-	table := []route{
+func (s *Server) routeTable() []Endpoint {
+	serve, owned, operated := Serve, Owned, Operated
+	table := []Endpoint{
 		serve("GET", "/healthz", AccessPublic, s.handleHealth),
 		serve("GET", "/connect", AccessAgent, s.handleConnect),
 		serve("GET", "/readyz", AccessPublic, s.handleReady),
@@ -377,21 +387,6 @@ func (s *Server) routeTable() []route {
 		serve("", "/a/{handle}/tasks/{rest...}", AccessPeer, s.handleAgentREST),
 		serve("", "/a/{handle}/extendedAgentCard", AccessPeer, s.handleAgentREST),
 		serve("", "/a/{handle}/v1/{rest...}", AccessPeer, s.handleAgentREST),
-
-		// Pairing (docs/pairing.md): a peer obtains its own token with
-		// the device authorization grant, at the address and at the root
-		// for the default agent; OAuth metadata (RFC 8414, RFC 9728) at
-		// the address and by well-known path insertion.
-		serve("POST", "/a/{handle}/oauth/device_authorization", AccessPublic, s.handleDeviceAuthorization),
-		serve("POST", "/a/{handle}/oauth/token", AccessPublic, s.handleOAuthToken),
-		serve("GET", "/a/{handle}/.well-known/oauth-authorization-server", AccessPublic, s.handleAuthServerMetadata),
-		serve("GET", "/a/{handle}/.well-known/oauth-protected-resource", AccessPublic, s.handleResourceMetadata),
-		serve("GET", "/.well-known/oauth-authorization-server/a/{handle}", AccessPublic, s.handleAuthServerMetadata),
-		serve("GET", "/.well-known/oauth-protected-resource/a/{handle}", AccessPublic, s.handleResourceMetadata),
-		serve("POST", "/oauth/device_authorization", AccessPublic, s.handleDeviceAuthorization),
-		serve("POST", "/oauth/token", AccessPublic, s.handleOAuthToken),
-		serve("GET", "/.well-known/oauth-authorization-server", AccessPublic, s.handleAuthServerMetadata),
-		serve("GET", "/.well-known/oauth-protected-resource", AccessPublic, s.handleResourceMetadata),
 
 		// The default agent, if any, also lives at the root.
 		serve("GET", "/{$}", AccessPublic, s.handleRoot),
@@ -490,40 +485,31 @@ func (s *Server) routeTable() []route {
 			owned("DELETE", "/mcp-tokens/{id}", s.handleRevokeMCPToken),
 		)
 	}
-	if s.mcpOAuthOn() {
-		// OAuth 2.1 for MCP clients (docs/mcp.md, "OAuth"): registration
-		// and revocation at each address (its MCP endpoint) and at the
-		// root (the account endpoint); the token endpoints are pairing's;
-		// authorization is the console's consent page.
-		table = append(table,
-			serve("POST", "/a/{handle}/oauth/register", AccessPublic, s.handleOAuthRegister),
-			serve("POST", "/a/{handle}/oauth/revoke", AccessPublic, s.handleOAuthRevoke),
-			serve("POST", "/oauth/register", AccessPublic, s.handleOAuthRegister),
-			serve("POST", "/oauth/revoke", AccessPublic, s.handleOAuthRevoke),
-			serve("GET", "/.well-known/oauth-protected-resource/a/{handle}/mcp", AccessPublic, s.handleMCPResourceMetadata),
-			serve("GET", "/.well-known/oauth-protected-resource/mcp", AccessPublic, s.handleMCPResourceMetadata),
-		)
-	}
 	return append(table, serve("", "/", AccessPublic, s.NotFound))
 }
 
-// routes registers the route table on the mux, wrapping owner and operator
-// routes in the owner-token check.
-func (s *Server) routes() {
-	s.table = s.routeTable()
-	for _, rt := range s.table {
+// routes registers the route table on the mux.
+func (s *Server) routes() { s.Mount(s.routeTable()...) }
+
+// Mount registers the endpoints of a face, wrapping owner and operator
+// routes in the owner-token check. It is called while the server is
+// assembled, before it serves; a route whose pattern is already
+// registered panics, as http.ServeMux does.
+func (s *Server) Mount(eps ...Endpoint) {
+	for _, rt := range eps {
 		var h http.Handler
 		switch {
-		case rt.Access == AccessOwner && rt.owner != nil && rt.serve == nil:
-			h = s.Owner(rt.owner)
-		case rt.Access == AccessOperator && rt.owner != nil && rt.serve == nil:
-			h = s.Operator(rt.owner)
-		case rt.Access != AccessOwner && rt.Access != AccessOperator && rt.serve != nil && rt.owner == nil:
-			h = rt.serve
+		case rt.Access == AccessOwner && rt.Owner != nil && rt.Serve == nil:
+			h = s.Owner(rt.Owner)
+		case rt.Access == AccessOperator && rt.Owner != nil && rt.Serve == nil:
+			h = s.Operator(rt.Owner)
+		case rt.Access != AccessOwner && rt.Access != AccessOperator && rt.Serve != nil && rt.Owner == nil:
+			h = rt.Serve
 		default:
 			panic("httpapi: route " + rt.String() + ": its handler does not fit access " + string(rt.Access))
 		}
 		s.mux.Handle(rt.String(), h)
+		s.table = append(s.table, rt)
 	}
 }
 

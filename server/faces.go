@@ -10,7 +10,9 @@ import (
 	"github.com/switchboard-dev/switchboard/dashboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
+	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/mcpserver"
+	"github.com/switchboard-dev/switchboard/oauthhttp"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/reach"
@@ -35,7 +37,7 @@ func (s *Server) buildFaces() error {
 	if cfg.Metrics {
 		metricsHandler = s.metrics.reg
 	}
-	s.API = httpapi.New(httpapi.Deps{
+	s.API = NewAPI(httpapi.Deps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.Tasks, Outbox: s.Outbox, Limiter: s.limiter,
 		Tracer: s.Tracer, Logger: s.Logger, Bus: s.Bus, Connect: s.Hub, Presence: s.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 		Wakes: s.Wakes, Pushes: s.Pushes, Network: s.Network, Pairing: s.Pairing, MCP: s.newMCP(),
@@ -63,6 +65,21 @@ func (s *Server) buildFaces() error {
 	s.metrics.reg.MustRegister(s.Hub.Metrics()...)
 	(&storeGauges{db: db, log: s.Logger}).register(s.metrics.reg)
 	return nil
+}
+
+// NewAPI returns the HTTP API on deps: the faces of package httpapi with
+// the OAuth face (package oauthhttp) mounted beside them. MCP clients'
+// OAuth is served only with MCP on. The tests of the faces and of the
+// packages that run a whole API (hub, connector, mcpserver) assemble it
+// here too.
+func NewAPI(deps httpapi.Deps, cfg httpapi.Config) *httpapi.Server {
+	api := httpapi.New(deps, cfg)
+	var oauth *mcpauth.Service
+	if deps.MCP != nil {
+		oauth = deps.OAuth
+	}
+	api.Mount(oauthhttp.New(api.Env, deps.Pairing, oauth).Routes()...)
+	return api
 }
 
 // newMCP returns the MCP endpoints' handler, or nil when the

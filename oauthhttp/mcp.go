@@ -1,4 +1,4 @@
-package httpapi
+package oauthhttp
 
 import (
 	"errors"
@@ -12,18 +12,19 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
 
 // mcpOAuthOn reports whether MCP clients may get MCP tokens by OAuth.
-func (s *Server) mcpOAuthOn() bool { return s.MCP != nil && s.OAuth != nil }
+func (s *Face) mcpOAuthOn() bool { return s.OAuth != nil }
 
 // mcpEndpointOf returns the MCP endpoint an OAuth route's path is about:
 // the agent's ({address}/oauth/…), whose MCP must be served, or the
 // account endpoint (/oauth/…). It answers 404 itself when there is none.
-func (s *Server) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.Endpoint, bool) {
+func (s *Face) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.Endpoint, bool) {
 	if !s.mcpOAuthOn() {
 		s.NotFound(w, r)
 		return mcpauth.Endpoint{}, false
@@ -37,7 +38,7 @@ func (s *Server) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.
 	}
 	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-			WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
+			httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
 		} else {
 			s.WriteError(w, r, err)
 		}
@@ -48,16 +49,16 @@ func (s *Server) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.
 
 // handleOAuthRegister serves POST {address}/oauth/register and POST
 // /oauth/register: dynamic client registration for MCP clients.
-func (s *Server) handleOAuthRegister(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleOAuthRegister(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.mcpEndpointOf(w, r); !ok {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(UnwrapRecorder(w), r.Body, mcpauth.MaxRegistrationBody))
+	body, err := io.ReadAll(http.MaxBytesReader(httpapi.UnwrapRecorder(w), r.Body, mcpauth.MaxRegistrationBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			err = switchboard.Errorf(switchboard.ETOOLARGE, "the body is larger than %d bytes", mcpauth.MaxRegistrationBody)
-			WriteJSON(w, http.StatusRequestEntityTooLarge, oauthErrorBody{Error: pairing.ErrInvalidRequest, Description: switchboard.ErrorMessage(err)})
+			httpapi.WriteJSON(w, http.StatusRequestEntityTooLarge, oauthErrorBody{Error: pairing.ErrInvalidRequest, Description: switchboard.ErrorMessage(err)})
 			return
 		}
 		s.writeOAuthError(w, r, switchboard.Errorf(switchboard.EINVALID, "the body could not be read"))
@@ -72,7 +73,7 @@ func (s *Server) handleOAuthRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusCreated, &oauthex.ClientRegistrationResponse{ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt,
+	httpapi.WriteJSON(w, http.StatusCreated, &oauthex.ClientRegistrationResponse{ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt,
 		ClientRegistrationMetadata: oauthex.ClientRegistrationMetadata{ClientName: c.Name, RedirectURIs: c.RedirectURIs,
 			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 			TokenEndpointAuthMethod: "none", ApplicationType: c.ApplicationType}})
@@ -93,7 +94,7 @@ type mcpTokenAnswer struct {
 // against its address (clientaddr.Key), in one count with pairing's
 // polls (pairing.DefaultPollsPerMinute in a default deployment), and
 // answers 429 slow_down itself past it.
-func (s *Server) allowTokenRequest(w http.ResponseWriter, r *http.Request) bool {
+func (s *Face) allowTokenRequest(w http.ResponseWriter, r *http.Request) bool {
 	if s.Pairing == nil || s.Pairing.Polls == nil {
 		return true
 	}
@@ -108,7 +109,7 @@ func (s *Server) allowTokenRequest(w http.ResponseWriter, r *http.Request) bool 
 // handleMCPGrant answers a token request of grant type
 // authorization_code or refresh_token: an MCP token for the endpoint of
 // the path. Token requests are counted per address (allowTokenRequest).
-func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url.Values) {
+func (s *Face) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url.Values) {
 	ep, ok := s.mcpEndpointOf(w, r)
 	if !ok || !s.allowTokenRequest(w, r) {
 		return
@@ -126,7 +127,7 @@ func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url
 	}
 	s.recordMCPGrantToken(r, ep, form, pair)
 	w.Header().Set("Pragma", "no-cache")
-	WriteJSON(w, http.StatusOK, mcpTokenAnswer{AccessToken: pair.AccessToken, TokenType: "Bearer", ExpiresIn: int(pair.ExpiresIn.Seconds()),
+	httpapi.WriteJSON(w, http.StatusOK, mcpTokenAnswer{AccessToken: pair.AccessToken, TokenType: "Bearer", ExpiresIn: int(pair.ExpiresIn.Seconds()),
 		RefreshToken: pair.RefreshToken, Scope: mcpauth.Scope})
 }
 
@@ -135,7 +136,7 @@ func (s *Server) handleMCPGrant(w http.ResponseWriter, r *http.Request, form url
 // its MCP token) ends. Any token, known or not, is answered 200. Its
 // requests count against the address with the token requests
 // (allowTokenRequest): each costs the store a lookup, as they do.
-func (s *Server) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.mcpEndpointOf(w, r); !ok || !s.allowTokenRequest(w, r) {
 		return
 	}
@@ -151,7 +152,7 @@ func (s *Server) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
 		if grant != nil {
 			acct = grant.Target.AccountID
 		}
-		e := audit.Entry(nil, s.Clients.Addr(r), switchboard.AuditMCPGrantRevoke, grantTarget(acct, grant, ""), err)
+		e := audit.Entry(nil, s.Clients.Addr(r), switchboard.AuditMCPGrantRevoke, httpapi.GrantTarget(acct, grant, ""), err)
 		if grant != nil {
 			e.ActorKind, e.ActorID = switchboard.AuditMCPClient, grant.ClientID
 		}
@@ -163,7 +164,7 @@ func (s *Server) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, struct{}{})
+	httpapi.WriteJSON(w, http.StatusOK, struct{}{})
 }
 
 // handleMCPResourceMetadata serves the RFC 9728 metadata of an MCP
@@ -174,7 +175,7 @@ func (s *Server) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
 // authorization server is the domain), of {base}/mcp at
 // /.well-known/oauth-protected-resource/mcp (its authorization server is
 // the base).
-func (s *Server) handleMCPResourceMetadata(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleMCPResourceMetadata(w http.ResponseWriter, r *http.Request) {
 	ep, ok := s.mcpEndpointOf(w, r)
 	if !ok {
 		return
@@ -183,8 +184,30 @@ func (s *Server) handleMCPResourceMetadata(w http.ResponseWriter, r *http.Reques
 	if h := r.PathValue("handle"); h != "" {
 		issuer, name = strings.TrimSuffix(ep.Resource, "/mcp"), "Switchboard agent "+strings.ToLower(h)
 	}
-	SetCORS(w)
+	httpapi.SetCORS(w)
 	s.VaryForwarded(w)
-	WriteJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{Resource: ep.Resource, AuthorizationServers: []string{issuer},
+	httpapi.WriteJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{Resource: ep.Resource, AuthorizationServers: []string{issuer},
 		BearerMethodsSupported: []string{"header"}, ScopesSupported: []string{mcpauth.Scope}, ResourceName: name})
+}
+
+// recordMCPGrantToken records the MCP token an MCP client took with a
+// code (issued) or a refresh token (rotated) at the endpoint ep.
+func (s *Face) recordMCPGrantToken(r *http.Request, ep mcpauth.Endpoint, form url.Values, pair *mcpauth.TokenPair) {
+	if s.Audit == nil {
+		return
+	}
+	action, opens := switchboard.AuditTokenIssue, "account endpoint"
+	if form.Get("grant_type") != "authorization_code" {
+		action = switchboard.AuditTokenRotate
+	}
+	var account string
+	if ep.AgentID != "" {
+		opens = "agent " + ep.AgentID
+		if g, err := s.Agents.FindAgentByID(r.Context(), ep.AgentID); err == nil {
+			account, opens = g.AccountID, "agent "+g.Handle
+		}
+	}
+	e := audit.Entry(nil, s.Clients.Addr(r), action, audit.Token(account, switchboard.TokenMCP, pair.Label, opens+", by OAuth"), nil)
+	e.ActorKind, e.ActorID = switchboard.AuditMCPClient, form.Get("client_id")
+	s.Audit.Record(r.Context(), e)
 }

@@ -1,4 +1,4 @@
-package httpapi
+package oauthhttp
 
 import (
 	"net/http"
@@ -7,19 +7,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
-)
-
-// The paths of pairing's endpoints under an issuer: an agent's address, or
-// the base for the default agent. Cards, metadata, 401 hints and the
-// landing page name them; server.go routes them.
-const (
-	deviceAuthorizationPath = "/oauth/device_authorization"
-	oauthTokenPath          = "/oauth/token"
-	devicePagePath          = "/device"
-	authServerMetadataPath  = "/.well-known/oauth-authorization-server"
 )
 
 // handleAuthServerMetadata serves the RFC 8414 metadata of an agent's
@@ -29,17 +20,17 @@ const (
 // endpoints while its MCP endpoint is served. At the root, the issuer is
 // the base: the default agent's pairing, and the OAuth of the account
 // endpoint {base}/mcp. 404 when neither is served.
-func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request) {
 	pairs, mcp, issuer, ok := s.metadataOf(w, r)
 	if !ok {
 		return
 	}
-	md := pairing.ServerMetadata{AuthServerMeta: oauthex.AuthServerMeta{Issuer: issuer, TokenEndpoint: issuer + oauthTokenPath,
+	md := pairing.ServerMetadata{AuthServerMeta: oauthex.AuthServerMeta{Issuer: issuer, TokenEndpoint: issuer + httpapi.OAuthTokenPath,
 		GrantTypesSupported: []string{}, ResponseTypesSupported: []string{}, TokenEndpointAuthMethodsSupported: []string{"none"},
 		ScopesSupported: []string{}}}
 	if pairs {
-		md.DeviceAuthorizationEndpoint = issuer + deviceAuthorizationPath
-		md.GrantTypesSupported = append(md.GrantTypesSupported, deviceGrantType)
+		md.DeviceAuthorizationEndpoint = issuer + httpapi.DeviceAuthorizationPath
+		md.GrantTypesSupported = append(md.GrantTypesSupported, httpapi.DeviceGrantType)
 		md.ScopesSupported = append(md.ScopesSupported, "a2a")
 	}
 	if mcp {
@@ -52,16 +43,16 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 		md.AuthorizationResponseIssParameterSupported = true
 		md.ClientIDMetadataDocumentSupported = true
 	}
-	SetCORS(w)
+	httpapi.SetCORS(w)
 	s.VaryForwarded(w)
-	WriteJSON(w, http.StatusOK, md)
+	httpapi.WriteJSON(w, http.StatusOK, md)
 }
 
 // metadataOf says what the authorization server of the path's issuer
 // serves: pairing (the agent's, or the default agent's at the root), MCP
 // OAuth (the agent's endpoint, or the account endpoint at the root). It
 // answers 404 itself when neither.
-func (s *Server) metadataOf(w http.ResponseWriter, r *http.Request) (pairs, mcp bool, issuer string, ok bool) {
+func (s *Face) metadataOf(w http.ResponseWriter, r *http.Request) (pairs, mcp bool, issuer string, ok bool) {
 	handle := r.PathValue("handle")
 	if handle == "" {
 		handle = s.Cfg.DefaultAgent
@@ -84,7 +75,7 @@ func (s *Server) metadataOf(w http.ResponseWriter, r *http.Request) (pairs, mcp 
 		mcp, issuer = s.mcpOAuthOn() && !agent.MCPOff, s.ReachedBase(r, agent)
 	}
 	if !pairs && !mcp {
-		WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no authorization server at this address"})
+		httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no authorization server at this address"})
 		return false, false, "", false
 	}
 	return pairs, mcp, issuer, true
@@ -93,7 +84,7 @@ func (s *Server) metadataOf(w http.ResponseWriter, r *http.Request) (pairs, mcp 
 // handleResourceMetadata serves the RFC 9728 metadata of an agent's
 // address, at {address}/.well-known/oauth-protected-resource and at
 // {base}/.well-known/oauth-protected-resource/a/{handle}.
-func (s *Server) handleResourceMetadata(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleResourceMetadata(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.pairingAgent(w, r)
 	if !ok {
 		return
@@ -103,28 +94,10 @@ func (s *Server) handleResourceMetadata(w http.ResponseWriter, r *http.Request) 
 	if name == "" {
 		name = agent.Handle
 	}
-	SetCORS(w)
+	httpapi.SetCORS(w)
 	s.VaryForwarded(w)
-	WriteJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
+	httpapi.WriteJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
 		Resource: addr, AuthorizationServers: []string{addr}, BearerMethodsSupported: []string{"header"},
 		ScopesSupported: []string{"a2a"}, ResourceName: name,
 	})
-}
-
-// pairingHint is the data of a 401 from an agent that takes pairing
-// requests. In 0.3 (an object) it is {"pairing": {...}}; in 1.0 (a list
-// of details) the ErrorInfo's metadata carries the same URLs, as strings.
-func (s *Server) pairingHint(r *http.Request, agent *switchboard.Agent, data any, shape switchboard.ProtocolVersion) any {
-	issuer := s.ReachedBase(r, agent)
-	hint := map[string]string{
-		"device_authorization_endpoint": issuer + deviceAuthorizationPath,
-		"token_endpoint":                issuer + oauthTokenPath,
-		"resource_metadata":             s.ResourceMetadataURL(r, agent),
-		"grant_type":                    deviceGrantType,
-	}
-	if info, ok := data.([]map[string]any); ok && shape == switchboard.ProtocolV1 && len(info) > 0 {
-		info[0]["metadata"] = hint
-		return info
-	}
-	return map[string]any{"pairing": hint}
 }
