@@ -170,7 +170,7 @@ func (s *testServer) start(addr string) {
 		Service: s.tasks, Agents: s.db, Tokens: s.db, Bus: s.bus, Logger: s.log, InstanceID: s.tasks.InstanceID,
 		Sessions: s.sessions,
 	}, s.hubConfig)
-	s.api = assembly.NewAPI(httpapi.Deps{
+	s.api = assembly.NewAPI(assembly.APIDeps{
 		Accounts: s.db, Agents: s.db, Tokens: s.db, Deliveries: s.db, Tasks: s.tasks,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: s.log, Bus: s.bus, Connect: s.hub, Presence: s.tasks,
 	}, httpapi.Config{BlockingTimeout: 10 * time.Second, StreamKeepAlive: 100 * time.Millisecond})

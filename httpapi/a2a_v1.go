@@ -66,7 +66,7 @@ func (s *Server) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessage
 	}
 	// The wait ends at the blocking timeout, or when the server shuts down:
 	// either way the peer gets the task as it stands.
-	wait, cancel := context.WithTimeout(s.streams, s.Cfg.BlockingTimeout)
+	wait, cancel := context.WithTimeout(s.Closing, s.Cfg.BlockingTimeout)
 	defer cancel()
 	return s.Tasks.SendMessageAndWait(ctx, agent, c.peer, p, c.version, wait)
 }

@@ -42,12 +42,12 @@ func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities 
 	}
 	v := ownerapi.Agent{
 		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Domain: g.Domain, Name: g.Name, Description: g.Description,
-		Mode: string(g.Mode), Version: g.Version, Skills: nonNil(g.Skills), ExtendedSkills: nonNil(g.ExtendedSkills),
+		Mode: string(g.Mode), Version: g.Version, Skills: NonNilSkills(g.Skills), ExtendedSkills: NonNilSkills(g.ExtendedSkills),
 		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Pairing: string(PairingMode(g)), MCP: !g.MCPOff, Communities: comms,
 		Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
 	}
-	if s.MCP != nil && !g.MCPOff {
+	if s.MCP && !g.MCPOff {
 		v.MCPURL = addr + "/mcp"
 	}
 	if g.Mode == switchboard.ModeFront && s.Fronts != nil {
@@ -68,13 +68,6 @@ func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities 
 		}
 	}
 	return v
-}
-
-func nonNil(s []a2a.AgentSkill) []a2a.AgentSkill {
-	if s == nil {
-		return []a2a.AgentSkill{}
-	}
-	return s
 }
 
 // validateAgentRequest checks the fields present and fills in normalised
@@ -308,34 +301,8 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request, acct *
 	WriteJSON(w, http.StatusOK, out)
 }
 
-// ownedAgent finds the agent named by the {ref} of the path (an id or a
-// handle) if the account may manage it. Another owner's agent is reported
-// as not found, exactly like a missing one.
-func (s *Server) ownedAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
-	return s.agentByRef(r, acct, r.PathValue("ref"))
-}
-
-// agentByRef finds the agent ref names (an id or a handle) if the account
-// may manage it; another owner's agent is not found.
-func (s *Server) agentByRef(r *http.Request, acct *switchboard.Account, ref string) (*switchboard.Agent, error) {
-	var g *switchboard.Agent
-	var err error
-	if switchboard.IsUUID(ref) {
-		g, err = s.Agents.FindAgentByID(r.Context(), strings.ToLower(ref))
-	} else {
-		g, err = s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(ref))
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !acct.IsOperator() && g.AccountID != acct.ID {
-		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
-	}
-	return g, nil
-}
-
 func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -366,7 +333,7 @@ func (s *Server) publishedCardView(r *http.Request, g *switchboard.Agent) *owner
 }
 
 func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -461,7 +428,7 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 }
 
 func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return

@@ -20,7 +20,7 @@ func validateEndpoint(endpoint string) error {
 }
 
 func (s *Server) handleRotateAgentToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -35,7 +35,7 @@ func (s *Server) handleRotateAgentToken(w http.ResponseWriter, r *http.Request, 
 }
 
 func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -57,7 +57,7 @@ func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Reques
 // handleDeliveries lists an agent's deliveries that are still on their way
 // (queued or offered), or all with ?all=1: what waits for the agent.
 func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	assembly "github.com/switchboard-dev/switchboard/server"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard"
@@ -187,7 +189,7 @@ func newAuthzServer(t *testing.T, defaultAgent string, opts ...harnessOption) *a
 	h := newHarness(t, append([]harnessOption{
 		withConfig(func(c *httpapi.Config) { c.DefaultAgent, c.PushNotifications = defaultAgent, true }),
 		withPairing(pairing.Config{MaxPending: 1000, MaxPendingPerRequester: 1000, MaxPerHour: 1000, MaxPerRequester: 1000}),
-		withDeps(func(d *httpapi.Deps) {
+		withDeps(func(d *assembly.APIDeps) {
 			store := d.Agents.(switchboard.Store)
 			opts := netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 			d.Wakes = wake.NewService(store, store, bus, wake.New(opts), log)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/clientaddr"
@@ -36,7 +37,12 @@ type Env struct {
 	// URLs names the deployment's and its agents' public URLs.
 	URLs publicurl.Resolver
 
-	errLogs *rateLimitedLogger
+	// Closing is done once CloseStreams is called: SSE streams end, and
+	// so do the waits of blocking calls.
+	Closing context.Context
+
+	errLogs      *rateLimitedLogger
+	closeStreams context.CancelFunc
 }
 
 // EnvDeps are the stores and services every face uses.
@@ -52,10 +58,16 @@ type EnvDeps struct {
 // zero values filled in with the defaults.
 func NewEnv(deps EnvDeps, cfg Config) *Env {
 	cfg = cfg.withDefaults()
-	return &Env{Cfg: cfg, Logger: deps.Logger, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens, Audit: deps.Audit,
+	closing, closeStreams := context.WithCancel(context.Background())
+	return &Env{Closing: closing, closeStreams: closeStreams, Cfg: cfg, Logger: deps.Logger, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens, Audit: deps.Audit,
 		Clients: clientaddr.New(cfg.TrustedProxies), errLogs: newRateLimitedLogger(deps.Logger, time.Second),
 		URLs: publicurl.Resolver{PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, Domains: cfg.DeploymentDomains, Agents: deps.Agents}}
 }
+
+// CloseStreams ends every open SSE stream, so that a graceful shutdown does
+// not wait for streams that would otherwise last as long as their task.
+// Clients resume with Last-Event-ID on another instance or after a restart.
+func (s *Env) CloseStreams() { s.closeStreams() }
 
 // withDefaults returns cfg with its zero values replaced by the defaults.
 func (cfg Config) withDefaults() Config {
@@ -449,4 +461,44 @@ func Truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// OwnedAgent finds the agent named by the {ref} of the path (an id or a
+// handle) if the account may manage it. Another owner's agent is reported
+// as not found, exactly like a missing one.
+func (s *Env) OwnedAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
+	return s.AgentByRef(r, acct, r.PathValue("ref"))
+}
+
+// AgentByRef finds the agent ref names (an id or a handle) if the account
+// may manage it; another owner's agent is not found.
+func (s *Env) AgentByRef(r *http.Request, acct *switchboard.Account, ref string) (*switchboard.Agent, error) {
+	var g *switchboard.Agent
+	var err error
+	if switchboard.IsUUID(ref) {
+		g, err = s.Agents.FindAgentByID(r.Context(), strings.ToLower(ref))
+	} else {
+		g, err = s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(ref))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !acct.IsOperator() && g.AccountID != acct.ID {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
+	}
+	return g, nil
+}
+
+// NonNilSkills returns s, or an empty list for nil (JSON [] rather than
+// null).
+func NonNilSkills(s []a2a.AgentSkill) []a2a.AgentSkill {
+	if s == nil {
+		return []a2a.AgentSkill{}
+	}
+	return s
+}
+
+// MCPURL is an agent's MCP endpoint: its address plus /mcp.
+func (s *Env) MCPURL(r *http.Request, g *switchboard.Agent) string {
+	return s.AddressURL(r, g) + "/mcp"
 }

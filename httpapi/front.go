@@ -55,7 +55,7 @@ func (s *Server) putFront(r *http.Request, g *switchboard.Agent, b *ownerapi.Age
 
 // frontAgent is the owned agent of the path, which must be in front mode.
 func (s *Server) frontAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		return nil, err
 	}

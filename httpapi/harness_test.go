@@ -57,7 +57,7 @@ type harnessSetup struct {
 	cfg     httpapi.Config
 	pairing pairing.Config
 	rate    int
-	deps    []func(*httpapi.Deps)
+	deps    []func(*assembly.APIDeps)
 }
 
 type harnessOption func(*harnessSetup)
@@ -74,7 +74,7 @@ func withPairing(cfg pairing.Config) harnessOption {
 	return func(s *harnessSetup) { s.pairing = cfg }
 }
 
-func withDeps(f func(*httpapi.Deps)) harnessOption {
+func withDeps(f func(*assembly.APIDeps)) harnessOption {
 	return func(s *harnessSetup) { s.deps = append(s.deps, f) }
 }
 
@@ -99,7 +99,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	h.network = network.New(db, h.tasks)
 	h.pairing = pairing.New(pairing.Deps{Store: db, Tokens: db, Peers: peers.New(db, h.bus, log),
 		Polls: ratelimit.NewMemory(60, time.Minute), Logger: log}, setup.pairing)
-	deps := httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Pushes: h.pushes,
+	deps := assembly.APIDeps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: h.tasks, Outbox: h.outbox, Pushes: h.pushes,
 		Limiter: h.limiter, Logger: log, Pinger: db, Network: h.network, Pairing: h.pairing,
 		Audit: &audit.Log{Store: db, Logger: log}, AuditEntries: db}
 	for _, f := range setup.deps {

@@ -32,7 +32,7 @@ func (h *harness) wantHealth(url string, status int, state string) {
 
 func TestHealthStates(t *testing.T) {
 	h := newHarness(t)
-	api := assembly.NewAPI(httpapi.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Pinger: h.db}, httpapi.Config{Version: "v-test"})
+	api := assembly.NewAPI(assembly.APIDeps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Pinger: h.db}, httpapi.Config{Version: "v-test"})
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 
@@ -78,7 +78,7 @@ func TestReadyStoreCheckShared(t *testing.T) {
 		}
 		return nil
 	})
-	h := newHarness(t, withDeps(func(d *httpapi.Deps) { d.Pinger = ping }),
+	h := newHarness(t, withDeps(func(d *assembly.APIDeps) { d.Pinger = ping }),
 		withConfig(func(c *httpapi.Config) { c.StoreCheckInterval = time.Hour }))
 	var wg sync.WaitGroup
 	for range 10 {

@@ -16,7 +16,7 @@ const DefaultMCPTokenLabel = "mcp"
 // /agents/{ref}/mcp-tokens {label}. The secret is in this answer only; the
 // store keeps its hash.
 func (s *Server) handleIssueMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -72,7 +72,7 @@ func (s *Server) handleIssueAccountMCPToken(w http.ResponseWriter, r *http.Reque
 	tok := &switchboard.Token{Kind: switchboard.TokenMCP, Label: body.Label}
 	agents := make(map[string]*switchboard.Agent)
 	for _, ref := range body.Agents {
-		g, err := s.agentByRef(r, acct, ref)
+		g, err := s.AgentByRef(r, acct, ref)
 		if err != nil {
 			s.WriteError(w, r, err)
 			return
@@ -110,7 +110,7 @@ const maxAccountTokenAgents = 100
 // handleListAgentMCPTokens lists the agent's active MCP tokens: GET
 // /agents/{ref}/mcp-tokens.
 func (s *Server) handleListAgentMCPTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return

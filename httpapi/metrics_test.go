@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	assembly "github.com/switchboard-dev/switchboard/server"
+
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/internal/promtest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
@@ -30,7 +32,7 @@ func scrape(t testing.TB, url string) map[string]float64 {
 
 func TestMetrics(t *testing.T) {
 	reg := metrics.NewRegistry()
-	h := newHarness(t, withDeps(func(d *httpapi.Deps) { d.MetricsHandler = reg }))
+	h := newHarness(t, withDeps(func(d *assembly.APIDeps) { d.MetricsHandler = reg }))
 	reg.MustRegister(h.api.Metrics()...)
 	g := h.agent("alice")
 	tok := h.peerToken(g, "bob")
@@ -67,7 +69,7 @@ func TestMetrics(t *testing.T) {
 
 func TestMetricsStreamGauge(t *testing.T) {
 	reg := metrics.NewRegistry()
-	h := newHarness(t, withDeps(func(d *httpapi.Deps) { d.MetricsHandler = reg }))
+	h := newHarness(t, withDeps(func(d *assembly.APIDeps) { d.MetricsHandler = reg }))
 	reg.MustRegister(h.api.Metrics()...)
 	g := h.agent("alice")
 	tok := h.peerToken(g, "bob")

@@ -20,7 +20,7 @@ func (s *Server) networkAgent(r *http.Request, acct *switchboard.Account) (*swit
 	if s.Network == nil {
 		return nil, errNoNetwork
 	}
-	return s.ownedAgent(r, acct)
+	return s.OwnedAgent(r, acct)
 }
 
 func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	assembly "github.com/switchboard-dev/switchboard/server"
+
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/mcpserver"
 	"github.com/switchboard-dev/switchboard/pairing"
@@ -24,7 +25,7 @@ import (
 // the token requests counted per address on a clock that stands still
 // (one window for the whole test); *oauth is set to the OAuth service.
 func withMCPOAuth(oauth **mcpauth.Service) harnessOption {
-	return withDeps(func(d *httpapi.Deps) {
+	return withDeps(func(d *assembly.APIDeps) {
 		log := slog.New(slog.DiscardHandler)
 		d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,
 			Network: d.Network, Limiter: d.Limiter, Logger: log}, mcpserver.Config{OAuth: true})

@@ -19,7 +19,7 @@ func (s *Server) outboundPeerAgent(r *http.Request, acct *switchboard.Account) (
 	if s.OutboundPeers == nil {
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "this server keeps no synced aliases")
 	}
-	return s.ownedAgent(r, acct)
+	return s.OwnedAgent(r, acct)
 }
 
 // handlePutOutboundPeer serves PUT /agents/{ref}/peers/{alias} {url,

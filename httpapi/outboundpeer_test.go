@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	assembly "github.com/switchboard-dev/switchboard/server"
+
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/front"
-	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/outpeer"
 )
@@ -19,7 +20,7 @@ import (
 // are 400, a missing alias 404, another owner's agent 404.
 func TestOutboundPeerRoutes(t *testing.T) {
 	withPeers := func(guard netguard.Options) harnessOption {
-		return withDeps(func(d *httpapi.Deps) {
+		return withDeps(func(d *assembly.APIDeps) {
 			d.OutboundPeers = outpeer.New(d.Agents.(switchboard.Store), front.ClientOptions{Guard: guard})
 		})
 	}

@@ -55,7 +55,7 @@ func (s *Server) handleCreateOutbound(w http.ResponseWriter, r *http.Request, ac
 		s.NotFound(w, r)
 		return
 	}
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -81,7 +81,7 @@ func (s *Server) handleListOutbound(w http.ResponseWriter, r *http.Request, acct
 		s.NotFound(w, r)
 		return
 	}
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -158,7 +158,7 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, acct *swi
 		s.NotFound(w, r)
 		return
 	}
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	assembly "github.com/switchboard-dev/switchboard/server"
+
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
@@ -47,7 +49,7 @@ func (goldenPresence) AgentConnectedSince(context.Context, string) (time.Time, b
 func TestOwnerAPIGolden(t *testing.T) {
 	var wakes *wake.Service
 	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.PushNotifications = true }), withWakes(t, true),
-		withDeps(func(d *httpapi.Deps) {
+		withDeps(func(d *assembly.APIDeps) {
 			wakes = d.Wakes
 			d.Presence = goldenPresence{}
 			d.MCP = mcpserver.New(mcpserver.Deps{Accounts: d.Accounts, Agents: d.Agents, Tokens: d.Tokens, Tasks: d.Tasks, Outbox: d.Outbox,

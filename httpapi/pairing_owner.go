@@ -50,10 +50,10 @@ func (s *Server) decider(r *http.Request) (*switchboard.Agent, string, error) {
 		return nil, "", err
 	}
 	if acct != nil {
-		g, err := s.ownedAgent(r, acct)
+		g, err := s.OwnedAgent(r, acct)
 		return g, pairing.ByOwner, err
 	}
-	g, err := s.ownedAgent(r, &switchboard.Account{ID: self.AccountID})
+	g, err := s.OwnedAgent(r, &switchboard.Account{ID: self.AccountID})
 	if err != nil || g.ID != self.ID {
 		return nil, "", switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	assembly "github.com/switchboard-dev/switchboard/server"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
@@ -654,7 +656,7 @@ func (r *recordingWaker) sent() []switchboard.Wake {
 // queues a pairing_request wake for each new pairing request, as cmd
 // does; *wakes is set to the wake service.
 func withPairingWakes(t testing.TB, waker wake.Waker, wakes **wake.Service) harnessOption {
-	return withDeps(func(d *httpapi.Deps) {
+	return withDeps(func(d *assembly.APIDeps) {
 		bus := membus.New()
 		t.Cleanup(func() { _ = bus.Close() })
 		store := d.Agents.(switchboard.Store)

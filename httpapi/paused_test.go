@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	assembly "github.com/switchboard-dev/switchboard/server"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connector"
-	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/mcpserver"
 	"github.com/switchboard-dev/switchboard/membus"
@@ -29,7 +30,7 @@ func newNetworkServer(t *testing.T) *harness {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	bus := membus.New()
 	var connect *hub.Hub
-	h := newHarness(t, withDeps(func(d *httpapi.Deps) {
+	h := newHarness(t, withDeps(func(d *assembly.APIDeps) {
 		connect = hub.New(hub.Deps{Service: d.Tasks, Agents: d.Agents, Tokens: d.Tokens, Bus: bus, Logger: log,
 			InstanceID: d.Tasks.InstanceID, Network: d.Network}, hub.Config{})
 		d.Connect = connect

@@ -12,7 +12,7 @@ import (
 // owner or the operator. Without a checker, or without an https public
 // URL on a domain name, there is no address to check: an empty list.
 func (s *Server) handleReachability(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return

@@ -125,9 +125,6 @@ type Deps struct {
 	// Bus carries hints to connections and dispatchers when an agent's
 	// settings or tokens change.
 	Bus switchboard.Bus
-	// Connect serves connector agents' WebSocket connections at /connect;
-	// nil: not served.
-	Connect http.Handler
 	// Presence tells whether an agent holds a connection to any instance,
 	// and since when; optional.
 	Presence interface {
@@ -151,9 +148,9 @@ type Deps struct {
 	// Pushes shows what became of the push notifications of a task
 	// (/tasks/{id}/pushes); nil: that route answers 404.
 	Pushes *push.Service
-	// MCP serves agents' MCP endpoints ({address}/mcp) and enables the
-	// MCP token routes; nil: none of them is served (404).
-	MCP MCPHandler
+	// MCP says that agents' MCP endpoints are served (package agenthttp):
+	// the MCP token routes are mounted, agents' views name their endpoint.
+	MCP bool
 	// OAuth lets MCP clients get MCP tokens by OAuth 2.1 (registration,
 	// consent, the code and refresh grants); nil, or MCP nil: not served.
 	OAuth *mcpauth.Service
@@ -202,10 +199,6 @@ type Server struct {
 	state      atomic.Int32 // stateStarting, stateReady or stateDraining
 	storeCheck storeCheck
 
-	// streams ends every open SSE stream when cancelled by CloseStreams.
-	streams      context.Context
-	closeStreams context.CancelFunc
-
 	streamsMu     sync.Mutex
 	streamsByPeer map[string]int // guarded by streamsMu: open streams per peer key
 }
@@ -231,7 +224,6 @@ func New(deps Deps, cfg Config) *Server {
 	if deps.Pinger != nil {
 		s.storeCheck.ping = deps.Pinger.Ping
 	}
-	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	s.streamsByPeer = make(map[string]int)
 	s.rpc = s.methods()
 	s.met = newServerMetrics(s.rpc)
@@ -239,11 +231,6 @@ func New(deps Deps, cfg Config) *Server {
 	s.routes()
 	return s
 }
-
-// CloseStreams ends every open SSE stream, so that a graceful shutdown does
-// not wait for streams that would otherwise last as long as their task.
-// Clients resume with Last-Event-ID on another instance or after a restart.
-func (s *Server) CloseStreams() { s.closeStreams() }
 
 // ServeHTTP implements http.Handler. It counts each request by method and
 // status class once the request ends.
@@ -362,7 +349,6 @@ func (s *Server) routeTable() []Endpoint {
 	serve, owned, operated := Serve, Owned, Operated
 	table := []Endpoint{
 		serve("GET", "/healthz", AccessPublic, s.handleHealth),
-		serve("GET", "/connect", AccessAgent, s.handleConnect),
 		serve("GET", "/readyz", AccessPublic, s.handleReady),
 		serve("GET", "/metrics", AccessPublic, s.handleMetrics),
 
@@ -378,7 +364,6 @@ func (s *Server) routeTable() []Endpoint {
 		serve("", "/a/{handle}/{$}", AccessPublic, s.handleAddress),
 		serve("", "/a/{handle}/.well-known/agent-card.json", AccessPublic, s.handleCardV1),
 		serve("", "/a/{handle}/.well-known/agent.json", AccessPublic, s.handleCardV03),
-		serve("POST", "/a/{handle}/push", AccessPush, s.handlePush),
 		// The HTTP+JSON binding under the address (a2a_rest.go), any
 		// method: the SDK's transport answers one it does not serve.
 		serve("", "/a/{handle}/message:send", AccessPeer, s.handleAgentREST),
@@ -453,8 +438,6 @@ func (s *Server) routeTable() []Endpoint {
 		owned("POST", "/communities/{name}/tokens", s.handleIssueCommunityToken),
 		owned("GET", "/communities/{name}/tokens", s.handleListCommunityTokens),
 		owned("DELETE", "/communities/{name}/tokens/{label}", s.handleRevokeCommunityToken),
-		serve("GET", "/directory", AccessOwnerOrAgent, s.handleDirectory),
-		serve("POST", "/tasks", AccessOwnerOrAgent, s.handleNetworkTask),
 		serve("GET", "/c/{name}", AccessPublic, s.handleCommunityAddress),
 		serve("POST", "/c/{name}", AccessCommunity, s.handleCommunityAddress),
 		serve("", "/c/{name}", AccessPublic, s.handleCommunityAddress),
@@ -470,14 +453,10 @@ func (s *Server) routeTable() []Endpoint {
 		serve("", "/c/{name}/extendedAgentCard", AccessCommunity, s.handleCommunityREST),
 		serve("", "/c/{name}/v1/{rest...}", AccessCommunity, s.handleCommunityREST),
 	}
-	if s.MCP != nil {
+	if s.MCP {
 		// MCP (docs/mcp.md): every address as an MCP server, and the
 		// owner's MCP tokens.
 		table = append(table,
-			serve("POST", "/a/{handle}/mcp", AccessMCP, s.handleMCP),
-			serve("", "/a/{handle}/mcp", AccessPublic, s.handleMCP), // 405
-			serve("POST", "/mcp", AccessMCP, s.handleAccountMCP),
-			serve("", "/mcp", AccessPublic, s.handleAccountMCP), // 405
 			owned("POST", "/mcp-tokens", s.handleIssueAccountMCPToken),
 			owned("POST", "/agents/{ref}/mcp-tokens", s.handleIssueMCPToken),
 			owned("GET", "/agents/{ref}/mcp-tokens", s.handleListAgentMCPTokens),
@@ -511,13 +490,4 @@ func (s *Server) Mount(eps ...Endpoint) {
 		s.mux.Handle(rt.String(), h)
 		s.table = append(s.table, rt)
 	}
-}
-
-// handleConnect hands connector agents' WebSocket requests to Connect.
-func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
-	if s.Connect == nil {
-		s.NotFound(w, r)
-		return
-	}
-	s.Connect.ServeHTTP(w, r)
 }

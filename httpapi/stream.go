@@ -188,7 +188,7 @@ func (s *Server) followStream(ctx context.Context, r *http.Request, sink streamS
 
 	ctx, cancel := context.WithTimeout(ctx, s.Cfg.StreamMaxDuration)
 	defer cancel()
-	defer context.AfterFunc(s.streams, cancel)()
+	defer context.AfterFunc(s.Closing, cancel)()
 	events := make(chan *switchboard.TaskEvent)
 	followErr := make(chan error, 1)
 	go func() {

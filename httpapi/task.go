@@ -5,6 +5,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/relay"
 )
@@ -19,7 +20,7 @@ func viewTask(t *switchboard.Task, g *switchboard.Agent) ownerapi.Task {
 }
 
 func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -87,6 +88,32 @@ func (s *Server) handleReply(w http.ResponseWriter, r *http.Request, acct *switc
 		reply.State = st
 	}
 	t, err := s.Tasks.ReplyToTask(r.Context(), a2a.TaskID(r.PathValue("id")), reply)
+	if err != nil {
+		s.WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, viewTask(t, g))
+}
+
+// handleGetTaskAny is GET /tasks/{id}: for an owner token, a task of one of
+// its agents (any, for the operator); for an agent token, a task the agent
+// sent to another agent of the network. Any other is "task not found".
+func (s *Server) handleGetTaskAny(w http.ResponseWriter, r *http.Request) {
+	acct, agent, err := s.AuthenticateOwnerOrAgent(r)
+	if err != nil {
+		s.WriteError(w, r, err)
+		return
+	}
+	if acct != nil {
+		s.handleGetTask(w, r, acct)
+		return
+	}
+	t, err := s.Tasks.GetTask(r.Context(), network.AgentPeer(agent), a2a.TaskID(r.PathValue("id")))
+	if err != nil {
+		s.WriteError(w, r, err)
+		return
+	}
+	g, err := s.Agents.FindAgentByID(r.Context(), t.AgentID)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return

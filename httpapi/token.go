@@ -9,7 +9,7 @@ import (
 )
 
 func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -20,7 +20,7 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *
 }
 
 func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -30,7 +30,7 @@ func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *
 }
 
 func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return

@@ -72,7 +72,7 @@ func (s *Server) wakeAgent(w http.ResponseWriter, r *http.Request, acct *switchb
 		s.NotFound(w, r)
 		return nil
 	}
-	g, err := s.ownedAgent(r, acct)
+	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return nil

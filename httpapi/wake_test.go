@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	assembly "github.com/switchboard-dev/switchboard/server"
+
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/wake"
@@ -19,7 +20,7 @@ import (
 // withWakes serves the wake routes, sending through a guard that reaches
 // 127.0.0.1 only when loopback is set.
 func withWakes(t testing.TB, loopback bool) harnessOption {
-	return withDeps(func(d *httpapi.Deps) {
+	return withDeps(func(d *assembly.APIDeps) {
 		bus := membus.New()
 		t.Cleanup(func() { _ = bus.Close() })
 		opts := netguard.Options{}

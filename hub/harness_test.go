@@ -138,7 +138,7 @@ func openServerOn(t testing.TB, path string, pnet *pipenet.Network, scfg session
 	must(t, s.sessions.Start(ctx))
 	s.hub = hub.New(hub.Deps{Service: s.tasks, Agents: db, Tokens: s.tokenReads, Bus: s.bus, Logger: log, InstanceID: s.tasks.InstanceID,
 		Sessions: s.sessions, Cards: db, Network: network.New(db, s.tasks)}, hcfg)
-	s.api = assembly.NewAPI(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.tasks,
+	s.api = assembly.NewAPI(assembly.APIDeps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.tasks,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Bus: s.bus, Connect: s.hub, Presence: s.tasks}, acfg)
 	s.api.SetReady(true)
 	if pnet == nil {

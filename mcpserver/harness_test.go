@@ -106,7 +106,7 @@ func newWorldConfig(tb testing.TB, kind string, limiter switchboard.RateLimiter,
 	mcps := mcpserver.New(mcpserver.Deps{Accounts: db, Agents: db, Tokens: db, Tasks: w.tasks, Outbox: ob, Network: w.network,
 		Pairing: w.pairing, Limiter: limiter, Logger: log, OutboundPeers: synced, Audit: &audit.Log{Store: db, Logger: log}},
 		mcpserver.Config{Version: "test"})
-	w.api = assembly.NewAPI(httpapi.Deps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: w.tasks, Outbox: ob,
+	w.api = assembly.NewAPI(assembly.APIDeps{Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: w.tasks, Outbox: ob,
 		Limiter: ratelimit.NewMemory(0, time.Minute), Logger: log, Pinger: db, Network: w.network, Pairing: w.pairing, MCP: mcps,
 		OutboundPeers: synced}, cfg)
 	w.api.SetReady(true)

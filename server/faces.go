@@ -1,21 +1,35 @@
 package server
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/agenthttp"
 	"github.com/switchboard-dev/switchboard/certs"
 	"github.com/switchboard-dev/switchboard/clientaddr"
 	"github.com/switchboard-dev/switchboard/dashboard"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/mcpserver"
+	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/oauthhttp"
+	"github.com/switchboard-dev/switchboard/outbox"
+	"github.com/switchboard-dev/switchboard/outpeer"
+	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/publicurl"
+	"github.com/switchboard-dev/switchboard/push"
 	"github.com/switchboard-dev/switchboard/reach"
+	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/tracing"
+	"github.com/switchboard-dev/switchboard/wake"
 )
 
 // buildFaces makes what answers the world, on the services: the hub of
@@ -37,7 +51,7 @@ func (s *Server) buildFaces() error {
 	if cfg.Metrics {
 		metricsHandler = s.metrics.reg
 	}
-	s.API = NewAPI(httpapi.Deps{
+	s.API = NewAPI(APIDeps{
 		Accounts: db, Agents: db, Tokens: db, Deliveries: db, Tasks: s.Tasks, Outbox: s.Outbox, Limiter: s.limiter,
 		Tracer: s.Tracer, Logger: s.Logger, Bus: s.Bus, Connect: s.Hub, Presence: s.Tasks, Pinger: db, MetricsHandler: metricsHandler,
 		Wakes: s.Wakes, Pushes: s.Pushes, Network: s.Network, Pairing: s.Pairing, MCP: s.newMCP(),
@@ -67,24 +81,114 @@ func (s *Server) buildFaces() error {
 	return nil
 }
 
-// NewAPI returns the HTTP API on deps: the faces of package httpapi with
-// the OAuth face (package oauthhttp) mounted beside them. MCP clients'
-// OAuth is served only with MCP on. The tests of the faces and of the
-// packages that run a whole API (hub, connector, mcpserver) assemble it
-// here too.
-func NewAPI(deps httpapi.Deps, cfg httpapi.Config) *httpapi.Server {
-	api := httpapi.New(deps, cfg)
+// APIDeps are the stores and services the HTTP API serves. An optional
+// service left nil leaves the routes that serve it unmounted (they answer
+// 404 like any unknown path), unless the doc says otherwise.
+type APIDeps struct {
+	// Tracer records a span for each A2A call, continuing the peer's
+	// traceparent (a2a.go); nil: tracing off.
+	Tracer     *tracing.Tracer
+	Accounts   switchboard.AccountStore
+	Agents     switchboard.AgentStore
+	Tokens     switchboard.TokenStore
+	Deliveries switchboard.DeliveryStore
+	Tasks      *relay.Service
+	// Outbox records what agents send to other agents and receives the
+	// pushes that answer them; nil: the outbox, history and push routes
+	// answer 404.
+	Outbox  *outbox.Service
+	Limiter switchboard.RateLimiter
+	Logger  *slog.Logger
+	// Connect serves connector agents' WebSocket connections at /connect;
+	// nil: not served.
+	Connect http.Handler
+	// Bus carries hints to connections and dispatchers when an agent's
+	// settings or tokens change.
+	Bus switchboard.Bus
+	// Presence tells whether an agent holds a connection to any instance,
+	// and since when; optional.
+	Presence interface {
+		AgentConnectedSince(ctx context.Context, agentID string) (since time.Time, connected bool, err error)
+	}
+	// Pinger is the store as /readyz checks it: Ping reports whether it
+	// answers. Optional: without it /readyz checks nothing more than the
+	// server's own state.
+	Pinger interface {
+		Ping(ctx context.Context) error
+	}
+	// TLS returns the state of each name's certificate, for /readyz's
+	// tls field; nil: the server serves no HTTPS.
+	TLS func() map[string]ownerapi.TLSName
+	// MetricsHandler serves GET /metrics; nil: not served here (metrics
+	// may be on a listener of their own, or off).
+	MetricsHandler http.Handler
+	// Wakes manages agents' wake webhooks (/agents/{ref}/wake); nil: not
+	// served.
+	Wakes *wake.Service
+	// Pushes shows what became of the push notifications of a task
+	// (/tasks/{id}/pushes); nil: that route answers 404.
+	Pushes *push.Service
+	// MCP serves agents' MCP endpoints ({address}/mcp) and enables the
+	// MCP token routes; nil: none of them is served (404).
+	MCP agenthttp.MCPHandler
+	// OAuth lets MCP clients get MCP tokens by OAuth 2.1 (registration,
+	// consent, the code and refresh grants); nil, or MCP nil: not served.
+	OAuth *mcpauth.Service
+	// Network holds communities, approval, discovery and the directory;
+	// nil: the network's routes answer 404 and agent tokens open no
+	// agent's address.
+	Network *network.Service
+	// Pairing runs the device authorization grant (docs/pairing.md); nil:
+	// the pairing routes answer 404 and cards declare no pairing scheme.
+	Pairing *pairing.Service
+	// Fronts forwards the work of agents in front mode to their upstreams
+	// (docs/front.md); nil: agents cannot be created in front mode.
+	Fronts *front.Service
+	// Published serves the cards forwarding connectors publish for their
+	// connector agents' addresses; nil: those addresses serve the card of
+	// the agent's settings.
+	Published *front.Published
+	// OutboundPeers keeps agents' synced aliases (/agents/{ref}/peers,
+	// docs/mcp.md); nil: those routes answer 404.
+	OutboundPeers *outpeer.Service
+	// Reach checks how the world reaches agents' public addresses
+	// (/agents/{ref}/reachability); nil: none is checked.
+	Reach *reach.Checker
+	// Audit records the security-relevant changes made through the API
+	// (docs/operating.md, "Audit log"); nil: nothing is recorded.
+	Audit switchboard.AuditLog
+	// AuditEntries is the audit log GET /audit reads; nil: that route
+	// answers 404.
+	AuditEntries switchboard.AuditStore
+}
+
+// NewAPI returns the HTTP API on deps: package httpapi's faces, and beside
+// them, each mounted with the services it serves, the OAuth face (package
+// oauthhttp; MCP clients' OAuth only with MCP on) and the agents' face
+// (package agenthttp). The tests of the faces and of the packages that run
+// a whole API (hub, connector, mcpserver) assemble it here too.
+func NewAPI(deps APIDeps, cfg httpapi.Config) *httpapi.Server {
+	api := httpapi.New(httpapi.Deps{
+		Tracer: deps.Tracer, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens, Deliveries: deps.Deliveries,
+		Tasks: deps.Tasks, Outbox: deps.Outbox, Limiter: deps.Limiter, Logger: deps.Logger, Bus: deps.Bus, Presence: deps.Presence,
+		Pinger: deps.Pinger, TLS: deps.TLS, MetricsHandler: deps.MetricsHandler, Wakes: deps.Wakes, Pushes: deps.Pushes,
+		MCP: deps.MCP != nil, OAuth: deps.OAuth, Network: deps.Network, Pairing: deps.Pairing, Fronts: deps.Fronts,
+		Published: deps.Published, OutboundPeers: deps.OutboundPeers, Reach: deps.Reach, Audit: deps.Audit,
+		AuditEntries: deps.AuditEntries,
+	}, cfg)
 	var oauth *mcpauth.Service
 	if deps.MCP != nil {
 		oauth = deps.OAuth
 	}
 	api.Mount(oauthhttp.New(api.Env, deps.Pairing, oauth).Routes()...)
+	api.Mount(agenthttp.New(api.Env, agenthttp.Deps{Tasks: deps.Tasks, Limiter: deps.Limiter, Connect: deps.Connect,
+		Network: deps.Network, Outbox: deps.Outbox, MCP: deps.MCP}).Routes()...)
 	return api
 }
 
 // newMCP returns the MCP endpoints' handler, or nil when the
 // configuration turns MCP off (then no MCP route is served).
-func (s *Server) newMCP() httpapi.MCPHandler {
+func (s *Server) newMCP() agenthttp.MCPHandler {
 	if s.Config.MCPOff {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package agenthttp
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
@@ -30,11 +31,8 @@ const (
 // network's answer once the receiver finished, or the task's state when
 // the wait ended first (202). Nobody eligible is 404
 // {"error":"no_agent_found","reason"}.
-func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 	acct, sender, err := s.AuthenticateOwnerOrAgent(r)
-	if err == nil && s.Network == nil {
-		err = errNoNetwork
-	}
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -76,7 +74,7 @@ func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 	var waitCtx context.Context
 	if body.Blocking {
 		var cancel context.CancelFunc
-		waitCtx, cancel = context.WithTimeout(s.streams, wait) // ends early when the server shuts down
+		waitCtx, cancel = context.WithTimeout(s.Closing, wait) // ends early when the server shuts down
 		defer cancel()
 	}
 	t, target, err := s.Network.Send(r.Context(), sender, network.Request{
@@ -86,21 +84,21 @@ func (s *Server) handleNetworkTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !body.Blocking {
-		WriteJSON(w, http.StatusAccepted, ownerapi.NetworkTaskAccepted{TaskID: string(t.ID()), Agent: target.Handle})
+		httpapi.WriteJSON(w, http.StatusAccepted, ownerapi.NetworkTaskAccepted{TaskID: string(t.ID()), Agent: target.Handle})
 		return
 	}
 	status := http.StatusOK
 	if st := t.State(); !st.Terminal() && !switchboard.Interrupted(st) {
 		status = http.StatusAccepted
 	}
-	WriteJSON(w, status, ownerapi.NetworkTaskResult{Status: switchboard.ShortState(t.State()), Agent: target.Handle,
+	httpapi.WriteJSON(w, status, ownerapi.NetworkTaskResult{Status: switchboard.ShortState(t.State()), Agent: target.Handle,
 		Result: resultText(&t.A2A), TaskID: string(t.ID())})
 }
 
 // networkSender returns the agent a POST /tasks sends as: the agent of
 // the agent token (ref, when set, must name it), or, with an owner token,
 // the owner's agent ref names (required).
-func (s *Server) networkSender(r *http.Request, acct *switchboard.Account, agent *switchboard.Agent, ref string) (*switchboard.Agent, error) {
+func (s *Face) networkSender(r *http.Request, acct *switchboard.Account, agent *switchboard.Agent, ref string) (*switchboard.Agent, error) {
 	ref = strings.TrimSpace(ref)
 	if agent != nil {
 		if ref != "" && !strings.EqualFold(ref, agent.Handle) && !strings.EqualFold(ref, agent.ID) {
@@ -111,7 +109,7 @@ func (s *Server) networkSender(r *http.Request, acct *switchboard.Account, agent
 	if ref == "" {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "with an owner token, agent names the agent of yours that sends")
 	}
-	g, err := s.agentByRef(r, acct, ref)
+	g, err := s.AgentByRef(r, acct, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -172,30 +170,4 @@ func resultText(t *a2a.Task) string {
 		return switchboard.MessageText(m)
 	}
 	return ""
-}
-
-// handleGetTaskAny is GET /tasks/{id}: for an owner token, a task of one of
-// its agents (any, for the operator); for an agent token, a task the agent
-// sent to another agent of the network. Any other is "task not found".
-func (s *Server) handleGetTaskAny(w http.ResponseWriter, r *http.Request) {
-	acct, agent, err := s.AuthenticateOwnerOrAgent(r)
-	if err != nil {
-		s.WriteError(w, r, err)
-		return
-	}
-	if acct != nil {
-		s.handleGetTask(w, r, acct)
-		return
-	}
-	t, err := s.Tasks.GetTask(r.Context(), network.AgentPeer(agent), a2a.TaskID(r.PathValue("id")))
-	if err != nil {
-		s.WriteError(w, r, err)
-		return
-	}
-	g, err := s.Agents.FindAgentByID(r.Context(), t.AgentID)
-	if err != nil {
-		s.WriteError(w, r, err)
-		return
-	}
-	WriteJSON(w, http.StatusOK, viewTask(t, g))
 }

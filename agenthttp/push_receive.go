@@ -1,4 +1,4 @@
-package httpapi
+package agenthttp
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -27,11 +28,7 @@ import (
 // sending address, counted before the token is checked, so that guessing
 // tokens is limited too); 503 when the push could not be stored (the
 // pusher retries).
-func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
-	if s.Outbox == nil {
-		s.NotFound(w, r)
-		return
-	}
+func (s *Face) handlePush(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.AgentFromPath(w, r)
 	if !ok {
 		return
@@ -62,18 +59,18 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 			// written together): the pusher should try again.
 			s.LogInternal(r, err)
 			w.Header().Set("Retry-After", "5")
-			WriteJSON(w, http.StatusServiceUnavailable, ownerapi.Error{Error: "the push could not be stored: retry later"})
+			httpapi.WriteJSON(w, http.StatusServiceUnavailable, ownerapi.Error{Error: "the push could not be stored: retry later"})
 			return
 		}
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
 // pushLimitKey is the rate limit key of a push: the receiving agent and
 // the address the push came from.
-func (s *Server) pushLimitKey(agent *switchboard.Agent, r *http.Request) string {
+func (s *Face) pushLimitKey(agent *switchboard.Agent, r *http.Request) string {
 	return "push/" + agent.ID + "/" + s.ClientKey(r)
 }
 
@@ -84,7 +81,7 @@ func notificationToken(r *http.Request) string {
 			return v
 		}
 	}
-	return BearerToken(r)
+	return httpapi.BearerToken(r)
 }
 
 // parsePushBody reads a push notification body: an A2A 1.0 StreamResponse

@@ -1,4 +1,4 @@
-package httpapi
+package agenthttp
 
 import (
 	"encoding/json"

@@ -1,10 +1,11 @@
-package httpapi
+package agenthttp
 
 import (
 	"net/http"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -20,30 +21,25 @@ type MCPHandler interface {
 }
 
 // handleAccountMCP serves {base}/mcp, for account MCP tokens.
-func (s *Server) handleAccountMCP(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleAccountMCP(w http.ResponseWriter, r *http.Request) {
 	s.MCP.ServeAccount(w, r, s.BaseURL(r))
 }
 
 // handleMCP serves {address}/mcp: 404 when there is no such agent, its
 // account is disabled or its owner turned MCP off; the MCP handler
 // answers the rest (405 to any method but POST).
-func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleMCP(w http.ResponseWriter, r *http.Request) {
 	agent, err := s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(r.PathValue("handle")))
 	if err == nil && (agent.AccountDisabled || agent.MCPOff) {
 		err = switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
 	}
 	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-			WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
+			httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
 		} else {
 			s.WriteError(w, r, err)
 		}
 		return
 	}
 	s.MCP.ServeAgent(w, r, agent, s.BaseURL(r))
-}
-
-// MCPURL is an agent's MCP endpoint: its address plus /mcp.
-func (s *Server) MCPURL(r *http.Request, g *switchboard.Agent) string {
-	return s.AddressURL(r, g) + "/mcp"
 }

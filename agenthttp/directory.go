@@ -1,10 +1,11 @@
-package httpapi
+package agenthttp
 
 import (
 	"net/http"
 	"strconv"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
@@ -14,11 +15,8 @@ import (
 // members of its agents' communities (the operator: of every community).
 // ?community=C narrows to one of them, ?skill=S to the agents offering S,
 // ?live=true to those live now; ?after=HANDLE and ?limit=N page.
-func (s *Server) handleDirectory(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleDirectory(w http.ResponseWriter, r *http.Request) {
 	acct, agent, err := s.AuthenticateOwnerOrAgent(r)
-	if err == nil && s.Network == nil {
-		err = errNoNetwork
-	}
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -41,7 +39,7 @@ func (s *Server) handleDirectory(w http.ResponseWriter, r *http.Request) {
 			comms = []string{}
 		}
 		out.Agents = append(out.Agents, ownerapi.DirectoryEntry{
-			Handle: m.Agent.Handle, Name: m.Agent.Name, Description: m.Agent.Description, Skills: nonNil(m.Agent.Skills),
+			Handle: m.Agent.Handle, Name: m.Agent.Name, Description: m.Agent.Description, Skills: httpapi.NonNilSkills(m.Agent.Skills),
 			Communities: comms, Address: addr + "/", CardURL: addr + "/.well-known/agent-card.json",
 			Live: m.Reach == switchboard.ReachLive, Wakeable: m.Wakeable, AcceptsTasks: m.Agent.AcceptsTasks, Approved: m.Agent.Approved,
 		})
@@ -49,7 +47,7 @@ func (s *Server) handleDirectory(w http.ResponseWriter, r *http.Request) {
 	if len(ms) == q.Limit {
 		out.NextAfter = ms[len(ms)-1].Agent.Handle
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // directoryQuery reads the query string of GET /directory.
