@@ -77,7 +77,7 @@ func (s *Server) grpcTarget(ctx context.Context, r *http.Request, tenant string,
 	}
 	if s.Network != nil {
 		if c, err := s.Network.LookupCommunity(ctx, tenant); err == nil {
-			return rpcTarget{community: c, addr: s.communityURL(r, c.Name)}, nil
+			return rpcTarget{community: c, addr: s.CommunityURL(r, c.Name)}, nil
 		} else if switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 			return rpcTarget{}, err
 		}

@@ -99,7 +99,7 @@ func (s *Server) handleCommunityREST(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.serveREST(w, r, rpcTarget{community: c, addr: s.communityURL(r, c.Name)}, "/c/"+r.PathValue("name"))
+	s.serveREST(w, r, rpcTarget{community: c, addr: s.CommunityURL(r, c.Name)}, "/c/"+r.PathValue("name"))
 }
 
 // serveREST runs the request pipeline of the HTTP+JSON binding at an

@@ -431,3 +431,11 @@ func (s *Server) upstreamCard(ctx context.Context, agent *switchboard.Agent, add
 	}
 	return c
 }
+
+// PublicCard returns the 1.0 card of agent as its peers get it at addr
+// (issuer: addr without a trailing slash), with up the card of a front
+// agent's upstream (nil: none): for the owner API's leak check of a front
+// agent (GET /agents/{ref}/front).
+func (s *Server) PublicCard(agent *switchboard.Agent, addr, issuer string, up *front.Card) any {
+	return s.withPairing(s.cardV1(agent, addr, false, up), agent, issuer, true)
+}

@@ -35,9 +35,9 @@ func (s *Server) handleCommunityAddress(w http.ResponseWriter, r *http.Request) 
 			s.WriteError(w, r, err)
 			return
 		}
-		s.serveLandingAt(w, r, card, s.communityURL(r, c.Name), nil)
+		s.serveLandingAt(w, r, card, s.CommunityURL(r, c.Name), nil)
 	case http.MethodPost:
-		s.serveRPC(w, r, rpcTarget{community: c, addr: s.communityURL(r, c.Name)})
+		s.serveRPC(w, r, rpcTarget{community: c, addr: s.CommunityURL(r, c.Name)})
 	case http.MethodOptions:
 		SetCORS(w)
 		w.WriteHeader(http.StatusNoContent)
@@ -92,7 +92,7 @@ func (s *Server) communityCardRequest(w http.ResponseWriter, r *http.Request) (*
 		s.WriteError(w, r, err)
 		return nil, "", false
 	}
-	return card, s.communityURL(r, c.Name), true
+	return card, s.CommunityURL(r, c.Name), true
 }
 
 // communityFromPath finds the community named by the {name} of the path;
@@ -126,11 +126,6 @@ func (s *Server) communityAgent(ctx context.Context, c *switchboard.Community) (
 		Handle: c.Name, Name: "Community " + c.Name, Version: "1.0.0", Skills: skills,
 		Description: "A community of A2A agents reachable through Switchboard: each task goes to one member that can take it now, chosen by skill (message metadata \"skill\"); with \"wake_sleepers\": true in the metadata, when none is live, to one that sleeps and can be woken.",
 	}, nil
-}
-
-// communityURL returns a community's address, {base}/c/{name}.
-func (s *Server) communityURL(r *http.Request, name string) string {
-	return s.BaseURL(r) + "/c/" + name
 }
 
 // routeSend returns the agent a send goes to: the address's agent or, at a

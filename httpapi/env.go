@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/clientaddr"
+	"github.com/switchboard-dev/switchboard/domainname"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/publicurl"
 )
@@ -501,4 +502,24 @@ func NonNilSkills(s []a2a.AgentSkill) []a2a.AgentSkill {
 // MCPURL is an agent's MCP endpoint: its address plus /mcp.
 func (s *Env) MCPURL(r *http.Request, g *switchboard.Agent) string {
 	return s.AddressURL(r, g) + "/mcp"
+}
+
+// ownDomains returns the deployment's own domains as domainname holds
+// names (a name that is none is kept lower-cased, so that it is still
+// refused to agents).
+func ownDomains(names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if d, err := domainname.Normalize(n); err == nil {
+			out = append(out, d)
+		} else if n = strings.ToLower(strings.TrimSpace(n)); n != "" {
+			out = append(out, strings.TrimSuffix(n, "."))
+		}
+	}
+	return out
+}
+
+// CommunityURL returns a community's address, {base}/c/{name}.
+func (s *Env) CommunityURL(r *http.Request, name string) string {
+	return s.BaseURL(r) + "/c/" + name
 }

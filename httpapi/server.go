@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/accounts"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/network"
@@ -187,14 +186,12 @@ type Deps struct {
 type Server struct {
 	Deps
 	env
-	usage  *peers.Usage // records peer tokens' last use; nil if the token store cannot
-	mux    *http.ServeMux
-	bind   bindings   // the SDK's HTTP+JSON and gRPC transports; immutable after New
-	table  []Endpoint // what mux serves; grows only by Mount, before serving
-	rpc    map[string]rpcMethod
-	peers  *peers.Service    // issues and revokes peer tokens
-	owners *accounts.Service // accounts, owner and agent tokens, agent deletion
-	met    *serverMetrics
+	usage *peers.Usage // records peer tokens' last use; nil if the token store cannot
+	mux   *http.ServeMux
+	bind  bindings   // the SDK's HTTP+JSON and gRPC transports; immutable after New
+	table []Endpoint // what mux serves; grows only by Mount, before serving
+	rpc   map[string]rpcMethod
+	met   *serverMetrics
 
 	state      atomic.Int32 // stateStarting, stateReady or stateDraining
 	storeCheck storeCheck
@@ -218,8 +215,6 @@ func New(deps Deps, cfg Config) *Server {
 	if toucher, ok := deps.Tokens.(peers.Toucher); ok {
 		s.usage = peers.NewUsage(toucher, deps.Logger, nil)
 	}
-	s.peers = peers.New(deps.Tokens, deps.Bus, deps.Logger)
-	s.owners = accounts.New(deps.Accounts, deps.Agents, deps.Tokens, deps.Bus, deps.Logger)
 	s.storeCheck.interval = cfg.StoreCheckInterval
 	if deps.Pinger != nil {
 		s.storeCheck.ping = deps.Pinger.Ping
@@ -346,7 +341,7 @@ func (s *Server) Routes() []Route {
 
 // routeTable returns every route of the server, in registration order.
 func (s *Server) routeTable() []Endpoint {
-	serve, owned, operated := Serve, Owned, Operated
+	serve := Serve
 	table := []Endpoint{
 		serve("GET", "/healthz", AccessPublic, s.handleHealth),
 		serve("GET", "/readyz", AccessPublic, s.handleReady),
@@ -380,64 +375,7 @@ func (s *Server) routeTable() []Endpoint {
 		serve("", "/.well-known/agent-card.json", AccessPublic, s.handleCardV1),
 		serve("", "/.well-known/agent.json", AccessPublic, s.handleCardV03),
 
-		// Owner API.
-		owned("GET", "/account", s.handleWhoami),
-		owned("POST", "/account/rotate", s.handleRotateOwnToken),
-		owned("GET", "/audit", s.handleAudit),
-		operated("POST", "/accounts", s.handleCreateAccount),
-		operated("GET", "/accounts", s.handleListAccounts),
-		operated("GET", "/accounts/{id}", s.handleGetAccount),
-		operated("PATCH", "/accounts/{id}", s.handleUpdateAccount),
-		operated("POST", "/accounts/{id}/rotate", s.handleRotateAccountToken),
-
-		owned("POST", "/agents", s.handleCreateAgent),
-		owned("GET", "/agents", s.handleListAgents),
-		owned("GET", "/agents/{ref}", s.handleGetAgent),
-		owned("PATCH", "/agents/{ref}", s.handleUpdateAgent),
-		owned("DELETE", "/agents/{ref}", s.handleDeleteAgent),
-		owned("POST", "/agents/{ref}/tokens", s.handleIssueToken),
-		owned("GET", "/agents/{ref}/tokens", s.handleListTokens),
-		owned("DELETE", "/agents/{ref}/tokens/{label}", s.handleRevokeToken),
-		owned("GET", "/agents/{ref}/inbox", s.handleInbox),
-		owned("POST", "/agents/{ref}/agent-token", s.handleRotateAgentToken),
-		owned("POST", "/agents/{ref}/webhook-secret", s.handleRotateWebhookSecret),
-		owned("GET", "/agents/{ref}/deliveries", s.handleDeliveries),
-		owned("GET", "/agents/{ref}/wake", s.handleShowWake),
-		owned("PUT", "/agents/{ref}/wake", s.handleSetWake),
-		owned("DELETE", "/agents/{ref}/wake", s.handleDeleteWake),
-		owned("POST", "/agents/{ref}/wake/test", s.handleTestWake),
-		serve("GET", "/agents/{ref}/pairings", AccessOwnerOrAgent, s.handleListPairings),
-		owned("PUT", "/agents/{ref}/upstream-credentials", s.handleSetUpstreamCredentials),
-		owned("GET", "/agents/{ref}/front", s.handleFrontStatus),
-		owned("GET", "/agents/{ref}/reachability", s.handleReachability),
-		owned("POST", "/agents/{ref}/front/verify", s.handleFrontVerify),
-		serve("POST", "/agents/{ref}/pairings/{code}/approve", AccessOwnerOrAgent, s.handleApprovePairing),
-		serve("POST", "/agents/{ref}/pairings/{code}/deny", AccessOwnerOrAgent, s.handleDenyPairing),
-
-		owned("GET", "/agents/{ref}/peers", s.handleListOutboundPeers),
-		owned("PUT", "/agents/{ref}/peers/{alias}", s.handlePutOutboundPeer),
-		owned("DELETE", "/agents/{ref}/peers/{alias}", s.handleDeleteOutboundPeer),
-		owned("POST", "/agents/{ref}/outbox", s.handleCreateOutbound),
-		owned("GET", "/agents/{ref}/outbox", s.handleListOutbound),
-		owned("GET", "/agents/{ref}/history/{contextId}", s.handleHistory),
-		owned("GET", "/outbox/{id}", s.handleGetOutbound),
-		owned("PATCH", "/outbox/{id}", s.handleUpdateOutbound),
-
-		serve("GET", "/tasks/{id}", AccessOwnerOrAgent, s.handleGetTaskAny),
-		owned("POST", "/tasks/{id}/reply", s.handleReply),
-		owned("GET", "/tasks/{id}/pushes", s.handleTaskPushes),
-
-		// The network (docs/network.md): approval, communities, the
-		// directory, agents' own work, community addresses.
-		operated("POST", "/agents/{ref}/approve", s.handleApprove),
-		operated("POST", "/agents/{ref}/unapprove", s.handleUnapprove),
-		owned("PUT", "/agents/{ref}/communities/{name}", s.handleJoinCommunity),
-		owned("DELETE", "/agents/{ref}/communities/{name}", s.handleLeaveCommunity),
-		owned("GET", "/communities", s.handleListCommunities),
-		operated("PUT", "/communities/{name}", s.handleConfigureCommunity),
-		owned("POST", "/communities/{name}/tokens", s.handleIssueCommunityToken),
-		owned("GET", "/communities/{name}/tokens", s.handleListCommunityTokens),
-		owned("DELETE", "/communities/{name}/tokens/{label}", s.handleRevokeCommunityToken),
+		// Community addresses (docs/network.md).
 		serve("GET", "/c/{name}", AccessPublic, s.handleCommunityAddress),
 		serve("POST", "/c/{name}", AccessCommunity, s.handleCommunityAddress),
 		serve("", "/c/{name}", AccessPublic, s.handleCommunityAddress),
@@ -452,17 +390,6 @@ func (s *Server) routeTable() []Endpoint {
 		serve("", "/c/{name}/tasks/{rest...}", AccessCommunity, s.handleCommunityREST),
 		serve("", "/c/{name}/extendedAgentCard", AccessCommunity, s.handleCommunityREST),
 		serve("", "/c/{name}/v1/{rest...}", AccessCommunity, s.handleCommunityREST),
-	}
-	if s.MCP {
-		// MCP (docs/mcp.md): every address as an MCP server, and the
-		// owner's MCP tokens.
-		table = append(table,
-			owned("POST", "/mcp-tokens", s.handleIssueAccountMCPToken),
-			owned("POST", "/agents/{ref}/mcp-tokens", s.handleIssueMCPToken),
-			owned("GET", "/agents/{ref}/mcp-tokens", s.handleListAgentMCPTokens),
-			owned("GET", "/mcp-tokens", s.handleListMCPTokens),
-			owned("DELETE", "/mcp-tokens/{id}", s.handleRevokeMCPToken),
-		)
 	}
 	return append(table, serve("", "/", AccessPublic, s.NotFound))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/ownerapi"
+	"github.com/switchboard-dev/switchboard/ownerhttp"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/publicurl"
@@ -180,6 +181,11 @@ func NewAPI(deps APIDeps, cfg httpapi.Config) *httpapi.Server {
 	if deps.MCP != nil {
 		oauth = deps.OAuth
 	}
+	api.Mount(ownerhttp.New(api.Env, ownerhttp.Deps{Deliveries: deps.Deliveries, Tasks: deps.Tasks, Bus: deps.Bus,
+		PublicCard: api.PublicCard, Presence: deps.Presence, Outbox: deps.Outbox, Wakes: deps.Wakes, Pushes: deps.Pushes,
+		MCP: deps.MCP != nil, OAuth: deps.OAuth, Network: deps.Network, Pairing: deps.Pairing, Fronts: deps.Fronts,
+		Published: deps.Published, OutboundPeers: deps.OutboundPeers, Reach: deps.Reach, AuditEntries: deps.AuditEntries,
+	}).Routes()...)
 	api.Mount(oauthhttp.New(api.Env, deps.Pairing, oauth).Routes()...)
 	api.Mount(agenthttp.New(api.Env, agenthttp.Deps{Tasks: deps.Tasks, Limiter: deps.Limiter, Connect: deps.Connect,
 		Network: deps.Network, Outbox: deps.Outbox, MCP: deps.MCP}).Routes()...)

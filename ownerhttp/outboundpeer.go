@@ -1,9 +1,10 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -15,16 +16,13 @@ func outboundPeerView(p *switchboard.OutboundPeer) ownerapi.OutboundPeer {
 
 // outboundPeerAgent is the owned agent of the path, on a server that keeps
 // synced aliases.
-func (s *Server) outboundPeerAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
-	if s.OutboundPeers == nil {
-		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "this server keeps no synced aliases")
-	}
+func (s *Face) outboundPeerAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
 	return s.OwnedAgent(r, acct)
 }
 
 // handlePutOutboundPeer serves PUT /agents/{ref}/peers/{alias} {url,
 // token}: 201 when the alias is new, 200 when it replaced one.
-func (s *Server) handlePutOutboundPeer(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handlePutOutboundPeer(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.outboundPeerAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -44,11 +42,11 @@ func (s *Server) handlePutOutboundPeer(w http.ResponseWriter, r *http.Request, a
 	if created {
 		status = http.StatusCreated
 	}
-	WriteJSON(w, status, outboundPeerView(p))
+	httpapi.WriteJSON(w, status, outboundPeerView(p))
 }
 
 // handleListOutboundPeers serves GET /agents/{ref}/peers.
-func (s *Server) handleListOutboundPeers(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleListOutboundPeers(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.outboundPeerAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -63,11 +61,11 @@ func (s *Server) handleListOutboundPeers(w http.ResponseWriter, r *http.Request,
 	for _, p := range all {
 		out.Peers = append(out.Peers, outboundPeerView(p))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // handleDeleteOutboundPeer serves DELETE /agents/{ref}/peers/{alias}.
-func (s *Server) handleDeleteOutboundPeer(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleDeleteOutboundPeer(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.outboundPeerAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -78,5 +76,5 @@ func (s *Server) handleDeleteOutboundPeer(w http.ResponseWriter, r *http.Request
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, ownerapi.OutboundPeerDeleted{Deleted: true, Alias: alias})
+	httpapi.WriteJSON(w, http.StatusOK, ownerapi.OutboundPeerDeleted{Deleted: true, Alias: alias})
 }

@@ -1,23 +1,20 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/push"
 )
 
 // handleTaskPushes answers GET /tasks/{id}/pushes: the task's push
 // configurations (secrets masked), and every push with its attempts.
-func (s *Server) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	t, _, err := s.ownedTask(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
-		return
-	}
-	if s.Pushes == nil {
-		s.WriteError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "push notifications are not kept on this server"))
 		return
 	}
 	h, err := s.Pushes.History(r.Context(), t.ID())
@@ -55,5 +52,5 @@ func (s *Server) handleTaskPushes(w http.ResponseWriter, r *http.Request, acct *
 		}
 		pushes = append(pushes, v)
 	}
-	WriteJSON(w, http.StatusOK, ownerapi.TaskPushes{Configs: configs, Pushes: pushes, TaskID: string(t.ID())})
+	httpapi.WriteJSON(w, http.StatusOK, ownerapi.TaskPushes{Configs: configs, Pushes: pushes, TaskID: string(t.ID())})
 }

@@ -1,10 +1,11 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/netguard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
@@ -19,7 +20,7 @@ func validateEndpoint(endpoint string) error {
 	return nil
 }
 
-func (s *Server) handleRotateAgentToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleRotateAgentToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -31,10 +32,10 @@ func (s *Server) handleRotateAgentToken(w http.ResponseWriter, r *http.Request, 
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, ownerapi.AgentTokenRotation{Agent: g.Handle, AgentToken: secret})
+	httpapi.WriteJSON(w, http.StatusOK, ownerapi.AgentTokenRotation{Agent: g.Handle, AgentToken: secret})
 }
 
-func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -51,12 +52,12 @@ func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Reques
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, ownerapi.WebhookSecretRotation{Agent: g.Handle, WebhookSecret: secret})
+	httpapi.WriteJSON(w, http.StatusOK, ownerapi.WebhookSecretRotation{Agent: g.Handle, WebhookSecret: secret})
 }
 
 // handleDeliveries lists an agent's deliveries that are still on their way
 // (queued or offered), or all with ?all=1: what waits for the agent.
-func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleDeliveries(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -76,5 +77,5 @@ func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, acct *
 		out = append(out, ownerapi.Delivery{ID: d.ID, TaskID: string(d.TaskID), Kind: string(d.Kind), State: string(d.State),
 			Attempts: d.Attempts, Deadline: d.Deadline, LastError: d.LastError, CreatedAt: d.CreatedAt})
 	}
-	WriteJSON(w, http.StatusOK, ownerapi.Deliveries{Agent: g.Handle, Deliveries: out})
+	httpapi.WriteJSON(w, http.StatusOK, ownerapi.Deliveries{Agent: g.Handle, Deliveries: out})
 }

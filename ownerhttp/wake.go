@@ -1,4 +1,4 @@
-package httpapi
+package ownerhttp
 
 import (
 	"crypto/sha256"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/redact"
 	"github.com/switchboard-dev/switchboard/wake"
@@ -66,12 +67,8 @@ func viewWakeConfig(g *switchboard.Agent, c *switchboard.WakeConfig, wakes []*sw
 }
 
 // wakeAgent returns the caller's agent named in the path, or writes the
-// error; it also answers 404 when wakes are not served.
-func (s *Server) wakeAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) *switchboard.Agent {
-	if s.Wakes == nil {
-		s.NotFound(w, r)
-		return nil
-	}
+// error.
+func (s *Face) wakeAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) *switchboard.Agent {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -80,7 +77,7 @@ func (s *Server) wakeAgent(w http.ResponseWriter, r *http.Request, acct *switchb
 	return g
 }
 
-func (s *Server) handleShowWake(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleShowWake(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g := s.wakeAgent(w, r, acct)
 	if g == nil {
 		return
@@ -95,10 +92,10 @@ func (s *Server) handleShowWake(w http.ResponseWriter, r *http.Request, acct *sw
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, viewWakeConfig(g, c, wakes))
+	httpapi.WriteJSON(w, http.StatusOK, viewWakeConfig(g, c, wakes))
 }
 
-func (s *Server) handleSetWake(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleSetWake(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g := s.wakeAgent(w, r, acct)
 	if g == nil {
 		return
@@ -118,10 +115,10 @@ func (s *Server) handleSetWake(w http.ResponseWriter, r *http.Request, acct *swi
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, viewWakeConfig(g, c, nil))
+	httpapi.WriteJSON(w, http.StatusOK, viewWakeConfig(g, c, nil))
 }
 
-func (s *Server) handleDeleteWake(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleDeleteWake(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g := s.wakeAgent(w, r, acct)
 	if g == nil {
 		return
@@ -134,7 +131,7 @@ func (s *Server) handleDeleteWake(w http.ResponseWriter, r *http.Request, acct *
 }
 
 // handleTestWake sends one test wake now and shows the receiver's answer.
-func (s *Server) handleTestWake(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleTestWake(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g := s.wakeAgent(w, r, acct)
 	if g == nil {
 		return
@@ -144,6 +141,6 @@ func (s *Server) handleTestWake(w http.ResponseWriter, r *http.Request, acct *sw
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, ownerapi.WakeTest{Agent: g.Handle, Status: res.Status, OK: res.Status/100 == 2,
+	httpapi.WriteJSON(w, http.StatusOK, ownerapi.WakeTest{Agent: g.Handle, Status: res.Status, OK: res.Status/100 == 2,
 		RetryAfter: res.RetryAfter, Body: res.Body})
 }

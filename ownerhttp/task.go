@@ -1,10 +1,11 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/relay"
@@ -19,7 +20,7 @@ func viewTask(t *switchboard.Task, g *switchboard.Agent) ownerapi.Task {
 	}
 }
 
-func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleInbox(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -38,12 +39,12 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, acct *switc
 			Text: relay.LastUserText(&t.A2A), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		})
 	}
-	WriteJSON(w, http.StatusOK, ownerapi.Inbox{Agent: g.Handle, Tasks: items, NextCursor: page.NextCursor})
+	httpapi.WriteJSON(w, http.StatusOK, ownerapi.Inbox{Agent: g.Handle, Tasks: items, NextCursor: page.NextCursor})
 }
 
 // ownedTask finds the task named by the {id} of the path if the account
 // owns its agent; otherwise it reports the task as not found.
-func (s *Server) ownedTask(r *http.Request, acct *switchboard.Account) (*switchboard.Task, *switchboard.Agent, error) {
+func (s *Face) ownedTask(r *http.Request, acct *switchboard.Account) (*switchboard.Task, *switchboard.Agent, error) {
 	t, err := s.Tasks.FindTaskUnscoped(r.Context(), a2a.TaskID(r.PathValue("id")))
 	if err != nil {
 		return nil, nil, err
@@ -58,16 +59,16 @@ func (s *Server) ownedTask(r *http.Request, acct *switchboard.Account) (*switchb
 	return t, g, nil
 }
 
-func (s *Server) handleGetTask(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleGetTask(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	t, g, err := s.ownedTask(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, viewTask(t, g))
+	httpapi.WriteJSON(w, http.StatusOK, viewTask(t, g))
 }
 
-func (s *Server) handleReply(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleReply(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	_, g, err := s.ownedTask(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -92,13 +93,13 @@ func (s *Server) handleReply(w http.ResponseWriter, r *http.Request, acct *switc
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, viewTask(t, g))
+	httpapi.WriteJSON(w, http.StatusOK, viewTask(t, g))
 }
 
 // handleGetTaskAny is GET /tasks/{id}: for an owner token, a task of one of
 // its agents (any, for the operator); for an agent token, a task the agent
 // sent to another agent of the network. Any other is "task not found".
-func (s *Server) handleGetTaskAny(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleGetTaskAny(w http.ResponseWriter, r *http.Request) {
 	acct, agent, err := s.AuthenticateOwnerOrAgent(r)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -118,5 +119,5 @@ func (s *Server) handleGetTaskAny(w http.ResponseWriter, r *http.Request) {
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, viewTask(t, g))
+	httpapi.WriteJSON(w, http.StatusOK, viewTask(t, g))
 }

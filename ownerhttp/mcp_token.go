@@ -1,4 +1,4 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -15,7 +16,7 @@ const DefaultMCPTokenLabel = "mcp"
 // handleIssueMCPToken mints an MCP token for the agent: POST
 // /agents/{ref}/mcp-tokens {label}. The secret is in this answer only; the
 // store keeps its hash.
-func (s *Server) handleIssueMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleIssueMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -46,13 +47,13 @@ func (s *Server) handleIssueMCPToken(w http.ResponseWriter, r *http.Request, acc
 	}
 	v := s.viewMCPToken(r, tok, g, nil)
 	v.Token = secret
-	WriteJSON(w, http.StatusCreated, v)
+	httpapi.WriteJSON(w, http.StatusCreated, v)
 }
 
 // handleIssueAccountMCPToken mints an account MCP token: POST /mcp-tokens
 // {label, agents}. Every agent named must be the caller's (the operator:
 // of one account); another's is not found.
-func (s *Server) handleIssueAccountMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleIssueAccountMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	var body ownerapi.AccountMCPTokenIssue
 	if err := s.DecodeJSON(w, r, &body); err != nil {
 		s.WriteError(w, r, err)
@@ -101,7 +102,7 @@ func (s *Server) handleIssueAccountMCPToken(w http.ResponseWriter, r *http.Reque
 	}
 	v := s.viewMCPToken(r, tok, nil, agents)
 	v.Token = secret
-	WriteJSON(w, http.StatusCreated, v)
+	httpapi.WriteJSON(w, http.StatusCreated, v)
 }
 
 // maxAccountTokenAgents bounds the agents one account MCP token acts for.
@@ -109,7 +110,7 @@ const maxAccountTokenAgents = 100
 
 // handleListAgentMCPTokens lists the agent's active MCP tokens: GET
 // /agents/{ref}/mcp-tokens.
-func (s *Server) handleListAgentMCPTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleListAgentMCPTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -130,12 +131,12 @@ func (s *Server) handleListAgentMCPTokens(w http.ResponseWriter, r *http.Request
 	for _, t := range toks {
 		out = append(out, withGrant(s.viewMCPToken(r, t, g, nil), grants[t.Hash]))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // handleListMCPTokens lists the active MCP tokens of the account's agents:
 // GET /mcp-tokens.
-func (s *Server) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	toks, agents, err := s.accountMCPTokens(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -159,14 +160,14 @@ func (s *Server) handleListMCPTokens(w http.ResponseWriter, r *http.Request, acc
 			out = append(out, withGrant(s.viewMCPToken(r, t, nil, agents), grants[t.Hash]))
 		}
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // handleRevokeMCPToken revokes an MCP token of one of the account's
 // agents by its id: DELETE /mcp-tokens/{id}. It stops working with the
 // next request, on every instance; the OAuth grant it belongs to, if
 // any, ends with it.
-func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	toks, agents, err := s.accountMCPTokens(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -189,14 +190,14 @@ func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, ac
 		if s.OAuth != nil {
 			grant, err := s.OAuth.EndGrantOf(r.Context(), t.Hash)
 			if grant != nil || err != nil {
-				s.Record(r, acct, switchboard.AuditMCPGrantRevoke, GrantTarget(t.AccountID, grant, t.Label), err)
+				s.Record(r, acct, switchboard.AuditMCPGrantRevoke, httpapi.GrantTarget(t.AccountID, grant, t.Label), err)
 			}
 			if err != nil {
 				s.WriteError(w, r, err)
 				return
 			}
 		}
-		WriteJSON(w, http.StatusOK, ownerapi.MCPTokenRevoked{Revoked: true, ID: id})
+		httpapi.WriteJSON(w, http.StatusOK, ownerapi.MCPTokenRevoked{Revoked: true, ID: id})
 		return
 	}
 	s.WriteError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "no active MCP token has this id"))
@@ -204,7 +205,7 @@ func (s *Server) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, ac
 
 // accountMCPTokens returns the active MCP tokens of the account's agents
 // (the operator: of every agent), with those agents by id.
-func (s *Server) accountMCPTokens(r *http.Request, acct *switchboard.Account) ([]*switchboard.Token, map[string]*switchboard.Agent, error) {
+func (s *Face) accountMCPTokens(r *http.Request, acct *switchboard.Account) ([]*switchboard.Token, map[string]*switchboard.Agent, error) {
 	var f switchboard.AgentFilter
 	kind := switchboard.TokenMCP
 	tf := switchboard.TokenFilter{Kind: &kind, Active: true}
@@ -225,7 +226,7 @@ func (s *Server) accountMCPTokens(r *http.Request, acct *switchboard.Account) ([
 
 // mcpGrants returns the live OAuth grants of the account (nil: every
 // account's) by the hash of their MCP token; none while OAuth is off.
-func (s *Server) mcpGrants(r *http.Request, accountID *string) (map[string]*switchboard.OAuthGrant, error) {
+func (s *Face) mcpGrants(r *http.Request, accountID *string) (map[string]*switchboard.OAuthGrant, error) {
 	if s.OAuth == nil {
 		return nil, nil
 	}
@@ -244,7 +245,7 @@ func withGrant(v ownerapi.MCPToken, g *switchboard.OAuthGrant) ownerapi.MCPToken
 // viewMCPToken is an MCP token as the owner API shows it, without its
 // secret: of the agent g, or (g nil) an account token, whose agents are
 // looked up in agents.
-func (s *Server) viewMCPToken(r *http.Request, t *switchboard.Token, g *switchboard.Agent, agents map[string]*switchboard.Agent) ownerapi.MCPToken {
+func (s *Face) viewMCPToken(r *http.Request, t *switchboard.Token, g *switchboard.Agent, agents map[string]*switchboard.Agent) ownerapi.MCPToken {
 	v := ownerapi.MCPToken{ID: switchboard.TokenID(t.Hash), Label: t.Label, CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, ExpiresAt: t.ExpiresAt}
 	if g != nil {
 		v.Agent, v.MCPURL = g.Handle, s.MCPURL(r, g)

@@ -1,4 +1,4 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
@@ -9,28 +9,13 @@ import (
 	"github.com/switchboard-dev/switchboard/domainname"
 )
 
-// ownDomains returns the deployment's own domains as domainname holds
-// names (a name that is none is kept lower-cased, so that it is still
-// refused to agents).
-func ownDomains(names []string) []string {
-	out := make([]string, 0, len(names))
-	for _, n := range names {
-		if d, err := domainname.Normalize(n); err == nil {
-			out = append(out, d)
-		} else if n = strings.ToLower(strings.TrimSpace(n)); n != "" {
-			out = append(out, strings.TrimSuffix(n, "."))
-		}
-	}
-	return out
-}
-
 // agentDomain reads the domain an owner asks for an agent (PATCH or POST
 // /agents {"domain"}): "" removes it; anything else must be a name
 // domainname.Normalize takes, not the deployment's own nor, but for the
 // operator, under it. Each refusal is EUNPROCESSABLE and says which.
 // Whether another agent holds it, and the account's quota, the store
 // decides (domainQuota).
-func (s *Server) agentDomain(r *http.Request, acct *switchboard.Account, raw string) (string, error) {
+func (s *Face) agentDomain(r *http.Request, acct *switchboard.Account, raw string) (string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return "", nil
 	}
@@ -69,7 +54,7 @@ func hostOf(raw string) string {
 // (switchboard.AgentUpdate.DomainQuota): none for the operator, who
 // spends the deployment's certificate authority limits knowingly; the
 // quota counts the agents of the agent's own account.
-func (s *Server) domainQuota(acct *switchboard.Account) *int {
+func (s *Face) domainQuota(acct *switchboard.Account) *int {
 	if acct.IsOperator() {
 		return nil
 	}
@@ -82,7 +67,7 @@ func (s *Server) domainQuota(acct *switchboard.Account) *int {
 // cannot have it is deleted again, before anyone else knew of it, and the
 // refusal returned: a create with a domain makes the agent with its
 // domain, or nothing.
-func (s *Server) giveDomain(r *http.Request, acct *switchboard.Account, g *switchboard.Agent, d string) (*switchboard.Agent, error) {
+func (s *Face) giveDomain(r *http.Request, acct *switchboard.Account, g *switchboard.Agent, d string) (*switchboard.Agent, error) {
 	secret := g.WebhookSecret
 	got, err := s.Tasks.UpdateAgent(r.Context(), g.ID, switchboard.AgentUpdate{Domain: &d, DomainQuota: s.domainQuota(acct)})
 	if err != nil {

@@ -1,9 +1,10 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -11,7 +12,7 @@ import (
 // world reaches each public address of the agent (package reach), for its
 // owner or the operator. Without a checker, or without an https public
 // URL on a domain name, there is no address to check: an empty list.
-func (s *Server) handleReachability(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleReachability(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -21,5 +22,5 @@ func (s *Server) handleReachability(w http.ResponseWriter, r *http.Request, acct
 	if s.Reach != nil {
 		out.Addresses = append(out.Addresses, s.Reach.CheckAll(r.Context(), s.Reach.AgentTargets(g))...)
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }

@@ -1,4 +1,4 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
@@ -6,13 +6,14 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // viewOutbound is an outbound record of the agent g as the owner API shows
 // it.
-func (s *Server) viewOutbound(r *http.Request, o *switchboard.Outbound, g *switchboard.Agent) ownerapi.Outbound {
+func (s *Face) viewOutbound(r *http.Request, o *switchboard.Outbound, g *switchboard.Agent) ownerapi.Outbound {
 	v := ownerapi.Outbound{
 		ID: o.ID, AgentID: o.AgentID, Agent: g.Handle, Target: o.Target, Endpoint: o.Endpoint, Protocol: string(o.Protocol),
 		TaskID: string(o.TaskID), ContextID: o.ContextID, MessageID: o.MessageID, State: outboundState(o.State), Text: o.Text,
@@ -41,7 +42,7 @@ func outboundState(st a2a.TaskState) string {
 // sent: its address on the deployment, {base}/a/{handle}, plus /push.
 // Never its agent domain's: a push must reach the agent whether or not
 // the domain's DNS points here yet.
-func (s *Server) PushURL(r *http.Request, g *switchboard.Agent) string {
+func (s *Face) PushURL(r *http.Request, g *switchboard.Agent) string {
 	return s.BaseURL(r) + "/a/" + g.Handle + "/push"
 }
 
@@ -50,11 +51,7 @@ func (s *Server) PushURL(r *http.Request, g *switchboard.Agent) string {
 // task_id, message_id, text, push_token}. Only the push token's hash is
 // kept. The answer carries the record's id and, with a push token, the
 // push_url to register with the target.
-func (s *Server) handleCreateOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	if s.Outbox == nil {
-		s.NotFound(w, r)
-		return
-	}
+func (s *Face) handleCreateOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -73,14 +70,10 @@ func (s *Server) handleCreateOutbound(w http.ResponseWriter, r *http.Request, ac
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusCreated, s.viewOutbound(r, o, g))
+	httpapi.WriteJSON(w, http.StatusCreated, s.viewOutbound(r, o, g))
 }
 
-func (s *Server) handleListOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	if s.Outbox == nil {
-		s.NotFound(w, r)
-		return
-	}
+func (s *Face) handleListOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -96,16 +89,13 @@ func (s *Server) handleListOutbound(w http.ResponseWriter, r *http.Request, acct
 	for _, o := range all {
 		views = append(views, s.viewOutbound(r, o, g))
 	}
-	WriteJSON(w, http.StatusOK, ownerapi.Outbox{Agent: g.Handle, Outbox: views})
+	httpapi.WriteJSON(w, http.StatusOK, ownerapi.Outbox{Agent: g.Handle, Outbox: views})
 }
 
 // ownedOutbound finds the record named by the {id} of the path if the
 // account owns its agent; otherwise it reports it as not found.
-func (s *Server) ownedOutbound(r *http.Request, acct *switchboard.Account) (*switchboard.Outbound, *switchboard.Agent, error) {
+func (s *Face) ownedOutbound(r *http.Request, acct *switchboard.Account) (*switchboard.Outbound, *switchboard.Agent, error) {
 	notFound := switchboard.Errorf(switchboard.ENOTFOUND, "outbound record not found")
-	if s.Outbox == nil {
-		return nil, nil, notFound
-	}
 	o, err := s.Outbox.Find(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return nil, nil, err
@@ -120,19 +110,19 @@ func (s *Server) ownedOutbound(r *http.Request, acct *switchboard.Account) (*swi
 	return o, g, nil
 }
 
-func (s *Server) handleGetOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleGetOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	o, g, err := s.ownedOutbound(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, s.viewOutbound(r, o, g))
+	httpapi.WriteJSON(w, http.StatusOK, s.viewOutbound(r, o, g))
 }
 
 // handleUpdateOutbound records what the sender learnt about the remote
 // task: PATCH /outbox/{id} {source: send|poll, task?, reply?, error?}, the
 // task and reply in the A2A 1.0 JSON shape.
-func (s *Server) handleUpdateOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleUpdateOutbound(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	o, g, err := s.ownedOutbound(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -148,16 +138,12 @@ func (s *Server) handleUpdateOutbound(w http.ResponseWriter, r *http.Request, ac
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, s.viewOutbound(r, o, g))
+	httpapi.WriteJSON(w, http.StatusOK, s.viewOutbound(r, o, g))
 }
 
 // handleHistory lists a conversation of an agent in both directions:
 // GET /agents/{ref}/history/{contextId}?n=50.
-func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	if s.Outbox == nil {
-		s.NotFound(w, r)
-		return
-	}
+func (s *Face) handleHistory(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -181,5 +167,5 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, acct *swi
 		c.Entries = append(c.Entries, ownerapi.ConversationEntry{At: e.At, Direction: e.Direction, Kind: e.Kind, TaskID: string(e.TaskID),
 			Peer: e.Peer, State: string(e.State), Text: e.Text, Untrusted: e.Untrusted, OutboundID: e.OutboundID})
 	}
-	WriteJSON(w, http.StatusOK, c)
+	httpapi.WriteJSON(w, http.StatusOK, c)
 }

@@ -1,10 +1,11 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -13,11 +14,11 @@ func viewAccount(a *switchboard.Account) ownerapi.Account {
 	return ownerapi.Account{ID: a.ID, Name: a.Name, Role: string(a.Role), Disabled: a.Disabled, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
-func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	WriteJSON(w, http.StatusOK, viewAccount(acct))
+func (s *Face) handleWhoami(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+	httpapi.WriteJSON(w, http.StatusOK, viewAccount(acct))
 }
 
-func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
+func (s *Face) handleCreateAccount(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
 	var body ownerapi.AccountCreate
 	if err := s.DecodeJSON(w, r, &body); err != nil {
 		s.WriteError(w, r, err)
@@ -35,10 +36,10 @@ func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, op 
 	}
 	v := viewAccount(acct)
 	v.Token = secret
-	WriteJSON(w, http.StatusCreated, v)
+	httpapi.WriteJSON(w, http.StatusCreated, v)
 }
 
-func (s *Server) handleListAccounts(w http.ResponseWriter, r *http.Request, _ *switchboard.Account) {
+func (s *Face) handleListAccounts(w http.ResponseWriter, r *http.Request, _ *switchboard.Account) {
 	all, err := s.Accounts.FindAccounts(r.Context())
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -48,19 +49,19 @@ func (s *Server) handleListAccounts(w http.ResponseWriter, r *http.Request, _ *s
 	for _, a := range all {
 		out = append(out, viewAccount(a))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) handleGetAccount(w http.ResponseWriter, r *http.Request, _ *switchboard.Account) {
+func (s *Face) handleGetAccount(w http.ResponseWriter, r *http.Request, _ *switchboard.Account) {
 	acct, err := s.Accounts.FindAccountByID(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, viewAccount(acct))
+	httpapi.WriteJSON(w, http.StatusOK, viewAccount(acct))
 }
 
-func (s *Server) handleUpdateAccount(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
+func (s *Face) handleUpdateAccount(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
 	var body ownerapi.AccountUpdate
 	if err := s.DecodeJSON(w, r, &body); err != nil {
 		s.WriteError(w, r, err)
@@ -72,10 +73,10 @@ func (s *Server) handleUpdateAccount(w http.ResponseWriter, r *http.Request, op 
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, viewAccount(acct))
+	httpapi.WriteJSON(w, http.StatusOK, viewAccount(acct))
 }
 
-func (s *Server) handleRotateAccountToken(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
+func (s *Face) handleRotateAccountToken(w http.ResponseWriter, r *http.Request, op *switchboard.Account) {
 	acct, err := s.Accounts.FindAccountByID(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -84,12 +85,12 @@ func (s *Server) handleRotateAccountToken(w http.ResponseWriter, r *http.Request
 	s.rotate(w, r, op, acct)
 }
 
-func (s *Server) handleRotateOwnToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleRotateOwnToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	s.rotate(w, r, acct, acct)
 }
 
 // rotate gives acct a new owner token, by actor, and records it.
-func (s *Server) rotate(w http.ResponseWriter, r *http.Request, actor, acct *switchboard.Account) {
+func (s *Face) rotate(w http.ResponseWriter, r *http.Request, actor, acct *switchboard.Account) {
 	secret, err := s.owners.RotateOwnerToken(r.Context(), acct.ID)
 	s.Record(r, actor, switchboard.AuditTokenRotate, audit.Token(acct.ID, switchboard.TokenOwner, "", "account "+acct.ID), err)
 	if err != nil {
@@ -98,12 +99,12 @@ func (s *Server) rotate(w http.ResponseWriter, r *http.Request, actor, acct *swi
 	}
 	v := viewAccount(acct)
 	v.Token = secret
-	WriteJSON(w, http.StatusOK, v)
+	httpapi.WriteJSON(w, http.StatusOK, v)
 }
 
 // recordAccountUpdate records a change of the account id by op: its
 // disabling or enabling, its renaming, each an entry.
-func (s *Server) recordAccountUpdate(r *http.Request, op *switchboard.Account, id string, body ownerapi.AccountUpdate, err error) {
+func (s *Face) recordAccountUpdate(r *http.Request, op *switchboard.Account, id string, body ownerapi.AccountUpdate, err error) {
 	target := audit.Target{AccountID: id, Kind: audit.KindAccount, ID: id}
 	if body.Disabled != nil {
 		action := switchboard.AuditAccountEnable

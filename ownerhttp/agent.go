@@ -1,4 +1,4 @@
-package httpapi
+package ownerhttp
 
 import (
 	"fmt"
@@ -8,17 +8,18 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // viewAgent is an agent as the owner API shows it, without its secrets.
-func (s *Server) viewAgent(r *http.Request, g *switchboard.Agent) ownerapi.Agent {
+func (s *Face) viewAgent(r *http.Request, g *switchboard.Agent) ownerapi.Agent {
 	return s.viewAgentIn(r, g, s.communitiesOf(r, g))
 }
 
 // communitiesOf returns the communities of the agents, for their views
 // (none without the network; a failed read is logged and shows none).
-func (s *Server) communitiesOf(r *http.Request, gs ...*switchboard.Agent) map[string][]string {
+func (s *Face) communitiesOf(r *http.Request, gs ...*switchboard.Agent) map[string][]string {
 	if s.Network == nil || len(gs) == 0 {
 		return nil
 	}
@@ -34,7 +35,7 @@ func (s *Server) communitiesOf(r *http.Request, gs ...*switchboard.Agent) map[st
 }
 
 // viewAgentIn is viewAgent with the communities of agents already read.
-func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities map[string][]string) ownerapi.Agent {
+func (s *Face) viewAgentIn(r *http.Request, g *switchboard.Agent, communities map[string][]string) ownerapi.Agent {
 	addr := s.AddressURL(r, g)
 	comms := communities[g.ID]
 	if comms == nil {
@@ -42,8 +43,8 @@ func (s *Server) viewAgentIn(r *http.Request, g *switchboard.Agent, communities 
 	}
 	v := ownerapi.Agent{
 		ID: g.ID, AccountID: g.AccountID, Handle: g.Handle, Domain: g.Domain, Name: g.Name, Description: g.Description,
-		Mode: string(g.Mode), Version: g.Version, Skills: NonNilSkills(g.Skills), ExtendedSkills: NonNilSkills(g.ExtendedSkills),
-		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Pairing: string(PairingMode(g)), MCP: !g.MCPOff, Communities: comms,
+		Mode: string(g.Mode), Version: g.Version, Skills: httpapi.NonNilSkills(g.Skills), ExtendedSkills: httpapi.NonNilSkills(g.ExtendedSkills),
+		AcceptsTasks: g.AcceptsTasks, Approved: g.Approved, Pairing: string(httpapi.PairingMode(g)), MCP: !g.MCPOff, Communities: comms,
 		Endpoint: g.Endpoint, Address: addr + "/", AgentCard: addr + "/.well-known/agent-card.json",
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
 	}
@@ -92,10 +93,10 @@ func validateAgentRequest(b *ownerapi.AgentRequest) error {
 		}
 	}
 	if b.Mode != nil && !switchboard.ValidMode(switchboard.DeliveryMode(*b.Mode)) {
-		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook, front)", Truncate(*b.Mode, 32))
+		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook, front)", httpapi.Truncate(*b.Mode, 32))
 	}
 	if b.Pairing != nil && !switchboard.ValidPairingMode(switchboard.PairingMode(*b.Pairing)) {
-		return switchboard.Errorf(switchboard.EINVALID, "pairing %q is not a mode (human, agent or off)", Truncate(*b.Pairing, 32))
+		return switchboard.Errorf(switchboard.EINVALID, "pairing %q is not a mode (human, agent or off)", httpapi.Truncate(*b.Pairing, 32))
 	}
 	if b.Endpoint != nil && *b.Endpoint != "" {
 		if err := validateEndpoint(*b.Endpoint); err != nil {
@@ -140,7 +141,7 @@ func validateSkill(field string, sk *a2a.AgentSkill) error {
 		return err
 	}
 	if !switchboard.ValidRef(sk.ID) {
-		return switchboard.Errorf(switchboard.EINVALID, "skill id %q must be 1-%d characters of A-Z a-z 0-9 . _ : -", Truncate(sk.ID, 40), switchboard.MaxRefLen)
+		return switchboard.Errorf(switchboard.EINVALID, "skill id %q must be 1-%d characters of A-Z a-z 0-9 . _ : -", httpapi.Truncate(sk.ID, 40), switchboard.MaxRefLen)
 	}
 	if sk.Name == "" {
 		sk.Name = sk.ID
@@ -154,7 +155,7 @@ func validateSkill(field string, sk *a2a.AgentSkill) error {
 	return nil
 }
 
-func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	var b ownerapi.AgentRequest
 	if err := s.DecodeJSON(w, r, &b); err != nil {
 		s.WriteError(w, r, err)
@@ -244,7 +245,7 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request, acct 
 		return
 	}
 	v.AgentToken = secret
-	WriteJSON(w, http.StatusCreated, v)
+	httpapi.WriteJSON(w, http.StatusCreated, v)
 }
 
 // applyAgentRequest copies the fields present in b onto g.
@@ -281,7 +282,7 @@ func applyAgentRequest(g *switchboard.Agent, b *ownerapi.AgentRequest) {
 	}
 }
 
-func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleListAgents(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	var f switchboard.AgentFilter
 	if !acct.IsOperator() {
 		f.AccountID = &acct.ID
@@ -298,10 +299,10 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request, acct *
 	for _, g := range all {
 		out = append(out, s.viewAgentIn(r, g, comms))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleGetAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -309,12 +310,12 @@ func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request, acct *sw
 	}
 	v := s.viewAgent(r, g)
 	v.PublishedCard = s.publishedCardView(r, g)
-	WriteJSON(w, http.StatusOK, v)
+	httpapi.WriteJSON(w, http.StatusOK, v)
 }
 
 // publishedCardView is what the owner sees of the card a connector agent's
 // forwarding connector published, or nil.
-func (s *Server) publishedCardView(r *http.Request, g *switchboard.Agent) *ownerapi.PublishedCard {
+func (s *Face) publishedCardView(r *http.Request, g *switchboard.Agent) *ownerapi.PublishedCard {
 	if g.Mode != switchboard.ModeConnector || s.Published == nil {
 		return nil
 	}
@@ -332,7 +333,7 @@ func (s *Server) publishedCardView(r *http.Request, g *switchboard.Agent) *owner
 	return v
 }
 
-func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -424,10 +425,10 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request, acct 
 	}
 	v := s.viewAgent(r, g)
 	v.WebhookSecret = newSecret
-	WriteJSON(w, http.StatusOK, v)
+	httpapi.WriteJSON(w, http.StatusOK, v)
 }
 
-func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -440,5 +441,5 @@ func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request, acct 
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, ownerapi.AgentDeleted{Deleted: true, ID: g.ID, Handle: g.Handle})
+	httpapi.WriteJSON(w, http.StatusOK, ownerapi.AgentDeleted{Deleted: true, ID: g.ID, Handle: g.Handle})
 }

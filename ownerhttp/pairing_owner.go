@@ -1,10 +1,11 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
@@ -21,7 +22,7 @@ func viewPairing(p *switchboard.Pairing) ownerapi.Pairing {
 // handleListPairings serves GET /agents/{ref}/pairings: the requests
 // waiting for a decision (none while pairing is off), to those who may
 // decide them (decider).
-func (s *Server) handleListPairings(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleListPairings(w http.ResponseWriter, r *http.Request) {
 	g, _, err := s.decider(r)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -38,13 +39,13 @@ func (s *Server) handleListPairings(w http.ResponseWriter, r *http.Request) {
 			out = append(out, viewPairing(p))
 		}
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // decider authenticates a decision (or the list of requests) on the agent named by {ref}: its
 // owner's token, or, when the agent's pairing mode is agent, the agent's
 // own token. It returns the agent and who decides.
-func (s *Server) decider(r *http.Request) (*switchboard.Agent, string, error) {
+func (s *Face) decider(r *http.Request) (*switchboard.Agent, string, error) {
 	acct, self, err := s.AuthenticateOwnerOrAgent(r)
 	if err != nil {
 		return nil, "", err
@@ -57,31 +58,27 @@ func (s *Server) decider(r *http.Request) (*switchboard.Agent, string, error) {
 	if err != nil || g.ID != self.ID {
 		return nil, "", switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
 	}
-	if PairingMode(g) != switchboard.PairingAgent {
-		return nil, "", switchboard.Errorf(switchboard.EFORBIDDEN, "the agent's pairing mode is %s: only its owner decides", PairingMode(g))
+	if httpapi.PairingMode(g) != switchboard.PairingAgent {
+		return nil, "", switchboard.Errorf(switchboard.EFORBIDDEN, "the agent's pairing mode is %s: only its owner decides", httpapi.PairingMode(g))
 	}
 	return g, pairing.ByAgent, nil
 }
 
 // handleApprovePairing serves POST /agents/{ref}/pairings/{code}/approve.
-func (s *Server) handleApprovePairing(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleApprovePairing(w http.ResponseWriter, r *http.Request) {
 	s.decidePairing(w, r, true)
 }
 
 // handleDenyPairing serves POST /agents/{ref}/pairings/{code}/deny.
-func (s *Server) handleDenyPairing(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleDenyPairing(w http.ResponseWriter, r *http.Request) {
 	s.decidePairing(w, r, false)
 }
 
-func (s *Server) decidePairing(w http.ResponseWriter, r *http.Request, approve bool) {
+func (s *Face) decidePairing(w http.ResponseWriter, r *http.Request, approve bool) {
 	acct, _, _ := s.AuthenticateOwnerOrAgent(r) // the decider, for the audit log: an owner, or the agent itself
 	g, by, err := s.decider(r)
 	if err != nil {
 		s.WriteError(w, r, err)
-		return
-	}
-	if s.Pairing == nil {
-		s.NotFound(w, r)
 		return
 	}
 	var body ownerapi.PairingDecision
@@ -102,13 +99,13 @@ func (s *Server) decidePairing(w http.ResponseWriter, r *http.Request, approve b
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, viewPairing(p))
+	httpapi.WriteJSON(w, http.StatusOK, viewPairing(p))
 }
 
 // recordPairing records a decision on a pairing request of g: by its
 // owner's account acct, or (acct nil) by the agent itself; p is the
 // request decided, nil on failure.
-func (s *Server) recordPairing(r *http.Request, acct *switchboard.Account, g *switchboard.Agent, approve bool,
+func (s *Face) recordPairing(r *http.Request, acct *switchboard.Account, g *switchboard.Agent, approve bool,
 	p *switchboard.Pairing, err error) {
 	action := switchboard.AuditPairingApprove
 	if !approve {

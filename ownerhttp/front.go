@@ -1,4 +1,4 @@
-package httpapi
+package ownerhttp
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -15,7 +16,7 @@ import (
 // that is (or becomes) in mode; was is the agent before a PATCH, nil for
 // a POST. An agent in front mode needs an upstream; the fields mean
 // nothing in another mode.
-func (s *Server) checkFront(mode switchboard.DeliveryMode, b *ownerapi.AgentRequest, was *switchboard.Agent) error {
+func (s *Face) checkFront(mode switchboard.DeliveryMode, b *ownerapi.AgentRequest, was *switchboard.Agent) error {
 	if mode != switchboard.ModeFront {
 		if b.Upstream != nil || b.UpstreamCardURL != nil {
 			return switchboard.Errorf(switchboard.EINVALID, "upstream is set only for agents in front mode")
@@ -42,7 +43,7 @@ func (s *Server) checkFront(mode switchboard.DeliveryMode, b *ownerapi.AgentRequ
 }
 
 // putFront keeps the upstream of a request checked by checkFront.
-func (s *Server) putFront(r *http.Request, g *switchboard.Agent, b *ownerapi.AgentRequest) error {
+func (s *Face) putFront(r *http.Request, g *switchboard.Agent, b *ownerapi.AgentRequest) error {
 	if b.Upstream == nil || s.Fronts == nil {
 		return nil
 	}
@@ -54,7 +55,7 @@ func (s *Server) putFront(r *http.Request, g *switchboard.Agent, b *ownerapi.Age
 }
 
 // frontAgent is the owned agent of the path, which must be in front mode.
-func (s *Server) frontAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
+func (s *Face) frontAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func (s *Server) frontAgent(r *http.Request, acct *switchboard.Account) (*switch
 	return g, nil
 }
 
-func (s *Server) handleSetUpstreamCredentials(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleSetUpstreamCredentials(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.frontAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -86,7 +87,7 @@ func (s *Server) handleSetUpstreamCredentials(w http.ResponseWriter, r *http.Req
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, credentialsSet(c))
+	httpapi.WriteJSON(w, http.StatusOK, credentialsSet(c))
 }
 
 // credentialsSet says which credentials are kept, without their values.
@@ -99,7 +100,7 @@ func credentialsSet(c switchboard.FrontCredentials) ownerapi.FrontCredentialsSet
 	return out
 }
 
-func (s *Server) handleFrontVerify(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleFrontVerify(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.frontAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -113,5 +114,5 @@ func (s *Server) handleFrontVerify(w http.ResponseWriter, r *http.Request, acct 
 	out := ownerapi.FrontVerification{OK: v.OK, Reason: v.Reason, Status: v.Status, RPCErrorCode: v.RPCErrorCode, Detail: v.Detail, Method: v.Method}
 	out.Sent.Bearer, out.Sent.Headers = v.Sent.Bearer, append([]string{}, v.Sent.Headers...)
 	slices.Sort(out.Sent.Headers)
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }

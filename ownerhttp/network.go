@@ -1,4 +1,4 @@
-package httpapi
+package ownerhttp
 
 import (
 	"fmt"
@@ -6,32 +6,27 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // The owner and operator routes of the network (docs/network.md):
 // approval, membership, communities and their peer tokens.
 
-// errNoNetwork answers the network's routes on a server without it.
-var errNoNetwork = switchboard.Errorf(switchboard.ENOTFOUND, "not found")
-
 // networkAgent is ownedAgent for the network's routes.
-func (s *Server) networkAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
-	if s.Network == nil {
-		return nil, errNoNetwork
-	}
+func (s *Face) networkAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
 	return s.OwnedAgent(r, acct)
 }
 
-func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleApprove(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	s.approve(w, r, acct, true)
 }
 
-func (s *Server) handleUnapprove(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleUnapprove(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	s.approve(w, r, acct, false)
 }
 
-func (s *Server) approve(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, approved bool) {
+func (s *Face) approve(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, approved bool) {
 	g, err := s.networkAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -49,10 +44,10 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, acct *switchboa
 		return
 	}
 	g = changed
-	WriteJSON(w, http.StatusOK, s.viewAgent(r, g))
+	httpapi.WriteJSON(w, http.StatusOK, s.viewAgent(r, g))
 }
 
-func (s *Server) handleJoinCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleJoinCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.networkAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -68,10 +63,10 @@ func (s *Server) handleJoinCommunity(w http.ResponseWriter, r *http.Request, acc
 	if joined {
 		status = http.StatusCreated
 	}
-	WriteJSON(w, status, s.viewAgent(r, g))
+	httpapi.WriteJSON(w, status, s.viewAgent(r, g))
 }
 
-func (s *Server) handleLeaveCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleLeaveCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.networkAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -83,7 +78,7 @@ func (s *Server) handleLeaveCommunity(w http.ResponseWriter, r *http.Request, ac
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, s.viewAgent(r, g))
+	httpapi.WriteJSON(w, http.StatusOK, s.viewAgent(r, g))
 }
 
 // communityTarget is the audit log's target of an agent's membership of a
@@ -92,11 +87,7 @@ func communityTarget(g *switchboard.Agent, community string) audit.Target {
 	return audit.Target{AccountID: g.AccountID, Kind: audit.KindCommunity, ID: community, Detail: "agent " + g.Handle}
 }
 
-func (s *Server) handleListCommunities(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	if s.Network == nil {
-		s.WriteError(w, r, errNoNetwork)
-		return
-	}
+func (s *Face) handleListCommunities(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	cs, err := s.Network.Communities(r.Context(), acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -106,20 +97,16 @@ func (s *Server) handleListCommunities(w http.ResponseWriter, r *http.Request, a
 	for _, c := range cs {
 		out = append(out, s.viewCommunity(r, c))
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) viewCommunity(r *http.Request, c *switchboard.Community) ownerapi.Community {
-	addr := s.communityURL(r, c.Name)
+func (s *Face) viewCommunity(r *http.Request, c *switchboard.Community) ownerapi.Community {
+	addr := s.CommunityURL(r, c.Name)
 	return ownerapi.Community{Name: c.Name, Closed: c.Closed, Members: c.Members, Address: addr,
 		AgentCard: addr + "/.well-known/agent-card.json", CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
-func (s *Server) handleConfigureCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	if s.Network == nil {
-		s.WriteError(w, r, errNoNetwork)
-		return
-	}
+func (s *Face) handleConfigureCommunity(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	var body ownerapi.CommunitySettings
 	if err := s.DecodeJSON(w, r, &body); err != nil {
 		s.WriteError(w, r, err)
@@ -142,16 +129,13 @@ func (s *Server) handleConfigureCommunity(w http.ResponseWriter, r *http.Request
 	if created {
 		status = http.StatusCreated
 	}
-	WriteJSON(w, status, s.viewCommunity(r, c))
+	httpapi.WriteJSON(w, status, s.viewCommunity(r, c))
 }
 
 // managedCommunity returns the community named by the path if acct may
 // issue its peer tokens (the operator, an owner of a member); otherwise it
 // reports the community as not found.
-func (s *Server) managedCommunity(r *http.Request, acct *switchboard.Account) (*switchboard.Community, error) {
-	if s.Network == nil {
-		return nil, errNoNetwork
-	}
+func (s *Face) managedCommunity(r *http.Request, acct *switchboard.Account) (*switchboard.Community, error) {
 	c, err := s.Network.Community(r.Context(), r.PathValue("name"))
 	if err != nil {
 		return nil, err
@@ -169,7 +153,7 @@ func (s *Server) managedCommunity(r *http.Request, acct *switchboard.Account) (*
 // handleIssueCommunityToken issues a peer token of a community's address.
 // The token belongs to the community; the issuing account lists and
 // revokes it (the operator every one).
-func (s *Server) handleIssueCommunityToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleIssueCommunityToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	c, err := s.managedCommunity(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -191,7 +175,7 @@ func communityTokens(acct *switchboard.Account, name string) switchboard.TokenFi
 	return f
 }
 
-func (s *Server) handleListCommunityTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleListCommunityTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	c, err := s.issuedCommunity(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -200,7 +184,7 @@ func (s *Server) handleListCommunityTokens(w http.ResponseWriter, r *http.Reques
 	s.listPeerTokens(w, r, communityTokens(acct, c.Name))
 }
 
-func (s *Server) handleRevokeCommunityToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleRevokeCommunityToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	c, err := s.issuedCommunity(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -213,9 +197,9 @@ func (s *Server) handleRevokeCommunityToken(w http.ResponseWriter, r *http.Reque
 // issuedCommunity returns the community named by the path, whose tokens an
 // account lists and revokes (those it issued): one it manages, or one it
 // issued tokens of before its agents left. Any other reads as not found.
-func (s *Server) issuedCommunity(r *http.Request, acct *switchboard.Account) (*switchboard.Community, error) {
+func (s *Face) issuedCommunity(r *http.Request, acct *switchboard.Account) (*switchboard.Community, error) {
 	c, err := s.managedCommunity(r, acct)
-	if switchboard.ErrorCode(err) != switchboard.ENOTFOUND || s.Network == nil {
+	if switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 		return c, err
 	}
 	c, cerr := s.Network.Community(r.Context(), r.PathValue("name"))
@@ -233,6 +217,6 @@ func (s *Server) issuedCommunity(r *http.Request, acct *switchboard.Account) (*s
 }
 
 // approvedAtCreation says whether an agent acct creates starts approved.
-func (s *Server) approvedAtCreation(acct *switchboard.Account) bool {
+func (s *Face) approvedAtCreation(acct *switchboard.Account) bool {
 	return s.Network == nil || s.Network.ApprovedAtCreation(acct)
 }

@@ -1,14 +1,15 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
-func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -19,7 +20,7 @@ func (s *Server) handleIssueToken(w http.ResponseWriter, r *http.Request, acct *
 		ownerapi.Token{Address: v.Address, AgentCard: v.AgentCard}, audit.Token(g.AccountID, switchboard.TokenPeer, "", "agent "+g.Handle))
 }
 
-func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleListTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -29,7 +30,7 @@ func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request, acct *
 	s.listPeerTokens(w, r, switchboard.TokenFilter{Kind: &kind, AgentID: &g.ID})
 }
 
-func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -46,7 +47,7 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request, acct 
 // token a rotation replaces, and answer the address and card to show. The
 // issue (or rotation) by acct is recorded in the audit log on target (its
 // label filled in).
-func (s *Server) issuePeerToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, scope switchboard.Token, subject string,
+func (s *Face) issuePeerToken(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, scope switchboard.Token, subject string,
 	answer ownerapi.Token, target audit.Target) {
 	var body ownerapi.TokenIssue
 	if err := s.DecodeJSON(w, r, &body); err != nil {
@@ -68,12 +69,12 @@ func (s *Server) issuePeerToken(w http.ResponseWriter, r *http.Request, acct *sw
 		return
 	}
 	answer.Label, answer.Community, answer.Token, answer.Active, answer.CreatedAt = tok.Label, tok.Community, secret, true, tok.CreatedAt
-	WriteJSON(w, http.StatusCreated, answer)
+	httpapi.WriteJSON(w, http.StatusCreated, answer)
 }
 
 // listPeerTokens answers with the peer tokens of f: the active ones, or
 // all with ?all=1.
-func (s *Server) listPeerTokens(w http.ResponseWriter, r *http.Request, f switchboard.TokenFilter) {
+func (s *Face) listPeerTokens(w http.ResponseWriter, r *http.Request, f switchboard.TokenFilter) {
 	f.Active = r.URL.Query().Get("all") == ""
 	toks, err := s.Tokens.FindTokens(r.Context(), f)
 	if err != nil {
@@ -85,14 +86,14 @@ func (s *Server) listPeerTokens(w http.ResponseWriter, r *http.Request, f switch
 		out = append(out, ownerapi.Token{Label: t.Label, Community: t.Community, Active: t.RevokedAt == nil, CreatedAt: t.CreatedAt,
 			RevokedAt: t.RevokedAt, LastUsedAt: t.LastUsedAt})
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // revokePeerTokens revokes the active peer token of f labelled as the
 // path says, and ends its streams on every instance (subject); the
 // revocation by acct is recorded in the audit log on target (its label
 // filled in).
-func (s *Server) revokePeerTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, f switchboard.TokenFilter, subject string,
+func (s *Face) revokePeerTokens(w http.ResponseWriter, r *http.Request, acct *switchboard.Account, f switchboard.TokenFilter, subject string,
 	target audit.Target) {
 	label := r.PathValue("label")
 	err := s.peers.Revoke(r.Context(), f, label, subject) // its streams end, on every instance
@@ -102,5 +103,5 @@ func (s *Server) revokePeerTokens(w http.ResponseWriter, r *http.Request, acct *
 		s.WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, ownerapi.TokenRevoked{Revoked: true, Label: label})
+	httpapi.WriteJSON(w, http.StatusOK, ownerapi.TokenRevoked{Revoked: true, Label: label})
 }

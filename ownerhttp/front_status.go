@@ -1,16 +1,17 @@
-package httpapi
+package ownerhttp
 
 import (
 	"encoding/json"
 	"net/http"
 
 	"github.com/switchboard-dev/switchboard/front"
+	"github.com/switchboard-dev/switchboard/httpapi"
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
-func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
+func (s *Face) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	g, err := s.frontAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
@@ -54,7 +55,7 @@ func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct 
 	// The leak check runs over the card as peers get it; and names the
 	// credentials the upstream's card held (it reflects what it is sent),
 	// which peers never get.
-	if raw, err := json.Marshal(s.withPairing(s.cardV1(g, addr, false, up), g, s.ReachedBase(r, g), true)); err == nil {
+	if raw, err := json.Marshal(s.PublicCard(g, addr, s.ReachedBase(r, g), up)); err == nil {
 		out.PublicCardLeaks = append(out.PublicCardLeaks, front.Leaks(raw, scrubber)...)
 	}
 	if up != nil {
@@ -65,5 +66,5 @@ func (s *Server) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct 
 	if lf := f.LastFailure; lf != nil {
 		out.LastFailure = &ownerapi.FrontFailure{At: lf.At, Reason: lf.Reason, Status: lf.Status, Method: lf.Method, Peer: lf.Peer, Detail: lf.Detail}
 	}
-	WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }

@@ -1,4 +1,4 @@
-package httpapi
+package ownerhttp
 
 import (
 	"net/http"
@@ -7,17 +7,14 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // handleAudit answers GET /audit?since&actor&target&limit&cursor: the
 // audit log newest first, one page. The operator reads every entry; an
 // owner only those of its own account.
-func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	if s.AuditEntries == nil {
-		s.NotFound(w, r)
-		return
-	}
+func (s *Face) handleAudit(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
 	q := r.URL.Query()
 	f := switchboard.AuditFilter{Actor: q.Get("actor"), Target: q.Get("target"), Cursor: q.Get("cursor")}
 	if !acct.IsOperator() {
@@ -48,7 +45,7 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request, acct *switc
 	for _, e := range entries {
 		page.Entries = append(page.Entries, auditEntryView(e))
 	}
-	WriteJSON(w, http.StatusOK, page)
+	httpapi.WriteJSON(w, http.StatusOK, page)
 }
 
 // auditEntryView returns e as the owner API shows it.
