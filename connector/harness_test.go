@@ -54,7 +54,7 @@ type testServer struct {
 	sessions      *session.Service
 	sessionConfig session.Config
 	shared        *sharedCommunities
-	api           *httpapi.Server
+	api           *assembly.API
 	srv           *httptest.Server
 
 	// network, when set, is the in-process network the server listens on

@@ -43,6 +43,7 @@ type Env struct {
 	Closing context.Context
 
 	errLogs      *rateLimitedLogger
+	requests     *requestMetrics
 	closeStreams context.CancelFunc
 }
 
@@ -60,7 +61,7 @@ type EnvDeps struct {
 func NewEnv(deps EnvDeps, cfg Config) *Env {
 	cfg = cfg.withDefaults()
 	closing, closeStreams := context.WithCancel(context.Background())
-	return &Env{Closing: closing, closeStreams: closeStreams, Cfg: cfg, Logger: deps.Logger, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens, Audit: deps.Audit,
+	return &Env{Closing: closing, closeStreams: closeStreams, requests: newRequestMetrics(), Cfg: cfg, Logger: deps.Logger, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens, Audit: deps.Audit,
 		Clients: clientaddr.New(cfg.TrustedProxies), errLogs: newRateLimitedLogger(deps.Logger, time.Second),
 		URLs: publicurl.Resolver{PublicURL: cfg.PublicURL, TrustForwarded: cfg.TrustForwarded, Domains: cfg.DeploymentDomains, Agents: deps.Agents}}
 }
@@ -150,7 +151,7 @@ func (s *Env) NotFound(w http.ResponseWriter, r *http.Request) {
 }
 
 // WriteJSON writes v as the JSON response with the given status, giving up
-// on a client that does not read it within writeTimeout.
+// on a client that does not read it within WriteTimeout.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	startJSON(w, status)
 	enc := json.NewEncoder(w)
@@ -167,7 +168,7 @@ func WriteJSONBody(w http.ResponseWriter, status int, body []byte) {
 // startJSON sets the write deadline and headers of a JSON response and
 // writes its status.
 func startJSON(w http.ResponseWriter, status int) {
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(WriteTimeout))
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if h.Get("Cache-Control") == "" {

@@ -19,11 +19,7 @@ import (
 // errors also carry the reason "no_agent_found" (noAgentData); so has
 // EUNAVAILABLE (the server cannot store the work now: its storage is
 // full), answered with 503 and Retry-After (unavailable).
-var codes = map[switchboard.Code]struct {
-	status int
-	rpc    int
-	reason string
-}{
+var codes = map[switchboard.Code]Translation{
 	switchboard.EINTERNAL:               {http.StatusInternalServerError, -32603, "INTERNAL_ERROR"},
 	switchboard.EINVALID:                {http.StatusBadRequest, -32602, "INVALID_PARAMS"},
 	switchboard.EUNPROCESSABLE:          {http.StatusUnprocessableEntity, -32602, "INVALID_PARAMS"},
@@ -47,10 +43,27 @@ var codes = map[switchboard.Code]struct {
 	switchboard.EVERSIONNOTSUPPORTED:    {http.StatusBadRequest, -32009, "VERSION_NOT_SUPPORTED"},
 }
 
+// Translation is what an error code is on each wire: the HTTP status, the
+// JSON-RPC error code, the reason of A2A 1.0's ErrorInfo detail.
+type Translation struct {
+	Status int
+	RPC    int
+	Reason string
+}
+
+// Translate returns the translation of code; an unknown code is
+// translated as EINTERNAL.
+func Translate(code switchboard.Code) Translation {
+	if c, ok := codes[code]; ok {
+		return c
+	}
+	return codes[switchboard.EINTERNAL]
+}
+
 // HTTPStatus returns the HTTP status for an error code.
 func HTTPStatus(code switchboard.Code) int {
 	if c, ok := codes[code]; ok {
-		return c.status
+		return c.Status
 	}
 	return http.StatusInternalServerError
 }

@@ -44,7 +44,7 @@ type harness struct {
 	outbox  *outbox.Service
 	network *network.Service
 	pairing *pairing.Service
-	api     *httpapi.Server
+	api     *assembly.API
 	srv     *httptest.Server
 	limiter *ratelimit.Memory
 

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"sort"
 
 	"github.com/switchboard-dev/switchboard/metrics"
 )
@@ -14,53 +13,32 @@ var (
 	statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
 )
 
-// serverMetrics are the metrics a Server keeps. Counting is atomic adds on
-// counters found without a map look-up (requests) or through the method
-// table look-up that dispatch does anyway (JSON-RPC).
-type serverMetrics struct {
+// requestMetrics count the requests a server answers. Counting is an
+// atomic add on a counter found without a map look-up.
+type requestMetrics struct {
 	requests *metrics.CounterVec
 	// byClass holds requests' counters by method class and status class.
-	byClass  [len(methodClasses)][len(statusClasses)]*metrics.Counter
-	rpc      *metrics.CounterVec
-	rpcOther *metrics.Counter // calls of a method not in the table
-	streams  *metrics.Gauge
+	byClass [len(methodClasses)][len(statusClasses)]*metrics.Counter
 }
 
-// newServerMetrics makes the server's metrics and gives each method of
-// table its call counter.
-func newServerMetrics(table map[string]rpcMethod) *serverMetrics {
-	m := &serverMetrics{
+// newRequestMetrics makes the request counter.
+func newRequestMetrics() *requestMetrics {
+	m := &requestMetrics{
 		requests: metrics.NewCounterVec("switchboard_http_requests_total",
 			"HTTP requests served, by method and status class, counted when they end (a stream when it closes, an agent's WebSocket when it is upgraded).",
 			metrics.Label{Name: "method", Values: methodClasses[:]}, metrics.Label{Name: "code", Values: statusClasses[:]}),
-		streams: metrics.NewGauge("switchboard_sse_streams",
-			"Server-sent event streams open on this instance (SendStreamingMessage, SubscribeToTask and their 0.3 names)."),
 	}
 	for i, method := range methodClasses {
 		for j, code := range statusClasses {
 			m.byClass[i][j] = m.requests.With(method, code)
 		}
 	}
-	names := make([]string, 0, len(table)+1)
-	for name := range table {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	m.rpc = metrics.NewCounterVec("switchboard_jsonrpc_requests_total",
-		"A2A JSON-RPC requests by method, counted once the envelope is read (after authentication and the rate limit); other: a method that does not exist.",
-		metrics.Label{Name: "method", Values: append(names, "other")})
-	for _, name := range names {
-		rm := table[name]
-		rm.calls = m.rpc.With(name)
-		table[name] = rm
-	}
-	m.rpcOther = m.rpc.With("other")
 	return m
 }
 
 // countRequest counts a request that ended with status (0: nothing was
 // written, which net/http answers with 200).
-func (m *serverMetrics) countRequest(method string, status int) {
+func (m *requestMetrics) countRequest(method string, status int) {
 	mi := len(methodClasses) - 1
 	for i, c := range methodClasses[:mi] {
 		if method == c {
@@ -75,29 +53,23 @@ func (m *serverMetrics) countRequest(method string, status int) {
 	m.byClass[mi][si].Inc()
 }
 
-// countRPC counts a call of rm, the method table's entry for the call (the
-// zero rpcMethod for a method that does not exist).
-func (m *serverMetrics) countRPC(rm rpcMethod) {
-	if rm.calls != nil {
-		rm.calls.Inc()
-		return
-	}
-	m.rpcOther.Inc()
+// Observe serves r with h, its body read under the body timeout
+// (Config.BodyTimeout, body.go), and counts it in
+// switchboard_http_requests_total once h returns.
+func (s *Env) Observe(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	rec := &statusRecorder{ResponseWriter: w}
+	body := watchBody(rec, r, s.Cfg.BodyTimeout)
+	h.ServeHTTP(rec, r)
+	body.finish()
+	s.requests.countRequest(r.Method, rec.status)
 }
 
 // Metrics returns the metrics the server keeps, to be registered with the
-// process's metrics.Registry: switchboard_http_requests_total,
-// switchboard_jsonrpc_requests_total and switchboard_sse_streams.
-func (s *Server) Metrics() []metrics.Metric {
-	return []metrics.Metric{s.met.requests, s.met.rpc, s.met.streams}
-}
+// process's metrics.Registry: switchboard_http_requests_total.
+func (s *Server) Metrics() []metrics.Metric { return []metrics.Metric{s.requests.requests} }
 
-// handleMetrics serves /metrics when a MetricsHandler is set.
+// handleMetrics serves /metrics with Deps.MetricsHandler.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	if s.MetricsHandler == nil {
-		s.NotFound(w, r)
-		return
-	}
 	s.MetricsHandler.ServeHTTP(w, r)
 }
 

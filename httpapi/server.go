@@ -2,27 +2,12 @@ package httpapi
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/front"
-	"github.com/switchboard-dev/switchboard/mcpauth"
-	"github.com/switchboard-dev/switchboard/network"
-	"github.com/switchboard-dev/switchboard/outbox"
-	"github.com/switchboard-dev/switchboard/outpeer"
 	"github.com/switchboard-dev/switchboard/ownerapi"
-	"github.com/switchboard-dev/switchboard/pairing"
-	"github.com/switchboard-dev/switchboard/peers"
-	"github.com/switchboard-dev/switchboard/push"
-	"github.com/switchboard-dev/switchboard/reach"
-	"github.com/switchboard-dev/switchboard/relay"
-	"github.com/switchboard-dev/switchboard/tracing"
-	"github.com/switchboard-dev/switchboard/wake"
 )
 
 // Defaults for Config fields left at zero.
@@ -38,12 +23,9 @@ const (
 
 // Limits on slow or idle clients.
 const (
-	// unauthenticatedBodyLimit bounds what is read of a request that failed
-	// authentication, only to echo its JSON-RPC id.
-	unauthenticatedBodyLimit = 64 << 10
-	// writeTimeout bounds each write of an answer or a stream event to a
+	// WriteTimeout bounds each write of an answer or a stream event to a
 	// client that does not read.
-	writeTimeout = 30 * time.Second
+	WriteTimeout = 30 * time.Second
 )
 
 // Config holds the settings of the HTTP API. Zero values mean defaults.
@@ -105,30 +87,8 @@ type Config struct {
 	BodyTimeout time.Duration
 }
 
-// Deps are the components the HTTP API needs.
+// Deps are what the server answers itself, beside its faces' routes.
 type Deps struct {
-	// Tracer records a span for each A2A call, continuing the peer's
-	// traceparent (a2a.go); nil: tracing off.
-	Tracer     *tracing.Tracer
-	Accounts   switchboard.AccountStore
-	Agents     switchboard.AgentStore
-	Tokens     switchboard.TokenStore
-	Deliveries switchboard.DeliveryStore
-	Tasks      *relay.Service
-	// Outbox records what agents send to other agents and receives the
-	// pushes that answer them; nil: the outbox, history and push routes
-	// answer 404.
-	Outbox  *outbox.Service
-	Limiter switchboard.RateLimiter
-	Logger  *slog.Logger
-	// Bus carries hints to connections and dispatchers when an agent's
-	// settings or tokens change.
-	Bus switchboard.Bus
-	// Presence tells whether an agent holds a connection to any instance,
-	// and since when; optional.
-	Presence interface {
-		AgentConnectedSince(ctx context.Context, agentID string) (since time.Time, connected bool, err error)
-	}
 	// Pinger is the store as /readyz checks it: Ping reports whether it
 	// answers. Optional: without it /readyz checks nothing more than the
 	// server's own state.
@@ -141,110 +101,65 @@ type Deps struct {
 	// MetricsHandler serves GET /metrics; nil: not served here (metrics
 	// may be on a listener of their own, or off).
 	MetricsHandler http.Handler
-	// Wakes manages agents' wake webhooks (/agents/{ref}/wake); nil: not
-	// served.
-	Wakes *wake.Service
-	// Pushes shows what became of the push notifications of a task
-	// (/tasks/{id}/pushes); nil: that route answers 404.
-	Pushes *push.Service
-	// MCP says that agents' MCP endpoints are served (package agenthttp):
-	// the MCP token routes are mounted, agents' views name their endpoint.
-	MCP bool
-	// OAuth lets MCP clients get MCP tokens by OAuth 2.1 (registration,
-	// consent, the code and refresh grants); nil, or MCP nil: not served.
-	OAuth *mcpauth.Service
-	// Network holds communities, approval, discovery and the directory;
-	// nil: the network's routes answer 404 and agent tokens open no
-	// agent's address.
-	Network *network.Service
-	// Pairing runs the device authorization grant (docs/pairing.md); nil:
-	// the pairing routes answer 404 and cards declare no pairing scheme.
-	Pairing *pairing.Service
-	// Fronts forwards the work of agents in front mode to their upstreams
-	// (docs/front.md); nil: agents cannot be created in front mode.
-	Fronts *front.Service
-	// Published serves the cards forwarding connectors publish for their
-	// connector agents' addresses; nil: those addresses serve the card of
-	// the agent's settings.
-	Published *front.Published
-	// OutboundPeers keeps agents' synced aliases (/agents/{ref}/peers,
-	// docs/mcp.md); nil: those routes answer 404.
-	OutboundPeers *outpeer.Service
-	// Reach checks how the world reaches agents' public addresses
-	// (/agents/{ref}/reachability); nil: none is checked.
-	Reach *reach.Checker
-	// Audit records the security-relevant changes made through the API
-	// (docs/operating.md, "Audit log"); nil: nothing is recorded.
-	Audit switchboard.AuditLog
-	// AuditEntries is the audit log GET /audit reads; nil: that route
-	// answers 404.
-	AuditEntries switchboard.AuditStore
 }
 
-// Server serves the A2A addresses of every agent, the owner API and health
-// checks on one http.Handler.
+// Server is the one http.Handler of the HTTP API: it serves the routes
+// the faces mount (Mount), health checks, /metrics, and 404 for the rest;
+// it bounds request bodies and counts each request.
 type Server struct {
+	*Env
 	Deps
-	env
-	usage *peers.Usage // records peer tokens' last use; nil if the token store cannot
 	mux   *http.ServeMux
-	bind  bindings   // the SDK's HTTP+JSON and gRPC transports; immutable after New
 	table []Endpoint // what mux serves; grows only by Mount, before serving
-	rpc   map[string]rpcMethod
-	met   *serverMetrics
+	// intercept, when set by Intercept before serving, takes the requests
+	// it matches before the mux (the gRPC binding).
+	intercept struct {
+		match func(*http.Request) bool
+		h     http.Handler
+	}
 
 	state      atomic.Int32 // stateStarting, stateReady or stateDraining
 	storeCheck storeCheck
-
-	streamsMu     sync.Mutex
-	streamsByPeer map[string]int // guarded by streamsMu: open streams per peer key
 }
 
-// env holds the Env one level down, so that the Deps' fields of the same
-// names are the ones a Server's methods see.
-type env struct{ *Env }
-
-// New returns a Server. It answers /readyz with 503 until SetReady(true).
-func New(deps Deps, cfg Config) *Server {
-	if cfg.BlockingTimeout <= 0 {
-		cfg.BlockingTimeout = relay.DefaultBlockingTimeout
-	}
-	e := NewEnv(EnvDeps{Logger: deps.Logger, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens, Audit: deps.Audit}, cfg)
-	s := &Server{Deps: deps, env: env{e}, mux: http.NewServeMux()}
-	cfg = e.Cfg
-	if toucher, ok := deps.Tokens.(peers.Toucher); ok {
-		s.usage = peers.NewUsage(toucher, deps.Logger, nil)
-	}
-	s.storeCheck.interval = cfg.StoreCheckInterval
+// New returns a Server on env, with its own routes (health, readiness,
+// /metrics with a MetricsHandler, 404 for any path no face serves). It
+// answers /readyz with 503 until SetReady(true).
+func New(env *Env, deps Deps) *Server {
+	s := &Server{Env: env, Deps: deps, mux: http.NewServeMux()}
+	s.storeCheck.interval = env.Cfg.StoreCheckInterval
 	if deps.Pinger != nil {
 		s.storeCheck.ping = deps.Pinger.Ping
 	}
-	s.streamsByPeer = make(map[string]int)
-	s.rpc = s.methods()
-	s.met = newServerMetrics(s.rpc)
-	s.bind = s.newBindings()
-	s.routes()
+	s.Mount(Serve("GET", "/healthz", AccessPublic, s.handleHealth), Serve("GET", "/readyz", AccessPublic, s.handleReady))
+	if deps.MetricsHandler != nil {
+		s.Mount(Serve("GET", "/metrics", AccessPublic, s.handleMetrics))
+	}
+	s.Mount(Serve("", "/", AccessPublic, s.NotFound))
 	return s
+}
+
+// Intercept hands the requests match reports true for to h, before the
+// mux and uncounted: the A2A edge's gRPC binding, whose requests have
+// paths of their own. It is called while the server is assembled.
+func (s *Server) Intercept(match func(*http.Request) bool, h http.Handler) {
+	s.intercept.match, s.intercept.h = match, h
 }
 
 // ServeHTTP implements http.Handler. It counts each request by method and
 // status class once the request ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if isGRPC(r) {
-		s.serveGRPC(w, r, nil) // the gRPC binding (a2a_grpc.go)
+	if s.intercept.match != nil && s.intercept.match(r) {
+		s.intercept.h.ServeHTTP(w, r)
 		return
 	}
-	rec := &statusRecorder{ResponseWriter: w}
-	body := watchBody(w, r, s.Cfg.BodyTimeout)
-	s.mux.ServeHTTP(rec, r)
-	body.finish()
-	s.met.countRequest(r.Method, rec.status)
+	s.Observe(w, r, s.mux)
 }
 
 // Access names the credential a route requires.
 type Access string
 
-// The kinds of access a route may require. routes() wraps owner and
+// The kinds of access a route may require. Mount wraps owner and
 // operator routes in the owner-token check; the handlers of the other
 // routes authenticate the request themselves.
 const (
@@ -338,64 +253,6 @@ func (s *Server) Routes() []Route {
 	}
 	return out
 }
-
-// routeTable returns every route of the server, in registration order.
-func (s *Server) routeTable() []Endpoint {
-	serve := Serve
-	table := []Endpoint{
-		serve("GET", "/healthz", AccessPublic, s.handleHealth),
-		serve("GET", "/readyz", AccessPublic, s.handleReady),
-		serve("GET", "/metrics", AccessPublic, s.handleMetrics),
-
-		// Agent addresses: {base}/a/{handle}, with or without a trailing
-		// slash. GET is the public landing page, POST is A2A JSON-RPC for
-		// the agent's peers; the same handler answers any other method
-		// (OPTIONS preflight, 405).
-		serve("GET", "/a/{handle}", AccessPublic, s.handleAddress),
-		serve("POST", "/a/{handle}", AccessPeer, s.handleAddress),
-		serve("", "/a/{handle}", AccessPublic, s.handleAddress),
-		serve("GET", "/a/{handle}/{$}", AccessPublic, s.handleAddress),
-		serve("POST", "/a/{handle}/{$}", AccessPeer, s.handleAddress),
-		serve("", "/a/{handle}/{$}", AccessPublic, s.handleAddress),
-		serve("", "/a/{handle}/.well-known/agent-card.json", AccessPublic, s.handleCardV1),
-		serve("", "/a/{handle}/.well-known/agent.json", AccessPublic, s.handleCardV03),
-		// The HTTP+JSON binding under the address (a2a_rest.go), any
-		// method: the SDK's transport answers one it does not serve.
-		serve("", "/a/{handle}/message:send", AccessPeer, s.handleAgentREST),
-		serve("", "/a/{handle}/message:stream", AccessPeer, s.handleAgentREST),
-		serve("", "/a/{handle}/tasks", AccessPeer, s.handleAgentREST),
-		serve("", "/a/{handle}/tasks/{rest...}", AccessPeer, s.handleAgentREST),
-		serve("", "/a/{handle}/extendedAgentCard", AccessPeer, s.handleAgentREST),
-		serve("", "/a/{handle}/v1/{rest...}", AccessPeer, s.handleAgentREST),
-
-		// The default agent, if any, also lives at the root.
-		serve("GET", "/{$}", AccessPublic, s.handleRoot),
-		serve("POST", "/{$}", AccessPeer, s.handleRoot),
-		serve("", "/{$}", AccessPublic, s.handleRoot),
-		serve("", "/.well-known/agent-card.json", AccessPublic, s.handleCardV1),
-		serve("", "/.well-known/agent.json", AccessPublic, s.handleCardV03),
-
-		// Community addresses (docs/network.md).
-		serve("GET", "/c/{name}", AccessPublic, s.handleCommunityAddress),
-		serve("POST", "/c/{name}", AccessCommunity, s.handleCommunityAddress),
-		serve("", "/c/{name}", AccessPublic, s.handleCommunityAddress),
-		serve("GET", "/c/{name}/{$}", AccessPublic, s.handleCommunityAddress),
-		serve("POST", "/c/{name}/{$}", AccessCommunity, s.handleCommunityAddress),
-		serve("", "/c/{name}/{$}", AccessPublic, s.handleCommunityAddress),
-		serve("", "/c/{name}/.well-known/agent-card.json", AccessPublic, s.handleCommunityCardV1),
-		serve("", "/c/{name}/.well-known/agent.json", AccessPublic, s.handleCommunityCardV03),
-		serve("", "/c/{name}/message:send", AccessCommunity, s.handleCommunityREST),
-		serve("", "/c/{name}/message:stream", AccessCommunity, s.handleCommunityREST),
-		serve("", "/c/{name}/tasks", AccessCommunity, s.handleCommunityREST),
-		serve("", "/c/{name}/tasks/{rest...}", AccessCommunity, s.handleCommunityREST),
-		serve("", "/c/{name}/extendedAgentCard", AccessCommunity, s.handleCommunityREST),
-		serve("", "/c/{name}/v1/{rest...}", AccessCommunity, s.handleCommunityREST),
-	}
-	return append(table, serve("", "/", AccessPublic, s.NotFound))
-}
-
-// routes registers the route table on the mux.
-func (s *Server) routes() { s.Mount(s.routeTable()...) }
 
 // Mount registers the endpoints of a face, wrapping owner and operator
 // routes in the owner-token check. It is called while the server is

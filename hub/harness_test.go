@@ -46,7 +46,7 @@ type server struct {
 	bus   *membus.Bus
 	tasks *relay.Service
 	hub   *hub.Hub
-	api   *httpapi.Server
+	api   *assembly.API
 	srv   *httptest.Server
 	// client makes the requests of peers and agents: the default client on
 	// loopback, or one that dials the in-process network (newBubbleServer).

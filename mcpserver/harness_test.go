@@ -45,7 +45,7 @@ type world struct {
 	tasks   *relay.Service
 	network *network.Service
 	pairing *pairing.Service
-	api     *httpapi.Server
+	api     *assembly.API
 	srv     *httptest.Server
 
 	owner      *switchboard.Account

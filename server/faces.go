@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2aedge"
 	"github.com/switchboard-dev/switchboard/agenthttp"
 	"github.com/switchboard-dev/switchboard/certs"
 	"github.com/switchboard-dev/switchboard/clientaddr"
@@ -17,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/mcpserver"
+	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/oauthhttp"
 	"github.com/switchboard-dev/switchboard/outbox"
@@ -163,34 +165,49 @@ type APIDeps struct {
 	AuditEntries switchboard.AuditStore
 }
 
-// NewAPI returns the HTTP API on deps: package httpapi's faces, and beside
-// them, each mounted with the services it serves, the OAuth face (package
-// oauthhttp; MCP clients' OAuth only with MCP on) and the agents' face
-// (package agenthttp). The tests of the faces and of the packages that run
-// a whole API (hub, connector, mcpserver) assemble it here too.
-func NewAPI(deps APIDeps, cfg httpapi.Config) *httpapi.Server {
-	api := httpapi.New(httpapi.Deps{
-		Tracer: deps.Tracer, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens, Deliveries: deps.Deliveries,
-		Tasks: deps.Tasks, Outbox: deps.Outbox, Limiter: deps.Limiter, Logger: deps.Logger, Bus: deps.Bus, Presence: deps.Presence,
-		Pinger: deps.Pinger, TLS: deps.TLS, MetricsHandler: deps.MetricsHandler, Wakes: deps.Wakes, Pushes: deps.Pushes,
-		MCP: deps.MCP != nil, OAuth: deps.OAuth, Network: deps.Network, Pairing: deps.Pairing, Fronts: deps.Fronts,
-		Published: deps.Published, OutboundPeers: deps.OutboundPeers, Reach: deps.Reach, Audit: deps.Audit,
-		AuditEntries: deps.AuditEntries,
-	}, cfg)
-	var oauth *mcpauth.Service
-	if deps.MCP != nil {
-		oauth = deps.OAuth
-	}
-	api.Mount(ownerhttp.New(api.Env, ownerhttp.Deps{Deliveries: deps.Deliveries, Tasks: deps.Tasks, Bus: deps.Bus,
-		PublicCard: api.PublicCard, Presence: deps.Presence, Outbox: deps.Outbox, Wakes: deps.Wakes, Pushes: deps.Pushes,
+// API is the HTTP API: the server that answers every request
+// (httpapi.Server) with the faces mounted on it, and the A2A edge, which
+// also serves the agents' domains in front of everything (AgentDomains).
+type API struct {
+	*httpapi.Server
+	Edge *a2aedge.Edge
+}
+
+// NewAPI returns the HTTP API on deps: every face, each built with the
+// services it serves and mounted on one httpapi.Server. An optional
+// service that is nil leaves its routes unmounted. The tests of the faces
+// and of the packages that run a whole API (hub, connector, mcpserver)
+// assemble it here too.
+func NewAPI(deps APIDeps, cfg httpapi.Config) *API {
+	env := httpapi.NewEnv(httpapi.EnvDeps{Logger: deps.Logger, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens,
+		Audit: deps.Audit}, cfg)
+	api := httpapi.New(env, httpapi.Deps{Pinger: deps.Pinger, TLS: deps.TLS, MetricsHandler: deps.MetricsHandler})
+	edge := a2aedge.New(env, a2aedge.Deps{Tasks: deps.Tasks, Tracer: deps.Tracer, Limiter: deps.Limiter, Bus: deps.Bus,
+		Network: deps.Network, Pairing: deps.Pairing, Fronts: deps.Fronts, Published: deps.Published})
+	api.Intercept(a2aedge.IsGRPC, http.HandlerFunc(edge.ServeGRPC))
+	api.Mount(edge.Routes()...)
+	api.Mount(ownerhttp.New(env, ownerhttp.Deps{Deliveries: deps.Deliveries, Tasks: deps.Tasks, Bus: deps.Bus,
+		PublicCard: edge.PublicCard, Presence: deps.Presence, Outbox: deps.Outbox, Wakes: deps.Wakes, Pushes: deps.Pushes,
 		MCP: deps.MCP != nil, OAuth: deps.OAuth, Network: deps.Network, Pairing: deps.Pairing, Fronts: deps.Fronts,
 		Published: deps.Published, OutboundPeers: deps.OutboundPeers, Reach: deps.Reach, AuditEntries: deps.AuditEntries,
 	}).Routes()...)
-	api.Mount(oauthhttp.New(api.Env, deps.Pairing, oauth).Routes()...)
-	api.Mount(agenthttp.New(api.Env, agenthttp.Deps{Tasks: deps.Tasks, Limiter: deps.Limiter, Connect: deps.Connect,
+	var oauth *mcpauth.Service // MCP clients' OAuth, only with MCP on
+	if deps.MCP != nil {
+		oauth = deps.OAuth
+	}
+	api.Mount(oauthhttp.New(env, deps.Pairing, oauth).Routes()...)
+	api.Mount(agenthttp.New(env, agenthttp.Deps{Tasks: deps.Tasks, Limiter: deps.Limiter, Connect: deps.Connect,
 		Network: deps.Network, Outbox: deps.Outbox, MCP: deps.MCP}).Routes()...)
-	return api
+	return &API{Server: api, Edge: edge}
 }
+
+// AgentDomains serves requests to agents' domains as their addresses
+// (a2aedge.Edge.AgentDomains) and hands every other to next.
+func (a *API) AgentDomains(next http.Handler) http.Handler { return a.Edge.AgentDomains(next) }
+
+// Metrics returns the metrics the API keeps: the server's request
+// counter, the edge's JSON-RPC counters and stream gauge.
+func (a *API) Metrics() []metrics.Metric { return append(a.Server.Metrics(), a.Edge.Metrics()...) }
 
 // newMCP returns the MCP endpoints' handler, or nil when the
 // configuration turns MCP off (then no MCP route is served).

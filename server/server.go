@@ -56,7 +56,7 @@ type Server struct {
 	// Hub holds the connector agents' WebSockets.
 	Hub *hub.Hub
 	// API serves the addresses, the owner API and health.
-	API *httpapi.Server
+	API *API
 	// Console is the web console at /dashboard.
 	Console *dashboard.Console
 	// Pairing runs the device authorization grant; Device is its page

@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/publicurl"
 )
@@ -99,7 +100,7 @@ func DomainRoutes() []DomainRoute {
 // configured (Config.PublicURL or DeploymentDomains): otherwise the
 // deployment's host is taken from each request and could not be told
 // from an agent's.
-func (s *Server) AgentDomains(next http.Handler) http.Handler {
+func (s *Edge) AgentDomains(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := s.URLs.Host(r)
 		if !s.URLs.Known() || host == "" || s.URLs.Own(host) {
@@ -126,18 +127,16 @@ func (s *Server) AgentDomains(next http.Handler) http.Handler {
 				return
 			}
 		}
-		rec := &statusRecorder{ResponseWriter: w}
-		body := watchBody(rec, r, s.Cfg.BodyTimeout)
-		switch {
-		case err != nil:
-			s.WriteError(rec, r, err)
-		case agent.AccountDisabled:
-			WriteJSON(rec, http.StatusNotFound, ownerapi.Error{Error: "no agent at this address"})
-		default:
-			s.serveDomainPage(rec, r, agent)
-		}
-		body.finish()
-		s.met.countRequest(r.Method, rec.status)
+		s.Observe(w, r, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case err != nil:
+				s.WriteError(w, r, err)
+			case agent.AccountDisabled:
+				httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no agent at this address"})
+			default:
+				s.serveDomainPage(w, r, agent)
+			}
+		}))
 	})
 }
 
@@ -165,14 +164,14 @@ func atPath(r *http.Request, path string) *http.Request {
 // other path. The MCP consent page gets the resource the client asked
 // for at the domain, when it named none: the authorization is for the
 // domain's MCP endpoint.
-func (s *Server) serveDomainPage(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
+func (s *Edge) serveDomainPage(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
 	path := r.URL.Path
 	page, ok := domainPages[path]
 	if !ok && strings.HasPrefix(path, "/dashboard/") {
 		page, ok = path, true
 	}
 	if !ok {
-		WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "not found: an agent domain serves its agent's address only"})
+		httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "not found: an agent domain serves its agent's address only"})
 		return
 	}
 	query := r.URL.RawQuery

@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/a2ajson"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
@@ -53,7 +54,7 @@ type rpcMethod struct {
 
 // methods returns the method table: 1.0 and 0.3 names are disjoint, so the
 // name alone decides the version and the shapes of the answer.
-func (s *Server) methods() map[string]rpcMethod {
+func (s *Edge) methods() map[string]rpcMethod {
 	v1, v03 := switchboard.ProtocolV1, switchboard.ProtocolV03
 	return map[string]rpcMethod{
 		"SendMessage":                      {version: v1, unary: s.v1SendMessage},
@@ -83,7 +84,7 @@ func (s *Server) methods() map[string]rpcMethod {
 
 // handleAddress serves an agent's address: the landing page on GET, A2A
 // JSON-RPC on POST.
-func (s *Server) handleAddress(w http.ResponseWriter, r *http.Request) {
+func (s *Edge) handleAddress(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.AgentFromPath(w, r)
 	if !ok {
 		return
@@ -91,26 +92,26 @@ func (s *Server) handleAddress(w http.ResponseWriter, r *http.Request) {
 	s.serveAgent(w, r, agent)
 }
 
-func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
+func (s *Edge) serveAgent(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		s.serveLanding(w, r, agent)
 	case http.MethodPost:
 		s.serveRPC(w, r, rpcTarget{agent: agent, addr: s.ReachedAddress(r, agent)})
 	case http.MethodOptions:
-		SetCORS(w)
+		httpapi.SetCORS(w)
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST, OPTIONS")
-		WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
+		httpapi.WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
 	}
 }
 
 // serveRPC runs the request pipeline of an address, in this order:
 // authentication, rate limit, body limit, envelope, method, version,
 // params, and the method itself. Each step answers with its own error.
-func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget) {
-	SetCORS(w)
+func (s *Edge) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget) {
+	httpapi.SetCORS(w)
 	if s.Tracer.On() {
 		// The call's span, in the trace of the peer's traceparent (a
 		// malformed one is ignored: a new trace starts).
@@ -143,7 +144,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 	body, err := s.ReadBody(w, r)
 	if err != nil {
 		e := rpcErrorFor(err, shape)
-		e.status = HTTPStatus(switchboard.ErrorCode(err))
+		e.status = httpapi.HTTPStatus(switchboard.ErrorCode(err))
 		writeRPCError(w, nullID, e)
 		return
 	}
@@ -159,7 +160,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarg
 		trace.SpanFromContext(r.Context()).SetName("a2a " + req.Method) // one of ours: a name in s.rpc
 	}
 	if !ok {
-		writeRPCError(w, req.ID, &rpcError{Code: rpcMethodNotFound, Message: fmt.Sprintf("Method not found: %s", Truncate(req.Method, 64))})
+		writeRPCError(w, req.ID, &rpcError{Code: rpcMethodNotFound, Message: fmt.Sprintf("Method not found: %s", httpapi.Truncate(req.Method, 64))})
 		return
 	}
 	if _, err := requestedVersion(r); err != nil {
@@ -226,7 +227,7 @@ func targetAgentID(t rpcTarget) string {
 
 // acquireStream counts an open stream of the peer, unless it already holds
 // MaxStreamsPerPeer. The returned function releases it.
-func (s *Server) acquireStream(p switchboard.Peer) (release func(), ok bool) {
+func (s *Edge) acquireStream(p switchboard.Peer) (release func(), ok bool) {
 	key := p.Key()
 	s.streamsMu.Lock()
 	defer s.streamsMu.Unlock()
@@ -245,13 +246,17 @@ func (s *Server) acquireStream(p switchboard.Peer) (release func(), ok bool) {
 	}, true
 }
 
+// unauthenticatedBodyLimit bounds what is read of a request that failed
+// authentication, only to echo its JSON-RPC id.
+const unauthenticatedBodyLimit = 64 << 10
+
 // writeUnauthorized answers a call without a valid peer token: HTTP 401, a
 // WWW-Authenticate challenge that tells a missing token from a bad one, and
 // a JSON-RPC error that echoes the request's id when it can be read from
 // the first 64 KiB of the body. When the agent (nil for a community)
 // takes pairing requests, the challenge names its resource metadata and
 // the error's data says where to pair (pairingHint).
-func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err error, shape switchboard.ProtocolVersion, agent *switchboard.Agent) {
+func (s *Edge) writeUnauthorized(w http.ResponseWriter, r *http.Request, err error, shape switchboard.ProtocolVersion, agent *switchboard.Agent) {
 	if switchboard.ErrorCode(err) != switchboard.EUNAUTHORIZED {
 		s.LogInternal(r, err)
 		writeRPCError(w, nullID, &rpcError{Code: rpcInternalError, Message: "internal error", status: http.StatusInternalServerError})
@@ -272,7 +277,7 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, r *http.Request, err e
 	if pairs {
 		challenge += `, resource_metadata="` + s.ResourceMetadataURL(r, agent) + `"`
 	}
-	if BearerToken(r) != "" {
+	if httpapi.BearerToken(r) != "" {
 		challenge += `, error="invalid_token", error_description="the bearer token is not valid (revoked, rotated or mistyped)"`
 	}
 	w.Header().Set("WWW-Authenticate", challenge)

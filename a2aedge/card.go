@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/front"
+	"github.com/switchboard-dev/switchboard/httpapi"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -115,7 +116,7 @@ type cardExtension struct {
 // 0.3.14 refuses an OAuth scheme without a flow 0.3 knows, and 0.3 has no
 // device code flow.
 // issuer is the address, without a trailing slash.
-func (s *Server) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer string, scheme bool) *agentCardV1 {
+func (s *Edge) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer string, scheme bool) *agentCardV1 {
 	ext, ok := s.pairingExtension(agent, issuer)
 	if !ok {
 		return card
@@ -123,9 +124,9 @@ func (s *Server) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer
 	card.Capabilities.Extensions = append(card.Capabilities.Extensions, ext)
 	if scheme {
 		card.SecuritySchemes["pairing"] = securityScheme{OAuth2: &oauth2Value{Description: pairingDescription,
-			Oauth2MetadataURL: issuer + AuthServerMetadataPath,
+			Oauth2MetadataURL: issuer + httpapi.AuthServerMetadataPath,
 			Flows: oauthFlows{DeviceCode: deviceCodeFlow{
-				DeviceAuthorizationURL: issuer + DeviceAuthorizationPath, TokenURL: issuer + OAuthTokenPath,
+				DeviceAuthorizationURL: issuer + httpapi.DeviceAuthorizationPath, TokenURL: issuer + httpapi.OAuthTokenPath,
 				Scopes: map[string]string{"a2a": "call this agent as a peer"},
 			}}}}
 	}
@@ -139,7 +140,7 @@ func (s *Server) withPairing(card *agentCardV1, agent *switchboard.Agent, issuer
 // (authorization code, client credentials, implicit, password) yields a
 // peer token, so a scheme would be either unparsable or untrue. The
 // extension is a 0.3 AgentExtension, which both read.
-func (s *Server) withPairingV03(card *agentCardV03, agent *switchboard.Agent, issuer string) *agentCardV03 {
+func (s *Edge) withPairingV03(card *agentCardV03, agent *switchboard.Agent, issuer string) *agentCardV03 {
 	if ext, ok := s.pairingExtension(agent, issuer); ok {
 		card.Capabilities.Extensions = append(card.Capabilities.Extensions, ext)
 	}
@@ -148,16 +149,16 @@ func (s *Server) withPairingV03(card *agentCardV03, agent *switchboard.Agent, is
 
 // pairingExtension returns the card extension that names the agent's
 // pairing endpoints and reports whether the agent takes pairing requests.
-func (s *Server) pairingExtension(agent *switchboard.Agent, issuer string) (cardExtension, bool) {
+func (s *Edge) pairingExtension(agent *switchboard.Agent, issuer string) (cardExtension, bool) {
 	if s.Pairing == nil || !pairing.Enabled(agent) {
 		return cardExtension{}, false
 	}
 	return cardExtension{
 		URI: pairingExtensionURI, Description: "Ask for a peer token with the OAuth 2.0 device authorization grant (RFC 8628).",
 		Params: map[string]any{
-			"device_authorization_endpoint": issuer + DeviceAuthorizationPath,
-			"token_endpoint":                issuer + OAuthTokenPath,
-			"authorization_server_metadata": issuer + AuthServerMetadataPath,
+			"device_authorization_endpoint": issuer + httpapi.DeviceAuthorizationPath,
+			"token_endpoint":                issuer + httpapi.OAuthTokenPath,
+			"authorization_server_metadata": issuer + httpapi.AuthServerMetadataPath,
 		},
 	}, true
 }
@@ -225,7 +226,7 @@ var defaultSkill = a2a.AgentSkill{
 
 // cardV1 returns the union card of an agent whose address is addr. With
 // extended, the skills include the ones shown only to authenticated peers.
-func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool, up *front.Card) *agentCardV1 {
+func (s *Edge) cardV1(agent *switchboard.Agent, addr string, extended bool, up *front.Card) *agentCardV1 {
 	f := s.cardFacts(agent, extended, up)
 	return &agentCardV1{
 		Name:                 f.name,
@@ -251,7 +252,7 @@ func (s *Server) cardV1(agent *switchboard.Agent, addr string, extended bool, up
 }
 
 // cardV03 returns the 0.3 card of an agent whose address is addr.
-func (s *Server) cardV03(agent *switchboard.Agent, addr string, extended bool, up *front.Card) *agentCardV03 {
+func (s *Edge) cardV03(agent *switchboard.Agent, addr string, extended bool, up *front.Card) *agentCardV03 {
 	f := s.cardFacts(agent, extended, up)
 	no := false
 	return &agentCardV03{
@@ -290,7 +291,7 @@ type cardFacts struct {
 // cardFacts are the facts of agent's card. For a front, up is its
 // upstream's card (scrubbed), nil when there is none: the owner's
 // settings come first, then the upstream's card, then the defaults.
-func (s *Server) cardFacts(agent *switchboard.Agent, extended bool, up *front.Card) cardFacts {
+func (s *Edge) cardFacts(agent *switchboard.Agent, extended bool, up *front.Card) cardFacts {
 	f := cardFacts{name: agent.Name, description: agent.Description, version: agent.Version, extended: agent.HasExtendedCard(),
 		inputModes: defaultModes, outputModes: defaultModes}
 	skills := agent.Skills
@@ -340,7 +341,7 @@ func (s *Server) cardFacts(agent *switchboard.Agent, extended bool, up *front.Ca
 
 // handleCardV1 serves the 1.0 card of the agent at the path, or the 0.3
 // card to a client that asks for A2A-Version 0.3.
-func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
+func (s *Edge) handleCardV1(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.cardRequest(w, r)
 	if !ok {
 		return
@@ -358,7 +359,7 @@ func (s *Server) handleCardV1(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleCardV03 serves the 0.3 card of the agent at the path.
-func (s *Server) handleCardV03(w http.ResponseWriter, r *http.Request) {
+func (s *Edge) handleCardV03(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.cardRequest(w, r)
 	if ok {
 		s.VaryForwarded(w)
@@ -368,15 +369,15 @@ func (s *Server) handleCardV03(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) cardRequest(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, bool) {
+func (s *Edge) cardRequest(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, bool) {
 	if r.Method == http.MethodOptions {
-		SetCORS(w)
+		httpapi.SetCORS(w)
 		w.WriteHeader(http.StatusNoContent)
 		return nil, false
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
-		WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
+		httpapi.WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
 		return nil, false
 	}
 	return s.AgentFromPath(w, r)
@@ -393,12 +394,12 @@ func serveCard(w http.ResponseWriter, r *http.Request, card any) {
 func serveCardFor(w http.ResponseWriter, r *http.Request, card any, cacheControl string) {
 	body, err := json.Marshal(card)
 	if err != nil {
-		WriteJSON(w, http.StatusInternalServerError, ownerapi.Error{Error: "internal error"})
+		httpapi.WriteJSON(w, http.StatusInternalServerError, ownerapi.Error{Error: "internal error"})
 		return
 	}
 	sum := sha256.Sum256(body)
 	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
-	SetCORS(w)
+	httpapi.SetCORS(w)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", cacheControl)
@@ -414,7 +415,7 @@ func serveCardFor(w http.ResponseWriter, r *http.Request, card any, cacheControl
 // upstreamCard returns a front agent's upstream card, or the card a
 // connector agent's forwarding connector published, for its address,
 // scrubbed; or nil (neither; no card, which the settings then make).
-func (s *Server) upstreamCard(ctx context.Context, agent *switchboard.Agent, addr string) *front.Card {
+func (s *Edge) upstreamCard(ctx context.Context, agent *switchboard.Agent, addr string) *front.Card {
 	if agent.Mode == switchboard.ModeConnector && s.Published != nil {
 		return s.Published.Card(ctx, agent.ID, addr)
 	}
@@ -436,6 +437,6 @@ func (s *Server) upstreamCard(ctx context.Context, agent *switchboard.Agent, add
 // (issuer: addr without a trailing slash), with up the card of a front
 // agent's upstream (nil: none): for the owner API's leak check of a front
 // agent (GET /agents/{ref}/front).
-func (s *Server) PublicCard(agent *switchboard.Agent, addr, issuer string, up *front.Card) any {
+func (s *Edge) PublicCard(agent *switchboard.Agent, addr, issuer string, up *front.Card) any {
 	return s.withPairing(s.cardV1(agent, addr, false, up), agent, issuer, true)
 }

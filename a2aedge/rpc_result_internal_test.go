@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"bytes"

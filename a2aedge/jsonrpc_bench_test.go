@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 // The benchmarks of this package's hot paths that measure unexported steps
 // of serveRPC (decoding, encoding, the token check, cards) live inside the

@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -23,7 +24,7 @@ const communityCardCache = "public, max-age=30"
 
 // handleCommunityAddress serves a community's address: the landing page on
 // GET, A2A JSON-RPC on POST.
-func (s *Server) handleCommunityAddress(w http.ResponseWriter, r *http.Request) {
+func (s *Edge) handleCommunityAddress(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.communityFromPath(w, r)
 	if !ok {
 		return
@@ -39,17 +40,17 @@ func (s *Server) handleCommunityAddress(w http.ResponseWriter, r *http.Request) 
 	case http.MethodPost:
 		s.serveRPC(w, r, rpcTarget{community: c, addr: s.CommunityURL(r, c.Name)})
 	case http.MethodOptions:
-		SetCORS(w)
+		httpapi.SetCORS(w)
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST, OPTIONS")
-		WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
+		httpapi.WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
 	}
 }
 
 // handleCommunityCardV1 serves a community's 1.0 card, or its 0.3 card to
 // a client that asks for A2A-Version 0.3.
-func (s *Server) handleCommunityCardV1(w http.ResponseWriter, r *http.Request) {
+func (s *Edge) handleCommunityCardV1(w http.ResponseWriter, r *http.Request) {
 	card, addr, ok := s.communityCardRequest(w, r)
 	if !ok {
 		return
@@ -64,7 +65,7 @@ func (s *Server) handleCommunityCardV1(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleCommunityCardV03 serves a community's 0.3 card.
-func (s *Server) handleCommunityCardV03(w http.ResponseWriter, r *http.Request) {
+func (s *Edge) handleCommunityCardV03(w http.ResponseWriter, r *http.Request) {
 	card, addr, ok := s.communityCardRequest(w, r)
 	if ok {
 		s.VaryForwarded(w)
@@ -72,15 +73,15 @@ func (s *Server) handleCommunityCardV03(w http.ResponseWriter, r *http.Request) 
 	}
 }
 
-func (s *Server) communityCardRequest(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, string, bool) {
+func (s *Edge) communityCardRequest(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, string, bool) {
 	if r.Method == http.MethodOptions {
-		SetCORS(w)
+		httpapi.SetCORS(w)
 		w.WriteHeader(http.StatusNoContent)
 		return nil, "", false
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
-		WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
+		httpapi.WriteJSON(w, http.StatusMethodNotAllowed, ownerapi.Error{Error: "method not allowed"})
 		return nil, "", false
 	}
 	c, ok := s.communityFromPath(w, r)
@@ -98,14 +99,14 @@ func (s *Server) communityCardRequest(w http.ResponseWriter, r *http.Request) (*
 // communityFromPath finds the community named by the {name} of the path;
 // it answers 404 itself when there is none (or the network is off). The
 // community's member count is not read (Members is 0).
-func (s *Server) communityFromPath(w http.ResponseWriter, r *http.Request) (*switchboard.Community, bool) {
+func (s *Edge) communityFromPath(w http.ResponseWriter, r *http.Request) (*switchboard.Community, bool) {
 	if s.Network == nil {
 		s.NotFound(w, r)
 		return nil, false
 	}
 	c, err := s.Network.LookupCommunity(r.Context(), r.PathValue("name"))
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-		WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no community at this address"})
+		httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no community at this address"})
 		return nil, false
 	} else if err != nil {
 		s.WriteError(w, r, err)
@@ -117,7 +118,7 @@ func (s *Server) communityFromPath(w http.ResponseWriter, r *http.Request) (*swi
 // communityAgent returns what a community's card says, in the shape of an
 // agent's: its name and the skills of the members discovery could choose
 // now.
-func (s *Server) communityAgent(ctx context.Context, c *switchboard.Community) (*switchboard.Agent, error) {
+func (s *Edge) communityAgent(ctx context.Context, c *switchboard.Community) (*switchboard.Agent, error) {
 	skills, err := s.Network.CommunitySkills(ctx, c.Name)
 	if err != nil {
 		return nil, err
@@ -131,7 +132,7 @@ func (s *Server) communityAgent(ctx context.Context, c *switchboard.Community) (
 // routeSend returns the agent a send goes to: the address's agent or, at a
 // community's address, the agent of the task a message continues, or the
 // member discovery chooses (ENOAGENT when there is none).
-func (s *Server) routeSend(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (*switchboard.Agent, error) {
+func (s *Edge) routeSend(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (*switchboard.Agent, error) {
 	if c.agent != nil {
 		return c.agent, nil
 	}
@@ -183,7 +184,7 @@ func wakeSleepersOf(p *a2a.SendMessageRequest) bool {
 }
 
 // cancelTask cancels a task the caller may see, on the agent it is on.
-func (s *Server) cancelTask(ctx context.Context, c *rpcCall, id a2a.TaskID) (*switchboard.Task, error) {
+func (s *Edge) cancelTask(ctx context.Context, c *rpcCall, id a2a.TaskID) (*switchboard.Task, error) {
 	agent := c.agent
 	if agent == nil {
 		if id == "" {

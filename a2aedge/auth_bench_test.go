@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
 	"github.com/switchboard-dev/switchboard/internal/sqlitetest"
 	"github.com/switchboard-dev/switchboard/sqlstore"
@@ -48,7 +49,7 @@ func BenchmarkAuthenticatePeer(b *testing.B) {
 		b.Run(st.name, func(b *testing.B) {
 			ctx := context.Background()
 			db := st.open(b)
-			s := New(Deps{Tokens: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Config{})
+			s := New(httpapi.NewEnv(httpapi.EnvDeps{Tokens: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, httpapi.Config{}), Deps{})
 			agent := seedBenchAgent(b, db)
 			var secret string
 			for i := range 100 {

@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
 
@@ -76,11 +77,11 @@ device flow client (RFC 8628). Its owner approves or denies the request on the <
 
 // serveLanding answers GET at an address: HTML for browsers, JSON for
 // everyone else (and for ?format=json).
-func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
+func (s *Edge) serveLanding(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
 	var pair *landingPairing
 	if s.Pairing != nil && pairing.Enabled(agent) {
 		issuer := s.ReachedBase(r, agent)
-		pair = &landingPairing{DeviceAuthorization: issuer + DeviceAuthorizationPath, Token: issuer + OAuthTokenPath, Verification: issuer + DevicePagePath}
+		pair = &landingPairing{DeviceAuthorization: issuer + httpapi.DeviceAuthorizationPath, Token: issuer + httpapi.OAuthTokenPath, Verification: issuer + httpapi.DevicePagePath}
 	}
 	s.serveLandingAt(w, r, agent, s.ReachedAddress(r, agent), pair)
 }
@@ -88,14 +89,14 @@ func (s *Server) serveLanding(w http.ResponseWriter, r *http.Request, agent *swi
 // serveLandingAt is serveLanding for the card of agent served at addr (a
 // community's address serves its own, and takes no pairing requests:
 // pair nil).
-func (s *Server) serveLandingAt(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent, addr string, pair *landingPairing) {
+func (s *Edge) serveLandingAt(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent, addr string, pair *landingPairing) {
 	wellKnown := strings.TrimRight(addr, "/") + "/.well-known/"
 	f := s.cardFacts(agent, false, s.upstreamCard(r.Context(), agent, addr))
 	w.Header().Set("Vary", "Accept")
 	s.VaryForwarded(w)
 	if !wantsHTML(r) {
-		SetCORS(w)
-		WriteJSON(w, http.StatusOK, landingJSON{
+		httpapi.SetCORS(w)
+		httpapi.WriteJSON(w, http.StatusOK, landingJSON{
 			Name: f.name, Description: f.description, Handle: agent.Handle,
 			AgentCard: wellKnown + "agent-card.json", AgentCard03: wellKnown + "agent.json", A2A: addr, Pairing: pair,
 		})
@@ -137,7 +138,7 @@ func wantsHTML(r *http.Request) bool {
 
 // handleRoot serves the default agent at the root, or else a short note
 // about the deployment.
-func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
+func (s *Edge) handleRoot(w http.ResponseWriter, r *http.Request) {
 	if s.Cfg.DefaultAgent != "" {
 		if agent, ok := s.AgentFromPath(w, r); ok {
 			s.serveAgent(w, r, agent)
@@ -149,7 +150,7 @@ func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !wantsHTML(r) {
-		WriteJSON(w, http.StatusOK, map[string]any{
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 			"service": "switchboard",
 			"version": s.Cfg.Version,
 			"agents":  s.BaseURL(r) + "/a/{handle}",

@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
 // This file holds the A2A 1.0 methods. Params and results are the a2a-go 1.0
 // wire types; the task service works on the same types.
 
-func (s *Server) v1SendMessage(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v1SendMessage(ctx context.Context, c *rpcCall) (any, error) {
 	var p a2a.SendMessageRequest
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -27,7 +28,7 @@ func (s *Server) v1SendMessage(ctx context.Context, c *rpcCall) (any, error) {
 
 // sendMessage hands a decoded send request of either version to the task
 // service. replayed reports that the message had been accepted before.
-func (s *Server) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (t *switchboard.Task, replayed bool, err error) {
+func (s *Edge) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (t *switchboard.Task, replayed bool, err error) {
 	if err := s.checkPush(p); err != nil {
 		return nil, false, err
 	}
@@ -40,7 +41,7 @@ func (s *Server) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessage
 
 // checkPush refuses a send request with a push configuration when push
 // notifications are off.
-func (s *Server) checkPush(p *a2a.SendMessageRequest) error {
+func (s *Edge) checkPush(p *a2a.SendMessageRequest) error {
 	if p.Config != nil && p.Config.PushConfig != nil && !s.Cfg.PushNotifications {
 		return errPushNotSupported
 	}
@@ -52,7 +53,7 @@ func (s *Server) checkPush(p *a2a.SendMessageRequest) error {
 // or waits for its peer, or BlockingTimeout, then answers with the task as
 // it stands. An inbox agent is asynchronous by design: its tasks are
 // returned at once, whatever the call asks.
-func (s *Server) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (*switchboard.Task, error) {
+func (s *Edge) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (*switchboard.Task, error) {
 	if err := s.checkPush(p); err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func (s *Server) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessage
 	}
 	// The wait ends at the blocking timeout, or when the server shuts down:
 	// either way the peer gets the task as it stands.
-	wait, cancel := context.WithTimeout(s.Closing, s.Cfg.BlockingTimeout)
+	wait, cancel := context.WithTimeout(s.Closing, s.blocking)
 	defer cancel()
 	return s.Tasks.SendMessageAndWait(ctx, agent, c.peer, p, c.version, wait)
 }
@@ -80,7 +81,7 @@ func sendHistoryLength(p *a2a.SendMessageRequest) *int {
 	return p.Config.HistoryLength
 }
 
-func (s *Server) v1GetTask(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v1GetTask(ctx context.Context, c *rpcCall) (any, error) {
 	var p a2a.GetTaskRequest
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func (s *Server) v1GetTask(ctx context.Context, c *rpcCall) (any, error) {
 }
 
 // getTask returns the 1.0 wire task for GetTask and tasks/get.
-func (s *Server) getTask(ctx context.Context, c *rpcCall, id a2a.TaskID, historyLength *int) (*a2a.Task, error) {
+func (s *Edge) getTask(ctx context.Context, c *rpcCall, id a2a.TaskID, historyLength *int) (*a2a.Task, error) {
 	if id == "" {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
 	}
@@ -126,7 +127,7 @@ type listTasksResult struct {
 	TotalSize     int         `json:"totalSize"`
 }
 
-func (s *Server) v1ListTasks(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v1ListTasks(ctx context.Context, c *rpcCall) (any, error) {
 	var p listTasksParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -135,12 +136,12 @@ func (s *Server) v1ListTasks(ctx context.Context, c *rpcCall) (any, error) {
 }
 
 // listTasks lists the caller's tasks for ListTasks in any binding.
-func (s *Server) listTasks(ctx context.Context, c *rpcCall, p *listTasksParams) (*listTasksResult, error) {
+func (s *Edge) listTasks(ctx context.Context, c *rpcCall, p *listTasksParams) (*listTasksResult, error) {
 	q := relay.TaskQuery{ContextID: p.ContextID, PageSize: p.PageSize, PageToken: p.PageToken}
 	if p.Status != "" && p.Status != "TASK_STATE_UNSPECIFIED" {
 		st, ok := switchboard.ParseState(p.Status)
 		if !ok || !strings.HasPrefix(p.Status, "TASK_STATE_") {
-			return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: status %q is not a task state", Truncate(p.Status, 40))
+			return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: status %q is not a task state", httpapi.Truncate(p.Status, 40))
 		}
 		q.State = st
 	}
@@ -166,7 +167,7 @@ func (s *Server) listTasks(ctx context.Context, c *rpcCall, p *listTasksParams) 
 	return &out, nil
 }
 
-func (s *Server) v1CancelTask(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v1CancelTask(ctx context.Context, c *rpcCall) (any, error) {
 	var p a2a.CancelTaskRequest
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -211,7 +212,7 @@ func (p *v1PushConfigParams) config() a2a.PushConfig {
 	return c
 }
 
-func (s *Server) v1CreatePushConfig(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v1CreatePushConfig(ctx context.Context, c *rpcCall) (any, error) {
 	var p v1PushConfigParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -251,7 +252,7 @@ func decodePushConfigRef(c *rpcCall) (*v1PushConfigRef, error) {
 	return &p, nil
 }
 
-func (s *Server) v1GetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v1GetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
 	p, err := decodePushConfigRef(c)
 	if err != nil {
 		return nil, err
@@ -271,7 +272,7 @@ type listPushConfigsResult struct {
 	NextPageToken string            `json:"nextPageToken"`
 }
 
-func (s *Server) v1ListPushConfigs(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v1ListPushConfigs(ctx context.Context, c *rpcCall) (any, error) {
 	p, err := decodePushConfigRef(c)
 	if err != nil {
 		return nil, err
@@ -287,7 +288,7 @@ func (s *Server) v1ListPushConfigs(ctx context.Context, c *rpcCall) (any, error)
 	return out, nil
 }
 
-func (s *Server) v1DeletePushConfig(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v1DeletePushConfig(ctx context.Context, c *rpcCall) (any, error) {
 	p, err := decodePushConfigRef(c)
 	if err != nil {
 		return nil, err
@@ -298,7 +299,7 @@ func (s *Server) v1DeletePushConfig(ctx context.Context, c *rpcCall) (any, error
 	return struct{}{}, nil
 }
 
-func (s *Server) v1GetExtendedAgentCard(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v1GetExtendedAgentCard(ctx context.Context, c *rpcCall) (any, error) {
 	if c.agent == nil || !c.agent.HasExtendedCard() {
 		return nil, errExtendedCardNotConfigured
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -40,7 +41,7 @@ import (
 // SDK's transport sees the request (serveREST, the gRPC interceptors),
 // which puts the resolved call in the context (bindingState); the
 // handler's methods only read it.
-type bindingHandler struct{ s *Server }
+type bindingHandler struct{ s *Edge }
 
 var _ a2asrv.RequestHandler = (*bindingHandler)(nil)
 
@@ -338,12 +339,9 @@ func (e *bindingError) Unwrap() error { return e.a2a }
 // GRPCStatus returns the error's gRPC status.
 func (e *bindingError) GRPCStatus() *status.Status {
 	code := switchboard.ErrorCode(e.err)
-	c, ok := codes[code]
-	if !ok {
-		c = codes[switchboard.EINTERNAL]
-	}
+	c := httpapi.Translate(code)
 	st := status.New(grpcCode(code), e.Error())
-	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: c.reason, Domain: a2a.ProtocolDomain}); err == nil {
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: c.Reason, Domain: a2a.ProtocolDomain}); err == nil {
 		return d
 	}
 	return st

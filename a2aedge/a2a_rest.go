@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"google.golang.org/grpc"
 )
@@ -73,7 +74,7 @@ var errNoRESTRoute = switchboard.Errorf(switchboard.ENOTFOUND, "not found: no ro
 // newBindings builds the SDK's transports over the server's
 // bindingHandler. The transports write keep-alives on idle streams at
 // the server's interval.
-func (s *Server) newBindings() bindings {
+func (s *Edge) newBindings() bindings {
 	h := &bindingHandler{s: s}
 	keep := a2asrv.WithTransportKeepAlive(s.Cfg.StreamKeepAlive)
 	return bindings{
@@ -84,7 +85,7 @@ func (s *Server) newBindings() bindings {
 }
 
 // handleAgentREST serves the HTTP+JSON binding under an agent's address.
-func (s *Server) handleAgentREST(w http.ResponseWriter, r *http.Request) {
+func (s *Edge) handleAgentREST(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.AgentFromPath(w, r)
 	if !ok {
 		return
@@ -94,7 +95,7 @@ func (s *Server) handleAgentREST(w http.ResponseWriter, r *http.Request) {
 
 // handleCommunityREST serves the HTTP+JSON binding under a community's
 // address.
-func (s *Server) handleCommunityREST(w http.ResponseWriter, r *http.Request) {
+func (s *Edge) handleCommunityREST(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.communityFromPath(w, r)
 	if !ok {
 		return
@@ -107,14 +108,14 @@ func (s *Server) handleCommunityREST(w http.ResponseWriter, r *http.Request) {
 // authentication, rate limit, content type and body limit; then the SDK's
 // transport, with the call in the context. Each refusal is the binding's
 // own error: an HTTP status and a google.rpc.Status body (writeProblem).
-func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, target rpcTarget, prefix string) {
+func (s *Edge) serveREST(w http.ResponseWriter, r *http.Request, target rpcTarget, prefix string) {
 	rest := strings.TrimPrefix(r.URL.Path, prefix)
 	if !isRESTRoute(r.Method, rest) {
 		s.writeProblem(w, r, errNoRESTRoute)
 		return
 	}
-	SetCORS(w)
-	w.Header().Set("Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS")
+	httpapi.SetCORS(w)
+	w.Header().Set("httpapi.Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS")
 	if r.Method == http.MethodOptions {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -185,12 +186,12 @@ var errRESTContentType = switchboard.Errorf(switchboard.EINVALID, "Content-Type 
 // an address: it names the agent's resource metadata when the agent (nil
 // for a community) takes pairing requests, and tells a bad token from a
 // missing one.
-func (s *Server) bearerChallenge(r *http.Request, agent *switchboard.Agent) string {
+func (s *Edge) bearerChallenge(r *http.Request, agent *switchboard.Agent) string {
 	challenge := `Bearer realm="a2a"`
 	if agent != nil && s.Pairing != nil && pairing.Enabled(agent) {
 		challenge += `, resource_metadata="` + s.ResourceMetadataURL(r, agent) + `"`
 	}
-	if BearerToken(r) != "" {
+	if httpapi.BearerToken(r) != "" {
 		challenge += `, error="invalid_token", error_description="the bearer token is not valid (revoked, rotated or mistyped)"`
 	}
 	return challenge
@@ -203,7 +204,7 @@ func (s *Server) bearerChallenge(r *http.Request, agent *switchboard.Agent) stri
 // body is dropped and the problem written instead.
 type restWriter struct {
 	http.ResponseWriter
-	s       *Server
+	s       *Edge
 	r       *http.Request
 	st      *bindingState
 	swallow bool // the SDK's error body is being dropped
@@ -254,17 +255,14 @@ type problemStatus struct {
 // writeProblem writes err as the binding's error: its status and reason
 // from the codes table, its gRPC status name, its message (internal
 // errors are logged and shown as "internal error").
-func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Edge) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	code := switchboard.ErrorCode(err)
 	if code == switchboard.EINTERNAL {
 		s.LogInternal(r, err)
 	}
 	s.Unavailable(w, err)
-	c, ok := codes[code]
-	if !ok {
-		c = codes[switchboard.EINTERNAL]
-	}
-	status, reason := c.status, c.reason
+	c := httpapi.Translate(code)
+	status, reason := c.Status, c.Reason
 	switch err {
 	case errRESTContentType:
 		status = http.StatusUnsupportedMediaType
@@ -274,13 +272,13 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	info := errorInfo(reason)
 	body, _ := json.Marshal(problem{Error: problemStatus{Code: status, Status: grpcStatusName(grpcCode(code)), Message: switchboard.ErrorMessage(err),
 		Details: info}})
-	WriteJSONBody(w, status, append(body, '\n'))
+	httpapi.WriteJSONBody(w, status, append(body, '\n'))
 }
 
 // cardInterfaces are the 1.0 interfaces a card at addr lists: JSON-RPC
 // at the address and HTTP+JSON under it, each in 1.0 and 0.3, and gRPC
 // (1.0) on the address's host.
-func (s *Server) cardInterfaces(agent *switchboard.Agent, addr string) []cardInterface {
+func (s *Edge) cardInterfaces(agent *switchboard.Agent, addr string) []cardInterface {
 	rest := restURL(agent, addr)
 	return []cardInterface{
 		{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
@@ -293,7 +291,7 @@ func (s *Server) cardInterfaces(agent *switchboard.Agent, addr string) []cardInt
 
 // legacyInterfaces are the 0.3 additionalInterfaces a card at addr lists:
 // JSON-RPC at the address, HTTP+JSON under it (whose 0.3 clients add /v1).
-func (s *Server) legacyInterfaces(agent *switchboard.Agent, addr string) []legacyInterface {
+func (s *Edge) legacyInterfaces(agent *switchboard.Agent, addr string) []legacyInterface {
 	return []legacyInterface{{URL: addr, Transport: "JSONRPC"}, {URL: legacyRESTURL(restURL(agent, addr), addr), Transport: "HTTP+JSON"}}
 }
 

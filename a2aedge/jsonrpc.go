@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/a2ajson"
+	"github.com/switchboard-dev/switchboard/httpapi"
 )
 
 // JSON-RPC 2.0 error codes of the envelope itself.
@@ -121,7 +122,7 @@ func requestedVersion(r *http.Request) (string, error) {
 		return "", nil
 	}
 	if !versionPattern.MatchString(v) {
-		return "", switchboard.Errorf(switchboard.EVERSIONNOTSUPPORTED, "A2A version %q is not supported (supported: 0.3, 1.0)", Truncate(v, 32))
+		return "", switchboard.Errorf(switchboard.EVERSIONNOTSUPPORTED, "A2A version %q is not supported (supported: 0.3, 1.0)", httpapi.Truncate(v, 32))
 	}
 	return v, nil
 }
@@ -131,16 +132,13 @@ func requestedVersion(r *http.Request) (string, error) {
 // 0.3 errors carry no data, since 0.3 clients read data as an object.
 func rpcErrorFor(err error, v switchboard.ProtocolVersion) *rpcError {
 	code := switchboard.ErrorCode(err)
-	c, ok := codes[code]
-	if !ok {
-		c = codes[switchboard.EINTERNAL]
-	}
-	e := &rpcError{Code: c.rpc, Message: switchboard.ErrorMessage(err)}
+	c := httpapi.Translate(code)
+	e := &rpcError{Code: c.RPC, Message: switchboard.ErrorMessage(err)}
 	switch {
 	case code == switchboard.ENOAGENT:
 		e.Data = noAgentData(e.Message, v)
 	case v == switchboard.ProtocolV1:
-		e.Data = errorInfo(c.reason)
+		e.Data = errorInfo(c.Reason)
 	}
 	return e
 }
@@ -154,7 +152,7 @@ func noAgentData(detail string, v switchboard.ProtocolVersion) any {
 	if v != switchboard.ProtocolV1 {
 		return meta
 	}
-	info := errorInfo(codes[switchboard.ENOAGENT].reason)
+	info := errorInfo(httpapi.Translate(switchboard.ENOAGENT).Reason)
 	info[0]["metadata"] = meta
 	return info
 }
@@ -185,10 +183,10 @@ type rpcFailure struct {
 // writeRPCResult writes a successful JSON-RPC response.
 func writeRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
 	if body, ok := encodeA2AResult(id, result); ok {
-		WriteJSONBody(w, http.StatusOK, append(body, '\n'))
+		httpapi.WriteJSONBody(w, http.StatusOK, append(body, '\n'))
 		return
 	}
-	WriteJSON(w, http.StatusOK, rpcResult{JSONRPC: "2.0", ID: id, Result: result})
+	httpapi.WriteJSON(w, http.StatusOK, rpcResult{JSONRPC: "2.0", ID: id, Result: result})
 }
 
 // encodeRPCResult returns a successful JSON-RPC response as one line.
@@ -229,5 +227,5 @@ func writeRPCError(w http.ResponseWriter, id json.RawMessage, e *rpcError) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	WriteJSON(w, status, rpcFailure{JSONRPC: "2.0", ID: id, Error: e})
+	httpapi.WriteJSON(w, status, rpcFailure{JSONRPC: "2.0", ID: id, Error: e})
 }

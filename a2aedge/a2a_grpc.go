@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 
 // newGRPC builds the gRPC server of the binding over h. Messages are
 // bounded by the body limit of every other binding.
-func (s *Server) newGRPC(h *bindingHandler) *grpc.Server {
+func (s *Edge) newGRPC(h *bindingHandler) *grpc.Server {
 	g := grpc.NewServer(grpc.MaxRecvMsgSize(int(min(s.Cfg.MaxBody, math.MaxInt32))),
 		grpc.UnaryInterceptor(recordTenant), grpc.StreamInterceptor(recordStreamTenant))
 	a2agrpc.NewHandler(h).RegisterWith(g)
@@ -42,7 +42,7 @@ func isGRPC(r *http.Request) bool {
 // domain the call reached, nil on the deployment's own host. The call is
 // authenticated once the SDK's transport has decoded its tenant
 // (bindingState.resolve), before any operation.
-func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, domainAgent *switchboard.Agent) {
+func (s *Edge) serveGRPC(w http.ResponseWriter, r *http.Request, domainAgent *switchboard.Agent) {
 	st := &bindingState{r: r}
 	st.resolve = func(ctx context.Context, tenant string) (*rpcCall, error) {
 		target, err := s.grpcTarget(ctx, r, tenant, domainAgent)
@@ -57,7 +57,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, domainAgent *
 // grpcTarget finds the address a gRPC call's tenant names: an agent by
 // handle, else a community by name. A disabled account's agent is not
 // found, as at its address.
-func (s *Server) grpcTarget(ctx context.Context, r *http.Request, tenant string, domainAgent *switchboard.Agent) (rpcTarget, error) {
+func (s *Edge) grpcTarget(ctx context.Context, r *http.Request, tenant string, domainAgent *switchboard.Agent) (rpcTarget, error) {
 	tenant = strings.ToLower(strings.TrimSpace(tenant))
 	if domainAgent != nil {
 		if tenant != "" && tenant != domainAgent.Handle {
@@ -89,7 +89,7 @@ var errNoTenant = switchboard.Errorf(switchboard.ENOTFOUND, "no agent or communi
 
 // grpcCall authenticates a gRPC call at target and counts it against the
 // peer's rate limit, as serveRPC does a JSON-RPC call.
-func (s *Server) grpcCall(ctx context.Context, r *http.Request, target rpcTarget) (*rpcCall, error) {
+func (s *Edge) grpcCall(ctx context.Context, r *http.Request, target rpcTarget) (*rpcCall, error) {
 	caller, err := s.authenticateCaller(r, target)
 	if err != nil {
 		return nil, err

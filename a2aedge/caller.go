@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/network"
 )
 
@@ -35,15 +36,15 @@ type rpcCaller struct {
 // if it opens the address: a peer token of the agent (or of the
 // community), or the agent token of an approved agent that shares a
 // community with the agent (or is a member of the community).
-func (s *Server) authenticateCaller(r *http.Request, t rpcTarget) (rpcCaller, error) {
-	secret := BearerToken(r)
+func (s *Edge) authenticateCaller(r *http.Request, t rpcTarget) (rpcCaller, error) {
+	secret := httpapi.BearerToken(r)
 	if secret == "" {
 		return rpcCaller{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "send Authorization: Bearer <token>")
 	}
 	hash := switchboard.HashToken(secret)
 	tok, err := s.Tokens.FindTokenByHash(r.Context(), hash)
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-		return rpcCaller{}, ErrBadToken
+		return rpcCaller{}, httpapi.ErrBadToken
 	} else if err != nil {
 		return rpcCaller{}, err
 	}
@@ -59,17 +60,17 @@ func (s *Server) authenticateCaller(r *http.Request, t rpcTarget) (rpcCaller, er
 			return rpcCaller{}, err
 		}
 	default:
-		return rpcCaller{}, ErrBadToken
+		return rpcCaller{}, httpapi.ErrBadToken
 	}
 	if tok.Kind == switchboard.TokenPeer && s.usage != nil {
 		s.usage.Touch(r.Context(), hash)
 	}
-	MarkAuthenticated(r)
+	httpapi.MarkAuthenticated(r)
 	return c, nil
 }
 
 // peerCaller is the holder of a peer token of the agent.
-func (s *Server) peerCaller(tok *switchboard.Token, hash string, agent *switchboard.Agent) rpcCaller {
+func (s *Edge) peerCaller(tok *switchboard.Token, hash string, agent *switchboard.Agent) rpcCaller {
 	return rpcCaller{
 		peer:    switchboard.Peer{AgentID: agent.ID, ID: tok.PeerID, Label: tok.Label},
 		revoked: switchboard.TokensSubject(agent.ID),
@@ -88,7 +89,7 @@ func (s *Server) peerCaller(tok *switchboard.Token, hash string, agent *switchbo
 }
 
 // communityCaller is the holder of a peer token of the community.
-func (s *Server) communityCaller(tok *switchboard.Token, hash string) rpcCaller {
+func (s *Edge) communityCaller(tok *switchboard.Token, hash string) rpcCaller {
 	name := tok.Community
 	return rpcCaller{
 		peer:    switchboard.Peer{ID: tok.PeerID, Label: tok.Label, Kind: switchboard.PeerCommunity},
@@ -105,7 +106,7 @@ func (s *Server) communityCaller(tok *switchboard.Token, hash string) rpcCaller 
 // enabled accounts, the sender not the target itself, and the two share a
 // community (the sender be a member of the community), as for work sent by
 // name on the network.
-func (s *Server) agentCaller(ctx context.Context, tok *switchboard.Token, hash string, t rpcTarget) (rpcCaller, error) {
+func (s *Edge) agentCaller(ctx context.Context, tok *switchboard.Token, hash string, t rpcTarget) (rpcCaller, error) {
 	allowed := func(ctx context.Context, sender, target *switchboard.Agent) (bool, error) {
 		if sender.AccountDisabled || !sender.Approved {
 			return false, nil
@@ -121,14 +122,14 @@ func (s *Server) agentCaller(ctx context.Context, tok *switchboard.Token, hash s
 	}
 	sender, err := s.Agents.FindAgentByID(ctx, tok.AgentID)
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-		return rpcCaller{}, ErrBadToken
+		return rpcCaller{}, httpapi.ErrBadToken
 	} else if err != nil {
 		return rpcCaller{}, err
 	}
 	if ok, err := allowed(ctx, sender, t.agent); err != nil {
 		return rpcCaller{}, err
 	} else if !ok {
-		return rpcCaller{}, ErrBadToken
+		return rpcCaller{}, httpapi.ErrBadToken
 	}
 	peer := network.AgentPeer(sender)
 	if t.agent != nil {

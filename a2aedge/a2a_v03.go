@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func decodeSendV03(c *rpcCall) (*a2a.SendMessageRequest, error) {
 	return req, nil
 }
 
-func (s *Server) v03SendMessage(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v03SendMessage(ctx context.Context, c *rpcCall) (any, error) {
 	req, err := decodeSendV03(c)
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func (s *Server) v03SendMessage(ctx context.Context, c *rpcCall) (any, error) {
 	return a2av0.FromV1Task(switchboard.TrimTask(&t.A2A, sendHistoryLength(req), true)), nil
 }
 
-func (s *Server) v03StreamMessage(w http.ResponseWriter, r *http.Request, c *rpcCall) {
+func (s *Edge) v03StreamMessage(w http.ResponseWriter, r *http.Request, c *rpcCall) {
 	req, err := decodeSendV03(c)
 	if err != nil {
 		s.streamFailed(w, r, c, err)
@@ -62,7 +62,7 @@ func (s *Server) v03StreamMessage(w http.ResponseWriter, r *http.Request, c *rpc
 	s.runStream(w, r, c, plan, encodeV03Event)
 }
 
-func (s *Server) v03GetTask(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v03GetTask(ctx context.Context, c *rpcCall) (any, error) {
 	var p legacy.TaskQueryParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func (s *Server) v03GetTask(ctx context.Context, c *rpcCall) (any, error) {
 	return a2av0.FromV1Task(t), nil
 }
 
-func (s *Server) v03CancelTask(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v03CancelTask(ctx context.Context, c *rpcCall) (any, error) {
 	var p legacy.TaskIDParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (s *Server) v03CancelTask(ctx context.Context, c *rpcCall) (any, error) {
 	return a2av0.FromV1Task(&t.A2A), nil
 }
 
-func (s *Server) v03Resubscribe(w http.ResponseWriter, r *http.Request, c *rpcCall) {
+func (s *Edge) v03Resubscribe(w http.ResponseWriter, r *http.Request, c *rpcCall) {
 	var p legacy.TaskIDParams
 	if err := decodeParams(c, &p); err != nil {
 		s.streamFailed(w, r, c, err)
@@ -116,7 +116,7 @@ func encodeV03Event(ev a2a.Event, final bool) (any, error) {
 	return out, nil
 }
 
-func (s *Server) v03SetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v03SetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
 	var p legacy.TaskPushConfig
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func (s *Server) v03SetPushConfig(ctx context.Context, c *rpcCall) (any, error) 
 	return a2av0.FromV1PushConfig(&pc.Config), nil
 }
 
-func (s *Server) v03GetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v03GetPushConfig(ctx context.Context, c *rpcCall) (any, error) {
 	var p legacy.GetTaskPushConfigParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -146,7 +146,7 @@ func (s *Server) v03GetPushConfig(ctx context.Context, c *rpcCall) (any, error) 
 	return a2av0.FromV1PushConfig(&pc.Config), nil
 }
 
-func (s *Server) v03ListPushConfigs(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v03ListPushConfigs(ctx context.Context, c *rpcCall) (any, error) {
 	var p legacy.ListTaskPushConfigParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func (s *Server) v03ListPushConfigs(ctx context.Context, c *rpcCall) (any, error
 	return out, nil
 }
 
-func (s *Server) v03DeletePushConfig(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v03DeletePushConfig(ctx context.Context, c *rpcCall) (any, error) {
 	var p legacy.DeleteTaskPushConfigParams
 	if err := decodeParams(c, &p); err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func (s *Server) v03DeletePushConfig(ctx context.Context, c *rpcCall) (any, erro
 	return nil, nil
 }
 
-func (s *Server) v03GetExtendedCard(ctx context.Context, c *rpcCall) (any, error) {
+func (s *Edge) v03GetExtendedCard(ctx context.Context, c *rpcCall) (any, error) {
 	if c.agent == nil || !c.agent.HasExtendedCard() {
 		return nil, errExtendedCardNotConfigured
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"bytes"
@@ -10,13 +10,14 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 )
 
 // BenchmarkRenderCard measures an agent card as its handlers build it once
 // the agent is found: the address, the card of the version asked for, its
 // JSON, its ETag and the headers. The agent has three skills.
 func BenchmarkRenderCard(b *testing.B) {
-	s := New(Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Config{})
+	s := New(httpapi.NewEnv(httpapi.EnvDeps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, httpapi.Config{}), Deps{})
 	agent := &switchboard.Agent{
 		ID: switchboard.NewID(), Handle: "travel", Name: "Travel desk", Version: "2.1.0",
 		Description: "Plans trips: finds trains and flights, books hotels and keeps the itinerary.",

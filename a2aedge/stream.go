@@ -1,4 +1,4 @@
-package httpapi
+package a2aedge
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
@@ -64,7 +65,7 @@ func (sw *sseWriter) event(id int64, data []byte) error {
 
 // write writes and flushes, giving up on a client that does not read.
 func (sw *sseWriter) write(b []byte) error {
-	_ = sw.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_ = sw.rc.SetWriteDeadline(time.Now().Add(httpapi.WriteTimeout))
 	if _, err := sw.w.Write(b); err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ type streamPlan struct {
 type streamEncoder func(ev a2a.Event, final bool) (any, error)
 
 // streamFailed answers a stream method that failed before its stream began.
-func (s *Server) streamFailed(w http.ResponseWriter, r *http.Request, c *rpcCall, err error) {
+func (s *Edge) streamFailed(w http.ResponseWriter, r *http.Request, c *rpcCall, err error) {
 	if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
 		s.LogInternal(r, err)
 	}
@@ -160,7 +161,7 @@ func (k *sseSink) send(seq int64, ev a2a.Event, final bool) error {
 }
 
 // runStream sends a stream according to plan as SSE.
-func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, plan streamPlan, encode streamEncoder) {
+func (s *Edge) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, plan streamPlan, encode streamEncoder) {
 	s.followStream(r.Context(), r, &sseSink{sw: newSSEWriter(w), c: c, encode: encode}, c, plan)
 }
 
@@ -168,7 +169,7 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, p
 // an event ends the turn, the client goes away (ctx ends, or the sink
 // fails), the peer's token is revoked, the stream has lasted
 // StreamMaxDuration, or the server shuts down. r is for logging only.
-func (s *Server) followStream(ctx context.Context, r *http.Request, sink streamSink, c *rpcCall, plan streamPlan) {
+func (s *Edge) followStream(ctx context.Context, r *http.Request, sink streamSink, c *rpcCall, plan streamPlan) {
 	send := func(ev *switchboard.TaskEvent, final bool) error {
 		e := ev.Event
 		if t, ok := e.(*a2a.Task); ok {
@@ -269,7 +270,7 @@ func sendStreamPlan(c *rpcCall, t *switchboard.Task, replayed bool, historyLengt
 // be finished), then its events until the next turn ends; or, for a client
 // resuming with Last-Event-ID, the events it missed, even of a task that
 // has finished since.
-func (s *Server) subscribePlan(ctx context.Context, c *rpcCall, id a2a.TaskID) (streamPlan, error) {
+func (s *Edge) subscribePlan(ctx context.Context, c *rpcCall, id a2a.TaskID) (streamPlan, error) {
 	if id == "" {
 		return streamPlan{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
 	}
@@ -303,7 +304,7 @@ func resumePlan(c *rpcCall, t *switchboard.Task, sendStream bool) (streamPlan, e
 	return plan, nil
 }
 
-func (s *Server) v1SendStreamingMessage(w http.ResponseWriter, r *http.Request, c *rpcCall) {
+func (s *Edge) v1SendStreamingMessage(w http.ResponseWriter, r *http.Request, c *rpcCall) {
 	var p a2a.SendMessageRequest
 	if err := decodeParams(c, &p); err != nil {
 		s.streamFailed(w, r, c, err)
@@ -322,7 +323,7 @@ func (s *Server) v1SendStreamingMessage(w http.ResponseWriter, r *http.Request, 
 	s.runStream(w, r, c, plan, encodeV1Event)
 }
 
-func (s *Server) v1SubscribeToTask(w http.ResponseWriter, r *http.Request, c *rpcCall) {
+func (s *Edge) v1SubscribeToTask(w http.ResponseWriter, r *http.Request, c *rpcCall) {
 	var p a2a.SubscribeToTaskRequest
 	if err := decodeParams(c, &p); err != nil {
 		s.streamFailed(w, r, c, err)

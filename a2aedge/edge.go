@@ -1,0 +1,135 @@
+package a2aedge
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/front"
+	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/network"
+	"github.com/switchboard-dev/switchboard/pairing"
+	"github.com/switchboard-dev/switchboard/peers"
+	"github.com/switchboard-dev/switchboard/relay"
+	"github.com/switchboard-dev/switchboard/tracing"
+)
+
+// Deps are the services the edge calls.
+type Deps struct {
+	Tasks *relay.Service
+	// Tracer records a span for each A2A call, continuing the peer's
+	// traceparent (a2a.go); nil: tracing off.
+	Tracer  *tracing.Tracer
+	Limiter switchboard.RateLimiter
+	// Bus tells streams that a peer's credential may have been revoked.
+	Bus switchboard.Bus
+	// Network routes a community address's calls and lets approved
+	// agents call each other with their agent tokens; nil: no community
+	// address is served and agent tokens open no address.
+	Network *network.Service
+	// Pairing: cards, landing pages and 401s name the pairing endpoints
+	// of agents that take pairing requests; nil: none does.
+	Pairing *pairing.Service
+	// Fronts: the cards of front agents are their upstreams', rewritten;
+	// nil: no agent is a front.
+	Fronts *front.Service
+	// Published: the cards connectors publish for their agents; nil:
+	// those addresses serve the card of the agent's settings.
+	Published *front.Published
+}
+
+// Edge serves the A2A addresses.
+type Edge struct {
+	*httpapi.Env
+	Deps
+	usage    *peers.Usage // records peer tokens' last use; nil if the token store cannot
+	blocking time.Duration
+	bind     bindings // the SDK's HTTP+JSON and gRPC transports; immutable after New
+	rpc      map[string]rpcMethod
+	met      *edgeMetrics
+
+	streamsMu     sync.Mutex
+	streamsByPeer map[string]int // guarded by streamsMu: open streams per peer key
+}
+
+// New returns the edge. A blocking SendMessage waits for the agent's
+// answer Config.BlockingTimeout at most (relay.DefaultBlockingTimeout
+// when 0).
+func New(env *httpapi.Env, deps Deps) *Edge {
+	s := &Edge{Env: env, Deps: deps, blocking: env.Cfg.BlockingTimeout, streamsByPeer: make(map[string]int)}
+	if s.blocking <= 0 {
+		s.blocking = relay.DefaultBlockingTimeout
+	}
+	if toucher, ok := env.Tokens.(peers.Toucher); ok {
+		s.usage = peers.NewUsage(toucher, env.Logger, nil)
+	}
+	s.rpc = s.methods()
+	s.met = newEdgeMetrics(s.rpc)
+	s.bind = s.newBindings()
+	return s
+}
+
+// IsGRPC reports whether r is a call of the gRPC binding; ServeGRPC serves
+// it (httpapi.Server.Intercept).
+func IsGRPC(r *http.Request) bool { return isGRPC(r) }
+
+// ServeGRPC serves a call of the gRPC binding at the deployment's host.
+func (s *Edge) ServeGRPC(w http.ResponseWriter, r *http.Request) { s.serveGRPC(w, r, nil) }
+
+// Routes returns the edge's endpoints: agents' addresses with their cards
+// and the HTTP+JSON binding, the default agent's at the root, and, with
+// the network, community addresses.
+func (s *Edge) Routes() []httpapi.Endpoint {
+	serve, public, peer := httpapi.Serve, httpapi.AccessPublic, httpapi.AccessPeer
+	table := []httpapi.Endpoint{
+		// Agent addresses: {base}/a/{handle}, with or without a trailing
+		// slash. GET is the public landing page, POST is A2A JSON-RPC for
+		// the agent's peers; the same handler answers any other method
+		// (OPTIONS preflight, 405).
+		serve("GET", "/a/{handle}", public, s.handleAddress),
+		serve("POST", "/a/{handle}", peer, s.handleAddress),
+		serve("", "/a/{handle}", public, s.handleAddress),
+		serve("GET", "/a/{handle}/{$}", public, s.handleAddress),
+		serve("POST", "/a/{handle}/{$}", peer, s.handleAddress),
+		serve("", "/a/{handle}/{$}", public, s.handleAddress),
+		serve("", "/a/{handle}/.well-known/agent-card.json", public, s.handleCardV1),
+		serve("", "/a/{handle}/.well-known/agent.json", public, s.handleCardV03),
+		// The HTTP+JSON binding under the address (a2a_rest.go), any
+		// method: the SDK's transport answers one it does not serve.
+		serve("", "/a/{handle}/message:send", peer, s.handleAgentREST),
+		serve("", "/a/{handle}/message:stream", peer, s.handleAgentREST),
+		serve("", "/a/{handle}/tasks", peer, s.handleAgentREST),
+		serve("", "/a/{handle}/tasks/{rest...}", peer, s.handleAgentREST),
+		serve("", "/a/{handle}/extendedAgentCard", peer, s.handleAgentREST),
+		serve("", "/a/{handle}/v1/{rest...}", peer, s.handleAgentREST),
+
+		// The default agent, if any, also lives at the root.
+		serve("GET", "/{$}", public, s.handleRoot),
+		serve("POST", "/{$}", peer, s.handleRoot),
+		serve("", "/{$}", public, s.handleRoot),
+		serve("", "/.well-known/agent-card.json", public, s.handleCardV1),
+		serve("", "/.well-known/agent.json", public, s.handleCardV03),
+	}
+	if s.Network == nil {
+		return table
+	}
+	// Community addresses (docs/network.md).
+	community := httpapi.AccessCommunity
+	return append(table,
+		serve("GET", "/c/{name}", public, s.handleCommunityAddress),
+		serve("POST", "/c/{name}", community, s.handleCommunityAddress),
+		serve("", "/c/{name}", public, s.handleCommunityAddress),
+		serve("GET", "/c/{name}/{$}", public, s.handleCommunityAddress),
+		serve("POST", "/c/{name}/{$}", community, s.handleCommunityAddress),
+		serve("", "/c/{name}/{$}", public, s.handleCommunityAddress),
+		serve("", "/c/{name}/.well-known/agent-card.json", public, s.handleCommunityCardV1),
+		serve("", "/c/{name}/.well-known/agent.json", public, s.handleCommunityCardV03),
+		serve("", "/c/{name}/message:send", community, s.handleCommunityREST),
+		serve("", "/c/{name}/message:stream", community, s.handleCommunityREST),
+		serve("", "/c/{name}/tasks", community, s.handleCommunityREST),
+		serve("", "/c/{name}/tasks/{rest...}", community, s.handleCommunityREST),
+		serve("", "/c/{name}/extendedAgentCard", community, s.handleCommunityREST),
+		serve("", "/c/{name}/v1/{rest...}", community, s.handleCommunityREST),
+	)
+}
