@@ -97,13 +97,9 @@ func (s *Edge) communityCardRequest(w http.ResponseWriter, r *http.Request) (*sw
 }
 
 // communityFromPath finds the community named by the {name} of the path;
-// it answers 404 itself when there is none (or the network is off). The
+// it answers 404 itself when there is none. The
 // community's member count is not read (Members is 0).
 func (s *Edge) communityFromPath(w http.ResponseWriter, r *http.Request) (*switchboard.Community, bool) {
-	if s.Network == nil {
-		s.NotFound(w, r)
-		return nil, false
-	}
 	c, err := s.Network.LookupCommunity(r.Context(), r.PathValue("name"))
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
 		httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no community at this address"})

@@ -31,7 +31,8 @@ type Env struct {
 	Agents   switchboard.AgentStore
 	Tokens   switchboard.TokenStore
 	// Audit records the security-relevant changes made through the API
-	// (docs/operating.md, "Audit log"); nil: nothing is recorded.
+	// (docs/operating.md, "Audit log"); never nil: NewEnv puts in a log
+	// that keeps nothing when EnvDeps.Audit is nil.
 	Audit switchboard.AuditLog
 	// Clients tells the address a request came from (Config.TrustedProxies).
 	Clients *clientaddr.Resolver
@@ -53,13 +54,17 @@ type EnvDeps struct {
 	Accounts switchboard.AccountStore
 	Agents   switchboard.AgentStore
 	Tokens   switchboard.TokenStore
-	Audit    switchboard.AuditLog
+	// Audit records the security-relevant changes; nil: nothing is.
+	Audit switchboard.AuditLog
 }
 
 // NewEnv returns the environment of the faces of one server, with cfg's
 // zero values filled in with the defaults.
 func NewEnv(deps EnvDeps, cfg Config) *Env {
 	cfg = cfg.withDefaults()
+	if deps.Audit == nil {
+		deps.Audit = noAudit{}
+	}
 	closing, closeStreams := context.WithCancel(context.Background())
 	return &Env{Closing: closing, closeStreams: closeStreams, requests: newRequestMetrics(), Cfg: cfg, Logger: deps.Logger, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens, Audit: deps.Audit,
 		Clients: clientaddr.New(cfg.TrustedProxies), errLogs: newRateLimitedLogger(deps.Logger, time.Second),
@@ -70,6 +75,12 @@ func NewEnv(deps EnvDeps, cfg Config) *Env {
 // not wait for streams that would otherwise last as long as their task.
 // Clients resume with Last-Event-ID on another instance or after a restart.
 func (s *Env) CloseStreams() { s.closeStreams() }
+
+// noAudit is the audit log of a server that records nothing.
+type noAudit struct{}
+
+// Record implements switchboard.AuditLog: it does nothing.
+func (noAudit) Record(context.Context, switchboard.AuditEntry) {}
 
 // withDefaults returns cfg with its zero values replaced by the defaults.
 func (cfg Config) withDefaults() Config {
@@ -361,12 +372,8 @@ func (s *Env) ResourceMetadataURL(r *http.Request, agent *switchboard.Agent) str
 func (s *Env) ClientKey(r *http.Request) string { return clientaddr.Key(s.Clients.Addr(r)) }
 
 // Record adds an entry of action by acct on t to the audit log, from the
-// request's client address, its outcome read from err; nothing without
-// Deps.Audit.
+// request's client address, its outcome read from err.
 func (s *Env) Record(r *http.Request, acct *switchboard.Account, action switchboard.AuditAction, t audit.Target, err error) {
-	if s.Audit == nil {
-		return
-	}
 	s.Audit.Record(r.Context(), audit.Entry(acct, s.Clients.Addr(r), action, t, err))
 }
 

@@ -156,9 +156,7 @@ func (s *Face) handleOAuthRevoke(w http.ResponseWriter, r *http.Request) {
 		if grant != nil {
 			e.ActorKind, e.ActorID = switchboard.AuditMCPClient, grant.ClientID
 		}
-		if s.Audit != nil {
-			s.Audit.Record(r.Context(), e)
-		}
+		s.Audit.Record(r.Context(), e)
 	}
 	if err != nil {
 		s.writeOAuthError(w, r, err)
@@ -193,9 +191,6 @@ func (s *Face) handleMCPResourceMetadata(w http.ResponseWriter, r *http.Request)
 // recordMCPGrantToken records the MCP token an MCP client took with a
 // code (issued) or a refresh token (rotated) at the endpoint ep.
 func (s *Face) recordMCPGrantToken(r *http.Request, ep mcpauth.Endpoint, form url.Values, pair *mcpauth.TokenPair) {
-	if s.Audit == nil {
-		return
-	}
 	action, opens := switchboard.AuditTokenIssue, "account endpoint"
 	if form.Get("grant_type") != "authorization_code" {
 		action = switchboard.AuditTokenRotate

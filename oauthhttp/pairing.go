@@ -205,9 +205,6 @@ func (s *Face) writeOAuthError(w http.ResponseWriter, r *http.Request, err error
 // pairing's peer token), by actor; replaced says it took the place of one.
 func (s *Face) recordPeerToken(r *http.Request, kind switchboard.AuditActorKind, actor string, agent *switchboard.Agent,
 	label string, replaced bool) {
-	if s.Audit == nil {
-		return
-	}
 	action := switchboard.AuditTokenIssue
 	if replaced {
 		action = switchboard.AuditTokenRotate

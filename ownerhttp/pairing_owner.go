@@ -119,9 +119,7 @@ func (s *Face) recordPairing(r *http.Request, acct *switchboard.Account, g *swit
 	if acct == nil {
 		e.ActorKind, e.ActorID = switchboard.AuditAgent, g.Handle
 	}
-	if s.Audit != nil {
-		s.Audit.Record(r.Context(), e)
-	}
+	s.Audit.Record(r.Context(), e)
 }
 
 // auditUserCode is a user code as the audit log names it: as the page
