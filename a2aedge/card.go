@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/front"
@@ -439,4 +441,73 @@ func (s *Edge) upstreamCard(ctx context.Context, agent *switchboard.Agent, addr 
 // agent (GET /agents/{ref}/front).
 func (s *Edge) PublicCard(agent *switchboard.Agent, addr, issuer string, up *front.Card) any {
 	return s.withPairing(s.cardV1(agent, addr, false, up), agent, issuer, true)
+}
+
+// cardInterfaces are the 1.0 interfaces a card at addr lists: JSON-RPC
+// at the address and HTTP+JSON under it, each in 1.0 and 0.3, and gRPC
+// (1.0) on the address's host.
+func (s *Edge) cardInterfaces(agent *switchboard.Agent, addr string) []cardInterface {
+	rest := restURL(agent, addr)
+	return []cardInterface{
+		{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+		{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
+		{URL: rest, ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"},
+		{URL: legacyRESTURL(rest, addr), ProtocolBinding: "HTTP+JSON", ProtocolVersion: "0.3"},
+		grpcInterface(agent, addr),
+	}
+}
+
+// legacyInterfaces are the 0.3 additionalInterfaces a card at addr lists:
+// JSON-RPC at the address, HTTP+JSON under it (whose 0.3 clients add /v1).
+func (s *Edge) legacyInterfaces(agent *switchboard.Agent, addr string) []legacyInterface {
+	return []legacyInterface{{URL: addr, Transport: "JSONRPC"}, {URL: legacyRESTURL(restURL(agent, addr), addr), Transport: "HTTP+JSON"}}
+}
+
+// legacyRESTURL is the HTTP+JSON URL a 0.3 card names: 0.3 clients tell
+// interfaces apart by URL (a2a-go's 0.3 card parser drops an additional
+// interface at the card's url), so where the binding's URL is the
+// address's own it is named with a trailing slash, which the clients'
+// path joining ignores.
+func legacyRESTURL(rest, addr string) string {
+	if rest == addr {
+		return rest + "/"
+	}
+	return rest
+}
+
+// restURL is the URL of the HTTP+JSON binding of the address addr: the
+// address itself, without a trailing slash; but for the default agent at
+// the deployment's root, whose binding's paths (/tasks…) would be the
+// deployment's own, its {base}/a/{handle}.
+func restURL(agent *switchboard.Agent, addr string) string {
+	base := strings.TrimSuffix(addr, "/")
+	u, err := url.Parse(addr)
+	if err != nil || (u.Path != "" && u.Path != "/") || (agent.Domain != "" && strings.EqualFold(u.Hostname(), agent.Domain)) {
+		return base
+	}
+	return base + "/a/" + agent.Handle
+}
+
+// grpcInterface is the gRPC interface a card at addr lists: the host and
+// port of the address (the target a gRPC client dials), and the tenant
+// that names the agent there (its handle, or the community's name; none
+// on the agent's own domain).
+func grpcInterface(agent *switchboard.Agent, addr string) cardInterface {
+	iface := cardInterface{ProtocolBinding: "GRPC", ProtocolVersion: "1.0", Tenant: agent.Handle}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return iface
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	iface.URL = net.JoinHostPort(u.Hostname(), port)
+	if agent.Domain != "" && strings.EqualFold(u.Hostname(), agent.Domain) {
+		iface.Tenant = ""
+	}
+	return iface
 }

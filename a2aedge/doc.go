@@ -1,9 +1,9 @@
 // Package a2aedge is the A2A edge of the HTTP API: each agent's address
 // ({base}/a/{handle}, the root for the default agent, the root of an
 // agent domain) and each community's ({base}/c/{name}) with their cards
-// and landing pages, A2A 1.0 and 0.3 over JSON-RPC with SSE streams, and
-// the HTTP+JSON and gRPC bindings (the SDK's transports over one
-// RequestHandler seam, a2a_binding.go).
+// and landing pages, A2A 1.0 and 0.3 over JSON-RPC with SSE streams. The
+// other bindings (package a2abind) run their calls through the same
+// methods (seam.go).
 //
 // Who may call an address is decided in caller.go (authenticateCaller):
 // a peer token of the agent or of the community, or the agent token of an

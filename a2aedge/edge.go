@@ -1,7 +1,6 @@
 package a2aedge
 
 import (
-	"net/http"
 	"sync"
 	"time"
 
@@ -45,7 +44,6 @@ type Edge struct {
 	Deps
 	usage    *peers.Usage // records peer tokens' last use; nil if the token store cannot
 	blocking time.Duration
-	bind     bindings // the SDK's HTTP+JSON and gRPC transports; immutable after New
 	rpc      map[string]rpcMethod
 	met      *edgeMetrics
 
@@ -66,20 +64,12 @@ func New(env *httpapi.Env, deps Deps) *Edge {
 	}
 	s.rpc = s.methods()
 	s.met = newEdgeMetrics(s.rpc)
-	s.bind = s.newBindings()
 	return s
 }
 
-// IsGRPC reports whether r is a call of the gRPC binding; ServeGRPC serves
-// it (httpapi.Server.Intercept).
-func IsGRPC(r *http.Request) bool { return isGRPC(r) }
-
-// ServeGRPC serves a call of the gRPC binding at the deployment's host.
-func (s *Edge) ServeGRPC(w http.ResponseWriter, r *http.Request) { s.serveGRPC(w, r, nil) }
-
-// Routes returns the edge's endpoints: agents' addresses with their cards
-// and the HTTP+JSON binding, the default agent's at the root, and, with
-// the network, community addresses.
+// Routes returns the edge's endpoints: agents' addresses with their
+// cards, the default agent's at the root, and, with the network,
+// community addresses.
 func (s *Edge) Routes() []httpapi.Endpoint {
 	serve, public, peer := httpapi.Serve, httpapi.AccessPublic, httpapi.AccessPeer
 	table := []httpapi.Endpoint{
@@ -95,14 +85,6 @@ func (s *Edge) Routes() []httpapi.Endpoint {
 		serve("", "/a/{handle}/{$}", public, s.handleAddress),
 		serve("", "/a/{handle}/.well-known/agent-card.json", public, s.handleCardV1),
 		serve("", "/a/{handle}/.well-known/agent.json", public, s.handleCardV03),
-		// The HTTP+JSON binding under the address (a2a_rest.go), any
-		// method: the SDK's transport answers one it does not serve.
-		serve("", "/a/{handle}/message:send", peer, s.handleAgentREST),
-		serve("", "/a/{handle}/message:stream", peer, s.handleAgentREST),
-		serve("", "/a/{handle}/tasks", peer, s.handleAgentREST),
-		serve("", "/a/{handle}/tasks/{rest...}", peer, s.handleAgentREST),
-		serve("", "/a/{handle}/extendedAgentCard", peer, s.handleAgentREST),
-		serve("", "/a/{handle}/v1/{rest...}", peer, s.handleAgentREST),
 
 		// The default agent, if any, also lives at the root.
 		serve("GET", "/{$}", public, s.handleRoot),
@@ -125,11 +107,5 @@ func (s *Edge) Routes() []httpapi.Endpoint {
 		serve("", "/c/{name}/{$}", public, s.handleCommunityAddress),
 		serve("", "/c/{name}/.well-known/agent-card.json", public, s.handleCommunityCardV1),
 		serve("", "/c/{name}/.well-known/agent.json", public, s.handleCommunityCardV03),
-		serve("", "/c/{name}/message:send", community, s.handleCommunityREST),
-		serve("", "/c/{name}/message:stream", community, s.handleCommunityREST),
-		serve("", "/c/{name}/tasks", community, s.handleCommunityREST),
-		serve("", "/c/{name}/tasks/{rest...}", community, s.handleCommunityREST),
-		serve("", "/c/{name}/extendedAgentCard", community, s.handleCommunityREST),
-		serve("", "/c/{name}/v1/{rest...}", community, s.handleCommunityREST),
 	)
 }

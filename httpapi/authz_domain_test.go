@@ -14,14 +14,14 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/a2aedge"
+	"github.com/switchboard-dev/switchboard/a2abind"
 	"github.com/switchboard-dev/switchboard/connproto"
 	"github.com/switchboard-dev/switchboard/httpapi"
 )
 
 // TestAuthorizationMatrixOnAgentDomain presents every credential to every
 // route of the route table on an agent domain (each estate's agent holds
-// {name}.agents.test). A route the domain serves (a2aedge.DomainRoutes:
+// {name}.agents.test). A route the domain serves (a2abind.DomainRoutes:
 // the route's path is what a domain path is served as) answers there
 // exactly what the matrix expects at the agent's address, a disabled
 // account's domain included; every other route is 404 for every
@@ -35,7 +35,7 @@ func TestAuthorizationMatrixOnAgentDomain(t *testing.T) {
 	served := map[string]string{} // a route's path pattern → the domain path served as it
 	own := map[string]bool{}      // the domain paths served as the agent's
 	var ownPrefixes []string      // the domain path prefixes served as the agent's ({rest...})
-	for _, dr := range a2aedge.DomainRoutes() {
+	for _, dr := range a2abind.DomainRoutes() {
 		if dr.Serves != "" {
 			served[dr.Serves], own[dr.Path] = dr.Path, true
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2abind"
 	"github.com/switchboard-dev/switchboard/a2aedge"
 	"github.com/switchboard-dev/switchboard/agenthttp"
 	"github.com/switchboard-dev/switchboard/certs"
@@ -166,11 +167,13 @@ type APIDeps struct {
 }
 
 // API is the HTTP API: the server that answers every request
-// (httpapi.Server) with the faces mounted on it, and the A2A edge, which
-// also serves the agents' domains in front of everything (AgentDomains).
+// (httpapi.Server) with the faces mounted on it, the A2A edge, whose
+// metrics it reports, and the edge's bindings, which also serve the
+// agents' domains in front of everything (AgentDomains).
 type API struct {
 	*httpapi.Server
-	Edge *a2aedge.Edge
+	Edge     *a2aedge.Edge
+	Bindings *a2abind.Face
 }
 
 // NewAPI returns the HTTP API on deps: every face, each built with the
@@ -184,8 +187,10 @@ func NewAPI(deps APIDeps, cfg httpapi.Config) *API {
 	api := httpapi.New(env, httpapi.Deps{Pinger: deps.Pinger, TLS: deps.TLS, MetricsHandler: deps.MetricsHandler})
 	edge := a2aedge.New(env, a2aedge.Deps{Tasks: deps.Tasks, Tracer: deps.Tracer, Limiter: deps.Limiter, Bus: deps.Bus,
 		Network: deps.Network, Pairing: deps.Pairing, Fronts: deps.Fronts, Published: deps.Published})
-	api.Intercept(a2aedge.IsGRPC, http.HandlerFunc(edge.ServeGRPC))
+	bind := a2abind.New(edge)
+	api.Intercept(a2abind.IsGRPC, http.HandlerFunc(bind.ServeGRPC))
 	api.Mount(edge.Routes()...)
+	api.Mount(bind.Routes()...)
 	api.Mount(ownerhttp.New(env, ownerhttp.Deps{Deliveries: deps.Deliveries, Tasks: deps.Tasks, Bus: deps.Bus,
 		PublicCard: edge.PublicCard, Presence: deps.Presence, Outbox: deps.Outbox, Wakes: deps.Wakes, Pushes: deps.Pushes,
 		MCP: deps.MCP != nil, OAuth: deps.OAuth, Network: deps.Network, Pairing: deps.Pairing, Fronts: deps.Fronts,
@@ -198,12 +203,12 @@ func NewAPI(deps APIDeps, cfg httpapi.Config) *API {
 	api.Mount(oauthhttp.New(env, deps.Pairing, oauth).Routes()...)
 	api.Mount(agenthttp.New(env, agenthttp.Deps{Tasks: deps.Tasks, Limiter: deps.Limiter, Connect: deps.Connect,
 		Network: deps.Network, Outbox: deps.Outbox, MCP: deps.MCP}).Routes()...)
-	return &API{Server: api, Edge: edge}
+	return &API{Server: api, Edge: edge, Bindings: bind}
 }
 
 // AgentDomains serves requests to agents' domains as their addresses
-// (a2aedge.Edge.AgentDomains) and hands every other to next.
-func (a *API) AgentDomains(next http.Handler) http.Handler { return a.Edge.AgentDomains(next) }
+// (a2abind.Face.AgentDomains) and hands every other to next.
+func (a *API) AgentDomains(next http.Handler) http.Handler { return a.Bindings.AgentDomains(next) }
 
 // Metrics returns the metrics the API keeps: the server's request
 // counter, the edge's JSON-RPC counters and stream gauge.

@@ -1,4 +1,4 @@
-package a2aedge
+package a2abind
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package a2aedge
+package a2abind
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2aedge"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	grpccodes "google.golang.org/grpc/codes"
@@ -41,7 +42,7 @@ import (
 // SDK's transport sees the request (serveREST, the gRPC interceptors),
 // which puts the resolved call in the context (bindingState); the
 // handler's methods only read it.
-type bindingHandler struct{ s *Edge }
+type bindingHandler struct{ s *Face }
 
 var _ a2asrv.RequestHandler = (*bindingHandler)(nil)
 
@@ -52,9 +53,9 @@ type bindingState struct {
 	r *http.Request // for logging
 	// call is the authenticated call; nil until resolve sets it (gRPC,
 	// where the tenant names the target inside the request message).
-	call *rpcCall
+	call *a2aedge.Call
 	// resolve authenticates a gRPC call once its tenant is known.
-	resolve func(ctx context.Context, tenant string) (*rpcCall, error)
+	resolve func(ctx context.Context, tenant string) (*a2aedge.Call, error)
 	// tenant is the tenant of the gRPC request message (recordTenant).
 	tenant string
 	// err is the error the handler last returned, in Switchboard's terms:
@@ -71,7 +72,7 @@ func withBinding(ctx context.Context, st *bindingState) context.Context {
 }
 
 // call returns the authenticated call of ctx.
-func (h *bindingHandler) call(ctx context.Context, tenant string) (*rpcCall, *bindingState, error) {
+func (h *bindingHandler) call(ctx context.Context, tenant string) (*a2aedge.Call, *bindingState, error) {
 	st, _ := ctx.Value(bindingKey{}).(*bindingState)
 	if st == nil {
 		return nil, nil, errBindingUnauthenticated
@@ -115,7 +116,7 @@ func (h *bindingHandler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
-	t, err := h.s.getTask(ctx, c, req.ID, req.HistoryLength)
+	t, err := h.s.GetTask(ctx, c, req.ID, req.HistoryLength)
 	return t, h.fail(st, err)
 }
 
@@ -124,7 +125,7 @@ func (h *bindingHandler) ListTasks(ctx context.Context, req *a2a.ListTasksReques
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
-	p := listTasksParams{ContextID: req.ContextID, Status: string(req.Status), PageToken: req.PageToken,
+	p := a2aedge.ListTasksParams{ContextID: req.ContextID, Status: string(req.Status), PageToken: req.PageToken,
 		HistoryLength: req.HistoryLength, IncludeArtifacts: req.IncludeArtifacts}
 	if req.PageSize != 0 {
 		p.PageSize = &req.PageSize
@@ -132,11 +133,8 @@ func (h *bindingHandler) ListTasks(ctx context.Context, req *a2a.ListTasksReques
 	if req.StatusTimestampAfter != nil {
 		p.StatusTimestampAfter = req.StatusTimestampAfter.Format(time.RFC3339Nano)
 	}
-	out, err := h.s.listTasks(ctx, c, &p)
-	if err != nil {
-		return nil, h.fail(st, err)
-	}
-	return &a2a.ListTasksResponse{Tasks: out.Tasks, TotalSize: out.TotalSize, PageSize: out.PageSize, NextPageToken: out.NextPageToken}, nil
+	out, err := h.s.ListTasks(ctx, c, &p)
+	return out, h.fail(st, err)
 }
 
 func (h *bindingHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
@@ -147,7 +145,7 @@ func (h *bindingHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequ
 	if req.ID == "" {
 		return nil, h.fail(st, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required"))
 	}
-	t, err := h.s.cancelTask(ctx, c, req.ID)
+	t, err := h.s.CancelTask(ctx, c, req.ID)
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
@@ -162,42 +160,38 @@ func (h *bindingHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRe
 	if req.Message == nil {
 		return nil, h.fail(st, switchboard.Errorf(switchboard.EINVALID, "Invalid params: message is required"))
 	}
-	t, err := h.s.sendAndWait(ctx, c, req)
+	t, err := h.s.SendAndWait(ctx, c, req)
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
-	return switchboard.TrimTask(&t.A2A, sendHistoryLength(req), true), nil
+	return switchboard.TrimTask(&t.A2A, a2aedge.SendHistoryLength(req), true), nil
 }
 
 func (h *bindingHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	return h.stream(ctx, req.Tenant, func(c *rpcCall) (streamPlan, error) {
+	return h.stream(ctx, req.Tenant, func(c *a2aedge.Call) (a2aedge.StreamPlan, error) {
 		if req.Message == nil {
-			return streamPlan{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: message is required")
+			return a2aedge.StreamPlan{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: message is required")
 		}
-		t, replayed, err := h.s.sendMessage(ctx, c, req)
-		if err != nil {
-			return streamPlan{}, err
-		}
-		return sendStreamPlan(c, t, replayed, sendHistoryLength(req))
+		return h.s.SendStreamPlan(ctx, c, req)
 	})
 }
 
 func (h *bindingHandler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
-	return h.stream(ctx, req.Tenant, func(c *rpcCall) (streamPlan, error) {
-		return h.s.subscribePlan(ctx, c, req.ID)
+	return h.stream(ctx, req.Tenant, func(c *a2aedge.Call) (a2aedge.StreamPlan, error) {
+		return h.s.SubscribePlan(ctx, c, req.ID)
 	})
 }
 
 // stream runs a stream method: the peer's stream allowance, the plan,
 // then the task's events, as the JSON-RPC stream methods do.
-func (h *bindingHandler) stream(ctx context.Context, tenant string, plan func(c *rpcCall) (streamPlan, error)) iter.Seq2[a2a.Event, error] {
+func (h *bindingHandler) stream(ctx context.Context, tenant string, plan func(c *a2aedge.Call) (a2aedge.StreamPlan, error)) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		c, st, err := h.call(ctx, tenant)
 		if err != nil {
 			yield(nil, h.fail(st, err))
 			return
 		}
-		release, ok := h.s.acquireStream(c.peer)
+		release, ok := h.s.AcquireStream(c.Peer())
 		if !ok {
 			yield(nil, h.fail(st, switchboard.Errorf(switchboard.ERATELIMITED, "too many open streams: at most %d per peer", h.s.Cfg.MaxStreamsPerPeer)))
 			return
@@ -208,7 +202,7 @@ func (h *bindingHandler) stream(ctx context.Context, tenant string, plan func(c 
 			yield(nil, h.fail(st, err))
 			return
 		}
-		h.s.followStream(ctx, st.r, &yieldSink{h: h, st: st, yield: yield}, c, p)
+		h.s.FollowStream(ctx, st.r, &yieldSink{h: h, st: st, yield: yield}, c, p)
 	}
 }
 
@@ -223,10 +217,10 @@ type yieldSink struct {
 // errSinkClosed ends a stream whose consumer stopped reading.
 var errSinkClosed = errors.New("stream consumer stopped")
 
-func (k *yieldSink) start() error     { return nil }
-func (k *yieldSink) keepAlive() error { return nil }
-func (k *yieldSink) fail(err error)   { k.yield(nil, k.h.fail(k.st, err)) }
-func (k *yieldSink) send(_ int64, ev a2a.Event, _ bool) error {
+func (k *yieldSink) Start() error     { return nil }
+func (k *yieldSink) KeepAlive() error { return nil }
+func (k *yieldSink) Fail(err error)   { k.yield(nil, k.h.fail(k.st, err)) }
+func (k *yieldSink) Send(_ int64, ev a2a.Event, _ bool) error {
 	if !k.yield(ev, nil) {
 		return errSinkClosed
 	}
@@ -235,10 +229,10 @@ func (k *yieldSink) send(_ int64, ev a2a.Event, _ bool) error {
 
 // pushCall is call for the push configuration methods, which fail while
 // push notifications are off.
-func (h *bindingHandler) pushCall(ctx context.Context, tenant string) (*rpcCall, *bindingState, error) {
+func (h *bindingHandler) pushCall(ctx context.Context, tenant string) (*a2aedge.Call, *bindingState, error) {
 	c, st, err := h.call(ctx, tenant)
 	if err == nil && !h.s.Cfg.PushNotifications {
-		err = errPushNotSupported
+		err = a2aedge.ErrPushNotSupported
 	}
 	return c, st, err
 }
@@ -248,7 +242,7 @@ func (h *bindingHandler) GetTaskPushConfig(ctx context.Context, req *a2a.GetTask
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
-	pc, err := h.s.Tasks.GetPushConfig(ctx, c.peer, req.TaskID, req.ID)
+	pc, err := h.s.Tasks.GetPushConfig(ctx, c.Peer(), req.TaskID, req.ID)
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
@@ -260,7 +254,7 @@ func (h *bindingHandler) ListTaskPushConfigs(ctx context.Context, req *a2a.ListT
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
-	pcs, err := h.s.Tasks.ListPushConfigs(ctx, c.peer, req.TaskID)
+	pcs, err := h.s.Tasks.ListPushConfigs(ctx, c.Peer(), req.TaskID)
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
@@ -281,7 +275,7 @@ func (h *bindingHandler) CreateTaskPushConfig(ctx context.Context, req *a2a.Push
 	}
 	cfg := *req
 	cfg.Tenant = ""
-	pc, err := h.s.Tasks.SetPushConfig(ctx, c.peer, cfg, c.version)
+	pc, err := h.s.Tasks.SetPushConfig(ctx, c.Peer(), cfg, c.Version())
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
@@ -293,7 +287,7 @@ func (h *bindingHandler) DeleteTaskPushConfig(ctx context.Context, req *a2a.Dele
 	if err != nil {
 		return h.fail(st, err)
 	}
-	return h.fail(st, h.s.Tasks.DeletePushConfig(ctx, c.peer, req.TaskID, req.ID))
+	return h.fail(st, h.s.Tasks.DeletePushConfig(ctx, c.Peer(), req.TaskID, req.ID))
 }
 
 func (h *bindingHandler) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
@@ -301,7 +295,7 @@ func (h *bindingHandler) GetExtendedAgentCard(ctx context.Context, req *a2a.GetE
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
-	card, err := h.s.v1GetExtendedAgentCard(ctx, c)
+	card, err := h.s.ExtendedCard(ctx, c)
 	if err != nil {
 		return nil, h.fail(st, err)
 	}

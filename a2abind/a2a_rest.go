@@ -1,4 +1,4 @@
-package a2aedge
+package a2abind
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2aedge"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"google.golang.org/grpc"
@@ -74,7 +75,7 @@ var errNoRESTRoute = switchboard.Errorf(switchboard.ENOTFOUND, "not found: no ro
 // newBindings builds the SDK's transports over the server's
 // bindingHandler. The transports write keep-alives on idle streams at
 // the server's interval.
-func (s *Edge) newBindings() bindings {
+func (s *Face) newBindings() bindings {
 	h := &bindingHandler{s: s}
 	keep := a2asrv.WithTransportKeepAlive(s.Cfg.StreamKeepAlive)
 	return bindings{
@@ -85,22 +86,22 @@ func (s *Edge) newBindings() bindings {
 }
 
 // handleAgentREST serves the HTTP+JSON binding under an agent's address.
-func (s *Edge) handleAgentREST(w http.ResponseWriter, r *http.Request) {
+func (s *Face) handleAgentREST(w http.ResponseWriter, r *http.Request) {
 	agent, ok := s.AgentFromPath(w, r)
 	if !ok {
 		return
 	}
-	s.serveREST(w, r, rpcTarget{agent: agent, addr: s.ReachedAddress(r, agent)}, "/a/"+r.PathValue("handle"))
+	s.serveREST(w, r, a2aedge.AgentTarget(agent, s.ReachedAddress(r, agent)), "/a/"+r.PathValue("handle"))
 }
 
 // handleCommunityREST serves the HTTP+JSON binding under a community's
 // address.
-func (s *Edge) handleCommunityREST(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.communityFromPath(w, r)
+func (s *Face) handleCommunityREST(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.CommunityFromPath(w, r)
 	if !ok {
 		return
 	}
-	s.serveREST(w, r, rpcTarget{community: c, addr: s.CommunityURL(r, c.Name)}, "/c/"+r.PathValue("name"))
+	s.serveREST(w, r, a2aedge.CommunityTarget(c, s.CommunityURL(r, c.Name)), "/c/"+r.PathValue("name"))
 }
 
 // serveREST runs the request pipeline of the HTTP+JSON binding at an
@@ -108,27 +109,27 @@ func (s *Edge) handleCommunityREST(w http.ResponseWriter, r *http.Request) {
 // authentication, rate limit, content type and body limit; then the SDK's
 // transport, with the call in the context. Each refusal is the binding's
 // own error: an HTTP status and a google.rpc.Status body (writeProblem).
-func (s *Edge) serveREST(w http.ResponseWriter, r *http.Request, target rpcTarget, prefix string) {
+func (s *Face) serveREST(w http.ResponseWriter, r *http.Request, target a2aedge.Target, prefix string) {
 	rest := strings.TrimPrefix(r.URL.Path, prefix)
 	if !isRESTRoute(r.Method, rest) {
 		s.writeProblem(w, r, errNoRESTRoute)
 		return
 	}
 	httpapi.SetCORS(w)
-	w.Header().Set("httpapi.Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS")
+	w.Header().Set("Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS")
 	if r.Method == http.MethodOptions {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	caller, err := s.authenticateCaller(r, target)
+	caller, err := s.Authenticate(r, target)
 	if err != nil {
 		if switchboard.ErrorCode(err) == switchboard.EUNAUTHORIZED {
-			w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, target.agent))
+			w.Header().Set("WWW-Authenticate", s.bearerChallenge(r, target.Agent()))
 		}
 		s.writeProblem(w, r, err)
 		return
 	}
-	if ok, retry, _ := s.Limiter.Allow(r.Context(), caller.peer.Key()); !ok {
+	if ok, retry, _ := s.Limiter.Allow(r.Context(), caller.Peer().Key()); !ok {
 		secs := max(int(math.Ceil(retry.Seconds())), 1)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		s.writeProblem(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
@@ -146,7 +147,7 @@ func (s *Edge) serveREST(w http.ResponseWriter, r *http.Request, target rpcTarge
 		}
 		r.Body = io.NopCloser(bytes.NewReader(jsonFieldNames(body)))
 	}
-	if _, err := requestedVersion(r); err != nil {
+	if _, err := a2aedge.RequestedVersion(r); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
@@ -154,9 +155,8 @@ func (s *Edge) serveREST(w http.ResponseWriter, r *http.Request, target rpcTarge
 	if rest == "/v1" || strings.HasPrefix(rest, "/v1/") {
 		handler, version = s.bind.rest03, switchboard.ProtocolV03
 	}
-	call := &rpcCall{req: &rpcRequest{ID: nullID, Method: r.Method + " " + rest}, agent: target.agent, community: target.community,
-		peer: caller.peer, caller: caller, version: version, addr: target.addr, lastEventID: -1}
-	if err := parseLastEventID(r, call); err != nil {
+	call := a2aedge.NewCall(r.Method+" "+rest, target, caller, version)
+	if err := call.ReadLastEventID(r); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
@@ -186,7 +186,7 @@ var errRESTContentType = switchboard.Errorf(switchboard.EINVALID, "Content-Type 
 // an address: it names the agent's resource metadata when the agent (nil
 // for a community) takes pairing requests, and tells a bad token from a
 // missing one.
-func (s *Edge) bearerChallenge(r *http.Request, agent *switchboard.Agent) string {
+func (s *Face) bearerChallenge(r *http.Request, agent *switchboard.Agent) string {
 	challenge := `Bearer realm="a2a"`
 	if agent != nil && s.Pairing != nil && pairing.Enabled(agent) {
 		challenge += `, resource_metadata="` + s.ResourceMetadataURL(r, agent) + `"`
@@ -204,7 +204,7 @@ func (s *Edge) bearerChallenge(r *http.Request, agent *switchboard.Agent) string
 // body is dropped and the problem written instead.
 type restWriter struct {
 	http.ResponseWriter
-	s       *Edge
+	s       *Face
 	r       *http.Request
 	st      *bindingState
 	swallow bool // the SDK's error body is being dropped
@@ -255,7 +255,7 @@ type problemStatus struct {
 // writeProblem writes err as the binding's error: its status and reason
 // from the codes table, its gRPC status name, its message (internal
 // errors are logged and shown as "internal error").
-func (s *Edge) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Face) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	code := switchboard.ErrorCode(err)
 	if code == switchboard.EINTERNAL {
 		s.LogInternal(r, err)
@@ -269,53 +269,8 @@ func (s *Edge) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	case errNoRESTRoute:
 		reason = "METHOD_NOT_FOUND"
 	}
-	info := errorInfo(reason)
+	info := a2aedge.ErrorInfo(reason)
 	body, _ := json.Marshal(problem{Error: problemStatus{Code: status, Status: grpcStatusName(grpcCode(code)), Message: switchboard.ErrorMessage(err),
 		Details: info}})
 	httpapi.WriteJSONBody(w, status, append(body, '\n'))
-}
-
-// cardInterfaces are the 1.0 interfaces a card at addr lists: JSON-RPC
-// at the address and HTTP+JSON under it, each in 1.0 and 0.3, and gRPC
-// (1.0) on the address's host.
-func (s *Edge) cardInterfaces(agent *switchboard.Agent, addr string) []cardInterface {
-	rest := restURL(agent, addr)
-	return []cardInterface{
-		{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
-		{URL: addr, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
-		{URL: rest, ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"},
-		{URL: legacyRESTURL(rest, addr), ProtocolBinding: "HTTP+JSON", ProtocolVersion: "0.3"},
-		grpcInterface(agent, addr),
-	}
-}
-
-// legacyInterfaces are the 0.3 additionalInterfaces a card at addr lists:
-// JSON-RPC at the address, HTTP+JSON under it (whose 0.3 clients add /v1).
-func (s *Edge) legacyInterfaces(agent *switchboard.Agent, addr string) []legacyInterface {
-	return []legacyInterface{{URL: addr, Transport: "JSONRPC"}, {URL: legacyRESTURL(restURL(agent, addr), addr), Transport: "HTTP+JSON"}}
-}
-
-// legacyRESTURL is the HTTP+JSON URL a 0.3 card names: 0.3 clients tell
-// interfaces apart by URL (a2a-go's 0.3 card parser drops an additional
-// interface at the card's url), so where the binding's URL is the
-// address's own it is named with a trailing slash, which the clients'
-// path joining ignores.
-func legacyRESTURL(rest, addr string) string {
-	if rest == addr {
-		return rest + "/"
-	}
-	return rest
-}
-
-// restURL is the URL of the HTTP+JSON binding of the address addr: the
-// address itself, without a trailing slash; but for the default agent at
-// the deployment's root, whose binding's paths (/tasks…) would be the
-// deployment's own, its {base}/a/{handle}.
-func restURL(agent *switchboard.Agent, addr string) string {
-	base := strings.TrimSuffix(addr, "/")
-	u, err := url.Parse(addr)
-	if err != nil || (u.Path != "" && u.Path != "/") || (agent.Domain != "" && strings.EqualFold(u.Hostname(), agent.Domain)) {
-		return base
-	}
-	return base + "/a/" + agent.Handle
 }

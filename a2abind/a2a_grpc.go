@@ -1,16 +1,15 @@
-package a2aedge
+package a2abind
 
 import (
 	"context"
 	"math"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2aedge"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
@@ -26,7 +25,7 @@ import (
 
 // newGRPC builds the gRPC server of the binding over h. Messages are
 // bounded by the body limit of every other binding.
-func (s *Edge) newGRPC(h *bindingHandler) *grpc.Server {
+func (s *Face) newGRPC(h *bindingHandler) *grpc.Server {
 	g := grpc.NewServer(grpc.MaxRecvMsgSize(int(min(s.Cfg.MaxBody, math.MaxInt32))),
 		grpc.UnaryInterceptor(recordTenant), grpc.StreamInterceptor(recordStreamTenant))
 	a2agrpc.NewHandler(h).RegisterWith(g)
@@ -42,9 +41,9 @@ func isGRPC(r *http.Request) bool {
 // domain the call reached, nil on the deployment's own host. The call is
 // authenticated once the SDK's transport has decoded its tenant
 // (bindingState.resolve), before any operation.
-func (s *Edge) serveGRPC(w http.ResponseWriter, r *http.Request, domainAgent *switchboard.Agent) {
+func (s *Face) serveGRPC(w http.ResponseWriter, r *http.Request, domainAgent *switchboard.Agent) {
 	st := &bindingState{r: r}
-	st.resolve = func(ctx context.Context, tenant string) (*rpcCall, error) {
+	st.resolve = func(ctx context.Context, tenant string) (*a2aedge.Call, error) {
 		target, err := s.grpcTarget(ctx, r, tenant, domainAgent)
 		if err != nil {
 			return nil, err
@@ -57,77 +56,52 @@ func (s *Edge) serveGRPC(w http.ResponseWriter, r *http.Request, domainAgent *sw
 // grpcTarget finds the address a gRPC call's tenant names: an agent by
 // handle, else a community by name. A disabled account's agent is not
 // found, as at its address.
-func (s *Edge) grpcTarget(ctx context.Context, r *http.Request, tenant string, domainAgent *switchboard.Agent) (rpcTarget, error) {
+func (s *Face) grpcTarget(ctx context.Context, r *http.Request, tenant string, domainAgent *switchboard.Agent) (a2aedge.Target, error) {
 	tenant = strings.ToLower(strings.TrimSpace(tenant))
 	if domainAgent != nil {
 		if tenant != "" && tenant != domainAgent.Handle {
-			return rpcTarget{}, errNoTenant
+			return a2aedge.Target{}, errNoTenant
 		}
-		return rpcTarget{agent: domainAgent, addr: s.ReachedAddress(r, domainAgent)}, nil
+		return a2aedge.AgentTarget(domainAgent, s.ReachedAddress(r, domainAgent)), nil
 	}
 	if tenant == "" {
-		return rpcTarget{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: tenant is required: the agent's handle, or the community's name")
+		return a2aedge.Target{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: tenant is required: the agent's handle, or the community's name")
 	}
 	agent, err := s.Agents.FindAgentByHandle(ctx, tenant)
 	switch {
 	case err == nil && !agent.AccountDisabled:
-		return rpcTarget{agent: agent, addr: s.BaseURL(r) + "/a/" + agent.Handle}, nil
+		return a2aedge.AgentTarget(agent, s.BaseURL(r)+"/a/"+agent.Handle), nil
 	case err != nil && switchboard.ErrorCode(err) != switchboard.ENOTFOUND:
-		return rpcTarget{}, err
+		return a2aedge.Target{}, err
 	}
 	if s.Network != nil {
 		if c, err := s.Network.LookupCommunity(ctx, tenant); err == nil {
-			return rpcTarget{community: c, addr: s.CommunityURL(r, c.Name)}, nil
+			return a2aedge.CommunityTarget(c, s.CommunityURL(r, c.Name)), nil
 		} else if switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
-			return rpcTarget{}, err
+			return a2aedge.Target{}, err
 		}
 	}
-	return rpcTarget{}, errNoTenant
+	return a2aedge.Target{}, errNoTenant
 }
 
 var errNoTenant = switchboard.Errorf(switchboard.ENOTFOUND, "no agent or community is named by this tenant")
 
 // grpcCall authenticates a gRPC call at target and counts it against the
 // peer's rate limit, as serveRPC does a JSON-RPC call.
-func (s *Edge) grpcCall(ctx context.Context, r *http.Request, target rpcTarget) (*rpcCall, error) {
-	caller, err := s.authenticateCaller(r, target)
+func (s *Face) grpcCall(ctx context.Context, r *http.Request, target a2aedge.Target) (*a2aedge.Call, error) {
+	caller, err := s.Authenticate(r, target)
 	if err != nil {
 		return nil, err
 	}
-	if ok, retry, _ := s.Limiter.Allow(ctx, caller.peer.Key()); !ok {
+	if ok, retry, _ := s.Limiter.Allow(ctx, caller.Peer().Key()); !ok {
 		secs := max(int(math.Ceil(retry.Seconds())), 1)
 		_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.Itoa(secs)))
 		return nil, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs)
 	}
-	if _, err := requestedVersion(r); err != nil {
+	if _, err := a2aedge.RequestedVersion(r); err != nil {
 		return nil, err
 	}
-	return &rpcCall{req: &rpcRequest{ID: nullID, Method: r.URL.Path}, agent: target.agent, community: target.community,
-		peer: caller.peer, caller: caller, version: switchboard.ProtocolV1, addr: target.addr, lastEventID: -1}, nil
-}
-
-// grpcInterface is the gRPC interface a card at addr lists: the host and
-// port of the address (the target a gRPC client dials), and the tenant
-// that names the agent there (its handle, or the community's name; none
-// on the agent's own domain).
-func grpcInterface(agent *switchboard.Agent, addr string) cardInterface {
-	iface := cardInterface{ProtocolBinding: "GRPC", ProtocolVersion: "1.0", Tenant: agent.Handle}
-	u, err := url.Parse(addr)
-	if err != nil {
-		return iface
-	}
-	port := u.Port()
-	if port == "" {
-		port = "443"
-		if u.Scheme == "http" {
-			port = "80"
-		}
-	}
-	iface.URL = net.JoinHostPort(u.Hostname(), port)
-	if agent.Domain != "" && strings.EqualFold(u.Hostname(), agent.Domain) {
-		iface.Tenant = ""
-	}
-	return iface
+	return a2aedge.NewCall(r.URL.Path, target, caller, switchboard.ProtocolV1), nil
 }
 
 // tenanted is a request message of A2A's proto: each has a tenant.

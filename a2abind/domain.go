@@ -1,4 +1,4 @@
-package a2aedge
+package a2abind
 
 import (
 	"net/http"
@@ -100,7 +100,7 @@ func DomainRoutes() []DomainRoute {
 // configured (Config.PublicURL or DeploymentDomains): otherwise the
 // deployment's host is taken from each request and could not be told
 // from an agent's.
-func (s *Edge) AgentDomains(next http.Handler) http.Handler {
+func (s *Face) AgentDomains(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := s.URLs.Host(r)
 		if !s.URLs.Known() || host == "" || s.URLs.Own(host) {
@@ -164,7 +164,7 @@ func atPath(r *http.Request, path string) *http.Request {
 // other path. The MCP consent page gets the resource the client asked
 // for at the domain, when it named none: the authorization is for the
 // domain's MCP endpoint.
-func (s *Edge) serveDomainPage(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
+func (s *Face) serveDomainPage(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
 	path := r.URL.Path
 	page, ok := domainPages[path]
 	if !ok && strings.HasPrefix(path, "/dashboard/") {
