@@ -10,6 +10,7 @@ import (
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/a2aedge"
+	"github.com/switchboard-dev/switchboard/a2arpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
@@ -98,7 +99,7 @@ func (s *Face) grpcCall(ctx context.Context, r *http.Request, target a2aedge.Tar
 		_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.Itoa(secs)))
 		return nil, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs)
 	}
-	if _, err := a2aedge.RequestedVersion(r); err != nil {
+	if _, err := a2arpc.RequestedVersion(r); err != nil {
 		return nil, err
 	}
 	return a2aedge.NewCall(r.URL.Path, target, caller, switchboard.ProtocolV1), nil

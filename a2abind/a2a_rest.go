@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/a2aedge"
+	"github.com/switchboard-dev/switchboard/a2arpc"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"google.golang.org/grpc"
@@ -147,7 +148,7 @@ func (s *Face) serveREST(w http.ResponseWriter, r *http.Request, target a2aedge.
 		}
 		r.Body = io.NopCloser(bytes.NewReader(jsonFieldNames(body)))
 	}
-	if _, err := a2aedge.RequestedVersion(r); err != nil {
+	if _, err := a2arpc.RequestedVersion(r); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
@@ -269,7 +270,7 @@ func (s *Face) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	case errNoRESTRoute:
 		reason = "METHOD_NOT_FOUND"
 	}
-	info := a2aedge.ErrorInfo(reason)
+	info := a2arpc.ErrorInfo(reason)
 	body, _ := json.Marshal(problem{Error: problemStatus{Code: status, Status: grpcStatusName(grpcCode(code)), Message: switchboard.ErrorMessage(err),
 		Details: info}})
 	httpapi.WriteJSONBody(w, status, append(body, '\n'))

@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/a2ajson"
+	"github.com/switchboard-dev/switchboard/a2arpc"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/ownerapi"
@@ -23,7 +24,7 @@ import (
 
 // rpcCall is one authenticated JSON-RPC call to an agent's address.
 type rpcCall struct {
-	req *rpcRequest
+	req *a2arpc.Request
 	// agent is the agent of the address; at a community's address it is
 	// nil, and each method finds the agent its task is on (routeSend,
 	// taskAgent).
@@ -136,22 +137,22 @@ func (s *Edge) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget
 	if ok, retry, _ := s.Limiter.Allow(r.Context(), peer.Key()); !ok {
 		secs := int(math.Ceil(retry.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-		e := rpcErrorFor(switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", max(secs, 1)), shape)
-		e.status = http.StatusTooManyRequests
-		writeRPCError(w, nullID, e)
+		e := a2arpc.ErrorFor(switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", max(secs, 1)), shape)
+		e.Status = http.StatusTooManyRequests
+		a2arpc.WriteError(w, a2arpc.NullID, e)
 		return
 	}
 	body, err := s.ReadBody(w, r)
 	if err != nil {
-		e := rpcErrorFor(err, shape)
-		e.status = httpapi.HTTPStatus(switchboard.ErrorCode(err))
-		writeRPCError(w, nullID, e)
+		e := a2arpc.ErrorFor(err, shape)
+		e.Status = httpapi.HTTPStatus(switchboard.ErrorCode(err))
+		a2arpc.WriteError(w, a2arpc.NullID, e)
 		return
 	}
 
-	req, rerr := decodeEnvelope(body)
+	req, rerr := a2arpc.DecodeEnvelope(body)
 	if rerr != nil {
-		writeRPCError(w, req.ID, rerr)
+		a2arpc.WriteError(w, req.ID, rerr)
 		return
 	}
 	m, ok := s.rpc[req.Method]
@@ -160,19 +161,19 @@ func (s *Edge) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget
 		trace.SpanFromContext(r.Context()).SetName("a2a " + req.Method) // one of ours: a name in s.rpc
 	}
 	if !ok {
-		writeRPCError(w, req.ID, &rpcError{Code: rpcMethodNotFound, Message: fmt.Sprintf("Method not found: %s", httpapi.Truncate(req.Method, 64))})
+		a2arpc.WriteError(w, req.ID, &a2arpc.Error{Code: a2arpc.MethodNotFound, Message: fmt.Sprintf("Method not found: %s", httpapi.Truncate(req.Method, 64))})
 		return
 	}
-	if _, err := requestedVersion(r); err != nil {
-		writeRPCError(w, req.ID, rpcErrorFor(err, m.version))
+	if _, err := a2arpc.RequestedVersion(r); err != nil {
+		a2arpc.WriteError(w, req.ID, a2arpc.ErrorFor(err, m.version))
 		return
 	}
-	if e := checkParams(req); e != nil {
-		writeRPCError(w, req.ID, e)
+	if e := a2arpc.CheckParams(req); e != nil {
+		a2arpc.WriteError(w, req.ID, e)
 		return
 	}
 	if m.push && !s.Cfg.PushNotifications {
-		writeRPCError(w, req.ID, rpcErrorFor(errPushNotSupported, m.version))
+		a2arpc.WriteError(w, req.ID, a2arpc.ErrorFor(errPushNotSupported, m.version))
 		return
 	}
 	call := &rpcCall{req: req, agent: target.agent, community: target.community, peer: peer, caller: caller,
@@ -182,9 +183,9 @@ func (s *Edge) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget
 		release, ok := s.acquireStream(peer)
 		if !ok {
 			w.Header().Set("Retry-After", "5")
-			e := rpcErrorFor(switchboard.Errorf(switchboard.ERATELIMITED, "too many open streams: at most %d per peer", s.Cfg.MaxStreamsPerPeer), m.version)
-			e.status = http.StatusTooManyRequests
-			writeRPCError(w, req.ID, e)
+			e := a2arpc.ErrorFor(switchboard.Errorf(switchboard.ERATELIMITED, "too many open streams: at most %d per peer", s.Cfg.MaxStreamsPerPeer), m.version)
+			e.Status = http.StatusTooManyRequests
+			a2arpc.WriteError(w, req.ID, e)
 			return
 		}
 		defer release()
@@ -201,18 +202,18 @@ func (s *Edge) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget
 		if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
 			s.LogInternal(r, err)
 		}
-		e := rpcErrorFor(err, m.version)
+		e := a2arpc.ErrorFor(err, m.version)
 		if switchboard.ErrorCode(err) == switchboard.EUPSTREAM {
-			e.status = http.StatusBadGateway // a front's upstream failed: a gateway's answer
+			e.Status = http.StatusBadGateway // a front's upstream failed: a gateway's answer
 		}
 		if s.Unavailable(w, err) {
-			e.status = http.StatusServiceUnavailable
+			e.Status = http.StatusServiceUnavailable
 		}
-		writeRPCError(w, req.ID, e)
+		a2arpc.WriteError(w, req.ID, e)
 		return
 	}
 	_, span := s.Tracer.Start(r.Context(), "a2a reply", trace.SpanKindInternal, "", "")
-	writeRPCResult(w, req.ID, result)
+	a2arpc.WriteResult(w, req.ID, result)
 	span.End()
 }
 
@@ -259,16 +260,16 @@ const unauthenticatedBodyLimit = 64 << 10
 func (s *Edge) writeUnauthorized(w http.ResponseWriter, r *http.Request, err error, shape switchboard.ProtocolVersion, agent *switchboard.Agent) {
 	if switchboard.ErrorCode(err) != switchboard.EUNAUTHORIZED {
 		s.LogInternal(r, err)
-		writeRPCError(w, nullID, &rpcError{Code: rpcInternalError, Message: "internal error", status: http.StatusInternalServerError})
+		a2arpc.WriteError(w, a2arpc.NullID, &a2arpc.Error{Code: a2arpc.InternalError, Message: "internal error", Status: http.StatusInternalServerError})
 		return
 	}
-	id := nullID
+	id := a2arpc.NullID
 	body, readErr := io.ReadAll(io.LimitReader(r.Body, unauthenticatedBodyLimit))
 	if readErr == nil {
 		var env struct {
 			ID json.RawMessage `json:"id"`
 		}
-		if json.Unmarshal(body, &env) == nil && len(env.ID) > 0 && validID(env.ID) {
+		if json.Unmarshal(body, &env) == nil && len(env.ID) > 0 && a2arpc.ValidID(env.ID) {
 			id = env.ID
 		}
 	}
@@ -281,14 +282,14 @@ func (s *Edge) writeUnauthorized(w http.ResponseWriter, r *http.Request, err err
 		challenge += `, error="invalid_token", error_description="the bearer token is not valid (revoked, rotated or mistyped)"`
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	e := rpcErrorFor(err, shape)
+	e := a2arpc.ErrorFor(err, shape)
 	e.Message = "Unauthorized: " + switchboard.ErrorMessage(err) + ". Ask this agent's owner for a peer token."
 	if pairs {
 		e.Message = "Unauthorized: " + switchboard.ErrorMessage(err) + ". Ask this agent's owner for a peer token, or pair: switchboard pair " + s.ReachedBase(r, agent)
 		e.Data = s.PairingHint(r, agent, e.Data, shape)
 	}
-	e.status = http.StatusUnauthorized
-	writeRPCError(w, id, e)
+	e.Status = http.StatusUnauthorized
+	a2arpc.WriteError(w, id, e)
 }
 
 // parseLastEventID reads the Last-Event-ID header of a reconnecting SSE

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/switchboard-dev/switchboard/a2arpc"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
 
@@ -350,7 +351,7 @@ func (s *Edge) handleCardV1(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Vary", "A2A-Version")
 	s.VaryForwarded(w)
-	v, _ := requestedVersion(r)
+	v, _ := a2arpc.RequestedVersion(r)
 	addr := s.ReachedAddress(r, agent)
 	up := s.upstreamCard(r.Context(), agent, addr)
 	if strings.HasPrefix(v, "0.3") {

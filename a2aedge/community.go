@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2arpc"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
@@ -57,7 +58,7 @@ func (s *Edge) handleCommunityCardV1(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Vary", "A2A-Version")
 	s.VaryForwarded(w)
-	if v, _ := requestedVersion(r); strings.HasPrefix(v, "0.3") {
+	if v, _ := a2arpc.RequestedVersion(r); strings.HasPrefix(v, "0.3") {
 		serveCardFor(w, r, s.cardV03(card, addr, false, nil), communityCardCache)
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2arpc"
 )
 
 // benchText is the text the benchmarks send: 1 KiB, a short request
@@ -82,12 +83,12 @@ func (v benchVersion) body(tb testing.TB, messageID string) []byte {
 
 // decodeSend runs the steps of serveRPC from the body to the request the
 // task service takes.
-func (v benchVersion) decodeSend(body []byte) (*rpcRequest, *a2a.SendMessageRequest, error) {
-	req, rerr := decodeEnvelope(body)
+func (v benchVersion) decodeSend(body []byte) (*a2arpc.Request, *a2a.SendMessageRequest, error) {
+	req, rerr := a2arpc.DecodeEnvelope(body)
 	if rerr != nil {
 		return nil, nil, switchboard.Errorf(switchboard.EINVALID, "%s", rerr.Message)
 	}
-	if rerr := checkParams(req); rerr != nil {
+	if rerr := a2arpc.CheckParams(req); rerr != nil {
 		return nil, nil, switchboard.Errorf(switchboard.EINVALID, "%s", rerr.Message)
 	}
 	p, err := v.decode(&rpcCall{req: req, version: v.version, lastEventID: -1})
@@ -128,7 +129,7 @@ func BenchmarkEncodeSendResult(b *testing.B) {
 			}
 			t := benchCreatedTask(p, v.version)
 			w := &discardResponse{header: http.Header{}, keep: true}
-			writeRPCResult(w, req.ID, v.result(t, p))
+			a2arpc.WriteResult(w, req.ID, v.result(t, p))
 			if !bytes.Contains(w.body.Bytes(), []byte(benchText)) || !bytes.Contains(w.body.Bytes(), []byte(t.A2A.ID)) {
 				b.Fatalf("the answer lacks the task: %s", w.body.Bytes())
 			}
@@ -136,7 +137,7 @@ func BenchmarkEncodeSendResult(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				w.reset()
-				writeRPCResult(w, req.ID, v.result(t, p))
+				a2arpc.WriteResult(w, req.ID, v.result(t, p))
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/a2arpc"
 )
 
 // The seam of the other bindings (package a2abind): HTTP+JSON and gRPC
@@ -47,7 +48,7 @@ type Call = rpcCall
 // NewCall returns the call of method (for logs) by caller at t, in the
 // protocol version v.
 func NewCall(method string, t Target, caller Caller, v switchboard.ProtocolVersion) *Call {
-	return &rpcCall{req: &rpcRequest{ID: nullID, Method: method}, agent: t.agent, community: t.community,
+	return &rpcCall{req: &a2arpc.Request{ID: a2arpc.NullID, Method: method}, agent: t.agent, community: t.community,
 		peer: caller.peer, caller: caller, version: v, addr: t.addr, lastEventID: -1}
 }
 
@@ -56,13 +57,6 @@ func (c *rpcCall) Peer() switchboard.Peer { return c.peer }
 
 // ReadLastEventID reads the Last-Event-ID a reconnecting SSE client sent.
 func (c *rpcCall) ReadLastEventID(r *http.Request) error { return parseLastEventID(r, c) }
-
-// RequestedVersion returns the A2A-Version the request asks for, refusing
-// one this server does not speak.
-func RequestedVersion(r *http.Request) (string, error) { return requestedVersion(r) }
-
-// ErrorInfo is the details list of A2A 1.0's ErrorInfo with reason.
-func ErrorInfo(reason string) []map[string]any { return errorInfo(reason) }
 
 // ErrPushNotSupported refuses the push configuration methods while push
 // notifications are off.

@@ -2,100 +2,15 @@ package a2aedge
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/a2arpc"
 	"github.com/switchboard-dev/switchboard/relay"
 )
-
-// sseWriter writes one text/event-stream response. Each event carries the
-// task event's sequence number as its id, so a client that reconnects with
-// Last-Event-ID resumes exactly where it stopped.
-type sseWriter struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	started bool
-}
-
-func newSSEWriter(w http.ResponseWriter) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w)}
-}
-
-// start sends the response headers once. The request body has been read;
-// its read deadline is lifted, since an expired one would end the stream.
-func (sw *sseWriter) start() error {
-	if sw.started {
-		return nil
-	}
-	sw.started = true
-	_ = sw.rc.SetReadDeadline(time.Time{})
-	h := sw.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no") // let nginx pass events at once
-	sw.w.WriteHeader(http.StatusOK)
-	return sw.rc.Flush()
-}
-
-// event writes one event: an id line when id >= 0, then the data line.
-// JSON without indentation never holds a raw newline, so one data line is
-// always enough.
-func (sw *sseWriter) event(id int64, data []byte) error {
-	if err := sw.start(); err != nil {
-		return err
-	}
-	buf := make([]byte, 0, len(data)+32)
-	if id >= 0 {
-		buf = append(buf, "id: "...)
-		buf = strconv.AppendInt(buf, id, 10)
-		buf = append(buf, '\n')
-	}
-	buf = append(buf, "data: "...)
-	buf = append(buf, data...)
-	buf = append(buf, '\n', '\n')
-	return sw.write(buf)
-}
-
-// write writes and flushes, giving up on a client that does not read.
-func (sw *sseWriter) write(b []byte) error {
-	_ = sw.rc.SetWriteDeadline(time.Now().Add(httpapi.WriteTimeout))
-	if _, err := sw.w.Write(b); err != nil {
-		return err
-	}
-	return sw.rc.Flush()
-}
-
-// keepAlive writes a comment line that clients ignore, so that proxies and
-// clients do not close an idle stream.
-func (sw *sseWriter) keepAlive() error {
-	return sw.write([]byte(": keep-alive\n\n"))
-}
-
-// rpcEvent writes a JSON-RPC response carrying result as one event.
-func (sw *sseWriter) rpcEvent(id int64, reqID json.RawMessage, result any) error {
-	data, err := encodeRPCResult(reqID, result)
-	if err != nil {
-		return fmt.Errorf("encode stream event: %w", err)
-	}
-	return sw.event(id, data)
-}
-
-// rpcError writes a JSON-RPC error as one event: once a stream method is
-// accepted, its errors travel inside the stream, as SSE clients expect.
-func (sw *sseWriter) rpcError(reqID json.RawMessage, e *rpcError) error {
-	data, err := json.Marshal(rpcFailure{JSONRPC: "2.0", ID: reqID, Error: e})
-	if err != nil {
-		return fmt.Errorf("encode stream error: %w", err)
-	}
-	return sw.event(-1, data)
-}
 
 // streamPlan says what a stream sends: optionally a task snapshot, then the
 // task's events after a sequence number, until an event ends the turn.
@@ -122,7 +37,7 @@ func (s *Edge) streamFailed(w http.ResponseWriter, r *http.Request, c *rpcCall, 
 		s.LogInternal(r, err)
 	}
 	s.Unavailable(w, err)
-	_ = newSSEWriter(w).rpcError(c.req.ID, rpcErrorFor(err, c.version))
+	_ = a2arpc.NewSSE(w).RPCError(c.req.ID, a2arpc.ErrorFor(err, c.version))
 }
 
 // streamSink is where a stream's events go: an SSE response of JSON-RPC
@@ -144,25 +59,25 @@ type streamSink interface {
 // response in the call's protocol version, its id the event's sequence
 // number.
 type sseSink struct {
-	sw     *sseWriter
+	sw     *a2arpc.SSE
 	c      *rpcCall
 	encode streamEncoder
 }
 
-func (k *sseSink) start() error     { return k.sw.start() }
-func (k *sseSink) keepAlive() error { return k.sw.keepAlive() }
-func (k *sseSink) fail(err error)   { _ = k.sw.rpcError(k.c.req.ID, rpcErrorFor(err, k.c.version)) }
+func (k *sseSink) start() error     { return k.sw.Start() }
+func (k *sseSink) keepAlive() error { return k.sw.KeepAlive() }
+func (k *sseSink) fail(err error)   { _ = k.sw.RPCError(k.c.req.ID, a2arpc.ErrorFor(err, k.c.version)) }
 func (k *sseSink) send(seq int64, ev a2a.Event, final bool) error {
 	result, err := k.encode(ev, final)
 	if err != nil {
 		return err
 	}
-	return k.sw.rpcEvent(seq, k.c.req.ID, result)
+	return k.sw.RPCEvent(seq, k.c.req.ID, result)
 }
 
 // runStream sends a stream according to plan as SSE.
 func (s *Edge) runStream(w http.ResponseWriter, r *http.Request, c *rpcCall, plan streamPlan, encode streamEncoder) {
-	s.followStream(r.Context(), r, &sseSink{sw: newSSEWriter(w), c: c, encode: encode}, c, plan)
+	s.followStream(r.Context(), r, &sseSink{sw: a2arpc.NewSSE(w), c: c, encode: encode}, c, plan)
 }
 
 // followStream sends a stream according to plan to sink. It returns when

@@ -1,4 +1,4 @@
-package a2aedge
+package a2arpc
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func TestRPCResultsWrittenInOnePass(t *testing.T) {
 		} {
 			want := old(json.RawMessage(id), result)
 			rec := httptest.NewRecorder()
-			writeRPCResult(rec, json.RawMessage(id), result)
+			WriteResult(rec, json.RawMessage(id), result)
 			got := rec.Body.Bytes()
 			if name == "stream response" && !bytes.Equal(got, want) {
 				t.Fatalf("%s, id %s:\n got %s\nwant %s", name, id, got, want)
@@ -53,9 +53,9 @@ func TestRPCResultsWrittenInOnePass(t *testing.T) {
 			if !sameJSON(got, want) || got[len(got)-1] != '\n' || rec.Header().Get("Content-Type") != "application/json" {
 				t.Fatalf("%s, id %s:\n got %q\nwant %q", name, id, got, want)
 			}
-			line, err := encodeRPCResult(json.RawMessage(id), result)
+			line, err := EncodeResult(json.RawMessage(id), result)
 			if err != nil || !sameJSON(line, got) || (name != "other" && !bytes.Equal(append(line, '\n'), got)) {
-				t.Fatalf("%s: encodeRPCResult %q, %v; writeRPCResult %q", name, line, err, got)
+				t.Fatalf("%s: EncodeResult %q, %v; WriteResult %q", name, line, err, got)
 			}
 		}
 	}

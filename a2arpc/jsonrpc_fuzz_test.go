@@ -1,4 +1,4 @@
-package a2aedge
+package a2arpc
 
 import (
 	"bytes"
@@ -26,15 +26,15 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, rerr := decodeEnvelope(body)
-		if req == nil || len(req.ID) == 0 || !validID(req.ID) {
+		req, rerr := DecodeEnvelope(body)
+		if req == nil || len(req.ID) == 0 || !ValidID(req.ID) {
 			t.Fatalf("unusable id %q", req.ID)
 		}
 		// A parse error is exactly a body that is not JSON; a batch, a
 		// JSON array.
 		trimmed := bytes.TrimSpace(body)
 		valid := json.Valid(trimmed)
-		if parseErr := rerr != nil && rerr.Code == rpcParseError; parseErr == valid {
+		if parseErr := rerr != nil && rerr.Code == ParseError; parseErr == valid {
 			t.Fatalf("%q: parse error %v, but valid JSON %v", body, parseErr, valid)
 		}
 		if batch := rerr != nil && strings.Contains(rerr.Message, "batch"); batch != (valid && trimmed[0] == '[') {
@@ -44,7 +44,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			if rerr.Code > -32600 || rerr.Code < -32700 {
 				t.Fatalf("envelope error with code %d", rerr.Code)
 			}
-			out, err := json.Marshal(rpcFailure{JSONRPC: "2.0", ID: req.ID, Error: rerr})
+			out, err := json.Marshal(Failure{JSONRPC: "2.0", ID: req.ID, Error: rerr})
 			if err != nil || !json.Valid(out) {
 				t.Fatalf("error answer is not JSON: %v", err)
 			}
@@ -53,7 +53,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		if req.Method == "" {
 			t.Fatal("accepted a request without a method")
 		}
-		if perr := checkParams(req); perr == nil {
+		if perr := CheckParams(req); perr == nil {
 			p := bytes.TrimSpace(req.Params)
 			var obj map[string]json.RawMessage
 			if json.Unmarshal(p, &obj) != nil {

@@ -1,4 +1,4 @@
-package a2aedge
+package a2arpc
 
 import (
 	"bytes"
@@ -15,36 +15,36 @@ import (
 
 // JSON-RPC 2.0 error codes of the envelope itself.
 const (
-	rpcParseError     = -32700
-	rpcInvalidRequest = -32600
-	rpcMethodNotFound = -32601
-	rpcInvalidParams  = -32602
-	rpcInternalError  = -32603
+	ParseError     = -32700
+	InvalidRequest = -32600
+	MethodNotFound = -32601
+	InvalidParams  = -32602
+	InternalError  = -32603
 )
 
-// rpcRequest is a decoded JSON-RPC 2.0 request envelope.
-type rpcRequest struct {
+// Request is a decoded JSON-RPC 2.0 request envelope.
+type Request struct {
 	ID     json.RawMessage // a string, a number or null; never empty after decoding
 	Method string
 	Params json.RawMessage // always a JSON object
 }
 
-// rpcError is a JSON-RPC error object.
-type rpcError struct {
+// Error is a JSON-RPC error object.
+type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Data    any    `json:"data,omitempty"`
 
-	status int // the HTTP status to answer with, 200 unless the envelope itself is refused
+	Status int `json:"-"` // the HTTP status to answer with, 200 unless the envelope itself is refused
 }
 
-// nullID is the id of a response to a request whose id is unknown.
-var nullID = json.RawMessage("null")
+// NullID is the id of a response to a request whose id is unknown.
+var NullID = json.RawMessage("null")
 
-// decodeEnvelope checks the JSON-RPC envelope of a request body. On failure
+// DecodeEnvelope checks the JSON-RPC envelope of a request body. On failure
 // it returns the error to answer with and whatever id could be read.
-func decodeEnvelope(body []byte) (*rpcRequest, *rpcError) {
-	req := &rpcRequest{ID: nullID}
+func DecodeEnvelope(body []byte) (*Request, *Error) {
+	req := &Request{ID: NullID}
 	trimmed := bytes.TrimSpace(body)
 	// json.Unmarshal checks the whole body before it decodes any of it: a
 	// syntax error is a body that is not JSON at all.
@@ -53,43 +53,43 @@ func decodeEnvelope(body []byte) (*rpcRequest, *rpcError) {
 		var syntax *json.SyntaxError
 		switch {
 		case errors.As(err, &syntax):
-			return req, &rpcError{Code: rpcParseError, Message: "Parse error: the body is not valid JSON", status: http.StatusBadRequest}
+			return req, &Error{Code: ParseError, Message: "Parse error: the body is not valid JSON", Status: http.StatusBadRequest}
 		case trimmed[0] == '[':
-			return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: batch requests are not supported", status: http.StatusBadRequest}
+			return req, &Error{Code: InvalidRequest, Message: "Invalid Request: batch requests are not supported", Status: http.StatusBadRequest}
 		}
-		return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC request object"}
+		return req, &Error{Code: InvalidRequest, Message: "Invalid Request: the body must be a JSON-RPC request object"}
 	}
 	if id, ok := fields["id"]; ok {
-		if !validID(id) {
-			return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: id must be a string, a number or null"}
+		if !ValidID(id) {
+			return req, &Error{Code: InvalidRequest, Message: "Invalid Request: id must be a string, a number or null"}
 		}
 		req.ID = id
 	}
 	if string(fields["jsonrpc"]) != `"2.0"` {
-		return req, &rpcError{Code: rpcInvalidRequest, Message: `Invalid Request: jsonrpc must be "2.0"`}
+		return req, &Error{Code: InvalidRequest, Message: `Invalid Request: jsonrpc must be "2.0"`}
 	}
 	if err := json.Unmarshal(fields["method"], &req.Method); err != nil || req.Method == "" {
-		return req, &rpcError{Code: rpcInvalidRequest, Message: "Invalid Request: method must be a non-empty string"}
+		return req, &Error{Code: InvalidRequest, Message: "Invalid Request: method must be a non-empty string"}
 	}
 	req.Params = fields["params"]
 	return req, nil
 }
 
-// checkParams makes sure params is a JSON object; absent or null params
+// CheckParams makes sure params is a JSON object; absent or null params
 // count as an empty object.
-func checkParams(req *rpcRequest) *rpcError {
+func CheckParams(req *Request) *Error {
 	p := bytes.TrimSpace(req.Params)
 	if len(p) == 0 || string(p) == "null" {
 		req.Params = json.RawMessage("{}")
 		return nil
 	}
 	if p[0] != '{' {
-		return &rpcError{Code: rpcInvalidParams, Message: "Invalid params: params must be an object"}
+		return &Error{Code: InvalidParams, Message: "Invalid params: params must be an object"}
 	}
 	return nil
 }
 
-func validID(id json.RawMessage) bool {
+func ValidID(id json.RawMessage) bool {
 	id = bytes.TrimSpace(id)
 	if len(id) == 0 {
 		return false
@@ -110,10 +110,10 @@ func validID(id json.RawMessage) bool {
 // 1.0 (also written 1), optionally with a patch number, which is ignored.
 var versionPattern = regexp.MustCompile(`^(0\.3|1|1\.0)(\.[0-9]+)?$`)
 
-// requestedVersion returns the A2A-Version the request asks for (header, or
+// RequestedVersion returns the A2A-Version the request asks for (header, or
 // query parameter as the spec allows), "" when it names none, or an error
 // when it names a version this server does not speak.
-func requestedVersion(r *http.Request) (string, error) {
+func RequestedVersion(r *http.Request) (string, error) {
 	v := r.Header.Get("A2A-Version")
 	if v == "" {
 		v = r.URL.Query().Get("A2A-Version")
@@ -127,18 +127,18 @@ func requestedVersion(r *http.Request) (string, error) {
 	return v, nil
 }
 
-// rpcErrorFor translates an error into the JSON-RPC error of the given
+// ErrorFor translates an error into the JSON-RPC error of the given
 // protocol version. A2A 1.0 errors carry a google.rpc.ErrorInfo detail;
 // 0.3 errors carry no data, since 0.3 clients read data as an object.
-func rpcErrorFor(err error, v switchboard.ProtocolVersion) *rpcError {
+func ErrorFor(err error, v switchboard.ProtocolVersion) *Error {
 	code := switchboard.ErrorCode(err)
 	c := httpapi.Translate(code)
-	e := &rpcError{Code: c.RPC, Message: switchboard.ErrorMessage(err)}
+	e := &Error{Code: c.RPC, Message: switchboard.ErrorMessage(err)}
 	switch {
 	case code == switchboard.ENOAGENT:
 		e.Data = noAgentData(e.Message, v)
 	case v == switchboard.ProtocolV1:
-		e.Data = errorInfo(c.Reason)
+		e.Data = ErrorInfo(c.Reason)
 	}
 	return e
 }
@@ -152,13 +152,13 @@ func noAgentData(detail string, v switchboard.ProtocolVersion) any {
 	if v != switchboard.ProtocolV1 {
 		return meta
 	}
-	info := errorInfo(httpapi.Translate(switchboard.ENOAGENT).Reason)
+	info := ErrorInfo(httpapi.Translate(switchboard.ENOAGENT).Reason)
 	info[0]["metadata"] = meta
 	return info
 }
 
-// errorInfo returns the A2A 1.0 error details: one google.rpc.ErrorInfo.
-func errorInfo(reason string) []map[string]any {
+// ErrorInfo returns the A2A 1.0 error details: one google.rpc.ErrorInfo.
+func ErrorInfo(reason string) []map[string]any {
 	return []map[string]any{{
 		"@type":  "type.googleapis.com/google.rpc.ErrorInfo",
 		"reason": reason,
@@ -173,15 +173,15 @@ type rpcResult struct {
 	Result  any             `json:"result"`
 }
 
-// rpcFailure is a failed JSON-RPC response.
-type rpcFailure struct {
+// Failure is a failed JSON-RPC response.
+type Failure struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
-	Error   *rpcError       `json:"error"`
+	Error   *Error          `json:"error"`
 }
 
-// writeRPCResult writes a successful JSON-RPC response.
-func writeRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
+// WriteResult writes a successful JSON-RPC response.
+func WriteResult(w http.ResponseWriter, id json.RawMessage, result any) {
 	if body, ok := encodeA2AResult(id, result); ok {
 		httpapi.WriteJSONBody(w, http.StatusOK, append(body, '\n'))
 		return
@@ -189,8 +189,8 @@ func writeRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
 	httpapi.WriteJSON(w, http.StatusOK, rpcResult{JSONRPC: "2.0", ID: id, Result: result})
 }
 
-// encodeRPCResult returns a successful JSON-RPC response as one line.
-func encodeRPCResult(id json.RawMessage, result any) ([]byte, error) {
+// EncodeResult returns a successful JSON-RPC response as one line.
+func EncodeResult(id json.RawMessage, result any) ([]byte, error) {
 	if body, ok := encodeA2AResult(id, result); ok {
 		return body, nil
 	}
@@ -221,11 +221,11 @@ func encodeA2AResult(id json.RawMessage, result any) (body []byte, ok bool) {
 	return buf.Bytes(), true
 }
 
-// writeRPCError writes a failed JSON-RPC response with the error's status.
-func writeRPCError(w http.ResponseWriter, id json.RawMessage, e *rpcError) {
-	status := e.status
+// WriteError writes a failed JSON-RPC response with the error's status.
+func WriteError(w http.ResponseWriter, id json.RawMessage, e *Error) {
+	status := e.Status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	httpapi.WriteJSON(w, status, rpcFailure{JSONRPC: "2.0", ID: id, Error: e})
+	httpapi.WriteJSON(w, status, Failure{JSONRPC: "2.0", ID: id, Error: e})
 }
