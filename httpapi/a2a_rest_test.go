@@ -335,3 +335,25 @@ func TestRESTStreamCut(t *testing.T) {
 		t.Fatalf("tasks after the cut: %+v %v", list, err)
 	}
 }
+
+// TestRESTBindingPreflight: a browser's preflight of the HTTP+JSON binding
+// is answered 204 with the methods the binding serves, DELETE among them.
+func TestRESTBindingPreflight(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	req, err := http.NewRequest(http.MethodOptions, h.addr(g)+"/tasks/t1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if got, want := res.StatusCode, http.StatusNoContent; got != want {
+		t.Fatalf("status %d, want %d", got, want)
+	}
+	if got, want := res.Header.Get("Access-Control-Allow-Methods"), "GET, HEAD, POST, DELETE, OPTIONS"; got != want {
+		t.Fatalf("Access-Control-Allow-Methods %q, want %q", got, want)
+	}
+}
