@@ -247,7 +247,7 @@ func (s *Server) newConsole(urls publicurl.Resolver) (*dashboard.Console, error)
 // authorization endpoints with the consent page, if MCP is on (they share
 // the console's sign-in), everything else with the API; the API bounds the
 // reading of the pages' request bodies as of its own. A request to an
-// agent domain is the API's first (httpapi.Server.AgentDomains): it is
+// agent domain is the API's first (API.AgentDomains): it is
 // served as the agent's address, or sent to the deployment's host to
 // sign in, never to the console as it came.
 func (s *Server) handler() http.Handler {
