@@ -323,9 +323,7 @@ func (s *Service) recordFailure(ctx context.Context, agent *switchboard.Agent, f
 	} else {
 		reason = switchboard.FrontUnavailable
 	}
-	if len(detail) > 500 {
-		detail = detail[:500]
-	}
+	detail = switchboard.Truncate(detail, 500)
 	ff := &switchboard.FrontFailure{At: s.Now().UTC(), Reason: reason, Status: status, Method: method, Peer: peer, Detail: detail}
 	s.log.Warn("upstream_error", "agent_id", agent.ID, "reason", reason, "status", status, "method", method, "err", detail)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
