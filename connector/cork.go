@@ -20,8 +20,8 @@ import (
 // a copy of the one HTTPClient has); through any other client it writes as
 // the library does.
 
-// maxCorked bounds what a cork keeps: past it, the kept bytes and the
-// write leave at once.
+// maxCorked bounds what a cork keeps: past it, the kept bytes leave at
+// once (and a write larger than it with them).
 const maxCorked = 64 << 10
 
 // corkConn is the connection under a WebSocket's buffered writer.
@@ -43,7 +43,9 @@ func (c *corkConn) Write(p []byte) (int, error) {
 		if err := c.flushLocked(); err != nil {
 			return 0, err
 		}
-		return c.Conn.Write(p)
+		if len(p) > maxCorked {
+			return c.Conn.Write(p)
+		}
 	}
 	c.buf = append(c.buf, p...)
 	return len(p), nil

@@ -71,18 +71,28 @@ func TestCorkKeepsOrderAndWritesOnce(t *testing.T) {
 	}
 	c.cork()
 	big := strings.Repeat("x", maxCorked)
-	for _, s := range []string{"five ", big} {
+	for _, s := range []string{"five ", big, "six "} {
 		if _, err := c.Write([]byte(s)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := cc.writes.Load(); n != 4 {
-		t.Fatalf("past maxCorked: %d writes, want the kept bytes and the write (4)", n)
+		t.Fatalf("past maxCorked: %d writes, want the kept bytes each time (4)", n)
+	}
+	huge := strings.Repeat("h", maxCorked+1)
+	if _, err := c.Write([]byte(huge)); err != nil {
+		t.Fatal(err)
+	}
+	if n := cc.writes.Load(); n != 6 {
+		t.Fatalf("a write over maxCorked: %d writes, want the kept bytes and the write (6)", n)
 	}
 	must(t, c.uncork(deadline))
+	if n := cc.writes.Load(); n != 6 {
+		t.Fatalf("nothing kept, yet uncork wrote (%d writes)", n)
+	}
 	a.Close()
 	wg.Wait()
-	if want := "one two three four five " + big; got.String() != want {
+	if want := "one two three four five " + big + "six " + huge; got.String() != want {
 		t.Fatalf("read %.60q…, want %.60q…", got.String(), want)
 	}
 	var nilCork *corkConn
