@@ -167,6 +167,7 @@ func (f *Forwarder) connect(ctx context.Context) (*upstream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("speak %s %s to it: %w", BindingName(iface.ProtocolBinding), proto, err)
 	}
+	_ = client.UpdateCard(card) // the client reads its capabilities; it lists iface
 	up = &upstream{client: client, streaming: card.Capabilities.Streaming, binding: BindingName(iface.ProtocolBinding), version: proto}
 	f.mu.Lock()
 	if f.upstream == nil {
