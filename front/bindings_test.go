@@ -248,3 +248,31 @@ func TestPickInterface(t *testing.T) {
 		}
 	}
 }
+
+// TestPinInterfacesEveryBinding: whatever host a card's interface names,
+// in any binding (a gRPC one as host:port), a front sends to its upstream
+// URL's scheme, host and port: the checks made of that URL hold for every
+// binding.
+func TestPinInterfacesEveryBinding(t *testing.T) {
+	card := &a2a.AgentCard{SupportedInterfaces: []*a2a.AgentInterface{
+		{URL: "evil.example.org:443", ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: "1.0"},
+		{URL: "10.0.0.1:50051", ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: "1.0"},
+		{URL: "http://10.0.0.1/rest", ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: "1.0"},
+		{URL: "grpc://10.0.0.1:50051", ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: "1.0"},
+	}}
+	const upstream = "https://up.example.org/a2a"
+	var elsewhere []string
+	PinInterfaces(card, upstream, true, func(u string) { elsewhere = append(elsewhere, u) })
+	for _, i := range card.SupportedInterfaces {
+		if i.URL != upstream {
+			t.Errorf("%s interface pinned to %q, want %q", i.ProtocolBinding, i.URL, upstream)
+		}
+		u, _ := url.Parse(i.URL)
+		if target, err := grpcTarget(u); err != nil || target != "passthrough:///up.example.org:443" {
+			t.Errorf("gRPC target %q, %v", target, err)
+		}
+	}
+	if len(elsewhere) != 4 {
+		t.Errorf("the interfaces on other hosts were not all noted: %q", elsewhere)
+	}
+}
