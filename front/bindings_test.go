@@ -2,8 +2,10 @@ package front
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -27,6 +29,7 @@ type oneBinding struct {
 	*reflector
 	mu      sync.Mutex
 	headers []http.Header // guarded by mu
+	token   string        // guarded by mu: if set, the bearer every call but the card's needs
 }
 
 func newOneBinding(t *testing.T, binding a2a.TransportProtocol, tls, streaming bool) *oneBinding {
@@ -40,7 +43,12 @@ func newOneBinding(t *testing.T, binding a2a.TransportProtocol, tls, streaming b
 		if !strings.Contains(r.URL.Path, "/.well-known/") {
 			u.mu.Lock()
 			u.headers = append(u.headers, r.Header.Clone())
+			token := u.token
 			u.mu.Unlock()
+			if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
 		}
 		switch {
 		case r.URL.Path == a2asrv.WellKnownAgentCardPath:
@@ -274,5 +282,34 @@ func TestPinInterfacesEveryBinding(t *testing.T) {
 	}
 	if len(elsewhere) != 4 {
 		t.Errorf("the interfaces on other hosts were not all noted: %q", elsewhere)
+	}
+}
+
+// TestVerifyOneBinding: front verify checks the path to an upstream that
+// offers only HTTP+JSON or only gRPC in that binding: GetTask of a task
+// that does not exist is reachable, and a refused bearer is named.
+func TestVerifyOneBinding(t *testing.T) {
+	for name, binding := range map[string]a2a.TransportProtocol{"HTTPJSON": a2a.TransportProtocolHTTPJSON, "GRPC": a2a.TransportProtocolGRPC} {
+		t.Run(name, func(t *testing.T) {
+			u := newOneBinding(t, binding, true, false)
+			u.mu.Lock()
+			u.token = "right"
+			u.mu.Unlock()
+			opts := ClientOptions{Guard: netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+				RootCAs: u.srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
+			for bearer, want := range map[string]string{"right": switchboard.FrontReachable, "wrong": switchboard.FrontAuthRejected} {
+				store := &oneFront{f: switchboard.Front{AgentID: "a", Upstream: u.srv.URL + "/invoke",
+					Credentials: switchboard.FrontCredentials{Bearer: bearer}, UpdatedAt: time.Now()}}
+				s := NewService(store, nil, opts, 0, slog.New(slog.DiscardHandler))
+				v, err := s.Verify(context.Background(), "a")
+				s.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v.Reason != want || v.OK != (want == switchboard.FrontReachable) || v.Method != "GetTask" || v.Binding != BindingName(binding) {
+					t.Fatalf("verify with the %s bearer: %+v, want %s over %s", bearer, v, want, BindingName(binding))
+				}
+			}
+		})
 	}
 }
