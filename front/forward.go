@@ -12,7 +12,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/switchboard-dev/switchboard"
 )
 
@@ -64,9 +63,10 @@ type Config struct {
 
 // Forwarder relays work to one upstream A2A server and its answers back:
 // the server's front mode and connect --forward both use it. The
-// upstream's card decides the protocol version it is spoken to in (1.0 or
-// 0.3, JSON-RPC) and whether its answers are streamed, whatever the
-// version of the peer that sent the work.
+// upstream's card decides the protocol version (1.0 or 0.3) and the
+// binding (JSON-RPC, HTTP+JSON or gRPC; see PickInterface) it is spoken to
+// in, and whether its answers are streamed, whatever the version and
+// binding of the peer that sent the work.
 type Forwarder struct {
 	cfg Config // immutable
 	log *slog.Logger
@@ -79,6 +79,8 @@ type Forwarder struct {
 type upstream struct {
 	client    *a2aclient.Client
 	streaming bool
+	binding   string                      // the binding spoken there: JSON-RPC, HTTP+JSON or gRPC
+	version   switchboard.ProtocolVersion // the protocol version spoken there
 }
 
 // NewForwarder returns the forwarder of cfg.Target.
@@ -155,14 +157,18 @@ func (f *Forwarder) connect(ctx context.Context) (*upstream, error) {
 	PinInterfaces(card, f.cfg.Target, f.cfg.WholeURL, func(cardURL string) {
 		f.log.Info("the upstream's card names another host; sending to the configured one instead", "card_url", RedactURL(cardURL))
 	})
-	// Both JSON-RPC transports: the card's interfaces decide between them,
-	// newest version first.
-	client, err := a2aclient.NewFromCard(cctx, card, a2aclient.WithDefaultsDisabled(),
-		withJSONRPCTransport(f.cfg.HTTP), a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: f.cfg.HTTP}))
+	// The card's interfaces decide the version and the binding: 1.0
+	// first, and JSON-RPC, then HTTP+JSON, then gRPC (see Bindings).
+	iface, proto, err := PickInterface(card)
 	if err != nil {
-		return nil, fmt.Errorf("no JSON-RPC interface of version 1.0 or 0.3 on its card (%s): %w", DescribeInterfaces(card), err)
+		return nil, err
 	}
-	up = &upstream{client: client, streaming: card.Capabilities.Streaming}
+	client, err := newClient(cctx, f.cfg.HTTP, iface, withJSONRPCTransport(f.cfg.HTTP))
+	if err != nil {
+		return nil, fmt.Errorf("speak %s %s to it: %w", BindingName(iface.ProtocolBinding), proto, err)
+	}
+	_ = client.UpdateCard(card) // the client reads its capabilities; it lists iface
+	up = &upstream{client: client, streaming: card.Capabilities.Streaming, binding: BindingName(iface.ProtocolBinding), version: proto}
 	f.mu.Lock()
 	if f.upstream == nil {
 		f.upstream = up
@@ -171,7 +177,8 @@ func (f *Forwarder) connect(ctx context.Context) (*upstream, error) {
 		up = f.upstream
 	}
 	f.mu.Unlock()
-	f.log.Info("read the upstream's card", "name", f.cfg.Secrets.String(card.Name), "interfaces", RedactURL(DescribeInterfaces(card)), "streaming", up.streaming)
+	f.log.Info("read the upstream's card", "name", f.cfg.Secrets.String(card.Name), "interfaces", RedactURL(DescribeInterfaces(card)),
+		"binding", up.binding, "version", up.version, "streaming", up.streaming)
 	return up, nil
 }
 

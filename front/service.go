@@ -353,4 +353,15 @@ func (s *Service) Forget(agentID string) {
 	}
 }
 
+// Close releases every agent's forwarder (a gRPC upstream's connection),
+// once the dispatcher that calls Deliver has stopped.
+func (s *Service) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, e := range s.forwarders {
+		e.fw.Close()
+		delete(s.forwarders, id)
+	}
+}
+
 var _ switchboard.Deliverer = (*Service)(nil)

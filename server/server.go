@@ -278,6 +278,9 @@ func (s *Server) Close() error {
 	if s.loops != nil {
 		s.loops.stop()
 	}
+	if s.Fronts != nil {
+		s.Fronts.Close() // after the loops: the dispatcher forwards with them
+	}
 	if s.certs != nil {
 		// Before the store: certmagic's background work uses it.
 		errs = append(errs, s.certs.Close())
