@@ -912,7 +912,7 @@ func TestConnectForwardV03Peer(t *testing.T) {
 			taskID := task["id"].(string)
 			task = peerCallV03(t, m, handle, peerToken, "message/send", v03Message("m3", "blue", taskID, true))
 			if got, want := v03Texts(task["artifacts"]), "upstream: you chose blue"; got != want || path(task, "status", "state") != "completed" {
-				t.Fatalf("follow-up: got %q in %v, want %q completed", got, path(task, "status", "state"), want)
+				t.Fatalf("follow-up: got %q in %v (%q), want %q completed", got, path(task, "status", "state"), v03Texts(path(task, "status", "message")), want)
 			}
 
 			// tasks/cancel over 0.3 reaches the upstream agent.
