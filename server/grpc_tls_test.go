@@ -3,10 +3,8 @@ package server_test
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,14 +24,7 @@ import (
 // HTTPS naming the gRPC interface and its tenant, and a task sent over
 // gRPC read back over JSON-RPC.
 func TestGRPCOverTLS(t *testing.T) {
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	p := selfSignedTB(t, "grpc.test")
-	p.writeTB(t, certFile, keyFile)
-	s := run(t, server.Config{HTTPSAddr: "127.0.0.1:0", TLSCertFile: certFile, TLSKeyFile: keyFile,
-		RatePerMinute: 0, MaxOpenTasks: -1, MaxPeerBytes: -1})
-	roots := x509.NewCertPool()
-	roots.AddCert(p.cert)
+	s, roots := runSelfSigned(t, "grpc.test", server.Config{RatePerMinute: 0, MaxOpenTasks: -1, MaxPeerBytes: -1})
 	owner := s.GeneratedOwnerToken
 	call(t, s, "POST", "/agents", owner, `{"handle":"inbox","mode":"inbox"}`, http.StatusCreated)
 	peer := call(t, s, "POST", "/agents/inbox/tokens", owner, `{"label":"bob"}`, http.StatusCreated)["token"].(string)
