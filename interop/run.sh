@@ -177,8 +177,12 @@ stop() {
 	wait "$1" || STOPPED_RC=$?
 }
 
-# jget FILE|- PATH: the value at PATH of a JSON document (see tools.mjs).
-jget() { node "$TOOLS" get "$@"; }
+# jget FILE|- PATH: the value at PATH of a JSON document, and jdocs and
+# jevents likewise: interop/jsontool, which does what js/tools.mjs get, docs
+# and events do, and starts in milliseconds rather than Node's tens.
+jget() { "$JSONTOOL" get "$@"; }
+jdocs() { "$JSONTOOL" docs "$@"; }
+jevents() { "$JSONTOOL" events "$@"; }
 
 need() {
 	command -v "$1" >/dev/null 2>&1 || fail "$1 is not installed; interop/run.sh needs bash, coreutils, go, node (>= 20) and npm"
@@ -198,8 +202,9 @@ echo "  $(go version), node $(node --version), npm $(npm --version)"
 # Switchboard, the a2a-go CLI and the npm packages are built and installed
 # at the same time.
 SB="$WORK/bin/switchboard"
+JSONTOOL="$WORK/bin/jsontool"
 build_switchboard() {
-	(cd "$ROOT" && timeout 600 go build -o "$SB" ./cmd/switchboard)
+	(cd "$ROOT" && timeout 600 go build -o "$WORK/bin/" ./cmd/switchboard ./interop/jsontool)
 	pass "switchboard builds"
 }
 
@@ -345,7 +350,7 @@ protocol_of() { sb --json show "$1" | jget - .protocol; }
 # and ended with the completed status.
 check_stream() {
 	local label=$1 out=$2 tid=$3 answer=$4 events
-	events=$(node "$TOOLS" events "$out")
+	events=$(jevents "$out")
 	[[ $(head -n 1 <<<"$events") == "task TASK_STATE_SUBMITTED $tid" ]] ||
 		fail "$label: the first event is not the submitted task $tid: $events"
 	grep -qxF "artifactUpdate \"$answer\"" <<<"$events" ||
@@ -374,7 +379,7 @@ stream_and_reply() {
 	timeout 40 "$A2A" --timeout "$RPC_TIMEOUT" "$@" "${A2A_ARGS[@]}" -o json >"$out" 2>"$out.err" &
 	local pid=$!
 	local deadline=$((SECONDS + 20)) tid=
-	until tid=$(node "$TOOLS" docs "$out" '[0].task.id' 2>/dev/null); do
+	until tid=$(jdocs "$out" '[0].task.id' 2>/dev/null); do
 		if ! kill -0 "$pid" 2>/dev/null; then
 			wait "$pid" || true
 			fail "$label: the a2a CLI ended before its first event: $(cat "$out.err" "$out")"
@@ -599,7 +604,7 @@ a2a_go_connector_checks() {
 
 	a2a send "$url" "stream over $v" --stream --auth "$auth" -o json >"$out.stream.json"
 	check_stream "$v connector send --stream" "$out.stream.json" \
-		"$(node "$TOOLS" docs "$out.stream.json" '[0].task.id')" "reply: stream over $v"
+		"$(jdocs "$out.stream.json" '[0].task.id')" "reply: stream over $v"
 	pass "a2a-go $v, connector agent: send --stream carries the command's answer and ends completed"
 
 	a2a send "$url" "please FAIL over $v" --auth "$auth" -o json >"$out.fail.json"
@@ -765,7 +770,7 @@ js_send_checks() {
 	grep -qF "sent to $url (A2A $v): task $tid  context $ctx  completed" "$out.poll" &&
 		grep -qxF "  | js got: $text" "$out.poll" ||
 		fail "switchboard poll $id (a2a-js $v): $(cat "$out.poll")"
-	expect_eq "a2a-js $v: last update after poll" "$(sb --json outbox --agent "$HANDLE" | node "$TOOLS" get - "[0].outbox[0].updates[-1].source")" poll
+	expect_eq "a2a-js $v: last update after poll" "$(sb --json outbox --agent "$HANDLE" | jget - "[0].outbox[0].updates[-1].source")" poll
 	sb history "$ctx" --agent "$HANDLE" >"$out.history"
 	grep -qF "$text" "$out.history" && grep -qF "js got: $text" "$out.history" ||
 		fail "switchboard history $ctx (a2a-js $v) lacks the message or the answer: $(cat "$out.history")"
