@@ -6,6 +6,11 @@
 # which runs a small shell command per task), then at a community's address
 # ({base}/c/NAME, routed by discovery to that agent). Then the other direction:
 # `switchboard send` from a Switchboard agent to plain @a2a-js/sdk servers.
+# JSON-RPC throughout; at the inbox agent also HTTP+JSON and gRPC.
+#
+# Groups of checks that do not depend on each other run at the same time
+# (see group), each with peer tokens of its own; each group's output is
+# printed, in order, once they have ended, with the time it took.
 #
 #   interop/run.sh            (from anywhere; CI calls it from .ci/run)
 #
@@ -14,10 +19,11 @@
 #     dependencies in interop/go/go.mod and go.sum), built once from the Go
 #     module proxy and cached under ${XDG_CACHE_HOME:-~/.cache}/switchboard-interop;
 #   - @a2a-js/sdk 1.3.0, for 1.0 and, with its legacyCompat layer, 0.3
-#     (interop/js/sdk-interop.mjs);
+#     (interop/js/sdk-interop.mjs), and over HTTP+JSON and gRPC (with
+#     @grpc/grpc-js; interop/js/bindings.mjs);
 #   - @a2a-js/sdk 0.3.14 (npm alias a2a-js-sdk-v03), a client that only knows
 #     0.3 and sends no A2A-Version header (interop/js/sdk03-interop.mjs).
-#   Both are pinned in interop/js/package-lock.json and installed with
+#   All are pinned in interop/js/package-lock.json and installed with
 #   `npm ci` into interop/js/node_modules.
 #
 # Fronts: front agents on a second server, before the same @a2a-js/sdk
@@ -30,7 +36,9 @@
 #
 # Needs bash, coreutils, Go, Node >= 20 and npm, with access to the Go module
 # proxy and the npm registry (both only on a cold cache). Everything else runs
-# on 127.0.0.1. Every wait is bounded; background processes are ended on exit.
+# on 127.0.0.1. Every wait is on a condition and bounded; background
+# processes are ended on exit. interop/jsontool (built with Switchboard)
+# reads the JSON values the checks compare.
 #
 # Environment:
 #   A2A_CLI=/path/to/a2a      use this a2a-go CLI binary instead of building one
