@@ -250,13 +250,13 @@ install_js() {
 	fi
 }
 
+# npm ci goes on beside the server's start and the checks that need no npm
+# package (Node's own modules do for js/tools.mjs); the others wait for it.
+install_js >"$WORK/npm-ci.log" 2>&1 &
+NPM_PID=$!
 group "build switchboard" build_switchboard
 group "a2a-go CLI" build_a2a_cli
-group "@a2a-js/sdk" install_js
 wait_groups
-JS_SDK_VERSION=$(cd "$HERE/js" && node -p 'require("./node_modules/@a2a-js/sdk/package.json").version')
-JS_SDK03_VERSION=$(cd "$HERE/js" && node -p 'require("./node_modules/a2a-js-sdk-v03/package.json").version')
-pass "@a2a-js/sdk $JS_SDK_VERSION and $JS_SDK03_VERSION are installed"
 
 # ---------------------------------------------------------------------------
 log "start switchboard"
@@ -880,13 +880,23 @@ stop "$FRONT_PID" "the fronts' switchboard"
 }
 
 # ---------------------------------------------------------------------------
-# The groups of checks, all at once.
+# The groups of checks, all at once: the a2a-go CLI's at the inbox agent
+# at once, the others when npm ci has ended.
 need openssl
 create_connector_agent
 group "a2a-go CLI $A2A_GO_VERSION, A2A 1.0" go_inbox_v1
 group "a2a-go CLI $A2A_GO_VERSION, A2A 0.3" go_inbox_v03
 group "a2a-go CLI $A2A_GO_VERSION, A2A 1.0 over HTTP+JSON" go_inbox_bindings rest
 group "a2a-go CLI $A2A_GO_VERSION, A2A 1.0 over gRPC" go_inbox_bindings grpc
+
+log "@a2a-js/sdk"
+npm_rc=0
+wait "$NPM_PID" || npm_rc=$?
+cat "$WORK/npm-ci.log"
+((npm_rc == 0)) || fail "npm ci in interop/js failed (exit $npm_rc)"
+JS_SDK_VERSION=$(cd "$HERE/js" && node -p 'require("./node_modules/@a2a-js/sdk/package.json").version')
+JS_SDK03_VERSION=$(cd "$HERE/js" && node -p 'require("./node_modules/a2a-js-sdk-v03/package.json").version')
+pass "@a2a-js/sdk $JS_SDK_VERSION and $JS_SDK03_VERSION are installed"
 group "@a2a-js/sdk $JS_SDK_VERSION, A2A 1.0 and 0.3 (legacyCompat)" \
 	js_checks "@a2a-js/sdk $JS_SDK_VERSION" sdk-interop.mjs "$ADDRESS" "$JS_TOKEN"
 group "@a2a-js/sdk $JS_SDK03_VERSION, a client for A2A 0.3 only" \
