@@ -717,7 +717,7 @@ connector_group() {
 # ---------------------------------------------------------------------------
 # switchboard send to plain @a2a-js/sdk servers (interop/js/a2a-js-agent.mjs,
 # no Switchboard in them): @a2a-js/sdk 1.3.0 speaking only A2A 1.0 and
-# @a2a-js/sdk 0.3.14 speaking only A2A 0.3. The inbox agent sends; the
+# @a2a-js/sdk 0.3.14 speaking only A2A 0.3. An inbox agent sends; the
 # servers take no token and are on loopback (hence --allow-private). They
 # answer each message "js got: TEXT" after a moment; a text starting with
 # "ask:" gets the task to input-required ("js asks: which one?") instead.
@@ -740,7 +740,7 @@ start_js_agent() {
 js_send() {
 	local v=$1 url=$2 out=$3 text=$4
 	shift 4
-	sb --json send "$url" --agent "$HANDLE" --text "$text" --wait --timeout 20s --allow-private "$@" >"$out" ||
+	sb --json send "$url" --agent "$SENDER" --text "$text" --wait --timeout 20s --allow-private "$@" >"$out" ||
 		fail "switchboard send to the a2a-js $v server failed (see $JS_AGENT_LOG)"
 }
 
@@ -770,16 +770,16 @@ js_send_checks() {
 	fi
 	pass "switchboard send --wait to @a2a-js/sdk $sdk (A2A $v only): the task completes with its answer"
 
-	sb outbox --agent "$HANDLE" >"$out.outbox"
-	grep -qF "$id  agent $HANDLE → $url  task $tid  context $ctx  completed" "$out.outbox" ||
+	sb outbox --agent "$SENDER" >"$out.outbox"
+	grep -qF "$id  agent $SENDER → $url  task $tid  context $ctx  completed" "$out.outbox" ||
 		fail "switchboard outbox does not list the send to a2a-js $v ($id) as completed: $(cat "$out.outbox")"
 	# (the target is a URL on loopback: poll, like send, needs --allow-private)
 	sb poll "$id" --allow-private >"$out.poll"
 	grep -qF "sent to $url (A2A $v): task $tid  context $ctx  completed" "$out.poll" &&
 		grep -qxF "  | js got: $text" "$out.poll" ||
 		fail "switchboard poll $id (a2a-js $v): $(cat "$out.poll")"
-	expect_eq "a2a-js $v: last update after poll" "$(sb --json outbox --agent "$HANDLE" | jget - "[0].outbox[0].updates[-1].source")" poll
-	sb history "$ctx" --agent "$HANDLE" >"$out.history"
+	expect_eq "a2a-js $v: last update after poll" "$(sb --json outbox --agent "$SENDER" | jget - "[0].outbox[0].updates[-1].source")" poll
+	sb history "$ctx" --agent "$SENDER" >"$out.history"
 	grep -qF "$text" "$out.history" && grep -qF "js got: $text" "$out.history" ||
 		fail "switchboard history $ctx (a2a-js $v) lacks the message or the answer: $(cat "$out.history")"
 	pass "@a2a-js/sdk $sdk (A2A $v): switchboard outbox lists the send, poll refreshes it, history shows both directions"
@@ -798,10 +798,10 @@ js_send_checks() {
 	# --push: the a2a-js server pushes each change of the task to the
 	# inbox agent's own address (SDK's DefaultPushNotificationSender, with
 	# the fresh token), and the record completes without a poll.
-	sb --json send "$url" --agent "$HANDLE" --text "push me over $v" --push --allow-private >"$out.push.json" 2>"$out.push.err" ||
+	sb --json send "$url" --agent "$SENDER" --text "push me over $v" --push --allow-private >"$out.push.json" 2>"$out.push.err" ||
 		fail "switchboard send --push to the a2a-js $v server failed: $(cat "$out.push.err")"
 	expect_eq "send --push to a2a-js $v: push" "$(jget "$out.push.json" .push)" true
-	expect_eq "send --push to a2a-js $v: push URL" "$(jget "$out.push.json" .push_url)" "$ADDRESS/push"
+	expect_eq "send --push to a2a-js $v: push URL" "$(jget "$out.push.json" .push_url)" "$SENDER_ADDRESS/push"
 	id=$(jget "$out.push.json" .id)
 	wait_for 30 "the pushes of the a2a-js $v server did not complete the record $id (see $JS_AGENT_LOG)" \
 		pushed_to_completion "$id" "$out.pushed.json"
@@ -813,18 +813,18 @@ js_send_checks() {
 # pushed_to_completion ID FILE: the outbound record ID is the one
 # switchboard outbox --json last updated (into FILE), completed by a push.
 pushed_to_completion() {
-	sb --json outbox --agent "$HANDLE" -n 1 >"$2"
+	sb --json outbox --agent "$SENDER" -n 1 >"$2"
 	[[ $(jget "$2" '[0].outbox[0].id') == "$1" && $(jget "$2" '[0].outbox[0].state') == completed &&
 		$(jget "$2" '[0].outbox[0].updates[-1].source') == push ]]
 }
 
-# send_group: switchboard send to each @a2a-js/sdk server in turn (both
-# read the inbox agent's latest outbound record).
+# send_group VERSION SDK_VERSION AGENT: switchboard send from the inbox
+# agent AGENT to the @a2a-js/sdk server of VERSION. Each version has a
+# sending agent of its own, since the checks read the agent's latest
+# outbound record.
 send_group() {
-	echo "  switchboard send to an @a2a-js/sdk $JS_SDK_VERSION server, A2A 1.0"
-	js_send_checks 1.0 "$JS_SDK_VERSION"
-	echo "  switchboard send to an @a2a-js/sdk $JS_SDK03_VERSION server, A2A 0.3"
-	js_send_checks 0.3 "$JS_SDK03_VERSION"
+	SENDER=$3 SENDER_ADDRESS="$BASE/a/$3"
+	js_send_checks "$1" "$2"
 }
 
 # ---------------------------------------------------------------------------
@@ -884,6 +884,8 @@ stop "$FRONT_PID" "the fronts' switchboard"
 # at once, the others when npm ci has ended.
 need openssl
 create_connector_agent
+SENDER03=sender03
+create_agent "$SENDER03" inbox --mode inbox
 group "a2a-go CLI $A2A_GO_VERSION, A2A 1.0" go_inbox_v1
 group "a2a-go CLI $A2A_GO_VERSION, A2A 0.3" go_inbox_v03
 group "a2a-go CLI $A2A_GO_VERSION, A2A 1.0 over HTTP+JSON" go_inbox_bindings rest
@@ -904,7 +906,8 @@ group "@a2a-js/sdk $JS_SDK03_VERSION, a client for A2A 0.3 only" \
 group "@a2a-js/sdk $JS_SDK_VERSION over HTTP+JSON (1.0 and 0.3) and gRPC (1.0)" \
 	js_checks "@a2a-js/sdk $JS_SDK_VERSION over HTTP+JSON and gRPC" bindings.mjs "$ADDRESS" "$JS_BINDINGS_TOKEN"
 group "connector agent (switchboard connect --exec)" connector_group
-group "switchboard send to @a2a-js/sdk servers" send_group
+group "switchboard send to an @a2a-js/sdk $JS_SDK_VERSION server, A2A 1.0" send_group 1.0 "$JS_SDK_VERSION" "$HANDLE"
+group "switchboard send to an @a2a-js/sdk $JS_SDK03_VERSION server, A2A 0.3" send_group 0.3 "$JS_SDK03_VERSION" "$SENDER03"
 group "fronts before @a2a-js/sdk servers over https" fronts_group
 wait_groups
 
