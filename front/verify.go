@@ -60,8 +60,11 @@ func (s *Service) Verify(ctx context.Context, agentID string) (*Verification, er
 	defer cancel()
 	obs := &observation{}
 	v.Binding = BindingName(a2a.TransportProtocolJSONRPC)
-	if up, err := e.fw.connect(withObservation(WithPeer(ctx, "switchboard-verify"), obs)); err == nil && up.binding != v.Binding {
-		return s.verifyTask(ctx, f, e, v, up)
+	if up, err := e.fw.connect(withObservation(WithPeer(ctx, "switchboard-verify"), obs)); err == nil {
+		defer e.fw.release(up)
+		if up.binding != v.Binding {
+			return s.verifyTask(ctx, f, e, v, up)
+		}
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "switchboard-verify-" + rand.Text(), "method": VerifyMethod, "params": map[string]any{}})
 	req, err := http.NewRequestWithContext(withObservation(WithPeer(ctx, "switchboard-verify"), obs), http.MethodPost, f.Upstream, bytes.NewReader(body))
