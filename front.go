@@ -50,7 +50,7 @@ type FrontFailure struct {
 
 // Reasons of an upstream's answer, as the owner's diagnostics name them.
 const (
-	FrontReachable            = "reachable"              // a JSON-RPC answer
+	FrontReachable            = "reachable"              // a JSON-RPC answer; TaskNotFound over HTTP+JSON or gRPC
 	FrontAuthMissing          = "upstream_auth_missing"  // 401/403 and no bearer was sent
 	FrontAuthRejected         = "upstream_auth_rejected" // 401/403 to the bearer sent
 	FrontAccessMissing        = "access_credentials_missing"

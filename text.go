@@ -112,3 +112,16 @@ func CheckSkill(field string, sk *a2a.AgentSkill) error {
 	}
 	return nil
 }
+
+// Truncate returns s cut to at most n bytes at the start of a character,
+// followed by "…" when anything was cut: for messages and logs that quote
+// what a peer, an upstream or an owner sent.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -3,6 +3,7 @@ package switchboard_test
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -64,6 +65,29 @@ func TestCheckSkill(t *testing.T) {
 		err := switchboard.CheckSkill("skills[0]", &sk)
 		if switchboard.ErrorCode(err) != switchboard.EUNPROCESSABLE || !strings.HasPrefix(switchboard.ErrorMessage(err), want+" ") {
 			t.Errorf("%s: %v", want, err)
+		}
+	}
+}
+
+// TestTruncate: a cut falls at the start of a character, never inside
+// one, and is marked.
+func TestTruncate(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"hello", 5, "hello"},
+		{"hello", 4, "hell…"},
+		{"héllo", 2, "h…"}, // é is two bytes: not split
+		{"héllo", 3, "hé…"},
+		{"日本", 4, "日…"},
+		{"日本", 2, "…"},
+		{"", 0, ""},
+	} {
+		got := switchboard.Truncate(tc.s, tc.n)
+		if got != tc.want || !utf8.ValidString(got) {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
 		}
 	}
 }

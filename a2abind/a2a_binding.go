@@ -7,6 +7,7 @@ import (
 	"iter"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -62,6 +63,46 @@ type bindingState struct {
 	// the HTTP+JSON binding answers it with its own status and reason
 	// (restWriter), which the SDK's error table does not all have.
 	err error
+	// pageSizeGiven: the HTTP+JSON request's query names pageSize, which
+	// the SDK's request keeps as a plain int, so that pageSize=0 is
+	// refused as JSON-RPC refuses it rather than taken as no page size.
+	pageSizeGiven bool
+	// events holds the ids of the stream events handed to the SDK's
+	// transport and not yet written, in order (-1: an error event, which
+	// has none); restWriter writes them in place of the SDK's random ids,
+	// so that an HTTP+JSON client resumes with Last-Event-ID as a
+	// JSON-RPC one does. Nil for gRPC, which has no event ids.
+	events *eventIDs
+}
+
+// eventIDs is a queue of stream event ids, filled by the stream's
+// producer and emptied by the writer: the SDK's transport writes from
+// another goroutine than the one that yields its events.
+type eventIDs struct {
+	mu  sync.Mutex
+	ids []int64
+}
+
+// push queues id; on a nil queue it does nothing.
+func (q *eventIDs) push(id int64) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	q.ids = append(q.ids, id)
+	q.mu.Unlock()
+}
+
+// pop returns the oldest id, or -1 when none is queued.
+func (q *eventIDs) pop() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.ids) == 0 {
+		return -1
+	}
+	id := q.ids[0]
+	q.ids = q.ids[1:]
+	return id
 }
 
 type bindingKey struct{}
@@ -127,7 +168,7 @@ func (h *bindingHandler) ListTasks(ctx context.Context, req *a2a.ListTasksReques
 	}
 	p := a2aedge.ListTasksParams{ContextID: req.ContextID, Status: string(req.Status), PageToken: req.PageToken,
 		HistoryLength: req.HistoryLength, IncludeArtifacts: req.IncludeArtifacts}
-	if req.PageSize != 0 {
+	if req.PageSize != 0 || st.pageSizeGiven {
 		p.PageSize = &req.PageSize
 	}
 	if req.StatusTimestampAfter != nil {
@@ -219,8 +260,12 @@ var errSinkClosed = errors.New("stream consumer stopped")
 
 func (k *yieldSink) Start() error     { return nil }
 func (k *yieldSink) KeepAlive() error { return nil }
-func (k *yieldSink) Fail(err error)   { k.yield(nil, k.h.fail(k.st, err)) }
-func (k *yieldSink) Send(_ int64, ev a2a.Event, _ bool) error {
+func (k *yieldSink) Fail(err error) {
+	k.st.events.push(-1)
+	k.yield(nil, k.h.fail(k.st, err))
+}
+func (k *yieldSink) Send(id int64, ev a2a.Event, _ bool) error {
+	k.st.events.push(id)
 	if !k.yield(ev, nil) {
 		return errSinkClosed
 	}

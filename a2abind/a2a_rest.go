@@ -161,7 +161,7 @@ func (s *Face) serveREST(w http.ResponseWriter, r *http.Request, target a2aedge.
 		s.writeProblem(w, r, err)
 		return
 	}
-	st := &bindingState{r: r, call: call}
+	st := &bindingState{r: r, call: call, pageSizeGiven: r.Method == http.MethodGet && r.URL.Query().Has("pageSize"), events: &eventIDs{}}
 	r2 := atPath(r.WithContext(withBinding(r.Context(), st)), rest)
 	handler.ServeHTTP(&restWriter{ResponseWriter: w, s: s, r: r, st: st}, r2)
 }
@@ -228,7 +228,29 @@ func (w *restWriter) Write(b []byte) (int, error) {
 	if w.swallow {
 		return len(b), nil
 	}
+	if bytes.HasPrefix(b, sseIDLine) && w.Header().Get("Content-Type") == "text/event-stream" {
+		return w.writeEventID(len(b))
+	}
 	return w.ResponseWriter.Write(b)
+}
+
+// sseIDLine begins the id line the SDK's SSE writer writes, alone, before
+// each event's data line.
+var sseIDLine = []byte("id: ")
+
+// writeEventID writes, in place of the SDK's id line of n bytes (a random
+// UUID, which no later request could resume from), the id the stream gave
+// the event, or nothing for an event without one.
+func (w *restWriter) writeEventID(n int) (int, error) {
+	id := w.st.events.pop()
+	if id < 0 {
+		return n, nil
+	}
+	line := strconv.AppendInt(append([]byte(nil), sseIDLine...), id, 10)
+	if _, err := w.ResponseWriter.Write(append(line, '\n')); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // Unwrap lets http.ResponseController reach the connection (flushes and

@@ -167,14 +167,13 @@ func (c *Client) Run(ctx context.Context) error {
 	return c.loop(runCtx, hc)
 }
 
-// httpClient returns the client for handshakes and what to call when Run
-// ends.
+// httpClient returns the client for handshakes, corking what it dials
+// (cork.go), and what to call when Run ends.
 func (c *Client) httpClient() (*http.Client, func()) {
 	if c.HTTPClient != nil {
-		return c.HTTPClient, func() {}
+		return corking(c.HTTPClient)
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	return &http.Client{Transport: t}, t.CloseIdleConnections
+	return corking(&http.Client{})
 }
 
 // loop connects, serves, and waits before connecting again, until ctx ends

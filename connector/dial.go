@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -44,12 +45,13 @@ func connectURL(base string) (string, error) {
 // dial opens a WebSocket to the server. On failure it returns how the
 // attempt ended: a refusal that will not change (401, 403, 409) is
 // terminal.
-func (c *Client) dial(ctx context.Context, hc *http.Client, base string, heard *connproto.LastHeard) (*websocket.Conn, *sessionEnd) {
+func (c *Client) dial(ctx context.Context, hc *http.Client, base string, heard *connproto.LastHeard) (*websocket.Conn, *corkConn, *sessionEnd) {
 	u, err := connectURL(base)
 	if err != nil {
-		return nil, &sessionEnd{err: err, code: -1, terminal: err}
+		return nil, nil, &sessionEnd{err: err, code: -1, terminal: err}
 	}
-	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	dialed := new(atomic.Pointer[corkConn]) // set by the dialer of a corking client (cork.go)
+	dctx, cancel := context.WithTimeout(context.WithValue(ctx, dialedKey{}, dialed), dialTimeout)
 	defer cancel()
 	ws, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{
 		HTTPClient:     hc,
@@ -58,15 +60,15 @@ func (c *Client) dial(ctx context.Context, hc *http.Client, base string, heard *
 		OnPingReceived: heard.Ping,
 	})
 	if err != nil {
-		return nil, refused(resp, err)
+		return nil, nil, refused(resp, err)
 	}
 	if ws.Subprotocol() != Subprotocol {
 		_ = ws.CloseNow()
 		err := fmt.Errorf("the server did not accept the subprotocol %s: is %s a Switchboard server?", Subprotocol, base)
-		return nil, &sessionEnd{err: err, code: -1}
+		return nil, nil, &sessionEnd{err: err, code: -1}
 	}
 	ws.SetReadLimit(readLimit)
-	return ws, nil
+	return ws, dialed.Load(), nil
 }
 
 // refused classifies a failed handshake.

@@ -3,6 +3,7 @@ package connector
 import (
 	"encoding/json"
 	"errors"
+	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard/a2ajson"
@@ -204,9 +205,14 @@ func (s *session) queue(v any) {
 	}
 }
 
+// truncate cuts s to at most n bytes at a character's start, marking the
+// cut: switchboard.Truncate, which this client package does not import.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

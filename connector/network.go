@@ -29,6 +29,12 @@ type TaskRequest struct {
 	// waits for input), or after Timeout (default 60 s, at most 10 min).
 	Wait    bool
 	Timeout time.Duration
+	// TraceParent is the W3C trace context the work continues, usually
+	// the Work.TraceParent of the task this agent is handling: the
+	// server's span of the send, and the receiver's work, join that
+	// trace. Empty: the server starts a trace of its own (when tracing is
+	// on there).
+	TraceParent string
 }
 
 // ErrNoAgentFound is the error (wrapped in a *NoAgentError) of a
@@ -67,7 +73,7 @@ func (c *Client) SendTask(ctx context.Context, t TaskRequest) (*a2a.Task, string
 	if t.Timeout > 0 {
 		p.TimeoutSeconds = max(1, int(t.Timeout/time.Second))
 	}
-	raw, err := c.call(ctx, connproto.MethodSendTask, p, "")
+	raw, err := c.callTraced(ctx, connproto.MethodSendTask, p, "", t.TraceParent)
 	if err != nil {
 		var e *connproto.Error
 		if errors.As(err, &e) && e.Code == connproto.CodeNoAgentFound {

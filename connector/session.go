@@ -34,6 +34,7 @@ type session struct {
 	c        *Client
 	id       uint64          // immutable: numbers the connection, for the outbox
 	ws       *websocket.Conn // immutable
+	cork     *corkConn       // immutable: the connection under ws, when the connector dialed it (cork.go); or nil
 	heard    *connproto.LastHeard
 	log      *slog.Logger    // immutable
 	interval time.Duration   // immutable after hello: the ping interval
@@ -57,11 +58,11 @@ type session struct {
 // connect runs one connection: dial, hello, serve until it ends.
 func (c *Client) connect(ctx context.Context, hc *http.Client, url string) sessionEnd {
 	heard := new(connproto.LastHeard)
-	ws, refusal := c.dial(ctx, hc, url, heard)
+	ws, cork, refusal := c.dial(ctx, hc, url, heard)
 	if refusal != nil {
 		return *refusal
 	}
-	s := &session{c: c, id: c.sessions.Add(1), ws: ws, heard: heard, log: c.log.With("url", url), answers: make(chan []byte, answerQueue)}
+	s := &session{c: c, id: c.sessions.Add(1), ws: ws, cork: cork, heard: heard, log: c.log.With("url", url), answers: make(chan []byte, answerQueue)}
 	hello, early, err := s.sayHello(ctx)
 	if err != nil {
 		_ = ws.CloseNow()
@@ -262,7 +263,7 @@ func (s *session) writeLoop(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case b := <-s.answers:
-			if err := s.writeAnswer(ctx, b); err != nil {
+			if err := s.corked(func() error { return s.writeAnswer(ctx, b) }); err != nil {
 				return err
 			}
 		case <-s.c.out.wake:
@@ -270,8 +271,24 @@ func (s *session) writeLoop(ctx context.Context) error {
 	}
 }
 
-// flush writes the waiting answers, then the unsent calls.
+// corked runs write with the connection corked (cork.go): what it writes
+// leaves in one system call when it returns.
+func (s *session) corked(write func() error) error {
+	s.cork.cork()
+	err := write()
+	if uerr := s.cork.uncork(time.Now().Add(writeTimeout)); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// flush writes the waiting answers, then the unsent calls, corked.
 func (s *session) flush(ctx context.Context) error {
+	return s.corked(func() error { return s.flushCorked(ctx) })
+}
+
+// flushCorked is flush's work.
+func (s *session) flushCorked(ctx context.Context) error {
 	for drained := false; !drained; {
 		select {
 		case b := <-s.answers:
@@ -337,7 +354,13 @@ func (s *session) write(ctx context.Context, b []byte) error {
 	// not lose it.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	return s.ws.Write(ctx, websocket.MessageText, b)
+	s.cork.cork() // a message longer than the library's buffer leaves in one write
+	err := s.ws.Write(ctx, websocket.MessageText, b)
+	deadline, _ := ctx.Deadline()
+	if uerr := s.cork.uncork(deadline); err == nil {
+		err = uerr
+	}
+	return err
 }
 
 // heartbeatLoop pings the server when it has not been heard from for

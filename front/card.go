@@ -53,10 +53,16 @@ type Card struct {
 	DefaultInputModes  []string `json:"defaultInputModes"`
 	DefaultOutputModes []string `json:"defaultOutputModes"`
 
-	// Versions are the JSON-RPC protocol versions the upstream offers,
-	// "1.0" and/or "0.3", newest first; both when the card names no
-	// JSON-RPC interface.
+	// Versions are the protocol versions the upstream offers in a
+	// binding a front speaks (JSON-RPC, HTTP+JSON, gRPC), "1.0" and/or
+	// "0.3", newest first; both when the card names no such interface.
 	Versions []string `json:"versions"`
+
+	// Binding is the binding a front speaks to the upstream: "JSON-RPC",
+	// "HTTP+JSON" or "gRPC" (see PickInterface); "" when the card names
+	// no interface a front speaks (it then tries JSON-RPC at the
+	// upstream URL). Not marshalled.
+	Binding string `json:"-"`
 
 	// Streaming reports whether the upstream says it streams.
 	Streaming bool `json:"streaming"`
@@ -66,9 +72,9 @@ type Card struct {
 	// themselves are never copied.
 	Auth UpstreamAuth `json:"-"`
 
-	// Interfaces are the upstream's JSON-RPC interfaces as its card
-	// gives them, unchecked: for forwarding only, never shown to peers
-	// and not marshalled.
+	// Interfaces are the upstream's interfaces in a binding and version
+	// a front speaks, as its card gives them, unchecked: for the owner's
+	// diagnostics only, never shown to peers and not marshalled.
 	Interfaces []Interface `json:"-"`
 
 	// Reflected names the front's credentials whose values the card held
@@ -79,10 +85,11 @@ type Card struct {
 	scrubber *Scrubber // the card's; immutable
 }
 
-// Interface is a JSON-RPC interface an upstream's card names.
+// Interface is an interface an upstream's card names.
 type Interface struct {
 	URL     string
-	Version string // "1.0" or "0.3"
+	Binding a2a.TransportProtocol // JSONRPC, HTTP+JSON or GRPC, as the SDK spells them
+	Version string                // "1.0" or "0.3"
 }
 
 // DefaultModes are the media types of a card whose upstream names none.
@@ -138,6 +145,9 @@ func ParseCardWith(raw []byte, upstream, cardURL, public string, secrets *Secret
 		Auth:               upstreamAuth(doc),
 		Interfaces:         ifaces,
 		scrubber:           s,
+	}
+	if b, _ := spoken(ifaces); b != "" {
+		c.Binding = BindingName(b)
 	}
 	c.Reflected = secrets.FoundIn(doc)
 	return c, nil

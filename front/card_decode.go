@@ -3,6 +3,7 @@ package front
 import (
 	"encoding/json"
 	"mime"
+	"net"
 	"slices"
 	"strings"
 
@@ -34,23 +35,30 @@ func objects(v any, n int) []map[string]any {
 	return out
 }
 
-// interfaces returns the JSON-RPC interfaces a card names, in its 1.0
-// supportedInterfaces and its 0.3 url and additionalInterfaces, and the
-// URL of every interface it names, whatever its binding.
+// interfaces returns the interfaces a card names in a binding a front
+// speaks (JSON-RPC, HTTP+JSON, gRPC) and a version it speaks (1.0, 0.3),
+// in its 1.0 supportedInterfaces and its 0.3 url and additionalInterfaces;
+// and the URL of every interface it names, whatever its binding. A gRPC
+// interface's URL may be host:port, without a scheme: then its host is
+// named too, so that the scrubber knows it.
 func interfaces(doc map[string]any) (ifaces []Interface, names []string) {
-	add := func(rawURL string, jsonrpc bool, version string) {
+	add := func(rawURL string, b any, version string) {
 		if rawURL == "" {
 			return
 		}
 		names = append(names, rawURL)
-		i := Interface{URL: rawURL, Version: protocolVersion(version)}
-		if jsonrpc && i.Version != "" && len(ifaces) < maxInterfaces && !slices.Contains(ifaces, i) {
+		if !strings.Contains(rawURL, "://") {
+			if host, _, err := net.SplitHostPort(rawURL); err == nil && host != "" {
+				names = append(names, host)
+			}
+		}
+		i := Interface{URL: rawURL, Binding: binding(b), Version: protocolVersion(version)}
+		if i.Binding != "" && i.Version != "" && len(ifaces) < maxInterfaces && !slices.Contains(ifaces, i) {
 			ifaces = append(ifaces, i)
 		}
 	}
-	jsonrpc := func(binding any) bool { return strings.EqualFold(str(binding), "JSONRPC") }
 	for _, o := range objects(doc["supportedInterfaces"], maxInterfaces*4) {
-		add(str(o["url"]), jsonrpc(o["protocolBinding"]), str(o["protocolVersion"]))
+		add(str(o["url"]), o["protocolBinding"], str(o["protocolVersion"]))
 	}
 	// A 0.3 url beside a 1.0 card is there for 0.3 clients, whatever
 	// protocolVersion says.
@@ -58,14 +66,43 @@ func interfaces(doc map[string]any) (ifaces []Interface, names []string) {
 	if protocolVersion(legacy) != "0.3" {
 		legacy = "0.3"
 	}
-	add(str(doc["url"]), doc["preferredTransport"] == nil || jsonrpc(doc["preferredTransport"]), legacy)
+	preferred := doc["preferredTransport"]
+	if preferred == nil {
+		preferred = "JSONRPC"
+	}
+	add(str(doc["url"]), preferred, legacy)
 	for _, o := range objects(doc["additionalInterfaces"], maxInterfaces*4) {
-		add(str(o["url"]), jsonrpc(o["transport"]), legacy)
+		add(str(o["url"]), o["transport"], legacy)
 	}
 	return ifaces, names
 }
 
-// protocolVersion returns the JSON-RPC protocol version v names, "1.0" or
+// binding returns the binding v names as the SDK spells it (JSONRPC,
+// HTTP+JSON, GRPC), or "" for one a front does not speak.
+func binding(v any) a2a.TransportProtocol {
+	for _, b := range Bindings {
+		if strings.EqualFold(str(v), string(b)) {
+			return b
+		}
+	}
+	return ""
+}
+
+// spoken returns the binding and version a front speaks to an upstream
+// that offers ifaces, by PickInterface's rule: the newest version, then
+// the first of Bindings; "" for none.
+func spoken(ifaces []Interface) (a2a.TransportProtocol, string) {
+	for _, v := range []string{"1.0", "0.3"} {
+		for _, b := range Bindings {
+			if slices.ContainsFunc(ifaces, func(i Interface) bool { return i.Version == v && i.Binding == b }) {
+				return b, v
+			}
+		}
+	}
+	return "", ""
+}
+
+// protocolVersion returns the protocol version v names, "1.0" or
 // "0.3" (which 0.2 clients speak too), or "" for any other.
 func protocolVersion(v string) string {
 	v = strings.TrimPrefix(strings.TrimSpace(v), "v")

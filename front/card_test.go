@@ -103,7 +103,8 @@ func TestParseCardV1(t *testing.T) {
 	if !reflect.DeepEqual(c.Auth, wantAuth) {
 		t.Errorf("Auth = %+v, want %+v", c.Auth, wantAuth)
 	}
-	if got, want := c.Interfaces, []front.Interface{{URL: "https://agent.acme.example/a2a", Version: "1.0"}}; !slices.Equal(got, want) {
+	if got, want := c.Interfaces, []front.Interface{{URL: "https://agent.acme.example/a2a", Binding: a2a.TransportProtocolJSONRPC, Version: "1.0"},
+		{URL: "https://rpc.acme-grpc.io:9000", Binding: a2a.TransportProtocolGRPC, Version: "1.0"}, {URL: "https://rest.acme-rest.io/v1", Binding: a2a.TransportProtocolHTTPJSON, Version: "1.0"}}; !slices.Equal(got, want) {
 		t.Errorf("Interfaces = %v, want %v", got, want)
 	}
 }
@@ -151,7 +152,8 @@ func TestParseCardV03(t *testing.T) {
 	if !reflect.DeepEqual(c.Auth, wantAuth) {
 		t.Errorf("Auth = %+v, want %+v", c.Auth, wantAuth)
 	}
-	if got, want := c.Interfaces, []front.Interface{{URL: upstream, Version: "0.3"}}; !slices.Equal(got, want) {
+	if got, want := c.Interfaces, []front.Interface{{URL: upstream, Binding: a2a.TransportProtocolJSONRPC, Version: "0.3"},
+		{URL: "https://legacy-grpc.acme-grpc.io", Binding: a2a.TransportProtocolGRPC, Version: "0.3"}}; !slices.Equal(got, want) {
 		t.Errorf("Interfaces = %v, want %v", got, want)
 	}
 }
@@ -178,6 +180,36 @@ func TestParseCardNoInterfaces(t *testing.T) {
 	}
 	if c.Interfaces != nil {
 		t.Errorf("Interfaces = %v, want none", c.Interfaces)
+	}
+}
+
+// TestParseCardOneBinding: a card that offers HTTP+JSON only or gRPC only
+// is spoken to in that binding, and the host of a gRPC interface named
+// host:port is scrubbed like any upstream host.
+func TestParseCardOneBinding(t *testing.T) {
+	for name, tt := range map[string]struct {
+		card, binding string
+		versions      []string
+	}{
+		"HTTPJSON": {`{"name": "x", "description": "at rest.up.example.org", "supportedInterfaces": [{"url": "https://rest.up.example.org/a2a", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]}`, "HTTP+JSON", []string{"1.0"}},
+		"GRPC":     {`{"name": "x", "description": "at grpc.up.example.org", "supportedInterfaces": [{"url": "grpc.up.example.org:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}`, "gRPC", []string{"1.0"}},
+		"GRPC03":   {`{"name": "x", "description": "at grpc.up.example.org", "protocolVersion": "0.3.0", "url": "grpc.up.example.org:50051", "preferredTransport": "GRPC"}`, "gRPC", []string{"0.3"}},
+		"Newest":   {`{"name": "x", "description": "at grpc.up.example.org", "protocolVersion": "0.3.0", "url": "https://a.example.org/", "supportedInterfaces": [{"url": "grpc.up.example.org:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}`, "gRPC", []string{"1.0", "0.3"}},
+		"JSONRPCFirst": {`{"name": "x", "description": "at grpc.up.example.org", "supportedInterfaces": [{"url": "grpc.up.example.org:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+			{"url": "https://a.example.org/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}`, "JSON-RPC", []string{"1.0"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := front.ParseCard([]byte(tt.card), "https://a.example.org/", "", testPublic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Binding != tt.binding || !slices.Equal(c.Versions, tt.versions) {
+				t.Errorf("Binding, Versions = %q, %q; want %q, %q", c.Binding, c.Versions, tt.binding, tt.versions)
+			}
+			if strings.Contains(c.Description, "up.example.org") {
+				t.Errorf("Description = %q: the interface's host is not scrubbed", c.Description)
+			}
+		})
 	}
 }
 

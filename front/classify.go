@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/netguard"
 )
@@ -65,6 +66,15 @@ func classify(err error, o *observation, creds switchboard.FrontCredentials) (re
 		return switchboard.FrontTooLarge, status
 	case errors.Is(err, netguard.ErrRefused):
 		return switchboard.FrontMisconfigured, status
+	case status == 0 && err != nil && strings.Contains(err.Error(), netguard.ErrRefused.Error()):
+		// A gRPC connection's failure to dial comes back as text.
+		return switchboard.FrontMisconfigured, status
+	case status == 0 && (errors.Is(err, a2a.ErrUnauthenticated) || errors.Is(err, a2a.ErrUnauthorized)):
+		// A gRPC upstream's refusal: no HTTP status was seen.
+		if creds.Bearer == "" {
+			return switchboard.FrontAuthMissing, status
+		}
+		return switchboard.FrontAuthRejected, status
 	case access && (status == 0 || status/100 == 3 || status == 401 || status == 403):
 		if len(creds.Headers) == 0 {
 			return switchboard.FrontAccessMissing, status

@@ -106,24 +106,41 @@ type credentialTransport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (c *credentialTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if !netguard.SameOrigin(r.URL, c.origin) {
-		return nil, fmt.Errorf("%s is not on the upstream's origin: not sent", RedactURL(r.URL.String()))
+	h, err := c.Headers(r.Context(), r.URL)
+	if err != nil {
+		return nil, err
 	}
 	r = r.Clone(r.Context())
 	r.Header.Del("Authorization") // never a caller's
-	for k, v := range c.creds.Headers {
-		r.Header.Set(k, v)
+	for k, v := range h {
+		r.Header[k] = v
 	}
-	if c.creds.Bearer != "" {
-		r.Header.Set("Authorization", "Bearer "+c.creds.Bearer)
-	}
-	if p, ok := r.Context().Value(peerKey{}).(string); ok && p != "" {
-		r.Header.Set("X-A2A-Peer", p)
-	}
-	r.Header.Set("User-Agent", c.userAgent)
 	resp, err := c.base.RoundTrip(r)
 	observe(r, resp, c.creds.Bearer != "")
 	return resp, err
+}
+
+// Unwrap implements HeaderTransport.
+func (c *credentialTransport) Unwrap() http.RoundTripper { return c.base }
+
+// Headers implements HeaderTransport: the owner's credentials, the peer's
+// label and the User-Agent, on the upstream's origin only.
+func (c *credentialTransport) Headers(ctx context.Context, u *url.URL) (http.Header, error) {
+	if !netguard.SameOrigin(u, c.origin) {
+		return nil, fmt.Errorf("%s is not on the upstream's origin: not sent", RedactURL(u.String()))
+	}
+	h := http.Header{}
+	for k, v := range c.creds.Headers {
+		h.Set(k, v)
+	}
+	if c.creds.Bearer != "" {
+		h.Set("Authorization", "Bearer "+c.creds.Bearer)
+	}
+	if p, ok := ctx.Value(peerKey{}).(string); ok && p != "" {
+		h.Set("X-A2A-Peer", p)
+	}
+	h.Set("User-Agent", c.userAgent)
+	return h, nil
 }
 
 // peerKey is the context key of the peer's label.

@@ -150,6 +150,9 @@ func TestClassify(t *testing.T) {
 		{"no answer", errors.New("dial tcp: refused"), &observation{}, bearer, switchboard.FrontNetwork},
 		{"too large", ErrTooLarge, &observation{status: 200, jsonRPC: true}, bearer, switchboard.FrontTooLarge},
 		{"guard", netguard.ErrRefused, &observation{}, bearer, switchboard.FrontMisconfigured},
+		{"guard over gRPC", errors.New("rpc error: code = Unavailable desc = connection error: dial tcp: " + netguard.ErrRefused.Error()), &observation{}, bearer, switchboard.FrontMisconfigured},
+		{"gRPC unauthenticated", a2a.NewError(a2a.ErrUnauthenticated, "no"), &observation{}, bearer, switchboard.FrontAuthRejected},
+		{"gRPC unauthenticated without", a2a.NewError(a2a.ErrUnauthenticated, "no"), &observation{}, switchboard.FrontCredentials{}, switchboard.FrontAuthMissing},
 		{"garbage", errors.New("bad json"), &observation{status: 200}, bearer, switchboard.FrontUnexpected},
 	}
 	for _, tt := range tests {

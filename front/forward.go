@@ -12,7 +12,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/switchboard-dev/switchboard"
 )
 
@@ -64,21 +63,30 @@ type Config struct {
 
 // Forwarder relays work to one upstream A2A server and its answers back:
 // the server's front mode and connect --forward both use it. The
-// upstream's card decides the protocol version it is spoken to in (1.0 or
-// 0.3, JSON-RPC) and whether its answers are streamed, whatever the
-// version of the peer that sent the work.
+// upstream's card decides the protocol version (1.0 or 0.3) and the
+// binding (JSON-RPC, HTTP+JSON or gRPC; see PickInterface) it is spoken to
+// in, and whether its answers are streamed, whatever the version and
+// binding of the peer that sent the work.
 type Forwarder struct {
 	cfg Config // immutable
 	log *slog.Logger
 
 	mu       sync.Mutex
 	upstream *upstream // guarded by mu: nil until the card was read (and after a failure)
+	closed   bool      // guarded by mu: Close was called
 }
 
-// upstream is a client of the upstream, made from its card.
+// upstream is a client of the upstream, made from its card. Its client
+// may be a gRPC connection that every job shares: it is closed when it is
+// retired (after a failure, or Close) and no job uses it any longer, not
+// under the calls of the jobs still using it.
 type upstream struct {
 	client    *a2aclient.Client
 	streaming bool
+	binding   string                      // the binding spoken there: JSON-RPC, HTTP+JSON or gRPC
+	version   switchboard.ProtocolVersion // the protocol version spoken there
+	users     int                         // guarded by the Forwarder's mu: connects not yet released
+	retired   bool                        // guarded by the Forwarder's mu: no longer handed out
 }
 
 // NewForwarder returns the forwarder of cfg.Target.
@@ -89,13 +97,35 @@ func NewForwarder(cfg Config) *Forwarder {
 	return &Forwarder{cfg: cfg, log: cfg.Log.With("upstream", RedactURL(cfg.Target))}
 }
 
-// Close releases the forwarder's client.
+// Close releases the forwarder's client: at once, or when the last job
+// using it ends. A client made after Close (a job's late cancel) is
+// released when that use ends.
 func (f *Forwarder) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.closed = true
 	if f.upstream != nil {
-		_ = f.upstream.client.Destroy()
+		f.retireLocked(f.upstream)
 		f.upstream = nil
+	}
+}
+
+// retireLocked hands up out no more, and closes its client unless a job
+// still uses it (then release does). f.mu is held.
+func (f *Forwarder) retireLocked(up *upstream) {
+	up.retired = true
+	if up.users == 0 {
+		_ = up.client.Destroy()
+	}
+}
+
+// release ends a use of up that connect returned.
+func (f *Forwarder) release(up *upstream) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	up.users--
+	if up.users == 0 && up.retired {
+		_ = up.client.Destroy()
 	}
 }
 
@@ -134,10 +164,14 @@ type Job struct {
 }
 
 // connect returns the client of the upstream, reading its card the first
-// time (and again after a failure).
+// time (and again after a failure); the caller calls release when done
+// with it.
 func (f *Forwarder) connect(ctx context.Context) (*upstream, error) {
 	f.mu.Lock()
 	up := f.upstream
+	if up != nil {
+		up.users++
+	}
 	f.mu.Unlock()
 	if up != nil {
 		return up, nil
@@ -155,23 +189,32 @@ func (f *Forwarder) connect(ctx context.Context) (*upstream, error) {
 	PinInterfaces(card, f.cfg.Target, f.cfg.WholeURL, func(cardURL string) {
 		f.log.Info("the upstream's card names another host; sending to the configured one instead", "card_url", RedactURL(cardURL))
 	})
-	// Both JSON-RPC transports: the card's interfaces decide between them,
-	// newest version first.
-	client, err := a2aclient.NewFromCard(cctx, card, a2aclient.WithDefaultsDisabled(),
-		withJSONRPCTransport(f.cfg.HTTP), a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: f.cfg.HTTP}))
+	// The card's interfaces decide the version and the binding: 1.0
+	// first, and JSON-RPC, then HTTP+JSON, then gRPC (see Bindings).
+	iface, proto, err := PickInterface(card)
 	if err != nil {
-		return nil, fmt.Errorf("no JSON-RPC interface of version 1.0 or 0.3 on its card (%s): %w", DescribeInterfaces(card), err)
+		return nil, err
 	}
-	up = &upstream{client: client, streaming: card.Capabilities.Streaming}
+	client, err := newClient(cctx, f.cfg.HTTP, iface, withJSONRPCTransport(f.cfg.HTTP))
+	if err != nil {
+		return nil, fmt.Errorf("speak %s %s to it: %w", BindingName(iface.ProtocolBinding), proto, err)
+	}
+	_ = client.UpdateCard(card) // the client reads its capabilities; it lists iface
+	up = &upstream{client: client, streaming: card.Capabilities.Streaming, binding: BindingName(iface.ProtocolBinding), version: proto}
 	f.mu.Lock()
-	if f.upstream == nil {
+	switch {
+	case f.closed:
+		up.retired = true // closed by release: no one else will
+	case f.upstream == nil:
 		f.upstream = up
-	} else {
+	default:
 		_ = client.Destroy()
 		up = f.upstream
 	}
+	up.users++
 	f.mu.Unlock()
-	f.log.Info("read the upstream's card", "name", f.cfg.Secrets.String(card.Name), "interfaces", RedactURL(DescribeInterfaces(card)), "streaming", up.streaming)
+	f.log.Info("read the upstream's card", "name", f.cfg.Secrets.String(card.Name), "interfaces", RedactURL(DescribeInterfaces(card)),
+		"binding", up.binding, "version", up.version, "streaming", up.streaming)
 	return up, nil
 }
 
@@ -187,7 +230,7 @@ func (f *Forwarder) reset(up *upstream) {
 	defer f.mu.Unlock()
 	if f.upstream == up {
 		f.upstream = nil
-		_ = up.client.Destroy()
+		f.retireLocked(up)
 	}
 }
 
@@ -206,6 +249,7 @@ func (f *Forwarder) Handle(ctx context.Context, j *Job) error {
 		}
 		return err
 	}
+	defer f.release(up)
 	if ctx.Err() != nil {
 		return context.Cause(ctx) // canceled or stopping before anything was sent
 	}
@@ -251,6 +295,7 @@ func (f *Forwarder) Cancel(ctx context.Context, id a2a.TaskID) error {
 	if err != nil {
 		return err
 	}
+	defer f.release(up)
 	if _, err := up.client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); err != nil {
 		f.log.Warn("cancel the task upstream", "upstream_task_id", id, "err", f.describe(err))
 		return err

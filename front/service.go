@@ -323,9 +323,7 @@ func (s *Service) recordFailure(ctx context.Context, agent *switchboard.Agent, f
 	} else {
 		reason = switchboard.FrontUnavailable
 	}
-	if len(detail) > 500 {
-		detail = detail[:500]
-	}
+	detail = switchboard.Truncate(detail, 500)
 	ff := &switchboard.FrontFailure{At: s.Now().UTC(), Reason: reason, Status: status, Method: method, Peer: peer, Detail: detail}
 	s.log.Warn("upstream_error", "agent_id", agent.ID, "reason", reason, "status", status, "method", method, "err", detail)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -352,6 +350,17 @@ func (s *Service) Forget(agentID string) {
 	if e := s.forwarders[agentID]; e != nil {
 		e.fw.Close()
 		delete(s.forwarders, agentID)
+	}
+}
+
+// Close releases every agent's forwarder (a gRPC upstream's connection),
+// once the dispatcher that calls Deliver has stopped.
+func (s *Service) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, e := range s.forwarders {
+		e.fw.Close()
+		delete(s.forwarders, id)
 	}
 }
 

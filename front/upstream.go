@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -80,6 +81,10 @@ func PinInterfaces(card *a2a.AgentCard, target string, wholeURL bool, elsewhere 
 		}
 		u, err := url.Parse(iface.URL)
 		if err != nil || u.Opaque != "" {
+			// A gRPC interface may be named host:port.
+			if host, _, err := net.SplitHostPort(iface.URL); err == nil && elsewhere != nil && !strings.EqualFold(host, t.Hostname()) {
+				elsewhere(iface.URL)
+			}
 			u = &url.URL{Path: t.Path} // unusable: the target URL itself
 		}
 		if u.Host != "" && !netguard.SameOrigin(u, t) && elsewhere != nil {

@@ -162,6 +162,8 @@ func TestGRPCBindingRefusals(t *testing.T) {
 	srv := h2cServer(t, h)
 	g := h.agent("alice")
 	tok := h.peerToken(g, "bob")
+	carol := h.agent("carol")
+	carolTok := h.peerToken(carol, "dave")
 	target := strings.TrimPrefix(srv.URL, "http://")
 	ctx := context.Background()
 	send := func(token, tenant, text string) error {
@@ -181,7 +183,10 @@ func TestGRPCBindingRefusals(t *testing.T) {
 		"BadToken":        {"sb_peer_nope", "alice", "hi", a2a.ErrUnauthenticated, "not valid"},
 		"NoTenant":        {tok, "", "hi", a2a.ErrInvalidParams, "tenant is required"},
 		"UnknownTenant":   {tok, "nobody", "hi", a2a.ErrTaskNotFound, "no agent or community"},
-		"Oversized":       {tok, "alice", strings.Repeat("x", 1<<20), a2a.ErrInternalError, "larger than max"},
+		// A peer token opens its own agent's tenant only.
+		"AnotherAgentsToken":  {carolTok, "alice", "hi", a2a.ErrUnauthenticated, "not valid"},
+		"AnotherAgentsTenant": {tok, "carol", "hi", a2a.ErrUnauthenticated, "not valid"},
+		"Oversized":           {tok, "alice", strings.Repeat("x", 1<<20), a2a.ErrInternalError, "larger than max"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -191,9 +196,11 @@ func TestGRPCBindingRefusals(t *testing.T) {
 			}
 		})
 	}
-	list, err := restClient(t, h.addr(g), tok).ListTasks(ctx, &a2a.ListTasksRequest{})
-	if err != nil || list.TotalSize != 0 {
-		t.Fatalf("refused calls stored tasks: %+v %v", list, err)
+	for addr, token := range map[string]string{h.addr(g): tok, h.addr(carol): carolTok} {
+		list, err := restClient(t, addr, token).ListTasks(ctx, &a2a.ListTasksRequest{})
+		if err != nil || list.TotalSize != 0 {
+			t.Fatalf("refused calls stored tasks at %s: %+v %v", addr, list, err)
+		}
 	}
 }
 

@@ -357,3 +357,68 @@ func TestRESTBindingPreflight(t *testing.T) {
 		t.Fatalf("Access-Control-Allow-Methods %q, want %q", got, want)
 	}
 }
+
+// TestRESTStreamResume: the HTTP+JSON binding's stream events carry the
+// ids of the task's events (not the SDK's random ones), and a client that
+// subscribes again with Last-Event-ID gets exactly the events it missed.
+func TestRESTStreamResume(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	bob := h.peerToken(g, "bob")
+	id := h.send(g, bob, "m1", "x")          // event 1: the task
+	h.reply(id, a2a.TaskStateWorking, "a")   // event 2
+	h.reply(id, a2a.TaskStateWorking, "b")   // event 3
+	h.reply(id, a2a.TaskStateCompleted, "c") // events 4 (artifact) and 5 (status)
+
+	subscribe := func(prefix, lastEventID string) []sseEvent {
+		t.Helper()
+		req, err := http.NewRequest("POST", h.addr(g)+prefix+"/tasks/"+id+":subscribe", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+bob)
+		events, resp := h.streamRequest(req, "Last-Event-ID", lastEventID)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("subscribe: status %d", resp.StatusCode)
+		}
+		var got []sseEvent
+		for ev := range events {
+			if ev.bad != "" {
+				t.Fatalf("malformed stream line %q", ev.bad)
+			}
+			got = append(got, ev)
+		}
+		return got
+	}
+	ids := func(evs []sseEvent) string {
+		var out []string
+		for _, ev := range evs {
+			out = append(out, ev.id)
+		}
+		return strings.Join(out, " ")
+	}
+	if got := subscribe("", "2"); ids(got) != "3 4 5" || got[1].data["artifactUpdate"] == nil {
+		t.Fatalf("1.0 resumed after 2: ids %q, events %v", ids(got), got)
+	}
+	if got := subscribe("/v1", "3"); ids(got) != "4 5" {
+		t.Fatalf("0.3 resumed after 3: ids %q, events %v", ids(got), got)
+	}
+	// Caught up: the task as it stands, under the id of its last event.
+	if got := subscribe("", "5"); len(got) != 1 || got[0].id != "5" || path(got[0].data, "task", "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Fatalf("caught-up resume: %+v", got)
+	}
+}
+
+// TestRESTListPageSizeZero: an HTTP+JSON task list that names pageSize=0
+// is refused, as over JSON-RPC, rather than given the default page size.
+func TestRESTListPageSizeZero(t *testing.T) {
+	h := newHarness(t)
+	g := h.agent("alice")
+	bob := h.peerToken(g, "bob")
+	h.send(g, bob, "m1", "x")
+	for query, want := range map[string]int{"?pageSize=0": 400, "?pageSize=-1": 400, "?pageSize=1": 200, "": 200} {
+		if r := h.do("GET", h.addr(g)+"/tasks"+query, map[string]string{"Authorization": "Bearer " + bob}, ""); r.status != want {
+			t.Errorf("GET /tasks%s: status %d, want %d: %s", query, r.status, want, r.body)
+		}
+	}
+}

@@ -324,6 +324,13 @@ func (h *harness) stream(url, token, method string, params any, headers ...strin
 	must(h.t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "text/event-stream")
+	return h.streamRequest(req, headers...)
+}
+
+// streamRequest sends req, with headers as name, value pairs, and returns
+// a channel of the events of its answer, closed when the stream ends.
+func (h *harness) streamRequest(req *http.Request, headers ...string) (<-chan sseEvent, *http.Response) {
+	h.t.Helper()
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}

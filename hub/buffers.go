@@ -14,7 +14,9 @@ import (
 // straight into its own buffers, and it writes a frame's header and payload
 // through the writer and flushes at the end of the frame. The hub corks
 // the connection under the writer while it writes a message (cork.go), so
-// a frame that does not fit still leaves in one system call.
+// a frame that does not fit still leaves in one system call; the
+// connection under the reader reads ahead while messages queue
+// (readahead.go).
 const (
 	connReadBuffer  = 512
 	connWriteBuffer = 256
@@ -22,7 +24,8 @@ const (
 
 // smallBuffers is a ResponseWriter whose Hijack hands over the connection
 // with small buffers in place of net/http's, its writer's over a corkConn
-// (cork.go), which Hijack keeps in cork.
+// (cork.go), which Hijack keeps in cork, its reader's over a
+// readAheadConn (readahead.go).
 type smallBuffers struct {
 	http.ResponseWriter
 	cork *corkConn
@@ -47,6 +50,7 @@ func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		nc = &prefixedConn{Conn: nc, pending: bytes.Clone(b)}
 	}
 	w.cork = &corkConn{Conn: nc}
+	nc = &readAheadConn{Conn: nc}
 	return nc, bufio.NewReadWriter(bufio.NewReaderSize(nc, connReadBuffer), bufio.NewWriterSize(w.cork, connWriteBuffer)), nil
 }
 

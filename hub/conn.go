@@ -293,7 +293,7 @@ func (c *conn) onRequest(f *connproto.Frame) {
 	case connproto.IsSessionMethod(f.Method):
 		c.onSessionRequest(f)
 	default:
-		c.replyError(f.ID, connproto.CodeMethodNotFound, "method not found: "+truncate(f.Method, 64))
+		c.replyError(f.ID, connproto.CodeMethodNotFound, "method not found: "+switchboard.Truncate(f.Method, 64))
 	}
 }
 
@@ -319,7 +319,7 @@ func (c *conn) onHello(f *connproto.Frame) {
 	agent := c.agent.Load()
 	now := time.Now()
 	session := &switchboard.AgentSession{AgentID: agent.ID, Holder: c.holder, InstanceID: c.hub.InstanceID,
-		Client: truncate(p.Client, 64), ConnectedAt: now, ExpiresAt: now.Add(c.hub.sessionTTL())}
+		Client: switchboard.Truncate(p.Client, 64), ConnectedAt: now, ExpiresAt: now.Add(c.hub.sessionTTL())}
 	if err := c.hub.Service.ConnectAgent(c.ctx, agent, session, holding); err != nil {
 		c.log.Error("start agent session", "err", err)
 		c.replyError(f.ID, connproto.CodeInternal, "internal error")
@@ -341,7 +341,7 @@ func (c *conn) onHello(f *connproto.Frame) {
 		c.wake(evHello)
 	})
 	if p.Client != "" {
-		c.log.Info("agent said hello", "client", truncate(p.Client, 64), "holding", len(holding))
+		c.log.Info("agent said hello", "client", switchboard.Truncate(p.Client, 64), "holding", len(holding))
 	}
 }
 
@@ -356,7 +356,7 @@ func (c *conn) onResponse(f *connproto.Frame) {
 	delete(c.inflight, id)
 	c.mu.Unlock()
 	if d == nil {
-		c.log.Debug("answer to an offer this connection does not hold", "id", truncate(id, 64))
+		c.log.Debug("answer to an offer this connection does not hold", "id", switchboard.Truncate(id, 64))
 		return
 	}
 	agent := c.agent.Load()
@@ -365,7 +365,7 @@ func (c *conn) onResponse(f *connproto.Frame) {
 	var err error
 	switch {
 	case f.Error != nil:
-		err = c.hub.Service.RejectOffer(ctx, agent, d, "the agent refused the task: "+truncate(f.Error.Message, 500), false)
+		err = c.hub.Service.RejectOffer(ctx, agent, d, "the agent refused the task: "+switchboard.Truncate(f.Error.Message, 500), false)
 	case d.Kind == switchboard.DeliverCancel:
 		err = c.hub.Service.AckOffer(ctx, agent, d, nil)
 	default:
@@ -465,7 +465,7 @@ func (c *conn) onSendMessage(f *connproto.Frame) {
 	}
 	target, err := c.hub.Agents.FindAgentByHandle(c.ctx, handle)
 	if err != nil || target.AccountDisabled {
-		c.replyError(f.ID, connproto.CodeInvalidParams, "no agent at "+truncate(p.To, 200)+" on this deployment")
+		c.replyError(f.ID, connproto.CodeInvalidParams, "no agent at "+switchboard.Truncate(p.To, 200)+" on this deployment")
 		return
 	}
 	tok, err := c.hub.Tokens.FindTokenByHash(c.ctx, switchboard.HashToken(p.Token))
@@ -514,11 +514,4 @@ func (c *conn) replyErr(id json.RawMessage, err error) {
 	default:
 		c.replyError(id, connproto.CodeInvalidParams, switchboard.ErrorMessage(err))
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -112,7 +112,7 @@ func (c *conn) onSendTask(f *connproto.Frame) {
 		}
 	}
 	if !p.Wait {
-		c.sendTask(f.ID, agent, &p, nil)
+		c.sendTask(f.ID, f.TraceParent, agent, &p, nil)
 		return
 	}
 	if !c.hub.waits.take(c) {
@@ -125,13 +125,16 @@ func (c *conn) onSendTask(f *connproto.Frame) {
 		defer c.hub.waits.release(c)
 		ctx, cancel := context.WithTimeout(c.ctx, wait)
 		defer cancel()
-		c.sendTask(f.ID, agent, &p, ctx)
+		c.sendTask(f.ID, f.TraceParent, agent, &p, ctx)
 	}()
 }
 
-// sendTask sends p and answers the request id.
-func (c *conn) sendTask(id json.RawMessage, agent *switchboard.Agent, p *connproto.SendTaskParams, wait context.Context) {
-	t, target, err := c.hub.Network.SendTask(c.ctx, agent, p.To, p.Community, p.Skill, p.Request, wait)
+// sendTask sends p and answers the request id, in a span of the trace
+// traceparent names (hub/trace.go).
+func (c *conn) sendTask(id json.RawMessage, traceparent string, agent *switchboard.Agent, p *connproto.SendTaskParams, wait context.Context) {
+	ctx, span := c.startSend(traceparent)
+	defer endSpan(span)
+	t, target, err := c.hub.Network.SendTask(ctx, agent, p.To, p.Community, p.Skill, p.Request, wait)
 	switch {
 	case t != nil:
 		c.reply(id, connproto.SendTaskResult{Task: &t.A2A, Agent: target.Handle})

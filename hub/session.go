@@ -43,7 +43,7 @@ func (c *conn) SessionWrite(frame []byte) bool {
 // with its to read first (sessionOpenParams).
 func (c *conn) onSessionRequest(f *connproto.Frame) {
 	if c.hub.Sessions == nil {
-		c.replyError(f.ID, connproto.CodeMethodNotFound, "live sessions are not served here: "+truncate(f.Method, 64))
+		c.replyError(f.ID, connproto.CodeMethodNotFound, "live sessions are not served here: "+switchboard.Truncate(f.Method, 64))
 		return
 	}
 	params := f.Params

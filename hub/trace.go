@@ -51,3 +51,17 @@ func (c *conn) startAnswer(traceparent, taskID string) (context.Context, trace.S
 	}
 	return c.hub.Tracer.StartFrom(c.ctx, traceparent, "agent answer", trace.SpanKindServer, "switchboard.task_id", taskID)
 }
+
+// startSend starts the server span of an agent's SendTask, continuing the
+// trace its frame names (the agent's work's) or else starting one, and
+// returns the context the send runs under: the receiver's delivery carries
+// the span's context, so that its offer is below the send.
+func (c *conn) startSend(traceparent string) (context.Context, trace.Span) {
+	if !c.hub.Tracer.On() {
+		return c.ctx, nil
+	}
+	if ctx, span := c.hub.Tracer.StartFrom(c.ctx, traceparent, "agent send", trace.SpanKindServer, "", ""); span.SpanContext().IsValid() {
+		return ctx, span
+	}
+	return c.hub.Tracer.Start(c.ctx, "agent send", trace.SpanKindServer, "", "")
+}

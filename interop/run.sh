@@ -6,6 +6,11 @@
 # which runs a small shell command per task), then at a community's address
 # ({base}/c/NAME, routed by discovery to that agent). Then the other direction:
 # `switchboard send` from a Switchboard agent to plain @a2a-js/sdk servers.
+# JSON-RPC throughout; at the inbox agent also HTTP+JSON and gRPC.
+#
+# Groups of checks that do not depend on each other run at the same time
+# (see group), each with peer tokens of its own; each group's output is
+# printed, in order, once they have ended, with the time it took.
 #
 #   interop/run.sh            (from anywhere; CI calls it from .ci/run)
 #
@@ -14,10 +19,11 @@
 #     dependencies in interop/go/go.mod and go.sum), built once from the Go
 #     module proxy and cached under ${XDG_CACHE_HOME:-~/.cache}/switchboard-interop;
 #   - @a2a-js/sdk 1.3.0, for 1.0 and, with its legacyCompat layer, 0.3
-#     (interop/js/sdk-interop.mjs);
+#     (interop/js/sdk-interop.mjs), and over HTTP+JSON and gRPC (with
+#     @grpc/grpc-js; interop/js/bindings.mjs);
 #   - @a2a-js/sdk 0.3.14 (npm alias a2a-js-sdk-v03), a client that only knows
 #     0.3 and sends no A2A-Version header (interop/js/sdk03-interop.mjs).
-#   Both are pinned in interop/js/package-lock.json and installed with
+#   All are pinned in interop/js/package-lock.json and installed with
 #   `npm ci` into interop/js/node_modules.
 #
 # Fronts: front agents on a second server, before the same @a2a-js/sdk
@@ -30,7 +36,9 @@
 #
 # Needs bash, coreutils, Go, Node >= 20 and npm, with access to the Go module
 # proxy and the npm registry (both only on a cold cache). Everything else runs
-# on 127.0.0.1. Every wait is bounded; background processes are ended on exit.
+# on 127.0.0.1. Every wait is on a condition and bounded; background
+# processes are ended on exit. interop/jsontool (built with Switchboard)
+# reads the JSON values the checks compare.
 #
 # Environment:
 #   A2A_CLI=/path/to/a2a      use this a2a-go CLI binary instead of building one
@@ -45,21 +53,28 @@ STARTED=$SECONDS
 RPC_TIMEOUT=20s # a2a CLI per-command timeout (also bounds its streams)
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/switchboard-interop.XXXXXX")
-PASSED=()
+PASSED_FILE="$WORK/passed" # one line per check passed, from every group
+: >"$PASSED_FILE"
 SERVER_LOG="$WORK/server.log"
 
-# cleanup ends the background jobs of this script that still run (the
-# server, switchboard connect, the 0.3 card servers, a2a CLI streams), by
-# process id.
-cleanup() {
-	local rc=$?
+# end_jobs ends the background jobs of the current shell that still run,
+# by process id, and waits for them.
+end_jobs() {
 	local pids
 	pids=$(jobs -pr)
 	if [[ -n $pids ]]; then
 		# shellcheck disable=SC2086 # one id per word
 		kill $pids 2>/dev/null || true
-		wait 2>/dev/null || true
 	fi
+	wait 2>/dev/null || true
+}
+
+# cleanup ends the background jobs of this script that still run (the
+# servers, the groups of checks, which end their own: switchboard connect,
+# the 0.3 card servers, the @a2a-js/sdk servers, a2a CLI streams).
+cleanup() {
+	local rc=$?
+	end_jobs
 	if [[ -n ${INTEROP_KEEP:-} || $rc -ne 0 ]]; then
 		echo "work directory kept: $WORK" >&2
 	else
@@ -68,12 +83,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-log() { printf '\n==> %s\n' "$*"; }
+log() { printf '\n==> %s (%d s)\n' "$*" "$((SECONDS - STARTED))"; }
 
 pass() {
-	PASSED+=("$1")
+	printf '%s\n' "$1" >>"$PASSED_FILE"
 	printf '  ok    %s\n' "$1"
 }
+
+# GROUP_SHELL is the process id of the shell that runs the current group of
+# checks (see group), or of the script itself.
+GROUP_SHELL=$$
 
 fail() {
 	trap - ERR
@@ -90,11 +109,53 @@ fail() {
 	done
 	exit 1
 }
-# In subshells (command substitutions) a failing command just ends the
-# subshell; the main shell then reports the line that used it.
-trap 'rc=$?; [[ $BASHPID != "$$" ]] || fail "line $LINENO: command failed (exit $rc): $BASH_COMMAND"' ERR
+# A failing command fails the script, or the group of checks it is in. In
+# other subshells (command substitutions) it just ends the subshell; the
+# shell that used it then reports the line.
+trap 'rc=$?; [[ $BASHPID != "$GROUP_SHELL" ]] || fail "line $LINENO: command failed (exit $rc): $BASH_COMMAND"' ERR
 trap 'fail "interrupted (SIGINT)"' INT
 trap 'fail "terminated (SIGTERM)"' TERM
+
+# Groups of checks that do not depend on each other run at the same time,
+# each in a subshell of its own with its own peer tokens, and its output
+# goes to a file that is printed, in the order the groups were started,
+# once they have all ended.
+GROUP_PIDS=()
+GROUP_NAMES=()
+
+# group NAME COMMAND [ARGS...]: runs COMMAND in the background as the group
+# of checks NAME. The group ends the background jobs it started when it
+# ends, and when it is terminated.
+group() {
+	local name=$1
+	shift
+	(
+		GROUP_SHELL=$BASHPID GROUP_PIDS=() GROUP_NAMES=()
+		trap end_jobs EXIT
+		trap 'exit 143' TERM
+		trap 'exit 130' INT
+		started=$SECONDS
+		"$@"
+		printf '  (%s: %d s)\n' "$name" "$((SECONDS - started))"
+	) >"$WORK/group-${name//[^A-Za-z0-9.-]/_}.log" 2>&1 &
+	GROUP_PIDS+=($!)
+	GROUP_NAMES+=("$name")
+}
+
+# wait_groups waits for the groups started since the last wait_groups,
+# prints their output and fails if any of them failed.
+wait_groups() {
+	local i failed=()
+	for i in "${!GROUP_PIDS[@]}"; do
+		wait "${GROUP_PIDS[$i]}" || failed+=("${GROUP_NAMES[$i]}")
+	done
+	for i in "${!GROUP_NAMES[@]}"; do
+		printf '\n==> %s\n' "${GROUP_NAMES[$i]}"
+		cat "$WORK/group-${GROUP_NAMES[$i]//[^A-Za-z0-9.-]/_}.log"
+	done
+	GROUP_PIDS=() GROUP_NAMES=()
+	((${#failed[@]} == 0)) || fail "failed: ${failed[*]} (see above)"
+}
 
 # expect_eq DESCRIPTION ACTUAL EXPECTED
 expect_eq() {
@@ -124,8 +185,12 @@ stop() {
 	wait "$1" || STOPPED_RC=$?
 }
 
-# jget FILE|- PATH: the value at PATH of a JSON document (see tools.mjs).
-jget() { node "$TOOLS" get "$@"; }
+# jget FILE|- PATH: the value at PATH of a JSON document, and jdocs and
+# jevents likewise: interop/jsontool, which does what js/tools.mjs get, docs
+# and events do, and starts in milliseconds rather than Node's tens.
+jget() { "$JSONTOOL" get "$@"; }
+jdocs() { "$JSONTOOL" docs "$@"; }
+jevents() { "$JSONTOOL" events "$@"; }
 
 need() {
 	command -v "$1" >/dev/null 2>&1 || fail "$1 is not installed; interop/run.sh needs bash, coreutils, go, node (>= 20) and npm"
@@ -142,25 +207,30 @@ node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)
 echo "  $(go version), node $(node --version), npm $(npm --version)"
 
 # ---------------------------------------------------------------------------
-log "build switchboard"
-(cd "$ROOT" && timeout 600 go build -o "$WORK/bin/switchboard" ./cmd/switchboard)
+# Switchboard, the a2a-go CLI and the npm packages are built and installed
+# at the same time.
 SB="$WORK/bin/switchboard"
-pass "switchboard builds"
+JSONTOOL="$WORK/bin/jsontool"
+build_switchboard() {
+	(cd "$ROOT" && timeout 600 go build -o "$WORK/bin/" ./cmd/switchboard ./interop/jsontool)
+	pass "switchboard builds"
+}
 
-# ---------------------------------------------------------------------------
-log "a2a-go CLI"
 A2A_GO_VERSION=$(awk '$1 == "github.com/a2aproject/a2a-go/v2" { print $2 }' "$HERE/go/go.mod")
 [[ -n $A2A_GO_VERSION ]] || fail "interop/go/go.mod does not require github.com/a2aproject/a2a-go/v2"
 if [[ -n ${A2A_CLI:-} ]]; then
 	A2A=$A2A_CLI
-	echo "  using A2A_CLI=$A2A"
 else
 	# The cache key names the a2a-go version and hashes go.sum, so that any
 	# change of a pinned dependency builds a fresh binary.
 	sum=$(sha256sum "$HERE/go/go.sum" | cut -c1-12)
 	cache="${XDG_CACHE_HOME:-${HOME:-$WORK}/.cache}/switchboard-interop/a2a-go-$A2A_GO_VERSION-$(go env GOOS)-$(go env GOARCH)-$sum"
 	A2A="$cache/a2a"
-	if [[ -x $A2A ]]; then
+fi
+build_a2a_cli() {
+	if [[ -n ${A2A_CLI:-} ]]; then
+		echo "  using A2A_CLI=$A2A"
+	elif [[ -x $A2A ]]; then
 		echo "  cached: $A2A"
 	else
 		echo "  building github.com/a2aproject/a2a-go/v2/cmd/a2a@$A2A_GO_VERSION into $cache"
@@ -168,20 +238,25 @@ else
 		(cd "$HERE/go" && timeout 600 go build -mod=readonly -o "$A2A.tmp.$$" github.com/a2aproject/a2a-go/v2/cmd/a2a)
 		mv -f "$A2A.tmp.$$" "$A2A"
 	fi
-fi
-"$A2A" --help >/dev/null
-pass "a2a-go CLI $A2A_GO_VERSION is ready"
+	"$A2A" --help >/dev/null
+	pass "a2a-go CLI $A2A_GO_VERSION is ready"
+}
 
-# ---------------------------------------------------------------------------
-log "@a2a-js/sdk"
-if [[ -n ${INTEROP_SKIP_NPM_CI:-} && -d $HERE/js/node_modules ]]; then
-	echo "  INTEROP_SKIP_NPM_CI set: using interop/js/node_modules as it is"
-else
-	(cd "$HERE/js" && timeout 300 npm ci --no-audit --no-fund --prefer-offline --loglevel=error)
-fi
-JS_SDK_VERSION=$(cd "$HERE/js" && node -p 'require("./node_modules/@a2a-js/sdk/package.json").version')
-JS_SDK03_VERSION=$(cd "$HERE/js" && node -p 'require("./node_modules/a2a-js-sdk-v03/package.json").version')
-pass "@a2a-js/sdk $JS_SDK_VERSION and $JS_SDK03_VERSION are installed"
+install_js() {
+	if [[ -n ${INTEROP_SKIP_NPM_CI:-} && -d $HERE/js/node_modules ]]; then
+		echo "  INTEROP_SKIP_NPM_CI set: using interop/js/node_modules as it is"
+	else
+		(cd "$HERE/js" && timeout 300 npm ci --no-audit --no-fund --prefer-offline --loglevel=error)
+	fi
+}
+
+# npm ci goes on beside the server's start and the checks that need no npm
+# package (Node's own modules do for js/tools.mjs); the others wait for it.
+install_js >"$WORK/npm-ci.log" 2>&1 &
+NPM_PID=$!
+group "build switchboard" build_switchboard
+group "a2a-go CLI" build_a2a_cli
+wait_groups
 
 # ---------------------------------------------------------------------------
 log "start switchboard"
@@ -233,10 +308,16 @@ HANDLE=interop
 create_agent "$HANDLE" inbox --mode inbox
 ADDRESS_SLASH="$BASE/a/$HANDLE/"
 ADDRESS=${ADDRESS_SLASH%/}
+# (a token for each group of checks that runs beside the others: each
+# stays within the per-peer rate limit, 60 requests a minute)
 GO_TOKEN=$(peer_token "$HANDLE" a2a-go)
+GO03_TOKEN=$(peer_token "$HANDLE" a2a-go-v03)
+GO_REST_TOKEN=$(peer_token "$HANDLE" a2a-go-rest)
+GO_GRPC_TOKEN=$(peer_token "$HANDLE" a2a-go-grpc)
 JS_TOKEN=$(peer_token "$HANDLE" a2a-js)
 JS03_TOKEN=$(peer_token "$HANDLE" a2a-js-v03)
-pass "agent $HANDLE at $ADDRESS_SLASH; peer tokens a2a-go, a2a-js, a2a-js-v03"
+JS_BINDINGS_TOKEN=$(peer_token "$HANDLE" a2a-js-bindings)
+pass "agent $HANDLE at $ADDRESS_SLASH; peer tokens a2a-go (JSON-RPC 1.0 and 0.3, HTTP+JSON, gRPC), a2a-js, a2a-js-v03, a2a-js-bindings"
 
 # ---------------------------------------------------------------------------
 # a2a-go CLI checks.
@@ -258,10 +339,16 @@ pass "agent $HANDLE at $ADDRESS_SLASH; peer tokens a2a-go, a2a-js, a2a-js-v03"
 #     own card minus its 1.0 interface; the 0.3 interface still points at the
 #     Switchboard address, so every JSON-RPC call goes straight to Switchboard.
 #   - JSON-RPC 0.3 has no tasks/list, so `a2a list tasks` is 1.0 only.
+#   - With --transport rest or grpc it skips the card and connects to the
+#     URL given: the address for HTTP+JSON; for gRPC the host and port of
+#     the URL, plaintext with --insecure, the agent named by --tenant.
+
+# A2A_ARGS: the a2a CLI's options for the group's binding (--transport …).
+A2A_ARGS=()
 
 # a2a runs the a2a-go CLI. Its own --timeout bounds every call and stream;
 # timeout(1) is a second bound in case a call ignores it.
-a2a() { timeout 40 "$A2A" --timeout "$RPC_TIMEOUT" "$@"; }
+a2a() { timeout 40 "$A2A" --timeout "$RPC_TIMEOUT" "$@" "${A2A_ARGS[@]}"; }
 
 # protocol_of TASK: the protocol version Switchboard recorded for the task.
 protocol_of() { sb --json show "$1" | jget - .protocol; }
@@ -271,7 +358,7 @@ protocol_of() { sb --json show "$1" | jget - .protocol; }
 # and ended with the completed status.
 check_stream() {
 	local label=$1 out=$2 tid=$3 answer=$4 events
-	events=$(node "$TOOLS" events "$out")
+	events=$(jevents "$out")
 	[[ $(head -n 1 <<<"$events") == "task TASK_STATE_SUBMITTED $tid" ]] ||
 		fail "$label: the first event is not the submitted task $tid: $events"
 	grep -qxF "artifactUpdate \"$answer\"" <<<"$events" ||
@@ -297,15 +384,15 @@ stream_and_reply() {
 	shift 3
 	# Not through the a2a function: $! must be the timeout process itself,
 	# which passes a kill from the cleanup on to the CLI.
-	timeout 40 "$A2A" --timeout "$RPC_TIMEOUT" "$@" -o json >"$out" 2>"$out.err" &
+	timeout 40 "$A2A" --timeout "$RPC_TIMEOUT" "$@" "${A2A_ARGS[@]}" -o json >"$out" 2>"$out.err" &
 	local pid=$!
-	local deadline=$((SECONDS + 15)) tid=
-	until tid=$(node "$TOOLS" docs "$out" '[0].task.id' 2>/dev/null); do
+	local deadline=$((SECONDS + 20)) tid=
+	until tid=$(jdocs "$out" '[0].task.id' 2>/dev/null); do
 		if ! kill -0 "$pid" 2>/dev/null; then
 			wait "$pid" || true
 			fail "$label: the a2a CLI ended before its first event: $(cat "$out.err" "$out")"
 		fi
-		((SECONDS < deadline)) || fail "$label: no first stream event within 15 s"
+		((SECONDS < deadline)) || fail "$label: no first stream event within 20 s"
 		sleep 0.2
 	done
 	sb reply "$tid" --text "$answer" >/dev/null
@@ -316,11 +403,12 @@ stream_and_reply() {
 	STREAM_TASK=$tid
 }
 
-# a2a_go_checks LABEL URL VERSION: the a2a-go CLI against URL, expecting the
-# calls to go out as VERSION.
+# a2a_go_checks LABEL URL VERSION TOKEN: the a2a-go CLI (with A2A_ARGS)
+# against URL with the peer token TOKEN, expecting the calls to go out as
+# VERSION.
 a2a_go_checks() {
 	local v=$1 url=$2 version=$3 out="$WORK/a2a-go-$1"
-	local auth="Bearer $GO_TOKEN"
+	local auth="Bearer $4"
 
 	# send: a task in submitted, recorded by the server under this version.
 	a2a send "$url" "hello over $v from the a2a-go CLI" --auth "$auth" -o json >"$out.send.json"
@@ -337,7 +425,8 @@ a2a_go_checks() {
 	if a2a send "$url" "no token" -o json >"$out.anon.json" 2>"$out.anon.err"; then
 		fail "$v send without a token succeeded: $(cat "$out.anon.json")"
 	fi
-	grep -qiE '401|unauthori[sz]ed' "$out.anon.err" || fail "$v send without a token: unexpected error: $(cat "$out.anon.err")"
+	# (over HTTP+JSON and gRPC the CLI prints only the server's message)
+	grep -qiE '401|unauthori[sz]ed|send Authorization: Bearer' "$out.anon.err" || fail "$v send without a token: unexpected error: $(cat "$out.anon.err")"
 	pass "a2a-go $v: send without a token is refused"
 
 	# send --stream: the stream carries the owner's answer and ends.
@@ -391,7 +480,9 @@ a2a_go_checks() {
 	fi
 }
 
-log "a2a-go CLI $A2A_GO_VERSION, A2A 1.0"
+# go_inbox_v1: the a2a-go CLI at the inbox agent over A2A 1.0, JSON-RPC
+# (the first 1.0 interface of the card).
+go_inbox_v1() {
 for url in "$ADDRESS" "$ADDRESS_SLASH"; do
 	a2a discover "$url" -o json >"$WORK/discover.json"
 	expect_eq "discover $url: name" "$(jget "$WORK/discover.json" .name)" "$HANDLE"
@@ -402,9 +493,20 @@ for url in "$ADDRESS" "$ADDRESS_SLASH"; do
 	expect_eq "discover $url: streaming" "$(jget "$WORK/discover.json" .capabilities.streaming)" true
 done
 pass "a2a-go 1.0: discover parses the card (address with and without trailing slash)"
-a2a_go_checks 1.0 "$ADDRESS" 1.0
+a2a_go_checks 1.0 "$ADDRESS" 1.0 "$GO_TOKEN"
+}
 
-log "a2a-go CLI $A2A_GO_VERSION, A2A 0.3"
+# go_inbox_bindings BINDING: the a2a-go CLI at the inbox agent over A2A 1.0,
+# HTTP+JSON (rest) or gRPC (grpc).
+go_inbox_bindings() {
+	if [[ $1 == rest ]]; then
+		A2A_ARGS=(--transport rest)
+		a2a_go_checks 1.0-HTTP+JSON "$ADDRESS" 1.0 "$GO_REST_TOKEN"
+	else
+		A2A_ARGS=(--transport grpc --insecure --tenant "$HANDLE")
+		a2a_go_checks 1.0-gRPC "$BASE" 1.0 "$GO_GRPC_TOKEN"
+	fi
+}
 
 # serve_card03 AGENT_ADDRESS NAME: starts tools.mjs serve-card03 for the
 # agent's card in the background, waits until it listens and sets
@@ -412,10 +514,12 @@ log "a2a-go CLI $A2A_GO_VERSION, A2A 0.3"
 serve_card03() {
 	local port="$WORK/$2.port"
 	node "$TOOLS" serve-card03 "$1/.well-known/agent-card.json" "$port" 2>"$WORK/$2.err" &
-	wait_for 10 "the 0.3 card server for $1 did not start (see $WORK/$2.err)" test -s "$port"
+	wait_for 30 "the 0.3 card server for $1 did not start (see $WORK/$2.err)" test -s "$port"
 	CARD03_URL="http://127.0.0.1:$(cat "$port")"
 }
 
+# go_inbox_v03: the a2a-go CLI at the inbox agent over A2A 0.3.
+go_inbox_v03() {
 serve_card03 "$ADDRESS" card03
 a2a discover "$CARD03_URL" -o json >"$WORK/discover03.json"
 # The 0.3 card names JSON-RPC at the address and HTTP+JSON (0.3's /v1
@@ -426,7 +530,8 @@ expect_eq "0.3-only card: bindings" \
 expect_eq "0.3-only card: version" "$(jget "$WORK/discover03.json" '.supportedInterfaces[0].protocolVersion')" 0.3
 expect_eq "0.3-only card: url" "$(jget "$WORK/discover03.json" '.supportedInterfaces[0].url')" "$ADDRESS"
 pass "a2a-go 0.3: discover parses the card reduced to its 0.3 interfaces (JSON-RPC, HTTP+JSON)"
-a2a_go_checks 0.3 "$CARD03_URL" 0.3
+a2a_go_checks 0.3 "$CARD03_URL" 0.3 "$GO03_TOKEN"
+}
 
 # ---------------------------------------------------------------------------
 # js_checks LABEL SCRIPT ADDRESS TOKEN [NAME=VALUE...]: runs the JS client
@@ -441,12 +546,6 @@ js_checks() {
 	fi
 	pass "$label: all checks (listed above)"
 }
-
-log "@a2a-js/sdk $JS_SDK_VERSION, A2A 1.0 and 0.3 (legacyCompat)"
-js_checks "@a2a-js/sdk $JS_SDK_VERSION" sdk-interop.mjs "$ADDRESS" "$JS_TOKEN"
-
-log "@a2a-js/sdk $JS_SDK03_VERSION, a client for A2A 0.3 only"
-js_checks "@a2a-js/sdk $JS_SDK03_VERSION" sdk03-interop.mjs "$ADDRESS" "$JS03_TOKEN"
 
 # ---------------------------------------------------------------------------
 # A connector agent (the default mode): its tasks are pushed over a
@@ -480,26 +579,28 @@ connect_agent() {
 	SB_MARKS=$MARKS "$SB" connect --server "$BASE" --token "$CONN_AGENT_TOKEN" --exec "$CONN_EXEC" \
 		>>"$WORK/connect.log" 2>&1 &
 	CONNECT_PID=$!
-	wait_for 15 "switchboard connect did not connect (see $WORK/connect.log)" connected_is true
+	wait_for 30 "switchboard connect did not connect (see $WORK/connect.log)" connected_is true
 }
 
-log "connector agent (switchboard CLI: agent create, token issue, connect --exec)"
-create_agent "$CONN_HANDLE" connector
-CONN_AGENT_TOKEN=$(jget "$WORK/agent-$CONN_HANDLE.json" .agent_token)
-[[ $CONN_AGENT_TOKEN == sba_* ]] || fail "switchboard agent create printed the agent token '$CONN_AGENT_TOKEN', not an sba_ agent token"
-CONN_GO_TOKEN=$(peer_token "$CONN_HANDLE" a2a-go)
-CONN_AWAY_TOKEN=$(peer_token "$CONN_HANDLE" a2a-go-away)
-CONN_JS_TOKEN=$(peer_token "$CONN_HANDLE" a2a-js)
-CONN_JS03_TOKEN=$(peer_token "$CONN_HANDLE" a2a-js-v03)
-connect_agent
-pass "connector agent $CONN_HANDLE (the default mode, agent token sba_...) is connected through switchboard connect --exec"
+# create_connector_agent creates the connector agent and its peer tokens
+# (one for each group of checks).
+create_connector_agent() {
+	create_agent "$CONN_HANDLE" connector
+	CONN_AGENT_TOKEN=$(jget "$WORK/agent-$CONN_HANDLE.json" .agent_token)
+	[[ $CONN_AGENT_TOKEN == sba_* ]] || fail "switchboard agent create printed the agent token '$CONN_AGENT_TOKEN', not an sba_ agent token"
+	CONN_GO_TOKEN=$(peer_token "$CONN_HANDLE" a2a-go)
+	CONN_GO03_TOKEN=$(peer_token "$CONN_HANDLE" a2a-go-v03)
+	CONN_AWAY_TOKEN=$(peer_token "$CONN_HANDLE" a2a-go-away)
+	CONN_JS_TOKEN=$(peer_token "$CONN_HANDLE" a2a-js)
+	CONN_JS03_TOKEN=$(peer_token "$CONN_HANDLE" a2a-js-v03)
+}
 
-# a2a_go_connector_checks LABEL URL VERSION: the a2a-go CLI against the
-# connector agent, from the card at URL, expecting the calls to go out as
-# VERSION.
+# a2a_go_connector_checks LABEL URL VERSION TOKEN: the a2a-go CLI against
+# the connector agent, from the card at URL, with the peer token TOKEN,
+# expecting the calls to go out as VERSION.
 a2a_go_connector_checks() {
 	local v=$1 url=$2 version=$3 out="$WORK/a2a-go-conn-$1"
-	local auth="Bearer $CONN_GO_TOKEN" text="hello over $v from the a2a-go CLI"
+	local auth="Bearer $4" text="hello over $v from the a2a-go CLI"
 
 	# send blocks (the default) until the command has answered.
 	a2a send "$url" "$text" --auth "$auth" -o json >"$out.send.json"
@@ -511,7 +612,7 @@ a2a_go_connector_checks() {
 
 	a2a send "$url" "stream over $v" --stream --auth "$auth" -o json >"$out.stream.json"
 	check_stream "$v connector send --stream" "$out.stream.json" \
-		"$(node "$TOOLS" docs "$out.stream.json" '[0].task.id')" "reply: stream over $v"
+		"$(jdocs "$out.stream.json" '[0].task.id')" "reply: stream over $v"
 	pass "a2a-go $v, connector agent: send --stream carries the command's answer and ends completed"
 
 	a2a send "$url" "please FAIL over $v" --auth "$auth" -o json >"$out.fail.json"
@@ -527,20 +628,14 @@ a2a_go_connector_checks() {
 	pass "a2a-go $v, connector agent: get task shows the answered task"
 }
 
-log "a2a-go CLI $A2A_GO_VERSION, connector agent, A2A 1.0"
-a2a_go_connector_checks 1.0 "$CONN_ADDRESS" 1.0
-
-log "a2a-go CLI $A2A_GO_VERSION, connector agent, A2A 0.3"
-serve_card03 "$CONN_ADDRESS" conn-card03
-declare -A CONN_URL=([1.0]=$CONN_ADDRESS [0.3]=$CARD03_URL)
-a2a_go_connector_checks 0.3 "${CONN_URL[0.3]}" 0.3
-
-# While switchboard connect is down, a task waits (submitted, not failed);
-# once it is back, the task is delivered and answered.
-log "connector agent: tasks wait while switchboard connect is down"
+# connector_away: while switchboard connect is down, a task waits
+# (submitted, not failed); once it is back, the task is delivered and
+# answered.
+connector_away() {
+echo "  tasks wait while switchboard connect is down"
 # (stderr off: bash would report the job as Killed)
 { kill -KILL "$CONNECT_PID" && wait "$CONNECT_PID"; } 2>/dev/null || true
-wait_for 15 "switchboard agent show did not say the agent is disconnected" connected_is false
+wait_for 30 "switchboard agent show did not say the agent is disconnected" connected_is false
 declare -A AWAY_TASK
 for v in 1.0 0.3; do
 	out="$WORK/a2a-go-away-$v"
@@ -558,24 +653,17 @@ delivered() {
 }
 connect_agent
 for v in 1.0 0.3; do
-	wait_for 15 "$v: the task sent while the agent was away was not answered after it reconnected" delivered "$v"
+	wait_for 30 "$v: the task sent while the agent was away was not answered after it reconnected" delivered "$v"
 	expect_answered "$v task sent while the agent was away" "$WORK/a2a-go-away-$v.get.json" "reply: while away over $v"
 done
 pass "a2a-go 1.0 and 0.3, connector agent back (switchboard connect restarted): get task shows those tasks answered"
-
-log "@a2a-js/sdk $JS_SDK_VERSION, connector agent, A2A 1.0 and 0.3 (legacyCompat)"
-js_checks "@a2a-js/sdk $JS_SDK_VERSION, connector agent" sdk-interop.mjs "$CONN_ADDRESS" "$CONN_JS_TOKEN" \
-	SB_MODE=connector SB_MARKS="$MARKS"
-
-log "@a2a-js/sdk $JS_SDK03_VERSION, connector agent, A2A 0.3"
-js_checks "@a2a-js/sdk $JS_SDK03_VERSION, connector agent" sdk03-interop.mjs "$CONN_ADDRESS" "$CONN_JS03_TOKEN" \
-	SB_MODE=connector SB_MARKS="$MARKS"
+}
 
 # ---------------------------------------------------------------------------
 # A community's address ({base}/c/NAME): the connector agent joins the
 # community with a skill; stock clients, given only the community's address
 # and a peer token of it, reach the agent that discovery chooses.
-log "community address: a2a-go CLI and @a2a-js/sdk, A2A 1.0 and 0.3"
+community_checks() {
 COMMUNITY=interop
 COMMUNITY_ADDRESS="$BASE/c/$COMMUNITY"
 sb agent update "$CONN_HANDLE" --skills '[{"id":"shout","name":"Shout","tags":["echo"]}]' >/dev/null
@@ -600,11 +688,36 @@ pass "a2a-go 1.0 and 0.3, community address: discover reads the community's card
 (cd "$HERE/js" && env SB_ADDRESS="$COMMUNITY_ADDRESS" SB_TOKEN="$COMMUNITY_TOKEN" SB_SKILL=echo SB_ANSWER_PREFIX='reply: ' \
 	timeout 150 node community.mjs) || fail "@a2a-js/sdk community checks failed (see the FAIL lines above)"
 pass "@a2a-js/sdk $JS_SDK_VERSION, community address: send by skill, getTask, no_agent_found (1.0 and 0.3)"
+}
+
+# connector_group: the connector agent's checks. The clients' checks and the
+# community's run beside each other while switchboard connect is up; the
+# reconnect check, which takes it down, runs after them.
+connector_group() {
+	connect_agent
+	pass "connector agent $CONN_HANDLE (the default mode, agent token sba_...) is connected through switchboard connect --exec"
+	serve_card03 "$CONN_ADDRESS" conn-card03
+	declare -gA CONN_URL=([1.0]=$CONN_ADDRESS [0.3]=$CARD03_URL)
+	group "a2a-go CLI $A2A_GO_VERSION, connector agent, A2A 1.0" a2a_go_connector_checks 1.0 "$CONN_ADDRESS" 1.0 "$CONN_GO_TOKEN"
+	group "a2a-go CLI $A2A_GO_VERSION, connector agent, A2A 0.3" a2a_go_connector_checks 0.3 "${CONN_URL[0.3]}" 0.3 "$CONN_GO03_TOKEN"
+	group "@a2a-js/sdk $JS_SDK_VERSION, connector agent, A2A 1.0 and 0.3 (legacyCompat)" \
+		js_checks "@a2a-js/sdk $JS_SDK_VERSION, connector agent" sdk-interop.mjs "$CONN_ADDRESS" "$CONN_JS_TOKEN" \
+		SB_MODE=connector SB_MARKS="$MARKS"
+	group "@a2a-js/sdk $JS_SDK03_VERSION, connector agent, A2A 0.3" \
+		js_checks "@a2a-js/sdk $JS_SDK03_VERSION, connector agent" sdk03-interop.mjs "$CONN_ADDRESS" "$CONN_JS03_TOKEN" \
+		SB_MODE=connector SB_MARKS="$MARKS"
+	group "community address: a2a-go CLI and @a2a-js/sdk, A2A 1.0 and 0.3" community_checks
+	wait_groups
+	connector_away
+	stop "$CONNECT_PID" "switchboard connect"
+	expect_eq "exit status of switchboard connect after SIGTERM" "$STOPPED_RC" 0
+	pass "switchboard connect stops cleanly on SIGTERM"
+}
 
 # ---------------------------------------------------------------------------
 # switchboard send to plain @a2a-js/sdk servers (interop/js/a2a-js-agent.mjs,
 # no Switchboard in them): @a2a-js/sdk 1.3.0 speaking only A2A 1.0 and
-# @a2a-js/sdk 0.3.14 speaking only A2A 0.3. The inbox agent sends; the
+# @a2a-js/sdk 0.3.14 speaking only A2A 0.3. An inbox agent sends; the
 # servers take no token and are on loopback (hence --allow-private). They
 # answer each message "js got: TEXT" after a moment; a text starting with
 # "ask:" gets the task to input-required ("js asks: which one?") instead.
@@ -618,7 +731,7 @@ start_js_agent() {
 	local port="$WORK/js-agent-$1.port"
 	JS_AGENT_LOG="$WORK/js-agent-$1.log"
 	node "$HERE/js/a2a-js-agent.mjs" "$1" "$port" >"$JS_AGENT_LOG" 2>&1 &
-	wait_for 10 "the a2a-js $1 server did not start (see $JS_AGENT_LOG)" test -s "$port"
+	wait_for 30 "the a2a-js $1 server did not start (see $JS_AGENT_LOG)" test -s "$port"
 	JS_AGENT_URL="http://127.0.0.1:$(cat "$port")"
 }
 
@@ -627,7 +740,7 @@ start_js_agent() {
 js_send() {
 	local v=$1 url=$2 out=$3 text=$4
 	shift 4
-	sb --json send "$url" --agent "$HANDLE" --text "$text" --wait --timeout 20s --allow-private "$@" >"$out" ||
+	sb --json send "$url" --agent "$SENDER" --text "$text" --wait --timeout 20s --allow-private "$@" >"$out" ||
 		fail "switchboard send to the a2a-js $v server failed (see $JS_AGENT_LOG)"
 }
 
@@ -657,16 +770,16 @@ js_send_checks() {
 	fi
 	pass "switchboard send --wait to @a2a-js/sdk $sdk (A2A $v only): the task completes with its answer"
 
-	sb outbox --agent "$HANDLE" >"$out.outbox"
-	grep -qF "$id  agent $HANDLE → $url  task $tid  context $ctx  completed" "$out.outbox" ||
+	sb outbox --agent "$SENDER" >"$out.outbox"
+	grep -qF "$id  agent $SENDER → $url  task $tid  context $ctx  completed" "$out.outbox" ||
 		fail "switchboard outbox does not list the send to a2a-js $v ($id) as completed: $(cat "$out.outbox")"
 	# (the target is a URL on loopback: poll, like send, needs --allow-private)
 	sb poll "$id" --allow-private >"$out.poll"
 	grep -qF "sent to $url (A2A $v): task $tid  context $ctx  completed" "$out.poll" &&
 		grep -qxF "  | js got: $text" "$out.poll" ||
 		fail "switchboard poll $id (a2a-js $v): $(cat "$out.poll")"
-	expect_eq "a2a-js $v: last update after poll" "$(sb --json outbox --agent "$HANDLE" | node "$TOOLS" get - "[0].outbox[0].updates[-1].source")" poll
-	sb history "$ctx" --agent "$HANDLE" >"$out.history"
+	expect_eq "a2a-js $v: last update after poll" "$(sb --json outbox --agent "$SENDER" | jget - "[0].outbox[0].updates[-1].source")" poll
+	sb history "$ctx" --agent "$SENDER" >"$out.history"
 	grep -qF "$text" "$out.history" && grep -qF "js got: $text" "$out.history" ||
 		fail "switchboard history $ctx (a2a-js $v) lacks the message or the answer: $(cat "$out.history")"
 	pass "@a2a-js/sdk $sdk (A2A $v): switchboard outbox lists the send, poll refreshes it, history shows both directions"
@@ -685,12 +798,12 @@ js_send_checks() {
 	# --push: the a2a-js server pushes each change of the task to the
 	# inbox agent's own address (SDK's DefaultPushNotificationSender, with
 	# the fresh token), and the record completes without a poll.
-	sb --json send "$url" --agent "$HANDLE" --text "push me over $v" --push --allow-private >"$out.push.json" 2>"$out.push.err" ||
+	sb --json send "$url" --agent "$SENDER" --text "push me over $v" --push --allow-private >"$out.push.json" 2>"$out.push.err" ||
 		fail "switchboard send --push to the a2a-js $v server failed: $(cat "$out.push.err")"
 	expect_eq "send --push to a2a-js $v: push" "$(jget "$out.push.json" .push)" true
-	expect_eq "send --push to a2a-js $v: push URL" "$(jget "$out.push.json" .push_url)" "$ADDRESS/push"
+	expect_eq "send --push to a2a-js $v: push URL" "$(jget "$out.push.json" .push_url)" "$SENDER_ADDRESS/push"
 	id=$(jget "$out.push.json" .id)
-	wait_for 15 "the pushes of the a2a-js $v server did not complete the record $id (see $JS_AGENT_LOG)" \
+	wait_for 30 "the pushes of the a2a-js $v server did not complete the record $id (see $JS_AGENT_LOG)" \
 		pushed_to_completion "$id" "$out.pushed.json"
 	grep -qF "js got: push me over $v" "$out.pushed.json" ||
 		fail "the pushes of the a2a-js $v server did not bring the answer: $(cat "$out.pushed.json")"
@@ -700,16 +813,19 @@ js_send_checks() {
 # pushed_to_completion ID FILE: the outbound record ID is the one
 # switchboard outbox --json last updated (into FILE), completed by a push.
 pushed_to_completion() {
-	sb --json outbox --agent "$HANDLE" -n 1 >"$2"
+	sb --json outbox --agent "$SENDER" -n 1 >"$2"
 	[[ $(jget "$2" '[0].outbox[0].id') == "$1" && $(jget "$2" '[0].outbox[0].state') == completed &&
 		$(jget "$2" '[0].outbox[0].updates[-1].source') == push ]]
 }
 
-log "switchboard send to an @a2a-js/sdk $JS_SDK_VERSION server, A2A 1.0"
-js_send_checks 1.0 "$JS_SDK_VERSION"
-
-log "switchboard send to an @a2a-js/sdk $JS_SDK03_VERSION server, A2A 0.3"
-js_send_checks 0.3 "$JS_SDK03_VERSION"
+# send_group VERSION SDK_VERSION AGENT: switchboard send from the inbox
+# agent AGENT to the @a2a-js/sdk server of VERSION. Each version has a
+# sending agent of its own, since the checks read the agent's latest
+# outbound record.
+send_group() {
+	SENDER=$3 SENDER_ADDRESS="$BASE/a/$3"
+	js_send_checks "$1" "$2"
+}
 
 # ---------------------------------------------------------------------------
 # Fronts: Switchboard addresses in front of plain @a2a-js/sdk servers over
@@ -719,8 +835,7 @@ js_send_checks 0.3 "$JS_SDK03_VERSION"
 # (--allow-private-networks). The a2a-go CLI speaks 1.0 to the front,
 # whatever the upstream speaks; the upstream sees the owner's bearer and
 # the peer's label, never the peer's token.
-log "fronts before @a2a-js/sdk servers over https"
-need openssl
+fronts_group() {
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
 	-addext subjectAltName=IP:127.0.0.1 -keyout "$WORK/front-key.pem" -out "$WORK/front-cert.pem" 2>"$WORK/openssl.err" ||
 	fail "openssl could not make a test certificate: $(cat "$WORK/openssl.err")"
@@ -736,7 +851,7 @@ fsb() { SWITCHBOARD_URL=$FBASE SWITCHBOARD_DATA=$WORK/front-data timeout 30 "$SB
 for v in 0.3 1.0; do
 	port="$WORK/js-front-$v.port" jlog="$WORK/js-front-$v.log" h="front${v/./}"
 	TLS_CERT="$WORK/front-cert.pem" TLS_KEY="$WORK/front-key.pem" node "$HERE/js/a2a-js-agent.mjs" "$v" "$port" >"$jlog" 2>&1 &
-	wait_for 10 "the https a2a-js $v server did not start (see $jlog)" test -s "$port"
+	wait_for 30 "the https a2a-js $v server did not start (see $jlog)" test -s "$port"
 	upstream="https://127.0.0.1:$(cat "$port")/a2a/jsonrpc"
 	fsb --json agent create "$h" --mode front --upstream "$upstream" >"$WORK/front-$h.json"
 	expect_eq "front $h: mode" "$(jget "$WORK/front-$h.json" .mode)" front
@@ -762,17 +877,46 @@ for v in 0.3 1.0; do
 	pass "front before @a2a-js/sdk (A2A $v only, https): verify reachable; the card is the upstream's at the front's address; an a2a-go 1.0 send is answered; the upstream sees the owner's bearer and the peer's label, not the peer's token"
 done
 stop "$FRONT_PID" "the fronts' switchboard"
+}
 
 # ---------------------------------------------------------------------------
-stop "$CONNECT_PID" "switchboard connect"
-expect_eq "exit status of switchboard connect after SIGTERM" "$STOPPED_RC" 0
-pass "switchboard connect stops cleanly on SIGTERM"
+# The groups of checks, all at once: the a2a-go CLI's at the inbox agent
+# at once, the others when npm ci has ended.
+need openssl
+create_connector_agent
+SENDER03=sender03
+create_agent "$SENDER03" inbox --mode inbox
+group "a2a-go CLI $A2A_GO_VERSION, A2A 1.0" go_inbox_v1
+group "a2a-go CLI $A2A_GO_VERSION, A2A 0.3" go_inbox_v03
+group "a2a-go CLI $A2A_GO_VERSION, A2A 1.0 over HTTP+JSON" go_inbox_bindings rest
+group "a2a-go CLI $A2A_GO_VERSION, A2A 1.0 over gRPC" go_inbox_bindings grpc
+
+log "@a2a-js/sdk"
+npm_rc=0
+wait "$NPM_PID" || npm_rc=$?
+cat "$WORK/npm-ci.log"
+((npm_rc == 0)) || fail "npm ci in interop/js failed (exit $npm_rc)"
+JS_SDK_VERSION=$(cd "$HERE/js" && node -p 'require("./node_modules/@a2a-js/sdk/package.json").version')
+JS_SDK03_VERSION=$(cd "$HERE/js" && node -p 'require("./node_modules/a2a-js-sdk-v03/package.json").version')
+pass "@a2a-js/sdk $JS_SDK_VERSION and $JS_SDK03_VERSION are installed"
+group "@a2a-js/sdk $JS_SDK_VERSION, A2A 1.0 and 0.3 (legacyCompat)" \
+	js_checks "@a2a-js/sdk $JS_SDK_VERSION" sdk-interop.mjs "$ADDRESS" "$JS_TOKEN"
+group "@a2a-js/sdk $JS_SDK03_VERSION, a client for A2A 0.3 only" \
+	js_checks "@a2a-js/sdk $JS_SDK03_VERSION" sdk03-interop.mjs "$ADDRESS" "$JS03_TOKEN"
+group "@a2a-js/sdk $JS_SDK_VERSION over HTTP+JSON (1.0 and 0.3) and gRPC (1.0)" \
+	js_checks "@a2a-js/sdk $JS_SDK_VERSION over HTTP+JSON and gRPC" bindings.mjs "$ADDRESS" "$JS_BINDINGS_TOKEN"
+group "connector agent (switchboard connect --exec)" connector_group
+group "switchboard send to an @a2a-js/sdk $JS_SDK_VERSION server, A2A 1.0" send_group 1.0 "$JS_SDK_VERSION" "$HANDLE"
+group "switchboard send to an @a2a-js/sdk $JS_SDK03_VERSION server, A2A 0.3" send_group 0.3 "$JS_SDK03_VERSION" "$SENDER03"
+group "fronts before @a2a-js/sdk servers over https" fronts_group
+wait_groups
 
 stop "$SERVER_PID" switchboard
 expect_eq "exit status of switchboard after SIGTERM" "$STOPPED_RC" 0
 pass "switchboard shuts down cleanly on SIGTERM"
 
 log "summary"
+mapfile -t PASSED <"$PASSED_FILE"
 printf '  %d checks passed in %d s:\n' "${#PASSED[@]}" "$((SECONDS - STARTED))"
 printf '    - %s\n' "${PASSED[@]}"
 echo "PASS: a2a-go CLI $A2A_GO_VERSION, @a2a-js/sdk $JS_SDK_VERSION and @a2a-js/sdk $JS_SDK03_VERSION interoperate with switchboard over A2A 1.0 and 0.3, with an inbox agent, a connector agent, a community's address and fronts before @a2a-js/sdk servers over https; switchboard send reaches @a2a-js/sdk $JS_SDK_VERSION (1.0) and $JS_SDK03_VERSION (0.3) servers"

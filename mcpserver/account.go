@@ -20,11 +20,13 @@ type actingKey struct{}
 // account endpoint with an agent argument (required): the handle or id of
 // one of the agents the account token acts for.
 func addTool[In any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, any]) {
-	mcp.AddTool(s.sdk, t, h)
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Errorf("mcpserver: schema of %s: %w", t.Name, err))
 	}
+	st := *t
+	st.InputSchema = encodedSchema(t.Name, schema)
+	mcp.AddTool(s.sdk, &st, h)
 	if schema.Properties == nil {
 		schema.Properties = make(map[string]*jsonschema.Schema)
 	}
@@ -32,7 +34,7 @@ func addTool[In any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, any]) {
 		Description: "the agent to act for: the handle of one of the agents this token acts for"}
 	schema.Required = append([]string{"agent"}, schema.Required...)
 	at := *t
-	at.InputSchema = schema
+	at.InputSchema = encodedSchema(t.Name, schema)
 	s.acct.AddTool(&at, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args struct {
 			Agent string `json:"agent"`
@@ -58,6 +60,19 @@ func addTool[In any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, any]) {
 		}
 		return res, nil
 	})
+}
+
+// encodedSchema returns a tool's input schema encoded. The SDK encodes a
+// tool's schema again on every call (it looks for parameters carried in
+// headers), which for a *jsonschema.Schema costs more than the inbox's
+// query; encoded, it costs a copy. The SDK still validates the arguments
+// against the schema (it decodes it once, when the tool is added).
+func encodedSchema(tool string, schema *jsonschema.Schema) json.RawMessage {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		panic(fmt.Errorf("mcpserver: encode the schema of %s: %w", tool, err))
+	}
+	return b
 }
 
 // failed is a tool's failure as the account endpoint answers it.

@@ -176,7 +176,7 @@ func Reason(q switchboard.DiscoveryQuery, g switchboard.DiscoveryGates) string {
 // that does not accept tasks now is chosen, and its task waits.
 func (s *Service) byName(ctx context.Context, sender *switchboard.Agent, to, community, skill string) (*switchboard.Agent, error) {
 	handle := strings.ToLower(strings.TrimSpace(to))
-	unknown := switchboard.Errorf(switchboard.ENOAGENT, "no member: no agent %q shares a community with %s", truncate(handle, 63), sender.Handle)
+	unknown := switchboard.Errorf(switchboard.ENOAGENT, "no member: no agent %q shares a community with %s", switchboard.Truncate(handle, 63), sender.Handle)
 	if handle == "" || handle == sender.Handle {
 		return nil, unknown
 	}
@@ -228,11 +228,4 @@ func offers(g *switchboard.Agent, skill string) bool {
 		}
 	}
 	return false
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -44,7 +44,9 @@ func (s *Service) Dial(ctx context.Context, p *switchboard.OutboundPeer) (*Remot
 		return nil, remoteError(p.Alias, err)
 	}
 	front.PinInterfaces(card, p.URL, false, nil)
-	iface, proto, err := front.PickInterface(card)
+	// JSON-RPC only: DialEndpoint calls a recorded endpoint again in
+	// JSON-RPC, as an outbox record keeps no binding.
+	iface, proto, err := front.PickInterface(card, a2a.TransportProtocolJSONRPC)
 	if err != nil {
 		return nil, switchboard.Errorf(switchboard.EUPSTREAM, "%s: %s", p.Alias, clip(err.Error(), 500))
 	}

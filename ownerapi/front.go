@@ -31,9 +31,12 @@ type FrontStatus struct {
 	Card          string     `json:"card"`
 	CardProblem   string     `json:"card_problem,omitempty"`
 	CardFetchedAt *time.Time `json:"card_fetched_at,omitempty"`
-	// UpstreamVersions are the JSON-RPC versions the upstream's card
-	// offers; UpstreamStreaming whether it streams.
+	// UpstreamVersions are the protocol versions the upstream's card
+	// offers (in JSON-RPC, HTTP+JSON or gRPC); UpstreamBinding the binding
+	// the front speaks to it (JSON-RPC, HTTP+JSON or gRPC; empty when the
+	// card is not read); UpstreamStreaming whether it streams.
 	UpstreamVersions  []string     `json:"upstream_versions"`
+	UpstreamBinding   string       `json:"upstream_binding,omitempty"`
 	UpstreamStreaming bool         `json:"upstream_streaming"`
 	UpstreamAuth      UpstreamAuth `json:"upstream_auth"`
 	// HasBearer and CredentialHeaders say which credentials are kept
@@ -73,7 +76,10 @@ type FrontVerification struct {
 	RPCErrorCode int    `json:"rpc_error_code,omitempty"`
 	Detail       string `json:"detail,omitempty"`
 	Method       string `json:"method"`
-	Sent         struct {
+	// Binding is the binding the request went in: JSON-RPC, HTTP+JSON or
+	// gRPC.
+	Binding string `json:"binding,omitempty"`
+	Sent    struct {
 		Bearer  bool     `json:"bearer"`
 		Headers []string `json:"headers"`
 	} `json:"sent"`

@@ -57,7 +57,7 @@ func (s *Service) Revoke(ctx context.Context, f switchboard.TokenFilter, label, 
 		return err
 	}
 	if n == 0 {
-		return switchboard.Errorf(switchboard.ENOTFOUND, "no active token labelled %q", truncate(label, 64))
+		return switchboard.Errorf(switchboard.ENOTFOUND, "no active token labelled %q", switchboard.Truncate(label, 64))
 	}
 	s.notify(ctx, subject)
 	return nil
@@ -78,12 +78,4 @@ func (s *Service) notify(ctx context.Context, subject string) {
 	if err := s.bus.Notify(ctx, subject); err != nil {
 		s.log.Warn("notify", "subject", subject, "err", err)
 	}
-}
-
-// truncate shortens s to at most n bytes, for messages that quote input.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,29 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAuditLogStdout: with AuditLog "stdout" (and its alias "-") the
+// entries are written to the process's standard output as JSON lines.
+// It swaps os.Stdout, so it must not run in parallel.
+func TestAuditLogStdout(t *testing.T) {
+	for _, where := range []string{"stdout", "-"} {
+		t.Run(where, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			must(t, err)
+			stdout := os.Stdout
+			os.Stdout = w
+			s := run(t, server.Config{AuditLog: where}) // its first start records its sealing key
+			os.Stdout = stdout
+			must(t, s.Close())
+			must(t, w.Close())
+			text, err := io.ReadAll(r)
+			must(t, err)
+			var line audit.Line
+			if err := json.Unmarshal(text, &line); err != nil || line.Action != string(switchboard.AuditSecretKeyRotate) {
+				t.Fatalf("standard output held %q (%v), want the key entry as a JSON line", text, err)
+			}
+		})
 	}
 }

@@ -93,6 +93,7 @@ type Server struct {
 	reach      *reach.Checker          // checks the public addresses' reachability, for the API and the console
 	limiter    switchboard.RateLimiter // the per-peer rate limit
 	auditFile  *os.File                // the file of Config.AuditLog; nil for none or stdout
+	dataLock   *os.File                // holds the data directory's lock (SQLite); nil on PostgreSQL
 
 	ln            net.Listener
 	httpServer    *http.Server
@@ -129,6 +130,13 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 	warnIfShared(s.Logger, cfg.DataDir)
+	if !IsPostgres(cfg.Database) {
+		lock, err := lockDataDir(cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		s.dataLock = lock
+	}
 	s.metrics = newProcessMetrics(cfg.Version)
 	s.loops = newSupervisor(s.Logger)
 	tracer, err := tracing.Open(tracing.Config{Endpoint: cfg.OTLPEndpoint, SampleRatio: cfg.TraceSample,
@@ -270,6 +278,9 @@ func (s *Server) Close() error {
 	if s.loops != nil {
 		s.loops.stop()
 	}
+	if s.Fronts != nil {
+		s.Fronts.Close() // after the loops: the dispatcher forwards with them
+	}
 	if s.certs != nil {
 		// Before the store: certmagic's background work uses it.
 		errs = append(errs, s.certs.Close())
@@ -289,6 +300,9 @@ func (s *Server) Close() error {
 	}
 	if s.auditFile != nil {
 		errs = append(errs, s.auditFile.Close())
+	}
+	if s.dataLock != nil {
+		errs = append(errs, s.dataLock.Close()) // after the store: the next server may open it
 	}
 	if s.Tracer != nil {
 		// Last: the spans of the shutdown itself are sent too.

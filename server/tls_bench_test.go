@@ -2,10 +2,8 @@ package server_test
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,19 +22,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkNewConnection -benchtime 5s ./server/
 func BenchmarkNewConnection(b *testing.B) {
-	dir := b.TempDir()
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	p := selfSignedTB(b, "bench.test")
-	p.writeTB(b, certFile, keyFile)
-	s := server.New(server.Config{Addr: "127.0.0.1:0", HTTPSAddr: "127.0.0.1:0", DataDir: b.TempDir(),
-		TLSCertFile: certFile, TLSKeyFile: keyFile, MaxUnauthConns: -1}, testLogger())
-	if err := s.Run(b.Context()); err != nil {
-		_ = s.Close()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	roots := x509.NewCertPool()
-	roots.AddCert(p.cert)
+	s, roots := runSelfSigned(b, "bench.test", server.Config{MaxUnauthConns: -1})
 	for _, tc := range []struct {
 		name, base string
 		resume     bool
@@ -79,19 +65,7 @@ func BenchmarkNewConnection(b *testing.B) {
 //
 //	go test -run '^$' -bench BenchmarkKeepAliveRequest -benchtime 5s ./server/
 func BenchmarkKeepAliveRequest(b *testing.B) {
-	dir := b.TempDir()
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	p := selfSignedTB(b, "bench.test")
-	p.writeTB(b, certFile, keyFile)
-	s := server.New(server.Config{Addr: "127.0.0.1:0", HTTPSAddr: "127.0.0.1:0", DataDir: b.TempDir(),
-		TLSCertFile: certFile, TLSKeyFile: keyFile, MaxUnauthConns: -1}, testLogger())
-	if err := s.Run(b.Context()); err != nil {
-		_ = s.Close()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	roots := x509.NewCertPool()
-	roots.AddCert(p.cert)
+	s, roots := runSelfSigned(b, "bench.test", server.Config{MaxUnauthConns: -1})
 	query := "?pad=" + strings.Repeat("x", 1024)
 	for _, tc := range []struct{ name, base string }{{"https", s.HTTPSURL()}, {"http", s.URL()}} {
 		b.Run(tc.name, func(b *testing.B) {

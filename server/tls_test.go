@@ -509,6 +509,31 @@ func selfSignedTB(t testing.TB, name string) *pair {
 	return &pair{cert: cert, key: key}
 }
 
+// runSelfSigned starts a server of cfg with an HTTPS listener on a free
+// loopback port, serving a self-signed certificate for name from files,
+// and returns it with a pool that trusts the certificate. The server is
+// closed when tb ends.
+func runSelfSigned(tb testing.TB, name string, cfg server.Config) (*server.Server, *x509.CertPool) {
+	tb.Helper()
+	dir := tb.TempDir()
+	p := selfSignedTB(tb, name)
+	cfg.TLSCertFile, cfg.TLSKeyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	p.writeTB(tb, cfg.TLSCertFile, cfg.TLSKeyFile)
+	cfg.Addr, cfg.HTTPSAddr = "127.0.0.1:0", "127.0.0.1:0"
+	if cfg.DataDir == "" {
+		cfg.DataDir = tb.TempDir()
+	}
+	s := server.New(cfg, testLogger())
+	if err := s.Run(context.Background()); err != nil {
+		_ = s.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	roots := x509.NewCertPool()
+	roots.AddCert(p.cert)
+	return s, roots
+}
+
 // write writes the pair over the two files, each replaced at once (a new
 // file renamed over the old one).
 func (p *pair) write(t *testing.T, certFile, keyFile string) { p.writeTB(t, certFile, keyFile) }

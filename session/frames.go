@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connproto"
 )
 
@@ -64,10 +65,10 @@ func (s *Service) frame(ep Endpoint, id json.RawMessage, p *connproto.SessionFra
 // its connection's.
 func unknownSession(ep Endpoint, id json.RawMessage, sessionID string) {
 	if len(id) > 0 {
-		replyError(ep, id, connproto.CodeSessionUnknown, "no session "+truncate(sessionID, 64)+" on this connection")
+		replyError(ep, id, connproto.CodeSessionUnknown, "no session "+switchboard.Truncate(sessionID, 64)+" on this connection")
 		return
 	}
-	notify(ep, connproto.MethodSessionClose, connproto.SessionCloseParams{SessionID: truncate(sessionID, 64),
+	notify(ep, connproto.MethodSessionClose, connproto.SessionCloseParams{SessionID: switchboard.Truncate(sessionID, 64),
 		Reason: connproto.SessionReasonUnknown, Message: "no such session on this connection"})
 }
 

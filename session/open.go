@@ -83,7 +83,7 @@ func (s *Service) reachable(ctx context.Context, self *switchboard.Agent, to str
 	target, err := s.Agents.FindAgentByHandle(ctx, handle)
 	switch {
 	case handle == "" || switchboard.ErrorCode(err) == switchboard.ENOTFOUND || (err == nil && target.AccountDisabled):
-		return nil, nil, connproto.CodeSessionPeerNotFound, "no agent at " + truncate(to, 200) + " on this deployment"
+		return nil, nil, connproto.CodeSessionPeerNotFound, "no agent at " + switchboard.Truncate(to, 200) + " on this deployment"
 	case err != nil:
 		s.Logger.Error("session: find the agent asked", "err", err)
 		return nil, nil, connproto.CodeInternal, "internal error"
@@ -195,7 +195,7 @@ func (s *Service) Answer(ep Endpoint, id string, result json.RawMessage, rpcErr 
 		if reason == "" {
 			reason = "the agent refused the session"
 		}
-		s.publish(e.subject, e.env(kindRefuse, uint64(-connproto.CodeSessionRefused), 0, truncate(reason, 500), ""))
+		s.publish(e.subject, e.env(kindRefuse, uint64(-connproto.CodeSessionRefused), 0, switchboard.Truncate(reason, 500), ""))
 		return true
 	}
 	e.state = stateOpen

@@ -219,11 +219,11 @@ func (s *Service) closeFromAgent(ep Endpoint, id, params json.RawMessage) {
 	e := s.end(p.SessionID, ep.SessionAgent().ID)
 	if e == nil || e.holder != ep.SessionHolder() {
 		if len(id) > 0 {
-			replyError(ep, id, connproto.CodeSessionUnknown, "no session "+truncate(p.SessionID, 64)+" on this connection")
+			replyError(ep, id, connproto.CodeSessionUnknown, "no session "+switchboard.Truncate(p.SessionID, 64)+" on this connection")
 		}
 		return
 	}
-	msg := truncate(p.Message, 500)
+	msg := switchboard.Truncate(p.Message, 500)
 	e.mu.Lock()
 	var out []byte
 	switch e.state {

@@ -254,7 +254,7 @@ func (s *Service) Handle(ctx context.Context, ep Endpoint, method string, id, pa
 	case connproto.MethodSessionResume:
 		s.resume(ctx, ep, id, params)
 	default:
-		replyError(ep, id, connproto.CodeMethodNotFound, "method not found: "+truncate(method, 64))
+		replyError(ep, id, connproto.CodeMethodNotFound, "method not found: "+switchboard.Truncate(method, 64))
 	}
 }
 

@@ -60,11 +60,3 @@ func appendFrame(b []byte, sessionID string, seq uint64, field string, raw []byt
 func frameBytes(sessionID, field string, raw []byte) int {
 	return 96 + len(sessionID) + len(field) + len(raw)
 }
-
-// truncate cuts s to n bytes for a message.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}

@@ -20,6 +20,9 @@ type PostgresOptions struct {
 	MaxConns int
 	// Logger receives the store's warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// Tracer, if set, is told of every statement the store's connections
+	// send (BEGIN and COMMIT included): the benchmarks count them.
+	Tracer pgx.QueryTracer
 }
 
 // migrationLockKey is the advisory lock that serialises migrations when
@@ -44,6 +47,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*DB, e
 	if err != nil {
 		return nil, err
 	}
+	cfg.Tracer = opts.Tracer
 	pool := stdlib.OpenDB(*cfg)
 	n := opts.MaxConns
 	if n <= 0 {

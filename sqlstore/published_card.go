@@ -14,6 +14,10 @@ func (db *DB) PublishCard(ctx context.Context, c *switchboard.PublishedCard) err
 	if len(c.Card) > switchboard.MaxPublishedCard {
 		return switchboard.Errorf(switchboard.EINVALID, "the card is over %d bytes", switchboard.MaxPublishedCard)
 	}
+	target, err := db.seal(purposePublishedTarget, c.Target)
+	if err != nil {
+		return err
+	}
 	c.UpdatedAt = db.Now().UTC()
 	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := agentExists(ctx, tx, db, c.AgentID); err != nil {
@@ -21,7 +25,7 @@ func (db *DB) PublishCard(ctx context.Context, c *switchboard.PublishedCard) err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO published_cards (agent_id, target, card, updated_at) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (agent_id) DO UPDATE SET target = excluded.target, card = excluded.card, updated_at = excluded.updated_at`,
-			c.AgentID, c.Target, string(c.Card), nanos(c.UpdatedAt))
+			c.AgentID, target, string(c.Card), nanos(c.UpdatedAt))
 		return err
 	})
 }
@@ -45,6 +49,9 @@ func (db *DB) FindPublishedCard(ctx context.Context, agentID string) (*switchboa
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "the agent has no published card")
 	} else if err != nil {
 		return nil, db.formatError(err)
+	}
+	if c.Target, err = db.open(purposePublishedTarget, c.Target); err != nil {
+		return nil, err
 	}
 	c.Card, c.UpdatedAt = []byte(card), fromNanos(updated)
 	return c, nil

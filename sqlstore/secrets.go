@@ -31,10 +31,11 @@ const (
 	purposeWebhookSecret    = "agents.webhook_secret"
 	purposeWakeKey          = "wake_configs.wake_key"
 	purposeWakeHMAC         = "wake_configs.hmac_secret"
-	purposePushConfig       = "push_configs.data"  // the URL, token and credentials of a push configuration
-	purposeFrontCredentials = "fronts.credentials" // the owner's credentials for a front's upstream
-	purposeFrontUpstream    = "fronts.upstream"    // a front's upstream URL, which may hold a key in its query
-	purposeFrontCardURL     = "fronts.card_url"    // the URL of its card, on the same origin
+	purposePushConfig       = "push_configs.data"      // the URL, token and credentials of a push configuration
+	purposeFrontCredentials = "fronts.credentials"     // the owner's credentials for a front's upstream
+	purposeFrontUpstream    = "fronts.upstream"        // a front's upstream URL, which may hold a key in its query
+	purposeFrontCardURL     = "fronts.card_url"        // the URL of its card, on the same origin
+	purposePublishedTarget  = "published_cards.target" // a forwarding connector's local server, which may hold a key in its query
 	// purposeOutboundPeerColumn is the column of synced aliases' peer
 	// tokens; each is sealed for its row (purposeOutboundPeerToken).
 	purposeOutboundPeerColumn = "outbound_peers.token"
@@ -64,6 +65,7 @@ var sealedColumns = []sealedColumn{
 	{"fronts", "credentials", []string{"agent_id"}, nil, false},
 	{"fronts", "upstream", []string{"agent_id"}, nil, false},
 	{"fronts", "card_url", []string{"agent_id"}, nil, false},
+	{"published_cards", "target", []string{"agent_id"}, nil, false},
 	{"outbound_peers", "token", []string{"agent_id", "alias"},
 		func(key []string) string { return purposeOutboundPeerToken(key[0], key[1]) }, true},
 	{"cert_files", "sealed", []string{"key"}, func(key []string) string { return purposeCertFile(key[0]) }, false},

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -24,7 +25,7 @@ import (
 // createsInOneStatement reports whether CreateTask writes the task and
 // change in one statement.
 func (db *DB) createsInOneStatement(t *switchboard.Task, change *switchboard.TaskChange) bool {
-	return db.dialect.rowLocks && change.MessageID != "" && change.PushConfig == nil && change.Wake == nil && !change.OfferSent &&
+	return db.dialect.rowLocks && change.MessageID != "" && change.PushConfig == nil && !change.OfferSent &&
 		(change.Quota == nil || (change.Quota.HeldOpen == 0 && change.Quota.HeldBytes == 0)) &&
 		len(change.Events) == 0 && len(change.CloseDeliveries) == 0 && change.Ack == nil && len(change.NewDeliveries) <= 1 &&
 		taskUsage(t.State(), 0).open == 1
@@ -46,14 +47,22 @@ func (db *DB) createsInOneStatement(t *switchboard.Task, change *switchboard.Tas
 // queued if demoted. The task's peer kind comes after the quota's, and
 // last, with a delivery, the delivery's trace context ($31). The parameters in CASE are cast: PostgreSQL would take
 // them for text.
-var (
-	createTaskStatement             = createTaskSQL(false)
-	createTaskWithDeliveryStatement = createTaskSQL(true)
-)
+//
+// With a wake request (TaskChange.Wake: an inbox agent's new task), the
+// statement also queues the wake as enqueueWake does, if the agent has a
+// wake configuration: its parameters come last, wakeParams of them ($w,
+// wakeArgs). An inbox task is then one statement too, where the
+// transaction took seven round trips.
+var createTaskStatements = [4]string{createTaskSQL(false, false), createTaskSQL(true, false), createTaskSQL(false, true), createTaskSQL(true, true)}
 
-// createTaskSQL returns createTaskStatement, or with a delivery
-// createTaskWithDeliveryStatement.
-func createTaskSQL(withDelivery bool) string {
+// createTaskStatement returns the statement of createTaskStatements for a
+// task with or without a delivery and a wake.
+func createTaskStatement(withDelivery, withWake bool) string {
+	return createTaskStatements[boolInt(withDelivery)+2*boolInt(withWake)]
+}
+
+// createTaskSQL returns a statement of createTaskStatements.
+func createTaskSQL(withDelivery, withWake bool) string {
 	quota := 17
 	if withDelivery {
 		quota = 28
@@ -89,6 +98,29 @@ func createTaskSQL(withDelivery bool) string {
 				CASE WHEN demote THEN NULL ELSE $27::bigint END, mode, $31::text
 			FROM ok),`
 	}
+	if withWake {
+		w := quota + 3 // after the peer kind and, with a delivery, its trace context
+		if withDelivery {
+			w++
+		}
+		p := func(i int) string { return fmt.Sprintf("$%d", w+i) }
+		// $w id, +1 agent, +2 peer, +3 context, +4 kind, +5 task, +6
+		// sender, +7 preview, +8 now, +9 trace context, +10 1 if due at
+		// once (a pairing request), as enqueueWake writes them.
+		q += `
+		wake AS (INSERT INTO wakes (id, agent_id, peer_id, context_id, kind, named_task_id, sender, preview, count, state,
+				due_at, created_at, updated_at, trace_parent)
+			SELECT ` + p(0) + `, ` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `, ` + p(7) + `, 1, 'pending',
+				` + p(8) + `::bigint + CASE WHEN ` + p(10) + `::integer = 1 THEN 0 ELSE c.debounce_ms * 1000000 END, ` + p(8) + `, ` + p(8) + `, ` + p(9) + `
+			FROM wake_configs c, ok WHERE c.agent_id = ` + p(1) + `
+			ON CONFLICT (agent_id, peer_id, context_id, kind) WHERE state = 'pending' DO UPDATE SET named_task_id = excluded.named_task_id,
+				sender = excluded.sender, preview = excluded.preview, count = wakes.count + 1, updated_at = excluded.updated_at,
+				trace_parent = excluded.trace_parent
+			RETURNING id),
+		wake_task AS (INSERT INTO wake_tasks (wake_id, named_task_id, added_at) SELECT id, ` + p(5) + `, ` + p(8) + ` FROM wake
+			WHERE ` + p(5) + ` <> '' AND (SELECT COUNT(*) FROM wake_tasks WHERE wake_id = wake.id) < ` + strconv.Itoa(switchboard.MaxWakeTaskIDs) + `
+			ON CONFLICT DO NOTHING),`
+	}
 	return q + `
 		task AS (INSERT INTO tasks (` + taskRowColumns + `)
 			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 = 1 AND NOT demote THEN 1 ELSE 0 END, $13, ` + peerKind + `
@@ -107,12 +139,11 @@ func (db *DB) createInOneStatement(ctx context.Context, t *switchboard.Task, cha
 	}
 	offers := d != nil && d.State == switchboard.DeliveryOffered
 	args := append(taskRowArgs(t, data, offers), nanos(now), string(wrapEvent("task", data)), change.MessageID)
-	query := createTaskStatement
 	if d != nil {
 		args = append(args, d.ID, string(d.Kind), d.MessageID, string(d.State), nanos(d.Deadline), nanos(d.NextAttemptAt),
 			nanos(d.CreatedAt), d.Attempts, d.Holder, d.LastError, nullableNanos(d.OfferedAt))
-		query = createTaskWithDeliveryStatement
 	}
+	query := createTaskStatement(d != nil, change.Wake != nil)
 	var quota switchboard.PeerQuota
 	if change.Quota != nil {
 		quota = *change.Quota
@@ -120,6 +151,10 @@ func (db *DB) createInOneStatement(ctx context.Context, t *switchboard.Task, cha
 	args = append(args, quota.MaxOpenTasks, quota.MaxBytes, string(t.PeerKind))
 	if d != nil {
 		args = append(args, d.TraceParent)
+	}
+	if r := change.Wake; r != nil {
+		args = append(args, switchboard.NewID(), r.AgentID, r.PeerID, r.ContextID, string(r.Kind), string(r.TaskID), r.From,
+			storedPreview(r), nanos(now), r.TraceParent, boolInt(r.Kind == switchboard.WakePairingRequest))
 	}
 	var offered sql.NullInt64
 	var agentExists bool

@@ -237,7 +237,7 @@ func answerEvent(t *switchboard.Task, data []byte) (a2a.Event, error) {
 	case "input-required", "input_required":
 		return status(a2a.TaskStateInputRequired), nil
 	}
-	return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the webhook answered an unknown status %q", truncate(a.Status, 40))
+	return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the webhook answered an unknown status %q", switchboard.Truncate(a.Status, 40))
 }
 
 // resultPart returns the part an answer's result becomes: text for a JSON
@@ -259,11 +259,4 @@ func resultPart(raw json.RawMessage) (*a2a.Part, error) {
 		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the webhook's result is not valid JSON")
 	}
 	return a2a.NewDataPart(v), nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

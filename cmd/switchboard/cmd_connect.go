@@ -63,6 +63,9 @@ func (c *ConnectCmd) Run(ctx context.Context, cli *CLI, kctx *kong.Context) erro
 		client.Sessions = &sessionExec{command: c.SessionExec, max: c.SessionMax, framing: sessionFraming(c.SessionFraming), log: log}
 	}
 	log.Info("starting the connector", "servers", strings.Join(urls, ","), "mode", mode, "concurrency", c.Concurrency, "timeout", c.Timeout)
+	if f, ok := handler.(*forwarder); ok {
+		defer f.fw.Close() // once client.Run returned: no task is in flight
+	}
 	if f, ok := handler.(*forwarder); ok && c.PublishCard {
 		go f.publishCards(ctx, client)
 	} else {

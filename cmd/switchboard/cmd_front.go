@@ -85,6 +85,9 @@ func (c *FrontStatusCmd) Run(ctx context.Context, cli *CLI) error {
 		}
 		fmt.Fprintf(tw, "card\t%s\n", card)
 		fmt.Fprintf(tw, "versions\t%s\n", strings.Join(st.UpstreamVersions, ", "))
+		if st.UpstreamBinding != "" {
+			fmt.Fprintf(tw, "binding\t%s\n", st.UpstreamBinding)
+		}
 		fmt.Fprintf(tw, "streaming\t%v\n", st.UpstreamStreaming)
 		fmt.Fprintf(tw, "upstream wants\t%s\n", describeUpstreamAuth(st.UpstreamAuth))
 		fmt.Fprintf(tw, "credentials\tbearer %s, headers [%s]\n", yesNo(st.HasBearer), strings.Join(st.CredentialHeaders, ", "))
@@ -142,7 +145,15 @@ func (c *FrontVerifyCmd) Run(ctx context.Context, cli *CLI) error {
 	if v.Sent.Bearer || len(v.Sent.Headers) > 0 {
 		sent = fmt.Sprintf("bearer %v, headers [%s]", v.Sent.Bearer, strings.Join(v.Sent.Headers, ", "))
 	}
-	if v.OK {
+	switch {
+	case v.OK && v.Method == "GetTask":
+		binding := v.Binding
+		if binding == "" {
+			binding = "HTTP+JSON or gRPC"
+		}
+		fmt.Fprintf(cl.out, "front %s: reachable (%s: task not found to GetTask of an unknown task, as expected; sent %s)\n", c.Handle, binding, sent)
+		return nil
+	case v.OK:
 		fmt.Fprintf(cl.out, "front %s: reachable (HTTP %d, JSON-RPC error %d to the unknown method %s, as expected; sent %s)\n", c.Handle, v.Status, v.RPCErrorCode, v.Method, sent)
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
@@ -175,7 +176,7 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 			return err
 		}
 	}
-	return printOutbound(cli, cl, &rec, proto, target.name)
+	return printOutbound(cli, cl, &rec, spoken(iface), target.name)
 }
 
 // text returns the message: --text, or stdin for "-".
@@ -290,8 +291,35 @@ func newPushToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// printOutbound prints a record after a send or a poll.
-func printOutbound(cli *CLI, cl *client, rec *ownerapi.Outbound, proto switchboard.ProtocolVersion, name string) error {
+// spoken names the version and binding of an interface as send and poll
+// print them: "1.0", or "1.0 over gRPC" for a binding other than JSON-RPC.
+func spoken(iface *a2a.AgentInterface) string {
+	s := string(iface.ProtocolVersion)
+	if b := front.BindingName(iface.ProtocolBinding); b != front.BindingName(a2a.TransportProtocolJSONRPC) {
+		s += " over " + b
+	}
+	return s
+}
+
+// recordedInterface returns the interface of an outbox record's endpoint
+// and version in the binding the target's card offers there, as send
+// chose it (the record keeps no binding), or JSON-RPC when the card
+// cannot be read or offers none there now.
+func recordedInterface(ctx context.Context, hc *http.Client, endpoint string, proto switchboard.ProtocolVersion) *a2a.AgentInterface {
+	cctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	defer cancel()
+	if card, err := front.ResolveCard(cctx, hc, endpoint, ""); err == nil {
+		front.PinInterfaces(card, endpoint, false, nil)
+		if iface, p, err := front.PickInterface(card); err == nil && p == proto && iface.URL == endpoint {
+			return iface
+		}
+	}
+	return front.EndpointInterface(endpoint, proto)
+}
+
+// printOutbound prints a record after a send or a poll; proto names the
+// version (and binding) spoken.
+func printOutbound(cli *CLI, cl *client, rec *ownerapi.Outbound, proto, name string) error {
 	if cl.json {
 		return cl.printJSON(rec)
 	}
@@ -411,8 +439,9 @@ func (c *PollCmd) Run(ctx context.Context, cli *CLI) error {
 	// The call goes to the recorded endpoint, whatever the name stands for
 	// now: the guard and the token's origin follow it.
 	target.url = rec.Endpoint
-	proto := switchboard.ProtocolVersion(rec.Protocol)
-	remote, err := front.NewEndpointClient(ctx, target.httpClient(cl.base), front.EndpointInterface(rec.Endpoint, proto))
+	hc := target.httpClient(cl.base)
+	iface := recordedInterface(ctx, hc, rec.Endpoint, switchboard.ProtocolVersion(rec.Protocol))
+	remote, err := front.NewEndpointClient(ctx, hc, iface)
 	if err != nil {
 		return fmt.Errorf("%s: %w", target.name, err)
 	}
@@ -426,7 +455,7 @@ func (c *PollCmd) Run(ctx context.Context, cli *CLI) error {
 	if rec, err = recordResult(ctx, cl, rec.ID, ownerapi.OutboundResult{Source: switchboard.OutboundFromPoll, Task: task}); err != nil {
 		return fmt.Errorf("record the answer: %w", err)
 	}
-	return printOutbound(cli, cl, &rec, proto, rec.Target)
+	return printOutbound(cli, cl, &rec, spoken(iface), rec.Target)
 }
 
 // publicURL reports whether other hosts may reach u: its host is not

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
@@ -305,17 +306,9 @@ func since(t time.Time) string {
 func wakeResult(w *ownerapi.Wake) string {
 	switch {
 	case w.LastError != "":
-		return fmt.Sprintf("%s, %s", w.State, truncateText(w.LastError, 80))
+		return fmt.Sprintf("%s, %s", w.State, switchboard.Truncate(w.LastError, 80))
 	case w.LastStatus != 0:
 		return fmt.Sprintf("%s, HTTP %d", w.State, w.LastStatus)
 	}
 	return w.State
-}
-
-// truncateText cuts s to n bytes at most, marking the cut.
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

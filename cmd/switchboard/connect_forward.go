@@ -69,8 +69,9 @@ func newForwarder(target, token string, timeout time.Duration, log *slog.Logger)
 	}
 }
 
-// bearerTransport adds the forward target's token to the requests to the
-// --forward URL's scheme, host and port, and to no other.
+// bearerTransport adds a token to the requests to one origin (the
+// --forward URL's, a send target's: scheme, host and port), and to no
+// other. As a front.HeaderTransport, it sends the token over gRPC too.
 type bearerTransport struct {
 	token  string
 	origin *url.URL
@@ -79,13 +80,27 @@ type bearerTransport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (b *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if !netguard.SameOrigin(r.URL, b.origin) {
+	h, _ := b.Headers(r.Context(), r.URL)
+	if h == nil {
 		return b.base.RoundTrip(r)
 	}
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
+	r.Header.Set("Authorization", h.Get("Authorization"))
 	return b.base.RoundTrip(r)
 }
+
+// Unwrap implements front.HeaderTransport.
+func (b *bearerTransport) Unwrap() http.RoundTripper { return b.base }
+
+// Headers implements front.HeaderTransport: the token, on its origin only.
+func (b *bearerTransport) Headers(_ context.Context, u *url.URL) (http.Header, error) {
+	if !netguard.SameOrigin(u, b.origin) {
+		return nil, nil
+	}
+	return http.Header{"Authorization": {"Bearer " + b.token}}, nil
+}
+
+var _ front.HeaderTransport = (*bearerTransport)(nil)
 
 // Handle relays one message to the target and its answers back, until the
 // target ends the turn. A canceled task is canceled at the target too.

@@ -22,11 +22,13 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/server"
+	"google.golang.org/grpc"
 )
 
 // connectAgent creates a connector agent with the CLI (connector is the
@@ -366,6 +368,10 @@ type upstreamOptions struct {
 	redirectTo string // it redirects JSON-RPC calls there (307)
 	tls        bool   // it serves https, with httptest's certificate
 	reflect    bool   // its card and answers reflect its request's headers (reflectHeaders)
+	// binding, if set, is the only binding it offers (version 1.0):
+	// HTTP+JSON at /invoke, or gRPC on its listener (h2 over TLS, h2c
+	// on plain HTTP), its card naming host:port.
+	binding a2a.TransportProtocol
 }
 
 // reflectHeaders is what an upstream agent that reflects writes of the
@@ -435,6 +441,7 @@ func newUpstreamAgent(t *testing.T, version string, streaming bool, opts ...upst
 	u := &upstreamAgent{canceled: make(chan a2a.TaskID, 4), release: make(chan struct{}),
 		started: make(chan string, 16), gate: make(chan struct{}), reflect: opt.reflect}
 	mux := http.NewServeMux()
+	grpcServer := grpc.NewServer()
 	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		u.requests = append(u.requests, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
@@ -456,16 +463,28 @@ func newUpstreamAgent(t *testing.T, version string, streaming bool, opts ...upst
 				<-gate
 			}
 		}
+		if opt.binding == a2a.TransportProtocolGRPC && r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			grpcServer.ServeHTTP(w, r)
+			return
+		}
 		mux.ServeHTTP(w, r)
 	}))
-	if opt.tls {
+	switch {
+	case opt.tls:
+		u.srv.EnableHTTP2 = opt.binding == a2a.TransportProtocolGRPC
 		u.srv.StartTLS()
-	} else {
+	case opt.binding == a2a.TransportProtocolGRPC:
+		u.srv.Config.Protocols = new(http.Protocols)
+		u.srv.Config.Protocols.SetHTTP1(true)
+		u.srv.Config.Protocols.SetUnencryptedHTTP2(true)
+		u.srv.Start()
+	default:
 		u.srv.Start()
 	}
 	t.Cleanup(func() {
 		close(u.release)
 		u.srv.Close()
+		grpcServer.Stop()
 	})
 	handler := a2asrv.NewHandler(u)
 	base := u.srv.URL
@@ -478,6 +497,14 @@ func newUpstreamAgent(t *testing.T, version string, streaming bool, opts ...upst
 		DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
 		Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "echoes", Tags: []string{"test"}}}}
 	switch {
+	case opt.binding == a2a.TransportProtocolHTTPJSON:
+		iface.ProtocolBinding = opt.binding
+		mux.Handle("/invoke/", http.StripPrefix("/invoke", a2asrv.NewRESTHandler(handler)))
+		mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	case opt.binding == a2a.TransportProtocolGRPC:
+		iface.ProtocolBinding, iface.URL = opt.binding, strings.TrimPrefix(strings.TrimPrefix(base, "https://"), "http://")
+		a2agrpc.NewHandler(handler).RegisterWith(grpcServer)
+		mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
 	case opt.reflect:
 		if version == "0.3" {
 			mux.Handle("/invoke", a2av0.NewJSONRPCHandler(handler))
@@ -885,7 +912,7 @@ func TestConnectForwardV03Peer(t *testing.T) {
 			taskID := task["id"].(string)
 			task = peerCallV03(t, m, handle, peerToken, "message/send", v03Message("m3", "blue", taskID, true))
 			if got, want := v03Texts(task["artifacts"]), "upstream: you chose blue"; got != want || path(task, "status", "state") != "completed" {
-				t.Fatalf("follow-up: got %q in %v, want %q completed", got, path(task, "status", "state"), want)
+				t.Fatalf("follow-up: got %q in %v (%q), want %q completed", got, path(task, "status", "state"), v03Texts(path(task, "status", "message")), want)
 			}
 
 			// tasks/cancel over 0.3 reaches the upstream agent.

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard/connector"
 	"github.com/switchboard-dev/switchboard/internal/otlptest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/server"
@@ -78,5 +81,59 @@ func TestCollectorDownIsNoError(t *testing.T) {
 	}
 	if err := m.Close(); err != nil {
 		t.Fatalf("close with the collector down: %v", err)
+	}
+}
+
+// TestAgentSendTrace: an agent's SendTask over its socket is a span
+// "agent send", below the trace context the agent sent it with (the work
+// it was handling), and the receiver's work is offered below that span;
+// without a trace context the send starts a trace of its own.
+func TestAgentSendTrace(t *testing.T) {
+	rcv := otlptest.Start(t)
+	m := MustRunMain(t, t.TempDir(), "", func(cfg *server.Config) {
+		cfg.OTLPEndpoint, cfg.TraceSample, cfg.TraceBatchTimeout = rcv.URL, 1, 20*time.Millisecond
+	})
+	senderToken := networkAgent(t, m, "sender", "", "lab")
+	workerToken := networkAgent(t, m, "worker", "code", "lab")
+	offered := make(chan string, 4) // the traceparent each offer came with
+	runConnector(t, m, "worker", workerToken, func(_ context.Context, w *connector.Work) {
+		offered <- w.TraceParent
+		_ = w.Reply("done")
+	})
+	sender, _ := runConnector(t, m, "sender", senderToken, func(_ context.Context, w *connector.Work) { _ = w.Reply("?") })
+
+	const agentTrace, agentSpan = "5bf92f3577b34da6a3ce929d0e0e4736", "10f067aa0ba902b7"
+	for name, traceparent := range map[string]string{"AgentsTrace": "00-" + agentTrace + "-" + agentSpan + "-01", "NewTrace": ""} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("traced"))
+			if _, _, err := sender.SendTask(ctx, connector.TaskRequest{To: "worker", Request: &a2a.SendMessageRequest{Message: msg}, Wait: true,
+				TraceParent: traceparent}); err != nil {
+				t.Fatal(err)
+			}
+			got := <-offered
+			testwait.ForErr(t, "the offer below the agent's send", func() error {
+				for _, s := range rcv.Spans() {
+					if s.Name != "hub offer" || fmt.Sprintf("00-%s-%s-01", s.TraceID, s.SpanID) != got {
+						continue
+					}
+					for _, p := range rcv.Trace(s.TraceID) {
+						if p.Name != "agent send" {
+							continue
+						}
+						if traceparent != "" && (p.TraceID != agentTrace || p.ParentID != agentSpan) {
+							return fmt.Errorf("the send's span is in trace %s below %s, want %s below %s", p.TraceID, p.ParentID, agentTrace, agentSpan)
+						}
+						if traceparent == "" && p.ParentID != "" {
+							return fmt.Errorf("a send without a trace context has the parent %s", p.ParentID)
+						}
+						return nil
+					}
+					return fmt.Errorf("no agent send span in the offer's trace %s", s.TraceID)
+				}
+				return fmt.Errorf("no offer span %q among %d spans", got, len(rcv.Spans()))
+			})
+		})
 	}
 }
