@@ -111,7 +111,7 @@ func (s *Face) handleFrontVerify(w http.ResponseWriter, r *http.Request, acct *s
 		s.WriteError(w, r, err)
 		return
 	}
-	out := ownerapi.FrontVerification{OK: v.OK, Reason: v.Reason, Status: v.Status, RPCErrorCode: v.RPCErrorCode, Detail: v.Detail, Method: v.Method}
+	out := ownerapi.FrontVerification{OK: v.OK, Reason: v.Reason, Status: v.Status, RPCErrorCode: v.RPCErrorCode, Detail: v.Detail, Method: v.Method, Binding: v.Binding}
 	out.Sent.Bearer, out.Sent.Headers = v.Sent.Bearer, append([]string{}, v.Sent.Headers...)
 	slices.Sort(out.Sent.Headers)
 	httpapi.WriteJSON(w, http.StatusOK, out)

@@ -45,6 +45,7 @@ func (s *Face) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct *s
 	scrubber := front.NewScrubber(addr, f.Upstream, f.CardURL).WithSecrets(front.CredentialSecrets(f.Credentials))
 	if up != nil && (cs.State == front.CardOK || cs.State == front.CardStale) {
 		out.UpstreamVersions, out.UpstreamStreaming = append(out.UpstreamVersions, up.Versions...), up.Streaming
+		out.UpstreamBinding = up.Binding
 		out.UpstreamAuth.Bearer = up.Auth.Bearer
 		out.UpstreamAuth.Schemes = append(out.UpstreamAuth.Schemes, up.Auth.Schemes...)
 		out.UpstreamAuth.Unsupported = append(out.UpstreamAuth.Unsupported, up.Auth.Unsupported...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -103,10 +104,10 @@ func TestFrontOneBinding(t *testing.T) {
 					t.Fatalf("a call upstream: %q", r)
 				}
 			}
-			if out := cli(t, m, "front", "verify", "fronted"); !strings.Contains(out, "reachable (") || !strings.Contains(out, "GetTask") {
+			if out := cli(t, m, "front", "verify", "fronted"); !strings.Contains(out, "reachable ("+front.BindingName(binding)+":") || !strings.Contains(out, "GetTask") {
 				t.Fatalf("front verify said %q", out)
 			}
-			if out := cli(t, m, "front", "status", "fronted"); !strings.Contains(out, "versions") || !strings.Contains(out, "1.0") {
+			if out := cli(t, m, "front", "status", "fronted"); !strings.Contains(out, "versions") || !strings.Contains(out, "1.0") || !regexp.MustCompile(`(?m)^binding +`+regexp.QuoteMeta(front.BindingName(binding))+`$`).MatchString(out) {
 				t.Fatalf("front status said %q", out)
 			}
 		})
