@@ -67,12 +67,25 @@ type bindingState struct {
 	// the SDK's request keeps as a plain int, so that pageSize=0 is
 	// refused as JSON-RPC refuses it rather than taken as no page size.
 	pageSizeGiven bool
+	// negativeHistory: the gRPC request named a negative history length,
+	// which the SDK's conversion drops as if absent; it is refused.
+	negativeHistory bool
 	// events holds the ids of the stream events handed to the SDK's
 	// transport and not yet written, in order (-1: an error event, which
 	// has none); restWriter writes them in place of the SDK's random ids,
 	// so that an HTTP+JSON client resumes with Last-Event-ID as a
 	// JSON-RPC one does. Nil for gRPC, which has no event ids.
 	events *eventIDs
+}
+
+// historyLength is the history length a request asks for: -1 when the
+// gRPC request named a negative one, so that it is refused.
+func (st *bindingState) historyLength(hl *int) *int {
+	if st.negativeHistory {
+		n := -1
+		return &n
+	}
+	return hl
 }
 
 // eventIDs is a queue of stream event ids, filled by the stream's
@@ -157,7 +170,7 @@ func (h *bindingHandler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (
 	if err != nil {
 		return nil, h.fail(st, err)
 	}
-	t, err := h.s.GetTask(ctx, c, req.ID, req.HistoryLength)
+	t, err := h.s.GetTask(ctx, c, req.ID, st.historyLength(req.HistoryLength))
 	return t, h.fail(st, err)
 }
 
@@ -167,7 +180,7 @@ func (h *bindingHandler) ListTasks(ctx context.Context, req *a2a.ListTasksReques
 		return nil, h.fail(st, err)
 	}
 	p := a2aedge.ListTasksParams{ContextID: req.ContextID, Status: string(req.Status), PageToken: req.PageToken,
-		HistoryLength: req.HistoryLength, IncludeArtifacts: req.IncludeArtifacts}
+		HistoryLength: st.historyLength(req.HistoryLength), IncludeArtifacts: req.IncludeArtifacts}
 	if req.PageSize != 0 || st.pageSizeGiven {
 		p.PageSize = &req.PageSize
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/a2aedge"
 	"github.com/switchboard-dev/switchboard/a2arpc"
@@ -108,13 +109,23 @@ func (s *Face) grpcCall(ctx context.Context, r *http.Request, target a2aedge.Tar
 // tenanted is a request message of A2A's proto: each has a tenant.
 type tenanted interface{ GetTenant() string }
 
-// recordTenant records the tenant of a unary call's request on its
-// bindingState. The SDK's gRPC handler does not pass every request's
-// tenant on (CancelTask's is dropped); the request message has it.
+// recordTenant records on a unary call's bindingState what the SDK's
+// conversion from the proto drops: the request's tenant (CancelTask's is
+// not passed on), whether a task list names its page size (page_size is
+// optional, kept as a plain int: 0 must be refused, not taken as the
+// default), and a negative history length (dropped as if absent: it must
+// be refused, as over JSON-RPC).
 func recordTenant(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	if st, _ := ctx.Value(bindingKey{}).(*bindingState); st != nil {
 		if t, ok := req.(tenanted); ok {
 			st.tenant = t.GetTenant()
+		}
+		switch m := req.(type) {
+		case *a2apb.GetTaskRequest:
+			st.negativeHistory = m.HistoryLength != nil && *m.HistoryLength < 0
+		case *a2apb.ListTasksRequest:
+			st.negativeHistory = m.HistoryLength != nil && *m.HistoryLength < 0
+			st.pageSizeGiven = m.PageSize != nil
 		}
 	}
 	return next(ctx, req)
