@@ -56,7 +56,8 @@ func (s *Face) serveGRPC(w http.ResponseWriter, r *http.Request, domainAgent *sw
 }
 
 // grpcTarget finds the address a gRPC call's tenant names: an agent by
-// handle, else a community by name. A disabled account's agent is not
+// handle, else a community by name; no tenant names the default agent
+// (serve --default-agent), as the root paths do. A disabled account's agent is not
 // found, as at its address.
 func (s *Face) grpcTarget(ctx context.Context, r *http.Request, tenant string, domainAgent *switchboard.Agent) (a2aedge.Target, error) {
 	tenant = strings.ToLower(strings.TrimSpace(tenant))
@@ -65,6 +66,9 @@ func (s *Face) grpcTarget(ctx context.Context, r *http.Request, tenant string, d
 			return a2aedge.Target{}, errNoTenant
 		}
 		return a2aedge.AgentTarget(domainAgent, s.ReachedAddress(r, domainAgent)), nil
+	}
+	if tenant == "" {
+		tenant = s.Cfg.DefaultAgent // the agent served at the root, if any
 	}
 	if tenant == "" {
 		return a2aedge.Target{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: tenant is required: the agent's handle, or the community's name")
@@ -111,10 +115,10 @@ type tenanted interface{ GetTenant() string }
 
 // recordTenant records on a unary call's bindingState what the SDK's
 // conversion from the proto drops: the request's tenant (CancelTask's is
-// not passed on), whether a task list names its page size (page_size is
-// optional, kept as a plain int: 0 must be refused, not taken as the
-// default), and a negative history length (dropped as if absent: it must
-// be refused, as over JSON-RPC).
+// not passed on) and a negative history length (dropped as if absent: it
+// is refused, as over JSON-RPC). A task list's page_size 0 stays "the
+// default": the a2a-go gRPC client sends it present, as 0, when its caller
+// names no page size.
 func recordTenant(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	if st, _ := ctx.Value(bindingKey{}).(*bindingState); st != nil {
 		if t, ok := req.(tenanted); ok {
@@ -125,7 +129,6 @@ func recordTenant(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next gr
 			st.negativeHistory = m.HistoryLength != nil && *m.HistoryLength < 0
 		case *a2apb.ListTasksRequest:
 			st.negativeHistory = m.HistoryLength != nil && *m.HistoryLength < 0
-			st.pageSizeGiven = m.PageSize != nil
 		}
 	}
 	return next(ctx, req)
