@@ -46,31 +46,29 @@ func TestScenarios(t *testing.T) {
 	base := config{peers: 3, duration: 20 * time.Second, count: 30, payload: 100, blocking: true, direct: true,
 		agentsPerProc: 2, connectRate: 4, switchboard: bin, settle: 100 * time.Millisecond, instances: 1,
 		communities: 2, skills: 2}
-	tests := []struct {
+	type scenarioTest struct {
 		name      string
 		scenario  string
 		agents    int
 		blocking  bool
 		instances int
-	}{
-		{"RouteOverWorkerProcesses", "route", 5, true, 1}, // 2 agents here, 3 in two worker processes
-		{"RouteNonBlocking", "route", 2, false, 1},
-		{"Inbox", "inbox", 3, true, 1},
-		{"Direct", "direct", 1, true, 1},
-		{"Ceiling", "ceiling", 1, true, 1},
-		{"Idle", "idle", 4, true, 1},
-		{"Discover", "discover", 4, true, 1}, // by name and by discovery, in turns
-		{"Front", "front", 2, true, 1},       // direct and through the fronts, in turns
+		binding   string // the bindings scenario's
+	}
+	tests := []scenarioTest{
+		{"RouteOverWorkerProcesses", "route", 5, true, 1, ""}, // 2 agents here, 3 in two worker processes
+		{"RouteNonBlocking", "route", 2, false, 1, ""},
+		{"Inbox", "inbox", 3, true, 1, ""},
+		{"Direct", "direct", 1, true, 1, ""},
+		{"Ceiling", "ceiling", 1, true, 1, ""},
+		{"Idle", "idle", 4, true, 1, ""},
+		{"Discover", "discover", 4, true, 1, ""},         // by name and by discovery, in turns
+		{"Front", "front", 2, true, 1, ""},               // direct and through the fronts, in turns
+		{"BindingsREST", "bindings", 2, true, 1, "rest"}, // JSON-RPC and HTTP+JSON, in turns
+		{"BindingsGRPC", "bindings", 2, true, 1, "grpc"}, // JSON-RPC and gRPC, in turns
 	}
 	if pg := os.Getenv(pgtest.EnvVar); pg != "" {
 		base.database = pg
-		tests = append(tests, []struct {
-			name      string
-			scenario  string
-			agents    int
-			blocking  bool
-			instances int
-		}{{"CrossOnPostgres", "cross", 3, true, 1}, {"IdleOverThreeInstances", "idle", 7, true, 3}}...)
+		tests = append(tests, scenarioTest{"CrossOnPostgres", "cross", 3, true, 1, ""}, scenarioTest{"IdleOverThreeInstances", "idle", 7, true, 3, ""})
 	} else {
 		t.Logf("%s is not set: the cross scenario (PostgreSQL) is not run", pgtest.EnvVar)
 	}
@@ -78,6 +76,9 @@ func TestScenarios(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := base
 			cfg.scenario, cfg.agents, cfg.blocking, cfg.instances = tt.scenario, tt.agents, tt.blocking, tt.instances
+			if tt.binding != "" {
+				cfg.binding = tt.binding
+			}
 			if err := cfg.check(); err != nil {
 				t.Fatal(err)
 			}
@@ -110,6 +111,9 @@ func TestScenarios(t *testing.T) {
 			}
 			if tt.scenario == "cross" && (res.SameTasksPerS <= 0 || res.SameErrors != 0) {
 				t.Errorf("cross: the same-instance path was not measured: %+v", res)
+			}
+			if tt.scenario == "bindings" && (res.JSONRPCTasksPerS <= 0 || res.JSONRPCErrors != 0) {
+				t.Errorf("bindings: the JSON-RPC path was not measured: %+v", res)
 			}
 			if tt.scenario == "discover" && (res.NameTasksPerS <= 0 || res.NameErrors != 0) {
 				t.Errorf("discover: the by-name path was not measured: %+v", res)
