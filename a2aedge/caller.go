@@ -101,11 +101,11 @@ func (s *Edge) communityCaller(tok *switchboard.Token, hash string) rpcCaller {
 	}
 }
 
-// networkAgentCaller is an agent of the deployment calling another's address (or
-// its community's) with its own agent token: both must be approved and of
-// enabled accounts, the sender not the target itself, and the two share a
-// community (the sender be a member of the community), as for work sent by
-// name on the network.
+// networkAgentCaller is, with the network, an agent of the deployment
+// calling another's address (or its community's) with its own agent
+// token: both must be approved and of enabled accounts, the sender not the
+// target itself, and the two share a community (the sender be a member of
+// the community), as for work sent by name on the network.
 func (s *Edge) networkAgentCaller(ctx context.Context, tok *switchboard.Token, hash string, t rpcTarget) (rpcCaller, error) {
 	allowed := func(ctx context.Context, sender, target *switchboard.Agent) (bool, error) {
 		if sender.AccountDisabled || !sender.Approved {
