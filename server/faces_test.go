@@ -109,7 +109,7 @@ func TestAPIWithoutOptionalServices(t *testing.T) {
 	}
 	send := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
 	status, _, out = do("POST", "/a/alice", bobToken, "application/json", send)
-	want("an agent token at an address", status, http.StatusUnauthorized, nil, "")
+	want("an agent token at an address", status, http.StatusUnauthorized, out, "")
 	status, _, out = do("GET", "/c/everyone", "", "", "")
 	want("a community address", status, http.StatusNotFound, out, "not found")
 
