@@ -80,12 +80,10 @@ func (s *Face) grpcTarget(ctx context.Context, r *http.Request, tenant string, d
 	case err != nil && switchboard.ErrorCode(err) != switchboard.ENOTFOUND:
 		return a2aedge.Target{}, err
 	}
-	if s.Network != nil {
-		if c, err := s.Network.LookupCommunity(ctx, tenant); err == nil {
-			return a2aedge.CommunityTarget(c, s.CommunityURL(r, c.Name)), nil
-		} else if switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
-			return a2aedge.Target{}, err
-		}
+	if c, err := s.LookupCommunity(ctx, tenant); err == nil {
+		return a2aedge.CommunityTarget(c, s.CommunityURL(r, c.Name)), nil
+	} else if switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
+		return a2aedge.Target{}, err
 	}
 	return a2aedge.Target{}, errNoTenant
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/switchboard-dev/switchboard/a2aedge"
 	"github.com/switchboard-dev/switchboard/a2arpc"
 	"github.com/switchboard-dev/switchboard/httpapi"
-	"github.com/switchboard-dev/switchboard/pairing"
 	"google.golang.org/grpc"
 )
 
@@ -189,7 +188,7 @@ var errRESTContentType = switchboard.Errorf(switchboard.EINVALID, "Content-Type 
 // missing one.
 func (s *Face) bearerChallenge(r *http.Request, agent *switchboard.Agent) string {
 	challenge := `Bearer realm="a2a"`
-	if agent != nil && s.Pairing != nil && pairing.Enabled(agent) {
+	if agent != nil && s.TakesPairing(agent) {
 		challenge += `, resource_metadata="` + s.ResourceMetadataURL(r, agent) + `"`
 	}
 	if httpapi.BearerToken(r) != "" {

@@ -17,7 +17,6 @@ import (
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/ownerapi"
-	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/tracing"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -274,7 +273,7 @@ func (s *Edge) writeUnauthorized(w http.ResponseWriter, r *http.Request, err err
 		}
 	}
 	challenge := `Bearer realm="a2a"`
-	pairs := agent != nil && s.Pairing != nil && pairing.Enabled(agent)
+	pairs := agent != nil && s.takesPairing(agent)
 	if pairs {
 		challenge += `, resource_metadata="` + s.ResourceMetadataURL(r, agent) + `"`
 	}

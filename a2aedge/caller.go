@@ -54,7 +54,7 @@ func (s *Edge) authenticateCaller(r *http.Request, t rpcTarget) (rpcCaller, erro
 		c = s.peerCaller(tok, hash, t.agent)
 	case tok.Kind == switchboard.TokenPeer && t.community != nil && tok.Community == t.community.Name:
 		c = s.communityCaller(tok, hash)
-	case tok.Kind == switchboard.TokenAgent && s.Network != nil:
+	case tok.Kind == switchboard.TokenAgent:
 		c, err = s.agentCaller(r.Context(), tok, hash, t)
 		if err != nil {
 			return rpcCaller{}, err
@@ -62,7 +62,7 @@ func (s *Edge) authenticateCaller(r *http.Request, t rpcTarget) (rpcCaller, erro
 	default:
 		return rpcCaller{}, httpapi.ErrBadToken
 	}
-	if tok.Kind == switchboard.TokenPeer && s.usage != nil {
+	if tok.Kind == switchboard.TokenPeer {
 		s.usage.Touch(r.Context(), hash)
 	}
 	httpapi.MarkAuthenticated(r)
@@ -101,12 +101,12 @@ func (s *Edge) communityCaller(tok *switchboard.Token, hash string) rpcCaller {
 	}
 }
 
-// agentCaller is an agent of the deployment calling another's address (or
-// its community's) with its own agent token: both must be approved and of
-// enabled accounts, the sender not the target itself, and the two share a
-// community (the sender be a member of the community), as for work sent by
-// name on the network.
-func (s *Edge) agentCaller(ctx context.Context, tok *switchboard.Token, hash string, t rpcTarget) (rpcCaller, error) {
+// networkAgentCaller is, with the network, an agent of the deployment
+// calling another's address (or its community's) with its own agent
+// token: both must be approved and of enabled accounts, the sender not the
+// target itself, and the two share a community (the sender be a member of
+// the community), as for work sent by name on the network.
+func (s *Edge) networkAgentCaller(ctx context.Context, tok *switchboard.Token, hash string, t rpcTarget) (rpcCaller, error) {
 	allowed := func(ctx context.Context, sender, target *switchboard.Agent) (bool, error) {
 		if sender.AccountDisabled || !sender.Approved {
 			return false, nil

@@ -17,7 +17,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/ownerapi"
-	"github.com/switchboard-dev/switchboard/pairing"
 )
 
 // The agent card is written by hand rather than with a2a.AgentCard, because
@@ -153,7 +152,7 @@ func (s *Edge) withPairingV03(card *agentCardV03, agent *switchboard.Agent, issu
 // pairingExtension returns the card extension that names the agent's
 // pairing endpoints and reports whether the agent takes pairing requests.
 func (s *Edge) pairingExtension(agent *switchboard.Agent, issuer string) (cardExtension, bool) {
-	if s.Pairing == nil || !pairing.Enabled(agent) {
+	if !s.takesPairing(agent) {
 		return cardExtension{}, false
 	}
 	return cardExtension{
@@ -419,13 +418,13 @@ func serveCardFor(w http.ResponseWriter, r *http.Request, card any, cacheControl
 // connector agent's forwarding connector published, for its address,
 // scrubbed; or nil (neither; no card, which the settings then make).
 func (s *Edge) upstreamCard(ctx context.Context, agent *switchboard.Agent, addr string) *front.Card {
-	if agent.Mode == switchboard.ModeConnector && s.Published != nil {
-		return s.Published.Card(ctx, agent.ID, addr)
+	if agent.Mode == switchboard.ModeConnector {
+		return s.published.Card(ctx, agent.ID, addr)
 	}
-	if agent.Mode != switchboard.ModeFront || s.Fronts == nil {
+	if agent.Mode != switchboard.ModeFront {
 		return nil
 	}
-	c, st, _, err := s.Fronts.Card(ctx, agent.ID, addr)
+	c, st, _, err := s.fronts.Card(ctx, agent.ID, addr)
 	if err != nil {
 		s.Logger.Warn("read a front's upstream card", "agent_id", agent.ID, "err", err)
 		return nil

@@ -101,7 +101,7 @@ func (s *Edge) communityCardRequest(w http.ResponseWriter, r *http.Request) (*sw
 // it answers 404 itself when there is none. The
 // community's member count is not read (Members is 0).
 func (s *Edge) communityFromPath(w http.ResponseWriter, r *http.Request) (*switchboard.Community, bool) {
-	c, err := s.Network.LookupCommunity(r.Context(), r.PathValue("name"))
+	c, err := s.communities(r.Context(), r.PathValue("name"))
 	if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
 		httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no community at this address"})
 		return nil, false

@@ -1,6 +1,7 @@
 package a2aedge
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -21,15 +22,17 @@ type Deps struct {
 	// traceparent (a2a.go); nil: tracing off.
 	Tracer  *tracing.Tracer
 	Limiter switchboard.RateLimiter
-	// Bus tells streams that a peer's credential may have been revoked.
+	// Bus tells streams that a peer's credential may have been revoked;
+	// required.
 	Bus switchboard.Bus
 	// Network routes a community address's calls and lets approved
 	// agents call each other with their agent tokens; nil: no community
 	// address is served and agent tokens open no address.
 	Network *network.Service
-	// Pairing: cards, landing pages and 401s name the pairing endpoints
-	// of agents that take pairing requests; nil: none does.
-	Pairing *pairing.Service
+	// Pairing says that the server runs pairing: cards, landing pages and
+	// 401s name the pairing endpoints of agents that take pairing
+	// requests (pairing.Enabled); false: none does.
+	Pairing bool
 	// Fronts: the cards of front agents are their upstreams', rewritten;
 	// nil: no agent is a front.
 	Fronts *front.Service
@@ -38,14 +41,25 @@ type Deps struct {
 	Published *front.Published
 }
 
-// Edge serves the A2A addresses.
+// Edge serves the A2A addresses. What its optional services answer is
+// decided once, in New: the handlers ask the fields below, each the
+// service or what a server without it does (services.go).
 type Edge struct {
 	*httpapi.Env
 	Deps
-	usage    *peers.Usage // records peer tokens' last use; nil if the token store cannot
-	blocking time.Duration
-	rpc      map[string]rpcMethod
-	met      *edgeMetrics
+	// usage records peer tokens' last use.
+	usage tokenUse
+	// takesPairing says whether the agent takes pairing requests.
+	takesPairing func(agent *switchboard.Agent) bool
+	// agentCaller is the caller an agent token names at t.
+	agentCaller func(ctx context.Context, tok *switchboard.Token, hash string, t rpcTarget) (rpcCaller, error)
+	// communities finds a community by name.
+	communities func(ctx context.Context, name string) (*switchboard.Community, error)
+	published   publishedCards
+	fronts      frontCards
+	blocking    time.Duration
+	rpc         map[string]rpcMethod
+	met         *edgeMetrics
 
 	streamsMu     sync.Mutex
 	streamsByPeer map[string]int // guarded by streamsMu: open streams per peer key
@@ -59,8 +73,22 @@ func New(env *httpapi.Env, deps Deps) *Edge {
 	if s.blocking <= 0 {
 		s.blocking = relay.DefaultBlockingTimeout
 	}
+	s.usage, s.takesPairing, s.agentCaller, s.communities = noTokenUse{}, takesNoPairing, refuseAgentTokens, noCommunity
+	s.published, s.fronts = noPublished{}, noFronts{}
 	if toucher, ok := env.Tokens.(peers.Toucher); ok {
 		s.usage = peers.NewUsage(toucher, env.Logger, nil)
+	}
+	if deps.Pairing {
+		s.takesPairing = pairing.Enabled
+	}
+	if deps.Network != nil {
+		s.agentCaller, s.communities = s.networkAgentCaller, deps.Network.LookupCommunity
+	}
+	if deps.Published != nil {
+		s.published = deps.Published
+	}
+	if deps.Fronts != nil {
+		s.fronts = deps.Fronts
 	}
 	s.rpc = s.methods()
 	s.met = newEdgeMetrics(s.rpc)

@@ -9,7 +9,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/httpapi"
-	"github.com/switchboard-dev/switchboard/pairing"
 )
 
 // landingJSON is what non-browser clients get at an address.
@@ -79,7 +78,7 @@ device flow client (RFC 8628). Its owner approves or denies the request on the <
 // everyone else (and for ?format=json).
 func (s *Edge) serveLanding(w http.ResponseWriter, r *http.Request, agent *switchboard.Agent) {
 	var pair *landingPairing
-	if s.Pairing != nil && pairing.Enabled(agent) {
+	if s.takesPairing(agent) {
 		issuer := s.ReachedBase(r, agent)
 		pair = &landingPairing{DeviceAuthorization: issuer + httpapi.DeviceAuthorizationPath, Token: issuer + httpapi.OAuthTokenPath, Verification: issuer + httpapi.DevicePagePath}
 	}

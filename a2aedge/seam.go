@@ -149,3 +149,13 @@ func (c *rpcCall) Version() switchboard.ProtocolVersion { return c.version }
 func (s *Edge) ExtendedCard(ctx context.Context, c *Call) (any, error) {
 	return s.v1GetExtendedAgentCard(ctx, c)
 }
+
+// TakesPairing reports whether agent takes pairing requests on this
+// server: never when the server runs no pairing.
+func (s *Edge) TakesPairing(agent *switchboard.Agent) bool { return s.takesPairing(agent) }
+
+// LookupCommunity finds the community of the name; ENOTFOUND when there
+// is none, and always without the network.
+func (s *Edge) LookupCommunity(ctx context.Context, name string) (*switchboard.Community, error) {
+	return s.communities(ctx, name)
+}

@@ -127,11 +127,9 @@ func (s *Edge) followStream(ctx context.Context, r *http.Request, sink streamSin
 	// A revoked token ends the stream at once, whichever instance revoked
 	// it; the keep-alive check catches a lost hint.
 	var credentials <-chan struct{}
-	if s.Bus != nil {
-		if w, err := s.Bus.Watch(ctx, c.caller.revoked); err == nil {
-			defer w.Close()
-			credentials = w.C()
-		}
+	if w, err := s.Bus.Watch(ctx, c.caller.revoked); err == nil {
+		defer w.Close()
+		credentials = w.C()
 	}
 	revoked := switchboard.Errorf(switchboard.EUNAUTHORIZED, "the peer token was revoked")
 	keepAlive := time.NewTicker(s.Cfg.StreamKeepAlive)

@@ -13,7 +13,9 @@ import (
 // Deps are the services the agents' face serves. Each optional one that is
 // nil leaves its routes unmounted: they answer 404 like any unknown path.
 type Deps struct {
-	Tasks   *relay.Service
+	Tasks *relay.Service
+	// Limiter counts the requests of each peer, and the pushes each agent
+	// receives from each address; required.
 	Limiter switchboard.RateLimiter
 	// Connect serves connector agents' WebSocket connections at /connect;
 	// nil: not served.

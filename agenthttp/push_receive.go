@@ -33,15 +33,13 @@ func (s *Face) handlePush(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if s.Limiter != nil {
-		// A limiter that cannot count lets the request through (it logs
-		// and counts that itself).
-		if ok, retry, _ := s.Limiter.Allow(r.Context(), s.pushLimitKey(agent, r)); !ok {
-			secs := max(int(math.Ceil(retry.Seconds())), 1)
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			s.WriteError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
-			return
-		}
+	// A limiter that cannot count lets the request through (it logs and
+	// counts that itself).
+	if ok, retry, _ := s.Limiter.Allow(r.Context(), s.pushLimitKey(agent, r)); !ok {
+		secs := max(int(math.Ceil(retry.Seconds())), 1)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		s.WriteError(w, r, switchboard.Errorf(switchboard.ERATELIMITED, "rate limit exceeded: retry in %d s", secs))
+		return
 	}
 	body, err := s.ReadBody(w, r)
 	if err != nil {

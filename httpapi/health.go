@@ -56,6 +56,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "status": s.stateName(), "version": s.Cfg.Version})
 }
 
+// noTLS is the certificates' state of a server that serves no HTTPS:
+// none.
+func noTLS() map[string]ownerapi.TLSName { return nil }
+
 // handleReady answers readiness: 200 when the server is ready and the
 // store answers, 503 with the reason otherwise (starting, draining, store
 // unreachable, storage full), so that load balancers send work only where
@@ -65,10 +69,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // is: restarting the server would not get it one sooner, and would run
 // into the CA's rate limits.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
-	var tls map[string]ownerapi.TLSName
-	if s.Deps.TLS != nil {
-		tls = s.Deps.TLS()
-	}
+	tls := s.tlsStatus()
 	status, cause := s.stateName(), ""
 	if status == "ready" {
 		if err := s.storeCheck.check(r.Context()); errors.Is(err, switchboard.ErrStorageFull) {

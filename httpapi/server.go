@@ -111,13 +111,15 @@ type Server struct {
 	Deps
 	mux   *http.ServeMux
 	table []Endpoint // what mux serves; grows only by Mount, before serving
-	// intercept, when set by Intercept before serving, takes the requests
-	// it matches before the mux (the gRPC binding).
+	// intercept takes the requests it matches before the mux (the gRPC
+	// binding, set by Intercept before serving); New's matches none.
 	intercept struct {
 		match func(*http.Request) bool
 		h     http.Handler
 	}
 
+	// tlsStatus is Deps.TLS, or noTLS when the server serves no HTTPS.
+	tlsStatus  func() map[string]ownerapi.TLSName
 	state      atomic.Int32 // stateStarting, stateReady or stateDraining
 	storeCheck storeCheck
 }
@@ -126,7 +128,11 @@ type Server struct {
 // /metrics with a MetricsHandler, 404 for any path no face serves). It
 // answers /readyz with 503 until SetReady(true).
 func New(env *Env, deps Deps) *Server {
-	s := &Server{Env: env, Deps: deps, mux: http.NewServeMux()}
+	s := &Server{Env: env, Deps: deps, mux: http.NewServeMux(), tlsStatus: noTLS}
+	s.intercept.match = func(*http.Request) bool { return false }
+	if deps.TLS != nil {
+		s.tlsStatus = deps.TLS
+	}
 	s.storeCheck.interval = env.Cfg.StoreCheckInterval
 	if deps.Pinger != nil {
 		s.storeCheck.ping = deps.Pinger.Ping
@@ -149,7 +155,7 @@ func (s *Server) Intercept(match func(*http.Request) bool, h http.Handler) {
 // ServeHTTP implements http.Handler. It counts each request by method and
 // status class once the request ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.intercept.match != nil && s.intercept.match(r) {
+	if s.intercept.match(r) {
 		s.intercept.h.ServeHTTP(w, r)
 		return
 	}

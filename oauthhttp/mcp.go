@@ -18,17 +18,11 @@ import (
 	"github.com/switchboard-dev/switchboard/pairing"
 )
 
-// mcpOAuthOn reports whether MCP clients may get MCP tokens by OAuth.
-func (s *Face) mcpOAuthOn() bool { return s.OAuth != nil }
-
 // mcpEndpointOf returns the MCP endpoint an OAuth route's path is about:
 // the agent's ({address}/oauth/…), whose MCP must be served, or the
 // account endpoint (/oauth/…). It answers 404 itself when there is none.
+// The routes that call it are served only with MCP's OAuth.
 func (s *Face) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.Endpoint, bool) {
-	if !s.mcpOAuthOn() {
-		s.NotFound(w, r)
-		return mcpauth.Endpoint{}, false
-	}
 	if r.PathValue("handle") == "" {
 		return mcpauth.Endpoint{Resource: s.BaseURL(r) + "/mcp"}, true
 	}
@@ -95,10 +89,7 @@ type mcpTokenAnswer struct {
 // polls (pairing.DefaultPollsPerMinute in a default deployment), and
 // answers 429 slow_down itself past it.
 func (s *Face) allowTokenRequest(w http.ResponseWriter, r *http.Request) bool {
-	if s.Pairing == nil || s.Pairing.Polls == nil {
-		return true
-	}
-	if ok, retry, _ := s.Pairing.Polls.Allow(r.Context(), "pairing-poll/"+s.ClientKey(r)); !ok {
+	if ok, retry, _ := s.polls.Allow(r.Context(), "pairing-poll/"+s.ClientKey(r)); !ok {
 		s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrSlowDown, Description: "too many token requests from your address",
 			Status: http.StatusTooManyRequests, RetryAfter: max(retry, time.Second)})
 		return false

@@ -68,11 +68,11 @@ func (s *Face) metadataOf(w http.ResponseWriter, r *http.Request) (pairs, mcp bo
 			agent = g
 		}
 	}
-	pairs = agent != nil && s.Pairing != nil && pairing.Enabled(agent)
+	pairs = agent != nil && s.takesPairing(agent)
 	if r.PathValue("handle") == "" {
-		mcp, issuer = s.mcpOAuthOn(), s.BaseURL(r)
+		mcp, issuer = s.mcpOAuth, s.BaseURL(r)
 	} else if agent != nil {
-		mcp, issuer = s.mcpOAuthOn() && !agent.MCPOff, s.ReachedBase(r, agent)
+		mcp, issuer = s.mcpOAuth && !agent.MCPOff, s.ReachedBase(r, agent)
 	}
 	if !pairs && !mcp {
 		httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no authorization server at this address"})

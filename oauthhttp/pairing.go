@@ -22,13 +22,9 @@ import (
 const oauthBodyLimit = 4096
 
 // pairingAgent finds the agent of a pairing route's path and answers 404
-// itself when there is none, when pairing is off for it, or when this
-// server has no pairing service.
+// itself when there is none, or when pairing is off for it. The routes
+// that call it are served only with a pairing service.
 func (s *Face) pairingAgent(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, bool) {
-	if s.Pairing == nil {
-		s.NotFound(w, r)
-		return nil, false
-	}
 	agent, ok := s.AgentFromPath(w, r)
 	if !ok {
 		return nil, false
@@ -148,19 +144,24 @@ func (s *Face) handleOAuthToken(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	switch gt := form.Get("grant_type"); {
-	case (gt == "authorization_code" || gt == "refresh_token") && s.mcpOAuthOn():
-		s.handleMCPGrant(w, r, form)
-		return
-	case gt != httpapi.DeviceGrantType:
-		if _, ok := s.pairingAgent(w, r); ok {
-			s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrUnsupportedGrantType,
-				Description: "grant_type must be " + httpapi.DeviceGrantType})
-		}
+	if grant, ok := s.grants[form.Get("grant_type")]; ok {
+		grant(w, r, form)
 		return
 	}
+	s.otherGrant(w, r, form)
+}
+
+// handleDeviceGrant answers a token request of a grant type MCP's OAuth
+// does not serve at an address that takes pairing requests: the device
+// code grant redeems a device code, any other is refused.
+func (s *Face) handleDeviceGrant(w http.ResponseWriter, r *http.Request, form url.Values) {
 	agent, ok := s.pairingAgent(w, r)
 	if !ok {
+		return
+	}
+	if form.Get("grant_type") != httpapi.DeviceGrantType {
+		s.writeOAuthError(w, r, &pairing.Error{Code: pairing.ErrUnsupportedGrantType,
+			Description: "grant_type must be " + httpapi.DeviceGrantType})
 		return
 	}
 	tok, err := s.Pairing.Redeem(r.Context(), agent, form.Get("device_code"), s.ClientKey(r))

@@ -20,14 +20,14 @@ func (s *Face) viewAgent(r *http.Request, g *switchboard.Agent) ownerapi.Agent {
 // communitiesOf returns the communities of the agents, for their views
 // (none without the network; a failed read is logged and shows none).
 func (s *Face) communitiesOf(r *http.Request, gs ...*switchboard.Agent) map[string][]string {
-	if s.Network == nil || len(gs) == 0 {
+	if len(gs) == 0 {
 		return nil
 	}
 	ids := make([]string, len(gs))
 	for i, g := range gs {
 		ids[i] = g.ID
 	}
-	m, err := s.Network.AgentCommunities(r.Context(), ids...)
+	m, err := s.members.AgentCommunities(r.Context(), ids...)
 	if err != nil {
 		s.Logger.Warn("read the agents' communities", "err", err)
 	}
@@ -51,24 +51,30 @@ func (s *Face) viewAgentIn(r *http.Request, g *switchboard.Agent, communities ma
 	if s.MCP && !g.MCPOff {
 		v.MCPURL = addr + "/mcp"
 	}
-	if g.Mode == switchboard.ModeFront && s.Fronts != nil {
-		if f, err := s.Fronts.Find(r.Context(), g.ID); err == nil {
+	if fronts, err := s.fronts.of(g); err == nil {
+		if f, err := fronts.Find(r.Context(), g.ID); err == nil {
 			v.Upstream, v.UpstreamCardURL = f.Upstream, f.CardURL
 		}
 	}
-	if g.Mode == switchboard.ModeConnector && s.Presence != nil {
-		since, connected, err := s.Presence.AgentConnectedSince(r.Context(), g.ID)
-		if err != nil {
-			s.Logger.Warn("read the agent's session", "agent_id", g.ID, "err", err)
-		} else {
-			v.Connected = &connected
-			if connected {
-				since = since.UTC()
-				v.ConnectedSince = &since
-			}
-		}
+	if g.Mode == switchboard.ModeConnector {
+		s.connection(r, g, &v)
 	}
 	return v
+}
+
+// viewConnection adds to the view v of a connector agent whether it holds
+// a connection to any instance, and since when (Presence).
+func (s *Face) viewConnection(r *http.Request, g *switchboard.Agent, v *ownerapi.Agent) {
+	since, connected, err := s.Presence.AgentConnectedSince(r.Context(), g.ID)
+	if err != nil {
+		s.Logger.Warn("read the agent's session", "agent_id", g.ID, "err", err)
+		return
+	}
+	v.Connected = &connected
+	if connected {
+		since = since.UTC()
+		v.ConnectedSince = &since
+	}
 }
 
 // validateAgentRequest checks the fields present and fills in normalised
@@ -316,10 +322,10 @@ func (s *Face) handleGetAgent(w http.ResponseWriter, r *http.Request, acct *swit
 // publishedCardView is what the owner sees of the card a connector agent's
 // forwarding connector published, or nil.
 func (s *Face) publishedCardView(r *http.Request, g *switchboard.Agent) *ownerapi.PublishedCard {
-	if g.Mode != switchboard.ModeConnector || s.Published == nil {
+	if g.Mode != switchboard.ModeConnector {
 		return nil
 	}
-	pc, err := s.Published.FindPublishedCard(r.Context(), g.ID)
+	pc, err := s.published.FindPublishedCard(r.Context(), g.ID)
 	if err != nil {
 		if switchboard.ErrorCode(err) != switchboard.ENOTFOUND {
 			s.Logger.Warn("read a published card", "agent_id", g.ID, "err", err)
@@ -327,7 +333,7 @@ func (s *Face) publishedCardView(r *http.Request, g *switchboard.Agent) *ownerap
 		return nil
 	}
 	v := &ownerapi.PublishedCard{Target: pc.Target, UpdatedAt: pc.UpdatedAt}
-	if c := s.Published.Card(r.Context(), g.ID, s.AddressURL(r, g)); c != nil {
+	if c := s.published.Card(r.Context(), g.ID, s.AddressURL(r, g)); c != nil {
 		v.Name, v.Skills = c.Name, len(c.Skills)
 	}
 	return v

@@ -2,6 +2,7 @@ package ownerhttp
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/switchboard-dev/switchboard"
@@ -12,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/outbox"
 	"github.com/switchboard-dev/switchboard/outpeer"
+	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/push"
@@ -67,18 +69,54 @@ type Deps struct {
 	AuditEntries switchboard.AuditStore
 }
 
-// Face serves the owner API.
+// Face serves the owner API. The handlers mounted with or without an
+// optional service ask the fields below, decided once in New: each the
+// service, or what a server without it answers (services.go).
 type Face struct {
 	*httpapi.Env
 	Deps
 	peers  *peers.Service    // issues and revokes peer tokens
 	owners *accounts.Service // accounts, owner and agent tokens, agent deletion
+
+	members   membership
+	fronts    frontMode
+	published publishedCards
+	grants    oauthGrants
+	reach     reachChecks
+	pairings  pendingPairings
+	// connection adds to a connector agent's view whether it holds a
+	// connection.
+	connection func(r *http.Request, g *switchboard.Agent, v *ownerapi.Agent)
 }
 
 // New returns the owner API.
 func New(env *httpapi.Env, deps Deps) *Face {
-	return &Face{Env: env, Deps: deps, peers: peers.New(env.Tokens, deps.Bus, env.Logger),
-		owners: accounts.New(env.Accounts, env.Agents, env.Tokens, deps.Bus, env.Logger)}
+	s := &Face{Env: env, Deps: deps, peers: peers.New(env.Tokens, deps.Bus, env.Logger),
+		owners:  accounts.New(env.Accounts, env.Agents, env.Tokens, deps.Bus, env.Logger),
+		members: noNetwork{}, fronts: frontsOff{}, published: noPublished{}, grants: noGrants{}, reach: noReach{},
+		pairings: noPairings{}, connection: noConnection}
+	if deps.Network != nil {
+		s.members = deps.Network
+	}
+	if deps.Fronts != nil {
+		s.fronts = frontsOn{deps.Fronts}
+	}
+	if deps.Published != nil {
+		s.published = deps.Published
+	}
+	if deps.OAuth != nil {
+		s.grants = deps.OAuth
+	}
+	if deps.Reach != nil {
+		s.reach = deps.Reach
+	}
+	if deps.Pairing != nil {
+		s.pairings = deps.Pairing
+	}
+	if deps.Presence != nil {
+		s.connection = s.viewConnection
+	}
+	return s
 }
 
 // Routes returns the endpoints of the owner API, those of the optional

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/audit"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/ownerapi"
 )
@@ -23,51 +24,33 @@ func (s *Face) checkFront(mode switchboard.DeliveryMode, b *ownerapi.AgentReques
 		}
 		return nil
 	}
-	if s.Fronts == nil {
-		return switchboard.Errorf(switchboard.EINVALID, "this server does not run fronts")
-	}
-	if b.Upstream == nil && b.UpstreamCardURL != nil {
-		return switchboard.Errorf(switchboard.EINVALID, "upstream_card_url is set with upstream")
-	}
-	if b.Upstream == nil && (was == nil || was.Mode != switchboard.ModeFront) {
-		return switchboard.Errorf(switchboard.EINVALID, "a front agent needs an upstream: the https URL of its A2A server")
-	}
-	if b.Upstream != nil {
-		card := ""
-		if b.UpstreamCardURL != nil {
-			card = *b.UpstreamCardURL
-		}
-		return s.Fronts.Check(*b.Upstream, card)
-	}
-	return nil
+	return s.fronts.check(b, was)
 }
 
 // putFront keeps the upstream of a request checked by checkFront.
 func (s *Face) putFront(r *http.Request, g *switchboard.Agent, b *ownerapi.AgentRequest) error {
-	if b.Upstream == nil || s.Fronts == nil {
+	if b.Upstream == nil {
 		return nil
 	}
-	card := ""
-	if b.UpstreamCardURL != nil {
-		card = *b.UpstreamCardURL
-	}
-	return s.Fronts.Put(r.Context(), g.ID, *b.Upstream, card)
+	return s.fronts.put(r.Context(), g.ID, b)
 }
 
-// frontAgent is the owned agent of the path, which must be in front mode.
-func (s *Face) frontAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, error) {
+// frontAgent is the owned agent of the path, which must be in front mode,
+// with the service that runs it.
+func (s *Face) frontAgent(r *http.Request, acct *switchboard.Account) (*switchboard.Agent, *front.Service, error) {
 	g, err := s.OwnedAgent(r, acct)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if s.Fronts == nil || g.Mode != switchboard.ModeFront {
-		return nil, switchboard.Errorf(switchboard.EINVALID, "agent %s is not in front mode", g.Handle)
+	fronts, err := s.fronts.of(g)
+	if err != nil {
+		return nil, nil, err
 	}
-	return g, nil
+	return g, fronts, nil
 }
 
 func (s *Face) handleSetUpstreamCredentials(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.frontAgent(r, acct)
+	g, fronts, err := s.frontAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -78,7 +61,7 @@ func (s *Face) handleSetUpstreamCredentials(w http.ResponseWriter, r *http.Reque
 		return
 	}
 	c := switchboard.FrontCredentials{Bearer: b.Bearer, Headers: b.Headers}
-	err = s.Fronts.SetCredentials(r.Context(), g.ID, c)
+	err = fronts.SetCredentials(r.Context(), g.ID, c)
 	t := audit.Agent(g)
 	set := credentialsSet(c)
 	t.Detail = fmt.Sprintf("bearer %t, headers [%s]", set.Bearer, strings.Join(set.Headers, ", ")) // names, never values
@@ -101,12 +84,12 @@ func credentialsSet(c switchboard.FrontCredentials) ownerapi.FrontCredentialsSet
 }
 
 func (s *Face) handleFrontVerify(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.frontAgent(r, acct)
+	g, fronts, err := s.frontAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
 	}
-	v, err := s.Fronts.Verify(r.Context(), g.ID)
+	v, err := fronts.Verify(r.Context(), g.ID)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return

@@ -12,18 +12,18 @@ import (
 )
 
 func (s *Face) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct *switchboard.Account) {
-	g, err := s.frontAgent(r, acct)
+	g, fronts, err := s.frontAgent(r, acct)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
 	}
 	addr := s.ReachedAddress(r, g)
-	up, cs, _, err := s.Fronts.Card(r.Context(), g.ID, addr)
+	up, cs, _, err := fronts.Card(r.Context(), g.ID, addr)
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
 	}
-	f, err := s.Fronts.Find(r.Context(), g.ID) // as stored now: the last failure
+	f, err := fronts.Find(r.Context(), g.ID) // as stored now: the last failure
 	if err != nil {
 		s.WriteError(w, r, err)
 		return
@@ -34,7 +34,7 @@ func (s *Face) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct *s
 		Card: "missing", UpstreamVersions: []string{}, UpstreamAuth: ownerapi.UpstreamAuth{Schemes: []string{}, Unsupported: []string{}},
 		HasBearer: set.Bearer, CredentialHeaders: set.Headers, PublicCardLeaks: []string{},
 	}
-	if err := s.Fronts.Check(f.Upstream, f.CardURL); err != nil {
+	if err := fronts.Check(f.Upstream, f.CardURL); err != nil {
 		out.UpstreamValid, out.UpstreamProblem = false, switchboard.ErrorMessage(err)
 	}
 	out.Card, out.CardProblem = cs.State, cs.Err

@@ -187,15 +187,13 @@ func (s *Face) handleRevokeMCPToken(w http.ResponseWriter, r *http.Request, acct
 			s.WriteError(w, r, err)
 			return
 		}
-		if s.OAuth != nil {
-			grant, err := s.OAuth.EndGrantOf(r.Context(), t.Hash)
-			if grant != nil || err != nil {
-				s.Record(r, acct, switchboard.AuditMCPGrantRevoke, httpapi.GrantTarget(t.AccountID, grant, t.Label), err)
-			}
-			if err != nil {
-				s.WriteError(w, r, err)
-				return
-			}
+		grant, err := s.grants.EndGrantOf(r.Context(), t.Hash)
+		if grant != nil || err != nil {
+			s.Record(r, acct, switchboard.AuditMCPGrantRevoke, httpapi.GrantTarget(t.AccountID, grant, t.Label), err)
+		}
+		if err != nil {
+			s.WriteError(w, r, err)
+			return
 		}
 		httpapi.WriteJSON(w, http.StatusOK, ownerapi.MCPTokenRevoked{Revoked: true, ID: id})
 		return
@@ -227,10 +225,7 @@ func (s *Face) accountMCPTokens(r *http.Request, acct *switchboard.Account) ([]*
 // mcpGrants returns the live OAuth grants of the account (nil: every
 // account's) by the hash of their MCP token; none while OAuth is off.
 func (s *Face) mcpGrants(r *http.Request, accountID *string) (map[string]*switchboard.OAuthGrant, error) {
-	if s.OAuth == nil {
-		return nil, nil
-	}
-	return s.OAuth.GrantsByAccess(r.Context(), accountID)
+	return s.grants.GrantsByAccess(r.Context(), accountID)
 }
 
 // withGrant adds to an MCP token's view the OAuth grant it belongs to,

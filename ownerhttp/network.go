@@ -218,5 +218,5 @@ func (s *Face) issuedCommunity(r *http.Request, acct *switchboard.Account) (*swi
 
 // approvedAtCreation says whether an agent acct creates starts approved.
 func (s *Face) approvedAtCreation(acct *switchboard.Account) bool {
-	return s.Network == nil || s.Network.ApprovedAtCreation(acct)
+	return s.members.ApprovedAtCreation(acct)
 }

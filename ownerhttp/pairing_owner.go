@@ -28,16 +28,14 @@ func (s *Face) handleListPairings(w http.ResponseWriter, r *http.Request) {
 		s.WriteError(w, r, err)
 		return
 	}
+	list, err := s.pairings.Pending(r.Context(), g)
+	if err != nil {
+		s.WriteError(w, r, err)
+		return
+	}
 	out := []ownerapi.Pairing{}
-	if s.Pairing != nil {
-		list, err := s.Pairing.Pending(r.Context(), g)
-		if err != nil {
-			s.WriteError(w, r, err)
-			return
-		}
-		for _, p := range list {
-			out = append(out, viewPairing(p))
-		}
+	for _, p := range list {
+		out = append(out, viewPairing(p))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }

@@ -19,8 +19,6 @@ func (s *Face) handleReachability(w http.ResponseWriter, r *http.Request, acct *
 		return
 	}
 	out := ownerapi.AgentReachability{Agent: g.Handle, Addresses: []ownerapi.Reachability{}}
-	if s.Reach != nil {
-		out.Addresses = append(out.Addresses, s.Reach.CheckAll(r.Context(), s.Reach.AgentTargets(g))...)
-	}
+	out.Addresses = append(out.Addresses, s.reach.CheckAll(r.Context(), s.reach.AgentTargets(g))...)
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }

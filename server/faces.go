@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/hub"
 	"github.com/switchboard-dev/switchboard/mcpauth"
 	"github.com/switchboard-dev/switchboard/mcpserver"
+	"github.com/switchboard-dev/switchboard/membus"
 	"github.com/switchboard-dev/switchboard/metrics"
 	"github.com/switchboard-dev/switchboard/network"
 	"github.com/switchboard-dev/switchboard/oauthhttp"
@@ -30,6 +31,7 @@ import (
 	"github.com/switchboard-dev/switchboard/peers"
 	"github.com/switchboard-dev/switchboard/publicurl"
 	"github.com/switchboard-dev/switchboard/push"
+	"github.com/switchboard-dev/switchboard/ratelimit"
 	"github.com/switchboard-dev/switchboard/reach"
 	"github.com/switchboard-dev/switchboard/relay"
 	"github.com/switchboard-dev/switchboard/tracing"
@@ -100,14 +102,17 @@ type APIDeps struct {
 	// Outbox records what agents send to other agents and receives the
 	// pushes that answer them; nil: the outbox, history and push routes
 	// answer 404.
-	Outbox  *outbox.Service
+	Outbox *outbox.Service
+	// Limiter counts the requests of each peer (and the pushes each agent
+	// receives from each address); nil: none is limited.
 	Limiter switchboard.RateLimiter
 	Logger  *slog.Logger
 	// Connect serves connector agents' WebSocket connections at /connect;
 	// nil: not served.
 	Connect http.Handler
 	// Bus carries hints to connections and dispatchers when an agent's
-	// settings or tokens change.
+	// settings or tokens change; nil: a bus of this API alone, in the
+	// process (membus).
 	Bus switchboard.Bus
 	// Presence tells whether an agent holds a connection to any instance,
 	// and since when; optional.
@@ -182,11 +187,17 @@ type API struct {
 // and of the packages that run a whole API (hub, connector, mcpserver)
 // assemble it here too.
 func NewAPI(deps APIDeps, cfg httpapi.Config) *API {
+	if deps.Limiter == nil {
+		deps.Limiter = ratelimit.NewMemory(0, time.Minute) // allows everything
+	}
+	if deps.Bus == nil {
+		deps.Bus = membus.New()
+	}
 	env := httpapi.NewEnv(httpapi.EnvDeps{Logger: deps.Logger, Accounts: deps.Accounts, Agents: deps.Agents, Tokens: deps.Tokens,
 		Audit: deps.Audit}, cfg)
 	api := httpapi.New(env, httpapi.Deps{Pinger: deps.Pinger, TLS: deps.TLS, MetricsHandler: deps.MetricsHandler})
 	edge := a2aedge.New(env, a2aedge.Deps{Tasks: deps.Tasks, Tracer: deps.Tracer, Limiter: deps.Limiter, Bus: deps.Bus,
-		Network: deps.Network, Pairing: deps.Pairing, Fronts: deps.Fronts, Published: deps.Published})
+		Network: deps.Network, Pairing: deps.Pairing != nil, Fronts: deps.Fronts, Published: deps.Published})
 	bind := a2abind.New(edge)
 	api.Intercept(a2abind.IsGRPC, http.HandlerFunc(bind.ServeGRPC))
 	api.Mount(edge.Routes()...)
