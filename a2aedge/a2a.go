@@ -160,7 +160,7 @@ func (s *Edge) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget
 		trace.SpanFromContext(r.Context()).SetName("a2a " + req.Method) // one of ours: a name in s.rpc
 	}
 	if !ok {
-		a2arpc.WriteError(w, req.ID, &a2arpc.Error{Code: a2arpc.MethodNotFound, Message: fmt.Sprintf("Method not found: %s", httpapi.Truncate(req.Method, 64))})
+		a2arpc.WriteError(w, req.ID, &a2arpc.Error{Code: a2arpc.MethodNotFound, Message: fmt.Sprintf("Method not found: %s", switchboard.Truncate(req.Method, 64))})
 		return
 	}
 	if _, err := a2arpc.RequestedVersion(r); err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
@@ -141,7 +140,7 @@ func (s *Edge) listTasks(ctx context.Context, c *rpcCall, p *listTasksParams) (*
 	if p.Status != "" && p.Status != "TASK_STATE_UNSPECIFIED" {
 		st, ok := switchboard.ParseState(p.Status)
 		if !ok || !strings.HasPrefix(p.Status, "TASK_STATE_") {
-			return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: status %q is not a task state", httpapi.Truncate(p.Status, 40))
+			return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: status %q is not a task state", switchboard.Truncate(p.Status, 40))
 		}
 		q.State = st
 	}

@@ -122,7 +122,7 @@ func RequestedVersion(r *http.Request) (string, error) {
 		return "", nil
 	}
 	if !versionPattern.MatchString(v) {
-		return "", switchboard.Errorf(switchboard.EVERSIONNOTSUPPORTED, "A2A version %q is not supported (supported: 0.3, 1.0)", httpapi.Truncate(v, 32))
+		return "", switchboard.Errorf(switchboard.EVERSIONNOTSUPPORTED, "A2A version %q is not supported (supported: 0.3, 1.0)", switchboard.Truncate(v, 32))
 	}
 	return v, nil
 }

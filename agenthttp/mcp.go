@@ -2,11 +2,8 @@ package agenthttp
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/httpapi"
-	"github.com/switchboard-dev/switchboard/ownerapi"
 )
 
 // MCPHandler serves an agent's MCP endpoint (package mcpserver). The
@@ -29,16 +26,8 @@ func (s *Face) handleAccountMCP(w http.ResponseWriter, r *http.Request) {
 // account is disabled or its owner turned MCP off; the MCP handler
 // answers the rest (405 to any method but POST).
 func (s *Face) handleMCP(w http.ResponseWriter, r *http.Request) {
-	agent, err := s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(r.PathValue("handle")))
-	if err == nil && (agent.AccountDisabled || agent.MCPOff) {
-		err = switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
-	}
-	if err != nil {
-		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-			httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
-		} else {
-			s.WriteError(w, r, err)
-		}
+	agent, ok := s.MCPAgent(w, r)
+	if !ok {
 		return
 	}
 	s.MCP.ServeAgent(w, r, agent, s.BaseURL(r))

@@ -463,13 +463,24 @@ func GrantTarget(accountID string, g *switchboard.OAuthGrant, label string) audi
 	return t
 }
 
-// Truncate returns s cut to n bytes, with an ellipsis when it was longer,
-// to quote what a client sent in an error.
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// MCPAgent finds the agent whose MCP endpoint r's path names ({address}/mcp
+// or {address}/oauth/…). When there is none (no such agent, its account
+// disabled, its owner turned MCP off) it answers 404 itself and returns
+// false.
+func (s *Env) MCPAgent(w http.ResponseWriter, r *http.Request) (*switchboard.Agent, bool) {
+	agent, err := s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(r.PathValue("handle")))
+	if err == nil && (agent.AccountDisabled || agent.MCPOff) {
+		err = switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
 	}
-	return s[:n] + "…"
+	switch {
+	case switchboard.ErrorCode(err) == switchboard.ENOTFOUND:
+		WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
+	case err != nil:
+		s.WriteError(w, r, err)
+	default:
+		return agent, true
+	}
+	return nil, false
 }
 
 // OwnedAgent finds the agent named by the {ref} of the path (an id or a

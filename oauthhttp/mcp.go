@@ -14,7 +14,6 @@ import (
 	"github.com/switchboard-dev/switchboard/audit"
 	"github.com/switchboard-dev/switchboard/httpapi"
 	"github.com/switchboard-dev/switchboard/mcpauth"
-	"github.com/switchboard-dev/switchboard/ownerapi"
 	"github.com/switchboard-dev/switchboard/pairing"
 )
 
@@ -26,16 +25,8 @@ func (s *Face) mcpEndpointOf(w http.ResponseWriter, r *http.Request) (mcpauth.En
 	if r.PathValue("handle") == "" {
 		return mcpauth.Endpoint{Resource: s.BaseURL(r) + "/mcp"}, true
 	}
-	agent, err := s.Agents.FindAgentByHandle(r.Context(), strings.ToLower(r.PathValue("handle")))
-	if err == nil && (agent.AccountDisabled || agent.MCPOff) {
-		err = switchboard.Errorf(switchboard.ENOTFOUND, "agent not found")
-	}
-	if err != nil {
-		if switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
-			httpapi.WriteJSON(w, http.StatusNotFound, ownerapi.Error{Error: "no MCP endpoint at this address"})
-		} else {
-			s.WriteError(w, r, err)
-		}
+	agent, ok := s.MCPAgent(w, r)
+	if !ok {
 		return mcpauth.Endpoint{}, false
 	}
 	return mcpauth.Endpoint{AgentID: agent.ID, Resource: s.ReachedBase(r, agent) + "/mcp"}, true

@@ -66,7 +66,7 @@ func parseOAuthForm(contentType string, body []byte) (url.Values, error) {
 				v.Set(k, x)
 			case nil:
 			default:
-				return nil, switchboard.Errorf(switchboard.EINVALID, "%s must be a string", httpapi.Truncate(k, 32))
+				return nil, switchboard.Errorf(switchboard.EINVALID, "%s must be a string", switchboard.Truncate(k, 32))
 			}
 		}
 		return v, nil

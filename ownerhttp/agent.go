@@ -99,10 +99,10 @@ func validateAgentRequest(b *ownerapi.AgentRequest) error {
 		}
 	}
 	if b.Mode != nil && !switchboard.ValidMode(switchboard.DeliveryMode(*b.Mode)) {
-		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook, front)", httpapi.Truncate(*b.Mode, 32))
+		return switchboard.Errorf(switchboard.EINVALID, "mode %q is not supported (supported: connector, inbox, webhook, front)", switchboard.Truncate(*b.Mode, 32))
 	}
 	if b.Pairing != nil && !switchboard.ValidPairingMode(switchboard.PairingMode(*b.Pairing)) {
-		return switchboard.Errorf(switchboard.EINVALID, "pairing %q is not a mode (human, agent or off)", httpapi.Truncate(*b.Pairing, 32))
+		return switchboard.Errorf(switchboard.EINVALID, "pairing %q is not a mode (human, agent or off)", switchboard.Truncate(*b.Pairing, 32))
 	}
 	if b.Endpoint != nil && *b.Endpoint != "" {
 		if err := validateEndpoint(*b.Endpoint); err != nil {
@@ -147,7 +147,7 @@ func validateSkill(field string, sk *a2a.AgentSkill) error {
 		return err
 	}
 	if !switchboard.ValidRef(sk.ID) {
-		return switchboard.Errorf(switchboard.EINVALID, "skill id %q must be 1-%d characters of A-Z a-z 0-9 . _ : -", httpapi.Truncate(sk.ID, 40), switchboard.MaxRefLen)
+		return switchboard.Errorf(switchboard.EINVALID, "skill id %q must be 1-%d characters of A-Z a-z 0-9 . _ : -", switchboard.Truncate(sk.ID, 40), switchboard.MaxRefLen)
 	}
 	if sk.Name == "" {
 		sk.Name = sk.ID
