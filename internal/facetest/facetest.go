@@ -32,27 +32,28 @@ import (
 	"github.com/switchboard-dev/switchboard/sqlstore"
 )
 
-// harness is a real server for one test: SQLite in a temporary directory,
+// Harness is a real server for one test: SQLite in a temporary directory,
 // the in-process bus, and the HTTP API on a loopback listener.
+// Its fields are the parts a test reaches past the HTTP API.
 type Harness struct {
 	T          testing.TB
-	DB         *sqlstore.DB
-	SQLitePath string // the SQLite file
+	DB         *sqlstore.DB // the store, for what the API does not show
+	SQLitePath string       // the SQLite file
 	Bus        *membus.Bus
 	Tasks      *relay.Service
 	Pushes     *push.Service
 	Outbox     *outbox.Service
 	Network    *network.Service
 	Pairing    *pairing.Service
-	API        *assembly.API
-	Server     *httptest.Server
+	API        *assembly.API    // the handler, for requests without a network
+	Server     *httptest.Server // the loopback listener: Server.URL
 	Limiter    *ratelimit.Memory
 
-	Operator      *switchboard.Account
-	OperatorToken string
+	Operator      *switchboard.Account // the operator account New creates
+	OperatorToken string               // its owner token
 }
 
-// harnessSetup is what options may change before the server is made.
+// setup is what options may change before the server is made.
 type setup struct {
 	cfg     httpapi.Config
 	pairing pairing.Config
@@ -60,24 +61,32 @@ type setup struct {
 	deps    []func(*assembly.APIDeps)
 }
 
+// Option changes the server New makes.
 type Option func(*setup)
 
+// WithConfig changes the HTTP API's configuration.
 func WithConfig(f func(*httpapi.Config)) Option {
 	return func(s *setup) { f(&s.cfg) }
 }
 
+// WithRate sets the rate limiter's requests per minute (0: no limit).
 func WithRate(perMinute int) Option {
 	return func(s *setup) { s.rate = perMinute }
 }
 
+// WithPairing sets the pairing service's configuration.
 func WithPairing(cfg pairing.Config) Option {
 	return func(s *setup) { s.pairing = cfg }
 }
 
+// WithDeps changes the services the API is assembled on (server.APIDeps),
+// after the harness has filled them in.
 func WithDeps(f func(*assembly.APIDeps)) Option {
 	return func(s *setup) { s.deps = append(s.deps, f) }
 }
 
+// New starts a server for the test, with an operator account and its
+// owner token; it is closed when the test ends.
 func New(t testing.TB, opts ...Option) *Harness {
 	t.Helper()
 	ctx := context.Background()
@@ -120,6 +129,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	return h
 }
 
+// Must fails the test at once on an error.
 func Must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
@@ -127,25 +137,26 @@ func Must(t testing.TB, err error) {
 	}
 }
 
-// ownerToken issues an owner token for the account.
+// OwnerToken issues an owner token for the account.
 func (h *Harness) OwnerToken(a *switchboard.Account) string {
 	secret, hash := switchboard.NewToken(switchboard.TokenOwner)
 	Must(h.T, h.DB.CreateToken(context.Background(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenOwner, AccountID: a.ID}, true))
 	return secret
 }
 
-// account creates an owner account and returns it with its token.
+// Account creates an owner account and returns it with its token.
 func (h *Harness) Account(name string) (*switchboard.Account, string) {
 	a := &switchboard.Account{ID: switchboard.NewID(), Name: name, Role: switchboard.RoleOwner}
 	Must(h.T, h.DB.CreateAccount(context.Background(), a))
 	return a, h.OwnerToken(a)
 }
 
-// agent creates an inbox agent owned by the operator.
+// Agent creates an inbox agent owned by the operator.
 func (h *Harness) Agent(handle string) *switchboard.Agent {
 	return h.AgentOf(h.Operator, handle)
 }
 
+// AgentOf creates an inbox agent owned by the account.
 func (h *Harness) AgentOf(owner *switchboard.Account, handle string) *switchboard.Agent {
 	g := &switchboard.Agent{
 		ID: switchboard.NewID(), AccountID: owner.ID, Handle: handle, Name: "Agent " + handle,
@@ -156,30 +167,31 @@ func (h *Harness) AgentOf(owner *switchboard.Account, handle string) *switchboar
 	return g
 }
 
-// peerToken issues a peer token for the agent.
+// PeerToken issues a peer token for the agent.
 func (h *Harness) PeerToken(g *switchboard.Agent, label string) string {
 	secret, hash := switchboard.NewToken(switchboard.TokenPeer)
 	Must(h.T, h.DB.CreateToken(context.Background(), &switchboard.Token{Hash: hash, Kind: switchboard.TokenPeer, AgentID: g.ID, Label: label}, false))
 	return secret
 }
 
+// Addr is the agent's address: the URL of its A2A endpoint.
 func (h *Harness) Addr(g *switchboard.Agent) string { return h.Server.URL + "/a/" + g.Handle }
 
-// agentByHandle reads an agent from the store.
+// AgentByHandle reads an agent from the store.
 func (h *Harness) AgentByHandle(handle string) *switchboard.Agent {
 	g, err := h.DB.FindAgentByHandle(context.Background(), handle)
 	Must(h.T, err)
 	return g
 }
 
-// peerOf returns the peer a peer token stands for.
+// PeerOf returns the peer a peer token stands for.
 func (h *Harness) PeerOf(token string) switchboard.Peer {
 	tok, err := h.DB.FindTokenByHash(context.Background(), switchboard.HashToken(token))
 	Must(h.T, err)
 	return switchboard.Peer{AgentID: tok.AgentID, ID: tok.PeerID, Label: tok.Label}
 }
 
-// response is an HTTP answer with its body decoded as JSON (when it is).
+// Response is an HTTP answer with its body decoded as JSON (when it is).
 type Response struct {
 	Status int
 	Header http.Header
@@ -187,7 +199,7 @@ type Response struct {
 	JSON   map[string]any
 }
 
-// do sends a request and reads the whole answer.
+// Do sends a request and reads the whole answer.
 func (h *Harness) Do(method, url string, header map[string]string, body string) *Response {
 	h.T.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -205,7 +217,7 @@ func (h *Harness) Do(method, url string, header map[string]string, body string) 
 	return r
 }
 
-// rpc sends a JSON-RPC request to an address with a peer token (none if
+// RPC sends a JSON-RPC request to an address with a peer token (none if
 // empty) and extra headers given as name, value pairs.
 func (h *Harness) RPC(url, token, body string, headers ...string) *Response {
 	h.T.Helper()
@@ -219,7 +231,7 @@ func (h *Harness) RPC(url, token, body string, headers ...string) *Response {
 	return h.Do("POST", url, hdr, body)
 }
 
-// call sends one method with params (marshalled) and returns the answer.
+// Call sends one method with params (marshalled) and returns the answer.
 func (h *Harness) Call(url, token, method string, params any, headers ...string) *Response {
 	h.T.Helper()
 	p, err := json.Marshal(params)
@@ -228,7 +240,7 @@ func (h *Harness) Call(url, token, method string, params any, headers ...string)
 	return h.RPC(url, token, body, headers...)
 }
 
-// owner sends an owner-API request.
+// Owner sends an owner-API request.
 func (h *Harness) Owner(method, path, token string, body any) *Response {
 	h.T.Helper()
 	var b string
@@ -244,7 +256,7 @@ func (h *Harness) Owner(method, path, token string, body any) *Response {
 	return h.Do(method, h.Server.URL+path, hdr, b)
 }
 
-// result returns the JSON-RPC result object of a successful answer.
+// Result returns the JSON-RPC result object of a successful answer.
 func (r *Response) Result(t testing.TB) map[string]any {
 	t.Helper()
 	if r.Status != http.StatusOK {
@@ -260,7 +272,7 @@ func (r *Response) Result(t testing.TB) map[string]any {
 	return res
 }
 
-// rpcErrorCode returns the JSON-RPC error code of a failed answer, or 0.
+// RPCErrorCode returns the JSON-RPC error code of a failed answer, or 0.
 func (r *Response) RPCErrorCode() int {
 	e, ok := r.JSON["error"].(map[string]any)
 	if !ok {
@@ -270,6 +282,8 @@ func (r *Response) RPCErrorCode() int {
 	return int(c)
 }
 
+// WantRPCError fails the test unless the answer is the HTTP status with
+// the JSON-RPC error code.
 func WantRPCError(t testing.TB, r *Response, status, code int) {
 	t.Helper()
 	if r.Status != status || r.RPCErrorCode() != code {
@@ -277,21 +291,21 @@ func WantRPCError(t testing.TB, r *Response, status, code int) {
 	}
 }
 
-// userMessage returns 1.0 SendMessage params for a text message.
+// UserMessage returns 1.0 SendMessage params for a text message.
 func UserMessage(id, text string) map[string]any {
 	return map[string]any{"message": map[string]any{
 		"messageId": id, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}},
 	}}
 }
 
-// legacyMessage returns 0.3 message/send params for a text message.
+// LegacyMessage returns 0.3 message/send params for a text message.
 func LegacyMessage(id, text string) map[string]any {
 	return map[string]any{"message": map[string]any{
 		"kind": "message", "messageId": id, "role": "user", "parts": []any{map[string]any{"kind": "text", "text": text}},
 	}}
 }
 
-// send sends a 1.0 message and returns the task id.
+// Send sends a 1.0 message and returns the task id.
 func (h *Harness) Send(g *switchboard.Agent, token, messageID, text string) string {
 	h.T.Helper()
 	res := h.Call(h.Addr(g), token, "SendMessage", UserMessage(messageID, text)).Result(h.T)
@@ -299,21 +313,21 @@ func (h *Harness) Send(g *switchboard.Agent, token, messageID, text string) stri
 	return task["id"].(string)
 }
 
-// reply answers a task as its owner through the task service.
+// Reply answers a task as its owner through the task service.
 func (h *Harness) Reply(taskID string, state a2a.TaskState, text string) {
 	h.T.Helper()
 	_, err := h.Tasks.ReplyToTask(context.Background(), a2a.TaskID(taskID), relay.Reply{Text: text, State: state})
 	Must(h.T, err)
 }
 
-// sseEvent is one event read from a stream.
+// Event is one event read from a stream.
 type Event struct {
 	ID   string
 	Data map[string]any
 	Bad  string // a data line that is not a JSON object
 }
 
-// stream opens an SSE request and returns a channel of its events, closed
+// Stream opens an SSE request and returns a channel of its events, closed
 // when the stream ends.
 func (h *Harness) Stream(url, token, method string, params any, headers ...string) (<-chan Event, *http.Response) {
 	h.T.Helper()
@@ -327,7 +341,7 @@ func (h *Harness) Stream(url, token, method string, params any, headers ...strin
 	return h.StreamRequest(req, headers...)
 }
 
-// streamRequest sends req, with headers as name, value pairs, and returns
+// StreamRequest sends req, with headers as name, value pairs, and returns
 // a channel of the events of its answer, closed when the stream ends.
 func (h *Harness) StreamRequest(req *http.Request, headers ...string) (<-chan Event, *http.Response) {
 	h.T.Helper()
@@ -367,7 +381,7 @@ func (h *Harness) StreamRequest(req *http.Request, headers ...string) (<-chan Ev
 	return events, resp
 }
 
-// next returns the next event of a stream, failing the test after a timeout
+// Next returns the next event of a stream, failing the test after a timeout
 // or if the stream ended.
 func Next(t testing.TB, events <-chan Event) Event {
 	t.Helper()
@@ -386,7 +400,7 @@ func Next(t testing.TB, events <-chan Event) Event {
 	return Event{}
 }
 
-// ended checks that a stream ends without another event.
+// Ended checks that a stream ends without another event.
 func Ended(t testing.TB, events <-chan Event) {
 	t.Helper()
 	select {
@@ -399,7 +413,7 @@ func Ended(t testing.TB, events <-chan Event) {
 	}
 }
 
-// path reads a nested value from decoded JSON: path(m, "status", "state").
+// Path reads a nested value from decoded JSON: path(m, "status", "state").
 func Path(v any, keys ...string) any {
 	for _, k := range keys {
 		m, ok := v.(map[string]any)
@@ -411,6 +425,8 @@ func Path(v any, keys ...string) any {
 	return v
 }
 
+// AgentUpdateExtended is an agent update that sets the extended card's
+// skills.
 func AgentUpdateExtended(skills []a2a.AgentSkill) switchboard.AgentUpdate {
 	return switchboard.AgentUpdate{ExtendedSkills: &skills}
 }

@@ -27,7 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard/wake"
 )
 
-// auditPage reads GET /audit with the query as token.
+// AuditPage reads GET /audit with the query as token.
 func (h *Harness) AuditPage(token, query string) ownerapi.AuditPage {
 	h.T.Helper()
 	r := h.Owner("GET", "/audit"+query, token, nil)
@@ -42,16 +42,16 @@ func (h *Harness) AuditPage(token, query string) ownerapi.AuditPage {
 // The deployment of these tests is at http://sb.test: its public URL,
 // which makes its own host known, so that agent domains are served. Every
 // request, to sb.test or to an agent domain, reaches the loopback server
-// through hostClient, as DNS pointing at the deployment would send it.
+// through HostClient, as DNS pointing at the deployment would send it.
 const DeploymentURL = "http://sb.test"
 
-// newDomainHarness is a harness at deploymentURL.
+// NewDomain is a harness at DeploymentURL.
 func NewDomain(t *testing.T, opts ...Option) *Harness {
 	t.Helper()
 	return New(t, append([]Option{WithConfig(func(c *httpapi.Config) { c.PublicURL = DeploymentURL })}, opts...)...)
 }
 
-// hostClient returns a client that dials the harness's listener whatever
+// HostClient returns a client that dials the harness's listener whatever
 // the URL's host (the request keeps its Host), and follows no redirect.
 func (h *Harness) HostClient() *http.Client {
 	addr := h.Server.Listener.Addr().String()
@@ -62,7 +62,7 @@ func (h *Harness) HostClient() *http.Client {
 	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// at sends a request to url (on any host) through hostClient.
+// At sends a request to url (on any host) through HostClient.
 func (h *Harness) At(method, u string, header map[string]string, body string) *Response {
 	h.T.Helper()
 	req, err := http.NewRequest(method, u, strings.NewReader(body))
@@ -80,20 +80,22 @@ func (h *Harness) At(method, u string, header map[string]string, body string) *R
 	return r
 }
 
-// bearerTransport adds a peer token to every request.
+// BearerTransport adds a peer token to every request.
 type BearerTransport struct{ Token string }
 
+// RoundTrip sends the request with the token as its bearer.
 func (b BearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.Token)
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// AuthClient is a client that sends the token as bearer on every request.
 func AuthClient(token string) *http.Client {
 	return &http.Client{Transport: BearerTransport{token}, Timeout: 30 * time.Second}
 }
 
-// netAgent creates, through the owner API, an agent of the account with
+// NetAgent creates, through the owner API, an agent of the account with
 // the token in the communities, and returns it with its agent token.
 func (h *Harness) NetAgent(token, handle, mode, skill string, communities ...string) (*switchboard.Agent, string) {
 	h.T.Helper()
@@ -117,7 +119,7 @@ func (h *Harness) NetAgent(token, handle, mode, skill string, communities ...str
 	return h.AgentByHandle(handle), token
 }
 
-// live opens a session for the agent, as a connection of some instance.
+// Live opens a session for the agent, as a connection of some instance.
 func (h *Harness) Live(g *switchboard.Agent) string {
 	h.T.Helper()
 	holder := "conn/test/" + switchboard.NewID()
@@ -128,8 +130,10 @@ func (h *Harness) Live(g *switchboard.Agent) string {
 	return holder
 }
 
+// Text is the answer's body as a string.
 func (r *Response) Text() string { return string(r.Body) }
 
+// MustJSON decodes data into v, failing the test if it is not JSON.
 func MustJSON(t testing.TB, data []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(data, v); err != nil {
@@ -137,6 +141,8 @@ func MustJSON(t testing.TB, data []byte, v any) {
 	}
 }
 
+// Strings returns a decoded JSON array of strings as a []string (nil if
+// it is not one).
 func Strings(v any) []string {
 	var out []string
 	for _, x := range v.([]any) {
@@ -145,7 +151,7 @@ func Strings(v any) []string {
 	return out
 }
 
-// withMCPOAuth serves the MCP endpoints and OAuth for MCP clients, with
+// WithMCPOAuth serves the MCP endpoints and OAuth for MCP clients, with
 // the token requests counted per address on a clock that stands still
 // (one window for the whole test); *oauth is set to the OAuth service.
 func WithMCPOAuth(oauth **mcpauth.Service) Option {
@@ -162,9 +168,11 @@ func WithMCPOAuth(oauth **mcpauth.Service) Option {
 	})
 }
 
+// PushToken is the notification token a test records a send with
+// (RecordOutbound), and then presents on the pushes that answer it (Push).
 const PushToken = "push-token-0123456789abcdef"
 
-// recordOutbound records a send of the agent through the owner API and
+// RecordOutbound records a send of the agent through the owner API and
 // returns the answer.
 func (h *Harness) RecordOutbound(g *switchboard.Agent, token string, body map[string]any) map[string]any {
 	h.T.Helper()
@@ -175,7 +183,7 @@ func (h *Harness) RecordOutbound(g *switchboard.Agent, token string, body map[st
 	return r.JSON
 }
 
-// deviceAuth asks for codes at the address with a form body.
+// DeviceAuth asks for codes at the address with a form body.
 func (h *Harness) DeviceAuth(addr string, form url.Values, header map[string]string) *Response {
 	hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
 	for k, v := range header {
@@ -184,7 +192,7 @@ func (h *Harness) DeviceAuth(addr string, form url.Values, header map[string]str
 	return h.Do("POST", addr+"/oauth/device_authorization", hdr, form.Encode())
 }
 
-// wantOAuthError checks an OAuth error answer.
+// WantOAuthError checks an OAuth error answer.
 func WantOAuthError(t *testing.T, r *Response, status int, code string) {
 	t.Helper()
 	if r.Status != status || r.JSON["error"] != code {
@@ -195,6 +203,7 @@ func WantOAuthError(t *testing.T, r *Response, status int, code string) {
 	}
 }
 
+// Push sends a push notification to the agent's push receiver.
 func (h *Harness) Push(g *switchboard.Agent, header map[string]string, body string) *Response {
 	h.T.Helper()
 	hdr := map[string]string{"Content-Type": "application/json"}
@@ -204,7 +213,7 @@ func (h *Harness) Push(g *switchboard.Agent, header map[string]string, body stri
 	return h.Do("POST", h.Addr(g)+"/push", hdr, body)
 }
 
-// serve runs one JSON-RPC request through the handler without a network.
+// ServeRPC runs one JSON-RPC request through the handler without a network.
 func ServeRPC(h *Harness, token, body string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", "/a/fuzz", strings.NewReader(body))
@@ -213,7 +222,7 @@ func ServeRPC(h *Harness, token, body string) *httptest.ResponseRecorder {
 	return rec
 }
 
-// newTaskID sends a new message as the peer of token and returns the id of
+// NewTaskID sends a new message as the peer of token and returns the id of
 // the task it made.
 func NewTaskID(t *testing.T, h *Harness, token string) string {
 	t.Helper()
@@ -231,7 +240,7 @@ func NewTaskID(t *testing.T, h *Harness, token string) string {
 	return sent.Result.Task.ID
 }
 
-// withWakes serves the wake routes, sending through a guard that reaches
+// WithWakes serves the wake routes, sending through a guard that reaches
 // 127.0.0.1 only when loopback is set.
 func WithWakes(t testing.TB, loopback bool) Option {
 	return WithDeps(func(d *assembly.APIDeps) {
