@@ -31,6 +31,9 @@ func TestEnvCallerChecks(t *testing.T) {
 	if r := h.Owner("GET", "/directory", agentToken, nil); r.Status != http.StatusOK {
 		t.Fatalf("the agent reads the directory: %d %s", r.Status, r.Body)
 	}
+	if r := h.Owner("GET", "/tasks/no-such-task", agentToken, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("the agent reads a task that is not there: %d %s, want 404", r.Status, r.Body)
+	}
 
 	yes := true
 	_, err := h.DB.UpdateAccount(ctx, bob.ID, switchboard.AccountUpdate{Disabled: &yes})
@@ -38,7 +41,9 @@ func TestEnvCallerChecks(t *testing.T) {
 	if r := h.Owner("GET", "/agents", bobToken, nil); r.Status != http.StatusForbidden {
 		t.Fatalf("the owner token of a disabled account: %d %s, want 403", r.Status, r.Body)
 	}
-	if r := h.Owner("GET", "/directory", agentToken, nil); r.Status != http.StatusForbidden {
-		t.Fatalf("the agent token of a disabled account's agent: %d %s, want 403", r.Status, r.Body)
+	for _, path := range []string{"/directory", "/tasks/no-such-task"} {
+		if r := h.Owner("GET", path, agentToken, nil); r.Status != http.StatusForbidden {
+			t.Fatalf("GET %s with the agent token of a disabled account's agent: %d %s, want 403", path, r.Status, r.Body)
+		}
 	}
 }
