@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/internal/facetest"
 	assembly "github.com/switchboard-dev/switchboard/server"
 )
 
@@ -22,47 +23,47 @@ type pingFunc func(context.Context) error
 func (f pingFunc) Ping(ctx context.Context) error { return f(ctx) }
 
 // wantHealth asks path and checks the status code and the reported state.
-func (h *harness) wantHealth(url string, status int, state string) {
-	h.t.Helper()
-	r := h.do("GET", url, nil, "")
-	if r.status != status || r.json["status"] != state || r.json["ok"] != (status == http.StatusOK) {
-		h.t.Fatalf("GET %s: got %d %s, want %d with status %q", url, r.status, r.body, status, state)
+func wantHealth(h *facetest.Harness, url string, status int, state string) {
+	h.T.Helper()
+	r := h.Do("GET", url, nil, "")
+	if r.Status != status || r.JSON["status"] != state || r.JSON["ok"] != (status == http.StatusOK) {
+		h.T.Fatalf("GET %s: got %d %s, want %d with status %q", url, r.Status, r.Body, status, state)
 	}
 }
 
 func TestHealthStates(t *testing.T) {
-	h := newHarness(t)
-	api := assembly.NewAPI(assembly.APIDeps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Pinger: h.db}, httpapi.Config{Version: "v-test"})
+	h := facetest.New(t)
+	api := assembly.NewAPI(assembly.APIDeps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Pinger: h.DB}, httpapi.Config{Version: "v-test"})
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 
 	// Starting: alive, not ready.
-	h.wantHealth(srv.URL+"/healthz", http.StatusOK, "starting")
-	h.wantHealth(srv.URL+"/readyz", http.StatusServiceUnavailable, "starting")
+	wantHealth(h, srv.URL+"/healthz", http.StatusOK, "starting")
+	wantHealth(h, srv.URL+"/readyz", http.StatusServiceUnavailable, "starting")
 
 	api.SetReady(true)
-	h.wantHealth(srv.URL+"/healthz", http.StatusOK, "ready")
-	h.wantHealth(srv.URL+"/readyz", http.StatusOK, "ready")
-	if r := h.do("GET", srv.URL+"/readyz", nil, ""); r.json["version"] != "v-test" {
-		t.Fatalf("readyz does not name the version: %s", r.body)
+	wantHealth(h, srv.URL+"/healthz", http.StatusOK, "ready")
+	wantHealth(h, srv.URL+"/readyz", http.StatusOK, "ready")
+	if r := h.Do("GET", srv.URL+"/readyz", nil, ""); r.JSON["version"] != "v-test" {
+		t.Fatalf("readyz does not name the version: %s", r.Body)
 	}
 
 	// Draining (shutdown): still alive, no longer ready, and it stays so.
 	api.SetReady(false)
 	api.SetReady(false)
-	h.wantHealth(srv.URL+"/healthz", http.StatusOK, "draining")
-	r := h.do("GET", srv.URL+"/readyz", nil, "")
-	if r.status != http.StatusServiceUnavailable || r.json["status"] != "draining" || r.header.Get("Retry-After") == "" {
-		t.Fatalf("draining readyz: %d %v %s", r.status, r.header, r.body)
+	wantHealth(h, srv.URL+"/healthz", http.StatusOK, "draining")
+	r := h.Do("GET", srv.URL+"/readyz", nil, "")
+	if r.Status != http.StatusServiceUnavailable || r.JSON["status"] != "draining" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("draining readyz: %d %v %s", r.Status, r.Header, r.Body)
 	}
 }
 
 func TestReadyStoreUnreachable(t *testing.T) {
-	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.StoreCheckInterval = time.Nanosecond }))
-	h.wantHealth(h.srv.URL+"/readyz", http.StatusOK, "ready")
-	_ = h.db.Close()
-	h.wantHealth(h.srv.URL+"/readyz", http.StatusServiceUnavailable, "store unreachable")
-	h.wantHealth(h.srv.URL+"/healthz", http.StatusOK, "ready")
+	h := facetest.New(t, facetest.WithConfig(func(c *httpapi.Config) { c.StoreCheckInterval = time.Nanosecond }))
+	wantHealth(h, h.Server.URL+"/readyz", http.StatusOK, "ready")
+	_ = h.DB.Close()
+	wantHealth(h, h.Server.URL+"/readyz", http.StatusServiceUnavailable, "store unreachable")
+	wantHealth(h, h.Server.URL+"/healthz", http.StatusOK, "ready")
 }
 
 // TestReadyStoreCheckShared: however many checks come at once or within
@@ -78,12 +79,12 @@ func TestReadyStoreCheckShared(t *testing.T) {
 		}
 		return nil
 	})
-	h := newHarness(t, withDeps(func(d *assembly.APIDeps) { d.Pinger = ping }),
-		withConfig(func(c *httpapi.Config) { c.StoreCheckInterval = time.Hour }))
+	h := facetest.New(t, facetest.WithDeps(func(d *assembly.APIDeps) { d.Pinger = ping }),
+		facetest.WithConfig(func(c *httpapi.Config) { c.StoreCheckInterval = time.Hour }))
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			resp, err := http.Get(h.srv.URL + "/readyz")
+			resp, err := http.Get(h.Server.URL + "/readyz")
 			if err != nil {
 				t.Error(err)
 				return
@@ -96,7 +97,7 @@ func TestReadyStoreCheckShared(t *testing.T) {
 	}
 	wg.Wait()
 	failing.Store(true)
-	h.wantHealth(h.srv.URL+"/readyz", http.StatusOK, "ready") // within the interval: the outcome is reused
+	wantHealth(h, h.Server.URL+"/readyz", http.StatusOK, "ready") // within the interval: the outcome is reused
 	if got, want := pings.Load(), int32(1); got != want {
 		t.Fatalf("pings: got %d, want %d", got, want)
 	}

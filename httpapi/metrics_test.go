@@ -11,6 +11,7 @@ import (
 	assembly "github.com/switchboard-dev/switchboard/server"
 
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/internal/facetest"
 	"github.com/switchboard-dev/switchboard/internal/promtest"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/metrics"
@@ -20,31 +21,31 @@ import (
 func scrape(t testing.TB, url string) map[string]float64 {
 	t.Helper()
 	resp, err := http.Get(url + "/metrics")
-	must(t, err)
+	facetest.Must(t, err)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != metrics.ContentType {
 		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	s, err := promtest.Parse(resp.Body)
-	must(t, err)
+	facetest.Must(t, err)
 	return s
 }
 
 func TestMetrics(t *testing.T) {
 	reg := metrics.NewRegistry()
-	h := newHarness(t, withDeps(func(d *assembly.APIDeps) { d.MetricsHandler = reg }))
-	reg.MustRegister(h.api.Metrics()...)
-	g := h.agent("alice")
-	tok := h.peerToken(g, "bob")
+	h := facetest.New(t, facetest.WithDeps(func(d *assembly.APIDeps) { d.MetricsHandler = reg }))
+	reg.MustRegister(h.API.Metrics()...)
+	g := h.Agent("alice")
+	tok := h.PeerToken(g, "bob")
 
-	h.send(g, tok, "m1", "hi")
-	h.call(h.addr(g), tok, "tasks/get", map[string]any{"id": "nope"})
-	h.call(h.addr(g), tok, "NoSuchMethod", map[string]any{})
-	h.call(h.addr(g), "", "SendMessage", userMessage("m2", "no token")) // refused before the method is read
-	h.do("GET", h.srv.URL+"/nothing-here", nil, "")
-	h.do("PUT", h.srv.URL+"/nothing-here", nil, "")
+	h.Send(g, tok, "m1", "hi")
+	h.Call(h.Addr(g), tok, "tasks/get", map[string]any{"id": "nope"})
+	h.Call(h.Addr(g), tok, "NoSuchMethod", map[string]any{})
+	h.Call(h.Addr(g), "", "SendMessage", facetest.UserMessage("m2", "no token")) // refused before the method is read
+	h.Do("GET", h.Server.URL+"/nothing-here", nil, "")
+	h.Do("PUT", h.Server.URL+"/nothing-here", nil, "")
 
-	s := scrape(t, h.srv.URL)
+	s := scrape(t, h.Server.URL)
 	for key, want := range map[string]float64{
 		`switchboard_jsonrpc_requests_total{method="SendMessage"}`:   1,
 		`switchboard_jsonrpc_requests_total{method="tasks/get"}`:     1,
@@ -62,43 +63,43 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	// The scrape itself is counted when it ends.
-	if got := scrape(t, h.srv.URL)[`switchboard_http_requests_total{method="GET",code="2xx"}`]; got != 1 {
+	if got := scrape(t, h.Server.URL)[`switchboard_http_requests_total{method="GET",code="2xx"}`]; got != 1 {
 		t.Errorf("scrapes counted: got %v, want 1", got)
 	}
 }
 
 func TestMetricsStreamGauge(t *testing.T) {
 	reg := metrics.NewRegistry()
-	h := newHarness(t, withDeps(func(d *assembly.APIDeps) { d.MetricsHandler = reg }))
-	reg.MustRegister(h.api.Metrics()...)
-	g := h.agent("alice")
-	tok := h.peerToken(g, "bob")
-	id := h.send(g, tok, "m1", "hi")
+	h := facetest.New(t, facetest.WithDeps(func(d *assembly.APIDeps) { d.MetricsHandler = reg }))
+	reg.MustRegister(h.API.Metrics()...)
+	g := h.Agent("alice")
+	tok := h.PeerToken(g, "bob")
+	id := h.Send(g, tok, "m1", "hi")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	body := `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"` + id + `"}}`
-	req, err := http.NewRequestWithContext(ctx, "POST", h.addr(g), strings.NewReader(body))
-	must(t, err)
+	req, err := http.NewRequestWithContext(ctx, "POST", h.Addr(g), strings.NewReader(body))
+	facetest.Must(t, err)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
+	facetest.Must(t, err)
 	defer resp.Body.Close()
 	buf := make([]byte, 1)
 	if _, err := resp.Body.Read(buf); err != nil { // the snapshot is on its way: the stream is open
 		t.Fatal(err)
 	}
-	if got := scrape(t, h.srv.URL)["switchboard_sse_streams"]; got != 1 {
+	if got := scrape(t, h.Server.URL)["switchboard_sse_streams"]; got != 1 {
 		t.Fatalf("open streams: got %v, want 1", got)
 	}
 	cancel()
-	testwait.For(t, "the stream to close", func() bool { return scrape(t, h.srv.URL)["switchboard_sse_streams"] == 0 })
+	testwait.For(t, "the stream to close", func() bool { return scrape(t, h.Server.URL)["switchboard_sse_streams"] == 0 })
 }
 
 func TestMetricsOffByDefault(t *testing.T) {
-	h := newHarness(t)
-	if r := h.do("GET", h.srv.URL+"/metrics", nil, ""); r.status != http.StatusNotFound {
-		t.Fatalf("/metrics without a handler: %d", r.status)
+	h := facetest.New(t)
+	if r := h.Do("GET", h.Server.URL+"/metrics", nil, ""); r.Status != http.StatusNotFound {
+		t.Fatalf("/metrics without a handler: %d", r.Status)
 	}
 }
 
@@ -107,16 +108,16 @@ func TestMetricsOffByDefault(t *testing.T) {
 // connection rather than read the rest, through the request counter's
 // wrapper.
 func TestTooLargeBodyClosesConnection(t *testing.T) {
-	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.MaxBody = 1024 }))
-	g := h.agent("alice")
-	tok := h.peerToken(g, "bob")
+	h := facetest.New(t, facetest.WithConfig(func(c *httpapi.Config) { c.MaxBody = 1024 }))
+	g := h.Agent("alice")
+	tok := h.PeerToken(g, "bob")
 	body := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"x":"`),
 		strings.NewReader(strings.Repeat("a", 8<<10)), strings.NewReader(`"}}`))
-	req, err := http.NewRequest("POST", h.addr(g), body)
-	must(t, err)
+	req, err := http.NewRequest("POST", h.Addr(g), body)
+	facetest.Must(t, err)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
+	facetest.Must(t, err)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
 		t.Fatalf("got %d, close %v; want 413 and the connection closed", resp.StatusCode, resp.Close)
@@ -126,10 +127,10 @@ func TestTooLargeBodyClosesConnection(t *testing.T) {
 // BenchmarkServeHealthz measures a whole request through Server.ServeHTTP,
 // request counting included, without the network.
 func BenchmarkServeHealthz(b *testing.B) {
-	h := newHarness(b)
+	h := facetest.New(b)
 	req := httptest.NewRequest("GET", "/healthz", nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		h.api.ServeHTTP(httptest.NewRecorder(), req)
+		h.API.ServeHTTP(httptest.NewRecorder(), req)
 	}
 }

@@ -11,16 +11,17 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/internal/facetest"
 )
 
 // listen serves h's API on a listener of its own, wrapped as serve wraps
 // it, and returns its address.
-func listen(t *testing.T, h *harness, cfg httpapi.ListenerConfig) (string, *httpapi.Listener) {
+func listen(t *testing.T, h *facetest.Harness, cfg httpapi.ListenerConfig) (string, *httpapi.Listener) {
 	t.Helper()
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
+	facetest.Must(t, err)
 	ln := httpapi.Listen(tcp, cfg)
-	srv := &http.Server{Handler: h.api, ReadHeaderTimeout: 5 * time.Second, ConnContext: httpapi.ConnContext}
+	srv := &http.Server{Handler: h.API, ReadHeaderTimeout: 5 * time.Second, ConnContext: httpapi.ConnContext}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return tcp.Addr().String(), ln
@@ -34,9 +35,9 @@ func listen(t *testing.T, h *harness, cfg httpapi.ListenerConfig) (string, *http
 // with Connection: close), and /healthz keeps answering meanwhile.
 func TestSlowBodyClientsAreCutOff(t *testing.T) {
 	const bodyTimeout = 400 * time.Millisecond
-	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.BodyTimeout = bodyTimeout }))
-	g := h.agent("slow")
-	peer := h.peerToken(g, "bob")
+	h := facetest.New(t, facetest.WithConfig(func(c *httpapi.Config) { c.BodyTimeout = bodyTimeout }))
+	g := h.Agent("slow")
+	peer := h.PeerToken(g, "bob")
 	addr, _ := listen(t, h, httpapi.ListenerConfig{UnauthenticatedPerAddress: -1})
 
 	heads := map[string]string{
@@ -44,7 +45,7 @@ func TestSlowBodyClientsAreCutOff(t *testing.T) {
 		"unknown":      "POST /a/nobody HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
 		"owner-no-tok": "POST /agents HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
 		"peer-valid":   "POST /a/slow HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + peer + "\r\nContent-Length: 1000\r\n\r\n",
-		"owner-valid":  "POST /agents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + h.operatorToken + "\r\nContent-Length: 1000\r\n\r\n",
+		"owner-valid":  "POST /agents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + h.OperatorToken + "\r\nContent-Length: 1000\r\n\r\n",
 		"chunked":      "POST /a/slow HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + peer + "\r\nTransfer-Encoding: chunked\r\n\r\n",
 	}
 	type result struct {
@@ -124,19 +125,19 @@ func TestSlowBodyClientsAreCutOff(t *testing.T) {
 // answered without Connection: close, and the next request goes on the same
 // connection; a JSON body with something after its value is refused.
 func TestBodyReadKeepsTheConnection(t *testing.T) {
-	h := newHarness(t)
+	h := facetest.New(t)
 	addr, _ := listen(t, h, httpapi.ListenerConfig{})
 	c, err := net.Dial("tcp", addr)
-	must(t, err)
+	facetest.Must(t, err)
 	defer c.Close()
 	br := bufio.NewReader(c)
 	send := func(body string) *http.Response {
 		t.Helper()
 		_, err := fmt.Fprintf(c, "POST /accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-			h.operatorToken, len(body), body)
-		must(t, err)
+			h.OperatorToken, len(body), body)
+		facetest.Must(t, err)
 		resp, err := http.ReadResponse(br, nil)
-		must(t, err)
+		facetest.Must(t, err)
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp
 	}
@@ -156,24 +157,24 @@ func TestBodyReadKeepsTheConnection(t *testing.T) {
 // answered 503 and closed. A connection that authenticates, or closes,
 // makes room.
 func TestUnauthenticatedConnectionsPerAddress(t *testing.T) {
-	h := newHarness(t)
+	h := facetest.New(t)
 	addr, ln := listen(t, h, httpapi.ListenerConfig{UnauthenticatedPerAddress: 3})
 	var idle []net.Conn
 	for range 3 {
 		c, err := net.Dial("tcp", addr)
-		must(t, err)
+		facetest.Must(t, err)
 		defer c.Close()
 		idle = append(idle, c)
 	}
 	refused := func() bool {
 		t.Helper()
 		c, err := net.Dial("tcp", addr)
-		must(t, err)
+		facetest.Must(t, err)
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 		_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		must(t, err)
+		facetest.Must(t, err)
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusServiceUnavailable
 	}
@@ -185,10 +186,10 @@ func TestUnauthenticatedConnectionsPerAddress(t *testing.T) {
 	}
 
 	// One idle connection authenticates: there is room for one more.
-	_, err := fmt.Fprintf(idle[0], "GET /agents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", h.operatorToken)
-	must(t, err)
+	_, err := fmt.Fprintf(idle[0], "GET /agents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", h.OperatorToken)
+	facetest.Must(t, err)
 	resp, err := http.ReadResponse(bufio.NewReader(idle[0]), nil)
-	must(t, err)
+	facetest.Must(t, err)
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET /agents: %s", resp.Status)
@@ -207,25 +208,25 @@ func TestUnauthenticatedConnectionsPerAddress(t *testing.T) {
 // the handler waits to read it.
 func TestWatchBodiesCutsOffSlowBodies(t *testing.T) {
 	const bodyTimeout = 300 * time.Millisecond
-	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.BodyTimeout = bodyTimeout }))
-	page := h.api.WatchBodies(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := facetest.New(t, facetest.WithConfig(func(c *httpapi.Config) { c.BodyTimeout = bodyTimeout }))
+	page := h.API.WatchBodies(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.ReadAll(r.Body); err != nil {
 			http.Error(w, "the body did not come", http.StatusRequestTimeout)
 		}
 	}))
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
+	facetest.Must(t, err)
 	srv := &http.Server{Handler: page, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(tcp) }()
 	t.Cleanup(func() { _ = srv.Close() })
 
 	c, err := net.Dial("tcp", tcp.Addr().String())
-	must(t, err)
+	facetest.Must(t, err)
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second)) // the test's own bound
 	start := time.Now()
 	_, err = io.WriteString(c, "POST /dashboard/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n")
-	must(t, err)
+	facetest.Must(t, err)
 	_, err = io.Copy(io.Discard, c) // until the server closes the connection
 	if took := time.Since(start); err != nil || took > 5*time.Second {
 		t.Fatalf("the connection ended after %s (%v), want within about %s", took, err, bodyTimeout)

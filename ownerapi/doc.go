@@ -1,5 +1,5 @@
 // Package ownerapi is the JSON of the owner and operator API, shared by the
-// HTTP handlers (package httpapi) and the CLI (cmd/switchboard), so that the
+// HTTP handlers (package ownerhttp) and the CLI (cmd/switchboard), so that the
 // two cannot drift.
 //
 // Each type is the body of a request or an answer, named for what it
@@ -9,8 +9,8 @@
 // type. Request bodies have pointer fields where the server must tell an
 // absent field from an empty one (PATCH and PUT), and omit absent fields
 // when encoded. The json tags are the wire format: changing one changes the
-// API for every client, and httpapi's golden test
-// (httpapi/ownerapi_golden_test.go) fails when an answer's keys or value
+// API for every client, and ownerhttp's golden test
+// (ownerhttp/ownerapi_golden_test.go) fails when an answer's keys or value
 // types change.
 //
 // The package holds types only. It depends on the standard library and the
