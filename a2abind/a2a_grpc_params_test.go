@@ -1,4 +1,4 @@
-package httpapi_test
+package a2abind_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"github.com/switchboard-dev/switchboard/httpapi"
+	"github.com/switchboard-dev/switchboard/internal/facetest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -19,13 +20,13 @@ import (
 // page_size 0 is the default page size: the a2a-go gRPC client sends it
 // when its caller names none.
 func TestGRPCOptionalParams(t *testing.T) {
-	h := newHarness(t)
+	h := facetest.New(t)
 	srv := h2cServer(t, h)
-	g := h.agent("alice")
-	tok := h.peerToken(g, "bob")
-	id := h.send(g, tok, "m1", "x")
+	g := h.Agent("alice")
+	tok := h.PeerToken(g, "bob")
+	id := h.Send(g, tok, "m1", "x")
 	conn, err := grpc.NewClient(strings.TrimPrefix(srv.URL, "http://"), bearerDial(tok)...)
-	must(t, err)
+	facetest.Must(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	c := a2apb.NewA2AServiceClient(conn)
 	ctx := context.Background()
@@ -66,14 +67,14 @@ func TestGRPCOptionalParams(t *testing.T) {
 // gRPC call on the deployment's host without a tenant reaches that agent,
 // as a JSON-RPC call to the root does; a tenant still names any other.
 func TestGRPCDefaultAgent(t *testing.T) {
-	h := newHarness(t, withConfig(func(c *httpapi.Config) { c.DefaultAgent = "alice" }))
+	h := facetest.New(t, facetest.WithConfig(func(c *httpapi.Config) { c.DefaultAgent = "alice" }))
 	srv := h2cServer(t, h)
-	alice, bob := h.agent("alice"), h.agent("bob")
-	aliceTok, bobTok := h.peerToken(alice, "p"), h.peerToken(bob, "q")
+	alice, bob := h.Agent("alice"), h.Agent("bob")
+	aliceTok, bobTok := h.PeerToken(alice, "p"), h.PeerToken(bob, "q")
 	ctx := context.Background()
 	send := func(token, tenant string) (string, error) {
 		conn, err := grpc.NewClient(strings.TrimPrefix(srv.URL, "http://"), bearerDial(token)...)
-		must(t, err)
+		facetest.Must(t, err)
 		defer conn.Close()
 		resp, err := a2apb.NewA2AServiceClient(conn).SendMessage(ctx, &a2apb.SendMessageRequest{Tenant: tenant,
 			Message:       &a2apb.Message{MessageId: "m-" + tenant, Role: a2apb.Role_ROLE_USER, Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hi"}}}},
@@ -81,7 +82,7 @@ func TestGRPCDefaultAgent(t *testing.T) {
 		return resp.GetTask().GetId(), err
 	}
 	agentOf := func(id string) string {
-		task, err := h.db.FindTaskByID(ctx, a2a.TaskID(id))
+		task, err := h.DB.FindTaskByID(ctx, a2a.TaskID(id))
 		if err != nil {
 			return err.Error()
 		}

@@ -1,14 +1,16 @@
-package httpapi_test
+package server_test
 
 import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"github.com/switchboard-dev/switchboard/internal/facetest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -26,9 +28,14 @@ import (
 func TestAuthorizationMatrixGRPC(t *testing.T) {
 	rows := authzRows()
 	s := newAuthzServer(t, "")
-	srv := h2cServer(t, s.harness)
+	srv := httptest.NewUnstartedServer(s.API.AgentDomains(s.API)) // h2c, as the plain listener
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
 	conn, err := grpc.NewClient(strings.TrimPrefix(srv.URL, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	must(t, err)
+	facetest.Must(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	client := a2apb.NewA2AServiceClient(conn)
 	getTask := func(auth, tenant string, id a2a.TaskID) (*a2apb.Task, error) {
@@ -57,7 +64,7 @@ func TestAuthorizationMatrixGRPC(t *testing.T) {
 				if c.disabled() {
 					e = d
 				}
-				auth := c.authorization(a, b, d, s.ownerToken(s.operator))
+				auth := c.authorization(a, b, d, s.OwnerToken(s.Operator))
 				task, err := getTask(auth, addr.tenant(e), addr.task(e))
 				want, ok := codeOf[rows[addr.row].want[c]]
 				if !ok {
