@@ -9,6 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/a2arpc"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
@@ -188,6 +189,9 @@ func sendStreamPlan(c *rpcCall, t *switchboard.Task, replayed bool, historyLengt
 func (s *Edge) subscribePlan(ctx context.Context, c *rpcCall, id a2a.TaskID) (streamPlan, error) {
 	if id == "" {
 		return streamPlan{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
+	}
+	if s.passAgent(ctx, c, id) != nil {
+		return streamPlan{}, front.ErrPassThroughUnsupported
 	}
 	t, err := s.Tasks.GetTask(ctx, c.peer, id)
 	switch {

@@ -18,13 +18,18 @@ import (
 // nothing in another mode.
 func (s *Face) checkFront(mode switchboard.DeliveryMode, b *ownerapi.AgentRequest, was *switchboard.Agent) error {
 	if mode != switchboard.ModeFront {
-		if b.Upstream != nil || b.UpstreamCardURL != nil {
-			return switchboard.Errorf(switchboard.EINVALID, "upstream is set only for agents in front mode")
+		if b.Upstream != nil || b.UpstreamCardURL != nil || b.Record != nil {
+			return switchboard.Errorf(switchboard.EINVALID, "upstream and record are set only for agents in front mode")
 		}
 		return nil
 	}
 	if s.Fronts == nil {
 		return switchboard.Errorf(switchboard.EINVALID, "this server does not run fronts")
+	}
+	if b.Record != nil {
+		if err := switchboard.CheckFrontRecord(*b.Record); err != nil {
+			return err
+		}
 	}
 	if b.Upstream == nil && b.UpstreamCardURL != nil {
 		return switchboard.Errorf(switchboard.EINVALID, "upstream_card_url is set with upstream")
@@ -42,16 +47,25 @@ func (s *Face) checkFront(mode switchboard.DeliveryMode, b *ownerapi.AgentReques
 	return nil
 }
 
-// putFront keeps the upstream of a request checked by checkFront.
+// putFront keeps the upstream and the record of a request checked by
+// checkFront.
 func (s *Face) putFront(r *http.Request, g *switchboard.Agent, b *ownerapi.AgentRequest) error {
-	if b.Upstream == nil || s.Fronts == nil {
+	if s.Fronts == nil {
 		return nil
 	}
-	card := ""
-	if b.UpstreamCardURL != nil {
-		card = *b.UpstreamCardURL
+	if b.Upstream != nil {
+		card := ""
+		if b.UpstreamCardURL != nil {
+			card = *b.UpstreamCardURL
+		}
+		if err := s.Fronts.Put(r.Context(), g.ID, *b.Upstream, card); err != nil {
+			return err
+		}
 	}
-	return s.Fronts.Put(r.Context(), g.ID, *b.Upstream, card)
+	if b.Record != nil {
+		return s.Fronts.SetRecord(r.Context(), g.ID, *b.Record)
+	}
+	return nil
 }
 
 // frontAgent is the owned agent of the path, which must be in front mode.
@@ -115,4 +129,13 @@ func (s *Face) handleFrontVerify(w http.ResponseWriter, r *http.Request, acct *s
 	out.Sent.Bearer, out.Sent.Headers = v.Sent.Bearer, append([]string{}, v.Sent.Headers...)
 	slices.Sort(out.Sent.Headers)
 	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// frontRecord is what f records of its tasks, "task" for a front set up
+// before it could say.
+func frontRecord(f *switchboard.Front) string {
+	if f.Record == "" {
+		return switchboard.FrontRecordTask
+	}
+	return f.Record
 }

@@ -1,0 +1,111 @@
+package a2aedge
+
+import (
+	"context"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/front"
+)
+
+// A pass-through front (docs/front.md, "Pass-through fronts") is served
+// by the same pipeline as any address (authentication, rate limit, body
+// limit, envelope, version, params): only its methods differ. SendMessage,
+// GetTask and CancelTask go to its upstream through the front's
+// forwarder, with no store write (front.Service.PassSend, PassGet,
+// PassCancel); ListTasks, streams and push configurations are refused.
+
+// passThrough reports whether agent is a front that keeps no record of
+// its tasks.
+func (s *Edge) passThrough(ctx context.Context, agent *switchboard.Agent) bool {
+	if agent == nil || agent.Mode != switchboard.ModeFront || s.Fronts == nil {
+		return false
+	}
+	ok, err := s.Fronts.PassThrough(ctx, agent.ID)
+	return err == nil && ok
+}
+
+// passAgent returns the agent of a pass-through front that the call's
+// task id id belongs to: the address's, or, at a community's, the one
+// that gave the caller id; or nil (the task is a recorded one, if any).
+func (s *Edge) passAgent(ctx context.Context, c *rpcCall, id a2a.TaskID) *switchboard.Agent {
+	if c.agent != nil {
+		if s.passThrough(ctx, c.agent) {
+			return c.agent
+		}
+		return nil
+	}
+	if s.Fronts == nil {
+		return nil
+	}
+	if on := s.Fronts.PassOwner(c.peer, id); on != "" {
+		return &switchboard.Agent{ID: on, Mode: switchboard.ModeFront}
+	}
+	return nil
+}
+
+// passSend sends a message through a pass-through front.
+func (s *Edge) passSend(ctx context.Context, c *rpcCall, agent *switchboard.Agent, p *a2a.SendMessageRequest) (*switchboard.Task, error) {
+	if p.Config != nil && p.Config.PushConfig != nil {
+		return nil, errPushNotSupported
+	}
+	t, err := s.Fronts.PassSend(ctx, agent.ID, c.peer, p)
+	if err != nil {
+		return nil, err
+	}
+	return passTask(agent, c, t), nil
+}
+
+// passGet answers GetTask for a pass-through front's task; ok is false
+// when id is not one.
+func (s *Edge) passGet(ctx context.Context, c *rpcCall, id a2a.TaskID, historyLength *int) (t *a2a.Task, ok bool, err error) {
+	agent := s.passAgent(ctx, c, id)
+	if agent == nil {
+		return nil, false, nil
+	}
+	t, err = s.Fronts.PassGet(ctx, agent.ID, c.peer, id, historyLength)
+	if err != nil {
+		return nil, true, err
+	}
+	return switchboard.TrimTask(t, historyLength, true), true, nil
+}
+
+// passCancel answers CancelTask for a pass-through front's task; ok is
+// false when id is not one.
+func (s *Edge) passCancel(ctx context.Context, c *rpcCall, id a2a.TaskID) (t *switchboard.Task, ok bool, err error) {
+	agent := s.passAgent(ctx, c, id)
+	if agent == nil {
+		return nil, false, nil
+	}
+	at, err := s.Fronts.PassCancel(ctx, agent.ID, c.peer, id)
+	if err != nil {
+		return nil, true, err
+	}
+	return passTask(agent, c, at), true, nil
+}
+
+// passTask is a pass-through front's answer as a task: never written.
+func passTask(agent *switchboard.Agent, c *rpcCall, t *a2a.Task) *switchboard.Task {
+	return &switchboard.Task{A2A: *t, AgentID: agent.ID, PeerID: c.peer.ID, PeerLabel: c.peer.Label, PeerKind: c.peer.Kind, Protocol: c.version}
+}
+
+// PushOff reports whether the push configuration methods are refused
+// for the call: push notifications are off, or its address is a
+// pass-through front's.
+func (s *Edge) PushOff(ctx context.Context, c *Call) bool {
+	return !s.Cfg.PushNotifications || s.passThrough(ctx, c.agent)
+}
+
+// passCapabilities returns what the card of agent says it streams and
+// pushes, and the extension that says what a pass-through front gives up.
+func (s *Edge) passCapabilities(agent *switchboard.Agent, ext []cardExtension) (streaming, push bool, exts []cardExtension) {
+	if !s.passThrough(context.Background(), agent) {
+		return true, s.Cfg.PushNotifications, ext
+	}
+	return false, false, append(ext, cardExtension{URI: PassThroughExtension, Params: map[string]any{"givesUp": front.PassThroughGivesUp},
+		Description: "This address passes each call through to its agent without a record of its tasks: SendMessage, GetTask and CancelTask only; no ListTasks, streams or push notifications, and a task id is forgotten after a restart."})
+}
+
+// PassThroughExtension is the URI of the card extension that says an
+// address is a pass-through front.
+const PassThroughExtension = "https://switchboard.dev/ext/pass-through-front/v1"
