@@ -49,11 +49,22 @@ type PassIDs struct {
 
 // NewPassIDs returns a map of at most max entries (DefaultPassIDs if
 // max <= 0).
-func NewPassIDs(max int) *PassIDs {
-	if max <= 0 {
-		max = DefaultPassIDs
+func NewPassIDs(n int) *PassIDs {
+	if n <= 0 {
+		n = DefaultPassIDs
 	}
-	return &PassIDs{max: max, order: list.New(), byOurs: make(map[passKey]*list.Element), byTheirs: make(map[passKey]*list.Element)}
+	return &PassIDs{max: n, order: list.New(), byOurs: make(map[passKey]*list.Element), byTheirs: make(map[passKey]*list.Element)}
+}
+
+// SetMax bounds the map to max entries (at least 1), forgetting the
+// least recently used ones over it.
+func (m *PassIDs) SetMax(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.max = max(n, 1)
+	for m.order.Len() > m.max {
+		m.removeLocked(m.order.Back())
+	}
 }
 
 // Len returns how many ids are kept.

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/server"
+)
+
+// rpcAnswer is a JSON-RPC answer as a peer reads it.
+type rpcAnswer struct {
+	status int
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// rawCall calls address with method as the bearer of token ("" for none),
+// A2A 1.0, and returns the answer whatever it is.
+func rawCall(t *testing.T, address, token, method string, params any) *rpcAnswer {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest("POST", address, bytes.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	b = bytes.TrimPrefix(bytes.TrimSpace(b), []byte("data: ")) // a stream's refusal is its one event
+	a := &rpcAnswer{status: resp.StatusCode}
+	if err := json.Unmarshal(b, a); err != nil {
+		t.Fatalf("%s: %v: %s", method, err, b)
+	}
+	return a
+}
+
+// wantRPCError fails unless a is the JSON-RPC error code.
+func wantRPCError(t *testing.T, what string, a *rpcAnswer, code int) {
+	t.Helper()
+	if a.Error == nil || a.Error.Code != code {
+		t.Fatalf("%s: got %+v (result %s), want error %d", what, a.Error, a.Result, code)
+	}
+}
+
+// passFront runs a server with a pass-through front of a 1.0 upstream
+// that does not stream, and returns it with the peer tokens of bob and
+// carol.
+func passFront(t *testing.T) (m *server.Server, up *upstreamAgent, bob, carol string) {
+	t.Helper()
+	up = newUpstreamAgent(t, "1.0", false, upstreamOptions{tls: true})
+	m = frontMain(t, up)
+	bob = createFront(t, m, "pass", up.srv.URL+"/invoke", "--record", "none")
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, m, "--json", "token", "issue", "--agent", "pass", "carol")), &tok); err != nil {
+		t.Fatal(err)
+	}
+	return m, up, bob, tok.Token
+}
+
+// countTasks counts the tasks the store holds.
+func countTasks(t *testing.T, m *server.Server) int {
+	t.Helper()
+	_, n, err := m.DB.FindTasks(context.Background(), switchboard.TaskFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFrontPassThrough: a front with record none passes SendMessage,
+// follow-ups, GetTask and CancelTask through to the upstream with our
+// ids, writes no task, and keeps each peer to the tasks it was given.
+func TestFrontPassThrough(t *testing.T) {
+	m, up, bob, carol := passFront(t)
+	addr := m.URL() + "/a/pass"
+
+	task := peerSend(t, m, "pass", bob, "m1", "hello", "", true)
+	if got, want := task.answer(), "upstream: hello"; got != want || task.Status.State != "TASK_STATE_COMPLETED" {
+		t.Fatalf("answer: got %q in %s, want %q completed (%s)", got, task.Status.State, want, task.reason())
+	}
+	up.mu.Lock()
+	theirs := string(up.tasks[0])
+	up.mu.Unlock()
+	if task.ID == "" || task.ID == theirs {
+		t.Fatalf("the peer got task id %q, the upstream's is %q: want one of ours", task.ID, theirs)
+	}
+	got := peerCall(t, m, "pass", bob, "GetTask", map[string]any{"id": task.ID})
+	if got.ID != task.ID || got.answer() != "upstream: hello" {
+		t.Fatalf("GetTask: got %+v", got)
+	}
+
+	// A question and its follow-up reach the same task upstream.
+	q := peerSend(t, m, "pass", bob, "m2", "ask", "", true)
+	if q.Status.State != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("state: got %s, want input required", q.Status.State)
+	}
+	f := peerSend(t, m, "pass", bob, "m3", "blue", q.ID, true)
+	if f.ID != q.ID || f.answer() != "upstream: you chose blue" {
+		t.Fatalf("follow-up: got %s %q, want %s answered", f.ID, f.answer(), q.ID)
+	}
+
+	// Isolation: carol reaches none of bob's tasks, by our id or the
+	// upstream's, and neither does bob by the upstream's.
+	wantRPCError(t, "carol's GetTask of bob's task", rawCall(t, addr, carol, "GetTask", map[string]any{"id": task.ID}), -32001)
+	wantRPCError(t, "carol's GetTask by the upstream's id", rawCall(t, addr, carol, "GetTask", map[string]any{"id": theirs}), -32001)
+	wantRPCError(t, "bob's GetTask by the upstream's id", rawCall(t, addr, bob, "GetTask", map[string]any{"id": theirs}), -32001)
+	wantRPCError(t, "carol's CancelTask of bob's task", rawCall(t, addr, carol, "CancelTask", map[string]any{"id": q.ID}), -32001)
+	msg := map[string]any{"messageId": "c1", "role": "ROLE_USER", "taskId": q.ID, "parts": []any{map[string]any{"text": "red"}}}
+	wantRPCError(t, "carol's follow-up of bob's task", rawCall(t, addr, carol, "SendMessage", map[string]any{"message": msg}), -32001)
+
+	// Cancel: a task still working upstream is canceled there.
+	w := peerSend(t, m, "pass", bob, "m4", "wait", "", false)
+	up.waitStarted(t, "wait")
+	c := peerCall(t, m, "pass", bob, "CancelTask", map[string]any{"id": w.ID})
+	if c.ID != w.ID || c.Status.State != "TASK_STATE_CANCELED" {
+		t.Fatalf("CancelTask: got %s in %s, want %s canceled", c.ID, c.Status.State, w.ID)
+	}
+	up.waitCanceled(t, "the cancel did not reach the upstream")
+
+	if n := countTasks(t, m); n != 0 {
+		t.Fatalf("the store holds %d tasks, want none", n)
+	}
+}
+
+// TestFrontPassThroughRefuses: what a pass-through front gives up is
+// refused with the binding's error, said in its card and its status; a
+// call without a token is refused as at any address.
+func TestFrontPassThroughRefuses(t *testing.T) {
+	m, _, bob, _ := passFront(t)
+	addr := m.URL() + "/a/pass"
+	task := peerSend(t, m, "pass", bob, "m1", "hello", "", true)
+
+	wantRPCError(t, "ListTasks", rawCall(t, addr, bob, "ListTasks", map[string]any{}), -32004)
+	wantRPCError(t, "CreateTaskPushNotificationConfig", rawCall(t, addr, bob, "CreateTaskPushNotificationConfig",
+		map[string]any{"taskId": task.ID, "url": "https://hooks.example.com/x"}), -32003)
+	wantRPCError(t, "SubscribeToTask", rawCall(t, addr, bob, "SubscribeToTask", map[string]any{"id": task.ID}), -32004)
+	msg := map[string]any{"messageId": "m2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}}
+	wantRPCError(t, "SendStreamingMessage", rawCall(t, addr, bob, "SendStreamingMessage", map[string]any{"message": msg}), -32004)
+
+	a := rawCall(t, addr, "", "SendMessage", map[string]any{"message": msg})
+	if a.status != http.StatusUnauthorized || a.Error == nil {
+		t.Fatalf("no token: got HTTP %d %+v, want 401", a.status, a.Error)
+	}
+	big := strings.Repeat("x", 1<<20)
+	long := map[string]any{"messageId": "m3", "role": "ROLE_USER", "parts": []any{map[string]any{"text": big}}}
+	if a := rawCall(t, addr, bob, "SendMessage", map[string]any{"message": long}); a.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a body over 1 MiB: got HTTP %d %+v, want 413", a.status, a.Error)
+	}
+
+	resp, err := http.Get(addr + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card struct {
+		Capabilities struct {
+			Streaming, PushNotifications bool
+			Extensions                   []struct{ URI string }
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&card)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if card.Capabilities.Streaming || card.Capabilities.PushNotifications ||
+		!slices.ContainsFunc(card.Capabilities.Extensions, func(e struct{ URI string }) bool { return strings.Contains(e.URI, "pass-through") }) {
+		t.Fatalf("the card's capabilities: %+v, want no streaming, no pushes and the pass-through extension", card.Capabilities)
+	}
+
+	out := cli(t, m, "front", "status", "pass")
+	if !strings.Contains(out, "record") || !strings.Contains(out, "none") || !strings.Contains(out, "gives up") || !strings.Contains(out, "ListTasks") {
+		t.Fatalf("front status said:\n%s", out)
+	}
+	if _, err := cliErr(m, "agent", "update", "pass", "--record", "nothing"); err == nil || !strings.Contains(err.Error(), `record must be "task"`) {
+		t.Fatalf("a bad record: got %v", err)
+	}
+	// Back to a record: the address is a recorded front again.
+	cli(t, m, "agent", "update", "pass", "--record", "task")
+	if a := rawCall(t, addr, bob, "ListTasks", map[string]any{}); a.Error != nil {
+		t.Fatalf("ListTasks of a recorded front: %+v", a.Error)
+	}
+}
+
+// TestFrontPassThroughBound: the ids are bounded; an id forgotten is
+// "task not found", the most recent still reach the upstream.
+func TestFrontPassThroughBound(t *testing.T) {
+	m, _, bob, _ := passFront(t)
+	addr := m.URL() + "/a/pass"
+	m.Fronts.PassIDs().SetMax(2) // a task and its context
+	first := peerSend(t, m, "pass", bob, "m1", "hello", "", true)
+	second := peerSend(t, m, "pass", bob, "m2", "again", "", true)
+	if n := m.Fronts.PassIDs().Len(); n != 2 {
+		t.Fatalf("%d ids kept, want 2", n)
+	}
+	wantRPCError(t, "GetTask of an evicted id", rawCall(t, addr, bob, "GetTask", map[string]any{"id": first.ID}), -32001)
+	if got := peerCall(t, m, "pass", bob, "GetTask", map[string]any{"id": second.ID}); got.answer() != "upstream: again" {
+		t.Fatalf("GetTask of the latest: got %+v", got)
+	}
+}
