@@ -47,11 +47,9 @@ func (s *Service) PassThrough(ctx context.Context, agentID string) (bool, error)
 	return f.PassThrough(), nil
 }
 
-// SetRecord sets what agentID's front records of its tasks.
+// SetRecord sets what agentID's front records of its tasks (the store
+// checks the value).
 func (s *Service) SetRecord(ctx context.Context, agentID, record string) error {
-	if err := switchboard.CheckFrontRecord(record); err != nil {
-		return err
-	}
 	if err := s.store.SetFrontRecord(ctx, agentID, record); err != nil {
 		return err
 	}

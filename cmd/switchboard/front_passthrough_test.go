@@ -190,6 +190,17 @@ func TestFrontPassThroughRefuses(t *testing.T) {
 	if _, err := cliErr(m, "agent", "update", "pass", "--record", "nothing"); err == nil || !strings.Contains(err.Error(), `record must be "task"`) {
 		t.Fatalf("a bad record: got %v", err)
 	}
+	// A bad value is refused before the agent is made; a record is a
+	// front's setting only.
+	if _, err := cliErr(m, "agent", "create", "bad", "--mode", "front", "--upstream", "https://up.example/a2a", "--record", "nothing"); err == nil || !strings.Contains(err.Error(), `record must be "task"`) {
+		t.Fatalf("a bad record at create: got %v", err)
+	}
+	if _, err := cliErr(m, "agent", "show", "bad"); err == nil {
+		t.Fatal("the agent of a refused create was made")
+	}
+	if _, err := cliErr(m, "agent", "create", "inbox", "--mode", "inbox", "--record", "none"); err == nil || !strings.Contains(err.Error(), "front mode") {
+		t.Fatalf("a record for an inbox agent: got %v", err)
+	}
 	// Back to a record: the address is a recorded front again.
 	cli(t, m, "agent", "update", "pass", "--record", "task")
 	if a := rawCall(t, addr, bob, "ListTasks", map[string]any{}); a.Error != nil {
