@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/server"
 )
@@ -222,5 +223,46 @@ func TestFrontPassThroughBound(t *testing.T) {
 	wantRPCError(t, "GetTask of an evicted id", rawCall(t, addr, bob, "GetTask", map[string]any{"id": first.ID}), -32001)
 	if got := peerCall(t, m, "pass", bob, "GetTask", map[string]any{"id": second.ID}); got.answer() != "upstream: again" {
 		t.Fatalf("GetTask of the latest: got %+v", got)
+	}
+}
+
+// TestFrontPassThroughBindings: peers in HTTP+JSON, gRPC and A2A 0.3
+// JSON-RPC take the pass-through path too, and nothing is written.
+func TestFrontPassThroughBindings(t *testing.T) {
+	m, _, bob, _ := passFront(t)
+	addr := m.URL() + "/a/pass"
+	for name, binding := range oneBindings {
+		got := peerOver(t, addr, bob, binding, "via "+name)
+		if want := "upstream: via " + name; artifactText(got) != want || got.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("%s peer: got %q in %s, want %q completed", name, artifactText(got), got.Status.State, want)
+		}
+	}
+	call03 := func(method string, params any) map[string]any {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+		req, _ := http.NewRequest("POST", addr, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+bob)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var a struct {
+			Result map[string]any `json:"result"`
+			Error  any            `json:"error"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || a.Error != nil {
+			t.Fatalf("%s: %v %v", method, err, a.Error)
+		}
+		return a.Result
+	}
+	sent := call03("message/send", map[string]any{"message": map[string]any{"kind": "message", "messageId": "v03", "role": "user",
+		"parts": []any{map[string]any{"kind": "text", "text": "old"}}}})
+	id, _ := sent["id"].(string)
+	got := call03("tasks/get", map[string]any{"id": id})
+	if b, _ := json.Marshal(got); got["id"] != id || !strings.Contains(string(b), "upstream: old") {
+		t.Fatalf("0.3 tasks/get of %q: %s", id, b)
+	}
+	if n := countTasks(t, m); n != 0 {
+		t.Fatalf("the store holds %d tasks, want none", n)
 	}
 }
