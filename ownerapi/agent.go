@@ -98,8 +98,8 @@ type AgentRequest struct {
 	UpstreamCardURL *string `json:"upstream_card_url,omitempty"`
 	// Record is what a front keeps of its tasks: "task" (a durable record
 	// of every task, the default) or "none" (pass-through, docs/front.md).
-	Record *string `json:"record,omitempty"`
-	AccountID       *string `json:"account_id,omitempty"`
+	Record    *string `json:"record,omitempty"`
+	AccountID *string `json:"account_id,omitempty"`
 }
 
 // AgentDeleted is the answer of DELETE /agents/{ref}.
