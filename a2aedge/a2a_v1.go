@@ -61,6 +61,9 @@ func (s *Edge) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessageRe
 	if err := s.checkPush(p); err != nil {
 		return nil, err
 	}
+	if g := s.passFollowUp(ctx, c, p); g != nil {
+		return s.passSend(ctx, c, g, p)
+	}
 	agent, err := s.routeSend(ctx, c, p)
 	if err != nil {
 		return nil, err

@@ -44,6 +44,15 @@ func (s *Edge) passAgent(ctx context.Context, c *rpcCall, id a2a.TaskID) *switch
 	return nil
 }
 
+// passFollowUp returns the pass-through front whose task a message sent
+// at a community's address continues, or nil (routeSend finds its agent).
+func (s *Edge) passFollowUp(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) *switchboard.Agent {
+	if c.agent != nil || p.Message == nil || p.Message.TaskID == "" {
+		return nil
+	}
+	return s.passAgent(ctx, c, p.Message.TaskID)
+}
+
 // passSend sends a message through a pass-through front.
 func (s *Edge) passSend(ctx context.Context, c *rpcCall, agent *switchboard.Agent, p *a2a.SendMessageRequest) (*switchboard.Task, error) {
 	if p.Config != nil && p.Config.PushConfig != nil {

@@ -215,8 +215,12 @@ func (s *Service) passFailed(ctx context.Context, agentID string, f *switchboard
 // passTask returns the upstream's task t as ours: our ids (taskID and
 // contextID for ids the peer was not given yet), the messages of its
 // history and status in them, without the upstream's metadata and
-// without the values of secrets.
+// without the values of secrets. A context of the upstream's that the
+// peer was not given an id of gets a new one.
 func (s *Service) passTask(agentID, peer string, t *a2a.Task, taskID a2a.TaskID, contextID string, secrets *Secrets) *a2a.Task {
+	if contextID == "" {
+		contextID = switchboard.NewID()
+	}
 	ours := a2a.TaskID(s.ids.ours(agentID, peer, kindTask, string(t.ID), string(taskID)))
 	ctxID := s.ids.ours(agentID, peer, kindContext, t.ContextID, contextID)
 	out := &a2a.Task{ID: ours, ContextID: ctxID, Status: t.Status, Artifacts: t.Artifacts}
