@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/server"
 )
 
@@ -264,5 +268,52 @@ func TestFrontPassThroughBindings(t *testing.T) {
 	}
 	if n := countTasks(t, m); n != 0 {
 		t.Fatalf("the store holds %d tasks, want none", n)
+	}
+}
+
+// TestFrontPassThroughRefusesOtherBindings: over HTTP+JSON and gRPC,
+// what a pass-through front gives up is refused with the binding's error
+// too, and the tasks it passed are there.
+func TestFrontPassThroughRefusesOtherBindings(t *testing.T) {
+	m, _, bob, _ := passFront(t)
+	addr := m.URL() + "/a/pass"
+	for name, binding := range oneBindings {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			origin, _ := url.Parse(addr)
+			hc := &http.Client{Transport: &bearerTransport{token: bob, origin: origin, base: http.DefaultTransport}}
+			card, err := front.ResolveCard(ctx, hc, addr, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			front.PinInterfaces(card, addr, false, nil)
+			iface, _, err := front.PickInterface(card, binding)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := front.NewEndpointClient(ctx, hc, iface)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Destroy()
+			task := peerOver(t, addr, bob, binding, "hello")
+			got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+			if err != nil || got.ID != task.ID || artifactText(got) != "upstream: hello" {
+				t.Fatalf("GetTask: %+v, %v", got, err)
+			}
+			if _, err := c.ListTasks(ctx, &a2a.ListTasksRequest{}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
+				t.Errorf("ListTasks: got %v, want UnsupportedOperation", err)
+			}
+			if _, err := c.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: task.ID, URL: "https://hooks.example.com/x"}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
+				t.Errorf("CreateTaskPushConfig: got %v, want PushNotificationNotSupported", err)
+			}
+			for _, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+				if !errors.Is(err, a2a.ErrUnsupportedOperation) {
+					t.Errorf("SubscribeToTask: got %v, want UnsupportedOperation", err)
+				}
+				break
+			}
+		})
 	}
 }
