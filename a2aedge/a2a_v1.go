@@ -38,7 +38,7 @@ func (s *Edge) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessageRe
 		return nil, false, err
 	}
 	if s.passThrough(ctx, agent) {
-		return nil, false, front.ErrPassThroughUnsupported // streams (passthrough.go)
+		return nil, false, front.ErrPassThroughUnsupported // a stream to a member discovery chose (passthrough.go)
 	}
 	return s.Tasks.SendMessage(ctx, agent, c.peer, p, c.version)
 }

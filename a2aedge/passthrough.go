@@ -11,9 +11,11 @@ import (
 // A pass-through front (docs/front.md, "Pass-through fronts") is served
 // by the same pipeline as any address (authentication, rate limit, body
 // limit, envelope, version, params): only its methods differ. SendMessage,
-// GetTask and CancelTask go to its upstream through the front's
-// forwarder, with no store write (front.Service.PassSend, PassGet,
-// PassCancel); ListTasks, streams and push configurations are refused.
+// GetTask, CancelTask and the streams go to its upstream through the
+// front's forwarder, with no store write (front.Service.PassSend, PassGet,
+// PassCancel, PassStream, PassSubscribe; a stream follows the upstream's
+// instead of the task's events); ListTasks, push configurations and
+// Last-Event-ID are refused.
 
 // passThrough reports whether agent is a front that keeps no record of
 // its tasks.
@@ -93,6 +95,53 @@ func (s *Edge) passCancel(ctx context.Context, c *rpcCall, id a2a.TaskID) (t *sw
 	return passTask(agent, c, at), true, nil
 }
 
+// passSendPlan plans the stream of a send through a pass-through front:
+// the address's, or the one whose task a message at a community's
+// address continues; ok is false when the send is not to one.
+func (s *Edge) passSendPlan(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (plan streamPlan, ok bool, err error) {
+	g := s.passFollowUp(ctx, c, p)
+	if g == nil && s.passThrough(ctx, c.agent) {
+		g = c.agent
+	}
+	if g == nil {
+		return streamPlan{}, false, nil
+	}
+	switch {
+	case p.Config != nil && p.Config.PushConfig != nil:
+		return streamPlan{}, true, errPushNotSupported
+	case c.lastEventID >= 0:
+		return streamPlan{}, true, front.ErrPassThroughUnsupported // no events are kept to resume from
+	}
+	return streamPlan{historyLength: sendHistoryLength(p), pass: passFollow(func(ctx context.Context, fn func(a2a.Event) (bool, error)) error {
+		return s.Fronts.PassStream(ctx, g.ID, c.peer, p, fn)
+	})}, true, nil
+}
+
+// passSubscribePlan plans SubscribeToTask of a pass-through front's task.
+func (s *Edge) passSubscribePlan(c *rpcCall, g *switchboard.Agent, id a2a.TaskID) (streamPlan, error) {
+	if c.lastEventID >= 0 {
+		return streamPlan{}, front.ErrPassThroughUnsupported // no events are kept to resume from
+	}
+	return streamPlan{taskID: id, pass: passFollow(func(ctx context.Context, fn func(a2a.Event) (bool, error)) error {
+		return s.Fronts.PassSubscribe(ctx, g.ID, c.peer, id, fn)
+	})}, nil
+}
+
+// passFollow is a streamPlan's pass of the events stream hands over,
+// numbered from 1.
+func passFollow(stream func(ctx context.Context, fn func(a2a.Event) (bool, error)) error) func(context.Context, a2a.TaskID, int64, func(*switchboard.TaskEvent) (bool, error)) error {
+	return func(ctx context.Context, _ a2a.TaskID, _ int64, fn func(*switchboard.TaskEvent) (bool, error)) error {
+		var seq int64
+		return stream(ctx, func(ev a2a.Event) (bool, error) {
+			if ev == nil {
+				return true, nil
+			}
+			seq++
+			return fn(&switchboard.TaskEvent{TaskID: ev.TaskInfo().TaskID, Seq: seq, Event: ev})
+		})
+	}
+}
+
 // passTask is a pass-through front's answer as a task: never written.
 func passTask(agent *switchboard.Agent, c *rpcCall, t *a2a.Task) *switchboard.Task {
 	return &switchboard.Task{A2A: *t, AgentID: agent.ID, PeerID: c.peer.ID, PeerLabel: c.peer.Label, PeerKind: c.peer.Kind, Protocol: c.version}
@@ -111,8 +160,8 @@ func (s *Edge) passCapabilities(agent *switchboard.Agent, ext []cardExtension) (
 	if !s.passThrough(context.Background(), agent) {
 		return true, s.Cfg.PushNotifications, ext
 	}
-	return false, false, append(ext, cardExtension{URI: PassThroughExtension, Params: map[string]any{"givesUp": front.PassThroughGivesUp},
-		Description: "This address passes each call through to its agent without a record of its tasks: SendMessage, GetTask and CancelTask only; no ListTasks, streams or push notifications, and a task id is forgotten after a restart."})
+	return true, false, append(ext, cardExtension{URI: PassThroughExtension, Params: map[string]any{"givesUp": front.PassThroughGivesUp},
+		Description: "This address passes each call through to its agent without a record of its tasks: no ListTasks, push notifications or resumed streams, and a task id is forgotten after a restart."})
 }
 
 // PassThroughExtension is the URI of the card extension that says an

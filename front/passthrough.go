@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"errors"
+	"iter"
 	"strconv"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -23,15 +24,16 @@ import (
 var PassThroughGivesUp = []string{
 	"ListTasks (answered UnsupportedOperation)",
 	"push notifications (PushNotificationNotSupported; the card says pushNotifications false)",
-	"streams: SendStreamingMessage, SubscribeToTask and resubscribing with Last-Event-ID (UnsupportedOperation; the card says streaming false)",
+	"resuming a stream with Last-Event-ID, and SubscribeToTask when the upstream does not stream (UnsupportedOperation)",
 	"answers across a restart, and on another instance of a cluster: the ids are kept in one instance's memory (TaskNotFound)",
 	"ids older than the " + strconv.Itoa(DefaultPassIDs) + " most recently used of the instance (TaskNotFound)",
 }
 
-// ErrPassThroughUnsupported answers the methods a pass-through front
-// does not offer (ListTasks, streams).
+// ErrPassThroughUnsupported answers what a pass-through front does not
+// offer (ListTasks, Last-Event-ID, SubscribeToTask of an upstream that
+// does not stream).
 var ErrPassThroughUnsupported = switchboard.Errorf(switchboard.EUNSUPPORTED,
-	"This agent is a pass-through front: it keeps no record of tasks, so it offers no ListTasks, streams or resubscription")
+	"This agent is a pass-through front: it keeps no record of tasks, so it offers no ListTasks and no resumed streams, and follows a task only when its own server streams")
 
 // errTaskNotFound is the one answer for an id the peer was not given, or
 // that is forgotten.
@@ -81,28 +83,12 @@ func (s *Service) PassSend(ctx context.Context, agentID string, peer switchboard
 		return nil, err
 	}
 	key := peer.Key()
-	m := p.Message
-	j := &Job{From: peer.Label, Message: m, TaskID: m.TaskID, ContextID: m.ContextID}
-	if m.TaskID != "" {
-		theirs, _, ok := s.ids.theirs(agentID, key, kindTask, string(m.TaskID))
-		if !ok {
-			return nil, errTaskNotFound
-		}
-		j.UpstreamTaskID = a2a.TaskID(theirs)
-	} else {
-		j.TaskID, j.NewTask = a2a.TaskID(switchboard.NewID()), true
-	}
-	if m.ContextID != "" {
-		j.UpstreamContextID, _, _ = s.ids.theirs(agentID, key, kindContext, m.ContextID)
-	} else {
-		j.ContextID = switchboard.NewID()
-	}
-	req := request(j)
-	if c := p.Config; c != nil {
-		req.Config = &a2a.SendMessageConfig{AcceptedOutputModes: c.AcceptedOutputModes, HistoryLength: c.HistoryLength, ReturnImmediately: c.ReturnImmediately}
+	j, req, err := s.passRequest(agentID, key, peer.Label, p)
+	if err != nil {
+		return nil, err
 	}
 	var res a2a.SendMessageResult
-	err = s.passCall(ctx, agentID, f, e, peer.Label, "SendMessage", func(ctx context.Context, c *a2aclient.Client) (err error) {
+	err = s.passCall(ctx, agentID, f, e, peer.Label, "SendMessage", func(ctx context.Context, c *a2aclient.Client, _ bool) (err error) {
 		res, err = c.SendMessage(ctx, req)
 		return err
 	})
@@ -121,6 +107,138 @@ func (s *Service) PassSend(ctx context.Context, agentID string, peer switchboard
 		return e.secrets.Event(t).(*a2a.Task), nil
 	}
 	return nil, s.passFailed(ctx, agentID, f, &observation{}, errors.New("the upstream answered neither a task nor a message"), "SendMessage", peer.Label)
+}
+
+// passRequest returns the job of peer's send request p, with the
+// upstream's ids of what its message names, and the request that sends it
+// upstream.
+func (s *Service) passRequest(agentID, key, label string, p *a2a.SendMessageRequest) (*Job, *a2a.SendMessageRequest, error) {
+	if p.Message == nil {
+		return nil, nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: message is required")
+	}
+	m := p.Message
+	j := &Job{From: label, Message: m, TaskID: m.TaskID, ContextID: m.ContextID}
+	if m.TaskID != "" {
+		theirs, _, ok := s.ids.theirs(agentID, key, kindTask, string(m.TaskID))
+		if !ok {
+			return nil, nil, errTaskNotFound
+		}
+		j.UpstreamTaskID = a2a.TaskID(theirs)
+	} else {
+		j.TaskID, j.NewTask = a2a.TaskID(switchboard.NewID()), true
+	}
+	if m.ContextID != "" {
+		j.UpstreamContextID, _, _ = s.ids.theirs(agentID, key, kindContext, m.ContextID)
+	} else {
+		j.ContextID = switchboard.NewID()
+	}
+	req := request(j)
+	if c := p.Config; c != nil {
+		req.Config = &a2a.SendMessageConfig{AcceptedOutputModes: c.AcceptedOutputModes, HistoryLength: c.HistoryLength, ReturnImmediately: c.ReturnImmediately}
+	}
+	return j, req, nil
+}
+
+// PassStream sends peer's message to agentID's upstream and hands each
+// event of its answer, as ours, to fn until fn returns false or the
+// upstream's stream ends: the upstream's own stream if its card says it
+// streams, else its one answer to a blocking send.
+func (s *Service) PassStream(ctx context.Context, agentID string, peer switchboard.Peer, p *a2a.SendMessageRequest, fn func(a2a.Event) (bool, error)) error {
+	f, e, err := s.front(ctx, agentID)
+	if err != nil {
+		return err
+	}
+	key := peer.Key()
+	j, req, err := s.passRequest(agentID, key, peer.Label, p)
+	if err != nil {
+		return err
+	}
+	if req.Config != nil {
+		req.Config.ReturnImmediately = false
+	}
+	return s.passCall(ctx, agentID, f, e, peer.Label, "SendStreamingMessage", func(ctx context.Context, c *a2aclient.Client, streaming bool) error {
+		if !streaming {
+			res, err := c.SendMessage(ctx, req)
+			if err != nil {
+				return err
+			}
+			ev, _ := res.(a2a.Event)
+			_, err = fn(s.passEvent(agentID, key, ev, j.TaskID, j.ContextID, e.secrets))
+			return err
+		}
+		return s.passEvents(agentID, key, c.SendStreamingMessage(ctx, req), j.TaskID, j.ContextID, e.secrets, fn)
+	})
+}
+
+// PassSubscribe follows the upstream's task that peer was given as id,
+// handing each event, as ours, to fn until fn returns false or the
+// upstream's stream ends.
+func (s *Service) PassSubscribe(ctx context.Context, agentID string, peer switchboard.Peer, id a2a.TaskID, fn func(a2a.Event) (bool, error)) error {
+	key := peer.Key()
+	theirs, _, ok := s.ids.theirs(agentID, key, kindTask, string(id))
+	if !ok {
+		return errTaskNotFound
+	}
+	f, e, err := s.front(ctx, agentID)
+	if err != nil {
+		return err
+	}
+	return s.passCall(ctx, agentID, f, e, peer.Label, "SubscribeToTask", func(ctx context.Context, c *a2aclient.Client, streaming bool) error {
+		if !streaming {
+			return ErrPassThroughUnsupported // the upstream does not stream
+		}
+		return s.passEvents(agentID, key, c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(theirs)}), id, "", e.secrets, fn)
+	})
+}
+
+// passEvents hands each event of events to fn, as ours.
+func (s *Service) passEvents(agentID, key string, events iter.Seq2[a2a.Event, error], taskID a2a.TaskID, contextID string, secrets *Secrets, fn func(a2a.Event) (bool, error)) error {
+	for ev, err := range events {
+		if err != nil {
+			return err
+		}
+		if more, err := fn(s.passEvent(agentID, key, ev, taskID, contextID, secrets)); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// passEvent returns an event of the upstream as ours, like passTask.
+func (s *Service) passEvent(agentID, key string, ev a2a.Event, taskID a2a.TaskID, contextID string, secrets *Secrets) a2a.Event {
+	if t, ok := ev.(*a2a.Task); ok {
+		return s.passTask(agentID, key, t, taskID, contextID, secrets)
+	}
+	if ev == nil {
+		return nil
+	}
+	theirs := ev.TaskInfo()
+	if contextID == "" {
+		if c, ok := s.oursOf(agentID, key, kindContext, theirs.ContextID); ok {
+			contextID = c
+		} else {
+			contextID = switchboard.NewID()
+		}
+	}
+	ours := a2a.TaskID(s.ids.ours(agentID, key, kindTask, string(theirs.TaskID), string(taskID)))
+	ctxID := s.ids.ours(agentID, key, kindContext, theirs.ContextID, contextID)
+	var out a2a.Event
+	switch e := ev.(type) {
+	case *a2a.Message:
+		out = passMessage(e, ours, ctxID)
+	case *a2a.TaskStatusUpdateEvent:
+		c := *e
+		c.TaskID, c.ContextID, c.Metadata = ours, ctxID, nil
+		c.Status.Message = passMessage(e.Status.Message, ours, ctxID)
+		out = &c
+	case *a2a.TaskArtifactUpdateEvent:
+		c := *e
+		c.TaskID, c.ContextID, c.Metadata = ours, ctxID, nil
+		out = &c
+	default:
+		return nil
+	}
+	return secrets.Event(out)
 }
 
 // PassGet returns the upstream's task that peer was given as id, as a
@@ -155,7 +273,7 @@ func (s *Service) passTaskCall(ctx context.Context, agentID string, peer switchb
 		return nil, err
 	}
 	var t *a2a.Task
-	err = s.passCall(ctx, agentID, f, e, peer.Label, method, func(ctx context.Context, c *a2aclient.Client) (err error) {
+	err = s.passCall(ctx, agentID, f, e, peer.Label, method, func(ctx context.Context, c *a2aclient.Client, _ bool) (err error) {
 		t, err = call(ctx, c, a2a.TaskID(theirs))
 		return err
 	})
@@ -184,7 +302,7 @@ func (s *Service) oursOf(agentID, peer string, kind idKind, theirs string) (stri
 // the peer labeled from. An upstream's A2A error about the task is the
 // peer's answer as ours; any other failure is recorded as the front's
 // last, and the peer gets the generic message of its cause.
-func (s *Service) passCall(ctx context.Context, agentID string, f *switchboard.Front, e *entry, from, method string, call func(ctx context.Context, c *a2aclient.Client) error) error {
+func (s *Service) passCall(ctx context.Context, agentID string, f *switchboard.Front, e *entry, from, method string, call func(ctx context.Context, c *a2aclient.Client, streaming bool) error) error {
 	obs := &observation{}
 	err := e.fw.Do(withObservation(ctx, obs), from, call)
 	if err == nil {
@@ -199,6 +317,8 @@ func (s *Service) passCall(ctx context.Context, agentID string, f *switchboard.F
 		return switchboard.Errorf(switchboard.ECONTENTTYPE, "Incompatible content types")
 	case errors.Is(err, a2a.ErrUnsupportedOperation):
 		return switchboard.Errorf(switchboard.EUNSUPPORTED, "This operation is not supported by the agent")
+	case switchboard.ErrorCode(err) != switchboard.EINTERNAL:
+		return err // ours (a refusal, a stream's peer gone)
 	case ctx.Err() != nil:
 		return context.Cause(ctx)
 	}
@@ -245,9 +365,10 @@ func passMessage(m *a2a.Message, taskID a2a.TaskID, contextID string) *a2a.Messa
 }
 
 // Do makes one call of the upstream with its client, as the peer labeled
-// from, bounded by the forwarder's timeout. A failure that is not the
-// upstream's A2A answer has the upstream's card read again next time.
-func (f *Forwarder) Do(ctx context.Context, from string, call func(ctx context.Context, c *a2aclient.Client) error) error {
+// from, bounded by the forwarder's timeout; streaming says whether its
+// card says it streams. A failure that is not the upstream's A2A answer
+// has the upstream's card read again next time.
+func (f *Forwarder) Do(ctx context.Context, from string, call func(ctx context.Context, c *a2aclient.Client, streaming bool) error) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, f.cfg.Timeout, ErrTimeout)
 	defer cancel()
 	ctx = WithPeer(ctx, from)
@@ -256,7 +377,7 @@ func (f *Forwarder) Do(ctx context.Context, from string, call func(ctx context.C
 		return err
 	}
 	defer f.release(up)
-	err = call(ctx, up.client)
+	err = call(ctx, up.client, up.streaming)
 	if err != nil && ctx.Err() == nil && !a2aAnswer(err) {
 		f.reset(up)
 	}

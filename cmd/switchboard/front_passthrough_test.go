@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -154,9 +155,8 @@ func TestFrontPassThroughRefuses(t *testing.T) {
 	wantRPCError(t, "ListTasks", rawCall(t, addr, bob, "ListTasks", map[string]any{}), -32004)
 	wantRPCError(t, "CreateTaskPushNotificationConfig", rawCall(t, addr, bob, "CreateTaskPushNotificationConfig",
 		map[string]any{"taskId": task.ID, "url": "https://hooks.example.com/x"}), -32003)
-	wantRPCError(t, "SubscribeToTask", rawCall(t, addr, bob, "SubscribeToTask", map[string]any{"id": task.ID}), -32004)
+	wantRPCError(t, "SubscribeToTask of an upstream that does not stream", rawCall(t, addr, bob, "SubscribeToTask", map[string]any{"id": task.ID}), -32004)
 	msg := map[string]any{"messageId": "m2", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}}
-	wantRPCError(t, "SendStreamingMessage", rawCall(t, addr, bob, "SendStreamingMessage", map[string]any{"message": msg}), -32004)
 
 	a := rawCall(t, addr, "", "SendMessage", map[string]any{"message": msg})
 	if a.status != http.StatusUnauthorized || a.Error == nil {
@@ -183,9 +183,9 @@ func TestFrontPassThroughRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if card.Capabilities.Streaming || card.Capabilities.PushNotifications ||
+	if !card.Capabilities.Streaming || card.Capabilities.PushNotifications ||
 		!slices.ContainsFunc(card.Capabilities.Extensions, func(e struct{ URI string }) bool { return strings.Contains(e.URI, "pass-through") }) {
-		t.Fatalf("the card's capabilities: %+v, want no streaming, no pushes and the pass-through extension", card.Capabilities)
+		t.Fatalf("the card's capabilities: %+v, want streaming, no pushes and the pass-through extension", card.Capabilities)
 	}
 
 	out := cli(t, m, "front", "status", "pass")
@@ -310,10 +310,155 @@ func TestFrontPassThroughRefusesOtherBindings(t *testing.T) {
 			}
 			for _, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
 				if !errors.Is(err, a2a.ErrUnsupportedOperation) {
-					t.Errorf("SubscribeToTask: got %v, want UnsupportedOperation", err)
+					t.Errorf("SubscribeToTask of an upstream that does not stream: got %v, want UnsupportedOperation", err)
 				}
 				break
 			}
+			var last a2a.Event
+			for ev, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("streamed"))}) {
+				if err != nil {
+					t.Fatalf("SendStreamingMessage: %v", err)
+				}
+				last = ev
+			}
+			if tk, ok := last.(*a2a.Task); !ok || artifactText(tk) != "upstream: streamed" {
+				t.Fatalf("SendStreamingMessage: last event %#v", last)
+			}
 		})
+	}
+}
+
+// sseCall calls a stream method as the bearer of token and hands each
+// event's result to fn until fn returns false or the stream ends.
+func sseCall(t *testing.T, address, token, method string, params any, fn func(result map[string]any) bool) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest("POST", address, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var a struct {
+			Result map[string]any `json:"result"`
+			Error  any            `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(data), &a); err != nil || a.Error != nil {
+			t.Errorf("%s: %v %v", method, err, a.Error)
+			return
+		}
+		if !fn(a.Result) {
+			return
+		}
+	}
+}
+
+// eventTask returns the task id and state an event of a 1.0 stream names.
+func eventTask(result map[string]any) (id, state string) {
+	for _, k := range []string{"task", "statusUpdate", "artifactUpdate", "message"} {
+		if ev, ok := result[k].(map[string]any); ok {
+			id, _ = ev["taskId"].(string)
+			if k == "task" {
+				id, _ = ev["id"].(string)
+			}
+			if st, ok := ev["status"].(map[string]any); ok {
+				state, _ = st["state"].(string)
+			}
+			return id, state
+		}
+	}
+	return "", ""
+}
+
+// TestFrontPassThroughStreams: with an upstream that streams, a
+// pass-through front's SendStreamingMessage and SubscribeToTask pass its
+// events through in our ids; Last-Event-ID is refused.
+func TestFrontPassThroughStreams(t *testing.T) {
+	up := newUpstreamAgent(t, "1.0", true, upstreamOptions{tls: true})
+	m := frontMain(t, up)
+	bob := createFront(t, m, "pass", up.srv.URL+"/invoke", "--record", "none")
+	addr := m.URL() + "/a/pass"
+
+	msg := map[string]any{"messageId": "s1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}}}
+	var ids []string
+	var final string
+	sseCall(t, addr, bob, "SendStreamingMessage", map[string]any{"message": msg}, func(r map[string]any) bool {
+		id, state := eventTask(r)
+		ids = append(ids, id)
+		if state != "" {
+			final = state
+		}
+		return true
+	})
+	up.mu.Lock()
+	theirs := string(up.tasks[0])
+	up.mu.Unlock()
+	if len(ids) < 2 || final != "TASK_STATE_COMPLETED" {
+		t.Fatalf("the stream's tasks %v, last state %s; want events up to completed", ids, final)
+	}
+	for _, id := range ids {
+		if id != ids[0] || id == theirs || id == "" {
+			t.Fatalf("the stream named tasks %v; the upstream's is %s", ids, theirs)
+		}
+	}
+	if got := peerCall(t, m, "pass", bob, "GetTask", map[string]any{"id": ids[0]}); got.answer() != "upstream: hello" {
+		t.Fatalf("GetTask of the streamed task: %+v", got)
+	}
+
+	// SubscribeToTask follows a task that works until it is canceled.
+	w := peerSend(t, m, "pass", bob, "s2", "wait", "", false)
+	up.waitStarted(t, "wait")
+	subscribed, done := make(chan struct{}), make(chan string)
+	go func() {
+		last, once := "", false
+		sseCall(t, addr, bob, "SubscribeToTask", map[string]any{"id": w.ID}, func(r map[string]any) bool {
+			id, state := eventTask(r)
+			if id != w.ID {
+				t.Errorf("the subscription named task %s, want %s", id, w.ID)
+			}
+			if state != "" {
+				last = state
+			}
+			if !once {
+				once = true
+				close(subscribed)
+			}
+			return true
+		})
+		done <- last
+	}()
+	<-subscribed
+	if c := peerCall(t, m, "pass", bob, "CancelTask", map[string]any{"id": w.ID}); c.Status.State != "TASK_STATE_CANCELED" {
+		t.Fatalf("CancelTask: %s", c.Status.State)
+	}
+	if last := <-done; last != "TASK_STATE_CANCELED" {
+		t.Fatalf("the subscription ended in %q, want canceled", last)
+	}
+
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": map[string]any{"id": w.ID}})
+	req, _ := http.NewRequest("POST", addr, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+bob)
+	req.Header.Set("Last-Event-ID", "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "-32004") {
+		t.Fatalf("a resumed subscription: %s, want UnsupportedOperation", b)
+	}
+	if n := countTasks(t, m); n != 0 {
+		t.Fatalf("the store holds %d tasks, want none", n)
 	}
 }
