@@ -95,6 +95,19 @@ func (s *Edge) passCancel(ctx context.Context, c *rpcCall, id a2a.TaskID) (t *sw
 	return passTask(agent, c, at), true, nil
 }
 
+// sendStream sends the message of a stream method and plans its stream:
+// through a pass-through front, the upstream's answer as it comes.
+func (s *Edge) sendStream(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (streamPlan, error) {
+	if plan, ok, err := s.passSendPlan(ctx, c, p); ok {
+		return plan, err
+	}
+	t, replayed, err := s.sendMessage(ctx, c, p)
+	if err != nil {
+		return streamPlan{}, err
+	}
+	return sendStreamPlan(c, t, replayed, sendHistoryLength(p))
+}
+
 // passSendPlan plans the stream of a send through a pass-through front:
 // the address's, or the one whose task a message at a community's
 // address continues; ok is false when the send is not to one.

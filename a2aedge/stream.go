@@ -263,16 +263,3 @@ func (s *Edge) v1SubscribeToTask(w http.ResponseWriter, r *http.Request, c *rpcC
 func encodeV1Event(ev a2a.Event, _ bool) (any, error) {
 	return a2a.StreamResponse{Event: ev}, nil
 }
-
-// sendStream sends the message of a stream method and plans its stream:
-// through a pass-through front, the upstream's answer as it comes.
-func (s *Edge) sendStream(ctx context.Context, c *rpcCall, p *a2a.SendMessageRequest) (streamPlan, error) {
-	if plan, ok, err := s.passSendPlan(ctx, c, p); ok {
-		return plan, err
-	}
-	t, replayed, err := s.sendMessage(ctx, c, p)
-	if err != nil {
-		return streamPlan{}, err
-	}
-	return sendStreamPlan(c, t, replayed, sendHistoryLength(p))
-}
