@@ -12,9 +12,10 @@ import (
 )
 
 // A pass-through front (Front.Record "none", docs/front.md) keeps no
-// record of its peers' tasks: each SendMessage, GetTask and CancelTask
-// goes to the upstream as one request of the front's Forwarder, and its
-// answer comes back with the upstream's task and context ids replaced by
+// record of its peers' tasks: each SendMessage, GetTask, CancelTask,
+// SendStreamingMessage and SubscribeToTask goes to the upstream as one
+// request of the front's Forwarder, and its answer (or each event of its
+// stream) comes back with the upstream's task and context ids replaced by
 // ours, mapped per peer in the Service's PassIDs (in memory, bounded). A
 // peer names an upstream task only by the id it was given: an id it was
 // not given, or one forgotten (evicted, another instance's, before a
