@@ -25,7 +25,11 @@ func runFront(ctx context.Context, cfg *config, dep *deployment, d *driver, res 
 	defer ref.stop()
 	prefix := "load-" + randomWord()
 	fmt.Fprintf(logs, "creating %d front agents (record %s) on %s, upstream %s\n", cfg.agents, cfg.record, dep.peerURL, ref.url)
-	agents, err := dep.owner.createAgentsWith(ctx, prefix, map[string]any{"mode": "front", "upstream": ref.url, "record": cfg.record}, cfg.agents, true, logs)
+	fields := map[string]any{"mode": "front", "upstream": ref.url}
+	if cfg.record != "" {
+		fields["record"] = cfg.record
+	}
+	agents, err := dep.owner.createAgentsWith(ctx, prefix, fields, cfg.agents, true, logs)
 	if err != nil {
 		return fmt.Errorf("create agents: %w", err)
 	}

@@ -59,8 +59,9 @@ func TestScenarios(t *testing.T) {
 		{"Direct", "direct", 1, true, 1},
 		{"Ceiling", "ceiling", 1, true, 1},
 		{"Idle", "idle", 4, true, 1},
-		{"Discover", "discover", 4, true, 1}, // by name and by discovery, in turns
-		{"Front", "front", 2, true, 1},       // direct and through the fronts, in turns
+		{"Discover", "discover", 4, true, 1},      // by name and by discovery, in turns
+		{"Front", "front", 2, true, 1},            // direct and through the fronts, in turns
+		{"FrontPassThrough", "front", 2, true, 1}, // the same with -record none
 	}
 	if pg := os.Getenv(pgtest.EnvVar); pg != "" {
 		base.database = pg
@@ -78,6 +79,9 @@ func TestScenarios(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := base
 			cfg.scenario, cfg.agents, cfg.blocking, cfg.instances = tt.scenario, tt.agents, tt.blocking, tt.instances
+			if tt.name == "FrontPassThrough" {
+				cfg.record = "none"
+			}
 			if err := cfg.check(); err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ import (
 type config struct {
 	scenario      string
 	binding       string
-	record        string // front: what the fronts record, task or none
+	record        string // front: what the fronts record, task or none ("": the server's default)
 	agents        int
 	peers         int
 	duration      time.Duration
@@ -175,7 +175,7 @@ func (c *config) check() error {
 	default:
 		return fmt.Errorf("-scenario: want idle, route, inbox, cross, direct, ceiling, session, discover, front or bindings, got %q", c.scenario)
 	}
-	if c.record != "task" && c.record != "none" {
+	if c.record != "" && c.record != "task" && c.record != "none" {
 		return fmt.Errorf("-record: want task or none, got %q", c.record)
 	}
 	if c.scenario == "bindings" && c.binding != "rest" && c.binding != "grpc" {
