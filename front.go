@@ -22,10 +22,34 @@ type Front struct {
 	// Credentials go upstream with every request to its origin. They are
 	// sealed at rest and never returned by the API.
 	Credentials FrontCredentials
+	// Record is what the front keeps of its peers' tasks: FrontRecordTask
+	// (a durable record of every task) or FrontRecordNone (pass-through).
+	Record string
 	// LastFailure is the last upstream failure, classified; nil if none
 	// since the front was set up.
 	LastFailure *FrontFailure
 	UpdatedAt   time.Time
+}
+
+// What a front records of its peers' tasks (Front.Record).
+const (
+	// FrontRecordTask keeps a durable record of every task: our own ids,
+	// ListTasks, pushes, resumable streams, answers across a restart.
+	FrontRecordTask = "task"
+	// FrontRecordNone passes each call through to the upstream without a
+	// record: the ids are mapped in memory, bounded, on one instance.
+	FrontRecordNone = "none"
+)
+
+// PassThrough reports whether the front keeps no record of its tasks.
+func (f *Front) PassThrough() bool { return f != nil && f.Record == FrontRecordNone }
+
+// CheckFrontRecord returns EINVALID unless v is a record mode.
+func CheckFrontRecord(v string) error {
+	if v != FrontRecordTask && v != FrontRecordNone {
+		return Errorf(EINVALID, "record must be %q (a durable record of every task) or %q (pass-through)", FrontRecordTask, FrontRecordNone)
+	}
+	return nil
 }
 
 // FrontCredentials are the owner's credentials for an upstream.
@@ -76,6 +100,11 @@ type FrontStore interface {
 
 	// FindFront returns an agent's front, or ENOTFOUND.
 	FindFront(ctx context.Context, agentID string) (*Front, error)
+
+	// SetFrontRecord sets what an agent's front records of its tasks
+	// (FrontRecordTask or FrontRecordNone), or returns ENOTFOUND if the
+	// agent has no front.
+	SetFrontRecord(ctx context.Context, agentID, record string) error
 
 	// RecordFrontFailure keeps f as the agent's last upstream failure.
 	RecordFrontFailure(ctx context.Context, agentID string, f *FrontFailure) error

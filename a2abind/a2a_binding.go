@@ -289,7 +289,7 @@ func (k *yieldSink) Send(id int64, ev a2a.Event, _ bool) error {
 // push notifications are off.
 func (h *bindingHandler) pushCall(ctx context.Context, tenant string) (*a2aedge.Call, *bindingState, error) {
 	c, st, err := h.call(ctx, tenant)
-	if err == nil && !h.s.Cfg.PushNotifications {
+	if err == nil && h.s.PushOff(ctx, c) {
 		err = a2aedge.ErrPushNotSupported
 	}
 	return c, st, err

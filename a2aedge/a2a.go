@@ -171,7 +171,7 @@ func (s *Edge) serveRPC(w http.ResponseWriter, r *http.Request, target rpcTarget
 		a2arpc.WriteError(w, req.ID, e)
 		return
 	}
-	if m.push && !s.Cfg.PushNotifications {
+	if m.push && (!s.Cfg.PushNotifications || s.passThrough(r.Context(), target.agent)) {
 		a2arpc.WriteError(w, req.ID, a2arpc.ErrorFor(errPushNotSupported, m.version))
 		return
 	}

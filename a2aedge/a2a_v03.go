@@ -49,12 +49,7 @@ func (s *Edge) v03StreamMessage(w http.ResponseWriter, r *http.Request, c *rpcCa
 		s.streamFailed(w, r, c, err)
 		return
 	}
-	t, replayed, err := s.sendMessage(r.Context(), c, req)
-	if err != nil {
-		s.streamFailed(w, r, c, err)
-		return
-	}
-	plan, err := sendStreamPlan(c, t, replayed, sendHistoryLength(req))
+	plan, err := s.sendStream(r.Context(), c, req)
 	if err != nil {
 		s.streamFailed(w, r, c, err)
 		return

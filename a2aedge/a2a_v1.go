@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
+	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/relay"
 )
 
@@ -35,6 +36,9 @@ func (s *Edge) sendMessage(ctx context.Context, c *rpcCall, p *a2a.SendMessageRe
 	if err != nil {
 		return nil, false, err
 	}
+	if s.passThrough(ctx, agent) {
+		return nil, false, front.ErrPassThroughUnsupported // a stream to a member discovery chose (passthrough.go)
+	}
 	return s.Tasks.SendMessage(ctx, agent, c.peer, p, c.version)
 }
 
@@ -56,9 +60,15 @@ func (s *Edge) sendAndWait(ctx context.Context, c *rpcCall, p *a2a.SendMessageRe
 	if err := s.checkPush(p); err != nil {
 		return nil, err
 	}
+	if g := s.passFollowUp(ctx, c, p); g != nil {
+		return s.passSend(ctx, c, g, p)
+	}
 	agent, err := s.routeSend(ctx, c, p)
 	if err != nil {
 		return nil, err
+	}
+	if s.passThrough(ctx, agent) {
+		return s.passSend(ctx, c, agent, p)
 	}
 	if !agent.Mode.Live() || (p.Config != nil && p.Config.ReturnImmediately) {
 		t, _, err := s.Tasks.SendMessage(ctx, agent, c.peer, p, c.version)
@@ -95,6 +105,9 @@ func (s *Edge) getTask(ctx context.Context, c *rpcCall, id a2a.TaskID, historyLe
 	}
 	if historyLength != nil && *historyLength < 0 {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "Invalid params: historyLength must not be negative")
+	}
+	if t, ok, err := s.passGet(ctx, c, id, historyLength); ok {
+		return t, err
 	}
 	t, err := s.Tasks.GetTask(ctx, c.peer, id)
 	if err != nil {
@@ -136,6 +149,9 @@ func (s *Edge) v1ListTasks(ctx context.Context, c *rpcCall) (any, error) {
 
 // listTasks lists the caller's tasks for ListTasks in any binding.
 func (s *Edge) listTasks(ctx context.Context, c *rpcCall, p *listTasksParams) (*listTasksResult, error) {
+	if s.passThrough(ctx, c.agent) {
+		return nil, front.ErrPassThroughUnsupported
+	}
 	q := relay.TaskQuery{ContextID: p.ContextID, PageSize: p.PageSize, PageToken: p.PageToken}
 	if p.Status != "" && p.Status != "TASK_STATE_UNSPECIFIED" {
 		st, ok := switchboard.ParseState(p.Status)

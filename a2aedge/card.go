@@ -230,12 +230,13 @@ var defaultSkill = a2a.AgentSkill{
 // extended, the skills include the ones shown only to authenticated peers.
 func (s *Edge) cardV1(agent *switchboard.Agent, addr string, extended bool, up *front.Card) *agentCardV1 {
 	f := s.cardFacts(agent, extended, up)
+	streaming, push, exts := s.passCapabilities(agent, f.extensions)
 	return &agentCardV1{
 		Name:                 f.name,
 		Description:          f.description,
 		SupportedInterfaces:  s.cardInterfaces(agent, addr),
 		Version:              f.version,
-		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.Cfg.PushNotifications, ExtendedAgentCard: &f.extended, Extensions: f.extensions},
+		Capabilities:         cardCapabilities{Streaming: streaming, PushNotifications: push, ExtendedAgentCard: &f.extended, Extensions: exts},
 		SecuritySchemes:      securitySchemes(true),
 		SecurityRequirements: []map[string]any{{"schemes": map[string][]string{"bearer": {}}}},
 		DefaultInputModes:    f.inputModes,
@@ -256,6 +257,7 @@ func (s *Edge) cardV1(agent *switchboard.Agent, addr string, extended bool, up *
 // cardV03 returns the 0.3 card of an agent whose address is addr.
 func (s *Edge) cardV03(agent *switchboard.Agent, addr string, extended bool, up *front.Card) *agentCardV03 {
 	f := s.cardFacts(agent, extended, up)
+	streaming, push, exts := s.passCapabilities(agent, f.extensions)
 	no := false
 	return &agentCardV03{
 		ProtocolVersion:      "0.3.0",
@@ -265,7 +267,7 @@ func (s *Edge) cardV03(agent *switchboard.Agent, addr string, extended bool, up 
 		PreferredTransport:   "JSONRPC",
 		AdditionalInterfaces: s.legacyInterfaces(agent, addr),
 		Version:              f.version,
-		Capabilities:         cardCapabilities{Streaming: true, PushNotifications: s.Cfg.PushNotifications, StateTransitionHistory: &no, Extensions: f.extensions},
+		Capabilities:         cardCapabilities{Streaming: streaming, PushNotifications: push, StateTransitionHistory: &no, Extensions: exts},
 		SecuritySchemes:      securitySchemes(false),
 		Security:             []map[string][]string{{"bearer": {}}},
 		DefaultInputModes:    f.inputModes,

@@ -182,6 +182,9 @@ func wakeSleepersOf(p *a2a.SendMessageRequest) bool {
 
 // cancelTask cancels a task the caller may see, on the agent it is on.
 func (s *Edge) cancelTask(ctx context.Context, c *rpcCall, id a2a.TaskID) (*switchboard.Task, error) {
+	if t, ok, err := s.passCancel(ctx, c, id); ok {
+		return t, err
+	}
 	agent := c.agent
 	if agent == nil {
 		if id == "" {

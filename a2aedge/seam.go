@@ -104,11 +104,7 @@ type StreamPlan = streamPlan
 // SendStreamPlan is the plan of SendStreamingMessage: it sends the message
 // and plans its stream.
 func (s *Edge) SendStreamPlan(ctx context.Context, c *Call, p *a2a.SendMessageRequest) (StreamPlan, error) {
-	t, replayed, err := s.sendMessage(ctx, c, p)
-	if err != nil {
-		return streamPlan{}, err
-	}
-	return sendStreamPlan(c, t, replayed, sendHistoryLength(p))
+	return s.sendStream(ctx, c, p)
 }
 
 // SubscribePlan is the plan of SubscribeToTask.

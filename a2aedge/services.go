@@ -3,6 +3,7 @@ package a2aedge
 import (
 	"context"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/httpapi"
@@ -47,14 +48,20 @@ type noPublished struct{}
 
 func (noPublished) Card(context.Context, string, string) *front.Card { return nil }
 
-// frontCards are the upstream cards of front agents (front.Service).
+// frontCards are the upstream cards of front agents and which of them
+// pass through (front.Service).
 type frontCards interface {
 	Card(ctx context.Context, agentID, public string) (*front.Card, front.CardStatus, *switchboard.Front, error)
+	PassThrough(ctx context.Context, agentID string) (bool, error)
+	PassOwner(peer switchboard.Peer, id a2a.TaskID) string
 }
 
-// noFronts: a server that runs no fronts has no upstream card.
+// noFronts: a server that runs no fronts has no upstream card and no
+// pass-through front.
 type noFronts struct{}
 
 func (noFronts) Card(context.Context, string, string) (*front.Card, front.CardStatus, *switchboard.Front, error) {
 	return nil, front.CardStatus{State: front.CardMissing}, nil, nil
 }
+func (noFronts) PassThrough(context.Context, string) (bool, error) { return false, nil }
+func (noFronts) PassOwner(switchboard.Peer, a2a.TaskID) string     { return "" }

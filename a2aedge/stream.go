@@ -24,6 +24,9 @@ type streamPlan struct {
 	snapshotEnds  bool
 	after         int64
 	historyLength *int
+	// pass, if set, follows the task instead of Tasks.FollowTask: a
+	// pass-through front's upstream (passthrough.go).
+	pass func(ctx context.Context, id a2a.TaskID, after int64, fn func(*switchboard.TaskEvent) (bool, error)) error
 }
 
 // streamEncoder turns a task event into the result object of one stream
@@ -107,8 +110,12 @@ func (s *Edge) followStream(ctx context.Context, r *http.Request, sink streamSin
 	defer context.AfterFunc(s.Closing, cancel)()
 	events := make(chan *switchboard.TaskEvent)
 	followErr := make(chan error, 1)
+	follow := s.Tasks.FollowTask
+	if plan.pass != nil {
+		follow = plan.pass
+	}
 	go func() {
-		followErr <- s.Tasks.FollowTask(ctx, plan.taskID, plan.after, func(ev *switchboard.TaskEvent) (bool, error) {
+		followErr <- follow(ctx, plan.taskID, plan.after, func(ev *switchboard.TaskEvent) (bool, error) {
 			select {
 			case events <- ev:
 				return !relay.EndsTurn(ev.Event), nil
@@ -139,7 +146,9 @@ func (s *Edge) followStream(ctx context.Context, r *http.Request, sink streamSin
 		case ev, ok := <-events:
 			if !ok {
 				if err := <-followErr; err != nil && ctx.Err() == nil {
-					s.LogInternal(r, fmt.Errorf("follow task %s: %w", plan.taskID, err))
+					if switchboard.ErrorCode(err) == switchboard.EINTERNAL {
+						s.LogInternal(r, fmt.Errorf("follow task %s: %w", plan.taskID, err))
+					}
 					sink.fail(err)
 				}
 				return
@@ -187,6 +196,9 @@ func (s *Edge) subscribePlan(ctx context.Context, c *rpcCall, id a2a.TaskID) (st
 	if id == "" {
 		return streamPlan{}, switchboard.Errorf(switchboard.EINVALID, "Invalid params: id is required")
 	}
+	if g := s.passAgent(ctx, c, id); g != nil {
+		return s.passSubscribePlan(c, g, id)
+	}
 	t, err := s.Tasks.GetTask(ctx, c.peer, id)
 	switch {
 	case err != nil:
@@ -223,12 +235,7 @@ func (s *Edge) v1SendStreamingMessage(w http.ResponseWriter, r *http.Request, c 
 		s.streamFailed(w, r, c, err)
 		return
 	}
-	t, replayed, err := s.sendMessage(r.Context(), c, &p)
-	if err != nil {
-		s.streamFailed(w, r, c, err)
-		return
-	}
-	plan, err := sendStreamPlan(c, t, replayed, sendHistoryLength(&p))
+	plan, err := s.sendStream(r.Context(), c, &p)
 	if err != nil {
 		s.streamFailed(w, r, c, err)
 		return

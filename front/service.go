@@ -41,6 +41,7 @@ type Service struct {
 
 	cards    CardCache // the upstreams' cards, scrubbed for the public addresses
 	inFlight attempts  // the attempts of tasks on this instance, for their peers' cancels
+	ids      *PassIDs  // the ids of pass-through fronts' tasks, on this instance
 
 	mu         sync.Mutex
 	forwarders map[string]*entry // guarded by mu: by agent id
@@ -67,7 +68,7 @@ func NewService(store switchboard.FrontStore, relay Relay, opts ClientOptions, t
 		timeout = DefaultTimeout
 	}
 	return &Service{store: store, relay: relay, guard: opts.Guard, transport: NewTransport(opts), timeout: timeout,
-		log: log.With("svc", "front"), Now: time.Now, forwarders: make(map[string]*entry)}
+		log: log.With("svc", "front"), Now: time.Now, forwarders: make(map[string]*entry), ids: NewPassIDs(0)}
 }
 
 // Check checks an upstream's URLs under the service's network guard.
@@ -91,6 +92,9 @@ func (s *Service) Put(ctx context.Context, agentID, upstream, cardURL string) er
 	}
 	if old != nil {
 		s.cards.Forget(old.Upstream)
+		if old.Upstream != upstream {
+			s.ids.forgetAgent(agentID) // another server's ids
+		}
 	}
 	s.Forget(agentID)
 	return nil

@@ -40,6 +40,9 @@ type Agent struct {
 	// Upstream and UpstreamCardURL are a front's (docs/front.md).
 	Upstream        string `json:"upstream,omitempty"`
 	UpstreamCardURL string `json:"upstream_card_url,omitempty"`
+	// Record is what a front keeps of its tasks: "task" or "none"
+	// (pass-through).
+	Record string `json:"record,omitempty"`
 	// Connected is set for connector agents: whether the agent holds a
 	// connection to an instance of the deployment now.
 	Connected *bool `json:"connected,omitempty"`
@@ -93,7 +96,10 @@ type AgentRequest struct {
 	// UpstreamCardURL where its card is, if not at the well-known paths.
 	Upstream        *string `json:"upstream,omitempty"`
 	UpstreamCardURL *string `json:"upstream_card_url,omitempty"`
-	AccountID       *string `json:"account_id,omitempty"`
+	// Record is what a front keeps of its tasks: "task" (a durable record
+	// of every task, the default) or "none" (pass-through, docs/front.md).
+	Record    *string `json:"record,omitempty"`
+	AccountID *string `json:"account_id,omitempty"`
 }
 
 // AgentDeleted is the answer of DELETE /agents/{ref}.

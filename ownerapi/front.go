@@ -20,9 +20,14 @@ type FrontCredentialsSet struct {
 // FrontStatus is the answer of GET /agents/{ref}/front: the front's
 // upstream and what is known of it.
 type FrontStatus struct {
-	Mode            string `json:"mode"`
-	Upstream        string `json:"upstream"`
-	UpstreamCardURL string `json:"upstream_card_url,omitempty"`
+	Mode     string `json:"mode"`
+	Upstream string `json:"upstream"`
+	// Record is what the front keeps of its tasks: "task" or "none"
+	// (pass-through); GivesUp lists what a pass-through front does not
+	// offer (empty for "task").
+	Record          string   `json:"record"`
+	GivesUp         []string `json:"gives_up"`
+	UpstreamCardURL string   `json:"upstream_card_url,omitempty"`
 	// UpstreamValid is false, with UpstreamProblem, when the upstream's
 	// URL is refused (plain http, private, credentials in it).
 	UpstreamValid   bool   `json:"upstream_valid"`

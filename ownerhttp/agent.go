@@ -53,7 +53,7 @@ func (s *Face) viewAgentIn(r *http.Request, g *switchboard.Agent, communities ma
 	}
 	if fronts, err := s.fronts.of(g); err == nil {
 		if f, err := fronts.Find(r.Context(), g.ID); err == nil {
-			v.Upstream, v.UpstreamCardURL = f.Upstream, f.CardURL
+			v.Upstream, v.UpstreamCardURL, v.Record = f.Upstream, f.CardURL, frontRecord(f)
 		}
 	}
 	if g.Mode == switchboard.ModeConnector {

@@ -19,19 +19,17 @@ import (
 // nothing in another mode.
 func (s *Face) checkFront(mode switchboard.DeliveryMode, b *ownerapi.AgentRequest, was *switchboard.Agent) error {
 	if mode != switchboard.ModeFront {
-		if b.Upstream != nil || b.UpstreamCardURL != nil {
-			return switchboard.Errorf(switchboard.EINVALID, "upstream is set only for agents in front mode")
+		if b.Upstream != nil || b.UpstreamCardURL != nil || b.Record != nil {
+			return switchboard.Errorf(switchboard.EINVALID, "upstream and record are set only for agents in front mode")
 		}
 		return nil
 	}
 	return s.fronts.check(b, was)
 }
 
-// putFront keeps the upstream of a request checked by checkFront.
+// putFront keeps the upstream and the record of a request checked by
+// checkFront.
 func (s *Face) putFront(r *http.Request, g *switchboard.Agent, b *ownerapi.AgentRequest) error {
-	if b.Upstream == nil {
-		return nil
-	}
 	return s.fronts.put(r.Context(), g.ID, b)
 }
 
@@ -98,4 +96,13 @@ func (s *Face) handleFrontVerify(w http.ResponseWriter, r *http.Request, acct *s
 	out.Sent.Bearer, out.Sent.Headers = v.Sent.Bearer, append([]string{}, v.Sent.Headers...)
 	slices.Sort(out.Sent.Headers)
 	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// frontRecord is what f records of its tasks, "task" for a front set up
+// before it could say.
+func frontRecord(f *switchboard.Front) string {
+	if f.Record == "" {
+		return switchboard.FrontRecordTask
+	}
+	return f.Record
 }

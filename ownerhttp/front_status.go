@@ -33,6 +33,10 @@ func (s *Face) handleFrontStatus(w http.ResponseWriter, r *http.Request, acct *s
 		Mode: string(switchboard.ModeFront), Upstream: f.Upstream, UpstreamCardURL: f.CardURL, UpstreamValid: true,
 		Card: "missing", UpstreamVersions: []string{}, UpstreamAuth: ownerapi.UpstreamAuth{Schemes: []string{}, Unsupported: []string{}},
 		HasBearer: set.Bearer, CredentialHeaders: set.Headers, PublicCardLeaks: []string{},
+		Record: frontRecord(f), GivesUp: []string{},
+	}
+	if f.PassThrough() {
+		out.GivesUp = append(out.GivesUp, front.PassThroughGivesUp...)
 	}
 	if err := fronts.Check(f.Upstream, f.CardURL); err != nil {
 		out.UpstreamValid, out.UpstreamProblem = false, switchboard.ErrorMessage(err)

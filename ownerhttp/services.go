@@ -37,7 +37,7 @@ type frontMode interface {
 	// becomes) in front mode; was is the agent before a PATCH, nil for a
 	// POST.
 	check(b *ownerapi.AgentRequest, was *switchboard.Agent) error
-	// put keeps the upstream of a request check accepted.
+	// put keeps the upstream and the record of a request check accepted.
 	put(ctx context.Context, agentID string, b *ownerapi.AgentRequest) error
 	// of returns the service that runs the front g, or EINVALID when g is
 	// not in front mode.
@@ -47,6 +47,11 @@ type frontMode interface {
 type frontsOn struct{ *front.Service }
 
 func (f frontsOn) check(b *ownerapi.AgentRequest, was *switchboard.Agent) error {
+	if b.Record != nil {
+		if err := switchboard.CheckFrontRecord(*b.Record); err != nil {
+			return err
+		}
+	}
 	if b.Upstream == nil && b.UpstreamCardURL != nil {
 		return switchboard.Errorf(switchboard.EINVALID, "upstream_card_url is set with upstream")
 	}
@@ -60,7 +65,15 @@ func (f frontsOn) check(b *ownerapi.AgentRequest, was *switchboard.Agent) error 
 }
 
 func (f frontsOn) put(ctx context.Context, agentID string, b *ownerapi.AgentRequest) error {
-	return f.Put(ctx, agentID, *b.Upstream, cardURLOf(b))
+	if b.Upstream != nil {
+		if err := f.Put(ctx, agentID, *b.Upstream, cardURLOf(b)); err != nil {
+			return err
+		}
+	}
+	if b.Record != nil {
+		return f.SetRecord(ctx, agentID, *b.Record)
+	}
+	return nil
 }
 
 func (f frontsOn) of(g *switchboard.Agent) (*front.Service, error) {

@@ -91,13 +91,28 @@ func (db *DB) SetFrontCredentials(ctx context.Context, agentID string, c switchb
 	})
 }
 
+// SetFrontRecord implements switchboard.FrontStore.
+func (db *DB) SetFrontRecord(ctx context.Context, agentID, record string) error {
+	if err := switchboard.CheckFrontRecord(record); err != nil {
+		return err
+	}
+	return db.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE fronts SET record = $1, updated_at = $2 WHERE agent_id = $3`,
+			record, nanos(db.Now()), agentID)
+		if err != nil {
+			return err
+		}
+		return changedRow(res, switchboard.Errorf(switchboard.ENOTFOUND, "the agent has no upstream"))
+	})
+}
+
 // FindFront implements switchboard.FrontStore.
 func (db *DB) FindFront(ctx context.Context, agentID string) (*switchboard.Front, error) {
 	f := &switchboard.Front{AgentID: agentID}
 	var creds, failure string
 	var updated int64
-	err := db.read.QueryRowContext(ctx, `SELECT upstream, card_url, credentials, last_failure, updated_at FROM fronts WHERE agent_id = $1`,
-		agentID).Scan(&f.Upstream, &f.CardURL, &creds, &failure, &updated)
+	err := db.read.QueryRowContext(ctx, `SELECT upstream, card_url, credentials, last_failure, record, updated_at FROM fronts WHERE agent_id = $1`,
+		agentID).Scan(&f.Upstream, &f.CardURL, &creds, &failure, &f.Record, &updated)
 	if err == sql.ErrNoRows {
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "the agent has no upstream")
 	} else if err != nil {

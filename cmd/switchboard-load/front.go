@@ -13,7 +13,7 @@ import (
 // both are measured under the same load at the same moments (-rate is the
 // two together). Without, calls interleaved in one phase would share the
 // throughput out evenly by construction, so the paths take turns
-// (alternate.go).
+// (alternate.go). -record none makes the fronts pass-through ones.
 
 // runFront starts the upstream, puts the fronts in front of it and
 // measures both paths.
@@ -24,8 +24,12 @@ func runFront(ctx context.Context, cfg *config, dep *deployment, d *driver, res 
 	}
 	defer ref.stop()
 	prefix := "load-" + randomWord()
-	fmt.Fprintf(logs, "creating %d front agents on %s, upstream %s\n", cfg.agents, dep.peerURL, ref.url)
-	agents, err := dep.owner.createAgentsWith(ctx, prefix, map[string]any{"mode": "front", "upstream": ref.url}, cfg.agents, true, logs)
+	fmt.Fprintf(logs, "creating %d front agents (record %s) on %s, upstream %s\n", cfg.agents, cfg.record, dep.peerURL, ref.url)
+	fields := map[string]any{"mode": "front", "upstream": ref.url}
+	if cfg.record != "" {
+		fields["record"] = cfg.record
+	}
+	agents, err := dep.owner.createAgentsWith(ctx, prefix, fields, cfg.agents, true, logs)
 	if err != nil {
 		return fmt.Errorf("create agents: %w", err)
 	}

@@ -63,6 +63,7 @@ func TestScenarios(t *testing.T) {
 		{"Idle", "idle", 4, true, 1, ""},
 		{"Discover", "discover", 4, true, 1, ""},         // by name and by discovery, in turns
 		{"Front", "front", 2, true, 1, ""},               // direct and through the fronts, in turns
+		{"FrontPassThrough", "front", 2, true, 1, ""},    // the same with -record none
 		{"BindingsREST", "bindings", 2, true, 1, "rest"}, // JSON-RPC and HTTP+JSON, in turns
 		{"BindingsGRPC", "bindings", 2, true, 1, "grpc"}, // JSON-RPC and gRPC, in turns
 	}
@@ -78,6 +79,9 @@ func TestScenarios(t *testing.T) {
 			cfg.scenario, cfg.agents, cfg.blocking, cfg.instances = tt.scenario, tt.agents, tt.blocking, tt.instances
 			if tt.binding != "" {
 				cfg.binding = tt.binding
+			}
+			if tt.name == "FrontPassThrough" {
+				cfg.record = "none"
 			}
 			if err := cfg.check(); err != nil {
 				t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 type config struct {
 	scenario      string
 	binding       string
+	record        string // front: what the fronts record, task or none ("": the server's default)
 	agents        int
 	peers         int
 	duration      time.Duration
@@ -110,6 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	c := &config{}
 	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross, direct, ceiling, session, discover, front or bindings")
+	fs.StringVar(&c.record, "record", "task", "front: what the fronts record of their tasks, task (a durable record) or none (pass-through)")
 	fs.StringVar(&c.binding, "binding", "rest", "bindings: the binding measured against JSON-RPC, rest (HTTP+JSON) or grpc (gRPC over h2c)")
 	fs.IntVar(&c.agents, "agents", 100, "agents to create and connect")
 	fs.IntVar(&c.peers, "peers", 32, "concurrent peers sending messages")
@@ -172,6 +174,9 @@ func (c *config) check() error {
 	case "idle", "route", "inbox", "cross", "direct", "ceiling", "session", "discover", "front", "bindings":
 	default:
 		return fmt.Errorf("-scenario: want idle, route, inbox, cross, direct, ceiling, session, discover, front or bindings, got %q", c.scenario)
+	}
+	if c.record != "" && c.record != "task" && c.record != "none" {
+		return fmt.Errorf("-record: want task or none, got %q", c.record)
 	}
 	if c.scenario == "bindings" && c.binding != "rest" && c.binding != "grpc" {
 		return fmt.Errorf("-binding: want rest or grpc, got %q", c.binding)

@@ -41,6 +41,7 @@ type agentFields struct {
 	Endpoint       *string `name:"endpoint" help:"Webhook agents: the base URL tasks are posted to ({endpoint}/a2a/task)."`
 	Upstream       *string `name:"upstream" placeholder:"URL" help:"Front agents: the https URL of the A2A server's JSON-RPC endpoint; set its credentials with  switchboard front credentials HANDLE."`
 	UpstreamCard   *string `name:"upstream-card-url" placeholder:"URL" help:"Front agents: where the upstream's agent card is, if not at the well-known paths (on the upstream's origin)."`
+	Record         *string `name:"record" placeholder:"task|none" help:"Front agents: task (default: a durable record of every task) or none (pass-through: no record, the ids kept in memory; no ListTasks, streams or pushes; see docs/front.md)."`
 	Version        *string `name:"card-version" help:"The version field of the agent card."`
 	Skills         string  `name:"skills" help:"Skills as a JSON array of A2A AgentSkill objects, or @FILE to read them from a file."`
 	ExtendedSkills string  `name:"extended-skills" help:"Skills shown only to authenticated peers (JSON array or @FILE)."`
@@ -54,7 +55,7 @@ type agentFields struct {
 // flags give; the others are absent.
 func (f *agentFields) request() (ownerapi.AgentRequest, error) {
 	b := ownerapi.AgentRequest{Name: f.Name, Description: f.Description, Mode: f.Mode, Endpoint: f.Endpoint,
-		Version: f.Version, AcceptsTasks: f.AcceptsTasks, Pairing: f.Pairing, MCP: f.MCP, Upstream: f.Upstream, UpstreamCardURL: f.UpstreamCard,
+		Version: f.Version, AcceptsTasks: f.AcceptsTasks, Pairing: f.Pairing, MCP: f.MCP, Upstream: f.Upstream, UpstreamCardURL: f.UpstreamCard, Record: f.Record,
 		Domain: f.Domain}
 	var err error
 	if b.Skills, err = skillsFlag("skills", f.Skills); err != nil {
@@ -149,6 +150,9 @@ func (c *AgentCreateCmd) Run(ctx context.Context, cli *CLI) error {
 	printSecrets(cl, g.Mode, g.AgentToken, g.WebhookSecret)
 	if g.Mode == "front" {
 		fmt.Fprintf(cl.out, "upstream:   %s\n", g.Upstream)
+		if g.Record == "none" {
+			fmt.Fprintf(cl.out, "record:     none (pass-through: no ListTasks, streams or pushes; task ids kept in memory; see  switchboard front status %s)\n", g.Handle)
+		}
 		fmt.Fprintf(cl.out, "next: give the upstream's credentials with  switchboard front credentials %s --bearer-stdin, then check the path with  switchboard front verify %s\n", g.Handle, g.Handle)
 		return nil
 	}

@@ -73,6 +73,10 @@ func (c *FrontStatusCmd) Run(ctx context.Context, cli *CLI) error {
 	return ownerCall(ctx, cli, "GET", "/agents/"+pathEscape(c.Handle)+"/front", nil, func(cl *client, st *ownerapi.FrontStatus) error {
 		tw := cl.table("")
 		fmt.Fprintf(tw, "upstream\t%s\n", st.Upstream)
+		fmt.Fprintf(tw, "record\t%s\n", st.Record)
+		if len(st.GivesUp) > 0 {
+			fmt.Fprintf(tw, "gives up\t%s\n", strings.Join(st.GivesUp, "; "))
+		}
 		if st.UpstreamCardURL != "" {
 			fmt.Fprintf(tw, "card url\t%s\n", st.UpstreamCardURL)
 		}

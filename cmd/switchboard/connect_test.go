@@ -358,6 +358,7 @@ type upstreamAgent struct {
 	requests []string         // guarded by mu: "METHOD path Authorization" of each request
 	headers  []http.Header    // guarded by mu: the headers of each request
 	metadata []map[string]any // guarded by mu: the metadata of each message executed
+	tasks    []a2a.TaskID     // guarded by mu: the task of each message executed
 	reflect  bool             // immutable: answers and card reflect the request's headers
 }
 
@@ -552,6 +553,7 @@ func (u *upstreamAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext)
 		}
 		u.mu.Lock()
 		u.metadata = append(u.metadata, ec.Message.Metadata)
+		u.tasks = append(u.tasks, ec.TaskID)
 		u.mu.Unlock()
 		u.started <- text
 		if text == "slow" {
