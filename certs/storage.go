@@ -161,7 +161,36 @@ func (s *Storage) List(ctx context.Context, dir string, recursive bool) ([]strin
 	if err != nil {
 		return nil, err
 	}
+	if !recursive && path.Base(dir) == "users" {
+		keys = wholeAccounts(keys)
+	}
 	return listUnder(dir, keys, recursive)
+}
+
+// wholeAccounts keeps, of the keys under an ACME CA's users directory, the
+// accounts whose registration (.json) and private key (.key) are both
+// stored. certmagic, without an email, takes the newest account it lists
+// and loads it; an account half written by another issuer or instance
+// (it stores the two files one after the other) would load as "not found"
+// and be created again with the directory's name, "default", as contact:
+// a registration every CA refuses (invalidContact).
+func wholeAccounts(keys []string) []string {
+	has := make(map[string]int) // per account directory: 1 .json, 2 .key
+	for _, k := range keys {
+		switch path.Ext(k) {
+		case ".json":
+			has[path.Dir(k)] |= 1
+		case ".key":
+			has[path.Dir(k)] |= 2
+		}
+	}
+	out := keys[:0:0]
+	for _, k := range keys {
+		if has[path.Dir(k)] == 3 {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // listUnder returns what List answers for dir from the keys at and under

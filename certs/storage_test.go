@@ -101,6 +101,18 @@ func TestStorageFiles(t *testing.T) {
 		}
 		list("certificates/ca", false, "certificates/ca/a.test", "certificates/ca/b.test")
 		list("acme", true, "acme/ca", "acme/ca/users", "acme/ca/users/default", "acme/ca/users/default/default.json", "acme/ca/users/default/default.key")
+		// An account half written (its registration, not yet its key) is not
+		// listed among the users, where certmagic looks for one to load.
+		if err := s.Store(ctx, "acme/ca/users/half/half.json", []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+		list("acme/ca/users", false, "acme/ca/users/default")
+		if err := s.Delete(ctx, "acme/ca/users/default/default.key"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.List(ctx, "acme/ca/users", false); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("List of users with no whole account = %q, %v; want fs.ErrNotExist", got, err)
+		}
 		if _, err := s.List(ctx, "nothing", false); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("List of nothing: %v", err)
 		}
