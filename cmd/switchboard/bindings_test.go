@@ -176,3 +176,26 @@ func TestConnectForwardOneBinding(t *testing.T) {
 		})
 	}
 }
+
+// TestSendNamesTheVersion: send and poll name the version spoken as 1.0 or
+// 0.3, whatever patch level the card names (an @a2a-js/sdk 0.3 card says
+// "0.3.0").
+func TestSendNamesTheVersion(t *testing.T) {
+	m := MustRunMain(t, t.TempDir(), "")
+	cli(t, m, "agent", "create", "alice", "--mode", "inbox")
+	t.Setenv("SWITCHBOARD_CONFIG_DIR", t.TempDir())
+	t.Setenv("BOB_TOKEN", "bob-secret")
+	up := newUpstreamAgent(t, "0.3-pure", false, upstreamOptions{token: "bob-secret"})
+	cli(t, m, "peers", "add", "bob", up.srv.URL, "--token-env", "BOB_TOKEN", "--allow-private")
+	out := cli(t, m, "send", "bob", "--agent", "alice", "--text", "hello", "--wait", "--timeout", "10s")
+	if !strings.Contains(out, "(A2A 0.3): task ") {
+		t.Fatalf("send: %s", out)
+	}
+	id := regexp.MustCompile(`switchboard poll (\S+)\)`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("send named no record: %s", out)
+	}
+	if out := cli(t, m, "poll", id[1]); !strings.Contains(out, "(A2A 0.3): task ") {
+		t.Fatalf("poll: %s", out)
+	}
+}

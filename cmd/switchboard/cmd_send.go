@@ -176,7 +176,7 @@ func (c *SendCmd) Run(ctx context.Context, cli *CLI) error {
 			return err
 		}
 	}
-	return printOutbound(cli, cl, &rec, spoken(iface), target.name)
+	return printOutbound(cli, cl, &rec, spoken(rec.Protocol, iface), target.name)
 }
 
 // text returns the message: --text, or stdin for "-".
@@ -291,10 +291,11 @@ func newPushToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// spoken names the version and binding of an interface as send and poll
-// print them: "1.0", or "1.0 over gRPC" for a binding other than JSON-RPC.
-func spoken(iface *a2a.AgentInterface) string {
-	s := string(iface.ProtocolVersion)
+// spoken names the version (1.0 or 0.3, as recorded, whatever patch level
+// the card names) and the binding of an interface as send and poll print
+// them: "1.0", or "1.0 over gRPC" for a binding other than JSON-RPC.
+func spoken(version string, iface *a2a.AgentInterface) string {
+	s := version
 	if b := front.BindingName(iface.ProtocolBinding); b != front.BindingName(a2a.TransportProtocolJSONRPC) {
 		s += " over " + b
 	}
@@ -455,7 +456,7 @@ func (c *PollCmd) Run(ctx context.Context, cli *CLI) error {
 	if rec, err = recordResult(ctx, cl, rec.ID, ownerapi.OutboundResult{Source: switchboard.OutboundFromPoll, Task: task}); err != nil {
 		return fmt.Errorf("record the answer: %w", err)
 	}
-	return printOutbound(cli, cl, &rec, spoken(iface), rec.Target)
+	return printOutbound(cli, cl, &rec, spoken(rec.Protocol, iface), rec.Target)
 }
 
 // publicURL reports whether other hosts may reach u: its host is not

@@ -239,7 +239,7 @@ func TestSendToA2AGo(t *testing.T) {
 				return strings.Contains(out, " completed\n")
 			})
 			out := cli(t, m, "poll", rec.ID)
-			if !strings.Contains(out, "UNTRUSTED PEER MESSAGE >>>\n  | done: hello\n") || !strings.Contains(out, "A2A "+version) {
+			if !strings.Contains(out, "UNTRUSTED PEER MESSAGE >>>\n  | done: hello\n") || !strings.Contains(out, "(A2A "+version+"): task ") {
 				t.Fatalf("poll: %s", out)
 			}
 			if got := outboxRecord(t, m, "alice", rec.ID); got.State != "completed" || got.Updates[len(got.Updates)-1].Source != "poll" {
