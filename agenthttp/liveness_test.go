@@ -45,7 +45,8 @@ func TestMCPEndpointOfDisabledOrMCPOffAgent(t *testing.T) {
 }
 
 // TestNetworkTaskFromDisabledAccount: POST /tasks with an owner token
-// (the operator's) refuses to send as an agent whose account is disabled.
+// (the operator's) refuses to send as an agent whose account is disabled
+// (the network's check, network.Send), with its 403.
 func TestNetworkTaskFromDisabledAccount(t *testing.T) {
 	h := facetest.New(t)
 	_, alice := h.Account("alice")

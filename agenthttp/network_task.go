@@ -109,14 +109,9 @@ func (s *Face) networkSender(r *http.Request, acct *switchboard.Account, agent *
 	if ref == "" {
 		return nil, switchboard.Errorf(switchboard.EINVALID, "with an owner token, agent names the agent of yours that sends")
 	}
-	g, err := s.AgentByRef(r, acct, ref)
-	if err != nil {
-		return nil, err
-	}
-	if g.AccountDisabled {
-		return nil, switchboard.Errorf(switchboard.EFORBIDDEN, "the agent's account is disabled")
-	}
-	return g, nil
+	// Whether the agent may send (its account enabled, approved) is the
+	// network's to decide (network.Send).
+	return s.AgentByRef(r, acct, ref)
 }
 
 // networkRequest builds the A2A request of a NetworkTask and the wait of
