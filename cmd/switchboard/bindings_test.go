@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 )
@@ -17,13 +18,10 @@ import (
 // oneBindings are the bindings an upstream offers alone in these tests.
 var oneBindings = map[string]a2a.TransportProtocol{"HTTPJSON": a2a.TransportProtocolHTTPJSON, "GRPC": a2a.TransportProtocolGRPC}
 
-// peerOver sends text as a peer with token to the agent address, in the
-// binding its card offers (A2A 1.0), and returns the task once its turn
-// ended.
-func peerOver(t *testing.T, address, token string, binding a2a.TransportProtocol, text string) *a2a.Task {
+// peerClient returns a client of a peer with token at the agent address,
+// speaking the binding its card offers (A2A 1.0).
+func peerClient(t *testing.T, ctx context.Context, address, token string, binding a2a.TransportProtocol) *a2aclient.Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	origin, _ := url.Parse(address)
 	hc := &http.Client{Transport: &bearerTransport{token: token, origin: origin, base: http.DefaultTransport}}
 	card, err := front.ResolveCard(ctx, hc, address, "")
@@ -39,6 +37,17 @@ func peerOver(t *testing.T, address, token string, binding a2a.TransportProtocol
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// peerOver sends text as a peer with token to the agent address, in the
+// binding its card offers (A2A 1.0), and returns the task once its turn
+// ended.
+func peerOver(t *testing.T, address, token string, binding a2a.TransportProtocol, text string) *a2a.Task {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := peerClient(t, ctx, address, token, binding)
 	defer c.Destroy()
 	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
-	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/server"
 )
 
@@ -281,21 +279,7 @@ func TestFrontPassThroughRefusesOtherBindings(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			origin, _ := url.Parse(addr)
-			hc := &http.Client{Transport: &bearerTransport{token: bob, origin: origin, base: http.DefaultTransport}}
-			card, err := front.ResolveCard(ctx, hc, addr, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			front.PinInterfaces(card, addr, false, nil)
-			iface, _, err := front.PickInterface(card, binding)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := front.NewEndpointClient(ctx, hc, iface)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := peerClient(t, ctx, addr, bob, binding)
 			defer c.Destroy()
 			task := peerOver(t, addr, bob, binding, "hello")
 			got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
