@@ -262,3 +262,34 @@ func (w *wireArtifactUpdate) artifactUpdate() (*a2a.TaskArtifactUpdateEvent, boo
 	return &a2a.TaskArtifactUpdateEvent{Append: w.Append, Artifact: a, ContextID: w.ContextID, LastChunk: w.LastChunk,
 		TaskID: w.TaskID, Metadata: w.Metadata}, ok
 }
+
+// UnmarshalStreamAnswer decodes data, a JSON-RPC answer whose result is a
+// stream response, in one pass: into sr when it holds a result, or else
+// its error member's JSON in rpcErr. ok is false where that pass cannot
+// decide (the answer is not of the shape {"jsonrpc":string, "id":string,
+// "result"|"error"}, its result is not one the plain structs take, or
+// data holds more than the answer); the caller then decodes data its own
+// way, as it did before.
+func UnmarshalStreamAnswer(data []byte, sr *a2a.StreamResponse) (rpcErr json.RawMessage, ok bool) {
+	var w struct {
+		JSONRPC string              `json:"jsonrpc"`
+		ID      string              `json:"id"`
+		Result  *wireStreamResponse `json:"result"`
+		Error   json.RawMessage     `json:"error"`
+	}
+	if json.Unmarshal(data, &w) != nil {
+		return nil, false
+	}
+	if len(w.Error) > 0 && string(w.Error) != "null" {
+		return w.Error, true
+	}
+	if w.Result == nil {
+		return nil, false
+	}
+	e, ok := w.Result.event()
+	if !ok {
+		return nil, false
+	}
+	sr.Event = e
+	return nil, true
+}

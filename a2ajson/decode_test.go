@@ -58,6 +58,32 @@ func TestDecodersAsEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestUnmarshalStreamAnswer: an answer's error member comes back whole;
+// what one pass cannot decide is left to the caller.
+func TestUnmarshalStreamAnswer(t *testing.T) {
+	var sr a2a.StreamResponse
+	rpcErr, ok := UnmarshalStreamAnswer([]byte(`{"jsonrpc":"2.0","id":"1","error":{"code":-32001,"message":"gone"},"result":{"task":{"id":"t"}}}`), &sr)
+	if !ok || string(rpcErr) != `{"code":-32001,"message":"gone"}` || sr.Event != nil {
+		t.Fatalf("error answer: %q, %v, %v", rpcErr, ok, sr.Event)
+	}
+	rpcErr, ok = UnmarshalStreamAnswer([]byte(`{"jsonrpc":"2.0","id":"1","error":null,"result":{"task":{"id":"t","status":{"state":"TASK_STATE_WORKING"}}}}`), &sr)
+	if task, _ := sr.Event.(*a2a.Task); !ok || rpcErr != nil || task == nil || task.ID != "t" || task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("task answer: %q, %v, %#v", rpcErr, ok, sr.Event)
+	}
+	for _, undecided := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t"}}}`, // an id the SDK's shape refuses
+		`{"jsonrpc":"2.0","id":"1"}`,
+		`{"jsonrpc":"2.0","id":"1","result":null}`,
+		`{"jsonrpc":"2.0","id":"1","result":{"task":{"id":"t"},"message":{"messageId":"m"}}}`,
+		`{"jsonrpc":"2.0","id":"1","result":{"task":{"id":"t"}}} trailing`,
+		`not json`,
+	} {
+		if rpcErr, ok := UnmarshalStreamAnswer([]byte(undecided), &a2a.StreamResponse{}); ok {
+			t.Errorf("%s: decided (error %q), want it left to the caller", undecided, rpcErr)
+		}
+	}
+}
+
 // FuzzDecodersAsEncodingJSON does the same for arbitrary input.
 func FuzzDecodersAsEncodingJSON(f *testing.F) {
 	for _, c := range decodeCases {
@@ -92,6 +118,18 @@ func sameDecoding(t *testing.T, data []byte) {
 			err = UnmarshalTask(inner, &gotTask)
 			compare(t, "stored task", inner, wantTask, gotTask, wantErr, err)
 		}
+	}
+
+	// As the result of a JSON-RPC answer: where one pass decides, it
+	// decides as the SDK does.
+	var inAnswer a2a.StreamResponse
+	answer := append(append([]byte(`{"jsonrpc":"2.0","id":"1","result":`), data...), '}')
+	if rpcErr, ok := UnmarshalStreamAnswer(answer, &inAnswer); ok {
+		wantErr = json.Unmarshal(data, &want)
+		if rpcErr != nil || wantErr != nil {
+			t.Fatalf("answer %q: decided (error %q), but encoding/json says %v", answer, rpcErr, wantErr)
+		}
+		compare(t, "answer's result", data, want, inAnswer, nil, nil)
 	}
 
 	var wantReq, gotReq a2a.SendMessageRequest

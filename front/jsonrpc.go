@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"sync"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -56,13 +57,33 @@ func (t *jsonrpcTransport) SendMessage(ctx context.Context, params a2aclient.Ser
 	if err != nil {
 		return nil, fmt.Errorf("failed to create HTTP request: failed to marshal request: %w", err)
 	}
-	result, err := t.call(ctx, "SendMessage", params, p)
+	resp, err := t.post(ctx, "SendMessage", params, p, "")
 	if err != nil {
 		return nil, err
 	}
+	defer resp.Body.Close()
+	buf := answerBufs.Get().(*bytes.Buffer)
+	defer putAnswerBuf(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, fmt.Errorf("failed to decode response: %w", err)
+	}
 	var sr a2a.StreamResponse
-	if err := a2ajson.UnmarshalStreamResponse(result, &sr); err != nil {
-		return nil, fmt.Errorf("result violates A2A spec - could not determine type: %w; data: %s", err, string(result))
+	rpcErr, ok := a2ajson.UnmarshalStreamAnswer(buf.Bytes(), &sr)
+	if ok && rpcErr != nil {
+		var e rpcError
+		if json.Unmarshal(rpcErr, &e) == nil {
+			return nil, e.err()
+		}
+	}
+	if !ok || rpcErr != nil { // what one pass cannot decide, the way the SDK's shape is read
+		result, err := decodeAnswer(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			return nil, err
+		}
+		if err := a2ajson.UnmarshalStreamResponse(result, &sr); err != nil {
+			return nil, fmt.Errorf("result violates A2A spec - could not determine type: %w; data: %s", err, string(result))
+		}
 	}
 	switch e := sr.Event.(type) {
 	case *a2a.Task:
@@ -70,7 +91,22 @@ func (t *jsonrpcTransport) SendMessage(ctx context.Context, params a2aclient.Ser
 	case *a2a.Message:
 		return e, nil
 	default:
-		return nil, fmt.Errorf("result violates A2A spec - expected Task or Message, got %T: %s", sr.Event, string(result))
+		var raw []byte
+		if result, err := decodeAnswer(bytes.NewReader(buf.Bytes())); err == nil {
+			raw = result
+		}
+		return nil, fmt.Errorf("result violates A2A spec - expected Task or Message, got %T: %s", sr.Event, string(raw))
+	}
+}
+
+// answerBufs holds the buffers answers are read into.
+var answerBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putAnswerBuf gives buf back to answerBufs unless an answer made it
+// large.
+func putAnswerBuf(buf *bytes.Buffer) {
+	if buf.Cap() <= 64<<10 {
+		answerBufs.Put(buf)
 	}
 }
 
@@ -158,8 +194,14 @@ func (t *jsonrpcTransport) call(ctx context.Context, method string, params a2acl
 		return nil, err
 	}
 	defer resp.Body.Close()
+	return decodeAnswer(resp.Body)
+}
+
+// decodeAnswer reads a JSON-RPC answer from r, as the SDK reads it, and
+// returns its result, or the A2A error it holds.
+func decodeAnswer(r io.Reader) (json.RawMessage, error) {
 	var a rpcAnswer
-	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+	if err := json.NewDecoder(r).Decode(&a); err != nil {
 		return nil, fmt.Errorf("failed to decode response: %w", err)
 	}
 	if a.Error != nil {

@@ -138,12 +138,19 @@ func (s *Secrets) Key() string {
 	return s.key
 }
 
-// String returns str without the values.
+// String returns str without the values, str itself when it holds none
+// (the replacer, which walks str a byte at a time and copies it, runs
+// only when a value is there).
 func (s *Secrets) String(str string) string {
 	if s == nil {
 		return str
 	}
-	return s.replacer.Replace(str)
+	for _, f := range s.forms {
+		if strings.Contains(str, f.text) {
+			return s.replacer.Replace(str)
+		}
+	}
+	return str
 }
 
 // Found returns the names of the credentials whose values str holds,

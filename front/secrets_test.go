@@ -80,6 +80,10 @@ func TestSecretsRemoveEveryForm(t *testing.T) {
 	if got, want := s.Found("x owner-bearer-0123456789 y "+base64.StdEncoding.EncodeToString([]byte("basic-password-42"))), []string{"bearer", "header X-Basic"}; !slices.Equal(got, want) {
 		t.Errorf("Found = %q, want %q", got, want)
 	}
+	clean := strings.Repeat("a text without a value, ", 40)
+	if n := testing.AllocsPerRun(10, func() { _ = s.String(clean) }); n != 0 {
+		t.Errorf("a text without a value was copied: %v allocations", n)
+	}
 	var none *Secrets
 	if none.String("owner-bearer-0123456789") != "owner-bearer-0123456789" || none.Key() != "" || CredentialSecrets(switchboard.FrontCredentials{}) != nil {
 		t.Error("no credentials should remove nothing")
