@@ -41,27 +41,35 @@ func (c *config) turns() int {
 
 // alternate runs a and b in turns (see above) and returns their results.
 func (d *driver) alternate(ctx context.Context, a, b phase) (ra, rb *phaseResult) {
+	rs := d.alternateAll(ctx, a, b)
+	return rs[0], rs[1]
+}
+
+// alternateAll runs the kinds ps in turns, each round every kind in order
+// and then in reverse (a, b, c, c, b, a), and returns their results in
+// the order of ps.
+func (d *driver) alternateAll(ctx context.Context, ps ...phase) []*phaseResult {
 	rounds := d.cfg.turns()
-	turns := make([]*phaseResult, 0, 4*rounds)
-	order := []*phase{&a, &b, &b, &a}
-	kindTurn := []int{0, 0, 1, 1} // each kind's turns in a round: its first, then its second
+	out := make([]*phaseResult, len(ps))
 	for r := range rounds {
-		for i, p := range order {
-			t := d.turn(2*r+kindTurn[i], 2*rounds)
-			turns = append(turns, t.drive(ctx, *p))
+		for i := range 2 * len(ps) {
+			k, second := i, 0 // the kind, and whether this is its second turn of the round
+			if i >= len(ps) {
+				k, second = 2*len(ps)-1-i, 1
+			}
+			t := d.turn(2*r+second, 2*rounds)
+			out[k] = mergeResults(out[k], t.drive(ctx, ps[k]))
 			if ctx.Err() != nil {
 				break
 			}
 		}
 	}
-	for i, t := range turns {
-		if order[i%4] == &a {
-			ra = mergeResults(ra, t)
-		} else {
-			rb = mergeResults(rb, t)
+	for k, r := range out {
+		if r == nil { // stopped before its first turn
+			out[k] = &phaseResult{name: ps[k].name}
 		}
 	}
-	return ra, rb
+	return out
 }
 
 // turn returns a driver for a kind's turn k of its of turns: its share of

@@ -13,7 +13,9 @@ import (
 // both are measured under the same load at the same moments (-rate is the
 // two together). Without, calls interleaved in one phase would share the
 // throughput out evenly by construction, so the paths take turns
-// (alternate.go). -record none makes the fronts pass-through ones.
+// (alternate.go). -record none makes the fronts pass-through ones. With
+// -gateway, a bare reverse proxy in a process of its own (gateway.go) is
+// a third path to the same upstream: a gateway's cost on this machine.
 
 // runFront starts the upstream, puts the fronts in front of it and
 // measures both paths.
@@ -37,22 +39,49 @@ func runFront(ctx context.Context, cfg *config, dep *deployment, d *driver, res 
 	for i, g := range agents {
 		fronts[i] = target{url: dep.peerURL + "/a/" + g.Handle, token: g.PeerToken}
 	}
+	var gw *gatewayProcess
+	if cfg.gateway {
+		if gw, err = startGateway(ref.url, cfg.split); err != nil {
+			return fmt.Errorf("start the gateway: %w", err)
+		}
+		defer gw.stop()
+		fmt.Fprintf(logs, "gateway (a bare reverse proxy) on %s\n", gw.url)
+	}
 	if cfg.rate > 0 {
-		mixed := make([]target, 0, 2*len(agents))
+		groups := []string{"direct", "front"}
+		if gw != nil {
+			groups = append(groups, "gateway")
+		}
+		mixed := make([]target, 0, len(groups)*len(agents))
 		for _, t := range fronts {
 			t.group = 1
 			mixed = append(mixed, target{url: ref.url}, t)
+			if gw != nil {
+				mixed = append(mixed, target{url: gw.url, group: 2})
+			}
 		}
-		rs := d.driveGroups(ctx, phase{name: "front", groups: []string{"direct", "front"}, targets: mixed,
+		rs := d.driveGroups(ctx, phase{name: "front", groups: groups, targets: mixed,
 			wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking, serverCPU: dep.cpuSeconds})
 		res.setMain(rs[1])
 		res.setDirect(rs[0])
+		if gw != nil {
+			res.setGateway(rs[2], 0) // the phase's CPU is the server's
+		}
 	} else {
-		direct := phase{name: "direct", targets: []target{{url: ref.url}}, wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking}
-		front := phase{name: "front", targets: fronts, wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking, serverCPU: dep.cpuSeconds}
-		directed, fronted := d.alternate(ctx, direct, front)
-		res.setMain(fronted)
-		res.setDirect(directed)
+		phases := []phase{
+			{name: "direct", targets: []target{{url: ref.url}}, wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking},
+			{name: "front", targets: fronts, wantState: "TASK_STATE_COMPLETED", blocking: cfg.blocking, serverCPU: dep.cpuSeconds},
+		}
+		if gw != nil {
+			phases = append(phases, phase{name: "gateway", targets: []target{{url: gw.url}}, wantState: "TASK_STATE_COMPLETED",
+				blocking: cfg.blocking, serverCPU: gw.cpuSeconds})
+		}
+		rs := d.alternateAll(ctx, phases...)
+		res.setMain(rs[1])
+		res.setDirect(rs[0])
+		if gw != nil {
+			res.setGateway(rs[2], rs[2].serverCores)
+		}
 	}
 	res.ServerRSS = dep.rss()
 	return ctx.Err()

@@ -15,14 +15,12 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/pgtest"
 )
 
-// TestMain lets the test binary act as a worker process, as the command
-// does when it spreads agents over processes.
+// TestMain lets the test binary act as a worker or a gateway process, as
+// the command does when it spreads agents over processes or measures a
+// bare reverse proxy.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == workerArg {
-		if err := runWorker(os.Stdin, os.Stdout); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
+	if code, ok := subprocess(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
@@ -43,7 +41,7 @@ func TestScenarios(t *testing.T) {
 		t.Skip("starts servers and agents")
 	}
 	bin := buildServer(t)
-	base := config{peers: 3, duration: 20 * time.Second, count: 30, payload: 100, blocking: true, direct: true,
+	base := config{peers: 3, duration: 20 * time.Second, count: 30, payload: 100, blocking: true, direct: true, gateway: true,
 		agentsPerProc: 2, connectRate: 4, switchboard: bin, settle: 100 * time.Millisecond, instances: 1,
 		communities: 2, skills: 2}
 	type scenarioTest struct {
@@ -124,6 +122,9 @@ func TestScenarios(t *testing.T) {
 			}
 			if (tt.scenario == "route" || tt.scenario == "inbox" || tt.scenario == "front") && (res.DirectTasksPerS <= 0 || res.DirectErrors != 0) {
 				t.Errorf("%s: the direct path was not measured: %+v", tt.scenario, res)
+			}
+			if tt.scenario == "front" && (res.GatewayTasksPerS <= 0 || res.GatewayErrors != 0) {
+				t.Errorf("front: the gateway path was not measured: %+v", res)
 			}
 		})
 	}

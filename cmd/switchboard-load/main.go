@@ -18,6 +18,7 @@ type config struct {
 	scenario      string
 	binding       string
 	record        string // front: what the fronts record, task or none ("": the server's default)
+	gateway       bool   // front: also measure a bare reverse proxy (gateway.go)
 	agents        int
 	peers         int
 	duration      time.Duration
@@ -50,13 +51,29 @@ type config struct {
 	tlsInsecure   bool      // with -server on loopback: no certificate check
 }
 
+// subprocess runs this program as one of the processes it starts, a
+// worker holding agents or a gateway, when args ask for one, and returns
+// its exit code; ok is false when args ask for neither.
+func subprocess(args []string) (code int, ok bool) {
+	var err error
+	switch {
+	case len(args) > 0 && args[0] == workerArg:
+		err = runWorker(os.Stdin, os.Stdout)
+	case len(args) > 1 && args[0] == gatewayArg:
+		err = runGateway(args[1], os.Stdin, os.Stdout)
+	default:
+		return 0, false
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard-load "+args[0]+":", err)
+		return 1, true
+	}
+	return 0, true
+}
+
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == workerArg {
-		if err := runWorker(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "switchboard-load worker:", err)
-			os.Exit(1)
-		}
-		return
+	if code, ok := subprocess(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	cfg, err := parseFlags(os.Args[1:], os.Stderr)
 	if err != nil {
@@ -111,6 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	c := &config{}
 	fs.StringVar(&c.scenario, "scenario", "route", "idle, route, inbox, cross, direct, ceiling, session, discover, front or bindings")
+	fs.BoolVar(&c.gateway, "gateway", true, "front: also measure a bare reverse proxy (net/http/httputil, a process of its own) in front of the same upstream, in turns with the other two paths")
 	fs.StringVar(&c.record, "record", "task", "front: what the fronts record of their tasks, task (a durable record) or none (pass-through)")
 	fs.StringVar(&c.binding, "binding", "rest", "bindings: the binding measured against JSON-RPC, rest (HTTP+JSON) or grpc (gRPC over h2c)")
 	fs.IntVar(&c.agents, "agents", 100, "agents to create and connect")

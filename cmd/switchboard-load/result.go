@@ -49,6 +49,15 @@ type result struct {
 	DirectP99Ms     float64 `json:"direct_p99_ms,omitempty"`
 	DirectErrors    int64   `json:"direct_errors,omitempty"`
 
+	// Gateway… are the front scenario's bare reverse proxy (-gateway), in
+	// front of the same upstream, measured in the same run; its CPU is
+	// the gateway process's (closed loop only).
+	GatewayTasksPerS float64 `json:"gateway_tasks_per_s,omitempty"`
+	GatewayP50Ms     float64 `json:"gateway_p50_ms,omitempty"`
+	GatewayP99Ms     float64 `json:"gateway_p99_ms,omitempty"`
+	GatewayErrors    int64   `json:"gateway_errors,omitempty"`
+	GatewayCPU       float64 `json:"gateway_cpu_cores,omitempty"`
+
 	// NameTasksPerS… are the discover scenario's tasks sent by name (to
 	// agents' addresses), measured in the same run as those routed by
 	// discovery (to communities' addresses), which are the main ones.
@@ -88,6 +97,14 @@ func (r *result) setDirect(p *phaseResult) {
 	r.DirectTasksPerS, r.DirectP50Ms, r.DirectP99Ms, r.DirectErrors = p.tasksPerSecond(), p.percentile(50), p.percentile(99), p.errors
 }
 
+// setGateway records the front scenario's gateway path, and the
+// gateway's CPU in cores where it was measured apart (else 0).
+func (r *result) setGateway(p *phaseResult, cores float64) {
+	r.phases = append(r.phases, p)
+	r.GatewayTasksPerS, r.GatewayP50Ms, r.GatewayP99Ms, r.GatewayErrors = p.tasksPerSecond(), p.percentile(50), p.percentile(99), p.errors
+	r.GatewayCPU = cores
+}
+
 // setSame records the same-instance path measured in the same run.
 func (r *result) setSame(p *phaseResult) {
 	r.phases = append(r.phases, p)
@@ -124,6 +141,12 @@ func (r *result) printTable(w io.Writer) {
 		if r.DirectP50Ms > 0 && r.Scenario == "front" {
 			fmt.Fprintf(w, "front vs direct: p50 %+.2f ms, p99 %+.2f ms, throughput %.2f×\n", r.P50Ms-r.DirectP50Ms,
 				r.P99Ms-r.DirectP99Ms, r.TasksPerS/r.DirectTasksPerS)
+			if r.GatewayP50Ms > 0 {
+				fmt.Fprintf(w, "gateway vs direct: p50 %+.2f ms, p99 %+.2f ms, throughput %.2f×\n", r.GatewayP50Ms-r.DirectP50Ms,
+					r.GatewayP99Ms-r.DirectP99Ms, r.GatewayTasksPerS/r.DirectTasksPerS)
+				fmt.Fprintf(w, "front vs gateway: p50 %+.2f ms, p99 %+.2f ms, throughput %.2f×\n", r.P50Ms-r.GatewayP50Ms,
+					r.P99Ms-r.GatewayP99Ms, r.TasksPerS/r.GatewayTasksPerS)
+			}
 		} else if r.DirectP50Ms > 0 && r.Scenario != "direct" {
 			fmt.Fprintf(w, "relay vs direct: p50 %.2f×, throughput %.2f×\n", r.P50Ms/r.DirectP50Ms, r.TasksPerS/r.DirectTasksPerS)
 		}
@@ -140,13 +163,13 @@ func (r *result) printTable(w io.Writer) {
 		}
 	}
 	for _, c := range []struct {
-		name  string
-		cores float64
-	}{{"server", r.ServerCPU}, {"load tool (this process)", r.ToolCPU}} {
+		name        string
+		cores, rate float64
+	}{{"server", r.ServerCPU, r.TasksPerS}, {"load tool (this process)", r.ToolCPU, r.TasksPerS}, {"gateway", r.GatewayCPU, r.GatewayTasksPerS}} {
 		if c.cores > 0 {
 			fmt.Fprintf(w, "%s CPU: %.2f cores", c.name, c.cores)
-			if r.TasksPerS > 0 {
-				fmt.Fprintf(w, ", %.0f µs per task", c.cores/r.TasksPerS*1e6)
+			if c.rate > 0 {
+				fmt.Fprintf(w, ", %.0f µs per task", c.cores/c.rate*1e6)
 			}
 			if r.FramesPerS > 0 {
 				fmt.Fprintf(w, ", %.1f µs per frame", c.cores/r.FramesPerS*1e6)
