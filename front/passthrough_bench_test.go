@@ -32,7 +32,7 @@ func BenchmarkPassSend(b *testing.B) {
 		if r.URL.Path == a2asrv.WellKnownAgentCardPath {
 			a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{Name: "fixed", Version: "1.0.0",
 				SupportedInterfaces: []*a2a.AgentInterface{{URL: srv.URL + "/invoke", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: "1.0"}},
-				DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}).ServeHTTP(w, r)
+				DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}).ServeHTTP(w, r)
 			return
 		}
 		_, _ = io.Copy(io.Discard, r.Body)
