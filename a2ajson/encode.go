@@ -80,26 +80,34 @@ func AppendSendMessageRequest(dst []byte, r *a2a.SendMessageRequest) ([]byte, er
 
 // Marshal returns the JSON of v: through this package for the types it
 // writes, through json.Marshal for any other.
-func Marshal(v any) ([]byte, error) {
+func Marshal(v any) ([]byte, error) { return Append(nil, v) }
+
+// Append appends the JSON of v to dst, as Marshal writes it; on an error
+// it returns dst as it was.
+func Append(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case *a2a.Task:
-		return AppendTask(nil, v)
+		return AppendTask(dst, v)
 	case *a2a.Message:
-		return AppendMessage(nil, v)
+		return AppendMessage(dst, v)
 	case *a2a.TaskStatusUpdateEvent:
-		return AppendEvent(nil, v)
+		return AppendEvent(dst, v)
 	case *a2a.TaskArtifactUpdateEvent:
-		return AppendEvent(nil, v)
+		return AppendEvent(dst, v)
 	case a2a.StreamResponse:
-		return AppendStreamResponse(nil, v.Event)
+		return AppendStreamResponse(dst, v.Event)
 	case *a2a.StreamResponse:
 		if v != nil {
-			return AppendStreamResponse(nil, v.Event)
+			return AppendStreamResponse(dst, v.Event)
 		}
 	case *a2a.SendMessageRequest:
-		return AppendSendMessageRequest(nil, v)
+		return AppendSendMessageRequest(dst, v)
 	}
-	return json.Marshal(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
 }
 
 // finish runs write on dst, grown first by size, about what it will

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"sync"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/switchboard-dev/switchboard"
@@ -182,43 +183,60 @@ type Failure struct {
 
 // WriteResult writes a successful JSON-RPC response.
 func WriteResult(w http.ResponseWriter, id json.RawMessage, result any) {
-	if body, ok := encodeA2AResult(id, result); ok {
+	buf := resultBufs.Get().(*[]byte)
+	defer putResultBuf(buf)
+	if body, ok := appendA2AResult((*buf)[:0], id, result); ok {
 		httpapi.WriteJSONBody(w, http.StatusOK, append(body, '\n'))
+		*buf = body[:0] // grown, if it was
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, rpcResult{JSONRPC: "2.0", ID: id, Result: result})
 }
 
+// resultBufs holds the buffers WriteResult writes answers in: they are
+// garbage as soon as the answer is written.
+var resultBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// putResultBuf gives buf back to resultBufs unless an answer made it large.
+func putResultBuf(buf *[]byte) {
+	if cap(*buf) <= 64<<10 {
+		resultBufs.Put(buf)
+	}
+}
+
 // EncodeResult returns a successful JSON-RPC response as one line.
 func EncodeResult(id json.RawMessage, result any) ([]byte, error) {
-	if body, ok := encodeA2AResult(id, result); ok {
+	if body, ok := appendA2AResult(nil, id, result); ok {
 		return body, nil
 	}
 	return json.Marshal(rpcResult{JSONRPC: "2.0", ID: id, Result: result})
 }
 
-// encodeA2AResult writes the response of the A2A 1.0 results that carry
-// messages (tasks, stream responses, events) in one pass, with a2ajson; ok
-// is false for any other result, and for one a2ajson could not write.
-func encodeA2AResult(id json.RawMessage, result any) (body []byte, ok bool) {
+// appendA2AResult appends the response of the A2A 1.0 results that carry
+// messages (tasks, stream responses, events) to dst in one pass, with
+// a2ajson; ok is false for any other result, and for one a2ajson could
+// not write.
+func appendA2AResult(dst []byte, id json.RawMessage, result any) (body []byte, ok bool) {
 	switch result.(type) {
 	case a2a.StreamResponse, *a2a.Task, *a2a.Message, *a2a.TaskStatusUpdateEvent, *a2a.TaskArtifactUpdateEvent:
 	default:
 		return nil, false
 	}
-	out, err := a2ajson.Marshal(result)
-	if err != nil || len(id) == 0 {
+	if len(id) == 0 {
 		return nil, false
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, len(id)+len(out)+40)) // the envelope, once
-	buf.WriteString(`{"jsonrpc":"2.0","id":`)
-	if json.Compact(buf, id) != nil {
+	var compact bytes.Buffer
+	if json.Compact(&compact, id) != nil {
 		return nil, false
 	}
-	buf.WriteString(`,"result":`)
-	buf.Write(out)
-	buf.WriteByte('}')
-	return buf.Bytes(), true
+	body = append(dst, `{"jsonrpc":"2.0","id":`...)
+	body = append(body, compact.Bytes()...)
+	body = append(body, `,"result":`...)
+	body, err := a2ajson.Append(body, result)
+	if err != nil {
+		return nil, false
+	}
+	return append(body, '}'), true
 }
 
 // WriteError writes a failed JSON-RPC response with the error's status.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -59,7 +60,17 @@ func TestRPCResultsWrittenInOnePass(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := encodeA2AResult(json.RawMessage(`{bad`), task); ok {
+	if _, ok := appendA2AResult(nil, json.RawMessage(`{bad`), task); ok {
 		t.Fatal("an id that is not JSON was written as it came")
+	}
+	// A buffer of the pool that held a longer answer before: only this
+	// answer is written.
+	long := &a2a.Task{ID: "t", Artifacts: []*a2a.Artifact{{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart(strings.Repeat("x", 8000))}}}}
+	for _, result := range []any{long, task} {
+		rec := httptest.NewRecorder()
+		WriteResult(rec, json.RawMessage(`1`), result)
+		if want, _ := EncodeResult(json.RawMessage(`1`), result); !bytes.Equal(rec.Body.Bytes(), append(want, '\n')) {
+			t.Fatalf("after a longer answer:\n got %q\nwant %q", rec.Body.Bytes(), want)
+		}
 	}
 }

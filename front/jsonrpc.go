@@ -53,11 +53,11 @@ func newJSONRPCTransport(url string, client *http.Client) *jsonrpcTransport {
 
 // SendMessage implements a2aclient.Transport.
 func (t *jsonrpcTransport) SendMessage(ctx context.Context, params a2aclient.ServiceParams, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
-	p, err := a2ajson.AppendSendMessageRequest(nil, req)
+	body, err := rpcRequest("SendMessage", func(dst []byte) ([]byte, error) { return a2ajson.AppendSendMessageRequest(dst, req) })
 	if err != nil {
 		return nil, fmt.Errorf("failed to create HTTP request: failed to marshal request: %w", err)
 	}
-	resp, err := t.post(ctx, "SendMessage", params, p, "")
+	resp, err := t.post(ctx, params, body, "")
 	if err != nil {
 		return nil, err
 	}
@@ -112,11 +112,11 @@ func putAnswerBuf(buf *bytes.Buffer) {
 
 // GetTask implements a2aclient.Transport.
 func (t *jsonrpcTransport) GetTask(ctx context.Context, params a2aclient.ServiceParams, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	p, err := json.Marshal(req)
+	body, err := rpcRequest("GetTask", func(dst []byte) ([]byte, error) { return a2ajson.Append(dst, req) })
 	if err != nil {
 		return nil, fmt.Errorf("failed to create HTTP request: failed to marshal request: %w", err)
 	}
-	result, err := t.call(ctx, "GetTask", params, p)
+	result, err := t.call(ctx, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -149,12 +149,12 @@ type rpcError struct {
 // SendStreamingMessage implements a2aclient.Transport.
 func (t *jsonrpcTransport) SendStreamingMessage(ctx context.Context, params a2aclient.ServiceParams, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		p, err := a2ajson.AppendSendMessageRequest(nil, req)
+		body, err := rpcRequest("SendStreamingMessage", func(dst []byte) ([]byte, error) { return a2ajson.AppendSendMessageRequest(dst, req) })
 		if err != nil {
 			yield(nil, fmt.Errorf("failed to create HTTP request: failed to marshal request: %w", err))
 			return
 		}
-		resp, err := t.post(ctx, "SendStreamingMessage", params, p, "text/event-stream")
+		resp, err := t.post(ctx, params, body, "text/event-stream")
 		if err != nil {
 			yield(nil, err)
 			return
@@ -186,15 +186,30 @@ func (t *jsonrpcTransport) SendStreamingMessage(ctx context.Context, params a2ac
 	}
 }
 
-// call posts a JSON-RPC request of method with params (JSON) and returns
-// the answer's result.
-func (t *jsonrpcTransport) call(ctx context.Context, method string, params a2aclient.ServiceParams, p []byte) (json.RawMessage, error) {
-	resp, err := t.post(ctx, method, params, p, "")
+// call posts the JSON-RPC request body and returns the answer's result.
+func (t *jsonrpcTransport) call(ctx context.Context, params a2aclient.ServiceParams, body []byte) (json.RawMessage, error) {
+	resp, err := t.post(ctx, params, body, "")
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	return decodeAnswer(resp.Body)
+}
+
+// rpcRequest returns the JSON-RPC request of method with the params
+// appendParams appends, written in one buffer.
+func rpcRequest(method string, appendParams func(dst []byte) ([]byte, error)) ([]byte, error) {
+	body := make([]byte, 0, 2<<10)
+	body = append(body, `{"jsonrpc":"2.0","method":"`...)
+	body = append(body, method...)
+	body = append(body, `","params":`...)
+	body, err := appendParams(body)
+	if err != nil {
+		return nil, err
+	}
+	body = append(body, `,"id":"`...)
+	body = append(body, switchboard.NewID()...)
+	return append(body, `"}`...), nil
 }
 
 // decodeAnswer reads a JSON-RPC answer from r, as the SDK reads it, and
@@ -210,18 +225,9 @@ func decodeAnswer(r io.Reader) (json.RawMessage, error) {
 	return a.Result, nil
 }
 
-// post posts a JSON-RPC request of method with params (JSON), asking for
-// accept if set, and returns the answer if its status is 200 OK; the
-// caller closes its body.
-func (t *jsonrpcTransport) post(ctx context.Context, method string, params a2aclient.ServiceParams, p []byte, accept string) (*http.Response, error) {
-	body := make([]byte, 0, len(p)+96)
-	body = append(body, `{"jsonrpc":"2.0","method":"`...)
-	body = append(body, method...)
-	body = append(body, `","params":`...)
-	body = append(body, p...)
-	body = append(body, `,"id":"`...)
-	body = append(body, switchboard.NewID()...)
-	body = append(body, `"}`...)
+// post posts the JSON-RPC request body, asking for accept if set, and
+// returns the answer if its status is 200 OK; the caller closes its body.
+func (t *jsonrpcTransport) post(ctx context.Context, params a2aclient.ServiceParams, body []byte, accept string) (*http.Response, error) {
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("failed to create HTTP request: %w", err)
