@@ -19,6 +19,14 @@ import (
 // corks the connections it dials through an *http.Transport (its own, or
 // a copy of the one HTTPClient has); through any other client it writes as
 // the library does.
+//
+// A cork names the deadline of the writes it covers, and the socket keeps
+// it while corks follow each other: a new one is set only when the one it
+// keeps is later than a cork asks, or earlier by more than an eighth of
+// the time the cork gives, so that a connection that writes steadily sets
+// it a few times per timeout rather than twice per message (a write may
+// be cut short by that eighth). A write uncorked (the library's) clears
+// it first.
 
 // maxCorked bounds what a cork keeps: past it, the kept bytes leave at
 // once (and a write larger than it with them).
@@ -27,16 +35,23 @@ const maxCorked = 64 << 10
 // corkConn is the connection under a WebSocket's buffered writer.
 type corkConn struct {
 	net.Conn
-	mu    sync.Mutex
-	depth int    // guarded by mu: corks not yet uncorked
-	buf   []byte // guarded by mu: the kept bytes
+	mu       sync.Mutex
+	depth    int       // guarded by mu: corks not yet uncorked
+	buf      []byte    // guarded by mu: the kept bytes
+	deadline time.Time // guarded by mu: the socket's write deadline (zero: none)
+	wrote    bool      // guarded by mu: a write passed through
 }
 
 // Write keeps p while corked, and writes it otherwise.
 func (c *corkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.wrote = true
 	if c.depth == 0 {
+		if !c.deadline.IsZero() {
+			c.deadline = time.Time{}
+			_ = c.Conn.SetWriteDeadline(c.deadline)
+		}
 		return c.Conn.Write(p)
 	}
 	if len(c.buf)+len(p) > maxCorked {
@@ -51,19 +66,24 @@ func (c *corkConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// cork keeps what is written until the matching uncork. A nil corkConn
-// does nothing.
-func (c *corkConn) cork() {
+// cork keeps what is written until the matching uncork; what leaves
+// meanwhile (past maxCorked) and at the uncork leaves by deadline, or up
+// to an eighth of the time it gives before. A nil corkConn does nothing.
+func (c *corkConn) cork(deadline time.Time) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.depth++
-	c.mu.Unlock()
+	if c.deadline.After(deadline) || c.deadline.Before(deadline.Add(-max(time.Until(deadline), 0)/8)) {
+		c.deadline = deadline
+		_ = c.Conn.SetWriteDeadline(deadline)
+	}
 }
 
-// uncork ends a cork; the last one writes what was kept, by deadline.
-func (c *corkConn) uncork(deadline time.Time) error {
+// uncork ends a cork; the last one writes what was kept.
+func (c *corkConn) uncork() error {
 	if c == nil {
 		return nil
 	}
@@ -73,10 +93,19 @@ func (c *corkConn) uncork(deadline time.Time) error {
 	if c.depth > 0 || len(c.buf) == 0 {
 		return nil
 	}
-	_ = c.Conn.SetWriteDeadline(deadline)
-	err := c.flushLocked()
-	_ = c.Conn.SetWriteDeadline(time.Time{})
-	return err
+	return c.flushLocked()
+}
+
+// carries reports whether a write passed through c: the handshake's, when
+// the transport used the connection it dialed for it. A nil corkConn
+// carries nothing.
+func (c *corkConn) carries() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wrote
 }
 
 // flushLocked writes the kept bytes.

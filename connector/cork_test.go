@@ -48,18 +48,18 @@ func TestCorkKeepsOrderAndWritesOnce(t *testing.T) {
 		}
 	})
 	deadline := time.Now().Add(time.Minute)
-	c.cork()
-	c.cork()
+	c.cork(deadline)
+	c.cork(deadline)
 	for _, s := range []string{"one ", "two ", "three "} {
 		if _, err := c.Write([]byte(s)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(t, c.uncork(deadline))
+	must(t, c.uncork())
 	if n := cc.writes.Load(); n != 0 {
 		t.Fatalf("%d writes before the last uncork", n)
 	}
-	must(t, c.uncork(deadline))
+	must(t, c.uncork())
 	if n := cc.writes.Load(); n != 1 {
 		t.Fatalf("%d writes at the last uncork, want 1", n)
 	}
@@ -69,7 +69,7 @@ func TestCorkKeepsOrderAndWritesOnce(t *testing.T) {
 	if n := cc.writes.Load(); n != 2 {
 		t.Fatalf("an uncorked write was kept (%d writes)", n)
 	}
-	c.cork()
+	c.cork(deadline)
 	big := strings.Repeat("x", maxCorked)
 	for _, s := range []string{"five ", big, "six "} {
 		if _, err := c.Write([]byte(s)); err != nil {
@@ -86,7 +86,7 @@ func TestCorkKeepsOrderAndWritesOnce(t *testing.T) {
 	if n := cc.writes.Load(); n != 6 {
 		t.Fatalf("a write over maxCorked: %d writes, want the kept bytes and the write (6)", n)
 	}
-	must(t, c.uncork(deadline))
+	must(t, c.uncork())
 	if n := cc.writes.Load(); n != 6 {
 		t.Fatalf("nothing kept, yet uncork wrote (%d writes)", n)
 	}
@@ -96,8 +96,8 @@ func TestCorkKeepsOrderAndWritesOnce(t *testing.T) {
 		t.Fatalf("read %.60q…, want %.60q…", got.String(), want)
 	}
 	var nilCork *corkConn
-	nilCork.cork()
-	must(t, nilCork.uncork(deadline))
+	nilCork.cork(deadline)
+	must(t, nilCork.uncork())
 }
 
 // TestCorkingClient: a connection the corking client dials for a
@@ -141,11 +141,17 @@ func TestCorkingClient(t *testing.T) {
 	if cork == nil || cork.Conn != dialed {
 		t.Fatal("the dialed connection is not corked")
 	}
+	if !cork.carries() {
+		t.Fatal("the handshake did not pass through the cork of the connection dialed for it")
+	}
+	if (&corkConn{}).carries() || (*corkConn)(nil).carries() {
+		t.Fatal("a cork no write passed through carries the connection")
+	}
 	before := dialed.writes.Load()
 	msg := bytes.Repeat([]byte("y"), 20<<10) // five times the library's buffer
-	cork.cork()
+	cork.cork(time.Now().Add(time.Minute))
 	must(t, ws.Write(ctx, websocket.MessageText, msg))
-	must(t, cork.uncork(time.Now().Add(time.Minute)))
+	must(t, cork.uncork())
 	if n := dialed.writes.Load() - before; n != 1 {
 		t.Errorf("a 20 KiB message left in %d writes, want 1", n)
 	}
@@ -167,5 +173,51 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// deadlineConn records the write deadlines it is given.
+type deadlineConn struct {
+	net.Conn
+	deadlines []time.Time
+}
+
+func (d *deadlineConn) Write(p []byte) (int, error) { return len(p), nil }
+
+func (d *deadlineConn) SetWriteDeadline(t time.Time) error {
+	d.deadlines = append(d.deadlines, t)
+	return nil
+}
+
+// TestCorkDeadlineKept: corks that follow each other within their slack
+// keep the socket's deadline, never later than asked nor earlier by more
+// than the slack; one that needs a later one sets it; an uncorked write
+// clears it.
+func TestCorkDeadlineKept(t *testing.T) {
+	d := &deadlineConn{}
+	c := &corkConn{Conn: d}
+	start := time.Now()
+	for i := range 100 {
+		deadline := start.Add(writeTimeout + time.Duration(i)*time.Millisecond)
+		c.cork(deadline)
+		_, err := c.Write([]byte("frame"))
+		must(t, err)
+		must(t, c.uncork())
+		if set := d.deadlines[len(d.deadlines)-1]; set.After(deadline) || set.Before(deadline.Add(-writeTimeout/8)) {
+			t.Fatalf("cork %d: the socket's deadline %v is not within the slack before the one asked, %v", i, set, deadline)
+		}
+	}
+	if n := len(d.deadlines); n != 1 {
+		t.Errorf("%d deadlines set for 100 corks within 100 ms, want 1", n)
+	}
+	c.cork(start.Add(time.Hour))
+	must(t, c.uncork())
+	if n := len(d.deadlines); n != 2 {
+		t.Errorf("a cork that needs a later deadline did not set it (%d set)", n)
+	}
+	_, err := c.Write([]byte("ping"))
+	must(t, err)
+	if last := d.deadlines[len(d.deadlines)-1]; len(d.deadlines) != 3 || !last.IsZero() {
+		t.Errorf("an uncorked write went out under the deadline %v", last)
 	}
 }

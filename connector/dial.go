@@ -68,7 +68,11 @@ func (c *Client) dial(ctx context.Context, hc *http.Client, base string, heard *
 		return nil, nil, &sessionEnd{err: err, code: -1}
 	}
 	ws.SetReadLimit(readLimit)
-	return ws, dialed.Load(), nil
+	cork := dialed.Load()
+	if !cork.carries() {
+		cork = nil // the handshake went on another connection: writes are not corked, and their context bounds them
+	}
+	return ws, cork, nil
 }
 
 // refused classifies a failed handshake.

@@ -274,9 +274,9 @@ func (s *session) writeLoop(ctx context.Context) error {
 // corked runs write with the connection corked (cork.go): what it writes
 // leaves in one system call when it returns.
 func (s *session) corked(write func() error) error {
-	s.cork.cork()
+	s.cork.cork(time.Now().Add(writeTimeout))
 	err := write()
-	if uerr := s.cork.uncork(time.Now().Add(writeTimeout)); err == nil {
+	if uerr := s.cork.uncork(); err == nil {
 		err = uerr
 	}
 	return err
@@ -347,17 +347,20 @@ func (s *session) writeAnswer(ctx context.Context, b []byte) error {
 	return nil
 }
 
-// write writes one frame within writeTimeout.
+// write writes one frame within writeTimeout. A frame taken from a queue
+// is written whole even when ctx ends meanwhile: a closing socket ends the
+// write, a stopping client does not lose it. Corked, the socket's deadline
+// bounds the write (corkConn.cork), and the library's context needs none,
+// which spares a timer and a wake-up registered per frame.
 func (s *session) write(ctx context.Context, b []byte) error {
-	// A frame taken from a queue is written whole even when ctx ends
-	// meanwhile: a closing socket ends the write, a stopping client does
-	// not lose it.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-	defer cancel()
-	s.cork.cork() // a message longer than the library's buffer leaves in one write
-	err := s.ws.Write(ctx, websocket.MessageText, b)
-	deadline, _ := ctx.Deadline()
-	if uerr := s.cork.uncork(deadline); err == nil {
+	if s.cork == nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		defer cancel()
+		return s.ws.Write(ctx, websocket.MessageText, b)
+	}
+	s.cork.cork(time.Now().Add(writeTimeout)) // a message longer than the library's buffer leaves in one write
+	err := s.ws.Write(context.Background(), websocket.MessageText, b)
+	if uerr := s.cork.uncork(); err == nil {
 		err = uerr
 	}
 	return err

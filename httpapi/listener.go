@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/clientaddr"
@@ -171,6 +172,17 @@ func (c *trackedConn) authenticated() { c.counts.Do(func() { c.l.release(c.addr)
 func (c *trackedConn) Close() error {
 	c.authenticated()
 	return c.Conn.Close()
+}
+
+// SyscallConn implements syscall.Conn with the socket under the
+// connection, so that a WebSocket's reader can wait for bytes before it
+// takes a buffer to read them into (hub.pooledReader); it fails for a
+// connection without one.
+func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
 }
 
 // connKey is the context key of the connection a request came on.

@@ -50,7 +50,7 @@ func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		nc = &prefixedConn{Conn: nc, pending: bytes.Clone(b)}
 	}
 	w.cork = &corkConn{Conn: nc}
-	nc = &readAheadConn{Conn: nc}
+	nc = &readAheadConn{Conn: nc, pooled: pooledReader(nc)}
 	return nc, bufio.NewReadWriter(bufio.NewReaderSize(nc, connReadBuffer), bufio.NewWriterSize(w.cork, connWriteBuffer)), nil
 }
 

@@ -15,6 +15,11 @@ import (
 // together. A read that did not fill its buffer (the socket was drained)
 // makes the next one small again, so a connection that waits for its next
 // message (how an idle one spends its life) holds no pooled buffer.
+//
+// Over a socket of its own (pooledReader), the connection waits for bytes
+// without a buffer and then reads all that is there into a pooled one, so
+// that a message longer than the reader costs one system call even when
+// it arrives alone.
 
 // readAheadSize is the size of the buffers a busy connection reads into.
 const readAheadSize = 32 << 10
@@ -26,6 +31,9 @@ var readAheadBufs = sync.Pool{New: func() any { b := make([]byte, readAheadSize)
 // lock.
 type readAheadConn struct {
 	net.Conn
+	// pooled, when set, waits for bytes and reads them into a buffer from
+	// readAheadBufs (pooledReader). Immutable.
+	pooled  func() (*[]byte, int, error)
 	busy    bool    // the last read of the socket filled its buffer
 	buf     *[]byte // a pooled buffer while pending bytes are in it
 	pending []byte  // bytes read ahead and not yet returned
@@ -45,6 +53,15 @@ func (c *readAheadConn) Read(p []byte) (int, error) {
 	}
 	if c.err != nil {
 		return 0, c.err
+	}
+	if c.pooled != nil && len(p) < readAheadSize {
+		buf, n, err := c.pooled()
+		if err != nil {
+			return 0, err
+		}
+		c.buf = buf
+		c.pending = (*buf)[:n]
+		return c.Read(p)
 	}
 	if !c.busy || len(p) >= readAheadSize {
 		n, err := c.Conn.Read(p)

@@ -292,17 +292,18 @@ func (c *conn) reread() error {
 	return nil
 }
 
-// write writes one frame within the write timeout.
+// write writes one frame within the write timeout. Corked, the socket's
+// deadline bounds it (corkConn.cork): the library's context then needs
+// none, which spares a timer and a wake-up registered per frame.
 func (c *conn) write(b []byte) error {
-	ctx, cancel := context.WithTimeout(c.ctx, c.hub.cfg.WriteTimeout)
-	defer cancel()
 	if c.cork == nil {
+		ctx, cancel := context.WithTimeout(c.ctx, c.hub.cfg.WriteTimeout)
+		defer cancel()
 		return c.ws.Write(ctx, websocket.MessageText, b)
 	}
-	c.cork.cork()
-	err := c.ws.Write(ctx, websocket.MessageText, b)
-	deadline, _ := ctx.Deadline()
-	if uerr := c.cork.uncork(deadline); err == nil {
+	c.cork.cork(time.Now().Add(c.hub.cfg.WriteTimeout))
+	err := c.ws.Write(context.Background(), websocket.MessageText, b)
+	if uerr := c.cork.uncork(); err == nil {
 		err = uerr
 	}
 	return err
