@@ -147,21 +147,8 @@ func echo(ctx context.Context, w *connector.Work) { _ = w.Reply(w.Text()) }
 // startWorker starts a worker process holding the agents of job and
 // returns a channel that gets nil when all are connected.
 func (f *fleet) startWorker(job workerJob) (<-chan error, error) {
-	self, err := os.Executable()
+	cmd, stdin, stdout, err := startSubprocess(nil, workerArg)
 	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(self, workerArg)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	f.workers = append(f.workers, cmd)

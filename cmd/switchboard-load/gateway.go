@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -37,21 +36,8 @@ type gatewayProcess struct {
 // startGateway starts a gateway process in front of upstream, on the
 // servers' CPUs of split (nil: anywhere).
 func startGateway(upstream string, split *cpuSplit) (*gatewayProcess, error) {
-	self, err := os.Executable()
+	cmd, stdin, stdout, err := startSubprocess(split, gatewayArg, upstream)
 	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(self, gatewayArg, upstream)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := split.start(cmd); err != nil {
 		return nil, err
 	}
 	line, err := bufio.NewReader(stdout).ReadString('\n')

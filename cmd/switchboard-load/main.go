@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
@@ -69,6 +70,30 @@ func subprocess(args []string) (code int, ok bool) {
 		return 1, true
 	}
 	return 0, true
+}
+
+// startSubprocess starts this program with args (a worker or a gateway)
+// on the servers' CPUs of split (nil: anywhere), its stderr this one's,
+// and returns it with its stdin and stdout.
+func startSubprocess(split *cpuSplit, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := split.start(cmd); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, stdin, stdout, nil
 }
 
 func main() {
