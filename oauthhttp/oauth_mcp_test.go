@@ -125,3 +125,52 @@ func TestOAuthCodeReplayRevokes(t *testing.T) {
 	facetest.WantOAuthError(t, form(h, addr+"/oauth/token", "192.0.2.1", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}),
 		http.StatusBadRequest, "invalid_grant")
 }
+
+// TestOAuthTokensAudited: an MCP token taken with a code is recorded as
+// issued, and one taken with the refresh token as rotated, each by the
+// MCP client from its address, in the account of the agent it opens.
+func TestOAuthTokensAudited(t *testing.T) {
+	var oauth *mcpauth.Service
+	h := facetest.New(t, facetest.WithMCPOAuth(&oauth), withLoopbackProxy)
+	ctx := context.Background()
+	g := h.Agent("helper")
+	addr := h.Addr(g)
+	client, err := oauth.Register(ctx, []byte(`{"client_name":"Claude Code","redirect_uris":["http://127.0.0.1/callback"]}`), "192.0.2.1")
+	facetest.Must(t, err)
+	verifier := strings.Repeat("v", 43)
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{"response_type": {"code"}, "client_id": {client.ID}, "redirect_uri": {"http://127.0.0.1:6000/callback"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}}
+	req, err := oauth.CheckRequest(ctx, q, addr+"/mcp", "192.0.2.1")
+	facetest.Must(t, err)
+	to, err := oauth.Approve(ctx, req, switchboard.OAuthTarget{AccountID: g.AccountID, AgentID: g.ID}, addr)
+	facetest.Must(t, err)
+	u, err := url.Parse(to)
+	facetest.Must(t, err)
+	first := form(h, addr+"/oauth/token", "192.0.2.1", url.Values{"grant_type": {"authorization_code"}, "code": {u.Query().Get("code")},
+		"client_id": {client.ID}, "code_verifier": {verifier}, "redirect_uri": {"http://127.0.0.1:6000/callback"}})
+	refresh, _ := first.JSON["refresh_token"].(string)
+	if first.Status != http.StatusOK || refresh == "" {
+		t.Fatalf("the code's redemption: %d %s", first.Status, first.Body)
+	}
+	second := form(h, addr+"/oauth/token", "192.0.2.7", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {client.ID}})
+	if second.Status != http.StatusOK {
+		t.Fatalf("the refresh: %d %s", second.Status, second.Body)
+	}
+	page, _, err := h.DB.FindAuditEntries(ctx, switchboard.AuditFilter{Actor: client.ID})
+	facetest.Must(t, err)
+	want := []struct {
+		action switchboard.AuditAction
+		from   string
+	}{{switchboard.AuditTokenRotate, "192.0.2.7"}, {switchboard.AuditTokenIssue, "192.0.2.1"}} // newest first
+	if len(page) != len(want) {
+		t.Fatalf("%d entries by the client, want %d: %+v", len(page), len(want), page)
+	}
+	for i, e := range page {
+		if e.Action != want[i].action || e.ClientAddr != want[i].from || e.ActorKind != switchboard.AuditMCPClient ||
+			e.AccountID != g.AccountID || e.TargetKind != "token" || !strings.HasPrefix(e.TargetID, string(switchboard.TokenMCP)) ||
+			e.Detail != "agent helper, by OAuth" || e.Outcome != switchboard.AuditOK {
+			t.Errorf("entry %d: %+v, want %s from %s", i, e, want[i].action, want[i].from)
+		}
+	}
+}
