@@ -144,10 +144,16 @@ func (w *writer) key(first *bool, k string) {
 	w.b = append(w.b, '"', ':')
 }
 
-// any writes v with encoding/json: one pass, as it is not a value whose
-// own method marshals a wrapper.
+// any writes v: a value made of strings, booleans, nulls, maps with
+// string keys and slices of those (what metadata mostly holds) here, as
+// encoding/json writes it; any other with encoding/json, in one pass, as
+// it is not a value whose text this package would scan again.
 func (w *writer) any(v any) {
 	if w.err != nil {
+		return
+	}
+	if b, ok := appendPlain(w.b, v, 0); ok {
+		w.b = b
 		return
 	}
 	b, err := json.Marshal(v)
@@ -156,6 +162,67 @@ func (w *writer) any(v any) {
 		return
 	}
 	w.b = append(w.b, b...)
+}
+
+// maxPlainDepth bounds the nesting appendPlain writes itself.
+const maxPlainDepth = 16
+
+// appendPlain appends v as json.Marshal writes it when v is made only of
+// nil, strings, booleans, map[string]any and []any (to maxPlainDepth);
+// ok is false for any other value, and then what it appended is to be
+// dropped (the caller keeps dst's length).
+func appendPlain(dst []byte, v any, depth int) (_ []byte, ok bool) {
+	if depth > maxPlainDepth {
+		return dst, false
+	}
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), true
+	case string:
+		return appendString(dst, v), true
+	case bool:
+		if v {
+			return append(dst, "true"...), true
+		}
+		return append(dst, "false"...), true
+	case map[string]any:
+		if v == nil {
+			return append(dst, "null"...), true
+		}
+		var stack [8]string
+		keys := stack[:0]
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			if dst, ok = appendPlain(dst, v[k], depth+1); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, '}'), true
+	case []any:
+		if v == nil {
+			return append(dst, "null"...), true
+		}
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, ok = appendPlain(dst, e, depth+1); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, ']'), true
+	}
+	return dst, false
 }
 
 func (w *writer) event(e a2a.Event) {

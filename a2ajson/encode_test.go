@@ -204,3 +204,38 @@ func ExampleAppendStreamResponse() {
 	fmt.Println(string(b))
 	// Output: {"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_SUBMITTED"}}}
 }
+
+// TestPlainValuesAsEncodingJSON: metadata made of strings, booleans,
+// nulls, maps and slices is written here byte for byte as json.Marshal
+// writes it (keys sorted and escaped alike); any other value, and one
+// nested past maxPlainDepth, is left to encoding/json.
+func TestPlainValuesAsEncodingJSON(t *testing.T) {
+	deep := any("bottom")
+	for range maxPlainDepth + 2 {
+		deep = map[string]any{"d": deep}
+	}
+	for _, v := range []any{
+		nil, "", "<a href='x'>&amp;</a>", "bad \xff utf8 \u2028 \u2029 \x00 \x1f", true, false,
+		map[string]any{}, map[string]any(nil), []any{}, []any(nil),
+		map[string]any{"z": "last", "a": "first", "é": true, "<k>": nil, "B": []any{"x", false, map[string]any{"n": nil}}},
+		map[string]any{"switchboard": map[string]any{"from": "bob", "taskId": "t-1", "contextId": "c-1"}},
+		map[string]any{"1": "a", "10": "b", "9": "c", "k1": "", "k2": "", "k3": "", "k4": "", "k5": "", "k6": "", "k7": "", "k8": ""},
+		map[string]any{"n": 1.5}, []any{"a", 2}, map[string]any{"i": int64(3)}, deep,
+	} {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := writer{b: []byte("prefix:")}
+		w.any(v)
+		if w.err != nil || string(w.b) != "prefix:"+string(want) {
+			t.Errorf("%#v: wrote %q (%v), json.Marshal %q", v, w.b, w.err, want)
+		}
+	}
+	if _, ok := appendPlain(nil, map[string]any{"n": 1.5}, 0); ok {
+		t.Error("a number was written here, not by encoding/json")
+	}
+	if _, ok := appendPlain(nil, deep, 0); ok {
+		t.Error("a value nested past maxPlainDepth was written here")
+	}
+}
