@@ -110,11 +110,20 @@ func (c *credentialTransport) RoundTrip(r *http.Request) (*http.Response, error)
 	if err != nil {
 		return nil, err
 	}
-	r = r.Clone(r.Context())
-	r.Header.Del("Authorization") // never a caller's
-	for k, v := range h {
-		r.Header[k] = v
+	// A shallow copy with headers of its own: the caller's request is not
+	// changed, and nothing else of it needs copying for one round trip.
+	out := new(http.Request)
+	*out = *r
+	out.Header = make(http.Header, len(r.Header)+len(h))
+	for k, v := range r.Header {
+		if k != "Authorization" { // never a caller's
+			out.Header[k] = v
+		}
 	}
+	for k, v := range h {
+		out.Header[k] = v
+	}
+	r = out
 	resp, err := c.base.RoundTrip(r)
 	observe(r, resp, c.creds.Bearer != "")
 	return resp, err
@@ -129,7 +138,7 @@ func (c *credentialTransport) Headers(ctx context.Context, u *url.URL) (http.Hea
 	if !netguard.SameOrigin(u, c.origin) {
 		return nil, fmt.Errorf("%s is not on the upstream's origin: not sent", RedactURL(u.String()))
 	}
-	h := http.Header{}
+	h := make(http.Header, len(c.creds.Headers)+3)
 	for k, v := range c.creds.Headers {
 		h.Set(k, v)
 	}
