@@ -45,6 +45,15 @@ var NullID = json.RawMessage("null")
 // DecodeEnvelope checks the JSON-RPC envelope of a request body. On failure
 // it returns the error to answer with and whatever id could be read.
 func DecodeEnvelope(body []byte) (*Request, *Error) {
+	if req, ok := scanEnvelope(body); ok {
+		return req, nil
+	}
+	return decodeEnvelope(body)
+}
+
+// decodeEnvelope is DecodeEnvelope for every body: what scanEnvelope
+// takes, and each refusal.
+func decodeEnvelope(body []byte) (*Request, *Error) {
 	req := &Request{ID: NullID}
 	trimmed := bytes.TrimSpace(body)
 	// json.Unmarshal checks the whole body before it decodes any of it: a

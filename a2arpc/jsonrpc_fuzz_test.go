@@ -22,10 +22,21 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		`{"jsonrpc":"1.0","id":1,"method":"x"}`,
 		`{"jsonrpc":"2.0","id":1,"method":""}`,
 		`"just a string"`, `null`, `{`, ``, `{"id":-0,"jsonrpc":"2.0","method":"m","params":{}}`,
+		` {"jsonrpc" : "2.0" , "id" : "x\"y" , "method" : "SendMessage" , "params" : {"a":[1,{"b":"}"}]} } `,
+		`{"jsonrpc":"2.0","id":1,"method":"Send\u004dessage","params":{}}`, `{"jsonrpc":"2.0","id":1,"me\u0074hod":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"mÿ","params":{}}`, `{"jsonrpc":"2.0","id":1,"id":2,"method":"a","method":"b","params":[],"params":{}}`,
+		`{"jsonrpc":"2.0","id":true,"method":"m"}`, `{"jsonrpc":"2.0","method":"m","params":"s","extra":null}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		// What the scan takes, it takes as the decoder does.
+		if scanned, ok := scanEnvelope(body); ok {
+			decoded, derr := decodeEnvelope(body)
+			if derr != nil || !bytes.Equal(scanned.ID, decoded.ID) || scanned.Method != decoded.Method || !bytes.Equal(scanned.Params, decoded.Params) {
+				t.Fatalf("%q: scanned %+v, decoded %+v (%v)", body, scanned, decoded, derr)
+			}
+		}
 		req, rerr := DecodeEnvelope(body)
 		if req == nil || len(req.ID) == 0 || !ValidID(req.ID) {
 			t.Fatalf("unusable id %q", req.ID)
@@ -61,4 +72,23 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestScanEnvelopeTakesTheCommonRequest: a plain request is taken by the
+// scan, its params a part of the body (not copied), and one whose method
+// is written with an escape is left to the decoder, which reads it.
+func TestScanEnvelopeTakesTheCommonRequest(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":"req-1","method":"SendMessage","params":{"message":{"messageId":"m","parts":[{"text":"hi"}]}}}`)
+	req, ok := scanEnvelope(body)
+	if !ok || string(req.ID) != `"req-1"` || req.Method != "SendMessage" || !bytes.HasPrefix(req.Params, []byte(`{"message"`)) ||
+		&req.Params[0] != &body[bytes.Index(body, []byte(`{"message"`))] {
+		t.Fatalf("scanEnvelope: %+v, %v", req, ok)
+	}
+	escaped := []byte(`{"jsonrpc":"2.0","id":1,"method":"Send\u004dessage"}`)
+	if _, ok := scanEnvelope(escaped); ok {
+		t.Fatal("a method with an escape was taken by the scan")
+	}
+	if req, err := DecodeEnvelope(escaped); err != nil || req.Method != "SendMessage" {
+		t.Fatalf("DecodeEnvelope: %+v, %v", req, err)
+	}
 }
