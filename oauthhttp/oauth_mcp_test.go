@@ -84,15 +84,15 @@ func TestOAuthRegisterPerAddress(t *testing.T) {
 	}
 }
 
-// TestOAuthCodeReplayRevokes: an authorization code redeemed twice at the
-// agent's token endpoint answers invalid_grant the second time, and the
-// MCP token of the first redemption no longer opens {address}/mcp; its
-// refresh token is refused.
-func TestOAuthCodeReplayRevokes(t *testing.T) {
+// approvedCode starts a server with MCP OAuth and an agent "helper",
+// registers a client from 192.0.2.1, approves its request for the agent's
+// MCP endpoint, and returns the form that redeems the code.
+func approvedCode(t *testing.T) (h *facetest.Harness, g *switchboard.Agent, client *switchboard.OAuthClient, redeem url.Values) {
+	t.Helper()
 	var oauth *mcpauth.Service
-	h := facetest.New(t, facetest.WithMCPOAuth(&oauth), withLoopbackProxy)
+	h = facetest.New(t, facetest.WithMCPOAuth(&oauth), withLoopbackProxy)
 	ctx := context.Background()
-	g := h.Agent("helper")
+	g = h.Agent("helper")
 	addr := h.Addr(g)
 	client, err := oauth.Register(ctx, []byte(`{"client_name":"Claude Code","redirect_uris":["http://127.0.0.1/callback"]}`), "192.0.2.1")
 	facetest.Must(t, err)
@@ -106,8 +106,17 @@ func TestOAuthCodeReplayRevokes(t *testing.T) {
 	facetest.Must(t, err)
 	u, err := url.Parse(to)
 	facetest.Must(t, err)
-	redeem := url.Values{"grant_type": {"authorization_code"}, "code": {u.Query().Get("code")}, "client_id": {client.ID},
+	return h, g, client, url.Values{"grant_type": {"authorization_code"}, "code": {u.Query().Get("code")}, "client_id": {client.ID},
 		"code_verifier": {verifier}, "redirect_uri": {"http://127.0.0.1:6000/callback"}}
+}
+
+// TestOAuthCodeReplayRevokes: an authorization code redeemed twice at the
+// agent's token endpoint answers invalid_grant the second time, and the
+// MCP token of the first redemption no longer opens {address}/mcp; its
+// refresh token is refused.
+func TestOAuthCodeReplayRevokes(t *testing.T) {
+	h, g, _, redeem := approvedCode(t)
+	addr := h.Addr(g)
 
 	first := form(h, addr+"/oauth/token", "192.0.2.1", redeem)
 	access, _ := first.JSON["access_token"].(string)
@@ -130,25 +139,10 @@ func TestOAuthCodeReplayRevokes(t *testing.T) {
 // issued, and one taken with the refresh token as rotated, each by the
 // MCP client from its address, in the account of the agent it opens.
 func TestOAuthTokensAudited(t *testing.T) {
-	var oauth *mcpauth.Service
-	h := facetest.New(t, facetest.WithMCPOAuth(&oauth), withLoopbackProxy)
-	ctx := context.Background()
-	g := h.Agent("helper")
+	h, g, client, redeem := approvedCode(t)
 	addr := h.Addr(g)
-	client, err := oauth.Register(ctx, []byte(`{"client_name":"Claude Code","redirect_uris":["http://127.0.0.1/callback"]}`), "192.0.2.1")
-	facetest.Must(t, err)
-	verifier := strings.Repeat("v", 43)
-	sum := sha256.Sum256([]byte(verifier))
-	q := url.Values{"response_type": {"code"}, "client_id": {client.ID}, "redirect_uri": {"http://127.0.0.1:6000/callback"},
-		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}}
-	req, err := oauth.CheckRequest(ctx, q, addr+"/mcp", "192.0.2.1")
-	facetest.Must(t, err)
-	to, err := oauth.Approve(ctx, req, switchboard.OAuthTarget{AccountID: g.AccountID, AgentID: g.ID}, addr)
-	facetest.Must(t, err)
-	u, err := url.Parse(to)
-	facetest.Must(t, err)
-	first := form(h, addr+"/oauth/token", "192.0.2.1", url.Values{"grant_type": {"authorization_code"}, "code": {u.Query().Get("code")},
-		"client_id": {client.ID}, "code_verifier": {verifier}, "redirect_uri": {"http://127.0.0.1:6000/callback"}})
+	ctx := context.Background()
+	first := form(h, addr+"/oauth/token", "192.0.2.1", redeem)
 	refresh, _ := first.JSON["refresh_token"].(string)
 	if first.Status != http.StatusOK || refresh == "" {
 		t.Fatalf("the code's redemption: %d %s", first.Status, first.Body)
