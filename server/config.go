@@ -158,4 +158,8 @@ type Config struct {
 	// domain name, for the certificates of agents' domains, obtained on
 	// demand; nil: the store's answer.
 	AgentDomain func(ctx context.Context, name string) (bool, error)
+	// EarlyWriteAfter is how long a task sent before it is written waits
+	// for its first answer before it is written as created
+	// (relay.Service.EarlyWriteAfter); 0: the relay's default. Tests.
+	EarlyWriteAfter time.Duration
 }

@@ -97,6 +97,9 @@ func newRelay(cfg Config, db *sqlstore.DB, bus switchboard.Bus, log *slog.Logger
 	if cfg.DeliveryDeadline > 0 {
 		t.DeliveryDeadline = cfg.DeliveryDeadline
 	}
+	if cfg.EarlyWriteAfter > 0 {
+		t.EarlyWriteAfter = cfg.EarlyWriteAfter
+	}
 	return t
 }
 

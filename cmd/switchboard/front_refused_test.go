@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard"
 	"github.com/switchboard-dev/switchboard/front"
 	"github.com/switchboard-dev/switchboard/internal/testwait"
+	"github.com/switchboard-dev/switchboard/server"
 )
 
 // TestForwarderStopsARefusedTask: when our task cannot be written with
@@ -60,9 +61,14 @@ func TestForwarderStopsARefusedTask(t *testing.T) {
 // flight, unwritten and unanswered, is refused when it comes to be
 // written; the front then cancels the upstream's task as soon as the
 // upstream names it, and the peer's call ends with an error.
+//
+// The task is written as created when no answer came within the relay's
+// EarlyWriteAfter; the agent must be deleted before that, so the test
+// gives it five seconds, not half of one, which a loaded machine's CLI
+// call has outlasted.
 func TestFrontRefusedInFlight(t *testing.T) {
 	up := newUpstreamAgent(t, "1.0", true, upstreamOptions{tls: true})
-	m := frontMain(t, up)
+	m := frontMain(t, up, func(c *server.Config) { c.EarlyWriteAfter = 5 * time.Second })
 	peerToken := createFront(t, m, "doomed", up.srv.URL+"/invoke")
 	answered := make(chan string, 1)
 	go func() {

@@ -19,14 +19,18 @@ import (
 )
 
 // frontMain runs a server whose fronts trust the upstream's test
-// certificate and may reach loopback.
-func frontMain(t *testing.T, up *upstreamAgent) *server.Server {
+// certificate and may reach loopback, with the changes more make to its
+// configuration.
+func frontMain(t *testing.T, up *upstreamAgent, more ...func(*server.Config)) *server.Server {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AddCert(up.srv.Certificate())
 	return MustRunMain(t, t.TempDir(), "", func(c *server.Config) {
 		c.OutboundAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 		c.FrontRootCAs = pool
+		for _, f := range more {
+			f(c)
+		}
 	})
 }
 
