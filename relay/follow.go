@@ -17,7 +17,8 @@ const followBatch = 256
 // (by this instance or any other), until emit returns false or an error, or
 // ctx ends. It watches the bus before its first read, so no event written in
 // between is missed, and rereads the log every StreamPoll even without a
-// hint. It returns nil when emit stopped it, emit's error, or ctx's cause.
+// hint. It returns nil when emit stopped it, emit's error, ctx's cause, or
+// ENOTFOUND once the task is deleted (with its agent).
 func (s *Service) FollowTask(ctx context.Context, id a2a.TaskID, afterSeq int64, emit func(*switchboard.TaskEvent) (more bool, err error)) error {
 	return s.follow(ctx, id, afterSeq, nil, emit)
 }
@@ -46,15 +47,17 @@ func (s *Service) followWatch(ctx context.Context, w switchboard.Watch, id a2a.T
 	defer poll.Stop()
 
 	cursor := afterSeq
+	polled := false // the last wait ended with the poll's tick, not a hint
 	for {
 		select {
 		case <-handedOver:
 			return errHandedOver
 		default:
 		}
+		var err error
 		if fresh {
 			fresh = false
-			if err := waitForHint(ctx, w, poll, handedOver); err != nil {
+			if polled, err = waitForHint(ctx, w, poll, handedOver); err != nil {
 				return err
 			}
 			continue
@@ -62,6 +65,13 @@ func (s *Service) followWatch(ctx context.Context, w switchboard.Watch, id a2a.T
 		events, err := s.tasks.FindTaskEvents(ctx, id, cursor, followBatch)
 		if err != nil {
 			return err
+		}
+		if len(events) == 0 && polled {
+			// Nothing new in a while: a task deleted since, with its
+			// agent, has nothing more to wait for.
+			if _, err := s.tasks.FindTaskByID(ctx, id); switchboard.ErrorCode(err) == switchboard.ENOTFOUND {
+				return taskNotFound(err)
+			}
 		}
 		for _, ev := range events {
 			cursor = ev.Seq
@@ -73,27 +83,29 @@ func (s *Service) followWatch(ctx context.Context, w switchboard.Watch, id a2a.T
 		if len(events) == followBatch {
 			continue
 		}
-		if err := waitForHint(ctx, w, poll, handedOver); err != nil {
+		if polled, err = waitForHint(ctx, w, poll, handedOver); err != nil {
 			return err
 		}
 	}
 }
 
-// waitForHint waits for a hint on w or the poll's next tick; it returns
-// errHandedOver when handedOver closes first, and ctx's cause when ctx ends.
-func waitForHint(ctx context.Context, w switchboard.Watch, poll *time.Ticker, handedOver <-chan struct{}) error {
+// waitForHint waits for a hint on w or the poll's next tick, and reports
+// which (polled: the tick); it returns errHandedOver when handedOver
+// closes first, and ctx's cause when ctx ends.
+func waitForHint(ctx context.Context, w switchboard.Watch, poll *time.Ticker, handedOver <-chan struct{}) (polled bool, err error) {
 	select {
 	case <-handedOver:
-		return errHandedOver
+		return false, errHandedOver
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return false, context.Cause(ctx)
 	case _, ok := <-w.C():
 		if !ok {
-			return switchboard.ErrBusClosed
+			return false, switchboard.ErrBusClosed
 		}
+		return false, nil
 	case <-poll.C:
+		return true, nil
 	}
-	return nil
 }
 
 // EventState returns the task state an event reports: the state of a task
