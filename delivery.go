@@ -159,7 +159,9 @@ type DirectOffers interface {
 	// this instance, if it has a connection with room, and returns the
 	// holder its offers are marked with.
 	ReserveOffer(agentID string) (holder string, ok bool)
-	// SendOffer sends a committed offer, using up its reservation. It
+	// SendOffer sends an offer, committed or of a task sent before it is
+	// written (the relay then writes it as created when the connection
+	// closes first), using up its reservation. It
 	// reports false when the connection has gone (the reservation is then
 	// gone too).
 	SendOffer(o *Offer) bool

@@ -106,6 +106,7 @@ func (s *Service) AgentConnected(ctx context.Context, agentID string) (bool, err
 // session ends unless a newer connection took it over. An instance that
 // loses many connections at once ends them in a few statements.
 func (s *Service) DisconnectAgents(ctx context.Context, holders []string) error {
+	s.writeEarlyOffered(holders)
 	var errs []error
 	if err := s.sessions.CloseSessions(ctx, holders); err != nil {
 		errs = append(errs, fmt.Errorf("close %d sessions: %w", len(holders), err))
@@ -214,9 +215,12 @@ func (s *Service) AckOffer(ctx context.Context, agent *switchboard.Agent, d *swi
 // back since (see ApplyAgentEventAcking): at is when OnAck says it came.
 func (s *Service) AckOfferAt(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, answer a2a.Event, at time.Time) error {
 	if answer == nil || d.Kind == switchboard.DeliverCancel || onlyAcknowledges(answer) {
+		if err := s.writeEarly(d); err != nil { // sent before it was written: written now, as created
+			return err
+		}
 		return s.ackDeliveryAt(ctx, agent, d, at)
 	}
-	_, err := s.ApplyAgentEventAcking(ctx, agent, d.TaskID, answer, d, at)
+	_, err := s.ackingEvent(ctx, agent, d.TaskID, answer, d, at)
 	if switchboard.ErrorCode(err) == switchboard.EINVALIDAGENTRESPONSE {
 		return s.FailAgentTask(ctx, agent, d.TaskID, switchboard.ErrorMessage(err), true)
 	}
@@ -237,6 +241,17 @@ func onlyAcknowledges(answer a2a.Event) bool {
 // fails with reason. With invalid, the failure is marked as an invalid
 // agent response, which a blocking caller receives as -32006.
 func (s *Service) RejectOffer(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, reason string, invalid bool) error {
+	if e := s.earlyOf(d); e != nil && d.Kind != switchboard.DeliverCancel {
+		mark := ""
+		if invalid {
+			mark = invalidAnswerMark
+		}
+		if _, done, err := e.answer(ctx, s.Now(), nil, func(t *switchboard.Task) ([]a2a.Event, error) {
+			return []a2a.Event{s.failStatus(t, reason, mark)}, nil
+		}); done {
+			return err
+		}
+	}
 	if err := s.ackDelivery(ctx, agent, d); err != nil {
 		return err
 	}
@@ -292,7 +307,7 @@ func (s *Service) FailAgentTask(ctx context.Context, agent *switchboard.Agent, i
 // 502 (switchboard.EUPSTREAM).
 func (s *Service) FailUpstream(ctx context.Context, agent *switchboard.Agent, d *switchboard.Delivery, acked bool, reason string, m *switchboard.FrontTaskMap) error {
 	if e := s.earlyOf(d); e != nil && !acked {
-		if done, err := e.answer(ctx, m, func(t *switchboard.Task) ([]a2a.Event, error) {
+		if _, done, err := e.answer(ctx, s.Now(), m, func(t *switchboard.Task) ([]a2a.Event, error) {
 			return []a2a.Event{s.failStatus(t, reason, upstreamMark)}, nil
 		}); done {
 			return err
@@ -380,6 +395,7 @@ func (s *Service) ApplyAgentEvent(ctx context.Context, agent *switchboard.Agent,
 	if ev == nil {
 		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent sent an empty event")
 	}
+	s.writeEarlyTask(id)
 	return s.applyAgentEvent(ctx, agent, id, ev, nil, nil)
 }
 
@@ -395,6 +411,25 @@ func (s *Service) ApplyAgentEventAcking(ctx context.Context, agent *switchboard.
 	if ev == nil {
 		return nil, switchboard.Errorf(switchboard.EINVALIDAGENTRESPONSE, "the agent sent an empty event")
 	}
+	if e := s.earlyOf(d); e != nil && e.t.ID() == id {
+		// An event that cannot be applied is not, here: the caller then
+		// writes the held answer.
+		if _, err := s.applyEvent(e.copyTask(), ev); err != nil {
+			return nil, err
+		}
+	}
+	return s.ackingEvent(ctx, agent, id, ev, d, at)
+}
+
+// ackingEvent is ApplyAgentEventAcking, but for the task of d sent before
+// it was written (early.go): that is written now, with ev, or failed as
+// an invalid answer if ev cannot be applied.
+func (s *Service) ackingEvent(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID, ev a2a.Event, d *switchboard.Delivery, at time.Time) (*switchboard.Task, error) {
+	if e := s.earlyOf(d); e != nil && e.t.ID() == id {
+		if t, done, err := e.answer(ctx, at, nil, func(t *switchboard.Task) ([]a2a.Event, error) { return s.applyEvent(t, ev) }); done {
+			return t, err
+		}
+	}
 	return s.applyAcking(ctx, agent, id, ev, d, at, nil)
 }
 
@@ -405,7 +440,7 @@ func (s *Service) AckOfferFront(ctx context.Context, agent *switchboard.Agent, d
 	ctx, cancel := recordContext(ctx) // an answer that comes as the server stops is kept
 	defer cancel()
 	if e := s.earlyOf(d); e != nil {
-		if done, err := e.answer(ctx, m, func(t *switchboard.Task) ([]a2a.Event, error) { return s.applyEvent(t, ev) }); done {
+		if _, done, err := e.answer(ctx, s.Now(), m, func(t *switchboard.Task) ([]a2a.Event, error) { return s.applyEvent(t, ev) }); done {
 			return err
 		}
 	}
@@ -661,6 +696,7 @@ func agentText(t *switchboard.Task, text string) *a2a.Message {
 
 // AgentTask returns one of the agent's own tasks, or ENOTFOUND.
 func (s *Service) AgentTask(ctx context.Context, agent *switchboard.Agent, id a2a.TaskID) (*switchboard.Task, error) {
+	s.writeEarlyTask(id)
 	t, err := s.tasks.FindTaskByID(ctx, id)
 	if err == nil && t.AgentID != agent.ID {
 		return nil, errTaskNotFound

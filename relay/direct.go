@@ -64,10 +64,6 @@ func (s *Service) sendReserved(ctx context.Context, agent *switchboard.Agent, t 
 	// this one, so that the next connection is offered it at once (rather
 	// than when the offer's lease ends). The connection's other offers are
 	// its own to release, after the answers it holds are written.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second) // the peer may have gone
-	defer cancel()
-	if err := s.deliveries.RetryDelivery(rctx, d.ID, s.Now(), ""); err != nil {
-		s.log.Warn("release an offer whose connection closed", "delivery_id", d.ID, "err", err)
-	}
+	s.releaseOffer(ctx, d)
 	return false
 }

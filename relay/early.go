@@ -13,10 +13,11 @@ import (
 )
 
 // A blocking call's new task, taken at once by a dispatcher that writes on
-// answer (DispatchConfig.WriteOnAnswer: a front's), is sent before it is
-// written. The task is then written once, with the first answer, the ids
-// the upstream named and the message id, where it would otherwise be
-// written twice: with its delivery, then with the answer and the
+// answer (DispatchConfig.WriteOnAnswer: a front's) or offered at once to
+// its connector agent's connection on this instance (Service.WriteOnAnswer,
+// early_conn.go), is sent before it is written. The task is then written
+// once, with the first answer, the ids the upstream named and the message
+// id, where it would otherwise be written twice: with its delivery, then with the answer and the
 // delivery's acknowledgement. That spares the usual task, which ends its
 // turn in one answer, a commit on its path and about half of its writes.
 //
@@ -38,8 +39,8 @@ import (
 //
 // A task whose answer does not come within Service.EarlyWriteAfter, whose
 // attempt ends without one, or whose caller's wait ends first, is written
-// as it would have been (its delivery offered to this dispatcher, as sent)
-// and goes on from there as any task does.
+// as it would have been (its delivery offered to this dispatcher or
+// connection, as sent) and goes on from there as any task does.
 //
 // The holds and counts are this process's: a deployment that may have
 // several instances must not set WriteOnAnswer.
@@ -71,6 +72,9 @@ type earlyTask struct {
 // writesOnAnswer reports whether the dispatcher that reserved d writes its
 // new tasks with their first answer.
 func (s *Service) writesOnAnswer(mode switchboard.DeliveryMode) bool {
+	if mode == switchboard.ModeConnector {
+		return s.WriteOnAnswer && s.direct != nil
+	}
 	v, ok := s.dispatchers.Load(mode)
 	return ok && v.(*directDispatcher).cfg.WriteOnAnswer
 }
@@ -116,12 +120,12 @@ func (s *Service) createEarly(ctx context.Context, e *earlyTask, d *switchboard.
 	b.hold.keep()      // until e is written: a copy of the message waits for it
 	t.Seq = createdSeq // as the write will number it
 	s.early.Store(d.ID, e)
+	s.earlyTasks.Store(t.ID(), e)
 	e.mu.Lock()
 	e.timer = time.AfterFunc(s.EarlyWriteAfter, func() { _ = e.writeCreated() })
 	e.mu.Unlock()
-	if !s.sendDispatch(e.agent, t, d, nil) {
-		_ = e.writeCreated() // cannot happen: the offer was reserved
-		s.early.Delete(d.ID)
+	if !s.sendEarly(e) {
+		s.unsent(ctx, e)
 	}
 	select {
 	case <-e.done:
@@ -203,18 +207,22 @@ func (e *earlyTask) writeCreated() error {
 }
 
 // answer writes the task with the events that fn applies to it (the first
-// answer, or the failure, of the task's upstream) and m, the ids the
-// upstream named, if it is not written yet; it reports whether it was
-// not. A task written as created meanwhile is the caller's to change as
-// any other.
-func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn func(t *switchboard.Task) ([]a2a.Event, error)) (bool, error) {
+// answer, or the failure, of the task's agent or upstream) and m, the ids
+// a front's upstream named, if it is not written yet; it returns the task
+// as written and reports whether it was not written before. A task
+// written as created meanwhile is the caller's to change as any other.
+//
+// The answer arrived at at. A connector agent's task written still open
+// is written with its delivery acknowledged: the agent confirmed it holds
+// the work, which is offered again if it connects without it.
+func (e *earlyTask) answer(ctx context.Context, at time.Time, m *switchboard.FrontTaskMap, fn func(t *switchboard.Task) ([]a2a.Event, error)) (*switchboard.Task, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.written {
 		if e.err != nil {
-			return true, unwritten(e.err) // refused: there is no task to answer
+			return nil, true, unwritten(e.err) // refused: there is no task to answer
 		}
-		return false, nil
+		return nil, false, nil
 	}
 	ctx, cancel := recordContext(ctx)
 	defer cancel()
@@ -229,6 +237,11 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 		}
 		change := e.writeChange(held)
 		change.Events, change.FrontMap, change.Created, change.OfferSent = evs, m, &created, true
+		if e.agent.Mode == switchboard.ModeConnector && !t.State().Terminal() {
+			d := *e.d
+			d.State, d.Holder = switchboard.DeliveryAcked, ""
+			change.NewDeliveries = []*switchboard.Delivery{&d}
+		}
 		_, err = e.s.tasks.CreateTask(ctx, t, &change)
 		return t, evs, err
 	}
@@ -258,10 +271,10 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 	}()
 	if err != nil {
 		e.settle(ctx, err)
-		return true, unwritten(err)
+		return nil, true, unwritten(err)
 	}
 	if e.s.OnAck != nil {
-		e.s.OnAck(e.agent.Mode, e.d, e.s.Now())
+		e.s.OnAck(e.agent.Mode, e.d, at)
 	}
 	events := make([]*switchboard.TaskEvent, len(evs))
 	for i, ev := range evs {
@@ -269,7 +282,7 @@ func (e *earlyTask) answer(ctx context.Context, m *switchboard.FrontTaskMap, fn 
 	}
 	e.s.notifyEvents(ctx, t, events) // the waiting call is handed its turn before it is woken
 	e.settle(ctx, nil)
-	return true, nil
+	return t, true, nil
 }
 
 // unwritten is the error of an answer to a task that err kept from being
@@ -288,6 +301,10 @@ func (e *earlyTask) settle(ctx context.Context, err error) {
 		e.stop(unwritten(err)) // no one will read what the agent does
 	}
 	e.hold.free() // a copy of the message now finds the task, or is sent itself
+	e.s.earlyTasks.Delete(e.t.ID())
+	if e.agent.Mode == switchboard.ModeConnector {
+		e.s.early.Delete(e.d.ID) // a dispatcher's attempt forgets its own when it ends
+	}
 	close(e.done)
 	if err == nil {
 		e.s.notify(ctx, switchboard.AccountAgentsSubject(e.agent.AccountID)) // open consoles count it

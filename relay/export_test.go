@@ -32,3 +32,11 @@ func (s *Service) PeerWrites(agentID, peerID string) int {
 	}
 	return 0
 }
+
+// EarlyTasks returns how many tasks sent before they were written this
+// instance still keeps, by delivery and by task id.
+func (s *Service) EarlyTasks() (byDelivery, byTask int) {
+	s.early.Range(func(any, any) bool { byDelivery++; return true })
+	s.earlyTasks.Range(func(any, any) bool { byTask++; return true })
+	return byDelivery, byTask
+}

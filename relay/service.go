@@ -50,6 +50,7 @@ type Service struct {
 	dispatchers sync.Map                 // DeliveryMode → *directDispatcher: the running dispatchers that take new tasks at once
 	messages    sync.Map                 // agent, peer and message id → *messageHold: sends in progress (hold.go)
 	early       sync.Map                 // delivery id → *earlyTask: new tasks sent before they are written (early.go)
+	earlyTasks  sync.Map                 // task id → *earlyTask: the same, until written or refused
 	earlyUse    earlyUsage               // what the early tasks of each peer hold, for its quotas
 	direct      switchboard.DirectOffers // set once by OfferDirectly, before use: new tasks offered to connections here
 
@@ -87,6 +88,14 @@ type Service struct {
 	// (early.go) may wait for its first answer unwritten: it bounds how
 	// long a task is unknown to every list, and lost with this process.
 	EarlyWriteAfter time.Duration
+	// WriteOnAnswer sends the new task of a blocking call to a connector
+	// agent whose connection is on this instance before writing it, and
+	// writes it once, with the agent's first answer (early.go), as a
+	// dispatcher with DispatchConfig.WriteOnAnswer does a front's. Only a
+	// lone instance may set it: what keeps an unwritten task's message
+	// from being sent twice, and its peer within its quotas, is this
+	// process's. Set it before the service is used.
+	WriteOnAnswer bool
 	// MaxPeerBytes bounds the bytes of A2A JSON of one peer's unfinished
 	// tasks on one agent: a message that would take them past it (a new
 	// task, or one that grows a task) is refused with EQUOTA. 0: no bound.

@@ -100,6 +100,9 @@ func newRelay(cfg Config, db *sqlstore.DB, bus switchboard.Bus, log *slog.Logger
 	if cfg.EarlyWriteAfter > 0 {
 		t.EarlyWriteAfter = cfg.EarlyWriteAfter
 	}
+	// A lone instance (SQLite and the in-process bus) sends a connector
+	// agent's new task before writing it, as it does a front's.
+	t.WriteOnAnswer = !IsPostgres(cfg.Database) && busName(cfg.Bus) == "memory"
 	return t
 }
 

@@ -43,7 +43,7 @@ import (
 //
 //	go test -run '^$' -bench TaskWrites -benchtime 200x ./sqlstore/
 func BenchmarkTaskWrites(b *testing.B) {
-	for _, kind := range []string{"route", "inbox"} {
+	for _, kind := range []string{"route", "route-once", "inbox"} {
 		b.Run("sqlite/"+kind, func(b *testing.B) {
 			ctx := context.Background()
 			path := sqlitetest.Path(b)
@@ -174,6 +174,19 @@ func taskWrites(tb testing.TB, db *sqlstore.DB, kind string) func() {
 		if kind == "inbox" {
 			change.Wake = &switchboard.WakeRequest{AgentID: agent.ID, PeerID: peer.ID, ContextID: t.A2A.ContextID, TaskID: t.ID(),
 				Kind: switchboard.WakeInbound, From: peer.Label, Message: msg}
+			if _, err := db.CreateTask(ctx, t, change); err != nil {
+				tb.Fatal(err)
+			}
+			return
+		}
+		if kind == "route-once" {
+			// Sent before it is written, and written once with the
+			// agent's answer, which acknowledges its offer: no delivery.
+			created := t.A2A
+			answer := a2a.NewStatusUpdateEvent(&t.A2A, a2a.TaskStateCompleted,
+				&a2a.Message{ID: switchboard.NewID(), Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.NewTextPart(kibText)}})
+			t.A2A.Status = answer.Status
+			change.NewDeliveries, change.OfferSent, change.Created, change.Events = nil, true, &created, []a2a.Event{answer}
 			if _, err := db.CreateTask(ctx, t, change); err != nil {
 				tb.Fatal(err)
 			}
