@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -19,15 +20,18 @@ const DefaultBodyTimeout = 30 * time.Second
 // been read to its end: then the deadline is lifted (an expired read
 // deadline would end a blocking call or a stream that follows) and the
 // connection may be kept. A handler that answers without reading the body
-// (a refusal, a probe of /healthz) leaves it unread; the connection is then
-// closed at once after the answer, instead of net/http draining the body
-// with no deadline, which let a client that never sends its body hold a
+// (a refusal, a probe of /healthz) leaves it unread: the rest is read and
+// dropped, up to a bound and within the same deadline, and the connection
+// closed after the answer (see finish). net/http would drain it with no
+// deadline, which let a client that never sends its body hold a
 // connection for ever.
 type bodyWatch struct {
 	io.ReadCloser
 	w     http.ResponseWriter
 	rc    *http.ResponseController
-	ended bool // the body was read to its end
+	drain int64 // how much of a body left unread finish reads and drops
+	wait  bool  // the client waits for 100 Continue before it sends the body
+	ended bool  // the body was read to its end
 }
 
 // WatchBodies bounds the reading of the request bodies h serves as the
@@ -36,19 +40,22 @@ type bodyWatch struct {
 // could otherwise send as slowly as it likes.
 func (s *Server) WatchBodies(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := watchBody(w, r, s.Cfg.BodyTimeout)
+		body := watchBody(w, r, s.Cfg.BodyTimeout, s.Cfg.MaxBody)
 		h.ServeHTTP(w, r)
 		body.finish()
 	})
 }
 
 // watchBody starts watching r's body, if it declares one; it returns nil
-// for a request without a body (nothing to read, no deadline).
-func watchBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) *bodyWatch {
+// for a request without a body (nothing to read, no deadline). maxBody is
+// the largest body the server accepts: finish drops at most twice that of
+// a body left unread.
+func watchBody(w http.ResponseWriter, r *http.Request, timeout time.Duration, maxBody int64) *bodyWatch {
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return nil
 	}
-	b := &bodyWatch{ReadCloser: r.Body, w: w, rc: http.NewResponseController(w)}
+	b := &bodyWatch{ReadCloser: r.Body, w: w, rc: http.NewResponseController(w), drain: 2 * maxBody,
+		wait: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
 	_ = b.rc.SetReadDeadline(time.Now().Add(timeout))
 	w.Header().Set("Connection", "close")
 	r.Body = b
@@ -69,11 +76,25 @@ func (b *bodyWatch) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// finish runs once the handler has returned. A body left unread is not
-// drained: the read deadline is moved to now, so that the connection
-// (answered with "Connection: close") is closed at once.
+// finish runs once the handler has returned, before net/http ends its
+// answer, which says Connection: close. A body left unread is read and
+// dropped, up to b.drain bytes and within the body's deadline, so that
+// the connection closes cleanly after the answer: closing it on unread
+// bytes resets it, and a client still sending its body (one refused for
+// its size, its credentials, its type) then fails its write and may never
+// read the answer (Go's client reports the failed write when it sees that
+// first). A client that never sends its body holds the connection no
+// longer than one whose body is read. A client that waits for 100
+// Continue has sent nothing, and the answer tells it not to: its
+// connection is closed at once.
 func (b *bodyWatch) finish() {
-	if b != nil && !b.ended {
+	if b == nil || b.ended {
+		return
+	}
+	if !b.wait {
+		_, _ = io.CopyN(io.Discard, b, b.drain)
+	}
+	if !b.ended {
 		_ = b.rc.SetReadDeadline(time.Now())
 	}
 }

@@ -58,7 +58,7 @@ func (m *requestMetrics) countRequest(method string, status int) {
 // switchboard_http_requests_total once h returns.
 func (s *Env) Observe(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	rec := &statusRecorder{ResponseWriter: w}
-	body := watchBody(w, r, s.Cfg.BodyTimeout)
+	body := watchBody(w, r, s.Cfg.BodyTimeout, s.Cfg.MaxBody)
 	h.ServeHTTP(rec, r)
 	body.finish()
 	s.requests.countRequest(r.Method, rec.status)

@@ -82,8 +82,10 @@ type Config struct {
 	BlockingTimeout time.Duration
 	// BodyTimeout bounds how long a client may take to send a request's
 	// body, from the end of its headers (default DefaultBodyTimeout). A
-	// request whose body is not read is answered with "Connection: close"
-	// and its connection closed (body.go).
+	// request whose body the handler does not read has the rest of its
+	// body (up to twice MaxBody) read and dropped within that time, is
+	// answered with "Connection: close" and its connection closed
+	// (body.go).
 	BodyTimeout time.Duration
 }
 

@@ -36,7 +36,7 @@ type ServeCmd struct {
 	LogLevel        string        `name:"log-level" env:"SWITCHBOARD_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level."`
 	LogFormat       string        `name:"log-format" env:"SWITCHBOARD_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format."`
 	ShutdownTimeout time.Duration `name:"shutdown-timeout" env:"SWITCHBOARD_SHUTDOWN_TIMEOUT" default:"10s" help:"How long a shutdown waits for requests in flight."`
-	BodyTimeout     time.Duration `name:"body-timeout" env:"SWITCHBOARD_BODY_TIMEOUT" default:"30s" help:"How long a client may take to send a request's body; a request whose body is not read is answered and its connection closed."`
+	BodyTimeout     time.Duration `name:"body-timeout" env:"SWITCHBOARD_BODY_TIMEOUT" default:"30s" help:"How long a client may take to send a request's body; a body the server does not read is read and dropped within that time (up to twice --max-body), then the request is answered and its connection closed."`
 	MaxUnauthConns  int           `name:"max-unauthenticated-conns" env:"SWITCHBOARD_MAX_UNAUTHENTICATED_CONNS" default:"256" help:"Connections one client address may hold open before any of its requests presents a valid token (-1: no bound; behind a proxy every client has the proxy's address)."`
 	Metrics         bool          `name:"metrics" env:"SWITCHBOARD_METRICS" help:"Serve Prometheus metrics at GET /metrics on the main listener (to everyone who reaches it; see --metrics-addr)."`
 	MCP             bool          `name:"mcp" env:"SWITCHBOARD_MCP" default:"true" help:"Serve every agent's address as an MCP server at {address}/mcp, and the MCP token routes (--mcp=false: all of them answer 404; docs/mcp.md)."`
