@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -322,7 +323,7 @@ func (f *Forwarder) exchange(ctx context.Context, up *upstream, j *Job, call *ca
 		// when it ends, too late to cancel it (unless Blocking says that
 		// does not matter).
 		req.Config = &a2a.SendMessageConfig{ReturnImmediately: !f.cfg.Blocking}
-		res, err := up.client.SendMessage(ctx, req)
+		res, err := sendMessage(ctx, up, req)
 		if err != nil {
 			return false, err
 		}
@@ -332,6 +333,35 @@ func (f *Forwarder) exchange(ctx context.Context, up *upstream, j *Job, call *ca
 		}
 	}
 	return f.settle(ctx, up, j, call)
+}
+
+// inProgress is what an a2a-go upstream (v2.4.0) answers a follow-up that
+// comes while its execution of the task's last turn has not let go of the
+// task: it writes the state that ends a turn before it marks the
+// execution ending, so a client that polled that state may send the next
+// message in between. It refuses the message without acting on it.
+const inProgress = "task execution is already in progress"
+
+// inProgressTries bounds the sends of a follow-up refused with inProgress;
+// the waits between them double from 20 ms (0.6 s in all).
+const inProgressTries = 5
+
+// sendMessage sends req, and a follow-up refused with inProgress again,
+// after a short wait, a few times.
+func sendMessage(ctx context.Context, up *upstream, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	wait := 20 * time.Millisecond
+	for try := 1; ; try++ {
+		res, err := up.client.SendMessage(ctx, req)
+		if err == nil || req.Message.TaskID == "" || try == inProgressTries || !strings.Contains(err.Error(), inProgress) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
 }
 
 // settle polls the upstream's task until its turn ends (a blocking send
