@@ -104,7 +104,9 @@ var releaseBuild = sync.OnceValue(func() *release {
 	cmd := exec.Command(filepath.Join(root, "scripts", "release"), "--targets", runtime.GOOS+"/"+runtime.GOARCH, "--out", r.dir, r.version)
 	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+releaseEpoch)
 	cmd.Stdout, cmd.Stderr = &r.out, &r.out
-	r.err = cmd.Run()
+	if err := cmd.Run(); err != nil {
+		r.err = fmt.Errorf("scripts/release: %w", err)
+	}
 	return r
 })
 

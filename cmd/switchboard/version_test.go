@@ -100,7 +100,7 @@ func TestVersionStamped(t *testing.T) {
 	}
 	r := releaseBuild() // started by TestMain when the whole package runs
 	if r.err != nil {
-		t.Fatalf("scripts/release: %v\n%s", r.err, r.out.Bytes())
+		t.Fatalf("%v\n%s", r.err, r.out.Bytes())
 	}
 	version, dist, wantDate := r.version, r.dir, releaseDate
 	releases := filepath.Dir(dist)
