@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -65,18 +63,6 @@ func startInstanceProcess(t *testing.T, bin string, args ...string) *instancePro
 		t.Fatal("the instance did not start within 20 s")
 	}
 	return p
-}
-
-// buildSwitchboard builds this command into the test's temporary directory.
-func buildSwitchboard(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "switchboard")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build: %v", err)
-	}
-	return bin
 }
 
 // TestClusterKillInstance kills (SIGKILL) the instance an agent is

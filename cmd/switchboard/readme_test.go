@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -92,13 +93,25 @@ func isInstallBlock(block []string) bool {
 // a release, one command a line.
 func readmeInstallBlock(t *testing.T) string {
 	t.Helper()
-	for _, b := range readmeBlocks(t) {
+	lines, err := readmeInstallLines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// readmeInstallLines is readmeInstallBlock for callers without a test.
+func readmeInstallLines() (string, error) {
+	blocks, err := readmeCodeBlocks()
+	if err != nil {
+		return "", err
+	}
+	for _, b := range blocks {
 		if isInstallBlock(b) {
-			return strings.Join(b, "\n")
+			return strings.Join(b, "\n"), nil
 		}
 	}
-	t.Fatal("README.md has no lines that download a release")
-	return ""
+	return "", errors.New("README.md has no lines that download a release")
 }
 
 // readmeBlocks returns README.md's code blocks (lines indented by four
@@ -106,8 +119,17 @@ func readmeInstallBlock(t *testing.T) string {
 // backslash joins the next line).
 func readmeBlocks(t *testing.T) [][]string {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	blocks, err := readmeCodeBlocks()
 	must(t, err)
+	return blocks
+}
+
+// readmeCodeBlocks is readmeBlocks for callers without a test.
+func readmeCodeBlocks() ([][]string, error) {
+	f, err := os.Open("../../README.md")
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
 	var blocks [][]string
 	var cur []string
@@ -136,7 +158,7 @@ func readmeBlocks(t *testing.T) [][]string {
 	if len(cur) > 0 {
 		blocks = append(blocks, cur)
 	}
-	return blocks
+	return blocks, sc.Err()
 }
 
 // readmePlaceholders are what stands for a value in the README, and the

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -95,24 +94,17 @@ func TestVersionStamped(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	must(t, err)
 	install := readmeInstallBlock(t)
-	m := regexp.MustCompile(`VERSION=(v\S+)`).FindStringSubmatch(install)
-	if m == nil {
-		t.Fatalf("README.md's install lines set no VERSION:\n%s", install)
-	}
-	version := m[1]
-	const epoch, wantDate = "1796428800", "2026-12-05T00:00:00Z"
 	wantCommit := "unknown"
 	if head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output(); err == nil {
 		wantCommit = strings.TrimSpace(string(head))
 	}
-	releases := t.TempDir()
-	dist := filepath.Join(releases, version) // as under .../releases/download/
-	script := filepath.Join(root, "scripts", "release")
-	release := exec.Command(script, "--targets", runtime.GOOS+"/"+runtime.GOARCH, "--out", dist, version)
-	release.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+epoch)
-	if out, err := release.CombinedOutput(); err != nil {
-		t.Fatalf("scripts/release: %v\n%s", err, out)
+	r := releaseBuild() // started by TestMain when the whole package runs
+	if r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.out.Bytes())
 	}
+	version, dist, wantDate := r.version, r.dir, releaseDate
+	releases := filepath.Dir(dist)
+	script := filepath.Join(root, "scripts", "release")
 	name := "switchboard_" + version + "_" + runtime.GOOS + "_" + runtime.GOARCH
 	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
 	must(t, err)
@@ -120,7 +112,7 @@ func TestVersionStamped(t *testing.T) {
 		t.Errorf("SHA256SUMS: want one line for %s:\n%s", name, sums)
 	}
 	printLdflags := exec.Command(script, "--print-ldflags", version)
-	printLdflags.Env = release.Env
+	printLdflags.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+releaseEpoch)
 	ldflags, err := printLdflags.Output()
 	must(t, err)
 	if want := "-s -w -X main.version=" + version + " -X main.commit=" + wantCommit + " -X main.date=" + wantDate; strings.TrimSpace(string(ldflags)) != want {
