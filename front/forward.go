@@ -343,7 +343,7 @@ func (f *Forwarder) exchange(ctx context.Context, up *upstream, j *Job, call *ca
 const inProgress = "task execution is already in progress"
 
 // inProgressTries bounds the sends of a follow-up refused with inProgress;
-// the waits between them double from 20 ms (0.6 s in all).
+// the waits between them double from 20 ms (0.3 s in all).
 const inProgressTries = 5
 
 // sendMessage sends req, and a follow-up refused with inProgress again,
