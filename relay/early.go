@@ -69,8 +69,10 @@ type earlyTask struct {
 	done    chan struct{}           // closed once written is set
 }
 
-// writesOnAnswer reports whether the dispatcher that reserved d writes its
-// new tasks with their first answer.
+// writesOnAnswer reports whether new tasks for agents of mode are written
+// with their first answer: a connector agent's when WriteOnAnswer is set
+// and connections here are offered tasks directly, others' when their
+// mode's dispatcher runs here with DispatchConfig.WriteOnAnswer.
 func (s *Service) writesOnAnswer(mode switchboard.DeliveryMode) bool {
 	if mode == switchboard.ModeConnector {
 		return s.WriteOnAnswer && s.direct != nil
