@@ -59,7 +59,11 @@ func OpenSQLiteWith(ctx context.Context, path string, opts SQLiteOptions) (*DB, 
 		pragmas.Add("_pragma", p)
 	}
 	writer := url.Values{"_pragma": append([]string{fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages)}, pragmas["_pragma"]...)}
-	w, err := openSQLite(sqliteDSN(path, writer, "_txlock=immediate"))
+	// The writer writes each commit's WAL frames at once (walbuffer.go).
+	if err := registerWALVFS(); err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	w, err := openSQLite(sqliteDSN(path, writer, "_txlock=immediate&vfs="+walVFSName))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
