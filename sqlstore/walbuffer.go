@@ -1,10 +1,8 @@
 package sqlstore
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -53,23 +51,19 @@ var walVFS struct {
 	once sync.Once
 	err  error
 
-	base uintptr // the default VFS
-	open uintptr // its xOpen
-
-	// base methods of the WAL files it opens, and the copy this VFS gives
-	// them instead (made at the first WAL file opened).
-	baseMethods uintptr
-	methods     uintptr
-	write       uintptr // baseMethods' xWrite, xRead, ...
-	read        uintptr
-	sync        uintptr
-	truncate    uintptr
-	fileSize    uintptr
-	close       uintptr
+	// The methods of the WAL files it opens: the default VFS's, and the
+	// copy this VFS gives them instead.
+	base     uintptr
+	methods  uintptr
+	write    uintptr // base's xWrite, xRead, ...
+	read     uintptr
+	sync     uintptr
+	truncate uintptr
+	fileSize uintptr
+	close    uintptr
 
 	mu    sync.Mutex
 	files map[uintptr]*walFile // by sqlite3_file
-
 }
 
 // walFile is one WAL file's gathered frames.
@@ -90,29 +84,8 @@ type walFile struct {
 // registerWALVFS registers walVFS once per process.
 func registerWALVFS() error {
 	walVFS.once.Do(func() {
-		tls := libc.NewTLS()
-		defer tls.Close()
-		base := sqlite3.Xsqlite3_vfs_find(tls, 0)
-		if base == 0 {
-			walVFS.err = fmt.Errorf("sqlite: no default VFS")
-			return
-		}
-		p := sqlite3.Xsqlite3_malloc64(tls, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_vfs{})))
-		name, err := libc.CString(walVFSName)
-		if p == 0 || err != nil {
-			walVFS.err = fmt.Errorf("sqlite: out of memory registering %s", walVFSName)
-			return
-		}
-		v := (*sqlite3.Tsqlite3_vfs)(cptr(p))
-		*v = *(*sqlite3.Tsqlite3_vfs)(cptr(base))
-		v.FpNext = 0
-		v.FzName = name
-		walVFS.base, walVFS.open = base, v.FxOpen
 		walVFS.files = map[uintptr]*walFile{}
-		v.FxOpen = cfunc(walOpen)
-		if rc := sqlite3.Xsqlite3_vfs_register(tls, p, 0); rc != sqlite3.SQLITE_OK {
-			walVFS.err = fmt.Errorf("sqlite: registering %s: code %d", walVFSName, rc)
-		}
+		walVFS.err = registerVFS(walVFSName, walOpen)
 	})
 	return walVFS.err
 }
@@ -120,8 +93,7 @@ func registerWALVFS() error {
 // walOpen is walVFS's xOpen: the default VFS's, and for a WAL file the
 // methods that gather its appends.
 func walOpen(tls *libc.TLS, _, name, file uintptr, flags int32, outFlags uintptr) int32 {
-	fn := walVFS.open
-	rc := (*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&fn)))(tls, walVFS.base, name, file, flags, outFlags)
+	rc := openBase(tls, name, file, flags, outFlags)
 	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 {
 		return rc
 	}
@@ -129,12 +101,11 @@ func walOpen(tls *libc.TLS, _, name, file uintptr, flags int32, outFlags uintptr
 	walVFS.mu.Lock()
 	defer walVFS.mu.Unlock()
 	if walVFS.methods == 0 {
-		if walVFS.methods = sqlite3.Xsqlite3_malloc64(tls, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{}))); walVFS.methods == 0 {
+		m, addr := copyMethods(tls, f.FpMethods)
+		if m == nil {
 			return rc // the WAL works as it would without this VFS
 		}
-		walVFS.baseMethods = f.FpMethods
-		m := (*sqlite3.Tsqlite3_io_methods)(cptr(walVFS.methods))
-		*m = *(*sqlite3.Tsqlite3_io_methods)(cptr(f.FpMethods))
+		walVFS.base, walVFS.methods = f.FpMethods, addr
 		walVFS.write, m.FxWrite = m.FxWrite, cfunc(walWrite)
 		walVFS.read, m.FxRead = m.FxRead, cfunc(walRead)
 		walVFS.sync, m.FxSync = m.FxSync, cfunc(walSync)
@@ -142,7 +113,7 @@ func walOpen(tls *libc.TLS, _, name, file uintptr, flags int32, outFlags uintptr
 		walVFS.fileSize, m.FxFileSize = m.FxFileSize, cfunc(walFileSize)
 		walVFS.close, m.FxClose = m.FxClose, cfunc(walClose)
 	}
-	if f.FpMethods != walVFS.baseMethods {
+	if f.FpMethods != walVFS.base {
 		return rc // another kind of file: left as it is
 	}
 	f.FpMethods = walVFS.methods
@@ -187,11 +158,11 @@ func walWrite(tls *libc.TLS, file, p uintptr, n int32, off int64) int32 {
 	if f.n == 0 {
 		f.off = off
 	}
-	copy(unsafe.Slice((*byte)(cptr(f.buf+uintptr(f.n))), n), unsafe.Slice((*byte)(cptr(p)), n))
+	copy(cbytes(f.buf+uintptr(f.n), n), cbytes(p, n))
 	f.n += n
 	f.end = off + int64(n)
 	if n == walFrameHeaderSize {
-		h := unsafe.Slice((*byte)(cptr(p)), walFrameHeaderSize)
+		h := cbytes(p, walFrameHeaderSize)
 		f.commit = h[4]|h[5]|h[6]|h[7] != 0
 		return sqlite3.SQLITE_OK
 	}
@@ -219,24 +190,21 @@ func (f *walFile) flush(tls *libc.TLS, file uintptr) int32 {
 
 func (f *walFile) baseWrite(tls *libc.TLS, file, p uintptr, n int32, off int64) int32 {
 	f.writes.Add(1)
-	fn := walVFS.write
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&fn)))(tls, file, p, n, off)
+	return callRW(walVFS.write, tls, file, p, n, off)
 }
 
 func walRead(tls *libc.TLS, file, p uintptr, n int32, off int64) int32 {
 	if rc := walFileOf(file).flush(tls, file); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	fn := walVFS.read
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&fn)))(tls, file, p, n, off)
+	return callRW(walVFS.read, tls, file, p, n, off)
 }
 
 func walSync(tls *libc.TLS, file uintptr, flags int32) int32 {
 	if rc := walFileOf(file).flush(tls, file); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	fn := walVFS.sync
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&fn)))(tls, file, flags)
+	return callSync(walVFS.sync, tls, file, flags)
 }
 
 func walTruncate(tls *libc.TLS, file uintptr, size int64) int32 {
@@ -245,16 +213,14 @@ func walTruncate(tls *libc.TLS, file uintptr, size int64) int32 {
 		return rc
 	}
 	f.end = min(f.end, size)
-	fn := walVFS.truncate
-	return (*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&fn)))(tls, file, size)
+	return callTruncate(walVFS.truncate, tls, file, size)
 }
 
 func walFileSize(tls *libc.TLS, file, size uintptr) int32 {
 	if rc := walFileOf(file).flush(tls, file); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	fn := walVFS.fileSize
-	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&fn)))(tls, file, size)
+	return callFileSize(walVFS.fileSize, tls, file, size)
 }
 
 func walClose(tls *libc.TLS, file uintptr) int32 {
@@ -266,20 +232,8 @@ func walClose(tls *libc.TLS, file uintptr) int32 {
 	walVFS.mu.Lock()
 	delete(walVFS.files, file)
 	walVFS.mu.Unlock()
-	fn := walVFS.close
-	if crc := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&fn)))(tls, file); rc == sqlite3.SQLITE_OK {
+	if crc := callClose(walVFS.close, tls, file); rc == sqlite3.SQLITE_OK {
 		rc = crc
 	}
 	return rc
-}
-
-// cptr is the Go pointer for an address in SQLite's memory, which is not
-// Go's (the C library's allocator maps it outside the Go heap).
-func cptr(p uintptr) unsafe.Pointer { return unsafe.Add(unsafe.Pointer(nil), p) }
-
-// cfunc is the address SQLite's code calls for the Go function f, as
-// modernc.org/sqlite makes its own.
-func cfunc(f any) uintptr {
-	type iface [2]uintptr
-	return (*iface)(unsafe.Pointer(&f))[1]
 }
