@@ -23,15 +23,20 @@ import (
 // flush or any other, fails SQLite's call, which rolls the transaction
 // back as it would for a failed write of its own.
 //
-// Only appends are gathered. A write at offset 0 is a new WAL's header:
-// what follows starts over from there. A write anywhere else below what
+// Only appends are gathered, and only from the header of a frame that ends
+// no commit: after a commit frame's header, what is appended (its page,
+// the frames that pad a commit to a sector with synchronous=FULL) is
+// written at once. A write at offset 0 is a new WAL's header: what follows
+// starts over from there. A write anywhere else below what
 // was appended (a page this transaction already wrote, written again in
 // place; the frame headers of a checksum rewrite) first writes what is
 // gathered, then goes to the file at once. Every other call on the WAL
 // that reads, syncs, sizes, truncates or closes it writes what is gathered
 // first. Other connections (readers, the checkpointer) use the
 // default VFS: they read only frames a published commit counts, which are
-// on the file.
+// on the file. (After a transaction that wrote frames and rolled back, the
+// next one writes over them in place, one write each, until it passes
+// them.)
 const walVFSName = "switchboard-wal"
 
 // walBufferSize bounds what is gathered: a larger transaction is written
@@ -74,7 +79,7 @@ type walFile struct {
 	n      int32   // bytes gathered
 	off    int64   // the file offset of the first
 	end    int64   // the offset after the last byte appended
-	commit bool    // the last write was a commit frame's header
+	commit bool    // the last frame header appended was a commit frame's
 
 	// For tests: the writes that reached the file, and those of them made
 	// in place.
@@ -166,15 +171,20 @@ func walWrite(tls *libc.TLS, file, p uintptr, n int32, off int64) int32 {
 		f.commit = h[4]|h[5]|h[6]|h[7] != 0
 		return sqlite3.SQLITE_OK
 	}
-	if f.commit { // the commit frame's page: the transaction is whole
+	if f.commit {
+		// The commit frame's page, or a piece of it, or of a frame that
+		// pads the commit to a sector: the transaction is whole.
 		return f.flush(tls, file)
 	}
 	return sqlite3.SQLITE_OK
 }
 
-// flush writes what is gathered.
+// flush writes what is gathered. It leaves f.commit as it is: until the
+// header of a frame that ends no commit, what is appended after a commit
+// frame's header is written at once, however it comes (a page that did not
+// fit what was gathered, a page SQLite writes in two around a sync, the
+// frames that pad a commit to a sector).
 func (f *walFile) flush(tls *libc.TLS, file uintptr) int32 {
-	f.commit = false
 	if f.n == 0 {
 		return sqlite3.SQLITE_OK
 	}

@@ -159,119 +159,200 @@ func TestWALCommitsAreOnTheFile(t *testing.T) {
 	}
 }
 
-// TestWALFileCalls drives a WAL file of walVFS call by call, as SQLite
-// does: what was gathered is read back, sized, synced, truncated and
-// closed as written, and a commit frame's page sends the frames before it
-// to the file.
-func TestWALFileCalls(t *testing.T) {
+// walCalls drives a WAL file of walVFS call by call, as SQLite does.
+type walCalls struct {
+	t    *testing.T
+	tls  *libc.TLS
+	path string // the WAL's
+	file uintptr
+	m    *sqlite3.Tsqlite3_io_methods
+	mem  uintptr // 8 KiB of SQLite's memory for the calls' buffers
+}
+
+// openWALCalls opens a new WAL file through walVFS.
+func openWALCalls(t *testing.T) *walCalls {
+	t.Helper()
 	if err := registerWALVFS(); err != nil {
 		t.Fatal(err)
 	}
 	tls := libc.NewTLS()
-	defer tls.Close()
-	path := filepath.Join(t.TempDir(), "calls.db")
-	if err := os.WriteFile(path, nil, 0o600); err != nil { // a WAL's database file exists
+	t.Cleanup(tls.Close)
+	db := filepath.Join(t.TempDir(), "calls.db")
+	if err := os.WriteFile(db, nil, 0o600); err != nil { // a WAL's database file exists
 		t.Fatal(err)
 	}
-	cstr := func(s string) uintptr {
-		p, err := libc.CString(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { libc.Xfree(tls, p) })
-		return p
-	}
-	vfs := (*sqlite3.Tsqlite3_vfs)(cptr(sqlite3.Xsqlite3_vfs_find(tls, cstr(walVFSName))))
-	file := sqlite3.Xsqlite3_malloc64(tls, uint64(vfs.FszOsFile))
-	defer sqlite3.Xsqlite3_free(tls, file)
-	clear(unsafe.Slice((*byte)(cptr(file)), vfs.FszOsFile))
+	c := &walCalls{t: t, tls: tls, path: db + "-wal"}
+	vfs := (*sqlite3.Tsqlite3_vfs)(cptr(sqlite3.Xsqlite3_vfs_find(tls, c.cstr(walVFSName))))
+	c.file = sqlite3.Xsqlite3_malloc64(tls, uint64(vfs.FszOsFile))
+	c.mem = sqlite3.Xsqlite3_malloc64(tls, 8192)
+	t.Cleanup(func() { sqlite3.Xsqlite3_free(tls, c.file); sqlite3.Xsqlite3_free(tls, c.mem) })
+	clear(cbytes(c.file, vfs.FszOsFile))
 	open := vfs.FxOpen
-	if rc := (*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&open)))(tls, 0, cstr(path+"-wal"), file,
+	if rc := (*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&open)))(tls, 0, c.cstr(c.path), c.file,
 		sqlite3.SQLITE_OPEN_READWRITE|sqlite3.SQLITE_OPEN_CREATE|sqlite3.SQLITE_OPEN_WAL, 0); rc != sqlite3.SQLITE_OK {
 		t.Fatalf("xOpen: %d", rc)
 	}
-	m := (*sqlite3.Tsqlite3_io_methods)(cptr((*sqlite3.Tsqlite3_file)(cptr(file)).FpMethods))
-	mem := sqlite3.Xsqlite3_malloc64(tls, 8192)
-	defer sqlite3.Xsqlite3_free(tls, mem)
-	buf := unsafe.Slice((*byte)(cptr(mem)), 8192)
-	write := func(b []byte, off int64) {
-		t.Helper()
-		copy(buf, b)
-		fn := m.FxWrite
-		if rc := (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&fn)))(tls, file, mem, int32(len(b)), off); rc != sqlite3.SQLITE_OK {
-			t.Fatalf("xWrite: %d", rc)
-		}
-	}
-	read := func(n int, off int64) []byte {
-		t.Helper()
-		fn := m.FxRead
-		if rc := (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&fn)))(tls, file, mem, int32(n), off); rc != sqlite3.SQLITE_OK {
-			t.Fatalf("xRead: %d", rc)
-		}
-		return bytes.Clone(buf[:n])
-	}
-	size := func() int64 {
-		t.Helper()
-		fn := m.FxFileSize
-		if rc := (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&fn)))(tls, file, mem); rc != sqlite3.SQLITE_OK {
-			t.Fatalf("xFileSize: %d", rc)
-		}
-		return *(*int64)(cptr(mem))
-	}
-	onFile := func() int64 {
-		t.Helper()
-		fi, err := os.Stat(path + "-wal")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi.Size()
-	}
-	frameHeader := func(commit byte) []byte { h := make([]byte, walFrameHeaderSize); h[7] = commit; return h }
-	page := func(c byte) []byte { return bytes.Repeat([]byte{c}, 4096) }
-	const frame = walFrameHeaderSize + 4096
+	c.m = (*sqlite3.Tsqlite3_io_methods)(cptr((*sqlite3.Tsqlite3_file)(cptr(c.file)).FpMethods))
+	return c
+}
 
-	write(make([]byte, 32), 0)
-	write(frameHeader(0), 32)
-	write(page('a'), 32+walFrameHeaderSize)
-	if onFile() != 0 {
+func (c *walCalls) cstr(s string) uintptr {
+	p, err := libc.CString(s)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { libc.Xfree(c.tls, p) })
+	return p
+}
+
+func (c *walCalls) write(b []byte, off int64) {
+	c.t.Helper()
+	copy(cbytes(c.mem, 8192), b)
+	if rc := callRW(c.m.FxWrite, c.tls, c.file, c.mem, int32(len(b)), off); rc != sqlite3.SQLITE_OK {
+		c.t.Fatalf("xWrite: %d", rc)
+	}
+}
+
+func (c *walCalls) read(n int, off int64) []byte {
+	c.t.Helper()
+	if rc := callRW(c.m.FxRead, c.tls, c.file, c.mem, int32(n), off); rc != sqlite3.SQLITE_OK {
+		c.t.Fatalf("xRead: %d", rc)
+	}
+	return bytes.Clone(cbytes(c.mem, int32(n)))
+}
+
+func (c *walCalls) size() int64 {
+	c.t.Helper()
+	if rc := callFileSize(c.m.FxFileSize, c.tls, c.file, c.mem); rc != sqlite3.SQLITE_OK {
+		c.t.Fatalf("xFileSize: %d", rc)
+	}
+	return *(*int64)(cptr(c.mem))
+}
+
+func (c *walCalls) sync() {
+	c.t.Helper()
+	if rc := callSync(c.m.FxSync, c.tls, c.file, sqlite3.SQLITE_SYNC_NORMAL); rc != sqlite3.SQLITE_OK {
+		c.t.Fatalf("xSync: %d", rc)
+	}
+}
+
+// onFile returns the size of the file as the file system has it.
+func (c *walCalls) onFile() int64 {
+	c.t.Helper()
+	fi, err := os.Stat(c.path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// frame writes frame i (after the WAL's 32-byte header) as SQLite does, its
+// header then its page of c bytes; commit marks a commit frame.
+func (c *walCalls) frame(i int64, commit bool, b byte) {
+	c.t.Helper()
+	h := make([]byte, walFrameHeaderSize)
+	if commit {
+		h[7] = 2
+	}
+	c.write(h, walFrameOffset(i))
+	c.write(bytes.Repeat([]byte{b}, 4096), walFrameOffset(i)+walFrameHeaderSize)
+}
+
+// walFrameOffset is the offset of frame i of a WAL of 4 KiB pages.
+func walFrameOffset(i int64) int64 { return 32 + i*(walFrameHeaderSize+4096) }
+
+// TestWALFileCalls: what was gathered is read back, sized, synced,
+// truncated and closed as written, and a commit frame's page sends the
+// frames before it to the file.
+func TestWALFileCalls(t *testing.T) {
+	c := openWALCalls(t)
+	c.write(make([]byte, 32), 0)
+	c.frame(0, false, 'a')
+	if c.onFile() != 0 {
 		t.Fatal("a frame that ends no commit went to the file at once")
 	}
-	if got := read(4096, 32+walFrameHeaderSize); !bytes.Equal(got, page('a')) {
+	if got := c.read(4096, walFrameOffset(0)+walFrameHeaderSize); !bytes.Equal(got, bytes.Repeat([]byte{'a'}, 4096)) {
 		t.Fatal("xRead does not see the frame written before it")
 	}
-	write(frameHeader(0), 32+frame)
-	write(page('b'), 32+frame+walFrameHeaderSize)
-	if got := size(); got != 32+2*frame {
-		t.Fatalf("xFileSize: %d, want %d", got, 32+2*frame)
+	c.frame(1, false, 'b')
+	if got := c.size(); got != walFrameOffset(2) {
+		t.Fatalf("xFileSize: %d, want %d", got, walFrameOffset(2))
 	}
-	write(frameHeader(0), 32+2*frame)
-	write(page('c'), 32+2*frame+walFrameHeaderSize)
-	fn := m.FxSync
-	if rc := (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&fn)))(tls, file, sqlite3.SQLITE_SYNC_NORMAL); rc != sqlite3.SQLITE_OK || onFile() != 32+3*frame {
-		t.Fatalf("xSync: %d, %d bytes on the file, want %d", rc, onFile(), 32+3*frame)
+	c.frame(2, false, 'c')
+	if c.sync(); c.onFile() != walFrameOffset(3) {
+		t.Fatalf("after xSync %d bytes on the file, want %d", c.onFile(), walFrameOffset(3))
 	}
-	write(frameHeader(2), 32+3*frame) // a commit frame
-	write(page('d'), 32+3*frame+walFrameHeaderSize)
-	if onFile() != 32+4*frame {
-		t.Fatalf("after a commit frame %d bytes on the file, want %d", onFile(), 32+4*frame)
+	c.frame(3, true, 'd')
+	if c.onFile() != walFrameOffset(4) {
+		t.Fatalf("after a commit frame %d bytes on the file, want %d", c.onFile(), walFrameOffset(4))
 	}
-	write(frameHeader(0), 32+4*frame)
-	write(page('e'), 32+4*frame+walFrameHeaderSize)
-	fn = m.FxTruncate // cutting the gathered frame short
-	if rc := (*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&fn)))(tls, file, 32+4*frame+walFrameHeaderSize); rc != sqlite3.SQLITE_OK || size() != 32+4*frame+walFrameHeaderSize {
-		t.Fatalf("xTruncate: %d, %d bytes, want %d", rc, size(), 32+4*frame+walFrameHeaderSize)
+	c.frame(4, false, 'e')
+	cut := walFrameOffset(4) + walFrameHeaderSize // cutting the gathered frame short
+	if rc := callTruncate(c.m.FxTruncate, c.tls, c.file, cut); rc != sqlite3.SQLITE_OK || c.size() != cut {
+		t.Fatalf("xTruncate: %d, %d bytes, want %d", rc, c.size(), cut)
 	}
-	write(frameHeader(0), 32+5*frame)
-	write(page('f'), 32+5*frame+walFrameHeaderSize)
-	fn = m.FxClose
-	if rc := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&fn)))(tls, file); rc != sqlite3.SQLITE_OK {
+	c.frame(5, false, 'f')
+	if rc := callClose(c.m.FxClose, c.tls, c.file); rc != sqlite3.SQLITE_OK {
 		t.Fatalf("xClose: %d", rc)
 	}
-	data, err := os.ReadFile(path + "-wal")
-	if err != nil || len(data) != 32+6*frame || data[32+5*frame+walFrameHeaderSize] != 'f' {
-		t.Fatalf("after xClose the file holds %d bytes, want %d with the last page (%v)", len(data), 32+6*frame, err)
+	data, err := os.ReadFile(c.path)
+	if err != nil || int64(len(data)) != walFrameOffset(6) || data[walFrameOffset(5)+walFrameHeaderSize] != 'f' {
+		t.Fatalf("after xClose the file holds %d bytes, want %d with the last page (%v)", len(data), walFrameOffset(6), err)
 	}
-	if walFileOf(file) != nil {
+	if walFileOf(c.file) != nil {
 		t.Fatal("a closed file is still known")
+	}
+}
+
+// TestWALCommitPageHoweverItComes: a commit frame's page is on the file
+// when its last byte was written, whether it did not fit what was
+// gathered, or came in two writes around a sync (as SQLite writes the
+// frame that crosses a sector with synchronous=FULL), and so is every
+// frame that pads the commit.
+func TestWALCommitPageHoweverItComes(t *testing.T) {
+	c := openWALCalls(t)
+	c.write(make([]byte, 32), 0)
+	// Frames as long as they fit in the buffer whole; the next, a commit
+	// frame, has room for its header and not its page.
+	var i int64
+	for ; walFrameOffset(i+1) <= walBufferSize; i++ {
+		c.frame(i, false, 'a')
+	}
+	if walFrameOffset(i)+walFrameHeaderSize > walBufferSize {
+		t.Fatal("the commit frame's header does not fit either: the test does not test that")
+	}
+	c.frame(i, true, 'b')
+	if got := c.onFile(); got != walFrameOffset(i+1) {
+		t.Fatalf("a commit page that did not fit the buffer: %d bytes on the file, want %d", got, walFrameOffset(i+1))
+	}
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []int64{0, i - 1} {
+		if data[walFrameOffset(f)+walFrameHeaderSize] != 'a' {
+			t.Fatalf("frame %d is not on the file as written", f)
+		}
+	}
+
+	i++
+	c.frame(i, false, 'c')
+	h := make([]byte, walFrameHeaderSize)
+	h[7] = 2
+	c.write(h, walFrameOffset(i+1))
+	page := bytes.Repeat([]byte{'d'}, 4096)
+	c.write(page[:1000], walFrameOffset(i+1)+walFrameHeaderSize)
+	c.sync()
+	c.write(page[1000:], walFrameOffset(i+1)+walFrameHeaderSize+1000)
+	if got := c.onFile(); got != walFrameOffset(i+2) {
+		t.Fatalf("a commit page written in two around a sync: %d bytes on the file, want %d", got, walFrameOffset(i+2))
+	}
+	c.frame(i+2, true, 'd') // a frame padding the commit
+	if got := c.onFile(); got != walFrameOffset(i+3) {
+		t.Fatalf("a frame padding a commit: %d bytes on the file, want %d", got, walFrameOffset(i+3))
+	}
+	c.frame(i+3, false, 'e') // the next transaction's: gathered again
+	if got := c.onFile(); got != walFrameOffset(i+3) {
+		t.Fatalf("a frame that ends no commit, after a commit: %d bytes on the file, want %d", got, walFrameOffset(i+3))
 	}
 }
