@@ -24,19 +24,18 @@ import (
 // back as it would for a failed write of its own.
 //
 // Only appends are gathered, and only from the header of a frame that ends
-// no commit: after a commit frame's header, what is appended (its page,
-// the frames that pad a commit to a sector with synchronous=FULL) is
-// written at once. A write at offset 0 is a new WAL's header: what follows
-// starts over from there. A write anywhere else below what
-// was appended (a page this transaction already wrote, written again in
-// place; the frame headers of a checksum rewrite) first writes what is
-// gathered, then goes to the file at once. Every other call on the WAL
-// that reads, syncs, sizes, truncates or closes it writes what is gathered
-// first. Other connections (readers, the checkpointer) use the
-// default VFS: they read only frames a published commit counts, which are
-// on the file. (After a transaction that wrote frames and rolled back, the
-// next one writes over them in place, one write each, until it passes
-// them.)
+// no commit: after a commit frame's header, what is appended (its page, the
+// frames that pad a commit to a sector with synchronous=FULL) is written at
+// once. A write at offset 0 is a new WAL's header: what follows starts over
+// from there. A write anywhere else below what was appended (a page this
+// transaction already wrote, written again in place; the frame headers of a
+// checksum rewrite) first writes what is gathered, then goes to the file at
+// once. Every other call on the WAL that reads, syncs, sizes, truncates or
+// closes it writes what is gathered first. Other connections (readers, the
+// checkpointer) use the default VFS: they read only frames a published
+// commit counts, which are on the file. (After a transaction that wrote
+// frames and rolled back, the next one writes over them in place, one write
+// each, until it passes them.)
 const walVFSName = "switchboard-wal"
 
 // walBufferSize bounds what is gathered: a larger transaction is written
