@@ -77,12 +77,18 @@ func acceptedTask(agent *switchboard.Agent, peer switchboard.Peer, msg *a2a.Mess
 // seedAgent stores an account and an agent of it with the given mode.
 func seedAgent(tb testing.TB, db *sqlstore.DB, mode switchboard.DeliveryMode) *switchboard.Agent {
 	tb.Helper()
+	return seedAgentNamed(tb, db, mode, "bench")
+}
+
+// seedAgentNamed is seedAgent with the agent's handle.
+func seedAgentNamed(tb testing.TB, db *sqlstore.DB, mode switchboard.DeliveryMode, handle string) *switchboard.Agent {
+	tb.Helper()
 	ctx := context.Background()
-	acct := &switchboard.Account{ID: switchboard.NewID(), Name: "bench", Role: switchboard.RoleOwner}
+	acct := &switchboard.Account{ID: switchboard.NewID(), Name: handle, Role: switchboard.RoleOwner}
 	if err := db.CreateAccount(ctx, acct); err != nil {
 		tb.Fatal(err)
 	}
-	agent := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: "bench", Name: "Bench",
+	agent := &switchboard.Agent{ID: switchboard.NewID(), AccountID: acct.ID, Handle: handle, Name: "Bench",
 		Mode: mode, AcceptsTasks: true}
 	if mode == switchboard.ModeWebhook {
 		agent.Endpoint = "https://agent.example/hook"
