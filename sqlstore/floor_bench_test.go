@@ -122,7 +122,7 @@ func BenchmarkInboxWriteFloor(b *testing.B) {
 			for range 2000 { // a store that has seen some traffic
 				write()
 			}
-			before := cpuTime()
+			before, io := cpuTime(), ioBefore()
 			b.SetParallelism(8) // 16 senders on two cores
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
@@ -134,6 +134,27 @@ func BenchmarkInboxWriteFloor(b *testing.B) {
 			if after := cpuTime(); after > 0 {
 				b.ReportMetric(float64((after-before).Microseconds())/float64(b.N), "cpu-µs/task")
 			}
+			io.report(b)
 		})
+	}
+}
+
+// ioCount holds this process's read calls (/proc/self/io) at a start.
+type ioCount struct {
+	reads int64
+	ok    bool
+}
+
+// ioBefore reads the process's read calls, where the system tells them.
+func ioBefore() ioCount {
+	c, ok := readProcIO()
+	return ioCount{c["syscr"], ok}
+}
+
+// report reports the read calls since the start per task: the pages the
+// writer reads again, and those the checkpointer copies.
+func (c ioCount) report(b *testing.B) {
+	if after, ok := readProcIO(); c.ok && ok {
+		b.ReportMetric(float64(after["syscr"]-c.reads)/float64(b.N), "read-calls/task")
 	}
 }
