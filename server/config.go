@@ -162,4 +162,8 @@ type Config struct {
 	// for its first answer before it is written as created
 	// (relay.Service.EarlyWriteAfter); 0: the relay's default. Tests.
 	EarlyWriteAfter time.Duration
+	// PairingInterval is the interval between a pairing client's polls
+	// the server asks for (pairing.Config.Interval, whole seconds on the
+	// wire); 0: pairing.DefaultInterval. Tests.
+	PairingInterval time.Duration
 }
