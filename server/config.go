@@ -166,4 +166,8 @@ type Config struct {
 	// the server asks for (pairing.Config.Interval, whole seconds on the
 	// wire); 0: pairing.DefaultInterval. Tests.
 	PairingInterval time.Duration
+	// HubPoll is how often a connected agent's queued work is looked for
+	// in the store without a hint over the bus (hub.Config.Poll); 0:
+	// hub.DefaultPoll. Tests.
+	HubPoll time.Duration
 }
