@@ -27,11 +27,11 @@ type server struct {
 	bin, data, url string
 }
 
-// startServer builds the switchboard binary and starts a server on a free
+// startServer starts a server of the switchboard binary bin on a free
 // loopback port (webhooks may reach loopback: the Python agent is there).
-func startServer(t *testing.T) *server {
+func startServer(t *testing.T, bin string) *server {
 	t.Helper()
-	s := &server{bin: build(t, "../cmd/switchboard"), data: t.TempDir()}
+	s := &server{bin: bin, data: t.TempDir()}
 	cmd := exec.Command(s.bin, "--data", s.data, "serve", "--addr", "127.0.0.1:0", "--allow-private-networks", "--log-format", "text")
 	stderr, err := cmd.StderrPipe()
 	must(t, err)
@@ -55,16 +55,21 @@ func startServer(t *testing.T) *server {
 	return s
 }
 
-// build builds the command in dir and returns the binary's path.
-func build(t *testing.T, dir string) string {
+// build builds the commands in dirs with one go build, which builds them
+// at the same time, and returns each binary's path by its directory's
+// name.
+func build(t *testing.T, dirs ...string) map[string]string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), filepath.Base(dir))
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", dir, err, out)
+	out := t.TempDir()
+	cmd := exec.Command("go", append([]string{"build", "-o", out + string(filepath.Separator)}, dirs...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", strings.Join(dirs, " "), err, b)
 	}
-	return bin
+	bins := make(map[string]string)
+	for _, dir := range dirs {
+		bins[filepath.Base(dir)] = filepath.Join(out, filepath.Base(dir))
+	}
+	return bins
 }
 
 // cli runs the switchboard CLI against s and decodes its JSON answer.
@@ -169,11 +174,12 @@ func TestExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the examples")
 	}
-	s := startServer(t)
+	bins := build(t, "../cmd/switchboard", "./go-connector", "./a2a-server")
+	s := startServer(t, bins["switchboard"])
 
 	t.Run("go-connector", func(t *testing.T) {
 		_, token := s.agent(t, "words")
-		run(t, []string{"SWITCHBOARD_AGENT_TOKEN=" + token}, build(t, "go-connector"), "-server", s.url)
+		run(t, []string{"SWITCHBOARD_AGENT_TOKEN=" + token}, bins["go-connector"], "-server", s.url)
 		s.waitConnected(t, "words")
 		if got := s.ask(t, "words", "one two three four"); !strings.Contains(got, "4 words") || !strings.Contains(got, "TASK_STATE_COMPLETED") {
 			t.Fatalf("answer: %s", got)
@@ -193,7 +199,7 @@ func TestExamples(t *testing.T) {
 
 	t.Run("a2a-server", func(t *testing.T) {
 		addr := freePort(t)
-		run(t, nil, build(t, "a2a-server"), "-addr", addr)
+		run(t, nil, bins["a2a-server"], "-addr", addr)
 		testwait.For(t, "the A2A server to serve its card", func() bool {
 			resp, err := http.Get("http://" + addr + "/.well-known/agent-card.json")
 			if err != nil {

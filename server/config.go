@@ -162,4 +162,12 @@ type Config struct {
 	// for its first answer before it is written as created
 	// (relay.Service.EarlyWriteAfter); 0: the relay's default. Tests.
 	EarlyWriteAfter time.Duration
+	// PairingInterval is the interval between a pairing client's polls
+	// the server asks for (pairing.Config.Interval, whole seconds on the
+	// wire); 0: pairing.DefaultInterval. Tests.
+	PairingInterval time.Duration
+	// HubPoll is how often a connected agent's queued work is looked for
+	// in the store without a hint over the bus (hub.Config.Poll); 0:
+	// hub.DefaultPoll. Tests.
+	HubPoll time.Duration
 }

@@ -52,7 +52,7 @@ func (s *Server) buildFaces() error {
 		Service: s.Tasks, Agents: db, Tokens: db, Bus: s.Bus, Logger: s.Logger, InstanceID: s.instanceID,
 		Limiter: s.limiter, OnAuthenticated: httpapi.MarkAuthenticated, Network: s.Network, Sessions: s.Sessions, Cards: s.published,
 		URLs: urls, Tracer: s.Tracer,
-	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: s.Tasks.AckTimeout, MaxSendBytes: int(cfg.MaxBody)})
+	}, hub.Config{HeartbeatInterval: cfg.Heartbeat, AckTimeout: s.Tasks.AckTimeout, MaxSendBytes: int(cfg.MaxBody), Poll: cfg.HubPoll})
 	var metricsHandler http.Handler // /metrics on the main listener only when asked
 	if cfg.Metrics {
 		metricsHandler = s.metrics.reg

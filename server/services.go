@@ -223,7 +223,7 @@ func (s *Server) newPairing(db *sqlstore.DB) *pairing.Service {
 			_, err := s.Wakes.Enqueue(ctx, pairing.WakeRequest(p)) // agents without a wake configuration get none
 			return err
 		},
-		Logger: s.Logger}, pairing.Config{})
+		Logger: s.Logger}, pairing.Config{Interval: s.Config.PairingInterval})
 }
 
 // newOAuth returns the OAuth service of MCP clients. Clients whose

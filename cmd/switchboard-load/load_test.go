@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -22,16 +24,39 @@ func TestMain(m *testing.M) {
 	if code, ok := subprocess(os.Args[1:]); ok {
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "switchboard-load-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
-// buildServer builds the switchboard command once for the tests.
-func buildServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "switchboard")
+// buildDir holds the switchboard command serverBuild builds (made by
+// TestMain, removed when the tests end).
+var buildDir string
+
+// serverBuild runs go build of the switchboard command, once per test
+// process: the binary's path, or the error and what go build printed.
+var serverBuild = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(buildDir, "switchboard")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/switchboard-dev/switchboard/cmd/switchboard")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// buildServer returns the switchboard command, built once for the tests,
+// which only run it.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	bin, err := serverBuild()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -621,8 +621,10 @@ func TestClusterWebhookOncePerEvent(t *testing.T) {
 // TestClusterBusRestart: the NATS servers go down and come back. While they
 // are down, work still flows (instances poll the database, more slowly);
 // no task is lost; once they are back, hints carry work at once again.
+// The instances poll every second, not every hub.DefaultPoll, for a
+// shorter wait during the outage.
 func TestClusterBusRestart(t *testing.T) {
-	c := newCluster(t, 2, nil)
+	c := newCluster(t, 2, func(cfg *server.Config) { cfg.HubPoll = time.Second })
 	_, agentToken, bob := c.agent("steady", nil)
 	c.runAgent("steady", agentToken, []string{c.inst[1].URL()}, echo)
 

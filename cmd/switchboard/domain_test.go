@@ -169,7 +169,7 @@ func TestAgentDomainA2ASDK(t *testing.T) {
 // deployment's /device page, signs in there and approves; the token calls
 // the agent at its domain.
 func TestAgentDomainDeviceFlow(t *testing.T) {
-	m := runDomainMain(t)
+	m := runDomainMain(t, pollEverySecond)
 	cli(t, m, "agent", "create", "bob", "--mode", "inbox", "--domain", "bot.example.com")
 	tr := toServer(t, m)
 	hc := &http.Client{Transport: tr}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/testwait"
 	"github.com/switchboard-dev/switchboard/server"
@@ -30,6 +31,12 @@ func pairInBackground(m *server.Server, configDir string, args ...string) <-chan
 	}()
 	return done
 }
+
+// pollEverySecond asks pairing clients to poll every second (the least
+// the protocol's whole seconds allow), not every pairing.DefaultInterval:
+// a test that waits for a client's token waits that long after the
+// approval.
+func pollEverySecond(c *server.Config) { c.PairingInterval = time.Second }
 
 // approveNext waits for one pending request of the account and approves
 // it with the CLI, by its code alone.
@@ -58,7 +65,7 @@ func approveNext(t *testing.T, m *server.Server) {
 // owner approves with switchboard pairing approve, stores it in peers.json
 // (0600, never printed), and pairing again replaces it.
 func TestPairWithTheDeviceFlow(t *testing.T) {
-	m := MustRunMain(t, t.TempDir(), "")
+	m := MustRunMain(t, t.TempDir(), "", pollEverySecond)
 	cli(t, m, "agent", "create", "helper", "--mode", "inbox")
 	conf := t.TempDir()
 	addr := m.URL() + "/a/helper"

@@ -182,7 +182,7 @@ sys.exit(0)
 func newSkillWorld(t *testing.T) *skillWorld {
 	t.Helper()
 	w := &skillWorld{t: t, bin: buildSwitchboard(t), work: t.TempDir()}
-	w.m = MustRunMain(t, t.TempDir(), "", func(c *server.Config) { c.AllowPrivateNetworks = true })
+	w.m = MustRunMain(t, t.TempDir(), "", pollEverySecond, func(c *server.Config) { c.AllowPrivateNetworks = true })
 	tok, err := os.ReadFile(filepath.Join(w.m.Config.DataDir, server.OwnerTokenFile))
 	must(t, err)
 	w.ownerToken = strings.TrimSpace(string(tok))
