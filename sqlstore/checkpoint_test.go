@@ -177,24 +177,3 @@ func walCheckpointSeq(t *testing.T, path string) uint32 {
 	}
 	return binary.BigEndian.Uint32(b[12:16])
 }
-
-// TestWriterKeepsALargerCache checks that the writer's connection has the
-// page cache writerCacheKiB gives it, and the readers SQLite's default.
-func TestWriterKeepsALargerCache(t *testing.T) {
-	ctx := context.Background()
-	db, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var writer, reader int
-	if err := db.write.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&writer); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.read.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&reader); err != nil {
-		t.Fatal(err)
-	}
-	if writer != -writerCacheKiB || reader != -2000 {
-		t.Fatalf("cache_size: writer %d, reader %d; want %d and -2000", writer, reader, -writerCacheKiB)
-	}
-}

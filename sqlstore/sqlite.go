@@ -33,18 +33,6 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 	return OpenSQLiteWith(ctx, path, SQLiteOptions{})
 }
 
-// writerCacheKiB is the writer's page cache (cache_size), where SQLite's
-// default is 2,000 KiB. The writer keeps the pages it changes again and
-// again (the last leaves of every index, each agent's and peer's leaves,
-// the b-trees' upper pages) in its cache from one commit to the next;
-// with the default, pages of new rows pushed them out, and a task read
-// back from the WAL pages its writer had written a moment before: a
-// hundred inbox agents' tasks took 8.2–8.8 read calls each, 3.7–4.2 with
-// this cache, and 7 % more CPU (BenchmarkInboxWriteFloor). Readers keep the default: SQLite
-// empties a reader's cache whenever a commit comes between two of its
-// reads, so a larger one would hold nothing longer.
-const writerCacheKiB = 16384
-
 // OpenSQLiteWith opens (creating if needed) the SQLite database file at
 // path in WAL mode and applies the migrations. Writes use one connection
 // with immediate transactions, so read-modify-write sequences never
@@ -70,8 +58,7 @@ func OpenSQLiteWith(ctx context.Context, path string, opts SQLiteOptions) (*DB, 
 	for _, p := range []string{"journal_mode(WAL)", sync, "busy_timeout(10000)", "foreign_keys(ON)", "temp_store(MEMORY)"} {
 		pragmas.Add("_pragma", p)
 	}
-	writer := url.Values{"_pragma": append([]string{fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages),
-		fmt.Sprintf("cache_size(-%d)", writerCacheKiB)}, pragmas["_pragma"]...)}
+	writer := url.Values{"_pragma": append([]string{fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages)}, pragmas["_pragma"]...)}
 	// The writer writes each commit's WAL frames at once (walbuffer.go).
 	if err := registerWALVFS(); err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
