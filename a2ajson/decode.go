@@ -27,7 +27,7 @@ import (
 // UnmarshalStreamResponse decodes data as json.Unmarshal(data, sr) does.
 func UnmarshalStreamResponse(data []byte, sr *a2a.StreamResponse) error {
 	var w wireStreamResponse
-	if json.Unmarshal(data, &w) == nil {
+	if scanStreamResponse(data, &w) || unmarshalAgain(data, &w) {
 		if e, ok := w.event(); ok {
 			sr.Event = e
 			return nil
@@ -40,7 +40,7 @@ func UnmarshalStreamResponse(data []byte, sr *a2a.StreamResponse) error {
 // into a zero request.
 func UnmarshalSendMessageRequest(data []byte, r *a2a.SendMessageRequest) error {
 	var w wireSendMessageRequest
-	if json.Unmarshal(data, &w) == nil {
+	if scanSendMessageRequest(data, &w) || unmarshalAgain(data, &w) {
 		if m, ok := w.Message.message(); ok {
 			*r = a2a.SendMessageRequest{Tenant: w.Tenant, Config: w.Config, Message: m, Metadata: w.Metadata}
 			return nil
@@ -53,13 +53,21 @@ func UnmarshalSendMessageRequest(data []byte, r *a2a.SendMessageRequest) error {
 // task.
 func UnmarshalTask(data []byte, t *a2a.Task) error {
 	var w wireTask
-	if json.Unmarshal(data, &w) == nil {
+	if scanTask(data, &w) || unmarshalAgain(data, &w) {
 		if task, ok := w.task(); ok {
 			*t = *task
 			return nil
 		}
 	}
 	return json.Unmarshal(data, t)
+}
+
+// unmarshalAgain decodes data into *w with json.Unmarshal, from w's zero
+// value (the scanner may have filled part of it); false on an error.
+func unmarshalAgain[T any](data []byte, w *T) bool {
+	var zero T
+	*w = zero
+	return json.Unmarshal(data, w) == nil
 }
 
 type wireSendMessageRequest struct {
@@ -263,6 +271,14 @@ func (w *wireArtifactUpdate) artifactUpdate() (*a2a.TaskArtifactUpdateEvent, boo
 		TaskID: w.TaskID, Metadata: w.Metadata}, ok
 }
 
+// rpcStreamAnswer is a JSON-RPC answer whose result is a stream response.
+type rpcStreamAnswer struct {
+	JSONRPC string              `json:"jsonrpc"`
+	ID      string              `json:"id"`
+	Result  *wireStreamResponse `json:"result"`
+	Error   json.RawMessage     `json:"error"`
+}
+
 // UnmarshalStreamAnswer decodes data, a JSON-RPC answer whose result is a
 // stream response, in one pass: into sr when it holds a result, or else
 // its error member's JSON in rpcErr. ok is false where that pass cannot
@@ -271,13 +287,8 @@ func (w *wireArtifactUpdate) artifactUpdate() (*a2a.TaskArtifactUpdateEvent, boo
 // data holds more than the answer); the caller then decodes data its own
 // way, as it did before.
 func UnmarshalStreamAnswer(data []byte, sr *a2a.StreamResponse) (rpcErr json.RawMessage, ok bool) {
-	var w struct {
-		JSONRPC string              `json:"jsonrpc"`
-		ID      string              `json:"id"`
-		Result  *wireStreamResponse `json:"result"`
-		Error   json.RawMessage     `json:"error"`
-	}
-	if json.Unmarshal(data, &w) != nil {
+	var w rpcStreamAnswer
+	if !scanAnswer(data, &w) && !unmarshalAgain(data, &w) {
 		return nil, false
 	}
 	if len(w.Error) > 0 && string(w.Error) != "null" {

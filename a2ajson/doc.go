@@ -20,5 +20,8 @@
 // Reading (decode.go) decodes into plain structs of the SDK's shape and
 // then applies the SDK's own rules; whatever the SDK would refuse is read
 // again by json.Unmarshal, so an error is always the SDK's, word for word.
-// A fuzz target compares the two on arbitrary input.
+// A fuzz target compares the two on arbitrary input. The plain structs are
+// filled by a scanner of their own in one pass (scan.go) when the JSON is
+// of the plainest form, as agents write it, and by json.Unmarshal
+// otherwise; a second fuzz target holds the scanner to json.Unmarshal.
 package a2ajson
