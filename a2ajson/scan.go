@@ -2,6 +2,7 @@ package a2ajson
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 	"unicode"
 	"unicode/utf16"
@@ -13,16 +14,17 @@ import (
 // The plain structs (decode.go) are filled in one pass over the bytes by
 // scanner when the JSON is of the plainest form, as agents and the SDK
 // write it: every key one of the struct's names, exactly and once, no
-// null, strings of UTF-8 with JSON's escapes. Values of no fixed shape
-// (metadata, data parts, send configurations, raw bytes, timestamps) are
-// found by their brackets and handed to json.Unmarshal alone. On anything
-// else (a key in other case, an unknown or repeated key, a null, a number
-// where a string goes, invalid UTF-8, bytes after the value) the scanner
-// gives up, and json.Unmarshal decodes the whole text into the plain
-// structs as before. What the scanner decodes, json.Unmarshal decodes the
-// same (FuzzScannerAsEncodingJSON); encoding/json reads a text twice
-// (checkValid, then the value) and through reflection: at a front that was
-// a sixth of the server's time.
+// null, strings of UTF-8 with JSON's escapes. Metadata and data parts are
+// read as encoding/json reads a value into an interface; raw bytes,
+// timestamps and push configurations are found by their brackets and
+// handed to json.Unmarshal alone. On anything else (a key in other case,
+// an unknown or repeated key, a null, a number where a string goes,
+// invalid UTF-8, bytes after the value) the scanner gives up, and
+// json.Unmarshal decodes the whole text into the plain structs instead.
+// What the scanner decodes, json.Unmarshal decodes the same
+// (FuzzScannerAsEncodingJSON); encoding/json reads a text twice
+// (checkValid, then the value) and through reflection: at a front that
+// was a sixth of the server's time.
 
 // scanner reads JSON from b, at i.
 type scanner struct {
@@ -339,8 +341,150 @@ func (s *scanner) decode(v any) bool {
 
 // metadata reads an object of any values.
 func (s *scanner) metadata() (map[string]any, bool) {
-	var m map[string]any
-	return m, s.decode(&m)
+	s.ws()
+	if s.i == len(s.b) || s.b[s.i] != '{' {
+		return nil, false
+	}
+	v, ok := s.anyValue(0)
+	m, _ := v.(map[string]any)
+	return m, ok
+}
+
+// anyValue reads a value as encoding/json reads it into an interface:
+// objects as map[string]any (of a key named twice, the later value),
+// arrays as []any, numbers as float64, null as nil. depth is the number
+// of objects and arrays around it, which maxValueDepth bounds.
+func (s *scanner) anyValue(depth int) (any, bool) {
+	s.ws()
+	if s.i == len(s.b) {
+		return nil, false
+	}
+	switch s.b[s.i] {
+	case '{', '[':
+		if depth == maxValueDepth {
+			return nil, false
+		}
+	}
+	switch s.b[s.i] {
+	case '{':
+		s.i++
+		m := map[string]any{}
+		if s.consume('}') {
+			return m, true
+		}
+		for {
+			k, ok := s.str()
+			if !ok || !s.consume(':') {
+				return nil, false
+			}
+			if m[k], ok = s.anyValue(depth + 1); !ok {
+				return nil, false
+			}
+			if !s.consume(',') {
+				return m, s.consume('}')
+			}
+		}
+	case '[':
+		s.i++
+		a := []any{}
+		if s.consume(']') {
+			return a, true
+		}
+		for {
+			v, ok := s.anyValue(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			a = append(a, v)
+			if !s.consume(',') {
+				return a, s.consume(']')
+			}
+		}
+	case '"':
+		return s.str()
+	case 't', 'f':
+		return s.boolean()
+	case 'n':
+		if len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
+			s.i += 4
+			return nil, true
+		}
+		return nil, false
+	}
+	n, ok := s.number()
+	if !ok {
+		return nil, false
+	}
+	f, err := strconv.ParseFloat(n, 64)
+	return f, err == nil
+}
+
+// number reads a number of JSON's grammar and returns its text.
+func (s *scanner) number() (string, bool) {
+	s.ws()
+	b, i := s.b, s.i
+	digits := func() bool {
+		start := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
+		return "", false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return "", false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return "", false
+		}
+	}
+	n := string(b[s.i:i])
+	s.i = i
+	return n, true
+}
+
+// sendMessageConfig reads a send request's configuration.
+func (s *scanner) sendMessageConfig(c *a2a.SendMessageConfig) bool {
+	var seen uint32
+	return s.object(func(key []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "acceptedOutputModes":
+			c.AcceptedOutputModes, ok = stringList[string](s)
+			return ok && once(&seen, 1)
+		case "returnImmediately":
+			c.ReturnImmediately, ok = s.boolean()
+			return ok && once(&seen, 2)
+		case "historyLength":
+			var n string
+			if n, ok = s.number(); !ok {
+				return false
+			}
+			v, err := strconv.ParseInt(n, 10, strconv.IntSize)
+			c.HistoryLength = new(int(v))
+			return err == nil && once(&seen, 4)
+		case "taskPushNotificationConfig":
+			c.PushConfig = new(a2a.PushConfig)
+			return s.decode(c.PushConfig) && once(&seen, 8)
+		}
+		return false
+	})
 }
 
 func (s *scanner) sendMessageRequest(w *wireSendMessageRequest) bool {
@@ -353,7 +497,7 @@ func (s *scanner) sendMessageRequest(w *wireSendMessageRequest) bool {
 			return ok && once(&seen, 1)
 		case "configuration":
 			w.Config = new(a2a.SendMessageConfig)
-			return s.decode(w.Config) && once(&seen, 2)
+			return s.sendMessageConfig(w.Config) && once(&seen, 2)
 		case "message":
 			w.Message = new(wireMessage)
 			return s.message(w.Message) && once(&seen, 4)
@@ -469,8 +613,13 @@ func (s *scanner) part(w *wirePart) bool {
 			w.Raw = new([]byte)
 			return s.decode(w.Raw) && once(&seen, 2)
 		case "data":
-			w.Data = new(any)
-			return s.decode(w.Data) && once(&seen, 4)
+			s.ws()
+			if s.i == len(s.b) || s.b[s.i] == 'n' {
+				return false
+			}
+			v, ok := s.anyValue(0)
+			w.Data = &v
+			return ok && once(&seen, 4)
 		case "url":
 			v, ok := s.str()
 			w.URL = &v

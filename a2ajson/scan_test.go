@@ -24,6 +24,8 @@ var plainCases = []struct{ what, data string }{
 	{"stream response", `{"message":{"messageId":"m","role":"ROLE_UNSPECIFIED","parts":[{"text":"hi","metadata":{"p":"q"}}]}}`},
 	{"send request", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":true,"historyLength":2,` +
 		`"acceptedOutputModes":["text/plain"]},"metadata":{"m":[true]},"tenant":"t"}`},
+	{"send request", `{"message":{"messageId":"m","parts":[{"data":[-0,1e308,1E-5,0.5,-12.5e+3,"\u00e9",{"a":1,"a":{"b":2},"\u0041":[]}]}],` +
+		`"metadata":{"":{},"x":null,"k\"":[[],[null]]}},"configuration":{"historyLength":-3,"taskPushNotificationConfig":{"url":"https://x.test/"}}}`},
 	{"task", `{"id":"t","status":{"state":"TASK_STATE_SUBMITTED"},"history":[{"messageId":"m","parts":[{"text":"` + strings.Repeat("ab", 600) + `"}]}]}`},
 	{"answer", `{"jsonrpc":"2.0","id":"1","result":{"task":{"id":"t","status":{"state":"TASK_STATE_WORKING"}}}}`},
 	{"answer", `{"jsonrpc":"2.0","id":"1","error":{"code":-32001,"message":"gone","data":[{"x":1}]}}`},
@@ -42,9 +44,16 @@ var notPlainCases = []struct{ what, data string }{
 	{"a control character", "{\"task\":{\"id\":\"a\x01\"}}"},
 	{"bytes after the value", `{"task":{"id":"t"}} x`},
 	{"invalid metadata", `{"task":{"id":"t","metadata":{"a":}}}`},
+	{"a number out of range", `{"message":{"messageId":"m","parts":[{"data":1e400}]}}`},
+	{"a number with a leading zero", `{"message":{"messageId":"m","parts":[{"data":[01]}]}}`},
+	{"a number cut short", `{"message":{"messageId":"m","parts":[{"data":[1.]}]}}`},
+	{"metadata not an object", `{"message":{"messageId":"m","metadata":[]}}`},
+	{"a null data part", `{"message":{"messageId":"m","parts":[{"data":null,"text":"x"}]}}`},
+	{"a misspelt null", `{"task":{"id":"t","metadata":{"a":nope}}}`},
 	{"an unfinished text", `{"task":{"id":"t"`},
 	{"an unfinished value", `{"task":{"id":"t","metadata":{"a":"x`},
 	{"an unfinished escape", `{"task":{"id":"t","metadata":{"a":"x\`},
+	{"an unfinished timestamp", `{"task":{"id":"t","status":{"timestamp":"x\`},
 	{"a key with a quote", `{"task":{"i\"d":"t"}}`},
 	{"not an object", `[]`},
 }
@@ -106,6 +115,12 @@ func TestScannerTakesPlainJSON(t *testing.T) {
 	for _, c := range notPlainCases {
 		if ok, _, _, _ := scanAll("stream response", []byte(c.data)); ok {
 			t.Errorf("%s (%s): scanned, want it left to json.Unmarshal", c.what, c.data)
+		}
+	}
+	for _, data := range []string{`{"configuration":{"historyLength":2.0}}`, `{"configuration":{"historyLength":1e2}}`,
+		`{"configuration":{"historyLength":99999999999999999999}}`, `{"configuration":{"returnImmediately":"yes"}}`} {
+		if ok, _, _, _ := scanAll("send request", []byte(data)); ok {
+			t.Errorf("send request %s: scanned, want it left to json.Unmarshal", data)
 		}
 	}
 	for _, data := range []string{`{"jsonrpc":"2.0","id":"1","error":{"code":}}`, `{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t"}}}`,
