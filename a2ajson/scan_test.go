@@ -203,6 +203,12 @@ func TestScannerLeavesDeepValues(t *testing.T) {
 			t.Errorf("data nested %d deep: encoding/json decoded it; the case is meant to be past its limit", c.depth)
 		}
 	}
+	// A push configuration is decoded alone, by json.Unmarshal, which
+	// would not count the request's levels around it.
+	data := []byte(`{"configuration":{"taskPushNotificationConfig":{"url":"https://x.test/","x":` + deep(9998) + `}}}`)
+	if ok, _, _, _ := scanAll("send request", data); ok {
+		t.Errorf("a push configuration nested 9998 deep: scanned, want it left to json.Unmarshal")
+	}
 }
 
 // TestScannedErrorIsACopy: an answer's error member is its own bytes, not
