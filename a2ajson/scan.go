@@ -225,17 +225,6 @@ func hex4(b []byte) rune {
 	return r
 }
 
-// stringList reads an array of strings (nil only for none read).
-func stringList[S ~string](s *scanner) ([]S, bool) {
-	out := []S{}
-	ok := s.array(func() bool {
-		v, ok := s.str()
-		out = append(out, S(v))
-		return ok
-	})
-	return out, ok
-}
-
 // boolean reads true or false.
 func (s *scanner) boolean() (bool, bool) {
 	s.ws()

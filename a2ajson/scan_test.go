@@ -64,23 +64,22 @@ func scanAll(what string, data []byte) (ok bool, got, want any, wantErr error) {
 	data = data[:len(data):len(data)] // nothing to read past the end by mistake
 	switch what {
 	case "stream response":
-		var g, w wireStreamResponse
-		ok = scanStreamResponse(data, &g)
-		return ok, &g, &w, json.Unmarshal(data, &w)
+		return scanWith(scanStreamResponse, data)
 	case "send request":
-		var g, w wireSendMessageRequest
-		ok = scanSendMessageRequest(data, &g)
-		return ok, &g, &w, json.Unmarshal(data, &w)
+		return scanWith(scanSendMessageRequest, data)
 	case "task":
-		var g, w wireTask
-		ok = scanTask(data, &g)
-		return ok, &g, &w, json.Unmarshal(data, &w)
+		return scanWith(scanTask, data)
 	case "answer":
-		var g, w rpcStreamAnswer
-		ok = scanAnswer(data, &g)
-		return ok, &g, &w, json.Unmarshal(data, &w)
+		return scanWith(scanAnswer, data)
 	}
 	panic(what)
+}
+
+// scanWith runs scan on data into a T, and json.Unmarshal into another.
+func scanWith[T any](scan func([]byte, *T) bool, data []byte) (ok bool, got, want any, wantErr error) {
+	var g, w T
+	ok = scan(data, &g)
+	return ok, &g, &w, json.Unmarshal(data, &w)
 }
 
 // sameAsEncodingJSON checks that what the scanner decoded, json.Unmarshal

@@ -45,11 +45,14 @@ func text[S ~string](s *scanner, dst *S) bool {
 	return ok
 }
 
-// list reads an array of strings into dst.
+// list reads an array of strings into dst (empty, not nil, for []).
 func list[S ~string](s *scanner, dst *[]S) bool {
-	v, ok := stringList[S](s)
-	*dst = v
-	return ok
+	*dst = []S{}
+	return s.array(func() bool {
+		v, ok := s.str()
+		*dst = append(*dst, S(v))
+		return ok
+	})
 }
 
 // sendMessageConfig reads a send request's configuration.
